@@ -1,0 +1,232 @@
+//! Builtins over attribute sets. Values are shared, never copied, as in Nix.
+
+use std::rc::Rc;
+
+use super::Builtin;
+use crate::codes;
+use crate::eval::{Machine, error};
+use crate::span::Span;
+use crate::value::{Attr, Attrs, EvalResult, Thunk, Value};
+
+pub(super) fn builtins() -> Vec<Builtin> {
+    vec![
+        Builtin {
+            name: "attrNames",
+            arity: 1,
+            function: attr_names,
+        },
+        Builtin {
+            name: "attrValues",
+            arity: 1,
+            function: attr_values,
+        },
+        Builtin {
+            name: "catAttrs",
+            arity: 2,
+            function: cat_attrs,
+        },
+        Builtin {
+            name: "getAttr",
+            arity: 2,
+            function: get_attr,
+        },
+        Builtin {
+            name: "hasAttr",
+            arity: 2,
+            function: has_attr,
+        },
+        Builtin {
+            name: "intersectAttrs",
+            arity: 2,
+            function: intersect_attrs,
+        },
+        Builtin {
+            name: "listToAttrs",
+            arity: 1,
+            function: list_to_attrs,
+        },
+        Builtin {
+            name: "mapAttrs",
+            arity: 2,
+            function: map_attrs,
+        },
+        Builtin {
+            name: "removeAttrs",
+            arity: 2,
+            function: remove_attrs,
+        },
+        Builtin {
+            name: "zipAttrsWith",
+            arity: 2,
+            function: zip_attrs_with,
+        },
+    ]
+}
+
+fn attr_names(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
+    let attrs = machine.force_attrs(&arguments[0], span, "`attrNames`")?;
+    let names: Vec<Value> = attrs
+        .iter()
+        .map(|attr| Value::String(attr.name.clone()))
+        .collect();
+    Ok(Value::List(Rc::from(names)))
+}
+
+fn attr_values(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
+    let attrs = machine.force_attrs(&arguments[0], span, "`attrValues`")?;
+    let values: Vec<Value> = attrs.iter().map(|attr| attr.value.clone()).collect();
+    Ok(Value::List(Rc::from(values)))
+}
+
+fn cat_attrs(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
+    let name = machine.force_string(&arguments[0], span, "`catAttrs`")?;
+    let list = machine.force_list(&arguments[1], span, "`catAttrs`")?;
+    let mut values = Vec::new();
+    for item in list.iter() {
+        let attrs = machine.force_attrs(item, span, "`catAttrs`")?;
+        if let Some(value) = attrs.get(&name) {
+            values.push(value.clone());
+        }
+    }
+    Ok(Value::List(Rc::from(values)))
+}
+
+fn get_attr(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
+    let name = machine.force_string(&arguments[0], span, "`getAttr`")?;
+    let attrs = machine.force_attrs(&arguments[1], span, "`getAttr`")?;
+    match attrs.get(&name) {
+        Some(value) => {
+            let value = value.clone();
+            machine.force(&value, span)
+        }
+        None => {
+            let text = String::from_utf8_lossy(&name).into_owned();
+            let names: Vec<String> = attrs
+                .iter()
+                .map(|a| String::from_utf8_lossy(&a.name).into_owned())
+                .collect();
+            let help = crate::diagnostic::did_you_mean(&text, names.iter().map(String::as_str))
+                .unwrap_or_else(|| "test for it first with `builtins.hasAttr`".to_string());
+            Err(error(
+                codes::MISSING_ATTRIBUTE,
+                format!("attribute `{text}` missing"),
+                span,
+                "selected here",
+                help,
+            ))
+        }
+    }
+}
+
+fn has_attr(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
+    let name = machine.force_string(&arguments[0], span, "`hasAttr`")?;
+    let attrs = machine.force_attrs(&arguments[1], span, "`hasAttr`")?;
+    Ok(Value::Bool(attrs.contains(&name)))
+}
+
+fn intersect_attrs(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
+    let left = machine.force_attrs(&arguments[0], span, "`intersectAttrs`")?;
+    let right = machine.force_attrs(&arguments[1], span, "`intersectAttrs`")?;
+    let entries: Vec<Attr> = right
+        .iter()
+        .filter(|attr| left.contains(&attr.name))
+        .cloned()
+        .collect();
+    Ok(Value::Attrs(Rc::new(Attrs::from_sorted(entries))))
+}
+
+fn list_to_attrs(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
+    let list = machine.force_list(&arguments[0], span, "`listToAttrs`")?;
+    let mut entries = Vec::with_capacity(list.len());
+    for item in list.iter() {
+        let pair = machine.force_attrs(item, span, "`listToAttrs` element")?;
+        let Some(name) = pair.get(b"name").cloned() else {
+            return Err(error(
+                codes::MISSING_ATTRIBUTE,
+                "`listToAttrs` element has no attribute `name`",
+                span,
+                "called here",
+                "each element must be `{ name = ...; value = ...; }`",
+            ));
+        };
+        let name = machine.force_string(&name, span, "`listToAttrs` element name")?;
+        let Some(value) = pair.get(b"value").cloned() else {
+            return Err(error(
+                codes::MISSING_ATTRIBUTE,
+                "`listToAttrs` element has no attribute `value`",
+                span,
+                "called here",
+                "each element must be `{ name = ...; value = ...; }`",
+            ));
+        };
+        let attr_span = pair.get_attr(b"value").and_then(|a| a.span);
+        entries.push(Attr {
+            name,
+            value,
+            span: attr_span,
+        });
+    }
+    Ok(Value::Attrs(Rc::new(Attrs::from_unsorted(entries))))
+}
+
+fn map_attrs(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
+    let attrs = machine.force_attrs(&arguments[1], span, "`mapAttrs`")?;
+    let function = arguments[0].clone();
+    let entries: Vec<Attr> = attrs
+        .iter()
+        .map(|attr| Attr {
+            name: attr.name.clone(),
+            value: Thunk::apply(
+                function.clone(),
+                vec![Value::String(attr.name.clone()), attr.value.clone()],
+                span,
+            ),
+            span: attr.span,
+        })
+        .collect();
+    Ok(Value::Attrs(Rc::new(Attrs::from_sorted(entries))))
+}
+
+fn remove_attrs(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
+    let attrs = machine.force_attrs(&arguments[0], span, "`removeAttrs`")?;
+    let names = machine.force_list(&arguments[1], span, "`removeAttrs`")?;
+    let mut removed = Vec::with_capacity(names.len());
+    for name in names.iter() {
+        removed.push(machine.force_string(name, span, "`removeAttrs` name")?);
+    }
+    let entries: Vec<Attr> = attrs
+        .iter()
+        .filter(|attr| !removed.iter().any(|name| *name == attr.name))
+        .cloned()
+        .collect();
+    Ok(Value::Attrs(Rc::new(Attrs::from_sorted(entries))))
+}
+
+fn zip_attrs_with(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
+    let function = arguments[0].clone();
+    let sets = machine.force_list(&arguments[1], span, "`zipAttrsWith`")?;
+    let mut grouped: std::collections::BTreeMap<crate::value::Bytes, Vec<Value>> =
+        std::collections::BTreeMap::new();
+    for set in sets.iter() {
+        let attrs = machine.force_attrs(set, span, "`zipAttrsWith` element")?;
+        for attr in attrs.iter() {
+            grouped
+                .entry(attr.name.clone())
+                .or_default()
+                .push(attr.value.clone());
+        }
+    }
+    let entries: Vec<Attr> = grouped
+        .into_iter()
+        .map(|(name, values)| Attr {
+            name: name.clone(),
+            value: Thunk::apply(
+                function.clone(),
+                vec![Value::String(name), Value::List(Rc::from(values))],
+                span,
+            ),
+            span: None,
+        })
+        .collect();
+    Ok(Value::Attrs(Rc::new(Attrs::from_sorted(entries))))
+}

@@ -1,0 +1,477 @@
+//! Builtins over lists. `sort` is a stable merge sort that tolerates any
+//! comparator (a comparator that is not an order gives some order, never a panic).
+
+use std::rc::Rc;
+
+use super::Builtin;
+use crate::codes;
+use crate::eval::{Machine, error};
+use crate::span::Span;
+use crate::value::{Attr, Attrs, EvalResult, Thunk, Value};
+
+pub(super) fn builtins() -> Vec<Builtin> {
+    vec![
+        Builtin {
+            name: "all",
+            arity: 2,
+            function: all,
+        },
+        Builtin {
+            name: "any",
+            arity: 2,
+            function: any,
+        },
+        Builtin {
+            name: "concatLists",
+            arity: 1,
+            function: concat_lists,
+        },
+        Builtin {
+            name: "concatMap",
+            arity: 2,
+            function: concat_map,
+        },
+        Builtin {
+            name: "elem",
+            arity: 2,
+            function: elem,
+        },
+        Builtin {
+            name: "elemAt",
+            arity: 2,
+            function: elem_at,
+        },
+        Builtin {
+            name: "filter",
+            arity: 2,
+            function: filter,
+        },
+        Builtin {
+            name: "foldl'",
+            arity: 3,
+            function: fold_left,
+        },
+        Builtin {
+            name: "genList",
+            arity: 2,
+            function: gen_list,
+        },
+        Builtin {
+            name: "genericClosure",
+            arity: 1,
+            function: generic_closure,
+        },
+        Builtin {
+            name: "groupBy",
+            arity: 2,
+            function: group_by,
+        },
+        Builtin {
+            name: "head",
+            arity: 1,
+            function: head,
+        },
+        Builtin {
+            name: "length",
+            arity: 1,
+            function: length,
+        },
+        Builtin {
+            name: "map",
+            arity: 2,
+            function: map,
+        },
+        Builtin {
+            name: "partition",
+            arity: 2,
+            function: partition,
+        },
+        Builtin {
+            name: "sort",
+            arity: 2,
+            function: sort,
+        },
+        Builtin {
+            name: "tail",
+            arity: 1,
+            function: tail,
+        },
+    ]
+}
+
+fn quantifier(
+    machine: &mut Machine,
+    arguments: &[Value],
+    span: Span,
+    want: bool,
+    name: &str,
+) -> EvalResult<Value> {
+    let list = machine.force_list(&arguments[1], span, name)?;
+    for item in list.iter() {
+        let result = machine.call(arguments[0].clone(), item.clone(), span)?;
+        if machine.force_bool(&result, span, name)? == want {
+            return Ok(Value::Bool(want));
+        }
+    }
+    Ok(Value::Bool(!want))
+}
+
+fn all(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
+    quantifier(machine, arguments, span, false, "`all`")
+}
+
+fn any(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
+    quantifier(machine, arguments, span, true, "`any`")
+}
+
+/// Nix's `concatLists`: when only one list is non-empty, that list itself.
+fn concatenate(lists: Vec<Rc<[Value]>>) -> Value {
+    let total: usize = lists.iter().map(|l| l.len()).sum();
+    if let Some(only) = lists.iter().find(|l| !l.is_empty()) {
+        if only.len() == total {
+            return Value::List(only.clone());
+        }
+    }
+    let mut items = Vec::with_capacity(total);
+    for list in &lists {
+        items.extend(list.iter().cloned());
+    }
+    Value::List(Rc::from(items))
+}
+
+fn concat_lists(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
+    let outer = machine.force_list(&arguments[0], span, "`concatLists`")?;
+    let mut lists = Vec::with_capacity(outer.len());
+    for item in outer.iter() {
+        lists.push(machine.force_list(item, span, "`concatLists` element")?);
+    }
+    Ok(concatenate(lists))
+}
+
+fn concat_map(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
+    let list = machine.force_list(&arguments[1], span, "`concatMap`")?;
+    let mut lists = Vec::with_capacity(list.len());
+    for item in list.iter() {
+        let result = machine.call(arguments[0].clone(), item.clone(), span)?;
+        lists.push(machine.force_list(
+            &result,
+            span,
+            "the result of the function given to `concatMap`",
+        )?);
+    }
+    Ok(concatenate(lists))
+}
+
+fn elem(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
+    let list = machine.force_list(&arguments[1], span, "`elem`")?;
+    for item in list.iter() {
+        if machine.equal(&arguments[0], item, span, false)? {
+            return Ok(Value::Bool(true));
+        }
+    }
+    Ok(Value::Bool(false))
+}
+
+fn elem_at(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
+    let list = machine.force_list(&arguments[0], span, "`elemAt`")?;
+    let index = machine.force_int(&arguments[1], span, "`elemAt` index")?;
+    if index < 0 || index as usize >= list.len() {
+        return Err(error(
+            codes::INDEX_OUT_OF_BOUNDS,
+            format!("list index {index} is out of bounds"),
+            span,
+            "indexed here",
+            format!(
+                "the list has {} elements; valid indices are 0 to {}",
+                list.len(),
+                list.len() as i64 - 1
+            ),
+        ));
+    }
+    let item = list[index as usize].clone();
+    machine.force(&item, span)
+}
+
+fn filter(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
+    let list = machine.force_list(&arguments[1], span, "`filter`")?;
+    let mut kept = Vec::with_capacity(list.len());
+    for item in list.iter() {
+        let result = machine.call(arguments[0].clone(), item.clone(), span)?;
+        if machine.force_bool(
+            &result,
+            span,
+            "the result of the function given to `filter`",
+        )? {
+            kept.push(item.clone());
+        }
+    }
+    if kept.len() == list.len() {
+        return Ok(Value::List(list));
+    }
+    Ok(Value::List(Rc::from(kept)))
+}
+
+fn fold_left(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
+    let list = machine.force_list(&arguments[2], span, "`foldl'`")?;
+    if list.is_empty() {
+        return machine.force(&arguments[1], span);
+    }
+    let mut accumulator = arguments[1].clone();
+    for item in list.iter() {
+        accumulator = machine.call2(&arguments[0], accumulator, item.clone(), span)?;
+    }
+    Ok(accumulator)
+}
+
+fn gen_list(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
+    let count = machine.force_int(&arguments[1], span, "`genList` length")?;
+    if count < 0 {
+        return Err(error(
+            codes::INVALID_ARGUMENT,
+            format!("cannot create a list of length {count}"),
+            span,
+            "called here",
+            "the length given to `genList` must not be negative",
+        ));
+    }
+    if count > 1 << 32 {
+        return Err(error(
+            codes::VALUE_TOO_LARGE,
+            format!("a list of {count} elements is too large"),
+            span,
+            "called here",
+            "lists are limited to 2^32 elements",
+        ));
+    }
+    let function = arguments[0].clone();
+    let items: Vec<Value> = (0..count)
+        .map(|index| Thunk::apply(function.clone(), vec![Value::Int(index)], span))
+        .collect();
+    Ok(Value::List(Rc::from(items)))
+}
+
+fn generic_closure(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
+    let args = machine.force_attrs(&arguments[0], span, "`genericClosure`")?;
+    let missing = |name: &str| {
+        error(
+            codes::MISSING_ATTRIBUTE,
+            format!("`genericClosure` needs the attribute `{name}`"),
+            span,
+            "called here",
+            "call it as `genericClosure { startSet = [ ... ]; operator = item: [ ... ]; }`",
+        )
+    };
+    let start = args
+        .get(b"startSet")
+        .cloned()
+        .ok_or_else(|| missing("startSet"))?;
+    let operator = args
+        .get(b"operator")
+        .cloned()
+        .ok_or_else(|| missing("operator"))?;
+    let start = machine.force_list(&start, span, "`genericClosure` startSet")?;
+    let mut work: std::collections::VecDeque<Value> = start.iter().cloned().collect();
+    let mut done_keys: Vec<Value> = Vec::new();
+    let mut result = Vec::new();
+    while let Some(item) = work.pop_front() {
+        let attrs = machine.force_attrs(&item, span, "`genericClosure` element")?;
+        let key = attrs.get(b"key").cloned().ok_or_else(|| missing("key"))?;
+        let key = machine.force(&key, span)?;
+        // keep the seen keys sorted; equal means neither is less than the other
+        let mut low = 0;
+        let mut high = done_keys.len();
+        let mut found = false;
+        while low < high {
+            let middle = (low + high) / 2;
+            if machine.less_than(&done_keys[middle], &key, span)? {
+                low = middle + 1;
+            } else if machine.less_than(&key, &done_keys[middle], span)? {
+                high = middle;
+            } else {
+                found = true;
+                break;
+            }
+        }
+        if found {
+            continue;
+        }
+        done_keys.insert(low, key);
+        result.push(item.clone());
+        let next = machine.call(operator.clone(), item, span)?;
+        let next =
+            machine.force_list(&next, span, "the result of the `genericClosure` operator")?;
+        work.extend(next.iter().cloned());
+    }
+    Ok(Value::List(Rc::from(result)))
+}
+
+fn group_by(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
+    let list = machine.force_list(&arguments[1], span, "`groupBy`")?;
+    let mut groups: std::collections::BTreeMap<crate::value::Bytes, Vec<Value>> =
+        std::collections::BTreeMap::new();
+    for item in list.iter() {
+        let key = machine.call(arguments[0].clone(), item.clone(), span)?;
+        let key =
+            machine.force_string(&key, span, "the result of the function given to `groupBy`")?;
+        groups.entry(key).or_default().push(item.clone());
+    }
+    Ok(Value::Attrs(Rc::new(Attrs::from_sorted(
+        groups
+            .into_iter()
+            .map(|(name, items)| Attr {
+                name,
+                value: Value::List(Rc::from(items)),
+                span: None,
+            })
+            .collect(),
+    ))))
+}
+
+fn empty_list(name: &str, span: Span) -> Box<crate::diagnostic::Diagnostic> {
+    error(
+        codes::EMPTY_LIST,
+        format!("`{name}` of an empty list"),
+        span,
+        "the list is empty here",
+        "check the list with `builtins.length` or `== [ ]` first",
+    )
+}
+
+fn head(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
+    let list = machine.force_list(&arguments[0], span, "`head`")?;
+    match list.first() {
+        Some(item) => {
+            let item = item.clone();
+            machine.force(&item, span)
+        }
+        None => Err(empty_list("builtins.head", span)),
+    }
+}
+
+fn tail(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
+    let list = machine.force_list(&arguments[0], span, "`tail`")?;
+    if list.is_empty() {
+        return Err(empty_list("builtins.tail", span));
+    }
+    Ok(Value::List(Rc::from(&list[1..])))
+}
+
+fn length(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
+    let list = machine.force_list(&arguments[0], span, "`length`")?;
+    Ok(Value::Int(list.len() as i64))
+}
+
+fn map(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
+    let list = machine.force_list(&arguments[1], span, "`map`")?;
+    let function = arguments[0].clone();
+    let items: Vec<Value> = list
+        .iter()
+        .map(|item| Thunk::apply(function.clone(), vec![item.clone()], span))
+        .collect();
+    Ok(Value::List(Rc::from(items)))
+}
+
+fn partition(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
+    let list = machine.force_list(&arguments[1], span, "`partition`")?;
+    let mut right = Vec::new();
+    let mut wrong = Vec::new();
+    for item in list.iter() {
+        let result = machine.call(arguments[0].clone(), item.clone(), span)?;
+        if machine.force_bool(
+            &result,
+            span,
+            "the result of the function given to `partition`",
+        )? {
+            right.push(item.clone());
+        } else {
+            wrong.push(item.clone());
+        }
+    }
+    Ok(Value::Attrs(Rc::new(Attrs::from_sorted(vec![
+        Attr {
+            name: Rc::from(&b"right"[..]),
+            value: Value::List(Rc::from(right)),
+            span: None,
+        },
+        Attr {
+            name: Rc::from(&b"wrong"[..]),
+            value: Value::List(Rc::from(wrong)),
+            span: None,
+        },
+    ]))))
+}
+
+fn sort(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
+    let list = machine.force_list(&arguments[1], span, "`sort`")?;
+    let comparator = arguments[0].clone();
+    let mut items: Vec<Value> = list.iter().cloned().collect();
+    // `lessThan` needs its arguments forced, as Nix forces elements before sorting
+    for item in &items {
+        machine.force(item, span)?;
+    }
+    let mut less = |machine: &mut Machine, left: &Value, right: &Value| -> EvalResult<bool> {
+        let result = machine.call2(&comparator, left.clone(), right.clone(), span)?;
+        machine.force_bool(
+            &result,
+            span,
+            "the result of the comparator given to `sort`",
+        )
+    };
+    merge_sort(machine, &mut items, &mut less)?;
+    Ok(Value::List(Rc::from(items)))
+}
+
+type Less<'a> = dyn FnMut(&mut Machine, &Value, &Value) -> EvalResult<bool> + 'a;
+
+/// Stable merge sort with a fallible comparator: `less(a, b)` means a goes first.
+fn merge_sort(
+    machine: &mut Machine,
+    items: &mut Vec<Value>,
+    less: &mut Less<'_>,
+) -> EvalResult<()> {
+    let length = items.len();
+    if length < 2 {
+        return Ok(());
+    }
+    // insertion sort for short runs, then bottom-up merges
+    const RUN: usize = 16;
+    let mut start = 0;
+    while start < length {
+        let end = (start + RUN).min(length);
+        for index in start + 1..end {
+            let mut position = index;
+            while position > start && less(machine, &items[position], &items[position - 1])? {
+                items.swap(position, position - 1);
+                position -= 1;
+            }
+        }
+        start = end;
+    }
+    let mut width = RUN;
+    let mut buffer: Vec<Value> = Vec::with_capacity(length);
+    while width < length {
+        buffer.clear();
+        let mut left_start = 0;
+        while left_start < length {
+            let middle = (left_start + width).min(length);
+            let right_end = (left_start + 2 * width).min(length);
+            let (mut left, mut right) = (left_start, middle);
+            while left < middle && right < right_end {
+                // take from the right only when it is strictly less: stability
+                if less(machine, &items[right], &items[left])? {
+                    buffer.push(items[right].clone());
+                    right += 1;
+                } else {
+                    buffer.push(items[left].clone());
+                    left += 1;
+                }
+            }
+            buffer.extend_from_slice(&items[left..middle]);
+            buffer.extend_from_slice(&items[right..right_end]);
+            left_start = right_end;
+        }
+        std::mem::swap(items, &mut buffer);
+        width *= 2;
+    }
+    Ok(())
+}

@@ -1,0 +1,100 @@
+//! The one registry of diagnostic codes for the language and the compiler, in blocks
+//! per phase: E0xx syntax and evaluation, E1xx resolution, E2xx settings and
+//! contributions, E3xx credentials and secrets, E4xx shapes and plans, E9xx internal.
+//! A code is never reused; each has a page under `book/src/errors/`.
+
+use std::fmt;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Code(pub &'static str);
+
+impl Code {
+    pub fn as_str(self) -> &'static str {
+        self.0
+    }
+
+    /// The short title of this code, from the registry.
+    pub fn title(self) -> &'static str {
+        REGISTRY
+            .iter()
+            .find(|(code, _)| *code == self)
+            .map(|(_, title)| *title)
+            .unwrap_or("unknown code")
+    }
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(self.0)
+    }
+}
+
+macro_rules! codes {
+    ($($name:ident = $code:literal, $title:literal;)*) => {
+        $(pub const $name: Code = Code($code);)*
+        /// Every code with its title.
+        pub const REGISTRY: &[(Code, &str)] = &[$(($name, $title),)*];
+    };
+}
+
+codes! {
+    // E0xx: syntax
+    SYNTAX_ERROR = "E001", "syntax error";
+    UNTERMINATED_STRING = "E002", "unterminated string";
+    UNTERMINATED_COMMENT = "E003", "unterminated comment";
+    INVALID_INTEGER = "E004", "integer literal out of range";
+    PATH_TRAILING_SLASH = "E005", "path with a trailing slash";
+    NESTED_TOO_DEEPLY = "E006", "expression nested too deeply";
+    SEARCH_PATH = "E007", "search paths are not supported";
+    DUPLICATE_ATTRIBUTE = "E008", "attribute defined twice";
+    DYNAMIC_ATTRIBUTE_NOT_ALLOWED = "E009", "dynamic attribute where only static names are allowed";
+    UNDEFINED_VARIABLE = "E010", "undefined variable";
+    DUPLICATE_FORMAL = "E011", "duplicate function argument";
+    HOME_PATH = "E012", "home-relative paths are not supported";
+    // E02x-E05x: evaluation
+    TYPE_MISMATCH = "E020", "value of the wrong type";
+    MISSING_ATTRIBUTE = "E021", "attribute missing";
+    UNEXPECTED_ARGUMENT = "E022", "function called with an unexpected argument";
+    MISSING_ARGUMENT = "E023", "function called without a required argument";
+    NOT_A_FUNCTION = "E024", "value called as a function is not one";
+    INTEGER_OVERFLOW = "E025", "integer overflow";
+    DIVISION_BY_ZERO = "E026", "division by zero";
+    INFINITE_RECURSION = "E027", "infinite recursion";
+    TOO_DEEP = "E028", "evaluation nested too deeply";
+    THROWN = "E029", "error thrown by `throw`";
+    ABORTED = "E030", "evaluation aborted by `abort`";
+    ASSERTION_FAILED = "E031", "assertion failed";
+    INDEX_OUT_OF_BOUNDS = "E032", "list index out of bounds";
+    EMPTY_LIST = "E033", "list is empty";
+    OUTSIDE_REPOSITORY = "E034", "file outside the repository";
+    FILE_UNREADABLE = "E035", "file cannot be read";
+    UNSUPPORTED_FEATURE = "E036", "Nix feature left out of the mesh language";
+    PATH_IN_STRING = "E037", "path interpolated into a string";
+    NOT_COMPARABLE = "E038", "values cannot be compared";
+    NOT_COERCIBLE = "E039", "value cannot be turned into a string";
+    INVALID_REGEX = "E040", "invalid regular expression";
+    INVALID_JSON = "E041", "value cannot be converted to or from JSON";
+    INVALID_ARGUMENT = "E042", "invalid argument to a builtin";
+    BUDGET_EXCEEDED = "E043", "evaluation budget exceeded";
+    OPAQUE_MISUSE = "E044", "secret used where only a shape may take it";
+    VALUE_TOO_LARGE = "E045", "value too large";
+    // E9xx: internal
+    INTERNAL = "E900", "internal error (please report)";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn codes_are_unique_and_well_formed() {
+        let mut seen = HashSet::new();
+        for (code, title) in REGISTRY {
+            assert!(seen.insert(code.0), "code {code} is registered twice");
+            assert!(code.0.len() == 4 && code.0.starts_with('E'), "{code}");
+            assert!(code.0[1..].chars().all(|c| c.is_ascii_digit()), "{code}");
+            assert!(!title.is_empty());
+        }
+    }
+}

@@ -1,0 +1,168 @@
+//! The one plain diagnostic value every phase produces. It is data only: rendering
+//! (miette, JSON, LSP) happens at the edge, in `meshc`.
+
+use crate::codes::Code;
+use crate::span::Span;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    Error,
+    Warning,
+    Note,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Note => "note",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Label {
+    pub span: Span,
+    pub message: String,
+}
+
+impl Label {
+    pub fn new(span: Span, message: impl Into<String>) -> Label {
+        Label {
+            span,
+            message: message.into(),
+        }
+    }
+}
+
+/// What is wrong (`message`), where (`primary`, one span), what else helps see it
+/// (`secondary`), and what to do about it (`help`). `trace` holds the evaluation
+/// frames that led here, innermost first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub code: Code,
+    pub severity: Severity,
+    pub message: String,
+    pub primary: Option<Label>,
+    pub secondary: Vec<Label>,
+    pub help: Option<String>,
+    pub trace: Vec<Label>,
+}
+
+impl Diagnostic {
+    pub fn error(code: Code, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            code,
+            severity: Severity::Error,
+            message: message.into(),
+            primary: None,
+            secondary: Vec::new(),
+            help: None,
+            trace: Vec::new(),
+        }
+    }
+
+    pub fn warning(code: Code, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(code, message)
+        }
+    }
+
+    pub fn note(code: Code, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Note,
+            ..Diagnostic::error(code, message)
+        }
+    }
+
+    pub fn with_primary(mut self, span: Span, label: impl Into<String>) -> Diagnostic {
+        self.primary = Some(Label::new(span, label));
+        self
+    }
+
+    pub fn with_secondary(mut self, span: Span, label: impl Into<String>) -> Diagnostic {
+        self.secondary.push(Label::new(span, label));
+        self
+    }
+
+    pub fn with_help(mut self, help: impl Into<String>) -> Diagnostic {
+        self.help = Some(help.into());
+        self
+    }
+
+    pub fn span(&self) -> Option<Span> {
+        self.primary.as_ref().map(|label| label.span)
+    }
+}
+
+/// Levenshtein distance, for "did you mean" suggestions.
+pub fn edit_distance(left: &str, right: &str) -> usize {
+    let right_chars: Vec<char> = right.chars().collect();
+    let mut previous: Vec<usize> = (0..=right_chars.len()).collect();
+    let mut current = vec![0; right_chars.len() + 1];
+    for (left_index, left_char) in left.chars().enumerate() {
+        current[0] = left_index + 1;
+        for (right_index, right_char) in right_chars.iter().enumerate() {
+            let substitution = previous[right_index] + usize::from(left_char != *right_char);
+            current[right_index + 1] = substitution
+                .min(previous[right_index + 1] + 1)
+                .min(current[right_index] + 1);
+        }
+        std::mem::swap(&mut previous, &mut current);
+    }
+    previous[right_chars.len()]
+}
+
+/// The closest candidates to `name`, best first, if any is close enough to be a
+/// plausible typo.
+pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+    let limit = (name.chars().count() / 3).max(1);
+    let mut scored: Vec<(usize, &str)> = candidates
+        .into_iter()
+        .filter(|candidate| *candidate != name)
+        .map(|candidate| (edit_distance(name, candidate), candidate))
+        .filter(|(distance, candidate)| {
+            *distance <= limit
+                || (name.len() >= 3 && candidate.to_lowercase() == name.to_lowercase())
+        })
+        .collect();
+    scored.sort();
+    scored.dedup();
+    scored.into_iter().take(3).map(|(_, c)| c).collect()
+}
+
+/// "did you mean `a`?" / "did you mean `a` or `b`?", or None.
+pub fn did_you_mean<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<String> {
+    let found = closest(name, candidates);
+    match found.as_slice() {
+        [] => None,
+        [one] => Some(format!("did you mean `{one}`?")),
+        [rest @ .., last] => Some(format!(
+            "did you mean {} or `{last}`?",
+            rest.iter()
+                .map(|c| format!("`{c}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggestions_prefer_the_closest_names() {
+        assert_eq!(edit_distance("postgress", "postgres"), 1);
+        assert_eq!(
+            did_you_mean("postgress", ["postgres", "networking", "users"]),
+            Some("did you mean `postgres`?".to_string())
+        );
+        assert_eq!(did_you_mean("zzz", ["postgres"]), None);
+    }
+}

@@ -1,0 +1,25 @@
+//! The mesh language: a pure subset of the Nix expression language.
+//!
+//! Source bytes -> [`lexer`] -> [`parser`] (syntax tree with spans) -> [`compile`]
+//! (names resolved) -> [`eval`] (lazy values) -> [`print`]. This crate does no I/O:
+//! files arrive through a [`loader::Loader`] the host provides.
+#![forbid(unsafe_code)]
+
+pub mod builtins;
+pub mod codes;
+pub mod compile;
+pub mod diagnostic;
+pub mod eval;
+pub mod lexer;
+pub mod loader;
+pub mod parser;
+pub mod print;
+pub mod span;
+pub mod syntax;
+pub mod value;
+
+pub use diagnostic::{Diagnostic, Label, Severity};
+pub use eval::{Limits, Machine};
+pub use loader::{FileKind, Loader, MemoryLoader};
+pub use span::{FileId, SourceFile, Sources, Span};
+pub use value::Value;

@@ -1,0 +1,92 @@
+//! How the language reaches files: a trait the host implements. The language itself
+//! does no I/O; `meshc` gives it the real filesystem, tests and the editor can give
+//! it files from memory.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileKind {
+    File,
+    Directory,
+    Symlink,
+    Other,
+}
+
+impl FileKind {
+    /// The name `builtins.readDir` gives this kind.
+    pub fn nix_name(self) -> &'static str {
+        match self {
+            FileKind::File => "regular",
+            FileKind::Directory => "directory",
+            FileKind::Symlink => "symlink",
+            FileKind::Other => "unknown",
+        }
+    }
+}
+
+pub trait Loader {
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>>;
+    /// What is at `path`, or None if nothing is.
+    fn kind(&self, path: &Path) -> Option<FileKind>;
+    /// The entries of a directory, in any order.
+    fn list(&self, path: &Path) -> io::Result<Vec<(String, FileKind)>>;
+}
+
+/// Files held in memory, keyed by absolute path. Directories are implied by paths.
+#[derive(Default, Debug, Clone)]
+pub struct MemoryLoader {
+    files: BTreeMap<PathBuf, Vec<u8>>,
+}
+
+impl MemoryLoader {
+    pub fn new() -> MemoryLoader {
+        MemoryLoader::default()
+    }
+
+    pub fn insert(&mut self, path: impl Into<PathBuf>, content: impl Into<Vec<u8>>) {
+        self.files.insert(path.into(), content.into());
+    }
+}
+
+impl Loader for MemoryLoader {
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        self.files
+            .get(path)
+            .cloned()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no such file"))
+    }
+
+    fn kind(&self, path: &Path) -> Option<FileKind> {
+        if self.files.contains_key(path) {
+            return Some(FileKind::File);
+        }
+        self.files
+            .keys()
+            .any(|file| file.starts_with(path) && file != path)
+            .then_some(FileKind::Directory)
+    }
+
+    fn list(&self, path: &Path) -> io::Result<Vec<(String, FileKind)>> {
+        let mut entries: BTreeMap<String, FileKind> = BTreeMap::new();
+        for file in self.files.keys() {
+            if let Ok(rest) = file.strip_prefix(path) {
+                let mut components = rest.components();
+                if let Some(first) = components.next() {
+                    let name = first.as_os_str().to_string_lossy().into_owned();
+                    let kind = if components.next().is_some() {
+                        FileKind::Directory
+                    } else {
+                        FileKind::File
+                    };
+                    entries.insert(name, kind);
+                }
+            }
+        }
+        if entries.is_empty() {
+            return Err(io::Error::new(io::ErrorKind::NotFound, "no such directory"));
+        }
+        Ok(entries.into_iter().collect())
+    }
+}

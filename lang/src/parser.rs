@@ -1,0 +1,1291 @@
+//! Recursive-descent parser over the lexer's tokens, with the operator precedences of
+//! Nix's grammar. It never fails outright: it returns a tree (with `Error` nodes where
+//! it recovered) and every syntax error it found, so an editor can show them all.
+//! Nesting is bounded so that no input can exhaust the stack.
+
+use crate::codes;
+use crate::diagnostic::Diagnostic;
+use crate::lexer::{Token, TokenKind, lex};
+use crate::span::{FileId, Span};
+use crate::syntax::{
+    AttrName, BinaryOp, Binding, Expr, ExprKind, Formal, Param, StringPart, UnaryOp,
+};
+
+/// How deeply expressions may nest before the parser refuses (Nix itself gives up
+/// at about 5,000 nested lists).
+pub const MAX_NESTING: usize = 10_000;
+
+/// The result of parsing one file.
+#[derive(Debug)]
+pub struct Parsed {
+    pub expr: Expr,
+    pub errors: Vec<Diagnostic>,
+}
+
+pub fn parse(source: &[u8], file: FileId) -> Parsed {
+    let (tokens, lex_errors) = lex(source, file);
+    let mut parser = Parser {
+        tokens,
+        position: 0,
+        file,
+        errors: Vec::new(),
+        depth: 0,
+        abandoned: false,
+    };
+    for error in lex_errors {
+        parser.errors.push(
+            Diagnostic::error(error.code, error.message)
+                .with_primary(error.span, "here")
+                .with_help(error.help),
+        );
+    }
+    let lexed_with_errors = !parser.errors.is_empty();
+    let expr = parser.expr();
+    if !parser.at(&TokenKind::Eof) && !parser.abandoned {
+        let token = parser.current().clone();
+        parser.error_at(
+            token.span,
+            format!("unexpected {}", describe(&token.kind)),
+            "the expression ended before this; remove it or join the two with an operator",
+        );
+    }
+    let mut errors = parser.errors;
+    // a lexer error usually causes a parser error at the same spot: keep the lexer's
+    if lexed_with_errors {
+        let mut seen_spans: Vec<Span> = Vec::new();
+        errors.retain(|error| {
+            let span = error.span().unwrap_or_default();
+            let duplicate = seen_spans
+                .iter()
+                .any(|seen| seen.start <= span.start && span.start <= seen.end.max(seen.start + 1));
+            seen_spans.push(span);
+            !duplicate || error.code != codes::SYNTAX_ERROR
+        });
+    }
+    Parsed { expr, errors }
+}
+
+struct Parser {
+    tokens: Vec<Token>,
+    position: usize,
+    file: FileId,
+    errors: Vec<Diagnostic>,
+    depth: usize,
+    abandoned: bool,
+}
+
+/// Left and right binding power of a binary operator, or None.
+fn binding_power(kind: &TokenKind) -> Option<(u8, u8, BinaryOp)> {
+    Some(match kind {
+        TokenKind::Implies => (10, 10, BinaryOp::Implies),
+        TokenKind::OrOr => (20, 21, BinaryOp::Or),
+        TokenKind::And => (30, 31, BinaryOp::And),
+        TokenKind::Eq => (40, 41, BinaryOp::Equal),
+        TokenKind::NotEq => (40, 41, BinaryOp::NotEqual),
+        TokenKind::Less => (50, 51, BinaryOp::Less),
+        TokenKind::LessEq => (50, 51, BinaryOp::LessEqual),
+        TokenKind::Greater => (50, 51, BinaryOp::Greater),
+        TokenKind::GreaterEq => (50, 51, BinaryOp::GreaterEqual),
+        TokenKind::Update => (60, 60, BinaryOp::Update),
+        TokenKind::Plus => (80, 81, BinaryOp::Add),
+        TokenKind::Minus => (80, 81, BinaryOp::Subtract),
+        TokenKind::Star => (90, 91, BinaryOp::Multiply),
+        TokenKind::Slash => (90, 91, BinaryOp::Divide),
+        TokenKind::Concat => (100, 100, BinaryOp::Concat),
+        _ => return None,
+    })
+}
+
+const NOT_POWER: u8 = 70;
+const HAS_ATTR_POWER: u8 = 110;
+const NEGATE_POWER: u8 = 120;
+
+fn is_non_associative(power: u8) -> bool {
+    matches!(power, 40 | 50 | HAS_ATTR_POWER)
+}
+
+pub fn describe(kind: &TokenKind) -> String {
+    match kind {
+        TokenKind::If => "`if`".into(),
+        TokenKind::Then => "`then`".into(),
+        TokenKind::Else => "`else`".into(),
+        TokenKind::Assert => "`assert`".into(),
+        TokenKind::With => "`with`".into(),
+        TokenKind::Let => "`let`".into(),
+        TokenKind::In => "`in`".into(),
+        TokenKind::Rec => "`rec`".into(),
+        TokenKind::Inherit => "`inherit`".into(),
+        TokenKind::Or => "`or`".into(),
+        TokenKind::Ellipsis => "`...`".into(),
+        TokenKind::Eq => "`==`".into(),
+        TokenKind::NotEq => "`!=`".into(),
+        TokenKind::LessEq => "`<=`".into(),
+        TokenKind::GreaterEq => "`>=`".into(),
+        TokenKind::And => "`&&`".into(),
+        TokenKind::OrOr => "`||`".into(),
+        TokenKind::Implies => "`->`".into(),
+        TokenKind::Update => "`//`".into(),
+        TokenKind::Concat => "`++`".into(),
+        TokenKind::Identifier(name) => format!("identifier `{name}`"),
+        TokenKind::Integer(_) => "integer".into(),
+        TokenKind::Float(_) => "float".into(),
+        TokenKind::Path(_) | TokenKind::PathChunk(_) => "path".into(),
+        TokenKind::HomePath(_) => "home path".into(),
+        TokenKind::PathEnd => "end of path".into(),
+        TokenKind::SearchPath(_) => "search path".into(),
+        TokenKind::Uri(_) => "URI".into(),
+        TokenKind::StringOpen | TokenKind::StringClose => "`\"`".into(),
+        TokenKind::StringChunk(_) | TokenKind::IndentedChunk { .. } => "string".into(),
+        TokenKind::IndentedOpen | TokenKind::IndentedClose => "`''`".into(),
+        TokenKind::DollarCurly => "`${`".into(),
+        TokenKind::LeftBrace => "`{`".into(),
+        TokenKind::RightBrace => "`}`".into(),
+        TokenKind::LeftBracket => "`[`".into(),
+        TokenKind::RightBracket => "`]`".into(),
+        TokenKind::LeftParen => "`(`".into(),
+        TokenKind::RightParen => "`)`".into(),
+        TokenKind::Colon => "`:`".into(),
+        TokenKind::Semicolon => "`;`".into(),
+        TokenKind::Comma => "`,`".into(),
+        TokenKind::Dot => "`.`".into(),
+        TokenKind::Assign => "`=`".into(),
+        TokenKind::Question => "`?`".into(),
+        TokenKind::At => "`@`".into(),
+        TokenKind::Bang => "`!`".into(),
+        TokenKind::Plus => "`+`".into(),
+        TokenKind::Minus => "`-`".into(),
+        TokenKind::Star => "`*`".into(),
+        TokenKind::Slash => "`/`".into(),
+        TokenKind::Less => "`<`".into(),
+        TokenKind::Greater => "`>`".into(),
+        TokenKind::Unknown(byte) if byte.is_ascii_graphic() => {
+            format!("character `{}`", *byte as char)
+        }
+        TokenKind::Unknown(byte) => format!("byte 0x{byte:02x}"),
+        TokenKind::Eof => "end of input".into(),
+    }
+}
+
+impl Parser {
+    fn current(&self) -> &Token {
+        let last = self.tokens.len() - 1;
+        &self.tokens[self.position.min(last)]
+    }
+
+    fn kind(&self) -> &TokenKind {
+        &self.current().kind
+    }
+
+    fn peek_kind(&self, offset: usize) -> &TokenKind {
+        let last = self.tokens.len() - 1;
+        &self.tokens[(self.position + offset).min(last)].kind
+    }
+
+    fn at(&self, kind: &TokenKind) -> bool {
+        self.kind() == kind
+    }
+
+    fn advance(&mut self) -> Token {
+        let token = self.current().clone();
+        if self.position < self.tokens.len() - 1 {
+            self.position += 1;
+        }
+        token
+    }
+
+    fn previous_end(&self) -> Span {
+        if self.position == 0 {
+            return Span::new(self.file, 0, 0);
+        }
+        let previous = &self.tokens[self.position - 1];
+        Span {
+            file: self.file,
+            start: previous.span.end,
+            end: previous.span.end,
+        }
+    }
+
+    fn error_at(&mut self, span: Span, message: String, help: &str) {
+        if self.abandoned {
+            return;
+        }
+        // one error per position: recovery often trips over the same token again
+        if self
+            .errors
+            .last()
+            .and_then(Diagnostic::span)
+            .is_some_and(|last| last.start == span.start)
+        {
+            return;
+        }
+        self.errors.push(
+            Diagnostic::error(codes::SYNTAX_ERROR, message)
+                .with_primary(span, "unexpected here")
+                .with_help(help.to_string()),
+        );
+    }
+
+    fn expected(&mut self, what: &str, help: &str) -> Expr {
+        let token = self.current().clone();
+        self.error_at(
+            token.span,
+            format!("unexpected {}, expected {what}", describe(&token.kind)),
+            help,
+        );
+        Expr {
+            kind: ExprKind::Error,
+            span: token.span,
+        }
+    }
+
+    /// Consumes `kind` or reports that it is missing (consuming nothing).
+    fn expect(&mut self, kind: TokenKind, help: &str) -> bool {
+        if self.at(&kind) {
+            self.advance();
+            true
+        } else {
+            let what = describe(&kind);
+            self.expected(&what, help);
+            false
+        }
+    }
+
+    fn enter(&mut self) -> bool {
+        self.depth += 1;
+        if self.depth > MAX_NESTING && !self.abandoned {
+            let span = self.current().span;
+            self.errors.push(
+                Diagnostic::error(
+                    codes::NESTED_TOO_DEEPLY,
+                    format!("expression nested more than {MAX_NESTING} levels deep"),
+                )
+                .with_primary(span, "nesting limit reached here")
+                .with_help("split the expression with `let` bindings"),
+            );
+            self.abandoned = true;
+            self.position = self.tokens.len() - 1;
+        }
+        !self.abandoned
+    }
+
+    fn leave(&mut self) {
+        self.depth -= 1;
+    }
+
+    fn error_node(&self, span: Span) -> Expr {
+        Expr {
+            kind: ExprKind::Error,
+            span,
+        }
+    }
+
+    pub fn expr(&mut self) -> Expr {
+        if !self.enter() {
+            self.leave();
+            return self.error_node(self.current().span);
+        }
+        let expr = self.expr_function();
+        self.leave();
+        expr
+    }
+
+    fn expr_function(&mut self) -> Expr {
+        let start = self.current().span;
+        match self.kind().clone() {
+            TokenKind::Identifier(name) if self.peek_kind(1) == &TokenKind::Colon => {
+                self.advance();
+                self.advance();
+                let body = self.expr();
+                Expr {
+                    span: start.to(body.span),
+                    kind: ExprKind::Lambda {
+                        param: Param::Identifier { name, span: start },
+                        body: Box::new(body),
+                    },
+                }
+            }
+            TokenKind::Identifier(name) if self.peek_kind(1) == &TokenKind::At => {
+                self.advance();
+                self.advance();
+                if !self.at(&TokenKind::LeftBrace) {
+                    return self.expected("`{` after `@`", "write `name @ { a, b }: body`");
+                }
+                self.formals_lambda(start, Some((name, start)))
+            }
+            TokenKind::LeftBrace if self.looks_like_formals() => self.formals_lambda(start, None),
+            TokenKind::Assert => {
+                self.advance();
+                let condition = self.expr();
+                self.expect(
+                    TokenKind::Semicolon,
+                    "an assertion is `assert condition; body`",
+                );
+                let body = self.expr();
+                Expr {
+                    span: start.to(body.span),
+                    kind: ExprKind::Assert {
+                        condition: Box::new(condition),
+                        body: Box::new(body),
+                    },
+                }
+            }
+            TokenKind::With => {
+                self.advance();
+                let namespace = self.expr();
+                self.expect(TokenKind::Semicolon, "`with` is `with attrs; body`");
+                let body = self.expr();
+                Expr {
+                    span: start.to(body.span),
+                    kind: ExprKind::With {
+                        namespace: Box::new(namespace),
+                        body: Box::new(body),
+                    },
+                }
+            }
+            TokenKind::Let if self.peek_kind(1) != &TokenKind::LeftBrace => {
+                self.advance();
+                let bindings = self.bindings(true);
+                self.expect(TokenKind::In, "a `let` is `let name = value; in body`");
+                let body = self.expr();
+                Expr {
+                    span: start.to(body.span),
+                    kind: ExprKind::Let {
+                        bindings,
+                        body: Box::new(body),
+                    },
+                }
+            }
+            _ => self.expr_if(),
+        }
+    }
+
+    /// After `{`: is this a formal parameter list rather than an attribute set?
+    fn looks_like_formals(&self) -> bool {
+        match self.peek_kind(1) {
+            TokenKind::RightBrace => {
+                matches!(self.peek_kind(2), TokenKind::Colon | TokenKind::At)
+            }
+            TokenKind::Ellipsis => true,
+            TokenKind::Identifier(_) => match self.peek_kind(2) {
+                TokenKind::Comma | TokenKind::Question => true,
+                TokenKind::RightBrace => {
+                    matches!(self.peek_kind(3), TokenKind::Colon | TokenKind::At)
+                }
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
+    fn formals_lambda(&mut self, start: Span, mut at: Option<(String, Span)>) -> Expr {
+        self.advance(); // {
+        let mut formals: Vec<Formal> = Vec::new();
+        let mut ellipsis = false;
+        loop {
+            match self.kind().clone() {
+                TokenKind::RightBrace => break,
+                TokenKind::Ellipsis => {
+                    self.advance();
+                    ellipsis = true;
+                    break;
+                }
+                TokenKind::Identifier(name) => {
+                    let span = self.advance().span;
+                    let default = if self.at(&TokenKind::Question) {
+                        self.advance();
+                        Some(self.expr())
+                    } else {
+                        None
+                    };
+                    formals.push(Formal {
+                        name,
+                        span,
+                        default,
+                    });
+                    if self.at(&TokenKind::Comma) {
+                        self.advance();
+                    } else {
+                        break;
+                    }
+                }
+                _ => {
+                    self.expected(
+                        "an argument name, `...` or `}`",
+                        "a function's arguments are written `{ a, b ? default, ... }`",
+                    );
+                    break;
+                }
+            }
+        }
+        if !self.expect(TokenKind::RightBrace, "close the argument list with `}`") {
+            self.skip_to(&[TokenKind::RightBrace, TokenKind::Colon]);
+            if self.at(&TokenKind::RightBrace) {
+                self.advance();
+            }
+        }
+        if at.is_none() && self.at(&TokenKind::At) {
+            self.advance();
+            match self.kind().clone() {
+                TokenKind::Identifier(name) => {
+                    let span = self.advance().span;
+                    at = Some((name, span));
+                }
+                _ => {
+                    self.expected("a name after `@`", "write `{ a, b } @ name: body`");
+                }
+            }
+        }
+        self.expect(TokenKind::Colon, "a function is `{ a, b }: body`");
+        let body = self.expr();
+        Expr {
+            span: start.to(body.span),
+            kind: ExprKind::Lambda {
+                param: Param::Formals {
+                    formals,
+                    ellipsis,
+                    at,
+                },
+                body: Box::new(body),
+            },
+        }
+    }
+
+    fn expr_if(&mut self) -> Expr {
+        if self.at(&TokenKind::If) {
+            let start = self.advance().span;
+            let condition = self.expr();
+            self.expect(TokenKind::Then, "a conditional is `if c then a else b`");
+            let then = self.expr();
+            self.expect(TokenKind::Else, "a conditional needs an `else` branch");
+            let otherwise = self.expr();
+            return Expr {
+                span: start.to(otherwise.span),
+                kind: ExprKind::If {
+                    condition: Box::new(condition),
+                    then: Box::new(then),
+                    otherwise: Box::new(otherwise),
+                },
+            };
+        }
+        self.expr_op(0)
+    }
+
+    fn expr_op(&mut self, min_power: u8) -> Expr {
+        if !self.enter() {
+            self.leave();
+            return self.error_node(self.current().span);
+        }
+        let start = self.current().span;
+        let mut left = match self.kind() {
+            TokenKind::Bang => {
+                self.advance();
+                let operand = self.expr_op(NOT_POWER);
+                Expr {
+                    span: start.to(operand.span),
+                    kind: ExprKind::Unary {
+                        op: UnaryOp::Not,
+                        expr: Box::new(operand),
+                    },
+                }
+            }
+            TokenKind::Minus => {
+                self.advance();
+                let operand = self.expr_op(NEGATE_POWER);
+                Expr {
+                    span: start.to(operand.span),
+                    kind: ExprKind::Unary {
+                        op: UnaryOp::Negate,
+                        expr: Box::new(operand),
+                    },
+                }
+            }
+            _ => self.expr_app(),
+        };
+        let mut last_non_associative: Option<u8> = None;
+        loop {
+            if self.at(&TokenKind::Question) {
+                if HAS_ATTR_POWER < min_power {
+                    break;
+                }
+                if last_non_associative == Some(HAS_ATTR_POWER) {
+                    let span = self.current().span;
+                    self.error_at(
+                        span,
+                        "unexpected `?`: `?` cannot be chained".into(),
+                        "add parentheses to say which test comes first",
+                    );
+                }
+                self.advance();
+                let path = self.attr_path();
+                let end = path.last().map(AttrName::span).unwrap_or(left.span);
+                left = Expr {
+                    span: left.span.to(end),
+                    kind: ExprKind::HasAttr {
+                        expr: Box::new(left),
+                        path,
+                    },
+                };
+                last_non_associative = Some(HAS_ATTR_POWER);
+                continue;
+            }
+            let Some((left_power, right_power, op)) = binding_power(self.kind()) else {
+                break;
+            };
+            if left_power < min_power {
+                break;
+            }
+            let op_token = self.advance();
+            if is_non_associative(left_power) && last_non_associative == Some(left_power) {
+                self.error_at(
+                    op_token.span,
+                    format!(
+                        "unexpected {}: it cannot be chained",
+                        describe(&op_token.kind)
+                    ),
+                    "add parentheses to say which comparison comes first",
+                );
+            }
+            let right = self.expr_op(right_power);
+            left = Expr {
+                span: left.span.to(right.span),
+                kind: ExprKind::Binary {
+                    op,
+                    op_span: op_token.span,
+                    left: Box::new(left),
+                    right: Box::new(right),
+                },
+            };
+            last_non_associative = is_non_associative(left_power).then_some(left_power);
+        }
+        self.leave();
+        left
+    }
+
+    fn starts_select(&self) -> bool {
+        match self.kind() {
+            TokenKind::Identifier(_)
+            | TokenKind::Integer(_)
+            | TokenKind::Float(_)
+            | TokenKind::StringOpen
+            | TokenKind::IndentedOpen
+            | TokenKind::Path(_)
+            | TokenKind::HomePath(_)
+            | TokenKind::SearchPath(_)
+            | TokenKind::Uri(_)
+            | TokenKind::LeftParen
+            | TokenKind::LeftBracket
+            | TokenKind::Rec => true,
+            TokenKind::LeftBrace => !self.looks_like_formals(),
+            TokenKind::Let => self.peek_kind(1) == &TokenKind::LeftBrace,
+            _ => false,
+        }
+    }
+
+    fn expr_app(&mut self) -> Expr {
+        let function = self.expr_select();
+        if !self.starts_select() {
+            return function;
+        }
+        let mut arguments = Vec::new();
+        while self.starts_select() && !self.abandoned {
+            arguments.push(self.expr_select());
+        }
+        let end = arguments.last().map(|a| a.span).unwrap_or(function.span);
+        Expr {
+            span: function.span.to(end),
+            kind: ExprKind::Apply {
+                function: Box::new(function),
+                arguments,
+            },
+        }
+    }
+
+    fn expr_select(&mut self) -> Expr {
+        if !self.enter() {
+            self.leave();
+            return self.error_node(self.current().span);
+        }
+        let simple = self.expr_simple();
+        let result = if self.at(&TokenKind::Dot) {
+            self.advance();
+            let path = self.attr_path();
+            let mut span = simple
+                .span
+                .to(path.last().map(AttrName::span).unwrap_or(simple.span));
+            let default = if self.at(&TokenKind::Or) {
+                self.advance();
+                let default = self.expr_select();
+                span = span.to(default.span);
+                Some(Box::new(default))
+            } else {
+                None
+            };
+            Expr {
+                span,
+                kind: ExprKind::Select {
+                    expr: Box::new(simple),
+                    path,
+                    default,
+                },
+            }
+        } else if self.at(&TokenKind::Or) {
+            // Nix reads `f or` as `f` applied to a variable named `or`
+            let or_span = self.advance().span;
+            Expr {
+                span: simple.span.to(or_span),
+                kind: ExprKind::Apply {
+                    function: Box::new(simple),
+                    arguments: vec![Expr {
+                        kind: ExprKind::Variable("or".into()),
+                        span: or_span,
+                    }],
+                },
+            }
+        } else {
+            simple
+        };
+        self.leave();
+        result
+    }
+
+    fn attr_path(&mut self) -> Vec<AttrName> {
+        let mut path = Vec::new();
+        loop {
+            match self.attr_name() {
+                Some(name) => path.push(name),
+                None => {
+                    self.expected(
+                        "an attribute name",
+                        "attribute names are identifiers, strings or `${...}`",
+                    );
+                    break;
+                }
+            }
+            if self.at(&TokenKind::Dot) {
+                self.advance();
+            } else {
+                break;
+            }
+        }
+        path
+    }
+
+    fn attr_name(&mut self) -> Option<AttrName> {
+        match self.kind().clone() {
+            TokenKind::Identifier(name) => {
+                let span = self.advance().span;
+                Some(AttrName::Static {
+                    name: name.into_bytes(),
+                    span,
+                })
+            }
+            TokenKind::Or => {
+                let span = self.advance().span;
+                Some(AttrName::Static {
+                    name: b"or".to_vec(),
+                    span,
+                })
+            }
+            TokenKind::StringOpen => {
+                let string = self.string();
+                match string.kind {
+                    ExprKind::String(parts)
+                        if parts.iter().all(|p| matches!(p, StringPart::Literal(_))) =>
+                    {
+                        let name = parts
+                            .into_iter()
+                            .flat_map(|part| match part {
+                                StringPart::Literal(bytes) => bytes,
+                                StringPart::Interpolation(_) => Vec::new(),
+                            })
+                            .collect();
+                        Some(AttrName::Static {
+                            name,
+                            span: string.span,
+                        })
+                    }
+                    _ => Some(AttrName::Dynamic(Box::new(string))),
+                }
+            }
+            TokenKind::DollarCurly => {
+                let start = self.advance().span;
+                let expr = self.expr();
+                let end = self.current().span;
+                self.expect(TokenKind::RightBrace, "close the interpolation with `}`");
+                Some(AttrName::Dynamic(Box::new(Expr {
+                    span: start.to(end),
+                    kind: expr.kind,
+                })))
+            }
+            _ => None,
+        }
+    }
+
+    fn expr_simple(&mut self) -> Expr {
+        let token = self.current().clone();
+        let span = token.span;
+        match token.kind {
+            TokenKind::Identifier(name) => {
+                self.advance();
+                Expr {
+                    kind: ExprKind::Variable(name),
+                    span,
+                }
+            }
+            TokenKind::Integer(value) => {
+                self.advance();
+                match value {
+                    Some(value) => Expr {
+                        kind: ExprKind::Integer(value),
+                        span,
+                    },
+                    None => {
+                        self.errors.push(
+                            Diagnostic::error(
+                                codes::INVALID_INTEGER,
+                                "integer literal is too large",
+                            )
+                            .with_primary(span, "larger than 9223372036854775807")
+                            .with_help(
+                                "integers are 64-bit; use a float (`1.0e20`) for larger numbers",
+                            ),
+                        );
+                        self.error_node(span)
+                    }
+                }
+            }
+            TokenKind::Float(value) => {
+                self.advance();
+                Expr {
+                    kind: ExprKind::Float(value),
+                    span,
+                }
+            }
+            TokenKind::StringOpen => self.string(),
+            TokenKind::IndentedOpen => self.indented_string(),
+            TokenKind::Path(_) => self.path(),
+            TokenKind::HomePath(_) => {
+                let expr = self.path();
+                self.errors.push(
+                    Diagnostic::error(codes::HOME_PATH, "home-relative paths are not supported")
+                        .with_primary(expr.span, "this depends on the user running the evaluation")
+                        .with_help("evaluation is deterministic; use a path relative to this file (`./...`)"),
+                );
+                self.error_node(expr.span)
+            }
+            TokenKind::SearchPath(text) => {
+                self.advance();
+                self.errors.push(
+                    Diagnostic::error(
+                        codes::SEARCH_PATH,
+                        format!("search path `{text}` is not supported"),
+                    )
+                    .with_primary(span, "looked up in NIX_PATH by Nix")
+                    .with_help(
+                        "import files of the repository by relative path, e.g. `import ./lib.nix`",
+                    ),
+                );
+                self.error_node(span)
+            }
+            TokenKind::Uri(text) => {
+                self.advance();
+                Expr {
+                    kind: ExprKind::Uri(text),
+                    span,
+                }
+            }
+            TokenKind::LeftParen => {
+                self.advance();
+                let inner = self.expr();
+                let end = self.current().span;
+                if !self.expect(TokenKind::RightParen, "close the parenthesis with `)`") {
+                    return self.error_node(span.to(inner.span));
+                }
+                Expr {
+                    kind: inner.kind,
+                    span: span.to(end),
+                }
+            }
+            TokenKind::Let if self.peek_kind(1) == &TokenKind::LeftBrace => {
+                self.advance();
+                self.advance();
+                let bindings = self.bindings(false);
+                let end = self.current().span;
+                self.expect(TokenKind::RightBrace, "close the attribute set with `}`");
+                Expr {
+                    kind: ExprKind::LegacyLet { bindings },
+                    span: span.to(end),
+                }
+            }
+            TokenKind::Rec => {
+                self.advance();
+                if !self.at(&TokenKind::LeftBrace) {
+                    return self.expected("`{` after `rec`", "a recursive set is `rec { ... }`");
+                }
+                self.attrs(span, true)
+            }
+            TokenKind::LeftBrace => self.attrs(span, false),
+            TokenKind::LeftBracket => {
+                self.advance();
+                let mut items = Vec::new();
+                loop {
+                    if self.at(&TokenKind::RightBracket) || self.abandoned {
+                        break;
+                    }
+                    if self.starts_select() {
+                        items.push(self.expr_select());
+                    } else if self.at(&TokenKind::Eof) {
+                        break;
+                    } else {
+                        let bad = self.current().clone();
+                        let help = if bad.kind == TokenKind::Minus {
+                            "a list element is a simple expression: write `(-1)` or `(f x)` in parentheses"
+                        } else {
+                            "list elements are separated by spaces; wrap complex elements in parentheses"
+                        };
+                        self.error_at(
+                            bad.span,
+                            format!("unexpected {} in a list", describe(&bad.kind)),
+                            help,
+                        );
+                        self.advance();
+                    }
+                }
+                let end = self.current().span;
+                self.expect(TokenKind::RightBracket, "close the list with `]`");
+                Expr {
+                    kind: ExprKind::List(items),
+                    span: span.to(end),
+                }
+            }
+            _ => self.expected("an expression", "an expression was expected here"),
+        }
+    }
+
+    fn attrs(&mut self, start: Span, recursive: bool) -> Expr {
+        self.advance(); // {
+        let bindings = self.bindings(false);
+        let end = self.current().span;
+        self.expect(TokenKind::RightBrace, "close the attribute set with `}`");
+        Expr {
+            kind: ExprKind::Attrs {
+                recursive,
+                bindings,
+            },
+            span: start.to(end),
+        }
+    }
+
+    /// Skips tokens until one of `stops` at the current nesting level (or the end).
+    fn skip_to(&mut self, stops: &[TokenKind]) {
+        let mut depth = 0usize;
+        loop {
+            let kind = self.kind().clone();
+            if kind == TokenKind::Eof {
+                return;
+            }
+            if depth == 0 && stops.contains(&kind) {
+                return;
+            }
+            match kind {
+                TokenKind::LeftBrace
+                | TokenKind::LeftBracket
+                | TokenKind::LeftParen
+                | TokenKind::DollarCurly => depth += 1,
+                TokenKind::RightBrace | TokenKind::RightBracket | TokenKind::RightParen => {
+                    if depth == 0 {
+                        return;
+                    }
+                    depth -= 1;
+                }
+                _ => {}
+            }
+            self.advance();
+        }
+    }
+
+    /// `name = value;` and `inherit ...;` until `}` (or `in` for `let`).
+    fn bindings(&mut self, in_let: bool) -> Vec<Binding> {
+        let mut bindings = Vec::new();
+        loop {
+            if self.abandoned {
+                break;
+            }
+            match self.kind() {
+                TokenKind::RightBrace | TokenKind::Eof => break,
+                TokenKind::In if in_let => break,
+                TokenKind::Inherit => {
+                    let start = self.advance().span;
+                    let from = if self.at(&TokenKind::LeftParen) {
+                        self.advance();
+                        let from = self.expr();
+                        self.expect(TokenKind::RightParen, "close `inherit (...)` with `)`");
+                        Some(Box::new(from))
+                    } else {
+                        None
+                    };
+                    let mut names = Vec::new();
+                    while let Some(name) = self.attr_name() {
+                        names.push(name);
+                    }
+                    let end = self.current().span;
+                    if !self.expect(TokenKind::Semicolon, "end `inherit` with `;`") {
+                        self.skip_to(&[TokenKind::Semicolon]);
+                        if self.at(&TokenKind::Semicolon) {
+                            self.advance();
+                        }
+                    }
+                    bindings.push(Binding::Inherit {
+                        from,
+                        names,
+                        span: start.to(end),
+                    });
+                }
+                _ => {
+                    let start = self.current().span;
+                    let Some(first) = self.attr_name() else {
+                        let help = if in_let {
+                            "a `let` binding is `name = value;`, and the bindings end with `in`"
+                        } else {
+                            "an attribute is `name = value;`"
+                        };
+                        self.expected("an attribute name", help);
+                        self.recover_binding();
+                        continue;
+                    };
+                    let mut path = vec![first];
+                    while self.at(&TokenKind::Dot) {
+                        self.advance();
+                        match self.attr_name() {
+                            Some(name) => path.push(name),
+                            None => {
+                                self.expected("an attribute name", "attribute paths are `a.b.c`");
+                                break;
+                            }
+                        }
+                    }
+                    if !self.expect(TokenKind::Assign, "an attribute is `name = value;`") {
+                        self.recover_binding();
+                        continue;
+                    }
+                    let value = self.expr();
+                    let end = self.current().span;
+                    if !self.expect(TokenKind::Semicolon, "end the binding with `;`") {
+                        self.recover_binding();
+                    }
+                    bindings.push(Binding::Assign {
+                        span: start.to(end),
+                        path,
+                        value,
+                    });
+                }
+            }
+        }
+        bindings
+    }
+
+    /// `"..."`: literal chunks and `${...}` interpolations.
+    fn string(&mut self) -> Expr {
+        let start = self.advance().span; // "
+        let mut parts: Vec<StringPart> = Vec::new();
+        loop {
+            match self.kind().clone() {
+                TokenKind::StringChunk(bytes) => {
+                    self.advance();
+                    push_literal(&mut parts, bytes);
+                }
+                TokenKind::DollarCurly => {
+                    let interpolation = self.interpolation();
+                    parts.push(StringPart::Interpolation(Box::new(interpolation)));
+                }
+                TokenKind::StringClose => {
+                    let end = self.advance().span;
+                    return Expr {
+                        kind: ExprKind::String(parts),
+                        span: start.to(end),
+                    };
+                }
+                _ => {
+                    // the lexer has reported the unterminated string
+                    let end = self.previous_end();
+                    return self.error_node(start.to(end));
+                }
+            }
+        }
+    }
+
+    fn interpolation(&mut self) -> Expr {
+        let start = self.advance().span; // ${
+        let expr = self.expr();
+        let end = self.current().span;
+        if !self.expect(TokenKind::RightBrace, "close the interpolation with `}`") {
+            self.skip_to(&[TokenKind::RightBrace]);
+            if self.at(&TokenKind::RightBrace) {
+                self.advance();
+            }
+        }
+        let _ = (start, end);
+        expr
+    }
+
+    /// `''...''` with Nix's indentation stripping.
+    fn indented_string(&mut self) -> Expr {
+        let start = self.advance().span; // ''
+        let mut pieces: Vec<IndentedPiece> = Vec::new();
+        loop {
+            match self.kind().clone() {
+                TokenKind::IndentedChunk {
+                    text,
+                    has_indentation,
+                } => {
+                    self.advance();
+                    pieces.push(IndentedPiece::Text {
+                        text,
+                        has_indentation,
+                    });
+                }
+                TokenKind::DollarCurly => {
+                    let interpolation = self.interpolation();
+                    pieces.push(IndentedPiece::Interpolation(interpolation));
+                }
+                TokenKind::IndentedClose => {
+                    let end = self.advance().span;
+                    return Expr {
+                        kind: ExprKind::String(strip_indentation(pieces)),
+                        span: start.to(end),
+                    };
+                }
+                _ => {
+                    let end = self.previous_end();
+                    return self.error_node(start.to(end));
+                }
+            }
+        }
+    }
+
+    /// A path literal, possibly with interpolations: `./a/${b}/c`.
+    fn path(&mut self) -> Expr {
+        let first = self.advance();
+        let mut parts = Vec::new();
+        if let TokenKind::Path(text) | TokenKind::HomePath(text) = first.kind {
+            parts.push(StringPart::Literal(text.into_bytes()));
+        }
+        let mut end = first.span;
+        loop {
+            match self.kind().clone() {
+                TokenKind::PathChunk(text) => {
+                    end = self.advance().span;
+                    push_literal(&mut parts, text.into_bytes());
+                }
+                TokenKind::DollarCurly => {
+                    let interpolation = self.interpolation();
+                    end = self.previous_end();
+                    parts.push(StringPart::Interpolation(Box::new(interpolation)));
+                }
+                TokenKind::PathEnd => {
+                    self.advance();
+                    break;
+                }
+                _ => break,
+            }
+        }
+        Expr {
+            kind: ExprKind::Path(parts),
+            span: first.span.to(end),
+        }
+    }
+
+    fn recover_binding(&mut self) {
+        self.skip_to(&[TokenKind::Semicolon, TokenKind::In]);
+        if self.at(&TokenKind::Semicolon) {
+            self.advance();
+        }
+    }
+}
+
+fn push_literal(parts: &mut Vec<StringPart>, bytes: Vec<u8>) {
+    if let Some(StringPart::Literal(previous)) = parts.last_mut() {
+        previous.extend_from_slice(&bytes);
+    } else {
+        parts.push(StringPart::Literal(bytes));
+    }
+}
+
+enum IndentedPiece {
+    Text {
+        text: Vec<u8>,
+        has_indentation: bool,
+    },
+    Interpolation(Expr),
+}
+
+/// Nix's `stripIndentation`: the smallest indentation of the lines that have content
+/// (interpolations and escapes count as content) is removed from every line, and a
+/// last line of only spaces is dropped.
+fn strip_indentation(pieces: Vec<IndentedPiece>) -> Vec<StringPart> {
+    let mut at_start_of_line = true;
+    let mut min_indent = usize::MAX;
+    let mut current_indent = 0;
+    for piece in &pieces {
+        match piece {
+            IndentedPiece::Text {
+                text,
+                has_indentation: true,
+            } => {
+                for byte in text {
+                    if at_start_of_line {
+                        if *byte == b' ' {
+                            current_indent += 1;
+                        } else if *byte == b'\n' {
+                            current_indent = 0;
+                        } else {
+                            at_start_of_line = false;
+                            min_indent = min_indent.min(current_indent);
+                        }
+                    } else if *byte == b'\n' {
+                        at_start_of_line = true;
+                        current_indent = 0;
+                    }
+                }
+            }
+            _ => {
+                if at_start_of_line {
+                    at_start_of_line = false;
+                    min_indent = min_indent.min(current_indent);
+                }
+            }
+        }
+    }
+    if min_indent == usize::MAX {
+        min_indent = 1_000_000;
+    }
+
+    let mut parts = Vec::new();
+    at_start_of_line = true;
+    let mut dropped = 0;
+    let count = pieces.len();
+    for (index, piece) in pieces.into_iter().enumerate() {
+        match piece {
+            IndentedPiece::Interpolation(expr) => {
+                at_start_of_line = false;
+                dropped = 0;
+                parts.push(StringPart::Interpolation(Box::new(expr)));
+            }
+            IndentedPiece::Text { text, .. } => {
+                let mut stripped = Vec::with_capacity(text.len());
+                for byte in text {
+                    if at_start_of_line {
+                        if byte == b' ' {
+                            if dropped >= min_indent {
+                                stripped.push(byte);
+                            }
+                            dropped += 1;
+                        } else if byte == b'\n' {
+                            dropped = 0;
+                            stripped.push(byte);
+                        } else {
+                            at_start_of_line = false;
+                            dropped = 0;
+                            stripped.push(byte);
+                        }
+                    } else {
+                        stripped.push(byte);
+                        if byte == b'\n' {
+                            at_start_of_line = true;
+                        }
+                    }
+                }
+                if index + 1 == count {
+                    if let Some(newline) = stripped.iter().rposition(|b| *b == b'\n') {
+                        if stripped[newline + 1..].iter().all(|b| *b == b' ') {
+                            stripped.truncate(newline + 1);
+                        }
+                    }
+                }
+                push_literal(&mut parts, stripped);
+            }
+        }
+    }
+    parts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_ok(source: &str) -> Expr {
+        let parsed = parse(source.as_bytes(), FileId(0));
+        assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
+        parsed.expr
+    }
+
+    #[test]
+    fn precedence_follows_nix() {
+        // `!a && b` is `(!a) && b`; `!a + b` is `!(a + b)`
+        let expr = parse_ok("!a && b");
+        assert!(matches!(
+            expr.kind,
+            ExprKind::Binary {
+                op: BinaryOp::And,
+                ..
+            }
+        ));
+        let expr = parse_ok("!a + b");
+        assert!(matches!(
+            expr.kind,
+            ExprKind::Unary {
+                op: UnaryOp::Not,
+                ..
+            }
+        ));
+        let expr = parse_ok("-a * b");
+        assert!(matches!(
+            expr.kind,
+            ExprKind::Binary {
+                op: BinaryOp::Multiply,
+                ..
+            }
+        ));
+        let expr = parse_ok("a -> b -> c");
+        match expr.kind {
+            ExprKind::Binary {
+                op: BinaryOp::Implies,
+                right,
+                ..
+            } => {
+                assert!(matches!(
+                    right.kind,
+                    ExprKind::Binary {
+                        op: BinaryOp::Implies,
+                        ..
+                    }
+                ))
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn several_errors_are_reported_at_once() {
+        let parsed = parse(b"{ a = ; b = 2; c = ; }", FileId(0));
+        assert_eq!(parsed.errors.len(), 2, "{:?}", parsed.errors);
+    }
+
+    #[test]
+    fn chained_comparison_is_an_error() {
+        let parsed = parse(b"1 < 2 < 3", FileId(0));
+        assert_eq!(parsed.errors.len(), 1);
+    }
+
+    #[test]
+    fn deep_nesting_ends_in_a_diagnostic() {
+        let source = format!("{}1{}", "(".repeat(100_000), ")".repeat(100_000));
+        let parsed = std::thread::Builder::new()
+            .stack_size(256 << 20)
+            .spawn(move || parse(source.as_bytes(), FileId(0)).errors)
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(parsed[0].code, codes::NESTED_TOO_DEEPLY);
+    }
+}

@@ -1,0 +1,300 @@
+//! Printing values exactly as `nix-instantiate --eval --strict [--json]` prints them:
+//! C++ stream formatting of floats, Nix's string escaping and identifier quoting,
+//! and `«repeated»` for a set or list already printed.
+
+use std::collections::HashSet;
+use std::rc::Rc;
+
+use crate::codes;
+use crate::eval::{Machine, error, opaque_error};
+use crate::span::Span;
+use crate::value::{EvalResult, Value};
+
+/// `std::ostream << double` with the default precision of 6 (`%g`).
+pub fn format_float(number: f64) -> String {
+    if number.is_nan() {
+        return if number.is_sign_negative() {
+            "-nan"
+        } else {
+            "nan"
+        }
+        .to_string();
+    }
+    if number.is_infinite() {
+        return if number < 0.0 { "-inf" } else { "inf" }.to_string();
+    }
+    if number == 0.0 {
+        return if number.is_sign_negative() { "-0" } else { "0" }.to_string();
+    }
+    const PRECISION: i32 = 6;
+    let scientific = format!("{:.*e}", (PRECISION - 1) as usize, number);
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    if exponent < -4 || exponent >= PRECISION {
+        let mantissa = strip_fraction_zeros(mantissa);
+        let sign = if exponent < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", exponent.abs())
+    } else {
+        let decimals = (PRECISION - 1 - exponent).max(0) as usize;
+        strip_fraction_zeros(&format!("{number:.decimals$}")).to_string()
+    }
+}
+
+fn strip_fraction_zeros(text: &str) -> &str {
+    if !text.contains('.') {
+        return text;
+    }
+    text.trim_end_matches('0').trim_end_matches('.')
+}
+
+/// `std::to_string(double)`, which is `%f`: what `toString 1.5` gives ("1.500000").
+pub fn format_fixed(number: f64) -> String {
+    if number.is_nan() {
+        return if number.is_sign_negative() {
+            "-nan"
+        } else {
+            "nan"
+        }
+        .to_string();
+    }
+    if number.is_infinite() {
+        return if number < 0.0 { "-inf" } else { "inf" }.to_string();
+    }
+    format!("{number:.6}")
+}
+
+/// A string literal as Nix prints it.
+pub fn quote_string(bytes: &[u8], out: &mut Vec<u8>) {
+    out.push(b'"');
+    for (index, byte) in bytes.iter().enumerate() {
+        match byte {
+            b'"' | b'\\' => {
+                out.push(b'\\');
+                out.push(*byte);
+            }
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            b'$' if bytes.get(index + 1) == Some(&b'{') => out.extend_from_slice(b"\\$"),
+            other => out.push(*other),
+        }
+    }
+    out.push(b'"');
+}
+
+/// An attribute name as Nix prints it: bare if it is an identifier, quoted if not
+/// (and `if`, which Nix special-cases).
+pub fn attribute_name(name: &[u8], out: &mut Vec<u8>) {
+    let identifier = match name.first() {
+        Some(first) => {
+            (first.is_ascii_alphabetic() || *first == b'_')
+                && name
+                    .iter()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'\'' | b'-'))
+        }
+        None => false,
+    };
+    if identifier && name != b"if" {
+        out.extend_from_slice(name);
+    } else {
+        quote_string(name, out);
+    }
+}
+
+impl Machine {
+    /// `nix-instantiate --eval --strict`: force everything, then print.
+    pub fn print_strict(&mut self, value: &Value) -> EvalResult<Vec<u8>> {
+        let value = self.force_deep(value, Span::default())?;
+        let mut out = Vec::new();
+        let mut seen = HashSet::new();
+        self.print_value(&value, &mut seen, &mut out)?;
+        Ok(out)
+    }
+
+    fn print_value(
+        &mut self,
+        value: &Value,
+        seen: &mut HashSet<usize>,
+        out: &mut Vec<u8>,
+    ) -> EvalResult<()> {
+        match value {
+            Value::Null => out.extend_from_slice(b"null"),
+            Value::Bool(true) => out.extend_from_slice(b"true"),
+            Value::Bool(false) => out.extend_from_slice(b"false"),
+            Value::Int(number) => out.extend_from_slice(number.to_string().as_bytes()),
+            Value::Float(number) => out.extend_from_slice(format_float(*number).as_bytes()),
+            Value::String(bytes) => quote_string(bytes, out),
+            Value::Path(bytes) => out.extend_from_slice(bytes),
+            Value::Attrs(attrs) => {
+                if !attrs.is_empty() && !seen.insert(Rc::as_ptr(attrs) as *const u8 as usize) {
+                    out.extend_from_slice("«repeated»".as_bytes());
+                    return Ok(());
+                }
+                self.enter(Span::default())?;
+                out.extend_from_slice(b"{ ");
+                for attr in attrs.iter() {
+                    attribute_name(&attr.name, out);
+                    out.extend_from_slice(b" = ");
+                    let forced = self.force(&attr.value, Span::default())?;
+                    self.print_value(&forced, seen, out)?;
+                    out.extend_from_slice(b"; ");
+                }
+                out.push(b'}');
+                self.leave();
+            }
+            Value::List(items) => {
+                if !items.is_empty() && !seen.insert(items.as_ptr() as *const u8 as usize) {
+                    out.extend_from_slice("«repeated»".as_bytes());
+                    return Ok(());
+                }
+                self.enter(Span::default())?;
+                out.extend_from_slice(b"[ ");
+                for item in items.iter() {
+                    let forced = self.force(item, Span::default())?;
+                    self.print_value(&forced, seen, out)?;
+                    out.push(b' ');
+                }
+                out.push(b']');
+                self.leave();
+            }
+            Value::Lambda(_) => out.extend_from_slice(b"<LAMBDA>"),
+            Value::PrimOp(_) => out.extend_from_slice(b"<PRIMOP>"),
+            Value::PrimOpApp(_) => out.extend_from_slice(b"<PRIMOP-APP>"),
+            Value::Thunk(_) => out.extend_from_slice(b"<CODE>"),
+            Value::Opaque(_) => return Err(opaque_error(Span::default())),
+        }
+        Ok(())
+    }
+
+    /// `builtins.toJSON` and `--json`: strict, sets sorted by name, no spaces.
+    pub fn to_json(&mut self, value: &Value, span: Span) -> EvalResult<Vec<u8>> {
+        let mut out = Vec::new();
+        self.json_value(value, span, &mut out)?;
+        Ok(out)
+    }
+
+    fn json_value(&mut self, value: &Value, span: Span, out: &mut Vec<u8>) -> EvalResult<()> {
+        let value = self.force(value, span)?;
+        match &value {
+            Value::Null => out.extend_from_slice(b"null"),
+            Value::Bool(true) => out.extend_from_slice(b"true"),
+            Value::Bool(false) => out.extend_from_slice(b"false"),
+            Value::Int(number) => out.extend_from_slice(number.to_string().as_bytes()),
+            Value::Float(number) => out.extend_from_slice(format_float(*number).as_bytes()),
+            Value::String(bytes) => json_string(bytes, out),
+            Value::Path(path) => {
+                let text = String::from_utf8_lossy(path);
+                return Err(error(
+                    codes::PATH_IN_STRING,
+                    format!("path `{text}` converted to JSON"),
+                    span,
+                    "Nix would copy this path into the store here",
+                    "there is no store in mesh; use `toString path` to put the path's text in JSON",
+                ));
+            }
+            Value::Attrs(attrs) => {
+                if attrs.contains(b"__toString") {
+                    let text = self.coerce_to_string(&value, span, false, false)?;
+                    json_string(&text, out);
+                    return Ok(());
+                }
+                if let Some(out_path) = attrs.get(b"outPath").cloned() {
+                    return self.json_value(&out_path, span, out);
+                }
+                self.enter(span)?;
+                out.push(b'{');
+                for (index, attr) in attrs.iter().enumerate() {
+                    if index > 0 {
+                        out.push(b',');
+                    }
+                    json_string(&attr.name, out);
+                    out.push(b':');
+                    self.json_value(&attr.value, attr.span.unwrap_or(span), out)?;
+                }
+                out.push(b'}');
+                self.leave();
+            }
+            Value::List(items) => {
+                self.enter(span)?;
+                out.push(b'[');
+                for (index, item) in items.iter().enumerate() {
+                    if index > 0 {
+                        out.push(b',');
+                    }
+                    self.json_value(item, span, out)?;
+                }
+                out.push(b']');
+                self.leave();
+            }
+            Value::Opaque(_) => return Err(opaque_error(span)),
+            other => {
+                return Err(error(
+                    codes::INVALID_JSON,
+                    format!("cannot convert {} to JSON", other.describe_type()),
+                    span,
+                    "this value has no JSON form",
+                    "only null, Booleans, numbers, strings, lists and sets convert to JSON",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Nix 2.8's JSON string escaping: `"`, `\`, `\n`, `\r`, `\t`, other control
+/// characters as `\u00XX`, everything else as is.
+pub fn json_string(bytes: &[u8], out: &mut Vec<u8>) {
+    out.push(b'"');
+    for byte in bytes {
+        match byte {
+            b'"' | b'\\' => {
+                out.push(b'\\');
+                out.push(*byte);
+            }
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            0..=0x1f => out.extend_from_slice(format!("\\u{:04x}", byte).as_bytes()),
+            other => out.push(*other),
+        }
+    }
+    out.push(b'"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floats_print_like_cpp_streams() {
+        let cases = [
+            (0.1, "0.1"),
+            (1.0 / 3.0, "0.333333"),
+            (1e20, "1e+20"),
+            (100000.0, "100000"),
+            (1000000.0, "1e+06"),
+            (1.5, "1.5"),
+            (123456789.0, "1.23457e+08"),
+            (1e-5, "1e-05"),
+            (0.0001, "0.0001"),
+            (-0.0, "-0"),
+        ];
+        for (number, expected) in cases {
+            assert_eq!(format_float(number), expected, "{number}");
+        }
+        assert_eq!(format_fixed(1.5), "1.500000");
+    }
+
+    #[test]
+    fn attribute_names_are_quoted_when_not_identifiers() {
+        let mut out = Vec::new();
+        for name in [&b"a-b'"[..], b"1x", b"if", b"then", b""] {
+            attribute_name(name, &mut out);
+            out.push(b' ');
+        }
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "a-b' \"1x\" \"if\" then \"\" "
+        );
+    }
+}

@@ -1,0 +1,386 @@
+//! Runtime values. A value is either evaluated (weak head normal form) or a thunk that
+//! evaluates to one when forced. Sharing is by `Rc`: two places hold the same list or
+//! attribute set exactly when Nix would hold the same one, which is what decides
+//! where `«repeated»` is printed.
+
+use std::any::Any;
+use std::cell::{OnceCell, RefCell};
+use std::fmt;
+use std::rc::Rc;
+
+use crate::compile::{Ir, LambdaIr};
+use crate::diagnostic::Diagnostic;
+use crate::span::Span;
+
+/// Attribute names and strings are byte strings, as in Nix.
+pub type Bytes = Rc<[u8]>;
+
+pub type EvalResult<T> = Result<T, Box<Diagnostic>>;
+
+#[derive(Clone)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    String(Bytes),
+    /// An absolute, canonical path.
+    Path(Bytes),
+    Attrs(Rc<Attrs>),
+    List(List),
+    Lambda(Rc<Closure>),
+    PrimOp(Rc<PrimOp>),
+    PrimOpApp(Rc<PrimOpApp>),
+    Thunk(Rc<Thunk>),
+    /// A value the host gives the language that it may pass around and nothing else
+    /// (a secret handle): comparing, printing or converting it is an error.
+    Opaque(Rc<dyn Opaque>),
+}
+
+/// A host value the language can only pass along.
+pub trait Opaque: Any {
+    /// What it is called in diagnostics ("secret").
+    fn type_name(&self) -> &'static str;
+    fn as_any(&self) -> &dyn Any;
+}
+
+impl Value {
+    pub fn string(bytes: &[u8]) -> Value {
+        Value::String(Rc::from(bytes))
+    }
+
+    pub fn string_from(text: &str) -> Value {
+        Value::String(Rc::from(text.as_bytes()))
+    }
+
+    /// Nix's `typeOf` name; thunks are "thunk" (callers force first).
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::Null => "null",
+            Value::Bool(_) => "bool",
+            Value::Int(_) => "int",
+            Value::Float(_) => "float",
+            Value::String(_) => "string",
+            Value::Path(_) => "path",
+            Value::Attrs(_) => "set",
+            Value::List(_) => "list",
+            Value::Lambda(_) | Value::PrimOp(_) | Value::PrimOpApp(_) => "lambda",
+            Value::Thunk(_) => "thunk",
+            Value::Opaque(opaque) => opaque.type_name(),
+        }
+    }
+
+    /// How diagnostics name the type: "an integer", "a set".
+    pub fn describe_type(&self) -> &'static str {
+        match self {
+            Value::Null => "null",
+            Value::Bool(_) => "a Boolean",
+            Value::Int(_) => "an integer",
+            Value::Float(_) => "a float",
+            Value::String(_) => "a string",
+            Value::Path(_) => "a path",
+            Value::Attrs(_) => "a set",
+            Value::List(_) => "a list",
+            Value::Lambda(_) => "a function",
+            Value::PrimOp(_) => "a built-in function",
+            Value::PrimOpApp(_) => "a partially applied built-in function",
+            Value::Thunk(_) => "a thunk",
+            Value::Opaque(_) => "a secret",
+        }
+    }
+
+    pub fn is_function(&self) -> bool {
+        matches!(
+            self,
+            Value::Lambda(_) | Value::PrimOp(_) | Value::PrimOpApp(_)
+        )
+    }
+}
+
+impl fmt::Debug for Value {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Null => write!(formatter, "null"),
+            Value::Bool(value) => write!(formatter, "{value}"),
+            Value::Int(value) => write!(formatter, "{value}"),
+            Value::Float(value) => write!(formatter, "{value}"),
+            Value::String(bytes) => write!(formatter, "{:?}", String::from_utf8_lossy(bytes)),
+            Value::Path(bytes) => write!(formatter, "{}", String::from_utf8_lossy(bytes)),
+            Value::Attrs(attrs) => {
+                write!(formatter, "{{ ")?;
+                for attr in attrs.iter() {
+                    write!(
+                        formatter,
+                        "{} = {:?}; ",
+                        String::from_utf8_lossy(&attr.name),
+                        attr.value
+                    )?;
+                }
+                write!(formatter, "}}")
+            }
+            Value::List(list) => formatter.debug_list().entries(list.iter()).finish(),
+            Value::Lambda(_) => write!(formatter, "<LAMBDA>"),
+            Value::PrimOp(_) => write!(formatter, "<PRIMOP>"),
+            Value::PrimOpApp(_) => write!(formatter, "<PRIMOP-APP>"),
+            Value::Thunk(_) => write!(formatter, "<CODE>"),
+            Value::Opaque(opaque) => write!(formatter, "<{}>", opaque.type_name()),
+        }
+    }
+}
+
+/// A list; its identity (for `«repeated»`) is the `Rc`.
+pub type List = Rc<[Value]>;
+
+/// One attribute: name, value and where it was defined (if it was written down).
+#[derive(Clone, Debug)]
+pub struct Attr {
+    pub name: Bytes,
+    pub value: Value,
+    pub span: Option<Span>,
+}
+
+/// An attribute set: attributes sorted by name, names unique.
+#[derive(Clone, Debug, Default)]
+pub struct Attrs {
+    entries: Vec<Attr>,
+}
+
+impl Attrs {
+    pub fn new() -> Attrs {
+        Attrs::default()
+    }
+
+    /// From attributes already sorted by name with unique names.
+    pub fn from_sorted(entries: Vec<Attr>) -> Attrs {
+        debug_assert!(entries.windows(2).all(|w| w[0].name < w[1].name));
+        Attrs { entries }
+    }
+
+    /// From attributes in any order; the first of equal names wins.
+    pub fn from_unsorted(mut entries: Vec<Attr>) -> Attrs {
+        entries.sort_by(|left, right| left.name.cmp(&right.name));
+        entries.dedup_by(|later, earlier| later.name == earlier.name);
+        Attrs { entries }
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn get(&self, name: &[u8]) -> Option<&Value> {
+        self.get_attr(name).map(|attr| &attr.value)
+    }
+
+    pub fn get_attr(&self, name: &[u8]) -> Option<&Attr> {
+        if self.entries.len() <= 8 {
+            return self.entries.iter().find(|attr| &*attr.name == name);
+        }
+        self.entries
+            .binary_search_by(|attr| (*attr.name).cmp(name))
+            .ok()
+            .map(|index| &self.entries[index])
+    }
+
+    pub fn contains(&self, name: &[u8]) -> bool {
+        self.get_attr(name).is_some()
+    }
+
+    pub fn iter(&self) -> std::slice::Iter<'_, Attr> {
+        self.entries.iter()
+    }
+
+    pub fn entries(&self) -> &[Attr] {
+        &self.entries
+    }
+
+    pub fn into_entries(self) -> Vec<Attr> {
+        self.entries
+    }
+
+    /// Inserts or replaces, keeping the order.
+    pub fn insert(&mut self, attr: Attr) {
+        match self
+            .entries
+            .binary_search_by(|existing| existing.name.cmp(&attr.name))
+        {
+            Ok(index) => self.entries[index] = attr,
+            Err(index) => self.entries.insert(index, attr),
+        }
+    }
+
+    /// `self // other`: a merge of two sorted runs; `other` wins.
+    pub fn update(&self, other: &Attrs) -> Attrs {
+        let (left, right) = (&self.entries, &other.entries);
+        let mut entries = Vec::with_capacity(left.len() + right.len());
+        let (mut l, mut r) = (0, 0);
+        while l < left.len() && r < right.len() {
+            match left[l].name.cmp(&right[r].name) {
+                std::cmp::Ordering::Less => {
+                    entries.push(left[l].clone());
+                    l += 1;
+                }
+                std::cmp::Ordering::Greater => {
+                    entries.push(right[r].clone());
+                    r += 1;
+                }
+                std::cmp::Ordering::Equal => {
+                    entries.push(right[r].clone());
+                    l += 1;
+                    r += 1;
+                }
+            }
+        }
+        entries.extend_from_slice(&left[l..]);
+        entries.extend_from_slice(&right[r..]);
+        Attrs { entries }
+    }
+}
+
+/// An environment frame: the values of one scope and the scope around it.
+pub struct EnvFrame {
+    pub parent: Option<Env>,
+    pub slots: Slots,
+}
+
+pub type Env = Rc<EnvFrame>;
+
+/// A frame's values. Filled once, right after the frame is made (recursive scopes
+/// need the frame before their values exist).
+pub enum Slots {
+    One(OnceCell<Value>),
+    Many(Box<[OnceCell<Value>]>),
+}
+
+impl Slots {
+    pub fn get(&self, index: usize) -> Option<&Value> {
+        match self {
+            Slots::One(cell) if index == 0 => cell.get(),
+            Slots::One(_) => None,
+            Slots::Many(cells) => cells.get(index).and_then(OnceCell::get),
+        }
+    }
+
+    pub fn set(&self, index: usize, value: Value) {
+        let cell = match self {
+            Slots::One(cell) if index == 0 => Some(cell),
+            Slots::One(_) => None,
+            Slots::Many(cells) => cells.get(index),
+        };
+        if let Some(cell) = cell {
+            let _ = cell.set(value);
+        }
+    }
+}
+
+impl EnvFrame {
+    pub fn one(parent: Option<Env>, value: Value) -> Env {
+        Rc::new(EnvFrame {
+            parent,
+            slots: Slots::One(OnceCell::from(value)),
+        })
+    }
+
+    pub fn empty(parent: Option<Env>, size: usize) -> Env {
+        let slots = if size == 1 {
+            Slots::One(OnceCell::new())
+        } else {
+            Slots::Many((0..size).map(|_| OnceCell::new()).collect())
+        };
+        Rc::new(EnvFrame { parent, slots })
+    }
+}
+
+/// A function value: its code and the environment it closes over.
+pub struct Closure {
+    pub lambda: Rc<LambdaIr>,
+    pub env: Env,
+}
+
+pub type PrimFn = fn(&mut crate::eval::Machine, &[Value], Span) -> EvalResult<Value>;
+
+/// A built-in function taking `arity` arguments. Host functions (the mesh prelude)
+/// are `Host` and may capture state.
+pub struct PrimOp {
+    pub name: &'static str,
+    pub arity: usize,
+    pub function: PrimFunction,
+}
+
+#[derive(Clone)]
+pub enum PrimFunction {
+    Builtin(PrimFn),
+    Host(Rc<HostFn>),
+}
+
+pub type HostFn = dyn Fn(&mut crate::eval::Machine, &[Value], Span) -> EvalResult<Value>;
+
+/// A built-in function applied to fewer arguments than it takes.
+pub struct PrimOpApp {
+    pub primop: Rc<PrimOp>,
+    pub arguments: Vec<Value>,
+}
+
+/// A suspended computation, evaluated at most once.
+pub struct Thunk {
+    pub state: RefCell<ThunkState>,
+}
+
+pub enum ThunkState {
+    /// Code to evaluate in an environment.
+    Suspended {
+        code: Rc<Ir>,
+        env: Env,
+    },
+    /// A function applied to arguments, created by builtins such as `map`.
+    Apply {
+        function: Value,
+        arguments: Vec<Value>,
+        span: Span,
+    },
+    /// Being evaluated: forcing it again is infinite recursion.
+    Blackhole,
+    Done(Value),
+}
+
+impl Thunk {
+    pub fn suspended(code: Rc<Ir>, env: Env) -> Value {
+        Value::Thunk(Rc::new(Thunk {
+            state: RefCell::new(ThunkState::Suspended { code, env }),
+        }))
+    }
+
+    pub fn apply(function: Value, arguments: Vec<Value>, span: Span) -> Value {
+        Value::Thunk(Rc::new(Thunk {
+            state: RefCell::new(ThunkState::Apply {
+                function,
+                arguments,
+                span,
+            }),
+        }))
+    }
+
+    /// The value, if already evaluated.
+    pub fn value(&self) -> Option<Value> {
+        match &*self.state.borrow() {
+            ThunkState::Done(value) => Some(value.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// Two values are the same object (Nix's pointer equality of value slots).
+pub fn same_object(left: &Value, right: &Value) -> bool {
+    match (left, right) {
+        (Value::Thunk(l), Value::Thunk(r)) => Rc::ptr_eq(l, r),
+        (Value::Attrs(l), Value::Attrs(r)) => Rc::ptr_eq(l, r),
+        (Value::List(l), Value::List(r)) => !l.is_empty() && Rc::ptr_eq(l, r),
+        (Value::Lambda(l), Value::Lambda(r)) => Rc::ptr_eq(l, r),
+        (Value::PrimOp(l), Value::PrimOp(r)) => Rc::ptr_eq(l, r),
+        (Value::PrimOpApp(l), Value::PrimOpApp(r)) => Rc::ptr_eq(l, r),
+        _ => false,
+    }
+}
