@@ -78,6 +78,40 @@ codes! {
     BUDGET_EXCEEDED = "E043", "evaluation budget exceeded";
     OPAQUE_MISUSE = "E044", "secret used where only a shape may take it";
     VALUE_TOO_LARGE = "E045", "value too large";
+    // E1xx: the repository, the inventory and resolution
+    NOT_A_REPOSITORY = "E100", "not a mesh repository";
+    UNKNOWN_MODULE = "E101", "unknown module";
+    REQUIRES_CYCLE = "E102", "modules require each other in a cycle";
+    UNKNOWN_INVENTORY_KEY = "E103", "unknown key in the inventory";
+    INVALID_INVENTORY_VALUE = "E104", "inventory value of the wrong type";
+    INVALID_MODULE = "E105", "module file is not a module";
+    UNKNOWN_MODULE_FIELD = "E106", "unknown field in a module";
+    INVALID_NODE_NAME = "E107", "invalid node name";
+    SHADOWED_MODULE = "E108", "repository module shadows a standard module";
+    STAGE_ARGUMENT = "E109", "module field asks for an argument its stage cannot know";
+    INVALID_MODULE_FIELD = "E110", "module field of the wrong type";
+    DUPLICATE_ASSIGNMENT = "E111", "module assigned twice to a node";
+    // E2xx: settings and contributions
+    UNKNOWN_SETTING = "E200", "override of an unknown setting";
+    SETTING_FOR_ABSENT_MODULE = "E201", "settings for a module that is not on the node";
+    SETTING_TYPE_MISMATCH = "E202", "setting value of the wrong type";
+    INVALID_OPTION = "E203", "invalid setting declaration";
+    DEFAULT_TYPE_MISMATCH = "E204", "setting default of the wrong type";
+    SETTING_WITHOUT_VALUE = "E205", "setting without default is not set";
+    CONTRIBUTION_TO_UNKNOWN_MODULE = "E206", "contribution to a module that does not exist";
+    CONTRIBUTION_TO_UNKNOWN_COLLECTION = "E207", "contribution to a collection that is not declared";
+    CONTRIBUTION_TYPE_MISMATCH = "E208", "contribution of the wrong type";
+    CONTRIBUTION_CONFLICT = "E209", "two modules contribute the same key";
+    INVALID_COLLECTION = "E210", "invalid collection declaration";
+    // E4xx: shapes and plans
+    INVALID_SHAPE = "E400", "invalid shape";
+    SHAPE_CONFLICT = "E401", "two shapes declare the same resource differently";
+    UNDECLARED_DIRECTORY = "E402", "parent directory is not declared";
+    UNDECLARED_USER = "E403", "owner is not declared";
+    UNDECLARED_MOUNT_SOURCE = "E404", "container mount source is not declared";
+    NOT_A_SHAPE_LIST = "E405", "`shapes` did not return a list of shapes";
+    UNDECLARED_GROUP = "E406", "group is not declared";
+    OUTPUT_UNWRITABLE = "E407", "build output cannot be written";
     // E9xx: internal
     INTERNAL = "E900", "internal error (please report)";
 }
