@@ -176,6 +176,11 @@ impl Machine {
         }
     }
 
+    /// A global name (`builtins`, `map`, `__add`), as every file sees it.
+    pub fn global(&self, name: &str) -> Option<Value> {
+        self.globals.global(name.as_bytes())
+    }
+
     pub fn limits(&self) -> &Limits {
         &self.limits
     }
@@ -233,7 +238,7 @@ impl Machine {
 
     // ---- files ----------------------------------------------------------------
 
-    pub(crate) fn check_allowed(&self, path: &[u8], span: Span, what: &str) -> EvalResult<PathBuf> {
+    pub fn check_allowed(&self, path: &[u8], span: Span, what: &str) -> EvalResult<PathBuf> {
         let allowed = self.allowed_roots.iter().any(|root| {
             path == root.as_slice()
                 || (path.starts_with(root)
@@ -256,7 +261,7 @@ impl Machine {
         self.loader.clone()
     }
 
-    pub(crate) fn read_file(&mut self, path: &[u8], span: Span, what: &str) -> EvalResult<Vec<u8>> {
+    pub fn read_file(&mut self, path: &[u8], span: Span, what: &str) -> EvalResult<Vec<u8>> {
         let file_path = self.check_allowed(path, span, what)?;
         self.loader.read(&file_path).map_err(|io_error| {
             error(
