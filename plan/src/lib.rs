@@ -1,3 +1,290 @@
 //! The host vocabulary: the eight shape kinds, the plan format and its canonical digest.
-//! Must not depend on any other crate of the workspace.
+//! Must not depend on any other crate of the workspace, and does no I/O.
 #![forbid(unsafe_code)]
+
+pub mod archive;
+pub mod canonical;
+pub mod check;
+pub mod container;
+pub mod directory;
+pub mod error;
+pub mod file;
+pub mod link;
+pub mod secret;
+pub mod service;
+pub mod shape;
+pub mod user;
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+pub use archive::Archive;
+pub use canonical::{canonical_json, is_sha256_digest, sha256_digest};
+pub use container::{Container, Mount};
+pub use directory::Directory;
+pub use error::{PlanError, ShapeName};
+pub use file::File;
+pub use link::Link;
+pub use secret::Secret;
+pub use service::Service;
+pub use shape::{Kind, Resource, Shape, Source};
+pub use user::User;
+
+/// The plan format this crate reads and writes.
+pub const FORMAT: &str = "mesh-plan/1";
+
+/// One node's plan: its shapes in canonical order and the digest over all of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    node: String,
+    shapes: Vec<Shape>,
+    digest: String,
+}
+
+impl Plan {
+    /// A plan for `node`: sorts the shapes canonically (kind in [`Kind::ALL`] order,
+    /// then identity by bytes), recomputes every shape digest and the plan digest.
+    /// Does not check the shapes; call [`Plan::validate`] for that.
+    pub fn new(node: impl Into<String>, shapes: Vec<Shape>) -> Plan {
+        let mut shapes: Vec<Shape> = shapes
+            .into_iter()
+            .map(|shape| {
+                Shape::new(
+                    shape.resource().clone(),
+                    shape.module(),
+                    shape.source().clone(),
+                )
+            })
+            .collect();
+        shapes.sort_by(|left, right| sort_key(left).cmp(&sort_key(right)));
+        let node = node.into();
+        let digest = sha256_digest(&canonical_json(&Self::json_without_digest(&node, &shapes)));
+        Plan {
+            node,
+            shapes,
+            digest,
+        }
+    }
+
+    pub fn node(&self) -> &str {
+        &self.node
+    }
+
+    pub fn shapes(&self) -> &[Shape] {
+        &self.shapes
+    }
+
+    /// `sha256:HEX` of the canonical JSON of the plan without its `digest` field.
+    pub fn digest(&self) -> &str {
+        &self.digest
+    }
+
+    /// The shape of `kind` with `identity`, if the plan has one.
+    pub fn shape(&self, kind: Kind, identity: &str) -> Option<&Shape> {
+        self.shapes
+            .binary_search_by(|shape| sort_key(shape).cmp(&(kind, identity.as_bytes())))
+            .ok()
+            .and_then(|position| self.shapes.get(position))
+    }
+
+    fn json_without_digest(node: &str, shapes: &[Shape]) -> Value {
+        let mut object = Map::new();
+        object.insert("format".to_string(), Value::String(FORMAT.to_string()));
+        object.insert("node".to_string(), Value::String(node.to_string()));
+        object.insert(
+            "shapes".to_string(),
+            Value::Array(shapes.iter().map(Shape::to_json).collect()),
+        );
+        Value::Object(object)
+    }
+
+    /// The plan as a JSON value, digest included.
+    pub fn to_json(&self) -> Value {
+        let mut value = Self::json_without_digest(&self.node, &self.shapes);
+        if let Value::Object(object) = &mut value {
+            object.insert("digest".to_string(), Value::String(self.digest.clone()));
+        }
+        value
+    }
+
+    /// The canonical bytes of the plan followed by one newline: what `meshc build`
+    /// writes to `nodes/NODE.json`.
+    pub fn to_json_bytes(&self) -> Vec<u8> {
+        let mut bytes = canonical_json(&self.to_json());
+        bytes.push(b'\n');
+        bytes
+    }
+
+    /// Reads a plan, refusing: anything that is not JSON, an unknown format version, a
+    /// digest that does not match the content, unknown kinds or fields, missing fields,
+    /// invalid values, a shape whose digest does not match its content, duplicate
+    /// identities, shapes out of canonical order and shapes that conflict.
+    pub fn read(bytes: &[u8]) -> Result<Plan, PlanError> {
+        let value: Value = serde_json::from_slice(bytes).map_err(|error| PlanError::NotJson {
+            reason: error.to_string(),
+        })?;
+        let Value::Object(mut object) = value else {
+            return Err(PlanError::Malformed {
+                reason: "the plan is not a JSON object".to_string(),
+            });
+        };
+        match object.get("format") {
+            Some(Value::String(format)) if format == FORMAT => {}
+            Some(Value::String(format)) => {
+                return Err(PlanError::UnknownFormat {
+                    found: format.clone(),
+                });
+            }
+            Some(_) => return Err(malformed("`format` is not a string")),
+            None => return Err(malformed("there is no `format`")),
+        }
+        if let Some(unknown) = object
+            .keys()
+            .find(|key| !matches!(key.as_str(), "format" | "node" | "shapes" | "digest"))
+        {
+            return Err(malformed(&format!("unknown field `{unknown}`")));
+        }
+        let recorded_digest = match object.remove("digest") {
+            Some(Value::String(digest)) => digest,
+            Some(_) => return Err(malformed("`digest` is not a string")),
+            None => return Err(malformed("there is no `digest`")),
+        };
+        let computed_digest = sha256_digest(&canonical_json(&Value::Object(object.clone())));
+        if computed_digest != recorded_digest {
+            return Err(PlanError::DigestMismatch {
+                recorded: recorded_digest,
+                computed: computed_digest,
+            });
+        }
+        let node = match object.remove("node") {
+            Some(Value::String(node)) => node,
+            Some(_) => return Err(malformed("`node` is not a string")),
+            None => return Err(malformed("there is no `node`")),
+        };
+        check::name(&node).map_err(|reason| malformed(&format!("`node`: {reason}")))?;
+        let shape_values = match object.remove("shapes") {
+            Some(Value::Array(shapes)) => shapes,
+            Some(_) => return Err(malformed("`shapes` is not a list")),
+            None => return Err(malformed("there is no `shapes`")),
+        };
+        let mut shapes = Vec::with_capacity(shape_values.len());
+        for (position, shape_value) in shape_values.into_iter().enumerate() {
+            shapes.push(Shape::from_json(position, shape_value)?);
+        }
+        let plan = Plan {
+            node,
+            shapes,
+            digest: recorded_digest,
+        };
+        plan.check_order()?;
+        plan.validate()?;
+        Ok(plan)
+    }
+
+    fn check_order(&self) -> Result<(), PlanError> {
+        for pair in self.shapes.windows(2) {
+            if let [earlier, later] = pair {
+                match sort_key(earlier).cmp(&sort_key(later)) {
+                    std::cmp::Ordering::Less => {}
+                    std::cmp::Ordering::Equal => {
+                        return Err(PlanError::Duplicate {
+                            shape: later.shape_name(),
+                        });
+                    }
+                    std::cmp::Ordering::Greater => {
+                        return Err(PlanError::NotCanonicalOrder {
+                            shape: later.shape_name(),
+                        });
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks every shape's values and the plan as a whole: no two shapes of one kind
+    /// with one identity; no two path shapes on one path; no service and container
+    /// with one name (both would be `NAME.service`); nothing under a file, link or
+    /// secret; nothing under an archive (unpacking replaces the whole directory).
+    pub fn validate(&self) -> Result<(), PlanError> {
+        let mut by_path: HashMap<&str, &Shape> = HashMap::new();
+        let mut by_unit: HashMap<&str, &Shape> = HashMap::new();
+        let mut seen: HashMap<(Kind, &str), &Shape> = HashMap::new();
+        for shape in &self.shapes {
+            shape.resource().validate()?;
+            if seen
+                .insert((shape.kind(), shape.identity()), shape)
+                .is_some()
+            {
+                return Err(PlanError::Duplicate {
+                    shape: shape.shape_name(),
+                });
+            }
+            let owner_map = match shape.kind() {
+                Kind::User => None,
+                Kind::Service | Kind::Container => Some(&mut by_unit),
+                _ => Some(&mut by_path),
+            };
+            if let Some(owner_map) = owner_map
+                && let Some(first) = owner_map.insert(shape.identity(), shape)
+            {
+                let reason = if shape.kind().is_path_kind() {
+                    "both own the same path"
+                } else {
+                    "both would be the unit `NAME.service`"
+                };
+                return Err(PlanError::Conflict {
+                    first: first.shape_name(),
+                    second: shape.shape_name(),
+                    reason: reason.to_string(),
+                });
+            }
+        }
+        for shape in &self.shapes {
+            if !shape.kind().is_path_kind() {
+                continue;
+            }
+            for ancestor in ancestors(shape.identity()) {
+                if let Some(holder) = by_path.get(ancestor) {
+                    let reason = match holder.kind() {
+                        Kind::Directory => continue,
+                        Kind::Archive => {
+                            "it lies inside the archive's directory, which unpacking replaces whole"
+                        }
+                        _ => "its parent is not a directory",
+                    };
+                    return Err(PlanError::Conflict {
+                        first: holder.shape_name(),
+                        second: shape.shape_name(),
+                        reason: reason.to_string(),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn malformed(reason: &str) -> PlanError {
+    PlanError::Malformed {
+        reason: reason.to_string(),
+    }
+}
+
+fn sort_key(shape: &Shape) -> (Kind, &[u8]) {
+    (shape.kind(), shape.identity().as_bytes())
+}
+
+/// The proper ancestors of an absolute path, nearest first: `/a/b/c` gives `/a/b`, `/a`.
+pub fn ancestors(path: &str) -> impl Iterator<Item = &str> {
+    let mut rest = path;
+    std::iter::from_fn(move || {
+        let cut = rest.rfind('/')?;
+        if cut == 0 {
+            return None;
+        }
+        rest = rest.get(..cut)?;
+        Some(rest)
+    })
+}

@@ -1,0 +1,94 @@
+//! The one definition of canonical JSON and of the `sha256:HEX` digest that plans,
+//! shapes and the compiler's emitter share. Must not depend on serde_json's map order
+//! (a feature elsewhere in the graph could turn on `preserve_order`).
+
+use sha2::{Digest, Sha256};
+
+/// Canonical JSON of a value: object keys sorted by their UTF-8 bytes, no whitespace
+/// outside strings, strings escaped as serde_json escapes them, numbers as serde_json
+/// prints them.
+pub fn canonical_json(value: &serde_json::Value) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256);
+    write_canonical(value, &mut out);
+    out
+}
+
+fn write_canonical(value: &serde_json::Value, out: &mut Vec<u8>) {
+    use serde_json::Value;
+    match value {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Number(number) => out.extend_from_slice(number.to_string().as_bytes()),
+        Value::String(text) => write_string(text, out),
+        Value::Array(items) => {
+            out.push(b'[');
+            for (position, item) in items.iter().enumerate() {
+                if position > 0 {
+                    out.push(b',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(b']');
+        }
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &serde_json::Value)> = map.iter().collect();
+            entries.sort_by(|left, right| left.0.as_bytes().cmp(right.0.as_bytes()));
+            out.push(b'{');
+            for (position, (key, item)) in entries.into_iter().enumerate() {
+                if position > 0 {
+                    out.push(b',');
+                }
+                write_string(key, out);
+                out.push(b':');
+                write_canonical(item, out);
+            }
+            out.push(b'}');
+        }
+    }
+}
+
+/// Escapes exactly as serde_json does: `"` and `\\` escaped, the short escapes for
+/// backspace, form feed, newline, carriage return and tab, `\u00XX` (lowercase hex)
+/// for the other control characters, everything else as UTF-8.
+fn write_string(text: &str, out: &mut Vec<u8>) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.push(b'"');
+    for byte in text.bytes() {
+        match byte {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x0c => out.extend_from_slice(b"\\f"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            0x00..=0x1f => {
+                out.extend_from_slice(b"\\u00");
+                out.push(HEX[usize::from(byte >> 4)]);
+                out.push(HEX[usize::from(byte & 0x0f)]);
+            }
+            _ => out.push(byte),
+        }
+    }
+    out.push(b'"');
+}
+
+/// `sha256:` followed by the lowercase hex SHA-256 of `bytes`.
+pub fn sha256_digest(bytes: &[u8]) -> String {
+    let hash = Sha256::digest(bytes);
+    format!("sha256:{}", hex::encode(hash))
+}
+
+/// Is `text` a `sha256:` digest with 64 lowercase hex digits?
+pub fn is_sha256_digest(text: &str) -> bool {
+    match text.strip_prefix("sha256:") {
+        Some(hex_digits) => {
+            hex_digits.len() == 64
+                && hex_digits
+                    .bytes()
+                    .all(|byte| byte.is_ascii_digit() || (b'a'..=b'f').contains(&byte))
+        }
+        None => false,
+    }
+}

@@ -1,0 +1,399 @@
+//! A shape: one resource of one of the eight kinds, plus the module and source
+//! location that declared it and its digest. Converts to and from plan JSON strictly;
+//! must not add a ninth kind without a format version bump.
+
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+use crate::canonical::{canonical_json, sha256_digest};
+use crate::error::{PlanError, ShapeName};
+use crate::{Archive, Container, Directory, File, Link, Secret, Service, User};
+
+/// The eight kinds, in the plan's canonical order (also the order of the design's table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Kind {
+    User,
+    Directory,
+    File,
+    Link,
+    Secret,
+    Archive,
+    Service,
+    Container,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 8] = [
+        Kind::User,
+        Kind::Directory,
+        Kind::File,
+        Kind::Link,
+        Kind::Secret,
+        Kind::Archive,
+        Kind::Service,
+        Kind::Container,
+    ];
+
+    /// The name used in plan JSON (`"kind": "file"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::User => "user",
+            Kind::Directory => "directory",
+            Kind::File => "file",
+            Kind::Link => "link",
+            Kind::Secret => "secret",
+            Kind::Archive => "archive",
+            Kind::Service => "service",
+            Kind::Container => "container",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|kind| kind.name() == name)
+    }
+
+    /// The field that names the resource: `name` for users, services and containers,
+    /// `path` for the others.
+    pub fn identity_field(self) -> &'static str {
+        match self {
+            Kind::User | Kind::Service | Kind::Container => "name",
+            Kind::Directory | Kind::File | Kind::Link | Kind::Secret | Kind::Archive => "path",
+        }
+    }
+
+    /// Does this kind own a path on the node's filesystem?
+    pub fn is_path_kind(self) -> bool {
+        self.identity_field() == "path"
+    }
+
+    /// The kind's fields, without `kind`, `module`, `source` and `digest`.
+    pub fn fields(self) -> &'static [&'static str] {
+        match self {
+            Kind::User => User::FIELDS,
+            Kind::Directory => Directory::FIELDS,
+            Kind::File => File::FIELDS,
+            Kind::Link => Link::FIELDS,
+            Kind::Secret => Secret::FIELDS,
+            Kind::Archive => Archive::FIELDS,
+            Kind::Service => Service::FIELDS,
+            Kind::Container => Container::FIELDS,
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(self.name())
+    }
+}
+
+/// Where a shape was declared: a repository-relative file and 1-based line and column.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Source {
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(formatter, "{}:{}:{}", self.file, self.line, self.column)
+    }
+}
+
+/// What a shape asks for: one of the eight kinds with its fields.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Resource {
+    User(User),
+    Directory(Directory),
+    File(File),
+    Link(Link),
+    Secret(Secret),
+    Archive(Archive),
+    Service(Service),
+    Container(Container),
+}
+
+impl Resource {
+    pub fn kind(&self) -> Kind {
+        match self {
+            Resource::User(_) => Kind::User,
+            Resource::Directory(_) => Kind::Directory,
+            Resource::File(_) => Kind::File,
+            Resource::Link(_) => Kind::Link,
+            Resource::Secret(_) => Kind::Secret,
+            Resource::Archive(_) => Kind::Archive,
+            Resource::Service(_) => Kind::Service,
+            Resource::Container(_) => Kind::Container,
+        }
+    }
+
+    /// The name or path that identifies it within its kind.
+    pub fn identity(&self) -> &str {
+        match self {
+            Resource::User(user) => user.identity(),
+            Resource::Directory(directory) => directory.identity(),
+            Resource::File(file) => file.identity(),
+            Resource::Link(link) => link.identity(),
+            Resource::Secret(secret) => secret.identity(),
+            Resource::Archive(archive) => archive.identity(),
+            Resource::Service(service) => service.identity(),
+            Resource::Container(container) => container.identity(),
+        }
+    }
+
+    /// Checks the field values (paths canonical, modes octal, images pinned, ...).
+    pub fn validate(&self) -> Result<(), PlanError> {
+        let result = match self {
+            Resource::User(user) => user.validate(),
+            Resource::Directory(directory) => directory.validate(),
+            Resource::File(file) => file.validate(),
+            Resource::Link(link) => link.validate(),
+            Resource::Secret(secret) => secret.validate(),
+            Resource::Archive(archive) => archive.validate(),
+            Resource::Service(service) => service.validate(),
+            Resource::Container(container) => container.validate(),
+        };
+        result.map_err(|(field, reason)| PlanError::InvalidField {
+            shape: self.shape_name(),
+            field: field.to_string(),
+            reason,
+        })
+    }
+
+    pub fn shape_name(&self) -> ShapeName {
+        ShapeName {
+            kind: self.kind().name().to_string(),
+            identity: self.identity().to_string(),
+        }
+    }
+
+    /// The JSON object of the fields plus `kind`: exactly what the shape digest covers.
+    pub fn to_json(&self) -> Value {
+        let fields = match self {
+            Resource::User(user) => serde_json::to_value(user),
+            Resource::Directory(directory) => serde_json::to_value(directory),
+            Resource::File(file) => serde_json::to_value(file),
+            Resource::Link(link) => serde_json::to_value(link),
+            Resource::Secret(secret) => serde_json::to_value(secret),
+            Resource::Archive(archive) => serde_json::to_value(archive),
+            Resource::Service(service) => serde_json::to_value(service),
+            Resource::Container(container) => serde_json::to_value(container),
+        };
+        // plain structs of strings, bools, lists and string maps always serialize
+        let mut object = match fields {
+            Ok(Value::Object(object)) => object,
+            _ => Map::new(),
+        };
+        object.insert(
+            "kind".to_string(),
+            Value::String(self.kind().name().to_string()),
+        );
+        Value::Object(object)
+    }
+
+    /// The shape digest: sha256 of the canonical JSON of `kind` and the fields,
+    /// without `module`, `source` and `digest`, so moving a declaration changes nothing
+    /// on the node.
+    pub fn digest(&self) -> String {
+        sha256_digest(&canonical_json(&self.to_json()))
+    }
+
+    /// Reads a kind's fields from a JSON object that holds exactly them.
+    fn from_fields(
+        kind: Kind,
+        fields: Map<String, Value>,
+        shape: &ShapeName,
+    ) -> Result<Resource, PlanError> {
+        let value = Value::Object(fields);
+        Ok(match kind {
+            Kind::User => Resource::User(read_fields(value, shape)?),
+            Kind::Directory => Resource::Directory(read_fields(value, shape)?),
+            Kind::File => Resource::File(read_fields(value, shape)?),
+            Kind::Link => Resource::Link(read_fields(value, shape)?),
+            Kind::Secret => Resource::Secret(read_fields(value, shape)?),
+            Kind::Archive => Resource::Archive(read_fields(value, shape)?),
+            Kind::Service => Resource::Service(read_fields(value, shape)?),
+            Kind::Container => Resource::Container(read_fields(value, shape)?),
+        })
+    }
+}
+
+fn read_fields<T: serde::de::DeserializeOwned>(
+    value: Value,
+    shape: &ShapeName,
+) -> Result<T, PlanError> {
+    serde_path_to_error::deserialize(value).map_err(|error| {
+        let path = error.path().to_string();
+        let field = path.split(['.', '[']).next().unwrap_or("?").to_string();
+        PlanError::InvalidField {
+            shape: shape.clone(),
+            field,
+            reason: error.into_inner().to_string(),
+        }
+    })
+}
+
+/// One resource as it appears in a plan: what, who declared it, where, and its digest.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Shape {
+    resource: Resource,
+    module: String,
+    source: Source,
+    digest: String,
+}
+
+impl Shape {
+    /// A shape declared by `module` at `source`; computes its digest.
+    pub fn new(resource: Resource, module: impl Into<String>, source: Source) -> Shape {
+        let digest = resource.digest();
+        Shape {
+            resource,
+            module: module.into(),
+            source,
+            digest,
+        }
+    }
+
+    pub fn resource(&self) -> &Resource {
+        &self.resource
+    }
+
+    pub fn module(&self) -> &str {
+        &self.module
+    }
+
+    pub fn source(&self) -> &Source {
+        &self.source
+    }
+
+    /// `sha256:HEX` over `kind` and the fields (see [`Resource::digest`]).
+    pub fn digest(&self) -> &str {
+        &self.digest
+    }
+
+    pub fn kind(&self) -> Kind {
+        self.resource.kind()
+    }
+
+    pub fn identity(&self) -> &str {
+        self.resource.identity()
+    }
+
+    pub fn shape_name(&self) -> ShapeName {
+        self.resource.shape_name()
+    }
+
+    /// The shape's JSON object as written in a plan.
+    pub fn to_json(&self) -> Value {
+        let mut value = self.resource.to_json();
+        if let Value::Object(object) = &mut value {
+            object.insert("module".to_string(), Value::String(self.module.clone()));
+            object.insert(
+                "source".to_string(),
+                serde_json::json!({
+                    "file": self.source.file,
+                    "line": self.source.line,
+                    "column": self.source.column,
+                }),
+            );
+            object.insert("digest".to_string(), Value::String(self.digest.clone()));
+        }
+        value
+    }
+
+    /// Reads one shape of a plan, refusing unknown kinds and fields, missing fields,
+    /// invalid values and a digest that does not match the content.
+    pub fn from_json(position: usize, value: Value) -> Result<Shape, PlanError> {
+        let Value::Object(mut object) = value else {
+            return Err(PlanError::Malformed {
+                reason: format!("shape {position} is not a JSON object"),
+            });
+        };
+        let kind_name = match object.remove("kind") {
+            Some(Value::String(kind_name)) => kind_name,
+            Some(_) => {
+                return Err(PlanError::Malformed {
+                    reason: format!("shape {position} has a `kind` that is not a string"),
+                });
+            }
+            None => {
+                return Err(PlanError::Malformed {
+                    reason: format!("shape {position} has no `kind`"),
+                });
+            }
+        };
+        let Some(kind) = Kind::from_name(&kind_name) else {
+            return Err(PlanError::UnknownKind {
+                position,
+                kind: kind_name,
+            });
+        };
+        let identity = match object.get(kind.identity_field()) {
+            Some(Value::String(identity)) => identity.clone(),
+            _ => format!("#{position}"),
+        };
+        let shape_name = ShapeName {
+            kind: kind.name().to_string(),
+            identity,
+        };
+        let module = match object.remove("module") {
+            Some(Value::String(module)) => module,
+            Some(_) => return Err(invalid_field(&shape_name, "module", "not a string")),
+            None => return Err(missing(&shape_name, "module")),
+        };
+        let source: Source = match object.remove("source") {
+            Some(value) => serde_json::from_value(value)
+                .map_err(|error| invalid_field(&shape_name, "source", &error.to_string()))?,
+            None => return Err(missing(&shape_name, "source")),
+        };
+        let recorded_digest = match object.remove("digest") {
+            Some(Value::String(digest)) => digest,
+            Some(_) => return Err(invalid_field(&shape_name, "digest", "not a string")),
+            None => return Err(missing(&shape_name, "digest")),
+        };
+        let allowed = kind.fields();
+        if let Some(unknown) = object.keys().find(|key| !allowed.contains(&key.as_str())) {
+            return Err(PlanError::UnknownField {
+                shape: shape_name,
+                field: unknown.clone(),
+            });
+        }
+        if let Some(absent) = allowed.iter().find(|field| !object.contains_key(**field)) {
+            return Err(missing(&shape_name, absent));
+        }
+        let resource = Resource::from_fields(kind, object, &shape_name)?;
+        resource.validate()?;
+        let computed = resource.digest();
+        if computed != recorded_digest {
+            return Err(PlanError::ShapeDigestMismatch {
+                shape: shape_name,
+                recorded: recorded_digest,
+                computed,
+            });
+        }
+        Ok(Shape {
+            resource,
+            module,
+            source,
+            digest: computed,
+        })
+    }
+}
+
+fn missing(shape: &ShapeName, field: &str) -> PlanError {
+    PlanError::MissingField {
+        shape: shape.clone(),
+        field: field.to_string(),
+    }
+}
+
+fn invalid_field(shape: &ShapeName, field: &str, reason: &str) -> PlanError {
+    PlanError::InvalidField {
+        shape: shape.clone(),
+        field: field.to_string(),
+        reason: reason.to_string(),
+    }
+}
