@@ -2,6 +2,20 @@
 //! The only crate that knows the terminal, the real filesystem and the editor.
 #![forbid(unsafe_code)]
 
+pub mod contribute;
+pub mod emit;
 pub mod evaluate;
 pub mod fs;
+pub mod inventory;
+pub mod module;
+pub mod pipeline;
+pub mod prelude;
 pub mod render;
+pub mod repository;
+pub mod resolve;
+pub mod settings;
+pub mod shape;
+pub mod shapes;
+pub mod source;
+pub mod stdlib;
+pub mod types;

@@ -14,6 +14,8 @@ usage: meshc <command> [options]
 commands:
   eval [--json] [--trace] [--root DIR] FILE    evaluate a file like `nix-instantiate --eval --strict`
   eval [--json] [--trace] --expr EXPR          evaluate an expression
+  check [--repo DIR] [--format human|json]     report every diagnostic of the repository
+  build [--repo DIR] [--out DIR]               compile the repository into one plan per node
 ";
 
 fn main() -> ExitCode {
@@ -34,6 +36,8 @@ fn run() -> Result<ExitCode, String> {
     let rest: Vec<std::ffi::OsString> = arguments.collect();
     match command.to_str() {
         Some("eval") => eval_command(rest),
+        Some("check") => check_command(rest),
+        Some("build") => build_command(rest),
         Some("help") | Some("--help") | Some("-h") => {
             print!("{USAGE}");
             Ok(ExitCode::SUCCESS)
@@ -104,4 +108,141 @@ fn eval_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String> 
             Ok(ExitCode::from(1))
         }
     }
+}
+
+fn check_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String> {
+    use lexopt::prelude::*;
+    let mut parser = lexopt::Parser::from_args(arguments);
+    let mut repository = PathBuf::from(".");
+    let mut json = false;
+    while let Some(argument) = parser.next().map_err(|e| e.to_string())? {
+        match argument {
+            Long("repo") => repository = PathBuf::from(parser.value().map_err(|e| e.to_string())?),
+            Long("format") => {
+                let format = parser.value().map_err(|e| e.to_string())?;
+                json = match format.to_str() {
+                    Some("json") => true,
+                    Some("human") => false,
+                    _ => return Err("--format takes `human` or `json`".into()),
+                };
+            }
+            other => return Err(other.unexpected().to_string()),
+        }
+    }
+    let compilation = compiler::pipeline::compile(&repository);
+    if json {
+        let items: Vec<serde_json::Value> = compilation
+            .diagnostics
+            .iter()
+            .map(|d| render::to_json(d, &compilation.sources))
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&items).map_err(|e| e.to_string())?
+        );
+    } else {
+        let mut stderr = std::io::stderr();
+        let color = stderr.is_terminal();
+        for diagnostic in &compilation.diagnostics {
+            let _ = write!(
+                stderr,
+                "{}",
+                render::render(diagnostic, &compilation.sources, false, color)
+            );
+        }
+        let errors = compilation
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == lang::Severity::Error)
+            .count();
+        let _ = writeln!(
+            stderr,
+            "{} node(s) checked, {errors} error(s)",
+            compilation.nodes.len()
+        );
+    }
+    Ok(if compilation.has_errors() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn print_diagnostics(compilation: &compiler::pipeline::Compilation) {
+    let mut stderr = std::io::stderr();
+    let color = stderr.is_terminal();
+    for diagnostic in &compilation.diagnostics {
+        let _ = write!(
+            stderr,
+            "{}",
+            render::render(diagnostic, &compilation.sources, false, color)
+        );
+    }
+}
+
+fn build_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String> {
+    use lexopt::prelude::*;
+    let mut parser = lexopt::Parser::from_args(arguments);
+    let mut repository = PathBuf::from(".");
+    let mut out = PathBuf::from("build");
+    while let Some(argument) = parser.next().map_err(|e| e.to_string())? {
+        match argument {
+            Long("repo") => repository = PathBuf::from(parser.value().map_err(|e| e.to_string())?),
+            Long("out") => out = PathBuf::from(parser.value().map_err(|e| e.to_string())?),
+            other => return Err(other.unexpected().to_string()),
+        }
+    }
+    let started = std::time::Instant::now();
+    let compilation = compiler::pipeline::compile(&repository);
+    print_diagnostics(&compilation);
+    if compilation.has_errors() {
+        let errors = compilation
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == lang::Severity::Error)
+            .count();
+        eprintln!("build failed: {errors} error(s); nothing was written");
+        return Ok(ExitCode::from(1));
+    }
+    let mut plans = std::collections::BTreeMap::new();
+    let mut shape_count = 0;
+    for (node, declarations) in &compilation.nodes {
+        match compiler::emit::plan(node, declarations) {
+            Ok(plan) => {
+                shape_count += plan.shapes().len();
+                plans.insert(node.clone(), plan);
+            }
+            Err(diagnostic) => {
+                eprint!(
+                    "{}",
+                    render::render(
+                        &diagnostic,
+                        &compilation.sources,
+                        false,
+                        std::io::stderr().is_terminal()
+                    )
+                );
+                return Ok(ExitCode::from(1));
+            }
+        }
+    }
+    if let Err(diagnostic) = compiler::emit::write(&out, &plans) {
+        eprint!(
+            "{}",
+            render::render(
+                &diagnostic,
+                &compilation.sources,
+                false,
+                std::io::stderr().is_terminal()
+            )
+        );
+        return Ok(ExitCode::from(1));
+    }
+    eprintln!(
+        "built {} node(s), {shape_count} shape(s) in {} ms -> {}",
+        plans.len(),
+        started.elapsed().as_millis(),
+        out.display()
+    );
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,537 @@
+//! The inventory (`mesh.nix`): nodes, their keys and addresses, which modules they
+//! are assigned, their setting overrides, and the base system. Unknown keys are
+//! errors with a suggestion; nothing here knows what a module contains.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
+
+use lang::codes::{self, Code};
+use lang::diagnostic::did_you_mean;
+use lang::value::{Attr, Attrs, EvalResult};
+use lang::{Diagnostic, Machine, Span, Value};
+
+use crate::repository::is_valid_name;
+use crate::source::literal_span;
+
+/// Paths, users and groups a node has before mesh touches it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Base {
+    pub paths: BTreeSet<String>,
+    pub users: BTreeSet<String>,
+    pub groups: BTreeSet<String>,
+}
+
+/// The documented default base system (see the book, "The base system").
+pub fn default_base() -> Base {
+    let paths = [
+        "/",
+        "/etc",
+        "/etc/systemd",
+        "/etc/systemd/system",
+        "/home",
+        "/opt",
+        "/root",
+        "/run",
+        "/srv",
+        "/tmp",
+        "/usr",
+        "/usr/bin",
+        "/usr/lib",
+        "/usr/local",
+        "/usr/local/bin",
+        "/usr/share",
+        "/var",
+        "/var/cache",
+        "/var/lib",
+        "/var/log",
+        "/var/tmp",
+    ];
+    let users = ["root", "nobody"];
+    let groups = ["root", "nogroup", "adm", "users"];
+    Base {
+        paths: paths.iter().map(|p| p.to_string()).collect(),
+        users: users.iter().map(|u| u.to_string()).collect(),
+        groups: groups.iter().map(|g| g.to_string()).collect(),
+    }
+}
+
+impl Base {
+    pub fn extend(&mut self, other: &Base) {
+        self.paths.extend(other.paths.iter().cloned());
+        self.users.extend(other.users.iter().cloned());
+        self.groups.extend(other.groups.iter().cloned());
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Override {
+    pub name: String,
+    pub value: Value,
+    /// Where the setting's name is written in the inventory.
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct ModuleOverrides {
+    pub span: Span,
+    pub settings: Vec<Override>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub name: String,
+    pub span: Span,
+    pub key: String,
+    pub key_span: Span,
+    pub address: Option<String>,
+    /// Assigned modules with where each is named.
+    pub modules: Vec<(String, Span)>,
+    pub settings: BTreeMap<String, ModuleOverrides>,
+    pub base: Base,
+    /// The entry as modules see it (`node`): the inventory's set plus `name`.
+    pub value: Value,
+}
+
+#[derive(Debug, Default)]
+pub struct Inventory {
+    pub registry: Option<String>,
+    pub nodes: BTreeMap<String, Node>,
+    pub span: Span,
+}
+
+const TOP_KEYS: &[&str] = &["registry", "nodes", "base"];
+const NODE_KEYS: &[&str] = &[
+    "key",
+    "address",
+    "modules",
+    "settings",
+    "base",
+    "description",
+];
+const BASE_KEYS: &[&str] = &["paths", "users", "groups"];
+
+fn unknown_key(name: &str, known: &[&str], span: Span, context: &str) -> Diagnostic {
+    let help = did_you_mean(name, known.iter().copied()).unwrap_or_else(|| {
+        format!(
+            "{context} takes {}",
+            known
+                .iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    });
+    Diagnostic::error(
+        codes::UNKNOWN_INVENTORY_KEY,
+        format!("unknown key `{name}` in {context}"),
+    )
+    .with_primary(span, "not a known key")
+    .with_help(help)
+}
+
+fn wrong(
+    code: Code,
+    what: &str,
+    expected: &str,
+    found: &Value,
+    span: Span,
+    help: &str,
+) -> Diagnostic {
+    Diagnostic::error(
+        code,
+        format!("{what} must be {expected}, not {}", found.describe_type()),
+    )
+    .with_primary(span, format!("this is {}", found.describe_type()))
+    .with_help(help)
+}
+
+/// Evaluates the inventory value. Errors are collected; nodes with errors are kept
+/// out of the result so later stages do not report their consequences.
+pub fn read(
+    machine: &mut Machine,
+    value: &Value,
+    file_span: Span,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> EvalResult<Inventory> {
+    let value = machine.force(value, file_span)?;
+    let Value::Attrs(top) = value else {
+        diagnostics.push(wrong(
+            codes::INVALID_INVENTORY_VALUE,
+            "the inventory",
+            "a set with `nodes`",
+            &value,
+            file_span,
+            "`mesh.nix` evaluates to `{ nodes = { NAME = { key = \"age1...\"; modules = [ ... ]; }; }; }`",
+        ));
+        return Ok(Inventory::default());
+    };
+    let mut inventory = Inventory {
+        span: file_span,
+        ..Inventory::default()
+    };
+    for entry in top.iter() {
+        let name = String::from_utf8_lossy(&entry.name).into_owned();
+        if !TOP_KEYS.contains(&name.as_str()) {
+            diagnostics.push(unknown_key(
+                &name,
+                TOP_KEYS,
+                entry.span.unwrap_or(file_span),
+                "the inventory",
+            ));
+        }
+    }
+    if let Some(registry) = top.get_attr(b"registry") {
+        let span = registry.span.unwrap_or(file_span);
+        match machine.force(&registry.value.clone(), span)? {
+            Value::String(text) => {
+                inventory.registry = Some(String::from_utf8_lossy(&text).into_owned())
+            }
+            other => diagnostics.push(wrong(
+                codes::INVALID_INVENTORY_VALUE,
+                "`registry`",
+                "a string",
+                &other,
+                span,
+                "write the registry host, e.g. \"registry.mesh.internal:5000\"",
+            )),
+        }
+    }
+    let mut global_base = crate::inventory::default_base();
+    if let Some(base) = top.get_attr(b"base") {
+        let span = base.span.unwrap_or(file_span);
+        global_base.extend(&read_base(machine, &base.value.clone(), span, diagnostics)?);
+    }
+    let Some(nodes) = top.get_attr(b"nodes") else {
+        diagnostics.push(
+            Diagnostic::error(
+                codes::INVALID_INVENTORY_VALUE,
+                "the inventory has no `nodes`",
+            )
+            .with_primary(file_span, "in this inventory")
+            .with_help("add `nodes = { NAME = { key = \"age1...\"; modules = [ ... ]; }; };`"),
+        );
+        return Ok(inventory);
+    };
+    let nodes_span = nodes.span.unwrap_or(file_span);
+    let nodes_value = machine.force(&nodes.value.clone(), nodes_span)?;
+    let Value::Attrs(nodes) = nodes_value else {
+        diagnostics.push(wrong(
+            codes::INVALID_INVENTORY_VALUE,
+            "`nodes`",
+            "a set of nodes",
+            &nodes_value,
+            nodes_span,
+            "write `nodes = { NAME = { ... }; };`",
+        ));
+        return Ok(inventory);
+    };
+    for entry in nodes.iter() {
+        let name = String::from_utf8_lossy(&entry.name).into_owned();
+        let span = entry.span.unwrap_or(nodes_span);
+        let errors_before = diagnostics.len();
+        if !is_valid_name(&name) {
+            diagnostics.push(
+                Diagnostic::error(codes::INVALID_NODE_NAME, format!("`{name}` is not a valid node name"))
+                    .with_primary(span, "node named here")
+                    .with_help("node names start with a lowercase letter and use lowercase letters, digits and `-`"),
+            );
+            continue;
+        }
+        if let Some(node) = read_node(
+            machine,
+            &name,
+            &entry.value.clone(),
+            span,
+            &global_base,
+            diagnostics,
+        )? {
+            if diagnostics.len() == errors_before {
+                inventory.nodes.insert(name, node);
+            }
+        }
+    }
+    Ok(inventory)
+}
+
+fn string_list(
+    machine: &mut Machine,
+    value: &Value,
+    span: Span,
+    what: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> EvalResult<Vec<(String, Span)>> {
+    let value = machine.force(value, span)?;
+    let Value::List(items) = &value else {
+        diagnostics.push(wrong(
+            codes::INVALID_INVENTORY_VALUE,
+            what,
+            "a list of strings",
+            &value,
+            span,
+            "write `[ \"a\" \"b\" ]`",
+        ));
+        return Ok(Vec::new());
+    };
+    let mut result = Vec::new();
+    for item in items.iter() {
+        match machine.force(item, span)? {
+            Value::String(text) => {
+                let text = String::from_utf8_lossy(&text).into_owned();
+                let item_span = literal_span(machine, span, &text).unwrap_or(span);
+                result.push((text, item_span));
+            }
+            other => diagnostics.push(wrong(
+                codes::INVALID_INVENTORY_VALUE,
+                what,
+                "a list of strings",
+                &other,
+                span,
+                "write `[ \"a\" \"b\" ]`",
+            )),
+        }
+    }
+    Ok(result)
+}
+
+fn read_base(
+    machine: &mut Machine,
+    value: &Value,
+    span: Span,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> EvalResult<Base> {
+    let value = machine.force(value, span)?;
+    let Value::Attrs(attrs) = &value else {
+        diagnostics.push(wrong(
+            codes::INVALID_INVENTORY_VALUE,
+            "`base`",
+            "a set",
+            &value,
+            span,
+            "write `base = { paths = [ ... ]; users = [ ... ]; groups = [ ... ]; };`",
+        ));
+        return Ok(Base::default());
+    };
+    let mut base = Base::default();
+    for entry in attrs.iter() {
+        let name = String::from_utf8_lossy(&entry.name).into_owned();
+        let entry_span = entry.span.unwrap_or(span);
+        let items = match name.as_str() {
+            "paths" => &mut base.paths,
+            "users" => &mut base.users,
+            "groups" => &mut base.groups,
+            _ => {
+                diagnostics.push(unknown_key(&name, BASE_KEYS, entry_span, "`base`"));
+                continue;
+            }
+        };
+        for (item, _) in string_list(
+            machine,
+            &entry.value.clone(),
+            entry_span,
+            &format!("`base.{name}`"),
+            diagnostics,
+        )? {
+            items.insert(item);
+        }
+    }
+    Ok(base)
+}
+
+fn read_node(
+    machine: &mut Machine,
+    name: &str,
+    value: &Value,
+    span: Span,
+    global_base: &Base,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> EvalResult<Option<Node>> {
+    let value = machine.force(value, span)?;
+    let Value::Attrs(attrs) = &value else {
+        diagnostics.push(wrong(
+            codes::INVALID_INVENTORY_VALUE,
+            &format!("node `{name}`"),
+            "a set",
+            &value,
+            span,
+            "write `NAME = { key = \"age1...\"; modules = [ ... ]; };`",
+        ));
+        return Ok(None);
+    };
+    for entry in attrs.iter() {
+        let key = String::from_utf8_lossy(&entry.name).into_owned();
+        if !NODE_KEYS.contains(&key.as_str()) {
+            diagnostics.push(unknown_key(
+                &key,
+                NODE_KEYS,
+                entry.span.unwrap_or(span),
+                &format!("node `{name}`"),
+            ));
+        }
+    }
+    let (key, key_span) = match attrs.get_attr(b"key") {
+        Some(entry) => {
+            let key_span = entry.span.unwrap_or(span);
+            match machine.force(&entry.value.clone(), key_span)? {
+                Value::String(text) if is_age_recipient(&text) => {
+                    (String::from_utf8_lossy(&text).into_owned(), key_span)
+                }
+                Value::String(text) => {
+                    diagnostics.push(
+                        Diagnostic::error(codes::INVALID_INVENTORY_VALUE, format!("node `{name}` has a key that is not an age recipient: {:?}", String::from_utf8_lossy(&text)))
+                            .with_primary(key_span, "not an `age1...` public key")
+                            .with_help("generate one on the node with `age-keygen -o /var/lib/mesh/identity` and copy the printed public key"),
+                    );
+                    return Ok(None);
+                }
+                other => {
+                    diagnostics.push(wrong(
+                        codes::INVALID_INVENTORY_VALUE,
+                        &format!("node `{name}`'s `key`"),
+                        "a string",
+                        &other,
+                        key_span,
+                        "write the node's age public key, \"age1...\"",
+                    ));
+                    return Ok(None);
+                }
+            }
+        }
+        None => {
+            diagnostics.push(
+                Diagnostic::error(codes::INVALID_INVENTORY_VALUE, format!("node `{name}` has no `key`"))
+                    .with_primary(span, "node declared here")
+                    .with_help("every node needs its age public key: `key = \"age1...\";` (from `age-keygen` on the node)"),
+            );
+            return Ok(None);
+        }
+    };
+    let address = match attrs.get_attr(b"address") {
+        Some(entry) => {
+            let address_span = entry.span.unwrap_or(span);
+            match machine.force(&entry.value.clone(), address_span)? {
+                Value::String(text) => Some(String::from_utf8_lossy(&text).into_owned()),
+                Value::Null => None,
+                other => {
+                    diagnostics.push(wrong(
+                        codes::INVALID_INVENTORY_VALUE,
+                        &format!("node `{name}`'s `address`"),
+                        "a string",
+                        &other,
+                        address_span,
+                        "write the address as a string, e.g. \"10.0.0.11\"",
+                    ));
+                    None
+                }
+            }
+        }
+        None => None,
+    };
+    let modules = match attrs.get_attr(b"modules") {
+        Some(entry) => string_list(
+            machine,
+            &entry.value.clone(),
+            entry.span.unwrap_or(span),
+            &format!("node `{name}`'s `modules`"),
+            diagnostics,
+        )?,
+        None => Vec::new(),
+    };
+    let mut seen: BTreeMap<&str, Span> = BTreeMap::new();
+    for (module, module_span) in &modules {
+        if let Some(first) = seen.insert(module, *module_span) {
+            diagnostics.push(
+                Diagnostic::error(
+                    codes::DUPLICATE_ASSIGNMENT,
+                    format!("module `{module}` is assigned to node `{name}` twice"),
+                )
+                .with_primary(*module_span, "assigned again here")
+                .with_secondary(first, "first assigned here")
+                .with_help("remove one of the two"),
+            );
+        }
+    }
+    let mut settings = BTreeMap::new();
+    if let Some(entry) = attrs.get_attr(b"settings") {
+        let settings_span = entry.span.unwrap_or(span);
+        let settings_value = machine.force(&entry.value.clone(), settings_span)?;
+        match settings_value {
+            Value::Attrs(per_module) => {
+                for module in per_module.iter() {
+                    let module_name = String::from_utf8_lossy(&module.name).into_owned();
+                    let module_span = module.span.unwrap_or(settings_span);
+                    let module_value = machine.force(&module.value.clone(), module_span)?;
+                    let Value::Attrs(values) = module_value else {
+                        diagnostics.push(wrong(
+                            codes::INVALID_INVENTORY_VALUE,
+                            &format!("`settings.{module_name}`"),
+                            "a set of settings",
+                            &module_value,
+                            module_span,
+                            "write `settings.MODULE.SETTING = value;`",
+                        ));
+                        continue;
+                    };
+                    let overrides = values
+                        .iter()
+                        .map(|setting| Override {
+                            name: String::from_utf8_lossy(&setting.name).into_owned(),
+                            value: setting.value.clone(),
+                            span: setting.span.unwrap_or(module_span),
+                        })
+                        .collect();
+                    settings.insert(
+                        module_name,
+                        ModuleOverrides {
+                            span: module_span,
+                            settings: overrides,
+                        },
+                    );
+                }
+            }
+            other => diagnostics.push(wrong(
+                codes::INVALID_INVENTORY_VALUE,
+                &format!("node `{name}`'s `settings`"),
+                "a set",
+                &other,
+                settings_span,
+                "write `settings.MODULE.SETTING = value;`",
+            )),
+        }
+    }
+    let mut base = global_base.clone();
+    if let Some(entry) = attrs.get_attr(b"base") {
+        base.extend(&read_base(
+            machine,
+            &entry.value.clone(),
+            entry.span.unwrap_or(span),
+            diagnostics,
+        )?);
+    }
+    let mut entries: Vec<Attr> = attrs.iter().cloned().collect();
+    entries.retain(|attr| &*attr.name != b"name");
+    entries.push(Attr {
+        name: Rc::from(&b"name"[..]),
+        value: Value::string_from(name),
+        span: Some(span),
+    });
+    Ok(Some(Node {
+        name: name.to_string(),
+        span,
+        key,
+        key_span,
+        address,
+        modules,
+        settings,
+        base,
+        value: Value::Attrs(Rc::new(Attrs::from_unsorted(entries))),
+    }))
+}
+
+/// An age X25519 recipient: `age1` and 58 bech32 characters.
+pub fn is_age_recipient(text: &[u8]) -> bool {
+    text.len() == 62
+        && text.starts_with(b"age1")
+        && text[4..]
+            .iter()
+            .all(|b| b"qpzry9x8gf2tvdw0s3jn54khce6mua7l".contains(b))
+}

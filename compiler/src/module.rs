@@ -1,0 +1,416 @@
+//! Evaluates each module file once: the record it describes, its setting
+//! declarations, and which arguments each field's function asks for (checked here,
+//! once, against what the field's stage can know). Per-node work calls the fields.
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use lang::codes;
+use lang::compile::ParamIr;
+use lang::diagnostic::did_you_mean;
+use lang::value::{Attr, Attrs, EvalResult};
+use lang::{Diagnostic, Machine, Span, Value};
+
+use crate::prelude::OPTION_MARKER;
+use crate::repository::ModuleLocation;
+use crate::types::{self, CheckContext, Type};
+
+/// A module's fields and the arguments each one's function may take.
+pub const FIELDS: &[(&str, &[&str])] = &[
+    ("description", &[]),
+    ("settings", &[]),
+    ("requires", &["node", "settings"]),
+    ("collects", &["node", "settings"]),
+    ("contributes", &["node", "settings"]),
+    ("provides", &["node", "settings"]),
+    ("consumes", &["node", "settings"]),
+    ("needs", &["node", "settings"]),
+    ("mirrors", &["node", "settings"]),
+    ("artifacts", &["node", "settings"]),
+    (
+        "shapes",
+        &[
+            "node",
+            "settings",
+            "collected",
+            "credentials",
+            "grants",
+            "secrets",
+            "images",
+            "artifacts",
+        ],
+    ),
+];
+
+/// Why a stage cannot give an argument, for the diagnostic.
+fn why_not(argument: &str) -> &'static str {
+    match argument {
+        "collected" => {
+            "contributions are collected after resolution, settings and the other modules' fields"
+        }
+        "credentials" | "grants" => {
+            "credentials and grants exist only after consumers are linked to providers"
+        }
+        "secrets" => "secrets are made after every need is known",
+        "images" | "artifacts" => {
+            "images and artifacts are pinned after every mirror and artifact is declared"
+        }
+        "node" | "settings" => "the module file itself is evaluated once for the whole fleet",
+        _ => "no stage gives it",
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct OptionDecl {
+    pub name: String,
+    pub option_type: Type,
+    pub default: Option<Value>,
+    pub description: String,
+    /// Where the setting's name is declared.
+    pub span: Span,
+}
+
+#[derive(Clone)]
+pub struct Module {
+    pub name: String,
+    pub location: ModuleLocation,
+    /// The whole module file.
+    pub span: Span,
+    pub record: Rc<Attrs>,
+    pub description: Option<String>,
+    pub options: BTreeMap<String, OptionDecl>,
+}
+
+impl Module {
+    pub fn field_span(&self, field: &str) -> Span {
+        self.record
+            .get_attr(field.as_bytes())
+            .and_then(|attr| attr.span)
+            .unwrap_or(self.span)
+    }
+
+    pub fn has_field(&self, field: &str) -> bool {
+        self.record.contains(field.as_bytes())
+    }
+}
+
+fn attr(name: &str, value: Value) -> Attr {
+    Attr {
+        name: Rc::from(name.as_bytes()),
+        value,
+        span: None,
+    }
+}
+
+/// Checks which arguments a function asks for against what a stage can give.
+fn check_arguments(
+    function: &Value,
+    allowed: &[&str],
+    what: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    let Value::Lambda(closure) = function else {
+        return;
+    };
+    let ParamIr::Formals { formals, .. } = &closure.lambda.param else {
+        return;
+    };
+    for formal in formals.iter() {
+        let name = String::from_utf8_lossy(&formal.name).into_owned();
+        if allowed.contains(&name.as_str()) || formal.default.is_some() {
+            continue;
+        }
+        let mut help = match did_you_mean(&name, allowed.iter().copied()) {
+            Some(suggestion) => format!("{suggestion} "),
+            None => String::new(),
+        };
+        help.push_str(&if allowed.is_empty() {
+            format!("{what} takes no arguments")
+        } else {
+            format!(
+                "{what} can take {}",
+                allowed
+                    .iter()
+                    .map(|a| format!("`{a}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        });
+        diagnostics.push(
+            Diagnostic::error(
+                codes::STAGE_ARGUMENT,
+                format!(
+                    "{what} asks for `{name}`, which it cannot know: {}",
+                    why_not(&name)
+                ),
+            )
+            .with_primary(formal.span, "asked for here")
+            .with_help(help),
+        );
+    }
+}
+
+/// Evaluates a module file and reads its record. Returns None when the module has
+/// errors (they are in `diagnostics`).
+pub fn load(
+    machine: &mut Machine,
+    name: &str,
+    location: &ModuleLocation,
+    prelude: &Value,
+    context: &CheckContext<'_>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> EvalResult<Option<Module>> {
+    let value = match machine.eval_file(&location.path) {
+        Ok(value) => value,
+        Err(errors) => {
+            diagnostics.extend(errors);
+            return Ok(None);
+        }
+    };
+    let file = machine.sources.find_path(&location.path);
+    let span = file
+        .and_then(|id| {
+            machine
+                .sources
+                .get(id)
+                .map(|f| Span::new(id, 0, f.text.len().min(1)))
+        })
+        .unwrap_or_default();
+    let value = machine.force(&value, span)?;
+    let record = match &value {
+        Value::Lambda(_) | Value::PrimOp(_) | Value::PrimOpApp(_) => {
+            let errors_before = diagnostics.len();
+            check_arguments(
+                &value,
+                &["mesh"],
+                &format!("the file of module `{name}`"),
+                diagnostics,
+            );
+            if diagnostics.len() > errors_before {
+                return Ok(None);
+            }
+            let arguments = Value::Attrs(Rc::new(Attrs::from_sorted(vec![attr(
+                "mesh",
+                prelude.clone(),
+            )])));
+            machine.call(value.clone(), arguments, span)?
+        }
+        _ => value.clone(),
+    };
+    let record = machine.force(&record, span)?;
+    let Value::Attrs(record) = record else {
+        diagnostics.push(
+            Diagnostic::error(codes::INVALID_MODULE, format!("module `{name}` is {}, not a module", record.describe_type()))
+                .with_primary(span, "this file")
+                .with_help("a module file evaluates to a set of fields, or to a function `{ mesh, ... }: { ... }` returning one"),
+        );
+        return Ok(None);
+    };
+    let errors_before = diagnostics.len();
+    for entry in record.iter() {
+        let field = String::from_utf8_lossy(&entry.name).into_owned();
+        let entry_span = entry.span.unwrap_or(span);
+        let Some((_, allowed)) = FIELDS.iter().find(|(known, _)| *known == field) else {
+            let help = did_you_mean(&field, FIELDS.iter().map(|(f, _)| *f)).unwrap_or_else(|| {
+                format!(
+                    "a module has {}",
+                    FIELDS
+                        .iter()
+                        .map(|(f, _)| format!("`{f}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            });
+            diagnostics.push(
+                Diagnostic::error(
+                    codes::UNKNOWN_MODULE_FIELD,
+                    format!("module `{name}` has an unknown field `{field}`"),
+                )
+                .with_primary(entry_span, "not a module field")
+                .with_help(help),
+            );
+            continue;
+        };
+        let field_value = machine.force(&entry.value.clone(), entry_span)?;
+        check_arguments(&field_value, allowed, &format!("`{field}`"), diagnostics);
+    }
+    let description = match record.get_attr(b"description") {
+        Some(entry) => match machine.force(&entry.value.clone(), entry.span.unwrap_or(span))? {
+            Value::String(text) => Some(String::from_utf8_lossy(&text).into_owned()),
+            other => {
+                diagnostics.push(
+                    Diagnostic::error(
+                        codes::INVALID_MODULE_FIELD,
+                        format!(
+                            "module `{name}`'s `description` must be a string, not {}",
+                            other.describe_type()
+                        ),
+                    )
+                    .with_primary(entry.span.unwrap_or(span), "here")
+                    .with_help("describe the module in a sentence"),
+                );
+                None
+            }
+        },
+        None => None,
+    };
+    let options = match record.get_attr(b"settings") {
+        Some(entry) => read_options(
+            machine,
+            name,
+            &entry.value.clone(),
+            entry.span.unwrap_or(span),
+            context,
+            diagnostics,
+        )?,
+        None => BTreeMap::new(),
+    };
+    if diagnostics.len() > errors_before {
+        return Ok(None);
+    }
+    Ok(Some(Module {
+        name: name.to_string(),
+        location: location.clone(),
+        span,
+        record,
+        description,
+        options,
+    }))
+}
+
+fn read_options(
+    machine: &mut Machine,
+    module: &str,
+    value: &Value,
+    span: Span,
+    context: &CheckContext<'_>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> EvalResult<BTreeMap<String, OptionDecl>> {
+    let value = machine.force(value, span)?;
+    let Value::Attrs(declarations) = value else {
+        diagnostics.push(
+            Diagnostic::error(codes::INVALID_OPTION, format!("module `{module}`'s `settings` must be a set of `mesh.option`s"))
+                .with_primary(span, "here")
+                .with_help("write `settings = { port = mesh.option { type = mesh.types.port; default = 80; description = \"...\"; }; };`"),
+        );
+        return Ok(BTreeMap::new());
+    };
+    let mut options = BTreeMap::new();
+    for entry in declarations.iter() {
+        let name = String::from_utf8_lossy(&entry.name).into_owned();
+        let entry_span = entry.span.unwrap_or(span);
+        let declaration = machine.force(&entry.value.clone(), entry_span)?;
+        let not_an_option = || {
+            Diagnostic::error(codes::INVALID_OPTION, format!("setting `{name}` of module `{module}` is not declared with `mesh.option`"))
+                .with_primary(entry_span, "declared here")
+                .with_help(format!("write `{name} = mesh.option {{ type = ...; default = ...; description = \"...\"; }};`"))
+        };
+        let Value::Attrs(attrs) = &declaration else {
+            diagnostics.push(not_an_option());
+            continue;
+        };
+        let is_option = match attrs.get(b"_type").cloned() {
+            Some(marker) => {
+                matches!(machine.force(&marker, entry_span)?, Value::String(s) if &*s == OPTION_MARKER.as_bytes())
+            }
+            None => false,
+        };
+        if !is_option {
+            diagnostics.push(not_an_option());
+            continue;
+        }
+        let type_value = attrs.get(b"type").cloned().unwrap_or(Value::Null);
+        let option_type = match types::read_type(machine, &type_value, entry_span)? {
+            Ok(option_type) => option_type,
+            Err(problem) => {
+                diagnostics.push(
+                    Diagnostic::error(
+                        codes::INVALID_OPTION,
+                        format!("setting `{name}` has an invalid type: {problem}"),
+                    )
+                    .with_primary(entry_span, "declared here")
+                    .with_help("use one of `mesh.types.*`"),
+                );
+                continue;
+            }
+        };
+        let description = match attrs.get(b"description").cloned() {
+            Some(text) => match machine.force(&text, entry_span)? {
+                Value::String(text) => String::from_utf8_lossy(&text).into_owned(),
+                _ => String::new(),
+            },
+            None => String::new(),
+        };
+        let default = attrs
+            .get_attr(b"default")
+            .map(|d| (d.value.clone(), d.span.unwrap_or(entry_span)));
+        if let Some((default_value, default_span)) = &default {
+            if let Err(mismatch) =
+                types::check(machine, &option_type, default_value, *default_span, context)?
+            {
+                diagnostics.push(
+                    Diagnostic::error(
+                        codes::DEFAULT_TYPE_MISMATCH,
+                        format!(
+                            "the default of setting `{module}.{name}{}` is {}, but the setting is {}",
+                            mismatch.path, mismatch.found, mismatch.expected
+                        ),
+                    )
+                    .with_primary(mismatch.span.unwrap_or(*default_span), "default given here")
+                    .with_secondary(entry_span, format!("declared as `{}` here", option_type.name()))
+                    .with_help(format!("give a default that is {}", mismatch.expected)),
+                );
+                continue;
+            }
+        }
+        options.insert(
+            name.clone(),
+            OptionDecl {
+                name,
+                option_type,
+                default: default.map(|(value, _)| value),
+                description,
+                span: entry_span,
+            },
+        );
+    }
+    Ok(options)
+}
+
+/// The value of a module field for one node: a plain value as is, a function
+/// called with the arguments it asks for (all of `arguments` if it takes `...`).
+pub fn field_value(
+    machine: &mut Machine,
+    module: &Module,
+    field: &str,
+    arguments: &[(&str, Value)],
+) -> EvalResult<Option<Value>> {
+    let Some(entry) = module.record.get_attr(field.as_bytes()) else {
+        return Ok(None);
+    };
+    let span = entry.span.unwrap_or(module.span);
+    let value = machine.force(&entry.value.clone(), span)?;
+    let wanted: Vec<&(&str, Value)> = match &value {
+        Value::Lambda(closure) => match &closure.lambda.param {
+            ParamIr::Formals {
+                formals,
+                ellipsis: false,
+                ..
+            } => arguments
+                .iter()
+                .filter(|(name, _)| formals.iter().any(|f| &*f.name == name.as_bytes()))
+                .collect(),
+            _ => arguments.iter().collect(),
+        },
+        Value::PrimOp(_) | Value::PrimOpApp(_) => arguments.iter().collect(),
+        _ => return Ok(Some(value)),
+    };
+    let argument_set = Value::Attrs(Rc::new(Attrs::from_unsorted(
+        wanted
+            .into_iter()
+            .map(|(name, value)| attr(name, value.clone()))
+            .collect(),
+    )));
+    let result = machine.call(value, argument_set, span)?;
+    Ok(Some(machine.force(&result, span)?))
+}

@@ -1,0 +1,257 @@
+//! The prelude `mesh` every module receives: `mesh.option`, `mesh.types` and one
+//! constructor per shape kind. Built once per compilation; it holds no per-node state.
+
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use lang::codes;
+use lang::value::{Attr, Attrs, EvalResult, HostFn, PrimFunction, PrimOp};
+use lang::{Diagnostic, Machine, Span, Value};
+
+use crate::shape::{self, Kind};
+use crate::stdlib;
+use crate::types::{self, type_value};
+
+pub const OPTION_MARKER: &str = "mesh-option";
+
+fn host(
+    name: &'static str,
+    arity: usize,
+    function: impl Fn(&mut Machine, &[Value], Span) -> EvalResult<Value> + 'static,
+) -> Value {
+    let function: Rc<HostFn> = Rc::new(function);
+    Value::PrimOp(Rc::new(PrimOp {
+        name,
+        arity,
+        function: PrimFunction::Host(function),
+    }))
+}
+
+fn attr(name: &str, value: Value) -> Attr {
+    Attr {
+        name: Rc::from(name.as_bytes()),
+        value,
+        span: None,
+    }
+}
+
+fn set(entries: Vec<Attr>) -> Value {
+    Value::Attrs(Rc::new(Attrs::from_unsorted(entries)))
+}
+
+/// How a source file is named in plans and diagnostics: relative to the repository,
+/// or under `<stdlib>/` for the standard library.
+pub fn display_path(absolute: &str, repository_root: &Path) -> String {
+    if let Some(rest) = absolute.strip_prefix(stdlib::VIRTUAL_ROOT) {
+        return format!("{}{rest}", stdlib::DISPLAY_PREFIX);
+    }
+    match Path::new(absolute).strip_prefix(repository_root) {
+        Ok(relative) => relative.to_string_lossy().into_owned(),
+        Err(_) => absolute.to_string(),
+    }
+}
+
+/// File (repository-relative), line and column of a span.
+pub fn location(machine: &Machine, span: Span, repository_root: &Path) -> (String, usize, usize) {
+    match machine.sources.get(span.file) {
+        Some(file) => {
+            let (line, column) = file.line_column(span.start);
+            let name = file
+                .path
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| file.name.clone());
+            (display_path(&name, repository_root), line, column)
+        }
+        None => ("<unknown>".to_string(), 0, 0),
+    }
+}
+
+fn type_constructor(name: &'static str) -> Value {
+    host(
+        name,
+        1,
+        move |machine, arguments, span| match types::read_type(machine, &arguments[0], span)? {
+            Ok(_) => Ok(type_value(
+                name,
+                vec![attr("element", arguments[0].clone())],
+            )),
+            Err(problem) => Err(invalid_option(
+                format!("`mesh.types.{name}` takes a type, not {problem}"),
+                span,
+                format!("write e.g. `mesh.types.{name} mesh.types.str`"),
+            )),
+        },
+    )
+}
+
+fn invalid_option(message: String, span: Span, help: String) -> Box<Diagnostic> {
+    Box::new(
+        Diagnostic::error(codes::INVALID_OPTION, message)
+            .with_primary(span, "here")
+            .with_help(help),
+    )
+}
+
+fn types_value() -> Value {
+    let mut entries = Vec::new();
+    for name in ["any", "bool", "int", "float", "str", "port", "path", "node"] {
+        entries.push(attr(name, type_value(name, Vec::new())));
+    }
+    for name in ["listOf", "attrsOf", "nullOr"] {
+        entries.push(attr(name, type_constructor(name)));
+    }
+    entries.push(attr(
+        "enum",
+        host("enum", 1, |machine, arguments, span| {
+            let values = machine.force(&arguments[0], span)?;
+            let Value::List(items) = &values else {
+                return Err(invalid_option(
+                    format!(
+                        "`mesh.types.enum` takes a list of strings, not {}",
+                        values.describe_type()
+                    ),
+                    span,
+                    "write e.g. `mesh.types.enum [ \"debug\" \"info\" ]`".into(),
+                ));
+            };
+            for item in items.iter() {
+                let item = machine.force(item, span)?;
+                if !matches!(item, Value::String(_)) {
+                    return Err(invalid_option(
+                        format!(
+                            "`mesh.types.enum` takes strings, not {}",
+                            item.describe_type()
+                        ),
+                        span,
+                        "write e.g. `mesh.types.enum [ \"debug\" \"info\" ]`".into(),
+                    ));
+                }
+            }
+            Ok(type_value("enum", vec![attr("values", values.clone())]))
+        }),
+    ));
+    entries.push(attr(
+        "record",
+        host("record", 1, |machine, arguments, span| {
+            let fields = machine.force(&arguments[0], span)?;
+            let Value::Attrs(attrs) = &fields else {
+                return Err(invalid_option(
+                    format!("`mesh.types.record` takes a set of field types, not {}", fields.describe_type()),
+                    span,
+                    "write e.g. `mesh.types.record { host = mesh.types.str; port = mesh.types.port; }`".into(),
+                ));
+            };
+            for field in attrs.iter() {
+                if let Err(problem) = types::read_type(machine, &field.value, field.span.unwrap_or(span))? {
+                    return Err(invalid_option(
+                        format!("field `{}` of the record is not a type: {problem}", String::from_utf8_lossy(&field.name)),
+                        field.span.unwrap_or(span),
+                        "each field's value is a `mesh.types.*` type".into(),
+                    ));
+                }
+            }
+            Ok(type_value("record", vec![attr("fields", fields.clone())]))
+        }),
+    ));
+    set(entries)
+}
+
+fn option_value() -> Value {
+    host("option", 1, |machine, arguments, span| {
+        let given = machine.force(&arguments[0], span)?;
+        let Value::Attrs(given) = &given else {
+            return Err(invalid_option(
+                format!("`mesh.option` takes a set, not {}", given.describe_type()),
+                span,
+                "write `mesh.option { type = mesh.types.port; default = 80; description = \"...\"; }`".into(),
+            ));
+        };
+        for entry in given.iter() {
+            let name = String::from_utf8_lossy(&entry.name).into_owned();
+            if !matches!(
+                name.as_str(),
+                "type" | "default" | "description" | "example"
+            ) {
+                let help = lang::diagnostic::did_you_mean(
+                    &name,
+                    ["type", "default", "description", "example"],
+                )
+                .unwrap_or_else(|| {
+                    "`mesh.option` takes `type`, `default`, `description` and `example`".into()
+                });
+                return Err(invalid_option(
+                    format!("`mesh.option` has no field `{name}`"),
+                    entry.span.unwrap_or(span),
+                    help,
+                ));
+            }
+        }
+        let Some(type_entry) = given.get_attr(b"type") else {
+            return Err(invalid_option(
+                "a setting needs a `type`".into(),
+                span,
+                "add e.g. `type = mesh.types.str;`".into(),
+            ));
+        };
+        if let Err(problem) =
+            types::read_type(machine, &type_entry.value, type_entry.span.unwrap_or(span))?
+        {
+            return Err(invalid_option(
+                format!("the setting's `type` is {problem}"),
+                type_entry.span.unwrap_or(span),
+                "use one of `mesh.types.*`".into(),
+            ));
+        }
+        let description = match given.get(b"description") {
+            Some(description) => machine.force(&description.clone(), span)?,
+            None => {
+                return Err(invalid_option(
+                    "a setting needs a `description`".into(),
+                    span,
+                    "say in a sentence what the setting does; it is shown on hover and in documentation".into(),
+                ));
+            }
+        };
+        if !matches!(description, Value::String(_)) {
+            return Err(invalid_option(
+                format!(
+                    "the setting's `description` must be a string, not {}",
+                    description.describe_type()
+                ),
+                span,
+                "write the description as a string".into(),
+            ));
+        }
+        let mut entries = vec![
+            Attr {
+                name: Rc::from(&b"_type"[..]),
+                value: Value::string_from(OPTION_MARKER),
+                span: Some(span),
+            },
+            attr("description", description),
+            attr("type", type_entry.value.clone()),
+        ];
+        if let Some(default) = given.get_attr(b"default") {
+            entries.push(default.clone());
+        }
+        Ok(set(entries))
+    })
+}
+
+fn shape_constructor(kind: Kind, repository_root: Rc<PathBuf>) -> Value {
+    host(kind.name(), 1, move |machine, arguments, span| {
+        let source = location(machine, span, &repository_root);
+        shape::construct(machine, kind, &arguments[0], span, source)
+    })
+}
+
+/// The `mesh` prelude value.
+pub fn prelude(repository_root: &Path) -> Value {
+    let root = Rc::new(repository_root.to_path_buf());
+    let mut entries = vec![attr("option", option_value()), attr("types", types_value())];
+    for kind in Kind::ALL {
+        entries.push(attr(kind.name(), shape_constructor(kind, root.clone())));
+    }
+    set(entries)
+}

@@ -1,0 +1,621 @@
+//! The eight shape constructors as the language sees them (`mesh.file { ... }`):
+//! which fields each kind takes, their defaults, and the one validation used both
+//! when a module calls a constructor and when the compiler reads the shapes back.
+//! A shape in the language is a plain set marked `_type = "mesh-shape"`.
+
+use std::rc::Rc;
+
+use base64::Engine;
+use lang::codes;
+use lang::value::{Attr, Attrs, EvalResult};
+use lang::{Diagnostic, Machine, Span, Value};
+
+pub const SHAPE_MARKER: &str = "mesh-shape";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Kind {
+    User,
+    Directory,
+    File,
+    Link,
+    Secret,
+    Archive,
+    Service,
+    Container,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 8] = [
+        Kind::User,
+        Kind::Directory,
+        Kind::File,
+        Kind::Link,
+        Kind::Secret,
+        Kind::Archive,
+        Kind::Service,
+        Kind::Container,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::User => "user",
+            Kind::Directory => "directory",
+            Kind::File => "file",
+            Kind::Link => "link",
+            Kind::Secret => "secret",
+            Kind::Archive => "archive",
+            Kind::Service => "service",
+            Kind::Container => "container",
+        }
+    }
+
+    pub fn from_name(name: &[u8]) -> Option<Kind> {
+        Kind::ALL
+            .into_iter()
+            .find(|kind| kind.name().as_bytes() == name)
+    }
+
+    /// The field that names the resource: `name` or `path`.
+    pub fn identity_field(self) -> &'static str {
+        match self {
+            Kind::User | Kind::Service | Kind::Container => "name",
+            _ => "path",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum FieldType {
+    /// A user, service or container name: `[a-z_][a-z0-9_.@-]*`.
+    Name,
+    /// An absolute, canonical path on the node.
+    AbsolutePath,
+    Text,
+    OptionalText,
+    Bool,
+    /// An octal mode string, normalised to four digits.
+    Mode,
+    TextList,
+    NonEmptyTextList,
+    TextMap,
+    Mounts,
+    Image,
+    /// An opaque handle from `secrets`, `credentials` or `artifacts`.
+    Handle(&'static str),
+}
+
+#[derive(Clone, Copy, Debug)]
+enum FieldDefault {
+    Required,
+    Text(&'static str),
+    Null,
+    Bool(bool),
+    EmptyList,
+    EmptyMap,
+}
+
+struct Field {
+    name: &'static str,
+    field_type: FieldType,
+    default: FieldDefault,
+}
+
+const fn field(name: &'static str, field_type: FieldType, default: FieldDefault) -> Field {
+    Field {
+        name,
+        field_type,
+        default,
+    }
+}
+
+fn fields(kind: Kind) -> &'static [Field] {
+    use FieldDefault as D;
+    use FieldType as T;
+    match kind {
+        Kind::User => {
+            const FIELDS: &[Field] = &[
+                field("name", T::Name, D::Required),
+                field("system", T::Bool, D::Bool(true)),
+                field("home", T::OptionalText, D::Null),
+                field("shell", T::OptionalText, D::Null),
+                field("groups", T::TextList, D::EmptyList),
+            ];
+            FIELDS
+        }
+        Kind::Directory => {
+            const FIELDS: &[Field] = &[
+                field("path", T::AbsolutePath, D::Required),
+                field("owner", T::Name, D::Text("root")),
+                field("group", T::Name, D::Text("root")),
+                field("mode", T::Mode, D::Text("0755")),
+            ];
+            FIELDS
+        }
+        // `content` / `source` are handled specially
+        Kind::File => {
+            const FIELDS: &[Field] = &[
+                field("path", T::AbsolutePath, D::Required),
+                field("owner", T::Name, D::Text("root")),
+                field("group", T::Name, D::Text("root")),
+                field("mode", T::Mode, D::Text("0644")),
+            ];
+            FIELDS
+        }
+        Kind::Link => {
+            const FIELDS: &[Field] = &[
+                field("path", T::AbsolutePath, D::Required),
+                field("target", T::Text, D::Required),
+            ];
+            FIELDS
+        }
+        Kind::Secret => {
+            const FIELDS: &[Field] = &[
+                field("path", T::AbsolutePath, D::Required),
+                field(
+                    "secret",
+                    T::Handle("a secret (from `secrets` or `credentials`)"),
+                    D::Required,
+                ),
+                field("owner", T::Name, D::Text("root")),
+                field("group", T::Name, D::Text("root")),
+                field("mode", T::Mode, D::Text("0400")),
+            ];
+            FIELDS
+        }
+        Kind::Archive => {
+            const FIELDS: &[Field] = &[
+                field("path", T::AbsolutePath, D::Required),
+                field(
+                    "artifact",
+                    T::Handle("an artifact (from `artifacts`)"),
+                    D::Required,
+                ),
+                field("owner", T::Name, D::Text("root")),
+                field("group", T::Name, D::Text("root")),
+            ];
+            FIELDS
+        }
+        Kind::Service => {
+            const FIELDS: &[Field] = &[
+                field("name", T::Name, D::Required),
+                field("exec", T::NonEmptyTextList, D::Required),
+                field("user", T::Name, D::Text("root")),
+                field("environment", T::TextMap, D::EmptyMap),
+                field("after", T::TextList, D::EmptyList),
+                field("restart", T::Text, D::Text("on-failure")),
+            ];
+            FIELDS
+        }
+        Kind::Container => {
+            const FIELDS: &[Field] = &[
+                field("name", T::Name, D::Required),
+                field("image", T::Image, D::Required),
+                field("command", T::TextList, D::EmptyList),
+                field("environment", T::TextMap, D::EmptyMap),
+                field("mounts", T::Mounts, D::EmptyList),
+                field("ports", T::TextList, D::EmptyList),
+                field("user", T::OptionalText, D::Null),
+            ];
+            FIELDS
+        }
+    }
+}
+
+/// The names of a kind's fields as a module writes them.
+pub fn field_names(kind: Kind) -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = fields(kind).iter().map(|f| f.name).collect();
+    if kind == Kind::File {
+        names.extend(["content", "source"]);
+    }
+    names
+}
+
+fn name_attr(name: &str, value: Value, span: Span) -> Attr {
+    Attr {
+        name: Rc::from(name.as_bytes()),
+        value,
+        span: Some(span),
+    }
+}
+
+fn invalid(kind: Kind, message: String, span: Span, help: String) -> Box<Diagnostic> {
+    Box::new(
+        Diagnostic::error(
+            codes::INVALID_SHAPE,
+            format!("`mesh.{}`: {message}", kind.name()),
+        )
+        .with_primary(span, "in this shape")
+        .with_help(help),
+    )
+}
+
+fn is_valid_name(text: &[u8]) -> bool {
+    match text.first() {
+        Some(first) if first.is_ascii_lowercase() || first.is_ascii_digit() || *first == b'_' => {
+            text.iter().all(|b| {
+                b.is_ascii_lowercase()
+                    || b.is_ascii_digit()
+                    || matches!(b, b'_' | b'-' | b'.' | b'@')
+            })
+        }
+        _ => false,
+    }
+}
+
+/// Is `path` absolute and canonical (no `.`, `..`, `//` or trailing slash)?
+pub fn is_canonical_absolute(path: &[u8]) -> bool {
+    if path.first() != Some(&b'/') || path == b"/" {
+        return path == b"/";
+    }
+    path[1..]
+        .split(|b| *b == b'/')
+        .all(|component| !component.is_empty() && component != b"." && component != b"..")
+}
+
+/// Checks a shape's fields and fills defaults. `fields_given` is what the module
+/// wrote; the result is the shape as the language holds it, marked and located.
+pub fn construct(
+    machine: &mut Machine,
+    kind: Kind,
+    given: &Value,
+    span: Span,
+    source: (String, usize, usize),
+) -> EvalResult<Value> {
+    let given = machine.force(given, span)?;
+    let Value::Attrs(given) = given else {
+        return Err(invalid(
+            kind,
+            format!("expected a set of fields, found {}", given.describe_type()),
+            span,
+            format!(
+                "call it as `mesh.{} {{ {} = ...; }}`",
+                kind.name(),
+                kind.identity_field()
+            ),
+        ));
+    };
+    let known = field_names(kind);
+    // a shape read back from a module carries its markers; they are not fields
+    let revalidating = given.contains(b"_type");
+    for entry in given.iter() {
+        let name = String::from_utf8_lossy(&entry.name).into_owned();
+        if revalidating
+            && matches!(
+                name.as_str(),
+                "_type" | "kind" | "source" | "content_base64"
+            )
+        {
+            continue;
+        }
+        if !known.contains(&name.as_str()) {
+            let help =
+                lang::diagnostic::did_you_mean(&name, known.iter().copied()).unwrap_or_else(|| {
+                    format!(
+                        "`mesh.{}` takes {}",
+                        kind.name(),
+                        known
+                            .iter()
+                            .map(|k| format!("`{k}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                });
+            return Err(Box::new(
+                Diagnostic::error(
+                    codes::INVALID_SHAPE,
+                    format!("`mesh.{}` has no field `{name}`", kind.name()),
+                )
+                .with_primary(entry.span.unwrap_or(span), "unknown field")
+                .with_help(help),
+            ));
+        }
+    }
+    let mut entries = vec![
+        name_attr("_type", Value::string_from(SHAPE_MARKER), span),
+        name_attr("kind", Value::string_from(kind.name()), span),
+        name_attr(
+            "source",
+            Value::Attrs(Rc::new(Attrs::from_sorted(vec![
+                name_attr("column", Value::Int(source.2 as i64), span),
+                name_attr("file", Value::string_from(&source.0), span),
+                name_attr("line", Value::Int(source.1 as i64), span),
+            ]))),
+            span,
+        ),
+    ];
+    for spec in fields(kind) {
+        let value = match given.get_attr(spec.name.as_bytes()) {
+            Some(entry) => {
+                let field_span = entry.span.unwrap_or(span);
+                check_field(machine, kind, spec, &entry.value.clone(), field_span)?
+            }
+            None => match spec.default {
+                FieldDefault::Required => {
+                    return Err(invalid(
+                        kind,
+                        format!("the field `{}` is required", spec.name),
+                        span,
+                        format!("add `{} = ...;`", spec.name),
+                    ));
+                }
+                FieldDefault::Text(text) => Value::string_from(text),
+                FieldDefault::Null => Value::Null,
+                FieldDefault::Bool(value) => Value::Bool(value),
+                FieldDefault::EmptyList => Value::List(Rc::from(Vec::new())),
+                FieldDefault::EmptyMap => Value::Attrs(Rc::new(Attrs::new())),
+            },
+        };
+        entries.push(name_attr(spec.name, value, span));
+    }
+    if kind == Kind::File {
+        let (content, content_base64) = file_content(machine, &given, span)?;
+        entries.push(name_attr("content", content, span));
+        entries.push(name_attr("content_base64", content_base64, span));
+    }
+    Ok(Value::Attrs(Rc::new(Attrs::from_unsorted(entries))))
+}
+
+fn file_content(machine: &mut Machine, given: &Attrs, span: Span) -> EvalResult<(Value, Value)> {
+    let content = given.get_attr(b"content").cloned();
+    let source = given.get_attr(b"source").cloned();
+    let already = given.get_attr(b"content_base64").cloned();
+    match (content, source) {
+        (Some(_), Some(source)) if !given.contains(b"_type") => Err(invalid(
+            Kind::File,
+            "give either `content` or `source`, not both".into(),
+            source.span.unwrap_or(span),
+            "`content` is the text itself; `source` is a file of the module to copy".into(),
+        )),
+        (Some(content), _) => {
+            let value = machine.force(&content.value, span)?;
+            match value {
+                Value::String(_) => Ok((value, Value::Null)),
+                Value::Null => match already {
+                    Some(base64) => Ok((Value::Null, machine.force(&base64.value, span)?)),
+                    None => Err(invalid(
+                        Kind::File,
+                        "`content` is null".into(),
+                        span,
+                        "give the file's text".into(),
+                    )),
+                },
+                other => Err(invalid(
+                    Kind::File,
+                    format!("`content` must be a string, not {}", other.describe_type()),
+                    content.span.unwrap_or(span),
+                    "use `toString` or `builtins.toJSON` to turn values into text".into(),
+                )),
+            }
+        }
+        (None, Some(source)) => {
+            let source_span = source.span.unwrap_or(span);
+            let path = machine.force(&source.value, source_span)?;
+            let Value::Path(path) = path else {
+                return Err(invalid(
+                    Kind::File,
+                    format!(
+                        "`source` must be a path such as `./nginx.conf`, not {}",
+                        path.describe_type()
+                    ),
+                    source_span,
+                    "write the path without quotes, relative to the module".into(),
+                ));
+            };
+            let text =
+                machine.coerce_to_string(&Value::Path(path.clone()), source_span, false, false)?;
+            let read = read_file_value(machine, &text, source_span)?;
+            let bytes = machine.force(&read, source_span)?;
+            let Value::String(bytes) = bytes else {
+                return Ok((Value::Null, Value::Null));
+            };
+            match std::str::from_utf8(&bytes) {
+                Ok(_) => Ok((Value::String(bytes), Value::Null)),
+                Err(_) => Ok((
+                    Value::Null,
+                    Value::string_from(&base64::engine::general_purpose::STANDARD.encode(&bytes)),
+                )),
+            }
+        }
+        (None, None) => Err(invalid(
+            Kind::File,
+            "the file needs `content` or `source`".into(),
+            span,
+            "add `content = \"...\";` or `source = ./file;`".into(),
+        )),
+    }
+}
+
+fn read_file_value(machine: &mut Machine, path: &[u8], span: Span) -> EvalResult<Value> {
+    let content = machine.read_file(path, span, "a file's `source`")?;
+    Ok(Value::String(Rc::from(content)))
+}
+
+fn check_field(
+    machine: &mut Machine,
+    kind: Kind,
+    spec: &Field,
+    value: &Value,
+    span: Span,
+) -> EvalResult<Value> {
+    let value = machine.force(value, span)?;
+    let wrong = |expected: &str, found: &Value| {
+        invalid(
+            kind,
+            format!(
+                "`{}` must be {expected}, not {}",
+                spec.name,
+                found.describe_type()
+            ),
+            span,
+            format!("give `{}` {expected}", spec.name),
+        )
+    };
+    match spec.field_type {
+        FieldType::Name => match &value {
+            Value::String(text) if is_valid_name(text) => Ok(value),
+            Value::String(text) => Err(invalid(
+                kind,
+                format!("`{}` is not a valid name: {:?}", spec.name, String::from_utf8_lossy(text)),
+                span,
+                "names use lowercase letters, digits, `_`, `-`, `.` and `@`".into(),
+            )),
+            other => Err(wrong("a string", other)),
+        },
+        FieldType::AbsolutePath => match &value {
+            Value::String(text) if is_canonical_absolute(text) => Ok(value),
+            Value::String(text) => Err(invalid(
+                kind,
+                format!("`{}` must be an absolute path without `.`, `..` or a trailing `/`: {:?}", spec.name, String::from_utf8_lossy(text)),
+                span,
+                "write the path on the node, e.g. \"/etc/nginx/nginx.conf\"".into(),
+            )),
+            Value::Path(_) => Err(invalid(
+                kind,
+                format!("`{}` is a path of the repository, not of the node", spec.name),
+                span,
+                "write the node's path as a string, e.g. \"/etc/app.conf\"; to copy a repository file use `source = ./file;`".into(),
+            )),
+            other => Err(wrong("a string", other)),
+        },
+        FieldType::Text => match &value {
+            Value::String(_) => Ok(value),
+            other => Err(wrong("a string", other)),
+        },
+        FieldType::OptionalText => match &value {
+            Value::String(_) | Value::Null => Ok(value),
+            other => Err(wrong("a string or null", other)),
+        },
+        FieldType::Bool => match &value {
+            Value::Bool(_) => Ok(value),
+            other => Err(wrong("a Boolean", other)),
+        },
+        FieldType::Mode => match &value {
+            Value::String(text) if (3..=4).contains(&text.len()) && text.iter().all(|b| (b'0'..=b'7').contains(b)) => {
+                let mut normalised = vec![b'0'; 4 - text.len()];
+                normalised.extend_from_slice(text);
+                Ok(Value::String(Rc::from(normalised)))
+            }
+            Value::Int(_) => Err(invalid(
+                kind,
+                format!("`{}` must be an octal string such as \"0644\"", spec.name),
+                span,
+                "Nix has no octal integers: write the mode in quotes".into(),
+            )),
+            other => Err(wrong("an octal string such as \"0644\"", other)),
+        },
+        FieldType::TextList | FieldType::NonEmptyTextList => {
+            let Value::List(items) = &value else {
+                return Err(wrong("a list of strings", &value));
+            };
+            if matches!(spec.field_type, FieldType::NonEmptyTextList) && items.is_empty() {
+                return Err(invalid(kind, format!("`{}` must not be empty", spec.name), span, "give the program to run first".into()));
+            }
+            let mut forced = Vec::with_capacity(items.len());
+            for item in items.iter() {
+                let item = machine.force(item, span)?;
+                match &item {
+                    Value::String(_) => forced.push(item),
+                    other => return Err(wrong("a list of strings", other)),
+                }
+            }
+            Ok(Value::List(Rc::from(forced)))
+        }
+        FieldType::TextMap => {
+            let Value::Attrs(attrs) = &value else {
+                return Err(wrong("a set of strings", &value));
+            };
+            let mut entries = Vec::with_capacity(attrs.len());
+            for entry in attrs.iter() {
+                let item = machine.force(&entry.value, span)?;
+                match &item {
+                    Value::String(_) => entries.push(Attr {
+                        name: entry.name.clone(),
+                        value: item,
+                        span: entry.span,
+                    }),
+                    other => return Err(wrong("a set of strings", other)),
+                }
+            }
+            Ok(Value::Attrs(Rc::new(Attrs::from_sorted(entries))))
+        }
+        FieldType::Mounts => {
+            let Value::List(items) = &value else {
+                return Err(wrong("a list of mounts", &value));
+            };
+            let mut mounts = Vec::with_capacity(items.len());
+            for item in items.iter() {
+                let item = machine.force(item, span)?;
+                let Value::Attrs(mount) = &item else {
+                    return Err(wrong("a list of `{ source; target; read_only; }` sets", &item));
+                };
+                let mut entries = Vec::new();
+                for (name, required) in [("source", true), ("target", true)] {
+                    let Some(entry) = mount.get(name.as_bytes()) else {
+                        if required {
+                            return Err(invalid(kind, format!("a mount needs `{name}`"), span, "write `{ source = \"/srv/data\"; target = \"/data\"; }`".into()));
+                        }
+                        continue;
+                    };
+                    let entry = machine.force(&entry.clone(), span)?;
+                    match &entry {
+                        Value::String(text) if is_canonical_absolute(text) => entries.push(name_attr(name, entry, span)),
+                        _ => return Err(invalid(kind, format!("a mount's `{name}` must be an absolute path"), span, "write the path as a string, e.g. \"/srv/data\"".into())),
+                    }
+                }
+                let read_only = match mount.get(b"read_only") {
+                    Some(flag) => machine.force(&flag.clone(), span)?,
+                    None => Value::Bool(false),
+                };
+                if !matches!(read_only, Value::Bool(_)) {
+                    return Err(wrong("a Boolean `read_only`", &read_only));
+                }
+                for entry in mount.iter() {
+                    if !matches!(&*entry.name, b"source" | b"target" | b"read_only") {
+                        return Err(invalid(
+                            kind,
+                            format!("a mount has no field `{}`", String::from_utf8_lossy(&entry.name)),
+                            entry.span.unwrap_or(span),
+                            "a mount is `{ source; target; read_only; }`".into(),
+                        ));
+                    }
+                }
+                entries.push(name_attr("read_only", read_only, span));
+                mounts.push(Value::Attrs(Rc::new(Attrs::from_unsorted(entries))));
+            }
+            Ok(Value::List(Rc::from(mounts)))
+        }
+        FieldType::Image => match &value {
+            Value::String(text) if is_pinned_image(text) => Ok(value),
+            Value::String(text) => Err(invalid(
+                kind,
+                format!("image {:?} is not pinned by digest", String::from_utf8_lossy(text)),
+                span,
+                "declare the upstream image in `mirrors` and use `images.NAME`, which is `REGISTRY/PATH@sha256:...`".into(),
+            )),
+            other => Err(wrong("an image reference", other)),
+        },
+        FieldType::Handle(what) => match &value {
+            Value::Opaque(_) => Ok(value),
+            other => Err(invalid(
+                kind,
+                format!("`{}` must be {what}, not {}", spec.name, other.describe_type()),
+                span,
+                format!("take `{}` from the `shapes` function's arguments", spec.name),
+            )),
+        },
+    }
+}
+
+/// `REGISTRY/PATH@sha256:HEX` with 64 lowercase hex digits.
+pub fn is_pinned_image(text: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(text);
+    let Some((name, digest)) = text.split_once("@sha256:") else {
+        return false;
+    };
+    !name.is_empty()
+        && name.contains('/')
+        && digest.len() == 64
+        && digest
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}

@@ -1,0 +1,111 @@
+//! The standard module library, embedded at build time, and the loader that serves
+//! it beside the repository under a virtual root.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use lang::{FileKind, Loader};
+
+use crate::fs::RealFs;
+
+mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/stdlib.rs"));
+}
+
+/// Where the standard library appears to the evaluator. No real file is read there.
+pub const VIRTUAL_ROOT: &str = "/mesh-stdlib";
+/// How its files are named in plans and diagnostics.
+pub const DISPLAY_PREFIX: &str = "<stdlib>";
+
+/// Names of the standard modules (directories holding a `module.nix`).
+pub fn module_names() -> Vec<String> {
+    let mut names: Vec<String> = embedded::FILES
+        .iter()
+        .filter_map(|(path, _)| path.strip_suffix("/module.nix"))
+        .filter(|name| !name.contains('/'))
+        .map(str::to_string)
+        .collect();
+    names.sort();
+    names
+}
+
+fn relative(path: &Path) -> Option<String> {
+    path.strip_prefix(VIRTUAL_ROOT)
+        .ok()
+        .map(|rest| rest.to_string_lossy().into_owned())
+}
+
+/// The repository on the real filesystem plus the embedded standard library.
+pub struct MeshLoader {
+    repository: RealFs,
+}
+
+impl MeshLoader {
+    pub fn new(repository_root: PathBuf) -> MeshLoader {
+        MeshLoader {
+            repository: RealFs::new(vec![repository_root]),
+        }
+    }
+}
+
+impl Loader for MeshLoader {
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        match relative(path) {
+            Some(name) => embedded::FILES
+                .iter()
+                .find(|(file, _)| *file == name)
+                .map(|(_, content)| content.to_vec())
+                .ok_or_else(|| {
+                    io::Error::new(
+                        io::ErrorKind::NotFound,
+                        "no such file in the standard library",
+                    )
+                }),
+            None => self.repository.read(path),
+        }
+    }
+
+    fn kind(&self, path: &Path) -> Option<FileKind> {
+        match relative(path) {
+            Some(name) if name.is_empty() => Some(FileKind::Directory),
+            Some(name) => {
+                if embedded::FILES.iter().any(|(file, _)| *file == name) {
+                    Some(FileKind::File)
+                } else if embedded::FILES.iter().any(|(file, _)| {
+                    file.starts_with(&name) && file.as_bytes().get(name.len()) == Some(&b'/')
+                }) {
+                    Some(FileKind::Directory)
+                } else {
+                    None
+                }
+            }
+            None => self.repository.kind(path),
+        }
+    }
+
+    fn list(&self, path: &Path) -> io::Result<Vec<(String, FileKind)>> {
+        match relative(path) {
+            Some(name) => {
+                let prefix = if name.is_empty() {
+                    String::new()
+                } else {
+                    format!("{name}/")
+                };
+                let mut entries: Vec<(String, FileKind)> = Vec::new();
+                for (file, _) in embedded::FILES {
+                    if let Some(rest) = file.strip_prefix(&prefix) {
+                        let (first, kind) = match rest.split_once('/') {
+                            Some((first, _)) => (first, FileKind::Directory),
+                            None => (rest, FileKind::File),
+                        };
+                        if !entries.iter().any(|(n, _)| n == first) {
+                            entries.push((first.to_string(), kind));
+                        }
+                    }
+                }
+                Ok(entries)
+            }
+            None => self.repository.list(path),
+        }
+    }
+}
