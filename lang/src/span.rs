@@ -136,6 +136,16 @@ impl Sources {
         self.files.get(id.0 as usize)
     }
 
+    /// Gives every file a new display name (the host shows repository-relative names).
+    pub fn rename(&mut self, mut name: impl FnMut(&SourceFile) -> String) {
+        for file in &mut self.files {
+            let new_name = name(file);
+            if new_name != file.name {
+                *file = Arc::new(SourceFile::new(new_name, file.path.clone(), file.text.clone()));
+            }
+        }
+    }
+
     pub fn find_path(&self, path: &Path) -> Option<FileId> {
         self.files
             .iter()
