@@ -68,8 +68,12 @@ fn compile_here(root: &Path) -> Compilation {
             BTreeMap::new()
         }
     };
-    let sources = std::mem::take(&mut machine.sources);
+    let mut sources = std::mem::take(&mut machine.sources);
     drop(machine);
+    sources.rename(|file| match &file.path {
+        Some(path) => prelude::display_path(&path.display().to_string(), &repository.root),
+        None => file.name.clone(),
+    });
     Compilation {
         root: repository.root,
         nodes,
