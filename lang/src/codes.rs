@@ -42,7 +42,7 @@ codes! {
     SYNTAX_ERROR = "E001", "syntax error";
     UNTERMINATED_STRING = "E002", "unterminated string";
     UNTERMINATED_COMMENT = "E003", "unterminated comment";
-    INVALID_INTEGER = "E004", "integer literal out of range";
+    INVALID_INTEGER = "E004", "number literal out of range";
     PATH_TRAILING_SLASH = "E005", "path with a trailing slash";
     NESTED_TOO_DEEPLY = "E006", "expression nested too deeply";
     SEARCH_PATH = "E007", "search paths are not supported";

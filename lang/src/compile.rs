@@ -551,17 +551,17 @@ impl<'a> Compiler<'a> {
         right: Rc<Ir>,
         span: Span,
     ) -> Rc<Ir> {
-        if self.is_shadowed(function_name) {
-            if let Some(kind) = self.lookup(function_name) {
-                let function = node(kind, span);
-                return node(
-                    IrKind::Call {
-                        function,
-                        arguments: Box::new([left, right]),
-                    },
-                    span,
-                );
-            }
+        if self.is_shadowed(function_name)
+            && let Some(kind) = self.lookup(function_name)
+        {
+            let function = node(kind, span);
+            return node(
+                IrKind::Call {
+                    function,
+                    arguments: Box::new([left, right]),
+                },
+                span,
+            );
         }
         node(IrKind::Binary { op, left, right }, span)
     }
@@ -713,24 +713,22 @@ impl<'a> Compiler<'a> {
                         expr,
                         span: value_span,
                     } = entry
-                    {
-                        if let ExprKind::Attrs {
+                        && let ExprKind::Attrs {
                             recursive,
                             bindings,
                         } = &expr.kind
-                        {
-                            let mut nested = SetBuilder {
-                                recursive: *recursive,
-                                statics: BTreeMap::new(),
-                                dynamics: Vec::new(),
-                            };
-                            let value_span = *value_span;
-                            self.add_bindings(&mut nested, bindings, false);
-                            *entry = Entry::Nested {
-                                set: nested,
-                                span: value_span,
-                            };
-                        }
+                    {
+                        let mut nested = SetBuilder {
+                            recursive: *recursive,
+                            statics: BTreeMap::new(),
+                            dynamics: Vec::new(),
+                        };
+                        let value_span = *value_span;
+                        self.add_bindings(&mut nested, bindings, false);
+                        *entry = Entry::Nested {
+                            set: nested,
+                            span: value_span,
+                        };
                     }
                     match entry {
                         Entry::Nested { set, .. } => current = set,
@@ -808,24 +806,22 @@ impl<'a> Compiler<'a> {
                                     expr,
                                     span: value_span,
                                 } = existing
-                                {
-                                    if let ExprKind::Attrs {
+                                    && let ExprKind::Attrs {
                                         recursive,
                                         bindings: first_bindings,
                                     } = &expr.kind
-                                    {
-                                        let mut nested = SetBuilder {
-                                            recursive: *recursive,
-                                            statics: BTreeMap::new(),
-                                            dynamics: Vec::new(),
-                                        };
-                                        let value_span = *value_span;
-                                        self.add_bindings(&mut nested, first_bindings, false);
-                                        *existing = Entry::Nested {
-                                            set: nested,
-                                            span: value_span,
-                                        };
-                                    }
+                                {
+                                    let mut nested = SetBuilder {
+                                        recursive: *recursive,
+                                        statics: BTreeMap::new(),
+                                        dynamics: Vec::new(),
+                                    };
+                                    let value_span = *value_span;
+                                    self.add_bindings(&mut nested, first_bindings, false);
+                                    *existing = Entry::Nested {
+                                        set: nested,
+                                        span: value_span,
+                                    };
                                 }
                                 if let Entry::Nested { set: nested, .. } = existing {
                                     // later Nix merges dynamic attributes too; 2.8 dropped them

@@ -550,17 +550,18 @@ impl Machine {
                 default,
             } => self.select(expr, path, default.as_ref(), env, ir.span),
             IrKind::HasAttr { expr, path } => {
+                // as Nix: each set on the path is forced, the attribute found last is not
                 let mut current = self.eval(expr, env)?;
-                for name in path.iter() {
+                for (index, name) in path.iter().enumerate() {
+                    if index > 0 {
+                        current = self.force(&current, ir.span)?;
+                    }
                     let name = self.attr_name(name, env)?;
                     let Value::Attrs(attrs) = &current else {
                         return Ok(Value::Bool(false));
                     };
                     match attrs.get(&name) {
-                        Some(value) => {
-                            let value = value.clone();
-                            current = self.force(&value, ir.span)?;
-                        }
+                        Some(value) => current = value.clone(),
                         None => return Ok(Value::Bool(false)),
                     }
                 }
@@ -1385,12 +1386,12 @@ impl Machine {
                 true
             }
             (Value::Attrs(a), Value::Attrs(b)) => {
-                if self.is_derivation(a, span)? && self.is_derivation(b, span)? {
-                    if let (Some(x), Some(y)) =
+                if self.is_derivation(a, span)?
+                    && self.is_derivation(b, span)?
+                    && let (Some(x), Some(y)) =
                         (a.get(b"outPath").cloned(), b.get(b"outPath").cloned())
-                    {
-                        return self.equal(&x, &y, span, false);
-                    }
+                {
+                    return self.equal(&x, &y, span, false);
                 }
                 if a.len() != b.len() {
                     return Ok(false);

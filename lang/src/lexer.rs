@@ -40,7 +40,9 @@ pub enum TokenKind {
     // values
     Identifier(String),
     Integer(Option<i64>),
-    Float(f64),
+    /// None when the literal is outside the range of normal doubles (Nix's
+    /// `strtod` reports `ERANGE` for overflow and for subnormal results).
+    Float(Option<f64>),
     /// A path literal's first part (`./a/b`, `a/`), with the text as written.
     Path(String),
     /// `~/...`, refused by the parser.
@@ -447,7 +449,7 @@ impl<'a> Lexer<'a> {
         let float_length = matched_len(float(rest));
         consider(float_length, &|| {
             let text = std::str::from_utf8(&rest[..float_length]).unwrap_or("0");
-            TokenKind::Float(text.parse::<f64>().unwrap_or(0.0))
+            TokenKind::Float(float_value(text))
         });
         // a path segment followed by `${` starts an interpolated path
         let segment_length = matched_len(path_segment(rest));
@@ -792,6 +794,18 @@ impl<'a> Lexer<'a> {
     }
 }
 
+/// A float literal's value, or None where C's `strtod` reports a range error: an
+/// infinite result, or a non-zero literal whose value is subnormal or zero.
+fn float_value(text: &str) -> Option<f64> {
+    let value = text.parse::<f64>().ok()?;
+    let mantissa = text.split(['e', 'E']).next().unwrap_or("");
+    let non_zero_literal = mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b));
+    if value.is_infinite() || (non_zero_literal && !value.is_normal()) {
+        return None;
+    }
+    Some(value)
+}
+
 fn utf8_sequence_length(first: u8) -> usize {
     match first {
         0xC0..=0xDF => 2,
@@ -839,7 +853,7 @@ mod tests {
             kinds("01.5"),
             vec![
                 TokenKind::Integer(Some(1)),
-                TokenKind::Float(0.5),
+                TokenKind::Float(Some(0.5)),
                 TokenKind::Eof
             ]
         );

@@ -756,9 +756,24 @@ impl Parser {
             }
             TokenKind::Float(value) => {
                 self.advance();
-                Expr {
-                    kind: ExprKind::Float(value),
-                    span,
+                match value {
+                    Some(value) => Expr {
+                        kind: ExprKind::Float(value),
+                        span,
+                    },
+                    None => {
+                        self.errors.push(
+                            Diagnostic::error(
+                                codes::INVALID_INTEGER,
+                                "float literal is out of range",
+                            )
+                            .with_primary(span, "not representable as a normal 64-bit float")
+                            .with_help(
+                                "floats are 64-bit doubles: magnitudes from about 2.2e-308 to 1.8e308, or 0",
+                            ),
+                        );
+                        self.error_node(span)
+                    }
                 }
             }
             TokenKind::StringOpen => self.string(),
@@ -1195,12 +1210,11 @@ fn strip_indentation(pieces: Vec<IndentedPiece>) -> Vec<StringPart> {
                         }
                     }
                 }
-                if index + 1 == count {
-                    if let Some(newline) = stripped.iter().rposition(|b| *b == b'\n') {
-                        if stripped[newline + 1..].iter().all(|b| *b == b' ') {
-                            stripped.truncate(newline + 1);
-                        }
-                    }
+                if index + 1 == count
+                    && let Some(newline) = stripped.iter().rposition(|b| *b == b'\n')
+                    && stripped[newline + 1..].iter().all(|b| *b == b' ')
+                {
+                    stripped.truncate(newline + 1);
                 }
                 push_literal(&mut parts, stripped);
             }

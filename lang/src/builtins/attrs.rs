@@ -196,7 +196,7 @@ fn remove_attrs(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalR
     }
     let entries: Vec<Attr> = attrs
         .iter()
-        .filter(|attr| !removed.iter().any(|name| *name == attr.name))
+        .filter(|attr| !removed.contains(&attr.name))
         .cloned()
         .collect();
     Ok(Value::Attrs(Rc::new(Attrs::from_sorted(entries))))

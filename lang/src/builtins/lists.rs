@@ -127,10 +127,10 @@ fn any(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Val
 /// Nix's `concatLists`: when only one list is non-empty, that list itself.
 fn concatenate(lists: Vec<Rc<[Value]>>) -> Value {
     let total: usize = lists.iter().map(|l| l.len()).sum();
-    if let Some(only) = lists.iter().find(|l| !l.is_empty()) {
-        if only.len() == total {
-            return Value::List(only.clone());
-        }
+    if let Some(only) = lists.iter().find(|l| !l.is_empty())
+        && only.len() == total
+    {
+        return Value::List(only.clone());
     }
     let mut items = Vec::with_capacity(total);
     for list in &lists {

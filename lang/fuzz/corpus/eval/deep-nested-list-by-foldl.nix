@@ -1,0 +1,1 @@
+builtins.foldl' (acc: x: [ acc ]) [ ] (builtins.genList (x: x) 100000)

@@ -1,0 +1,1 @@
+builtins.foldl' (acc: x: { a = acc; }) { } (builtins.genList (x: x) 100000)

@@ -1,0 +1,1 @@
+builtins.foldl' (acc: x: acc + x) 0 (builtins.foldl' (acc: x: [ (builtins.head acc + 1) ]) [ 0 ] (builtins.genList (x: x) 100000))

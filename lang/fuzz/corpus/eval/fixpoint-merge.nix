@@ -1,0 +1,1 @@
+let fix = f: let self = f self; in self; lib = fix (self: { double = x: 2 * x; quad = x: self.double (self.double x); }); in lib.quad 5

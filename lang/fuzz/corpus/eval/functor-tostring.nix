@@ -1,0 +1,1 @@
+let f = { __functor = self: x: x + self.k; k = 10; }; s = { __toString = self: "str"; }; in [ (f 1) "${s}" (toString s) ]

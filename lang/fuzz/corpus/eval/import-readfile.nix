@@ -1,0 +1,1 @@
+let lib = import ./lib.nix; in [ (lib.add 1 2) (lib.id lib.set) (builtins.readFile ./data.txt) (builtins.pathExists ./nothing.nix) (import ./fuzz.nix) ]

@@ -1,0 +1,1 @@
+let a = b; b = a; in a

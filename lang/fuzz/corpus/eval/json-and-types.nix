@@ -1,0 +1,1 @@
+let v = builtins.fromJSON "{\"a\": [1, 2.5, true, null, \"s\\u00e9\"], \"b\": {}}"; in [ v (builtins.toJSON v) (map builtins.typeOf [ 1 1.0 "s" null true [ ] { } (x: x) ./. ]) ]

@@ -1,0 +1,1 @@
+let xs = [ 1 (throw "lazy") 3 ]; in [ (builtins.length xs) (builtins.head xs) (builtins.elemAt xs 2) ({ a = throw "x"; b = 2; }.b) ]

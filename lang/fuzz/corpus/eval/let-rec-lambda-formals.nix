@@ -1,0 +1,1 @@
+let f = { a, b ? a + 1, ... }@args: a * b + builtins.length (builtins.attrNames args); s = rec { x = 1; y = x + 1; z = { inherit x y; }; }; in [ (f { a = 2; }) s s.z (f { a = 3; b = 4; c = null; }) ]

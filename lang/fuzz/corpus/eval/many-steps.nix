@@ -1,0 +1,1 @@
+let loop = n: if n == 0 then 0 else loop (n - 1); in builtins.foldl' (a: b: a + loop 100) 0 (builtins.genList (x: x) 100000)

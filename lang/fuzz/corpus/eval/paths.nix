@@ -1,0 +1,1 @@
+[ ./a/../b (./x + "/y") (toString ./.) (baseNameOf ./foo.nix) (dirOf ./foo/bar) ]

@@ -1,0 +1,1 @@
+[ (builtins.match "([a-z]+)-([0-9]*)" "abc-123") (builtins.split "(,)|(;)" "a,b;c") (builtins.replaceStrings [ "a" "b" ] [ "b" "a" ] "abba") (builtins.substring 1 3 "hello") (builtins.stringLength "héllo") (builtins.match "(a*)*b" "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaac") ]

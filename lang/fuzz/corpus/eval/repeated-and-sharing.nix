@@ -1,0 +1,1 @@
+let s = { a = 1; }; l = [ 1 2 3 ]; in { x = s; y = s; p = l; q = l; r = [ s s l l ]; }

@@ -1,0 +1,1 @@
+let xs = [ 1 xs ]; in builtins.elemAt (builtins.elemAt (builtins.elemAt xs 1) 1) 0

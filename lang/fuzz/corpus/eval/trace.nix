@@ -1,0 +1,1 @@
+builtins.trace "message" (builtins.trace { a = 1; } 2)

@@ -1,0 +1,1 @@
+[ (builtins.tryEval (throw "no")) (builtins.tryEval (assert 1 == 2; 3)) (builtins.tryEval 4) (builtins.seq 1 2) (builtins.deepSeq [ 1 ] 2) (builtins.tryEval (abort "stop")) ]

@@ -1,0 +1,1 @@
+[ (builtins.compareVersions "1.2.3" "1.2.10") (builtins.splitVersion "1.2pre3") (builtins.hashString "sha256" "abc") (builtins.bitAnd 12 10) (builtins.bitXor 12 10) (builtins.functionArgs ({ a, b ? 1 }: a)) ]

@@ -1,0 +1,1 @@
+let x = "lexical"; in with { x = "with"; y = "with-y"; }; with { y = "inner"; }; [ x y ]

@@ -1,0 +1,1 @@
+let inherit (x) a b; c = rec { d = 1; }; in with c; assert true; if a -> b || !c && d == 1 then { e, f ? 2, ... }@g: h.i.j or k else x: [ -1 2.5 "s${t}" ''u'' ./p/q <r> ~/s http://t.u ] ++ [ ] // { "v${w}" = y; ${z} = 1; } ? a.b

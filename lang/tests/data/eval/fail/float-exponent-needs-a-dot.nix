@@ -1,0 +1,3 @@
+# expect: E010
+# message-contains: e6
+1e6

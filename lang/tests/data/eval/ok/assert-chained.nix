@@ -1,0 +1,1 @@
+assert true; assert !false; 42

@@ -1,0 +1,1 @@
+builtins.addErrorContext "context" 5

@@ -1,0 +1,1 @@
+builtins.any (x: x) [ true (throw "not reached") ]

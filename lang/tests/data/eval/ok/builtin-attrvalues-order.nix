@@ -1,0 +1,1 @@
+builtins.attrValues { b = 2; a = 1; c = 3; }

@@ -1,0 +1,1 @@
+baseNameOf ./lib/data.txt

@@ -1,0 +1,1 @@
+builtins.typeOf builtins.builtins.builtins.map

@@ -1,0 +1,1 @@
+[ (builtins.compareVersions "2.3pre1" "2.3") (builtins.compareVersions "2.3" "2.3pre1") (builtins.compareVersions "2.3a" "2.3") (builtins.compareVersions "1.0" "1.0.0") (builtins.compareVersions "" "1") (builtins.compareVersions "1.10" "1.9") (builtins.compareVersions "2.3pre1" "2.3pre2") (builtins.compareVersions "a" "b") ]

@@ -1,0 +1,1 @@
+builtins.concatLists [ [ 1 ] [ ] [ 2 3 ] [ [ 4 ] ] ]

@@ -1,0 +1,1 @@
+builtins.concatMap (x: [ x x ]) [ 1 2 3 ]

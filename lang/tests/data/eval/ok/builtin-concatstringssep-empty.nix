@@ -1,0 +1,1 @@
+[ (builtins.concatStringsSep "," [ ]) (builtins.concatStringsSep "" [ "a" "b" ]) ]

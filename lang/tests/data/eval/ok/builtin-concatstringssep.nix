@@ -1,0 +1,1 @@
+builtins.concatStringsSep ", " [ "a" "b" "c" ]

@@ -1,0 +1,1 @@
+[ builtins.langVersion builtins.nixVersion ]

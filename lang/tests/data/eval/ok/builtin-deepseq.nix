@@ -1,0 +1,1 @@
+builtins.deepSeq { a = [ 1 2 ]; } "ok"

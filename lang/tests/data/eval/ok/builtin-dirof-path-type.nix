@@ -1,0 +1,1 @@
+let d = dirOf ./lib/data.txt; in [ (builtins.typeOf d) (baseNameOf d) ]

@@ -1,0 +1,1 @@
+builtins.elemAt [ "a" "b" "c" ] 2

@@ -1,0 +1,1 @@
+let xs = [ 1 2 ]; in builtins.filter (x: true) xs

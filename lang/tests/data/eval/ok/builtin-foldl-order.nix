@@ -1,0 +1,1 @@
+builtins.foldl' (acc: x: "(" + acc + x + ")") "" [ "a" "b" "c" ]

@@ -1,0 +1,1 @@
+builtins.fromJSON "{\"a\": [1, 2.5, true, null, \"x\"], \"b\": {}}"

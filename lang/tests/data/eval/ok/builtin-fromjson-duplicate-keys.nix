@@ -1,0 +1,1 @@
+builtins.fromJSON "{\"a\": 1, \"a\": 2}"

@@ -1,0 +1,1 @@
+builtins.attrNames (builtins.fromJSON "{\"b\":1,\"a\":2,\"c\":3}")

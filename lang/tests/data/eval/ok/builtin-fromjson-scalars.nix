@@ -1,0 +1,1 @@
+map builtins.fromJSON [ "1" "\"s\"" "true" "null" "-2.5" ]

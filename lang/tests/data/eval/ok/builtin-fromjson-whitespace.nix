@@ -1,0 +1,1 @@
+builtins.fromJSON "  \n [ 1 ,\t2 ] \n "

@@ -1,0 +1,1 @@
+builtins.length (builtins.genList (i: throw "lazy") 3)

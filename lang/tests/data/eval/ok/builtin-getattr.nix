@@ -1,0 +1,1 @@
+builtins.getAttr "b" { a = 1; b = 2; }

@@ -1,0 +1,1 @@
+builtins.hashFile "md5" ./lib/empty.txt

@@ -1,0 +1,1 @@
+builtins.hashFile "sha256" ./lib/data.txt

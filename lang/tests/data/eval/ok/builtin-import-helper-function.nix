@@ -1,0 +1,1 @@
+let h = import ./lib/helper.nix; in map h.double h.list

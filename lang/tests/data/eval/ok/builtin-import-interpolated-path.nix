@@ -1,0 +1,1 @@
+let name = "number"; in import ./lib/${name}.nix

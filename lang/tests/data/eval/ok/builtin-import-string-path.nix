@@ -1,0 +1,1 @@
+import (toString ./lib/number.nix)

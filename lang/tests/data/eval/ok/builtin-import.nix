@@ -1,0 +1,1 @@
+(import ./lib/helper.nix).greeting

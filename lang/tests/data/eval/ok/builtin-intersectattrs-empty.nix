@@ -1,0 +1,1 @@
+builtins.intersectAttrs { x = 1; } { y = 2; }

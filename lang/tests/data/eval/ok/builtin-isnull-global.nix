@@ -1,0 +1,1 @@
+[ (isNull null) (isNull 0) ]

@@ -1,0 +1,1 @@
+[ (builtins.length [ ]) (builtins.length [ 1 2 3 ]) ]

@@ -1,0 +1,1 @@
+builtins.listToAttrs [ { name = "a"; value = 1; extra = throw "ignored"; } ]

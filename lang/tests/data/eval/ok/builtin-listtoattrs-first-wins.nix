@@ -1,0 +1,1 @@
+builtins.listToAttrs [ { name = "a"; value = "first"; } { name = "a"; value = "second"; } ]

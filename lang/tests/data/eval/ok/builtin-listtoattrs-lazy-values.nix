@@ -1,0 +1,1 @@
+(builtins.listToAttrs [ { name = "a"; value = throw "lazy"; } { name = "b"; value = 2; } ]).b

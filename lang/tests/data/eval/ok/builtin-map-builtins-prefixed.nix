@@ -1,0 +1,1 @@
+builtins.map builtins.toString [ 1 true null "s" ]

@@ -1,0 +1,1 @@
+[ (builtins.match "[]a]+" "a]a") (builtins.match "[a-]+" "-a-") (builtins.match "[.]" ".") ]

@@ -1,0 +1,1 @@
+builtins.match "[0-9]+" "123"

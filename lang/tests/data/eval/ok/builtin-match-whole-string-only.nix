@@ -1,0 +1,1 @@
+[ (builtins.match "b" "abc") (builtins.match "a.*" "abc") (builtins.match ".*b.*" "abc") ]

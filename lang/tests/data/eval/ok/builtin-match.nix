@@ -1,0 +1,1 @@
+builtins.match "([a-z]+)-([0-9]+)" "abc-123"

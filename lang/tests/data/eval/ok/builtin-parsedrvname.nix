@@ -1,0 +1,1 @@
+[ (builtins.parseDrvName "nix-0.12pre12876") (builtins.parseDrvName "hello") (builtins.parseDrvName "foo-bar-1.2-3") (builtins.parseDrvName "a-b") (builtins.parseDrvName "x-1") (builtins.parseDrvName "-1") ]

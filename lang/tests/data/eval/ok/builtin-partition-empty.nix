@@ -1,0 +1,1 @@
+builtins.partition (x: true) [ ]

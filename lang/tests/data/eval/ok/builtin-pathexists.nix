@@ -1,0 +1,1 @@
+[ (builtins.pathExists ./lib/data.txt) (builtins.pathExists ./lib/missing.txt) (builtins.pathExists ./lib) (builtins.pathExists ./lib/tree/link) ]

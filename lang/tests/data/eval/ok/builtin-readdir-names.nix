@@ -1,0 +1,1 @@
+builtins.attrNames (builtins.readDir ./lib/pkg)

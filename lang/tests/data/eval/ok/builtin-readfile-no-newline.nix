@@ -1,0 +1,1 @@
+builtins.readFile ./lib/no-newline.txt

@@ -1,0 +1,1 @@
+builtins.removeAttrs { a = 1; } [ "a" ]

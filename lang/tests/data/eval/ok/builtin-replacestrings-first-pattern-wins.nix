@@ -1,0 +1,1 @@
+builtins.replaceStrings [ "ab" "a" ] [ "X" "Y" ] "aab"

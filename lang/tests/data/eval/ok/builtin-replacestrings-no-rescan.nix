@@ -1,0 +1,1 @@
+builtins.replaceStrings [ "a" ] [ "aa" ] "aaa"

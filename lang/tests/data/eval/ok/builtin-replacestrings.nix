@@ -1,0 +1,1 @@
+builtins.replaceStrings [ "a" "b" ] [ "A" "B" ] "abcabc"

@@ -1,0 +1,1 @@
+builtins.seq [ (throw "inner") ] "ok"

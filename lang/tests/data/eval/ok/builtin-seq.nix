@@ -1,0 +1,1 @@
+builtins.seq 1 "second"

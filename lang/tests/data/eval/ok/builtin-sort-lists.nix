@@ -1,0 +1,1 @@
+builtins.sort (a: b: a < b) [ [ 2 ] [ 1 5 ] [ 1 ] [ ] ]

@@ -1,0 +1,1 @@
+builtins.sort (a: b: a < b) [ "pear" "apple" "Zebra" "banana" ]

@@ -1,0 +1,1 @@
+[ (builtins.stringLength "") (builtins.stringLength "abc") (builtins.stringLength "héllo") ]

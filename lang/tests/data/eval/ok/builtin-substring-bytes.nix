@@ -1,0 +1,1 @@
+builtins.substring 0 2 "é!"

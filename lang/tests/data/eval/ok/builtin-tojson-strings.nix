@@ -1,0 +1,1 @@
+builtins.toJSON [ "quote\"" "back\\" "nl\n" "tab\t" "uni é ✓" "$" ]

@@ -1,0 +1,1 @@
+builtins.toJSON [ { __toString = s: "str"; } { outPath = "/out"; x = 1; } ]

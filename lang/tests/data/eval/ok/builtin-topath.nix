@@ -1,0 +1,1 @@
+baseNameOf (builtins.toPath "/a/b/../c")

@@ -1,0 +1,1 @@
+[ (toString [ ]) (toString [ [ ] ]) (toString [ 1 [ ] 2 ]) (toString [ null null ]) (toString [ "" "" ]) ]

@@ -1,0 +1,1 @@
+builtins.baseNameOf (toString ./lib/helper.nix)

@@ -1,0 +1,1 @@
+builtins.trace { a = 1; } "ok"

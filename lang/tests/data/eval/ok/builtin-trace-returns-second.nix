@@ -1,0 +1,1 @@
+builtins.trace "message to stderr" 42

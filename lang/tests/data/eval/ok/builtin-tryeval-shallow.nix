@@ -1,0 +1,1 @@
+(builtins.tryEval [ (throw "inner") ]).success

@@ -1,0 +1,1 @@
+builtins.length (builtins.tryEval [ 1 2 ]).value

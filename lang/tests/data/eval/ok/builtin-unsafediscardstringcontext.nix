@@ -1,0 +1,1 @@
+builtins.unsafeDiscardStringContext "plain"

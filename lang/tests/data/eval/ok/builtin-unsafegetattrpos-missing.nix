@@ -1,0 +1,1 @@
+builtins.unsafeGetAttrPos "x" { a = 1; }

@@ -1,0 +1,1 @@
+builtins.zipAttrsWith (n: v: v) [ ]

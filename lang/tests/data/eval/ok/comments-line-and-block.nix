@@ -1,0 +1,4 @@
+# leading
+/* block */ 1 /* inner */ + # trailing
+ 2 /* multi
+line */

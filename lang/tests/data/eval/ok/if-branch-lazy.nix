@@ -1,0 +1,1 @@
+if true then "ok" else throw "unreached"

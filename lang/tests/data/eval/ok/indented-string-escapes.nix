@@ -1,0 +1,6 @@
+''
+  dollar ''${x}
+  quotes '''
+  newline ''\n tab ''\t backslash ''\\
+  other ''\q
+''

@@ -1,0 +1,5 @@
+''
+    four
+  two
+      six
+''

@@ -1,0 +1,1 @@
+let s = { a = 1; b = throw "lazy"; }; in { inherit (s) a b; }.a

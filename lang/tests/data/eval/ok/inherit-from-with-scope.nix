@@ -1,0 +1,1 @@
+with { v = 5; }; { inherit v; }

@@ -1,0 +1,1 @@
+let s = { "a b" = 1; }; in { inherit (s) "a b"; }

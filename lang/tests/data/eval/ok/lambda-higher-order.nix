@@ -1,0 +1,1 @@
+let twice = f: x: f (f x); in twice (twice (x: x * 2)) 1

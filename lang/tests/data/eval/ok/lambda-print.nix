@@ -1,0 +1,1 @@
+[ (x: x) ({ a }: a) builtins.map (builtins.map (x: x)) ]

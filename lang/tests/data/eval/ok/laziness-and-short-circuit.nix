@@ -1,0 +1,1 @@
+[ (false && throw "no") (true || throw "no") ]

@@ -1,0 +1,1 @@
+let s = { ok = 1; bad = abort "no"; }; in s.ok

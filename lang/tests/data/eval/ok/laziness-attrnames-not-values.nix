@@ -1,0 +1,1 @@
+builtins.attrNames { a = throw "x"; b = throw "y"; }

@@ -1,0 +1,1 @@
+let f = { x ? throw "unused" }: 0; in f { }

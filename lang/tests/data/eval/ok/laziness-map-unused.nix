@@ -1,0 +1,1 @@
+builtins.length (map (x: throw "no") [ 1 2 3 ])

@@ -1,0 +1,1 @@
+builtins.seq { a = throw "inner"; } "ok"

@@ -1,0 +1,1 @@
+(builtins.tryEval { a = throw "inner"; }).success

@@ -1,0 +1,1 @@
+let a.b = 1; a.c = 2; in a

@@ -1,0 +1,1 @@
+let xs = [ 1 (builtins.head xs) ]; in xs

@@ -1,0 +1,1 @@
+let bad = throw "never"; good = 1; in good

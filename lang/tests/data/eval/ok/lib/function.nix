@@ -1,0 +1,1 @@
+{ name, suffix ? "!" }: "hi ${name}${suffix}"

@@ -1,0 +1,4 @@
+let helper = import ../helper.nix; in {
+  fromParent = helper.greeting;
+  here = builtins.baseNameOf ./.;
+}

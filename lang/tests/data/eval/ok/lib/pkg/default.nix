@@ -1,0 +1,1 @@
+{ kind = "directory import"; sibling = import ./other.nix; }

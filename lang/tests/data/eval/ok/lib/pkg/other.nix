@@ -1,0 +1,1 @@
+"relative import from a directory"

@@ -1,0 +1,1 @@
+builtins.length [ (throw "a") (throw "b") ]

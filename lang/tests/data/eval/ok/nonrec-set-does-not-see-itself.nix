@@ -1,0 +1,1 @@
+let a = "outer"; in { a = "inner"; b = a; }

@@ -1,0 +1,1 @@
+[ null true false ]

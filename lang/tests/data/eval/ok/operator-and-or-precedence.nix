@@ -1,0 +1,1 @@
+[ (true || false && false) (false && true || true) ]

@@ -1,0 +1,1 @@
+[ (false -> false -> false) ((false -> false) -> false) ]

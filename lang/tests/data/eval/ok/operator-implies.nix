@@ -1,0 +1,1 @@
+[ (true -> false) (false -> throw "lazy") (true -> true) (false -> true -> false) ]

@@ -1,0 +1,1 @@
+let __lessThan = a: b: "custom"; in 1 < 2

@@ -1,0 +1,1 @@
+[ (!true || true) (!(true || true)) (!false && false) ]

@@ -1,0 +1,1 @@
+builtins.baseNameOf (./lib + "/helper.nix")

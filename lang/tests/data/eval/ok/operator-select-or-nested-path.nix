@@ -1,0 +1,1 @@
+{ a.b.c = 1; }.a.b.d or "default"

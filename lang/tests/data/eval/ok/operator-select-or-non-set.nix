@@ -1,0 +1,1 @@
+(1).a or "not a set"

@@ -1,0 +1,1 @@
+builtins.typeOf ("a" + "b")

@@ -1,0 +1,1 @@
+let __sub = a: b: "custom"; in 5 - 3

@@ -1,0 +1,1 @@
+let a = "outer"; in rec { inherit a; b = a; }

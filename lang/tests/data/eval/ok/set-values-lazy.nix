@@ -1,0 +1,1 @@
+{ a = 1; b = throw "lazy"; }.a

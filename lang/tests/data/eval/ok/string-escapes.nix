@@ -1,0 +1,1 @@
+"tab\tnew\nline\rcr quote\" backslash\\ dollar\$ other\q"

@@ -1,0 +1,1 @@
+let s = { __toString = self: "custom"; }; in "value: ${s}"

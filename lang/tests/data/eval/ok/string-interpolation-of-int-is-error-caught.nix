@@ -1,0 +1,1 @@
+builtins.tryEval (builtins.seq 1 "ok")

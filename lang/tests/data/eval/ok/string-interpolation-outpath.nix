@@ -1,0 +1,1 @@
+let d = { outPath = "/some/where"; }; in "at ${d}"

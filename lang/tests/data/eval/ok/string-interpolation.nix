@@ -1,0 +1,1 @@
+let name = "mesh"; n = "7"; in "hello ${name}, ${n} times"

@@ -1,0 +1,1 @@
+with builtins; [ (length [ 1 2 ]) (head [ "h" ]) ]

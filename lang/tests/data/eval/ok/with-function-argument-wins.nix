@@ -1,0 +1,1 @@
+(x: with { x = "with"; }; x) "argument"

@@ -1,0 +1,1 @@
+with { a = "outer"; b = "b"; }; with { a = "inner"; }; [ a b ]

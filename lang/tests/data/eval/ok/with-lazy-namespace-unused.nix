@@ -1,0 +1,1 @@
+with (throw "unused"); 1

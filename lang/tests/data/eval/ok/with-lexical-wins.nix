@@ -1,0 +1,1 @@
+let a = "lexical"; in with { a = "with"; }; a

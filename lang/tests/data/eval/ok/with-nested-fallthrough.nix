@@ -1,0 +1,1 @@
+with { x = 1; }; with { y = 2; }; x + y

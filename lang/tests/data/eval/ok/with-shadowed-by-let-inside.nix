@@ -1,0 +1,1 @@
+with { a = 1; }; let a = 2; in a
