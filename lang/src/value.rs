@@ -384,3 +384,19 @@ pub fn same_object(left: &Value, right: &Value) -> bool {
         _ => false,
     }
 }
+
+thread_local! {
+    static NAMES: RefCell<std::collections::HashMap<&'static str, Bytes>> = RefCell::new(std::collections::HashMap::new());
+}
+
+/// A shared attribute name for a name known at compile time: hosts that build
+/// many sets with the same names allocate each name once per thread.
+pub fn name(text: &'static str) -> Bytes {
+    NAMES.with(|names| {
+        names
+            .borrow_mut()
+            .entry(text)
+            .or_insert_with(|| Rc::from(text.as_bytes()))
+            .clone()
+    })
+}
