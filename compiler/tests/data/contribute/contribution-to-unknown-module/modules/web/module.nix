@@ -1,0 +1,4 @@
+{
+  description = "a website";
+  contributes = { ... }: { netwrking.ports = [ 8080 ]; };
+}

@@ -1,0 +1,5 @@
+{
+  description = "a website";
+  requires = [ "networking" ];
+  contributes = { ... }: { networking.ports = [ "8080" ]; };
+}

@@ -1,0 +1,4 @@
+{
+  description = "an API";
+  contributes = { ... }: { monitoring.targets.site = "http://localhost:9000/"; };
+}

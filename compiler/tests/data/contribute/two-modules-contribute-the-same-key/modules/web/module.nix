@@ -1,0 +1,4 @@
+{
+  description = "a website";
+  contributes = { ... }: { monitoring.targets.site = "http://localhost:8080/"; };
+}

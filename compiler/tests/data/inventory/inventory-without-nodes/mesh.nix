@@ -1,0 +1,3 @@
+{
+  registry = "registry.mesh.internal:5000";
+}

@@ -1,0 +1,5 @@
+{
+  node.db1 = {
+    key = "age17nkegg8q77unmvtxew9kpydfjgkq87lnenhucmkty0fwj2d4qfdq3p59xc";
+  };
+}

@@ -1,0 +1,1 @@
+{ description = "a module in a directory that is not a repository"; }

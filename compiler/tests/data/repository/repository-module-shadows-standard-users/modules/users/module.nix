@@ -1,0 +1,1 @@
+{ description = "local accounts, replacing the standard users module"; }

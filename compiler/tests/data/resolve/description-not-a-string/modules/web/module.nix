@@ -1,0 +1,3 @@
+{
+  description = [ "a" "website" ];
+}

@@ -1,0 +1,3 @@
+{ mesh, node, ... }: {
+  description = "a website for ${node.name}";
+}

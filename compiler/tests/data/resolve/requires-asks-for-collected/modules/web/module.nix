@@ -1,0 +1,4 @@
+{
+  description = "a website";
+  requires = { collected, ... }: if collected ? ports then [ "networking" ] else [ ];
+}

@@ -1,0 +1,4 @@
+{ mesh, ... }: {
+  description = "a website";
+  settings.port = mesh.option { type = mesh.types.port; default = 8080; };
+}

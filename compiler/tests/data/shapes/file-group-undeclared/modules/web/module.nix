@@ -1,0 +1,6 @@
+{ mesh, ... }: {
+  description = "a website";
+  shapes = [
+    (mesh.file { path = "/srv/index.html"; content = "hello\n"; group = "www"; })
+  ];
+}

@@ -1,0 +1,6 @@
+{ mesh, ... }: {
+  description = "a website";
+  shapes = [
+    (mesh.file { path = "/etc/web.conf"; content = "x"; mod = "0600"; })
+  ];
+}
