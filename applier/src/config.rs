@@ -1,0 +1,149 @@
+//! Command-line flags, parsed raw with lexopt and then validated into a plain
+//! `Config`. Must not touch the host beyond checking that named paths exist.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputFormat {
+    Human,
+    Json,
+}
+
+/// What one run of `mesh-apply` is asked to do, validated.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub plan_path: PathBuf,
+    pub identity_path: PathBuf,
+    /// The tree to apply into; `None` is the live host (`/`).
+    pub root: Option<PathBuf>,
+    /// The node this is, if known from the command line.
+    pub node: Option<String>,
+    /// Where archives' artifacts are found.
+    pub artifacts: PathBuf,
+    pub dry_run: bool,
+    pub format: OutputFormat,
+}
+
+/// What the command line asks for.
+#[derive(Debug)]
+pub enum Command {
+    Apply(Config),
+    Help,
+    Version,
+}
+
+pub const USAGE: &str = "\
+usage: mesh-apply PLAN --identity KEY [--root DIR] [--node NAME] [--artifacts DIR]
+                  [--dry-run] [--format human|json]
+
+Makes one node's plan true on this host.
+
+  PLAN               the plan file written by `meshc build` (nodes/NODE.json)
+  --identity KEY     the node's age identity file (as written by age-keygen)
+  --root DIR         apply into DIR instead of / (offline: no services are started)
+  --node NAME        the node this is; a plan for another node is refused
+  --artifacts DIR    where archive artifacts are (default ROOT/var/lib/mesh/artifacts)
+  --dry-run          show what would be done and change nothing
+  --format FORMAT    `human` (default) or `json`
+  -h, --help         show this help
+  -V, --version      show the version
+";
+
+/// The flags as given, before validation.
+#[derive(Default)]
+struct RawArguments {
+    plan: Option<OsString>,
+    identity: Option<OsString>,
+    root: Option<OsString>,
+    node: Option<String>,
+    artifacts: Option<OsString>,
+    dry_run: bool,
+    format: Option<String>,
+    help: bool,
+    version: bool,
+}
+
+/// Parses and validates the arguments after the program name.
+pub fn parse_arguments(arguments: impl IntoIterator<Item = OsString>) -> Result<Command, String> {
+    let raw = parse_raw(arguments)?;
+    validate(raw)
+}
+
+fn parse_raw(arguments: impl IntoIterator<Item = OsString>) -> Result<RawArguments, String> {
+    use lexopt::prelude::*;
+    let mut raw = RawArguments::default();
+    let mut parser = lexopt::Parser::from_args(arguments);
+    let describe = |error: lexopt::Error| error.to_string().to_lowercase();
+    while let Some(argument) = parser.next().map_err(describe)? {
+        match argument {
+            Long("identity") => raw.identity = Some(parser.value().map_err(describe)?),
+            Long("root") => raw.root = Some(parser.value().map_err(describe)?),
+            Long("artifacts") => raw.artifacts = Some(parser.value().map_err(describe)?),
+            Long("node") => raw.node = Some(parser.value().map_err(describe)?.string().map_err(describe)?),
+            Long("format") => raw.format = Some(parser.value().map_err(describe)?.string().map_err(describe)?),
+            Long("dry-run") => raw.dry_run = true,
+            Short('h') | Long("help") => raw.help = true,
+            Short('V') | Long("version") => raw.version = true,
+            Long("listen") => return Err("`--listen` is not available yet".to_string()),
+            Value(value) if raw.plan.is_none() => raw.plan = Some(value),
+            Value(value) => {
+                return Err(format!("unexpected argument `{}`: give one plan", value.to_string_lossy()));
+            }
+            other => return Err(describe(other.unexpected())),
+        }
+    }
+    Ok(raw)
+}
+
+fn validate(raw: RawArguments) -> Result<Command, String> {
+    if raw.help {
+        return Ok(Command::Help);
+    }
+    if raw.version {
+        return Ok(Command::Version);
+    }
+    let plan_path = PathBuf::from(raw.plan.ok_or("missing the plan: `mesh-apply PLAN --identity KEY`")?);
+    let identity_path = PathBuf::from(raw.identity.ok_or("missing `--identity KEY`: the node's age identity file")?);
+    let root = match raw.root {
+        None => None,
+        Some(root) => {
+            let root = PathBuf::from(root);
+            let canonical = root
+                .canonicalize()
+                .map_err(|error| format!("`--root {}`: {error}", root.display()))?;
+            if !canonical.is_dir() {
+                return Err(format!("`--root {}` is not a directory", root.display()));
+            }
+            if canonical == std::path::Path::new("/") {
+                None
+            } else {
+                Some(canonical)
+            }
+        }
+    };
+    if let Some(node) = &raw.node {
+        plan::check::name(node).map_err(|reason| format!("`--node`: {reason}"))?;
+    }
+    let format = match raw.format.as_deref() {
+        None | Some("human") => OutputFormat::Human,
+        Some("json") => OutputFormat::Json,
+        Some(other) => return Err(format!("unknown format `{other}`: use `human` or `json`")),
+    };
+    let artifacts = match raw.artifacts {
+        Some(artifacts) => PathBuf::from(artifacts),
+        None => root
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("/"))
+            .join("var/lib/mesh/artifacts"),
+    };
+    Ok(Command::Apply(Config {
+        plan_path,
+        identity_path,
+        root,
+        node: raw.node,
+        artifacts,
+        dry_run: raw.dry_run,
+        format,
+    }))
+}

@@ -1,0 +1,224 @@
+//! The `container` shape on the host: a Podman Quadlet file at
+//! `/etc/containers/systemd/NAME.container` for the digest-pinned image. The text is
+//! checked by our own Quadlet checker (and `quadlet -dryrun` where Podman is installed)
+//! before it is written, so Quadlet never silently skips it.
+
+use std::path::PathBuf;
+
+use plan::Container;
+
+use crate::codes::Code;
+use crate::host::{Host, run_tool};
+use crate::problem::Problem;
+use crate::unit;
+use crate::Planned;
+
+const QUADLET: &str = "/usr/libexec/podman/quadlet";
+
+pub fn quadlet_path(host: &Host, name: &str) -> PathBuf {
+    host.path("/etc/containers/systemd").join(format!("{name}.container"))
+}
+
+/// The service Quadlet generates for the container.
+pub fn service_name(name: &str) -> String {
+    format!("{name}.service")
+}
+
+/// The Quadlet file's text: a function of the digest-covered fields only.
+pub fn quadlet_text(container: &Container) -> String {
+    let mut text = format!(
+        "# mesh container `{name}`: written by mesh-apply from the node's plan, do not edit\n\
+         [Unit]\n\
+         Description=mesh container {name}\n\
+         \n\
+         [Container]\n\
+         ContainerName={name}\n\
+         Image={image}\n",
+        name = container.name,
+        image = container.image
+    );
+    if !container.command.is_empty() {
+        let words: Vec<String> = container.command.iter().map(|word| unit::quote_word(word)).collect();
+        text.push_str(&format!("Exec={}\n", words.join(" ")));
+    }
+    for (key, value) in &container.environment {
+        text.push_str(&format!("Environment={}\n", unit::environment_assignment(key, value)));
+    }
+    for mount in &container.mounts {
+        let options = if mount.read_only { ":ro" } else { "" };
+        text.push_str(&format!("Volume={}:{}{options}\n", mount.source, mount.target));
+    }
+    for port in &container.ports {
+        text.push_str(&format!("PublishPort={port}\n"));
+    }
+    if let Some(user) = &container.user {
+        text.push_str(&format!("User={user}\n"));
+    }
+    text.push_str("\n[Service]\nRestart=always\n\n[Install]\nWantedBy=multi-user.target\n");
+    text
+}
+
+/// The keys each section may have: exactly what `quadlet_text` writes.
+const ALLOWED_KEYS: &[(&str, &[&str])] = &[
+    ("Unit", &["Description"]),
+    (
+        "Container",
+        &["ContainerName", "Image", "Exec", "Environment", "Volume", "PublishPort", "User"],
+    ),
+    ("Service", &["Restart"]),
+    ("Install", &["WantedBy"]),
+];
+
+/// Our Quadlet checker: every line a comment, a blank, a known section or a known key
+/// of it; one `Image=` pinned by digest; `ContainerName=` the shape's name; volumes two
+/// absolute paths and an optional `ro`; ports well formed; no line continuations.
+pub fn check_quadlet(name: &str, text: &str) -> Result<(), String> {
+    plan::check::name(name)?;
+    let mut section: Option<&str> = None;
+    let mut images = 0;
+    let mut container_name = None;
+    for (number, line) in text.lines().enumerate() {
+        let line_number = number + 1;
+        if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
+            continue;
+        }
+        if line.ends_with('\\') {
+            return Err(format!("line {line_number} continues onto the next"));
+        }
+        if line.bytes().any(|byte| byte.is_ascii_control() && byte != b'\t') {
+            return Err(format!("line {line_number} has a control character"));
+        }
+        if let Some(header) = line.strip_prefix('[').and_then(|rest| rest.strip_suffix(']')) {
+            if !ALLOWED_KEYS.iter().any(|(known, _)| *known == header) {
+                return Err(format!("unknown section `[{header}]`"));
+            }
+            section = Some(header);
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            return Err(format!("line {line_number} is not `Key=value`"));
+        };
+        let Some(current) = section else {
+            return Err(format!("`{key}` on line {line_number} is outside any section"));
+        };
+        let allowed = ALLOWED_KEYS
+            .iter()
+            .find(|(known, _)| *known == current)
+            .map(|(_, keys)| *keys)
+            .unwrap_or(&[]);
+        if !allowed.contains(&key) {
+            return Err(format!("`{key}` is not a key Quadlet takes in `[{current}]` here"));
+        }
+        match key {
+            "Image" => {
+                images += 1;
+                plan::container::pinned_image(value)?;
+            }
+            "ContainerName" => container_name = Some(value.to_string()),
+            "Volume" => {
+                let parts: Vec<&str> = value.split(':').collect();
+                let valid = match parts.as_slice() {
+                    [source, target] => plan::check::node_path(source).is_ok() && plan::check::node_path(target).is_ok(),
+                    [source, target, "ro"] => plan::check::node_path(source).is_ok() && plan::check::node_path(target).is_ok(),
+                    _ => false,
+                };
+                if !valid {
+                    return Err(format!("`Volume={value}` is not `SOURCE:TARGET[:ro]` with absolute paths"));
+                }
+            }
+            "PublishPort" => plan::container::published_port(value)?,
+            "Exec" | "Environment" if !(value.starts_with('"') && value.ends_with('"') && value.len() >= 2) => {
+                return Err(format!("`{key}={value}` is not quoted"));
+            }
+            "Restart" if !matches!(value, "always" | "on-failure" | "no") => {
+                return Err(format!("`Restart={value}` is not a restart policy"));
+            }
+            "WantedBy" if value != "multi-user.target" => {
+                return Err(format!("`WantedBy={value}` is not `multi-user.target`"));
+            }
+            _ => {}
+        }
+    }
+    if images != 1 {
+        return Err(format!("the unit has {images} `Image=` lines, not one"));
+    }
+    if container_name.as_deref() != Some(name) {
+        return Err(format!("`ContainerName=` is not `{name}`"));
+    }
+    Ok(())
+}
+
+/// Checks the text with our checker and, where Podman is installed, with
+/// `quadlet -dryrun` on a copy in a scratch directory.
+pub fn validate(container: &Container, scratch: &std::path::Path) -> Result<(), Problem> {
+    let text = quadlet_text(container);
+    let invalid = |reason: String| {
+        Problem::new(
+            Code::InvalidContainerUnit,
+            format!("the Quadlet unit for container `{}` would be invalid: {reason}", container.name),
+            "this is a bug in mesh-apply or an unsupported value in the plan; please report it with the plan",
+        )
+    };
+    check_quadlet(&container.name, &text).map_err(invalid)?;
+    if std::path::Path::new(QUADLET).is_file() {
+        let directory = scratch.join(format!("quadlet-{}", container.name));
+        std::fs::create_dir_all(&directory).map_err(|error| Problem::filesystem("create", &directory, &error))?;
+        let file = directory.join(format!("{}.container", container.name));
+        std::fs::write(&file, &text).map_err(|error| Problem::filesystem("write", &file, &error))?;
+        let output = std::process::Command::new(QUADLET)
+            .arg("-dryrun")
+            .env("QUADLET_UNIT_DIRS", &directory)
+            .output()
+            .map_err(|error| invalid(format!("cannot run `{QUADLET}`: {error}")))?;
+        let removed = std::fs::remove_dir_all(&directory);
+        if !output.status.success() {
+            return Err(invalid(format!(
+                "`quadlet -dryrun` refused it: {}",
+                String::from_utf8_lossy(&output.stderr).trim()
+            )));
+        }
+        removed.map_err(|error| Problem::filesystem("remove", &directory, &error))?;
+    }
+    Ok(())
+}
+
+pub fn inspect(container: &Container, host: &Host) -> Result<Planned, Problem> {
+    let path = quadlet_path(host, &container.name);
+    let exists = std::fs::symlink_metadata(&path).is_ok();
+    let same = unit::has_content(&path, &quadlet_text(container))?;
+    Ok(match (exists, same) {
+        (false, _) => Planned::Create,
+        (true, false) => Planned::change(vec!["quadlet".to_string()]),
+        (true, true) if host.is_live() && !unit::is_active(&service_name(&container.name)) => {
+            Planned::change(vec!["start".to_string()])
+        }
+        (true, true) => Planned::Unchanged,
+    })
+}
+
+pub fn apply(container: &Container, host: &Host) -> Result<(), Problem> {
+    let path = quadlet_path(host, &container.name);
+    let text = quadlet_text(container);
+    if !unit::has_content(&path, &text)? {
+        unit::write_unit(&path, &text)?;
+    }
+    Ok(())
+}
+
+/// Stops (live) and removes the Quadlet file.
+pub fn withdraw(name: &str, host: &Host) -> Result<(), Problem> {
+    let service = service_name(name);
+    if host.is_live() && unit::is_active(&service) {
+        unit::systemctl(&["stop", &service])?;
+    }
+    unit::remove_unit(&quadlet_path(host, name))
+}
+
+/// Checks that Podman's generator is on the live host before a container is applied.
+pub fn podman_present() -> Result<(), Problem> {
+    if std::path::Path::new(QUADLET).is_file() {
+        Ok(())
+    } else {
+        run_tool("podman", &["--version".to_string()]).map(|_| ())
+    }
+}

@@ -1,0 +1,68 @@
+//! A problem the applier reports: code, message, the shape and where it was declared,
+//! and a help line. Plain data; rendering lives in `report`.
+
+use plan::{Kind, Shape, Source};
+
+use crate::codes::Code;
+
+/// The shape a problem or a result is about, traced back to its declaration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Origin {
+    pub kind: Kind,
+    pub identity: String,
+    pub module: Option<String>,
+    pub source: Option<Source>,
+}
+
+impl Origin {
+    pub fn of(shape: &Shape) -> Origin {
+        Origin {
+            kind: shape.kind(),
+            identity: shape.identity().to_string(),
+            module: Some(shape.module().to_string()),
+            source: Some(shape.source().clone()),
+        }
+    }
+
+    /// `file `/etc/motd``.
+    pub fn name(&self) -> String {
+        format!("{} `{}`", self.kind.name(), self.identity)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    pub code: Code,
+    pub message: String,
+    pub origin: Option<Origin>,
+    pub help: String,
+}
+
+impl Problem {
+    pub fn new(code: Code, message: impl Into<String>, help: impl Into<String>) -> Problem {
+        Problem {
+            code,
+            message: message.into(),
+            origin: None,
+            help: help.into(),
+        }
+    }
+
+    pub fn about(mut self, origin: Origin) -> Problem {
+        self.origin = Some(origin);
+        self
+    }
+
+    pub fn about_shape(self, shape: &Shape) -> Problem {
+        self.about(Origin::of(shape))
+    }
+
+    /// A failed filesystem operation on `path`.
+    pub fn filesystem(doing: &str, path: &std::path::Path, error: &std::io::Error) -> Problem {
+        Problem::new(
+            Code::FilesystemFailed,
+            format!("cannot {doing} `{}`: {error}", path.display()),
+            "check the disk, the permissions and what else writes there, then apply again",
+        )
+    }
+}

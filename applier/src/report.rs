@@ -1,0 +1,190 @@
+//! What a run reports: one result per shape (created, changed, unchanged, withdrawn,
+//! kept, failed), the problems, and a summary; rendered for people or as JSON. Must
+//! never print secret content.
+
+use serde_json::{Value, json};
+
+use crate::problem::{Origin, Problem};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    Created,
+    Changed,
+    Unchanged,
+    Withdrawn,
+    Kept,
+    Failed,
+}
+
+impl Status {
+    pub const ALL: [Status; 6] = [
+        Status::Created,
+        Status::Changed,
+        Status::Unchanged,
+        Status::Withdrawn,
+        Status::Kept,
+        Status::Failed,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Created => "created",
+            Status::Changed => "changed",
+            Status::Unchanged => "unchanged",
+            Status::Withdrawn => "withdrawn",
+            Status::Kept => "kept",
+            Status::Failed => "failed",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShapeResult {
+    pub origin: Origin,
+    pub status: Status,
+    /// What changed or why it failed; empty when there is nothing to say.
+    pub detail: String,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    pub node: Option<String>,
+    pub plan_digest: Option<String>,
+    pub dry_run: bool,
+    pub results: Vec<ShapeResult>,
+    /// Why the run failed: before anything changed (refusals) or at a shape.
+    pub problems: Vec<Problem>,
+    /// Non-fatal problems; they still make the exit status 1.
+    pub notes: Vec<Problem>,
+    /// Shapes of the plan not reached because the run stopped.
+    pub not_reached: usize,
+}
+
+impl Report {
+    pub fn succeeded(&self) -> bool {
+        self.problems.is_empty() && self.notes.is_empty()
+    }
+
+    pub fn exit_code(&self) -> i32 {
+        if self.succeeded() { 0 } else { 1 }
+    }
+
+    pub fn count(&self, status: Status) -> usize {
+        self.results.iter().filter(|result| result.status == status).count()
+    }
+
+    /// Did this run change (or, dry, would it change) anything?
+    pub fn changes(&self) -> usize {
+        self.results.iter().filter(|result| result.status != Status::Unchanged).count()
+    }
+
+    pub fn summary_line(&self) -> String {
+        let mut parts: Vec<String> = Status::ALL
+            .iter()
+            .map(|status| format!("{} {}", self.count(*status), status.name()))
+            .collect();
+        if self.not_reached > 0 {
+            parts.push(format!("{} not reached", self.not_reached));
+        }
+        let prefix = if self.dry_run { "dry run, nothing changed: " } else { "" };
+        format!("{prefix}{}", parts.join(", "))
+    }
+
+    pub fn render_human(&self) -> String {
+        let mut out = String::new();
+        for result in &self.results {
+            let verb = if self.dry_run {
+                match result.status {
+                    Status::Created => "create",
+                    Status::Changed => "change",
+                    Status::Unchanged => "unchanged",
+                    Status::Withdrawn => "withdraw",
+                    Status::Kept => "keep",
+                    Status::Failed => "failed",
+                }
+            } else {
+                result.status.name()
+            };
+            out.push_str(&format!("{verb:<10} {}", result.origin.name()));
+            if !result.detail.is_empty() {
+                out.push_str(&format!(" ({})", result.detail));
+            }
+            out.push('\n');
+        }
+        for problem in self.problems.iter().chain(&self.notes) {
+            out.push_str(&render_problem(problem));
+        }
+        out.push_str(&self.summary_line());
+        out.push('\n');
+        out
+    }
+
+    pub fn to_json(&self) -> Value {
+        let mut summary = serde_json::Map::new();
+        for status in Status::ALL {
+            summary.insert(status.name().to_string(), json!(self.count(status)));
+        }
+        summary.insert("not_reached".to_string(), json!(self.not_reached));
+        json!({
+            "format": "mesh-apply-report/1",
+            "node": self.node,
+            "plan": self.plan_digest,
+            "dry_run": self.dry_run,
+            "results": self.results.iter().map(|result| {
+                let mut value = origin_json(&result.origin);
+                if let Value::Object(object) = &mut value {
+                    object.insert("status".to_string(), json!(result.status.name()));
+                    object.insert("detail".to_string(), json!(result.detail));
+                }
+                value
+            }).collect::<Vec<_>>(),
+            "summary": summary,
+            "errors": self.problems.iter().map(problem_json).collect::<Vec<_>>(),
+            "notes": self.notes.iter().map(problem_json).collect::<Vec<_>>(),
+        })
+    }
+
+    pub fn render_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(&self.to_json()).unwrap_or_default();
+        text.push('\n');
+        text
+    }
+}
+
+fn origin_json(origin: &Origin) -> Value {
+    json!({
+        "kind": origin.kind.name(),
+        "identity": origin.identity,
+        "module": origin.module,
+        "source": origin.source.as_ref().map(|source| json!({"file": source.file, "line": source.line, "column": source.column})),
+    })
+}
+
+fn problem_json(problem: &Problem) -> Value {
+    let mut value = json!({
+        "code": problem.code.as_str(),
+        "title": problem.code.title(),
+        "message": problem.message,
+        "help": problem.help,
+        "shape": Value::Null,
+    });
+    if let (Some(origin), Value::Object(object)) = (&problem.origin, &mut value) {
+        object.insert("shape".to_string(), origin_json(origin));
+    }
+    value
+}
+
+/// `error[E507]: message`, then where the shape was declared, then the help line.
+pub fn render_problem(problem: &Problem) -> String {
+    let mut out = format!("error[{}]: {}\n", problem.code.as_str(), problem.message);
+    if let Some(origin) = &problem.origin {
+        let location = match (&origin.source, &origin.module) {
+            (Some(source), Some(module)) => format!("{source} (module `{module}`)"),
+            (None, Some(module)) => format!("module `{module}`"),
+            _ => "the applied record".to_string(),
+        };
+        out.push_str(&format!("  --> {location}: {}\n", origin.name()));
+    }
+    out.push_str(&format!("  = help: {}\n", problem.help));
+    out
+}

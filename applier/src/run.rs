@@ -1,0 +1,910 @@
+//! One run of `mesh-apply`: read and check the plan, refuse before changing anything
+//! (wrong node, undeclared needs, undecryptable secrets, bad artifacts, things in the
+//! way), then withdraw and apply in dependency order, stop at the first failure, and
+//! record exactly what was done. Knows the order of phases, not how a kind is applied.
+
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+
+use plan::{Kind, Plan, PlanError, Resource, Shape};
+
+use crate::accounts::Accounts;
+use crate::codes::Code;
+use crate::config::Config;
+use crate::durable::Flusher;
+use crate::file::{FileInspection, FileJob, WantedFile};
+use crate::host::Host;
+use crate::problem::{Origin, Problem};
+use crate::record::{Record, RecordEntry, RecordState};
+use crate::report::{Report, ShapeResult, Status};
+use crate::secret::Identities;
+use crate::{Planned, archive, container, directory, file, link, needs, service, unit, user};
+
+/// Files written per durability batch (two `syncfs` each).
+const FILE_BATCH: usize = 4096;
+
+/// Applies (or, dry, inspects) the plan `config` names, and reports.
+pub fn run(config: &Config) -> Report {
+    let mut report = Report {
+        dry_run: config.dry_run,
+        ..Report::default()
+    };
+    if let Err(problems) = run_checked(config, &mut report) {
+        report.problems.extend(problems);
+    }
+    report
+}
+
+fn run_checked(config: &Config, report: &mut Report) -> Result<(), Vec<Problem>> {
+    let bytes = std::fs::read(&config.plan_path).map_err(|error| {
+        vec![Problem::new(
+            Code::PlanUnreadable,
+            format!("cannot read the plan `{}`: {error}", config.plan_path.display()),
+            "give the plan `meshc build` wrote for this node (`OUT/nodes/NODE.json`)",
+        )]
+    })?;
+    let plan = Plan::read(&bytes).map_err(|error| vec![plan_problem(&error)])?;
+    report.node = Some(plan.node().to_string());
+    report.plan_digest = Some(plan.digest().to_string());
+    let host = Host::new(config.root.as_deref());
+    let _lock = if config.dry_run { None } else { Some(Lock::acquire(&host).map_err(|problem| vec![problem])?) };
+    let record = Record::load(&host).map_err(|problem| vec![problem])?;
+    check_node(config, record.as_ref(), &plan).map_err(|problem| vec![problem])?;
+    let identities = Identities::load(&config.identity_path).map_err(|problem| vec![problem])?;
+    let accounts = load_accounts(&host).map_err(|problem| vec![problem])?;
+    let prepared = prepare(&plan, &host, &accounts, record.as_ref(), &identities, config)?;
+    if config.dry_run {
+        report.results = dry_results(&plan, &host, &prepared);
+        return Ok(());
+    }
+    let nothing_to_do =
+        prepared.withdrawals.is_empty() && prepared.inspections.iter().all(|inspection| inspection.planned.is_unchanged());
+    let already_recorded = record
+        .as_ref()
+        .is_some_and(|record| record.state == RecordState::Applied && record.plan == plan.digest() && record.node == plan.node());
+    if nothing_to_do && already_recorded {
+        report.results = dry_results(&plan, &host, &prepared);
+        return Ok(());
+    }
+    if !nothing_to_do {
+        interrupted_record(&plan, record.as_ref(), &prepared)
+            .store(&host)
+            .map_err(|problem| vec![problem])?;
+    }
+    let executed = execute(&plan, &host, config, &prepared, accounts);
+    let final_record = final_record(&plan, record.as_ref(), &prepared, &executed);
+    let stored = final_record.store(&host);
+    report.results = executed_results(&plan, &prepared, &executed);
+    report.notes.extend(executed.notes.iter().cloned());
+    report.not_reached = executed.not_reached(&plan);
+    let mut problems = Vec::new();
+    if let Some((_, problem)) = &executed.failure {
+        problems.push(problem.clone());
+    }
+    if let Err(problem) = stored {
+        problems.push(problem);
+    }
+    if problems.is_empty() { Ok(()) } else { Err(problems) }
+}
+
+fn plan_problem(error: &PlanError) -> Problem {
+    let (code, help) = match error {
+        PlanError::NotJson { .. } | PlanError::Malformed { .. } => (
+            Code::PlanUnreadable,
+            "the file is cut short or not a plan: copy it again from `meshc build`'s output",
+        ),
+        PlanError::UnknownFormat { .. } => (
+            Code::UnknownPlanFormat,
+            "this mesh-apply reads `mesh-plan/1`: update mesh-apply or build with a matching meshc",
+        ),
+        PlanError::DigestMismatch { .. } => (
+            Code::PlanDigestMismatch,
+            "the plan was changed after `meshc build` wrote it: never edit plans, rebuild them",
+        ),
+        PlanError::UnknownKind { .. }
+        | PlanError::UnknownField { .. }
+        | PlanError::MissingField { .. }
+        | PlanError::InvalidField { .. } => (
+            Code::InvalidShape,
+            "the plan was written by a different meshc, or edited: rebuild it with a matching meshc",
+        ),
+        PlanError::ShapeDigestMismatch { .. } => (
+            Code::ShapeDigestMismatch,
+            "the shape was changed after `meshc build` wrote it: never edit plans, rebuild them",
+        ),
+        PlanError::Duplicate { .. } | PlanError::Conflict { .. } | PlanError::NotCanonicalOrder { .. } => (
+            Code::ConflictingShapes,
+            "two declarations claim the same thing: keep one of them in the repository and rebuild",
+        ),
+    };
+    let mut problem = Problem::new(code, error.to_string(), help);
+    if let Some(shape) = error.shape()
+        && let Some(kind) = Kind::from_name(&shape.kind)
+    {
+        problem = problem.about(Origin {
+            kind,
+            identity: shape.identity.clone(),
+            module: None,
+            source: None,
+        });
+    }
+    problem
+}
+
+fn check_node(config: &Config, record: Option<&Record>, plan: &Plan) -> Result<(), Problem> {
+    let (expected, how) = match (&config.node, record) {
+        (Some(node), _) => (node.as_str(), "`--node`"),
+        (None, Some(record)) => (record.node.as_str(), "the applied record"),
+        (None, None) => return Ok(()),
+    };
+    if plan.node() == expected {
+        return Ok(());
+    }
+    Err(Problem::new(
+        Code::WrongNode,
+        format!("the plan is for node `{}`, but this is node `{expected}` ({how})", plan.node()),
+        format!("apply the plan built for this node (`nodes/{expected}.json`)"),
+    ))
+}
+
+fn load_accounts(host: &Host) -> Result<Accounts, Problem> {
+    Accounts::load(host).map_err(|error| Problem::filesystem("read", &host.path("/etc/passwd"), &error))
+}
+
+/// Holds `/var/lib/mesh/lock` for the run, so two applies never interleave.
+struct Lock {
+    _file: File,
+}
+
+impl Lock {
+    fn acquire(host: &Host) -> Result<Lock, Problem> {
+        let directory = host.state_directory();
+        std::fs::create_dir_all(&directory).map_err(|error| Problem::filesystem("create the directory", &directory, &error))?;
+        let path = directory.join("lock");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|error| Problem::filesystem("open", &path, &error))?;
+        rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).map_err(|error| {
+            Problem::new(
+                Code::Locked,
+                format!("another mesh-apply holds `{}` ({error})", path.display()),
+                "wait for it to finish, then apply again",
+            )
+        })?;
+        Ok(Lock { _file: file })
+    }
+}
+
+/// What inspection found for one shape of the plan.
+struct Inspection {
+    planned: Planned,
+    /// For files and secrets: the content must be rewritten (else owner/mode only).
+    rewrite: bool,
+}
+
+/// A shape of the previous record that is gone from the plan.
+struct Withdrawal {
+    entry: RecordEntry,
+    /// Removed (files, links, secrets, units); otherwise kept (directories, archives, users).
+    removes: bool,
+    /// Another shape of the new plan owns the path: the new shape replaces it in place.
+    replaced: bool,
+}
+
+struct Prepared {
+    inspections: Vec<Inspection>,
+    plaintexts: HashMap<usize, Vec<u8>>,
+    withdrawals: Vec<Withdrawal>,
+    /// Record entries by kind and identity (what mesh may have on the host).
+    claimed: HashMap<(Kind, String), RecordEntry>,
+}
+
+/// Everything that can be refused is refused here, before any change.
+fn prepare(
+    plan: &Plan,
+    host: &Host,
+    accounts: &Accounts,
+    record: Option<&Record>,
+    identities: &Identities,
+    config: &Config,
+) -> Result<Prepared, Vec<Problem>> {
+    let claimed: HashMap<(Kind, String), RecordEntry> = record
+        .map(|record| {
+            record
+                .shapes
+                .iter()
+                .map(|entry| ((entry.kind, entry.identity.clone()), entry.clone()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let planned_paths: HashSet<&str> = plan
+        .shapes()
+        .iter()
+        .filter(|shape| shape.kind().is_path_kind())
+        .map(Shape::identity)
+        .collect();
+    let mut withdrawals: Vec<Withdrawal> = record
+        .map(|record| {
+            record
+                .shapes
+                .iter()
+                .filter(|entry| plan.shape(entry.kind, &entry.identity).is_none())
+                .map(|entry| Withdrawal {
+                    entry: entry.clone(),
+                    removes: matches!(entry.kind, Kind::File | Kind::Link | Kind::Secret | Kind::Service | Kind::Container),
+                    replaced: entry.kind.is_path_kind() && planned_paths.contains(entry.identity.as_str()),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    // units first (stop before their files go), then links, files, secrets; kept last
+    withdrawals.sort_by_key(|withdrawal| match withdrawal.entry.kind {
+        Kind::Service | Kind::Container => 0,
+        Kind::Link => 1,
+        Kind::File | Kind::Secret => 2,
+        Kind::Archive | Kind::Directory | Kind::User => 3,
+    });
+    let freed_paths: HashSet<String> = withdrawals
+        .iter()
+        .filter(|withdrawal| withdrawal.removes && withdrawal.entry.kind.is_path_kind())
+        .map(|withdrawal| withdrawal.entry.identity.clone())
+        .collect();
+
+    let mut problems = needs::check(plan, host, accounts, &freed_paths);
+
+    let mut plaintexts = HashMap::new();
+    for (index, shape) in plan.shapes().iter().enumerate() {
+        if let Resource::Secret(secret) = shape.resource() {
+            match identities.decrypt(&secret.sealed) {
+                Ok(plaintext) => {
+                    plaintexts.insert(index, plaintext);
+                }
+                Err(problem) => problems.push(problem.about_shape(shape)),
+            }
+        }
+    }
+    let has_containers = plan.shapes().iter().any(|shape| shape.kind() == Kind::Container);
+    if has_containers && host.is_live() {
+        if let Err(problem) = container::podman_present() {
+            problems.push(problem);
+        }
+    }
+    let scratch = std::env::temp_dir().join(format!("mesh-apply-{}", std::process::id()));
+    for shape in plan.shapes() {
+        if let Resource::Container(container) = shape.resource()
+            && let Err(problem) = container::validate(container, &scratch)
+        {
+            problems.push(problem.about_shape(shape));
+        }
+    }
+
+    let mut inspections = Vec::with_capacity(plan.shapes().len());
+    for (index, shape) in plan.shapes().iter().enumerate() {
+        match inspect(shape, host, accounts, &claimed, plaintexts.get(&index)) {
+            Ok(inspection) => inspections.push(inspection),
+            Err(problem) => {
+                problems.push(problem.about_shape(shape));
+                inspections.push(Inspection {
+                    planned: Planned::Unchanged,
+                    rewrite: false,
+                });
+            }
+        }
+    }
+    for (shape, inspection) in plan.shapes().iter().zip(&inspections) {
+        if let Resource::Archive(archive) = shape.resource()
+            && !inspection.planned.is_unchanged()
+            && let Err(problem) = archive::verify(&config.artifacts.join(&archive.artifact), &archive.artifact_digest)
+        {
+            problems.push(problem.about_shape(shape));
+        }
+    }
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    Ok(Prepared {
+        inspections,
+        plaintexts,
+        withdrawals,
+        claimed,
+    })
+}
+
+fn inspect(
+    shape: &Shape,
+    host: &Host,
+    accounts: &Accounts,
+    claimed: &HashMap<(Kind, String), RecordEntry>,
+    plaintext: Option<&Vec<u8>>,
+) -> Result<Inspection, Problem> {
+    let simple = |planned: Planned| Inspection { planned, rewrite: false };
+    match shape.resource() {
+        Resource::User(user) => Ok(simple(user::inspect(user, accounts))),
+        Resource::Directory(directory) => Ok(simple(directory::inspect(
+            &host.path(&directory.path),
+            directory.mode_bits(),
+            &directory.owner,
+            &directory.group,
+            accounts,
+        )?)),
+        Resource::File(file) => {
+            let content = file.content_bytes();
+            let wanted = WantedFile {
+                host_path: host.path(&file.path),
+                content: &content,
+                mode: file.mode_bits(),
+                owner: &file.owner,
+                group: &file.group,
+            };
+            let FileInspection { planned, rewrite } = file::inspect(&wanted, accounts, true)?;
+            Ok(Inspection { planned, rewrite })
+        }
+        Resource::Secret(secret) => {
+            let empty = Vec::new();
+            let wanted = WantedFile {
+                host_path: host.path(&secret.path),
+                content: plaintext.unwrap_or(&empty),
+                mode: secret.mode_bits(),
+                owner: &secret.owner,
+                group: &secret.group,
+            };
+            let FileInspection { planned, rewrite } = file::inspect(&wanted, accounts, false)?;
+            Ok(Inspection { planned, rewrite })
+        }
+        Resource::Link(link) => Ok(simple(link::inspect(&host.path(&link.path), &link.target)?)),
+        Resource::Archive(archive) => {
+            let host_path = host.path(&archive.path);
+            let metadata = match std::fs::symlink_metadata(&host_path) {
+                Ok(metadata) => metadata,
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(simple(Planned::Create)),
+                Err(error) => return Err(Problem::filesystem("inspect", &host_path, &error)),
+            };
+            let entry = claimed.get(&(Kind::Archive, archive.path.clone()));
+            if !metadata.is_dir() || entry.is_none() {
+                return Err(Problem::new(
+                    Code::InTheWay,
+                    format!("`{}` exists and was not unpacked by mesh", host_path.display()),
+                    "unpacking replaces the whole directory: move it away by hand, then apply again",
+                ));
+            }
+            let same_digest = entry.is_some_and(|entry| {
+                entry.digest.as_deref() == Some(shape.digest())
+                    && matches!(entry.result.as_str(), "created" | "changed" | "unchanged" | "previous")
+            });
+            let same_owner = {
+                use std::os::unix::fs::MetadataExt;
+                accounts.uid(&archive.owner) == Some(metadata.uid()) && accounts.gid(&archive.group) == Some(metadata.gid())
+            };
+            Ok(simple(if same_digest && same_owner {
+                Planned::Unchanged
+            } else {
+                Planned::change(vec!["unpack".to_string()])
+            }))
+        }
+        Resource::Service(service) => Ok(simple(service::inspect(service, host)?)),
+        Resource::Container(container) => Ok(simple(container::inspect(container, host)?)),
+    }
+}
+
+fn planned_status(planned: &Planned) -> (Status, String) {
+    match planned {
+        Planned::Create => (Status::Created, String::new()),
+        Planned::Change(details) => (Status::Changed, details.join(", ")),
+        Planned::Unchanged => (Status::Unchanged, String::new()),
+    }
+}
+
+fn withdrawal_result(withdrawal: &Withdrawal) -> ShapeResult {
+    let (status, detail) = match (withdrawal.removes, withdrawal.replaced) {
+        (true, true) => (Status::Withdrawn, "replaced by a new shape at the same path".to_string()),
+        (true, false) => (Status::Withdrawn, String::new()),
+        (false, _) => (Status::Kept, "no data is lost by withdrawal".to_string()),
+    };
+    ShapeResult {
+        origin: withdrawal.entry.origin(),
+        status,
+        detail,
+    }
+}
+
+/// Paths of path shapes that are (or would be) created or changed in this run.
+fn changed_paths<'p>(plan: &'p Plan, statuses: impl Fn(usize) -> Option<Status>) -> Vec<&'p str> {
+    plan.shapes()
+        .iter()
+        .enumerate()
+        .filter(|(index, shape)| {
+            shape.kind().is_path_kind() && matches!(statuses(*index), Some(Status::Created | Status::Changed))
+        })
+        .map(|(_, shape)| shape.identity())
+        .collect()
+}
+
+/// Does `text` name `path` (as a whole path or a path under it)?
+fn mentions(text: &str, path: &str) -> bool {
+    let is_name_byte = |byte: u8| byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'_' | b'-');
+    text.match_indices(path).any(|(start, _)| {
+        let before_ok = start == 0 || text.as_bytes().get(start - 1).is_none_or(|byte| !is_name_byte(*byte) && *byte != b'/');
+        let after_ok = text.as_bytes().get(start + path.len()).is_none_or(|byte| !is_name_byte(*byte));
+        before_ok && after_ok
+    })
+}
+
+/// The changed path a service or container names, if any: it is restarted for it.
+fn named_change<'p>(shape: &Shape, changed: &[&'p str]) -> Option<&'p str> {
+    let texts: Vec<&str> = match shape.resource() {
+        Resource::Service(service) => service
+            .exec
+            .iter()
+            .chain(service.environment.values())
+            .map(String::as_str)
+            .collect(),
+        Resource::Container(container) => container
+            .command
+            .iter()
+            .chain(container.environment.values())
+            .map(String::as_str)
+            .chain(container.mounts.iter().map(|mount| mount.source.as_str()))
+            .collect(),
+        _ => return None,
+    };
+    changed
+        .iter()
+        .find(|path| texts.iter().any(|text| mentions(text, path)))
+        .copied()
+}
+
+fn dry_results(plan: &Plan, host: &Host, prepared: &Prepared) -> Vec<ShapeResult> {
+    let mut results: Vec<ShapeResult> = prepared.withdrawals.iter().map(withdrawal_result).collect();
+    let status_of = |index: usize| prepared.inspections.get(index).map(|inspection| planned_status(&inspection.planned).0);
+    let changed = changed_paths(plan, status_of);
+    for (shape, inspection) in plan.shapes().iter().zip(&prepared.inspections) {
+        let (mut status, mut detail) = planned_status(&inspection.planned);
+        if status == Status::Unchanged
+            && host.is_live()
+            && let Some(path) = named_change(shape, &changed)
+        {
+            status = Status::Changed;
+            detail = format!("restart: `{path}` changes");
+        }
+        results.push(ShapeResult {
+            origin: Origin::of(shape),
+            status,
+            detail,
+        });
+    }
+    results
+}
+
+/// Where a run stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FailedAt {
+    Withdrawal(usize),
+    Shape(usize),
+}
+
+struct Executed {
+    /// Per plan shape: what was done, if it was reached and succeeded.
+    statuses: Vec<Option<(Status, String)>>,
+    /// How many withdrawals (in `Prepared::withdrawals` order) were carried out.
+    withdrawals_done: usize,
+    failure: Option<(FailedAt, Problem)>,
+    notes: Vec<Problem>,
+}
+
+impl Executed {
+    fn not_reached(&self, plan: &Plan) -> usize {
+        let failed_shape = matches!(self.failure, Some((FailedAt::Shape(_), _)));
+        let missing = self.statuses.iter().filter(|status| status.is_none()).count();
+        if failed_shape { missing.saturating_sub(1) } else { missing.min(plan.shapes().len()) }
+    }
+}
+
+fn owner_ids(shape: &Shape, accounts: &Accounts, owner: &str, group: &str) -> Result<(u32, u32), Problem> {
+    let uid = accounts.uid(owner).ok_or_else(|| {
+        Problem::new(
+            Code::UndeclaredAccount,
+            format!("the user `{owner}` does not exist on the host"),
+            format!("declare `mesh.user {{ name = \"{owner}\"; }}`"),
+        )
+        .about_shape(shape)
+    })?;
+    let gid = accounts.gid(group).ok_or_else(|| {
+        Problem::new(
+            Code::UndeclaredAccount,
+            format!("the group `{group}` does not exist on the host"),
+            format!("declare `mesh.user {{ name = \"{group}\"; }}`"),
+        )
+        .about_shape(shape)
+    })?;
+    Ok((uid, gid))
+}
+
+fn execute(plan: &Plan, host: &Host, config: &Config, prepared: &Prepared, accounts: Accounts) -> Executed {
+    let mut executed = Executed {
+        statuses: vec![None; plan.shapes().len()],
+        withdrawals_done: 0,
+        failure: None,
+        notes: Vec::new(),
+    };
+    if let Err((at, problem)) = execute_phases(plan, host, config, prepared, accounts, &mut executed) {
+        executed.failure = Some((at, problem));
+    }
+    executed
+}
+
+fn execute_phases(
+    plan: &Plan,
+    host: &Host,
+    config: &Config,
+    prepared: &Prepared,
+    mut accounts: Accounts,
+    executed: &mut Executed,
+) -> Result<(), (FailedAt, Problem)> {
+    let shapes = plan.shapes();
+    let planned = |index: usize| prepared.inspections.get(index).map(|inspection| &inspection.planned);
+    let mark = |executed: &mut Executed, index: usize| {
+        if let (Some(slot), Some(planned)) = (executed.statuses.get_mut(index), planned(index)) {
+            *slot = Some(planned_status(planned));
+        }
+    };
+
+    // withdrawals
+    let mut units_changed = false;
+    for (position, withdrawal) in prepared.withdrawals.iter().enumerate() {
+        let entry = &withdrawal.entry;
+        let result = match entry.kind {
+            Kind::Service => {
+                units_changed = true;
+                service::withdraw(&entry.identity, host)
+            }
+            Kind::Container => {
+                units_changed = true;
+                container::withdraw(&entry.identity, host)
+            }
+            Kind::File | Kind::Secret | Kind::Link if !withdrawal.replaced => file::withdraw(&host.path(&entry.identity)),
+            _ => Ok(()),
+        };
+        result.map_err(|problem| (FailedAt::Withdrawal(position), problem.about(entry.origin())))?;
+        executed.withdrawals_done = position + 1;
+    }
+
+    // users: create or change, then supplementary groups once all exist
+    for (index, shape) in shapes.iter().enumerate() {
+        if let Resource::User(wanted) = shape.resource() {
+            match planned(index) {
+                Some(Planned::Create) => user::create(wanted, host, &accounts).map_err(fail_at(index, shape))?,
+                Some(Planned::Change(_)) => user::change(wanted, host, &accounts).map_err(fail_at(index, shape))?,
+                _ => {}
+            }
+            if matches!(planned(index), Some(Planned::Create)) {
+                accounts = load_accounts(host).map_err(fail_at(index, shape))?;
+            }
+        }
+    }
+    for (index, shape) in shapes.iter().enumerate() {
+        if let Resource::User(wanted) = shape.resource() {
+            user::set_groups(wanted, host, &accounts).map_err(fail_at(index, shape))?;
+            mark(executed, index);
+        }
+    }
+    accounts = load_accounts(host).map_err(|problem| (FailedAt::Shape(0), problem))?;
+
+    // directories, parents first (canonical order sorts a parent before its children)
+    let mut flusher = Flusher::new();
+    for (index, shape) in shapes.iter().enumerate() {
+        if let Resource::Directory(wanted) = shape.resource() {
+            if !planned(index).is_some_and(Planned::is_unchanged) {
+                let (uid, gid) = owner_ids(shape, &accounts, &wanted.owner, &wanted.group)
+                    .map_err(|problem| (FailedAt::Shape(index), problem))?;
+                let host_path = host.path(&wanted.path);
+                directory::apply(&host_path, wanted.mode_bits(), uid, gid).map_err(fail_at(index, shape))?;
+                flusher.touched_file(&host_path);
+            }
+            mark(executed, index);
+        }
+    }
+    if !flusher.is_empty() {
+        flusher
+            .flush()
+            .map_err(|error| (FailedAt::Shape(0), Problem::filesystem("flush", host.root(), &error)))?;
+    }
+
+    // files and secrets, in durable batches
+    let mut jobs: Vec<FileJob> = Vec::new();
+    for (index, shape) in shapes.iter().enumerate() {
+        let (content, mode, owner, group, path) = match shape.resource() {
+            Resource::File(wanted) => (wanted.content_bytes(), wanted.mode_bits(), &wanted.owner, &wanted.group, &wanted.path),
+            Resource::Secret(wanted) => (
+                prepared.plaintexts.get(&index).cloned().unwrap_or_default(),
+                wanted.mode_bits(),
+                &wanted.owner,
+                &wanted.group,
+                &wanted.path,
+            ),
+            _ => continue,
+        };
+        let Some(inspection) = prepared.inspections.get(index) else {
+            continue;
+        };
+        if inspection.planned.is_unchanged() {
+            mark(executed, index);
+            continue;
+        }
+        let (uid, gid) = owner_ids(shape, &accounts, owner, group).map_err(|problem| (FailedAt::Shape(index), problem))?;
+        jobs.push(FileJob {
+            index,
+            host_path: host.path(path),
+            content,
+            mode,
+            uid,
+            gid,
+            rewrite: inspection.rewrite,
+        });
+        if jobs.len() >= FILE_BATCH {
+            write_jobs(&mut jobs, shapes, executed, &mark)?;
+        }
+    }
+    write_jobs(&mut jobs, shapes, executed, &mark)?;
+
+    // archives
+    for (index, shape) in shapes.iter().enumerate() {
+        if let Resource::Archive(wanted) = shape.resource() {
+            if !planned(index).is_some_and(Planned::is_unchanged) {
+                let (uid, gid) = owner_ids(shape, &accounts, &wanted.owner, &wanted.group)
+                    .map_err(|problem| (FailedAt::Shape(index), problem))?;
+                archive::apply(
+                    &config.artifacts.join(&wanted.artifact),
+                    &wanted.artifact_digest,
+                    &host.path(&wanted.path),
+                    uid,
+                    gid,
+                )
+                .map_err(fail_at(index, shape))?;
+            }
+            mark(executed, index);
+        }
+    }
+
+    // links
+    let mut flusher = Flusher::new();
+    for (index, shape) in shapes.iter().enumerate() {
+        if let Resource::Link(wanted) = shape.resource() {
+            if !planned(index).is_some_and(Planned::is_unchanged) {
+                let host_path = host.path(&wanted.path);
+                link::apply(&host_path, &wanted.target).map_err(fail_at(index, shape))?;
+                flusher.touched_file(&host_path);
+            }
+            mark(executed, index);
+        }
+    }
+    if !flusher.is_empty() {
+        flusher
+            .flush()
+            .map_err(|error| (FailedAt::Shape(0), Problem::filesystem("flush", host.root(), &error)))?;
+    }
+
+    // services and containers: write units, then (live) reload, start and restart
+    let mut unit_shapes = Vec::new();
+    for (index, shape) in shapes.iter().enumerate() {
+        let result = match shape.resource() {
+            Resource::Service(wanted) => service::apply(wanted, host),
+            Resource::Container(wanted) => container::apply(wanted, host),
+            _ => continue,
+        };
+        if !planned(index).is_some_and(Planned::is_unchanged) {
+            result.map_err(fail_at(index, shape))?;
+            units_changed = true;
+        }
+        unit_shapes.push(index);
+    }
+    if host.is_live() {
+        if units_changed {
+            unit::systemctl(&["daemon-reload"]).map_err(|problem| (FailedAt::Shape(unit_shapes.first().copied().unwrap_or(0)), problem))?;
+        }
+        let statuses = executed.statuses.clone();
+        let changed = changed_paths(plan, |index| statuses.get(index).and_then(|status| status.as_ref().map(|(status, _)| *status)));
+        for index in unit_shapes {
+            let Some(shape) = shapes.get(index) else { continue };
+            let unit_name = match shape.resource() {
+                Resource::Service(wanted) => service::unit_file_name(&wanted.name),
+                Resource::Container(wanted) => container::service_name(&wanted.name),
+                _ => continue,
+            };
+            let named = named_change(shape, &changed);
+            match (planned(index), named) {
+                (Some(Planned::Create), _) => unit::systemctl(&["start", &unit_name]).map_err(fail_at(index, shape))?.len(),
+                (Some(Planned::Change(_)), _) => unit::systemctl(&["restart", &unit_name]).map_err(fail_at(index, shape))?.len(),
+                (Some(Planned::Unchanged), Some(path)) => {
+                    unit::systemctl(&["restart", &unit_name]).map_err(fail_at(index, shape))?;
+                    if let Some(slot) = executed.statuses.get_mut(index) {
+                        *slot = Some((Status::Changed, format!("restarted: `{path}` changed")));
+                    }
+                    continue;
+                }
+                _ => 0,
+            };
+            mark(executed, index);
+        }
+    } else {
+        for index in unit_shapes {
+            mark(executed, index);
+        }
+    }
+    Ok(())
+}
+
+/// Turns a shape's problem into the run's failure at that shape.
+fn fail_at(index: usize, shape: &Shape) -> impl Fn(Problem) -> (FailedAt, Problem) + '_ {
+    move |problem: Problem| (FailedAt::Shape(index), problem.about_shape(shape))
+}
+
+fn write_jobs(
+    jobs: &mut Vec<FileJob>,
+    shapes: &[Shape],
+    executed: &mut Executed,
+    mark: &impl Fn(&mut Executed, usize),
+) -> Result<(), (FailedAt, Problem)> {
+    if jobs.is_empty() {
+        return Ok(());
+    }
+    let outcome = file::write_batch(jobs);
+    jobs.clear();
+    for index in &outcome.done {
+        mark(executed, *index);
+    }
+    executed.notes.extend(outcome.notes);
+    match outcome.failed {
+        Some((index, problem)) => {
+            let problem = match shapes.get(index) {
+                Some(shape) => problem.about_shape(shape),
+                None => problem,
+            };
+            Err((FailedAt::Shape(index), problem))
+        }
+        None => Ok(()),
+    }
+}
+
+fn executed_results(plan: &Plan, prepared: &Prepared, executed: &Executed) -> Vec<ShapeResult> {
+    let mut results: Vec<ShapeResult> = prepared
+        .withdrawals
+        .iter()
+        .take(executed.withdrawals_done)
+        .map(withdrawal_result)
+        .collect();
+    if let Some((FailedAt::Withdrawal(position), problem)) = &executed.failure
+        && let Some(withdrawal) = prepared.withdrawals.get(*position)
+    {
+        results.push(ShapeResult {
+            origin: withdrawal.entry.origin(),
+            status: Status::Failed,
+            detail: problem.message.clone(),
+        });
+    }
+    for (index, shape) in plan.shapes().iter().enumerate() {
+        match executed.statuses.get(index) {
+            Some(Some((status, detail))) => results.push(ShapeResult {
+                origin: Origin::of(shape),
+                status: *status,
+                detail: detail.clone(),
+            }),
+            _ => {
+                if let Some((FailedAt::Shape(failed), problem)) = &executed.failure
+                    && *failed == index
+                {
+                    results.push(ShapeResult {
+                        origin: Origin::of(shape),
+                        status: Status::Failed,
+                        detail: problem.message.clone(),
+                    });
+                }
+            }
+        }
+    }
+    results
+}
+
+fn entry_for(shape: &Shape, digest: Option<String>, result: &str) -> RecordEntry {
+    RecordEntry {
+        kind: shape.kind(),
+        identity: shape.identity().to_string(),
+        digest,
+        module: Some(shape.module().to_string()),
+        source: Some(shape.source().clone()),
+        result: result.to_string(),
+    }
+}
+
+/// Written before the first change: the plan's shapes as pending (or unchanged), and
+/// what the previous record had that this run may withdraw.
+fn interrupted_record(plan: &Plan, previous: Option<&Record>, prepared: &Prepared) -> Record {
+    let mut shapes: Vec<RecordEntry> = plan
+        .shapes()
+        .iter()
+        .zip(&prepared.inspections)
+        .map(|(shape, inspection)| {
+            if inspection.planned.is_unchanged() {
+                entry_for(shape, Some(shape.digest().to_string()), "unchanged")
+            } else {
+                entry_for(shape, None, "pending")
+            }
+        })
+        .collect();
+    shapes.extend(prepared.withdrawals.iter().map(|withdrawal| previous_entry(&withdrawal.entry)));
+    Record {
+        node: plan.node().to_string(),
+        plan: plan.digest().to_string(),
+        state: RecordState::Interrupted,
+        shapes,
+        withdrawn: previous.map(|record| record.withdrawn.clone()).unwrap_or_default(),
+    }
+}
+
+fn previous_entry(entry: &RecordEntry) -> RecordEntry {
+    let mut carried = entry.clone();
+    carried.result = if carried.digest.is_some() { "previous".to_string() } else { "pending".to_string() };
+    carried
+}
+
+/// Written after the run: exactly what was done, and what may still be on the host.
+fn final_record(plan: &Plan, _previous: Option<&Record>, prepared: &Prepared, executed: &Executed) -> Record {
+    let mut shapes = Vec::new();
+    for (index, shape) in plan.shapes().iter().enumerate() {
+        match executed.statuses.get(index) {
+            Some(Some((status, _))) => shapes.push(entry_for(shape, Some(shape.digest().to_string()), status.name())),
+            _ => {
+                let failed_here = matches!(&executed.failure, Some((FailedAt::Shape(failed), _)) if *failed == index);
+                if failed_here {
+                    shapes.push(entry_for(shape, None, "failed"));
+                } else if let Some(entry) = prepared.claimed.get(&(shape.kind(), shape.identity().to_string())) {
+                    shapes.push(previous_entry(entry));
+                }
+            }
+        }
+    }
+    // withdrawals not carried out (the run stopped first) are still on the host
+    let failed_withdrawal = match &executed.failure {
+        Some((FailedAt::Withdrawal(position), _)) => Some(*position),
+        _ => None,
+    };
+    for (position, withdrawal) in prepared.withdrawals.iter().enumerate() {
+        if position >= executed.withdrawals_done || failed_withdrawal == Some(position) {
+            shapes.push(previous_entry(&withdrawal.entry));
+        }
+    }
+    let withdrawn = prepared
+        .withdrawals
+        .iter()
+        .take(executed.withdrawals_done)
+        .map(|withdrawal| {
+            let mut entry = withdrawal.entry.clone();
+            entry.result = withdrawal_result(withdrawal).status.name().to_string();
+            entry
+        })
+        .collect();
+    Record {
+        node: plan.node().to_string(),
+        plan: plan.digest().to_string(),
+        state: if executed.failure.is_some() { RecordState::Failed } else { RecordState::Applied },
+        shapes,
+        withdrawn,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mentions;
+
+    #[test]
+    fn mentions_whole_paths_only() {
+        assert!(mentions("/etc/app.conf", "/etc/app.conf"));
+        assert!(mentions("--config=/etc/app.conf", "/etc/app.conf"));
+        assert!(mentions("/srv/app/static/x", "/srv/app"));
+        assert!(!mentions("/etc/app.confx", "/etc/app.conf"));
+        assert!(!mentions("/x/etc/app.conf", "/etc/app.conf"));
+        assert!(!mentions("/etc/application", "/etc/app"));
+    }
+}

@@ -1,0 +1,60 @@
+//! The `secret` shape on the host: decrypt the sealed value with the node's age
+//! identity; the plaintext is then written like a file (owner and mode before content,
+//! atomically). Plaintext must never reach the output, the record or an error message.
+
+use std::io::Read;
+use std::path::Path;
+
+use crate::codes::Code;
+use crate::problem::Problem;
+
+/// The node's age identities, read from an `age-keygen` identity file.
+pub struct Identities {
+    identities: Vec<Box<dyn age::Identity + Send + Sync>>,
+}
+
+impl Identities {
+    pub fn load(path: &Path) -> Result<Identities, Problem> {
+        let unreadable = |reason: String| {
+            Problem::new(
+                Code::UnreadableIdentity,
+                format!("cannot read the age identity `{}`: {reason}", path.display()),
+                "give the node's identity file as written by `age-keygen` with `--identity`",
+            )
+        };
+        let bytes = std::fs::read(path).map_err(|error| unreadable(error.to_string()))?;
+        let file = age::IdentityFile::from_buffer(bytes.as_slice()).map_err(|error| unreadable(error.to_string()))?;
+        let identities = file.into_identities().map_err(|error| unreadable(error.to_string()))?;
+        if identities.is_empty() {
+            return Err(unreadable("it holds no identity".to_string()));
+        }
+        Ok(Identities { identities })
+    }
+
+    /// Decrypts an ASCII-armored age file. Refuses anything it cannot decrypt
+    /// completely; never returns partial plaintext.
+    pub fn decrypt(&self, sealed: &str) -> Result<Vec<u8>, Problem> {
+        let refuse = |reason: String| {
+            Problem::new(
+                Code::UndecryptableSecret,
+                format!("the secret cannot be decrypted: {reason}"),
+                "seal it to this node's recipient (`meshc build` reseals when a node's key changes), or give this node's identity",
+            )
+        };
+        let armored = age::armor::ArmoredReader::new(sealed.as_bytes());
+        let decryptor = age::Decryptor::new(armored).map_err(|error| refuse(error.to_string()))?;
+        let mut reader = decryptor
+            .decrypt(self.identities.iter().map(|identity| identity.as_ref() as &dyn age::Identity))
+            .map_err(|error| match error {
+                age::DecryptError::NoMatchingKeys => {
+                    refuse("it is not sealed to this node's identity (sealed for another node?)".to_string())
+                }
+                other => refuse(other.to_string()),
+            })?;
+        let mut plaintext = Vec::new();
+        reader
+            .read_to_end(&mut plaintext)
+            .map_err(|error| refuse(error.to_string()))?;
+        Ok(plaintext)
+    }
+}

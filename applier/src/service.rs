@@ -1,0 +1,87 @@
+//! The `service` shape on the host: a systemd unit at `/etc/systemd/system/NAME.service`,
+//! enabled (offline with `systemctl --root` under `--root`), and on a live host started,
+//! or restarted when the unit or a path it names changed. Withdrawal stops, disables
+//! and removes it.
+
+use std::path::PathBuf;
+
+use plan::Service;
+
+use crate::host::Host;
+use crate::problem::Problem;
+use crate::unit;
+use crate::Planned;
+
+pub fn unit_file_name(name: &str) -> String {
+    format!("{name}.service")
+}
+
+pub fn unit_path(host: &Host, name: &str) -> PathBuf {
+    unit::system_unit_directory(host).join(unit_file_name(name))
+}
+
+/// The unit file's text: a function of the digest-covered fields only, so moving the
+/// declaration in its module does not restart anything.
+pub fn unit_text(service: &Service) -> String {
+    let mut text = format!(
+        "# mesh service `{name}`: written by mesh-apply from the node's plan, do not edit\n\
+         [Unit]\n\
+         Description=mesh service {name}\n",
+        name = service.name
+    );
+    if !service.after.is_empty() {
+        let after: Vec<String> = service.after.iter().map(|name| unit::unit_name(name)).collect();
+        text.push_str(&format!("After={}\n", after.join(" ")));
+    }
+    text.push_str("\n[Service]\n");
+    text.push_str(&format!("ExecStart={}\n", unit::command_line(&service.exec)));
+    text.push_str(&format!("User={}\n", service.user));
+    for (key, value) in &service.environment {
+        text.push_str(&format!("Environment={}\n", unit::environment_assignment(key, value)));
+    }
+    text.push_str(&format!("Restart={}\n", service.restart));
+    text.push_str("\n[Install]\nWantedBy=multi-user.target\n");
+    text
+}
+
+/// Compares the unit file and its enablement (and, live, whether it runs).
+pub fn inspect(service: &Service, host: &Host) -> Result<Planned, Problem> {
+    let path = unit_path(host, &service.name);
+    let exists = std::fs::symlink_metadata(&path).is_ok();
+    let same = unit::has_content(&path, &unit_text(service))?;
+    let enabled = unit::is_enabled(host, &unit_file_name(&service.name));
+    Ok(match (exists, same, enabled) {
+        (false, _, _) => Planned::Create,
+        (true, false, _) => Planned::change(vec!["unit".to_string()]),
+        (true, true, false) => Planned::change(vec!["enable".to_string()]),
+        (true, true, true) if host.is_live() && !unit::is_active(&unit_file_name(&service.name)) => {
+            Planned::change(vec!["start".to_string()])
+        }
+        (true, true, true) => Planned::Unchanged,
+    })
+}
+
+/// Writes the unit (if it differs) and enables it. Starting happens after every unit
+/// is written and systemd reloaded (see `run`).
+pub fn apply(service: &Service, host: &Host) -> Result<(), Problem> {
+    let path = unit_path(host, &service.name);
+    let text = unit_text(service);
+    if !unit::has_content(&path, &text)? {
+        unit::write_unit(&path, &text)?;
+    }
+    let name = unit_file_name(&service.name);
+    if !unit::is_enabled(host, &name) {
+        unit::enable(host, &name)?;
+    }
+    Ok(())
+}
+
+/// Stops (live), disables and removes the unit.
+pub fn withdraw(name: &str, host: &Host) -> Result<(), Problem> {
+    let unit_name = unit_file_name(name);
+    if host.is_live() && unit::is_active(&unit_name) {
+        unit::systemctl(&["stop", &unit_name])?;
+    }
+    unit::disable(host, &unit_name)?;
+    unit::remove_unit(&unit_path(host, name))
+}
