@@ -958,6 +958,7 @@ impl Parser {
                 }
                 _ => {
                     let start = self.current().span;
+                    let start_position = self.position;
                     let Some(first) = self.attr_name() else {
                         let help = if in_let {
                             "a `let` binding is `name = value;`, and the bindings end with `in`"
@@ -966,6 +967,10 @@ impl Parser {
                         };
                         self.expected("an attribute name", help);
                         self.recover_binding();
+                        if self.position == start_position {
+                            // a closer or `in` that is not ours: the caller reports it
+                            break;
+                        }
                         continue;
                     };
                     let mut path = vec![first];
@@ -1283,6 +1288,22 @@ mod tests {
     fn several_errors_are_reported_at_once() {
         let parsed = parse(b"{ a = ; b = 2; c = ; }", FileId(0));
         assert_eq!(parsed.errors.len(), 2, "{:?}", parsed.errors);
+    }
+
+    /// Found by the `parse` fuzz target: `{)` looped forever, adding an error per turn.
+    #[test]
+    fn stray_closer_in_bindings_ends_parsing() {
+        for source in [
+            "{)",
+            "{ a = 1; ) }",
+            "{ in }",
+            "let a = 1; ) in a",
+            "rec { ] }",
+        ] {
+            let parsed = parse(source.as_bytes(), FileId(0));
+            assert!(!parsed.errors.is_empty(), "{source}");
+            assert!(parsed.errors.len() <= 3, "{source}: {:?}", parsed.errors);
+        }
     }
 
     #[test]

@@ -1,0 +1,1 @@
+builtins.baseNameOf (. a) {+ "/helper.nix")
