@@ -1,0 +1,297 @@
+//! Each of the eight kinds in a real temporary root: created, changed, unchanged and
+//! withdrawn (or kept), with modes and owners read back from the filesystem.
+
+mod support;
+
+use plan::Plan;
+use support::*;
+
+fn plan(shapes: Vec<plan::Shape>) -> Plan {
+    Plan::new("db1", shapes)
+}
+
+#[test]
+fn user_is_created_changed_unchanged_and_kept() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    let report = apply_ok(&root, &plan(vec![user("web"), user_in_groups("app", &["web"])]), &keys);
+    assert_eq!(status_of(&report, "user", "app"), "created");
+    let all = accounts(root.path());
+    let app = all.get("app").expect("app exists");
+    assert_eq!(app.0, "/var/lib/app");
+    assert_eq!(app.1, "/usr/sbin/nologin");
+    assert!(app.2.contains("web"), "{app:?}");
+    assert!(root.uid_of("app").is_some_and(|uid| uid < 1000), "a system uid");
+
+    let report = apply_ok(&root, &plan(vec![user("web"), user_in_groups("app", &["web"])]), &keys);
+    assert_eq!(status_of(&report, "user", "app"), "unchanged");
+
+    let changed = shape(plan::Resource::User(plan::User {
+        name: "app".into(),
+        system: true,
+        home: Some("/srv/app".into()),
+        shell: Some("/bin/sh".into()),
+        groups: vec![],
+    }));
+    let report = apply_ok(&root, &plan(vec![user("web"), changed]), &keys);
+    assert_eq!(status_of(&report, "user", "app"), "changed");
+    let app = accounts_of(&root, "app");
+    assert_eq!((app.0.as_str(), app.1.as_str()), ("/srv/app", "/bin/sh"));
+    assert!(app.2.is_empty());
+
+    let report = apply_ok(&root, &plan(vec![user("web")]), &keys);
+    assert_eq!(status_of(&report, "user", "app"), "kept");
+    assert!(accounts(root.path()).contains_key("app"), "withdrawn users are kept");
+}
+
+fn accounts_of(root: &TestRoot, name: &str) -> (String, String, std::collections::BTreeSet<String>) {
+    accounts(root.path()).get(name).cloned().expect("user exists")
+}
+
+#[test]
+fn directory_is_created_changed_unchanged_and_kept_with_its_data() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    let report = apply_ok(&root, &plan(vec![user("app"), directory("/srv/data", "app", "0750")]), &keys);
+    assert_eq!(status_of(&report, "directory", "/srv/data"), "created");
+    let path = root.host("/srv/data");
+    assert_eq!(mode_of(&path), 0o750);
+    let uid = root.uid_of("app").expect("uid");
+    assert_eq!(owner_of(&path).0, uid);
+
+    let report = apply_ok(&root, &plan(vec![user("app"), directory("/srv/data", "app", "0750")]), &keys);
+    assert_eq!(status_of(&report, "directory", "/srv/data"), "unchanged");
+
+    let report = apply_ok(&root, &plan(vec![user("app"), directory("/srv/data", "root", "0700")]), &keys);
+    assert_eq!(status_of(&report, "directory", "/srv/data"), "changed");
+    assert_eq!(mode_of(&path), 0o700);
+    assert_eq!(owner_of(&path), (0, 0));
+
+    std::fs::write(path.join("precious"), "data").expect("write");
+    let report = apply_ok(&root, &plan(vec![user("app")]), &keys);
+    assert_eq!(status_of(&report, "directory", "/srv/data"), "kept");
+    assert_eq!(std::fs::read_to_string(path.join("precious")).expect("kept"), "data");
+}
+
+#[test]
+fn file_is_created_changed_unchanged_and_withdrawn() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    let base = || vec![user("app"), directory("/etc/app", "root", "0755")];
+    let with = |shape: plan::Shape| {
+        let mut shapes = base();
+        shapes.push(shape);
+        plan(shapes)
+    };
+    let report = apply_ok(&root, &with(file("/etc/app/app.conf", "port = 1\n", "app", "0640")), &keys);
+    assert_eq!(status_of(&report, "file", "/etc/app/app.conf"), "created");
+    let path = root.host("/etc/app/app.conf");
+    assert_eq!(std::fs::read_to_string(&path).expect("read"), "port = 1\n");
+    assert_eq!(mode_of(&path), 0o640);
+    let uid = root.uid_of("app").expect("uid");
+    assert_eq!(owner_of(&path).0, uid);
+
+    let report = apply_ok(&root, &with(file("/etc/app/app.conf", "port = 1\n", "app", "0640")), &keys);
+    assert_eq!(status_of(&report, "file", "/etc/app/app.conf"), "unchanged");
+    assert_eq!(summary(&report, "unchanged"), 3);
+
+    let report = apply_ok(&root, &with(file("/etc/app/app.conf", "port = 2\n", "app", "0640")), &keys);
+    assert_eq!(status_of(&report, "file", "/etc/app/app.conf"), "changed");
+    assert_eq!(std::fs::read_to_string(&path).expect("read"), "port = 2\n");
+
+    // a mode-only change fixes the mode in place
+    let report = apply_ok(&root, &with(file("/etc/app/app.conf", "port = 2\n", "root", "0600")), &keys);
+    assert_eq!(status_of(&report, "file", "/etc/app/app.conf"), "changed");
+    assert_eq!(mode_of(&path), 0o600);
+    assert_eq!(owner_of(&path), (0, 0));
+
+    // drift is repaired
+    std::fs::write(&path, "edited by hand").expect("write");
+    let report = apply_ok(&root, &with(file("/etc/app/app.conf", "port = 2\n", "root", "0600")), &keys);
+    assert_eq!(status_of(&report, "file", "/etc/app/app.conf"), "changed");
+    assert_eq!(std::fs::read_to_string(&path).expect("read"), "port = 2\n");
+
+    let report = apply_ok(&root, &plan(base()), &keys);
+    assert_eq!(status_of(&report, "file", "/etc/app/app.conf"), "withdrawn");
+    assert!(!path.exists());
+    assert!(root.host("/etc/app").is_dir());
+}
+
+#[test]
+fn binary_file_content_is_written_from_base64() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    apply_ok(&root, &plan(vec![binary_file("/etc/blob", "AAH/")]), &keys);
+    assert_eq!(std::fs::read(root.host("/etc/blob")).expect("read"), vec![0u8, 1, 255]);
+}
+
+#[test]
+fn link_is_created_changed_unchanged_and_withdrawn() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    let report = apply_ok(&root, &plan(vec![link("/etc/current", "/srv/v1")]), &keys);
+    assert_eq!(status_of(&report, "link", "/etc/current"), "created");
+    let path = root.host("/etc/current");
+    assert_eq!(std::fs::read_link(&path).expect("link"), std::path::Path::new("/srv/v1"));
+    let report = apply_ok(&root, &plan(vec![link("/etc/current", "/srv/v1")]), &keys);
+    assert_eq!(status_of(&report, "link", "/etc/current"), "unchanged");
+    let report = apply_ok(&root, &plan(vec![link("/etc/current", "v2")]), &keys);
+    assert_eq!(status_of(&report, "link", "/etc/current"), "changed");
+    assert_eq!(std::fs::read_link(&path).expect("link"), std::path::Path::new("v2"));
+    let report = apply_ok(&root, &plan(vec![]), &keys);
+    assert_eq!(status_of(&report, "link", "/etc/current"), "withdrawn");
+    assert!(std::fs::symlink_metadata(&path).is_err());
+}
+
+#[test]
+fn secret_is_decrypted_created_changed_unchanged_and_withdrawn() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    let first = keys.seal(b"hunter2");
+    let second = keys.seal(b"correct horse");
+    let report = apply_ok(&root, &plan(vec![user("app"), secret("/etc/token", &first, "app", "0400")]), &keys);
+    assert_eq!(status_of(&report, "secret", "/etc/token"), "created");
+    let path = root.host("/etc/token");
+    assert_eq!(std::fs::read(&path).expect("read"), b"hunter2");
+    assert_eq!(mode_of(&path), 0o400);
+    assert_eq!(owner_of(&path).0, root.uid_of("app").expect("uid"));
+
+    // a reseal of the same plaintext changes the plan, not the file
+    let resealed = keys.seal(b"hunter2");
+    let report = apply_ok(&root, &plan(vec![user("app"), secret("/etc/token", &resealed, "app", "0400")]), &keys);
+    assert_eq!(status_of(&report, "secret", "/etc/token"), "unchanged");
+
+    let report = apply_ok(&root, &plan(vec![user("app"), secret("/etc/token", &second, "app", "0600")]), &keys);
+    assert_eq!(status_of(&report, "secret", "/etc/token"), "changed");
+    assert_eq!(std::fs::read(&path).expect("read"), b"correct horse");
+    assert_eq!(mode_of(&path), 0o600);
+    let text = serde_json::to_string(&report).expect("json");
+    assert!(!text.contains("correct horse") && !text.contains("hunter2"), "no plaintext in the report");
+    let record = std::fs::read_to_string(root.host("/var/lib/mesh/applied.json")).expect("record");
+    assert!(!record.contains("correct horse"));
+
+    let report = apply_ok(&root, &plan(vec![user("app")]), &keys);
+    assert_eq!(status_of(&report, "secret", "/etc/token"), "withdrawn");
+    assert!(!path.exists());
+}
+
+#[test]
+fn archive_is_unpacked_swapped_unchanged_and_kept() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    let first = root.add_artifact(&tar_bytes(&[("index.html", "v1"), ("static/app.js", "js")], &[("latest", "index.html")]));
+    let second = root.add_artifact(&tar_bytes(&[("index.html", "v2")], &[]));
+    let report = apply_ok(&root, &plan(vec![user("app"), archive("/srv/site", &first, "app")]), &keys);
+    assert_eq!(status_of(&report, "archive", "/srv/site"), "created");
+    let path = root.host("/srv/site");
+    assert_eq!(std::fs::read_to_string(path.join("index.html")).expect("read"), "v1");
+    assert_eq!(std::fs::read_to_string(path.join("static/app.js")).expect("read"), "js");
+    assert_eq!(std::fs::read_link(path.join("latest")).expect("link"), std::path::Path::new("index.html"));
+    let uid = root.uid_of("app").expect("uid");
+    assert_eq!(owner_of(&path.join("static/app.js")).0, uid);
+    assert_eq!(owner_of(&path).0, uid);
+    assert_eq!(mode_of(&path.join("index.html")), 0o644);
+
+    let report = apply_ok(&root, &plan(vec![user("app"), archive("/srv/site", &first, "app")]), &keys);
+    assert_eq!(status_of(&report, "archive", "/srv/site"), "unchanged");
+
+    let report = apply_ok(&root, &plan(vec![user("app"), archive("/srv/site", &second, "app")]), &keys);
+    assert_eq!(status_of(&report, "archive", "/srv/site"), "changed");
+    assert_eq!(std::fs::read_to_string(path.join("index.html")).expect("read"), "v2");
+    assert!(!path.join("static").exists(), "the old tree is swapped out");
+    let leftovers: Vec<_> = std::fs::read_dir(root.host("/srv"))
+        .expect("read")
+        .map(|entry| entry.expect("entry").file_name())
+        .collect();
+    assert_eq!(leftovers, vec![std::ffi::OsString::from("site")], "no staging left behind");
+
+    let report = apply_ok(&root, &plan(vec![user("app")]), &keys);
+    assert_eq!(status_of(&report, "archive", "/srv/site"), "kept");
+    assert_eq!(std::fs::read_to_string(path.join("index.html")).expect("kept"), "v2");
+}
+
+#[test]
+fn service_unit_is_written_enabled_unchanged_and_withdrawn() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    let unit = root.host("/etc/systemd/system/app.service");
+    let wants = root.host("/etc/systemd/system/multi-user.target.wants/app.service");
+    let report = apply_ok(&root, &plan(vec![user("app"), service("app", &["/usr/bin/app", "--port", "80%"], "app")]), &keys);
+    assert_eq!(status_of(&report, "service", "app"), "created");
+    let text = std::fs::read_to_string(&unit).expect("unit");
+    assert!(text.contains("ExecStart=/usr/bin/app \"--port\" \"80%%\"\n"), "{text}");
+    assert!(text.contains("User=app\n"));
+    assert!(text.contains("WantedBy=multi-user.target\n"));
+    assert_eq!(mode_of(&unit), 0o644);
+    assert_eq!(
+        std::fs::read_link(&wants).expect("enabled"),
+        std::path::Path::new("/etc/systemd/system/app.service")
+    );
+
+    let report = apply_ok(&root, &plan(vec![user("app"), service("app", &["/usr/bin/app", "--port", "80%"], "app")]), &keys);
+    assert_eq!(status_of(&report, "service", "app"), "unchanged");
+
+    let report = apply_ok(&root, &plan(vec![user("app"), service("app", &["/usr/bin/app", "--port", "81"], "app")]), &keys);
+    assert_eq!(status_of(&report, "service", "app"), "changed");
+    assert!(std::fs::read_to_string(&unit).expect("unit").contains("\"81\""));
+
+    let report = apply_ok(&root, &plan(vec![user("app")]), &keys);
+    assert_eq!(status_of(&report, "service", "app"), "withdrawn");
+    assert!(!unit.exists());
+    assert!(std::fs::symlink_metadata(&wants).is_err());
+}
+
+#[test]
+fn container_quadlet_is_written_unchanged_and_withdrawn() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    let quadlet = root.host("/etc/containers/systemd/cache.container");
+    let shapes = vec![directory("/srv/cache", "root", "0755"), container("cache", &[("/srv/cache", "/data")])];
+    let report = apply_ok(&root, &plan(shapes.clone()), &keys);
+    assert_eq!(status_of(&report, "container", "cache"), "created");
+    let text = std::fs::read_to_string(&quadlet).expect("quadlet");
+    assert!(text.contains(&format!("Image=registry.mesh.internal:5000/library/cache@sha256:{}\n", "b".repeat(64))));
+    assert!(text.contains("Volume=/srv/cache:/data\n"));
+    assert!(text.contains("PublishPort=8080:80/tcp\n"));
+    applier::container::check_quadlet("cache", &text).expect("our checker accepts what we write");
+
+    let report = apply_ok(&root, &plan(shapes), &keys);
+    assert_eq!(status_of(&report, "container", "cache"), "unchanged");
+
+    let report = apply_ok(&root, &plan(vec![directory("/srv/cache", "root", "0755"), container("cache", &[])]), &keys);
+    assert_eq!(status_of(&report, "container", "cache"), "changed");
+    assert!(!std::fs::read_to_string(&quadlet).expect("quadlet").contains("Volume="));
+
+    let report = apply_ok(&root, &plan(vec![directory("/srv/cache", "root", "0755")]), &keys);
+    assert_eq!(status_of(&report, "container", "cache"), "withdrawn");
+    assert!(!quadlet.exists());
+}
+
+#[test]
+fn quadlet_checker_refuses_what_quadlet_would_skip() {
+    let good = "[Container]\nContainerName=x\nImage=r.io/a/b@sha256:".to_string() + &"c".repeat(64) + "\n";
+    assert!(applier::container::check_quadlet("x", &good).is_ok());
+    for bad in [
+        good.replace("@sha256:", ":latest@"),
+        good.clone() + "Bogus=1\n",
+        good.clone() + "[Mystery]\n",
+        good.clone() + "Volume=relative:/data\n",
+        good.clone() + "PublishPort=http\n",
+        good.clone() + "Exec=unquoted words\n",
+        good.replace("ContainerName=x", "ContainerName=y"),
+        good.clone() + "Environment=\"A=1\" \\\n",
+    ] {
+        assert!(applier::container::check_quadlet("x", &bad).is_err(), "accepted: {bad}");
+    }
+}
+
+#[test]
+fn a_file_replaces_a_withdrawn_link_at_the_same_path() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    apply_ok(&root, &plan(vec![link("/etc/motd", "/dev/null")]), &keys);
+    let report = apply_ok(&root, &plan(vec![file("/etc/motd", "hello\n", "root", "0644")]), &keys);
+    assert_eq!(status_of(&report, "link", "/etc/motd"), "withdrawn");
+    assert_eq!(status_of(&report, "file", "/etc/motd"), "changed");
+    assert_eq!(std::fs::read_to_string(root.host("/etc/motd")).expect("read"), "hello\n");
+}
