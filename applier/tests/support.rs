@@ -42,6 +42,17 @@ impl Keys {
         }
     }
 
+    /// The fixture's committed test identity.
+    pub fn from_file(identity: &Path) -> Keys {
+        let directory = tempfile::tempdir().unwrap();
+        let output = Command::new("age-keygen").arg("-y").arg(identity).output().unwrap();
+        Keys {
+            directory,
+            identity: identity.to_path_buf(),
+            recipient: String::from_utf8(output.stdout).unwrap().trim().to_string(),
+        }
+    }
+
     /// Seals `plaintext` to this identity with the real `age` CLI, ASCII-armored.
     pub fn seal(&self, plaintext: &[u8]) -> String {
         let mut child = Command::new("age")
@@ -384,7 +395,8 @@ pub struct Node {
     pub data: Vec<u8>,
 }
 
-/// Files that describe accounts; compared through [`accounts`] instead.
+/// Files that describe accounts; trees built in different orders compare them through
+/// [`accounts`] instead (uids differ).
 pub const ACCOUNT_FILES: &[&str] = &[
     "etc/passwd", "etc/passwd-", "etc/group", "etc/group-", "etc/shadow", "etc/shadow-", "etc/gshadow", "etc/gshadow-",
 ];
@@ -400,7 +412,7 @@ pub fn snapshot(root: &Path, skip: &[&str]) -> BTreeMap<String, Node> {
         for entry in std::fs::read_dir(&directory).unwrap() {
             let path = entry.unwrap().path();
             let relative = path.strip_prefix(root).unwrap().to_string_lossy().into_owned();
-            if skip.contains(&relative.as_str()) || ACCOUNT_FILES.contains(&relative.as_str()) {
+            if skip.contains(&relative.as_str()) {
                 continue;
             }
             let metadata = std::fs::symlink_metadata(&path).unwrap();
