@@ -10,6 +10,7 @@ use std::rc::Rc;
 use crate::codes;
 use crate::diagnostic::{Diagnostic, did_you_mean};
 use crate::span::Span;
+use crate::symbols::SymbolOrder;
 use crate::syntax::{AttrName, BinaryOp, Binding, Expr, ExprKind, Param, StringPart, UnaryOp};
 use crate::value::{Bytes, Value};
 
@@ -63,6 +64,8 @@ pub enum IrKind {
     /// Makes a frame holding `bindings`, then evaluates `body` in it.
     Let {
         bindings: Box<[BindingIr]>,
+        /// The slots in the order Nix fills them (symbol order, see [`SymbolOrder`]).
+        order: Box<[u32]>,
         body: Rc<Ir>,
     },
     With {
@@ -129,6 +132,8 @@ pub struct AttrsIr {
     pub recursive: bool,
     /// Sorted by name.
     pub statics: Box<[StaticAttrIr]>,
+    /// The statics in the order a `rec` set fills its frame (symbol order).
+    pub order: Box<[u32]>,
     pub dynamics: Box<[DynamicAttrIr]>,
 }
 
@@ -147,6 +152,8 @@ pub enum ParamIr {
         ellipsis: bool,
         /// `@ name` lives in the slot after the formals.
         at: bool,
+        /// The formals in the order Nix fills their slots (symbol order).
+        order: Box<[u32]>,
     },
 }
 
@@ -173,8 +180,14 @@ pub struct Compiled {
 }
 
 /// Compiles a parsed file. `base_directory` resolves relative path literals.
-pub fn compile(expr: &Expr, base_directory: &Path, globals: &dyn GlobalScope) -> Compiled {
+pub fn compile(
+    expr: &Expr,
+    base_directory: &Path,
+    globals: &dyn GlobalScope,
+    symbols: &SymbolOrder,
+) -> Compiled {
     let mut compiler = Compiler {
+        symbols,
         scopes: Vec::new(),
         base_directory: path_bytes(base_directory),
         globals,
@@ -234,6 +247,7 @@ enum Scope {
 }
 
 struct Compiler<'a> {
+    symbols: &'a SymbolOrder,
     scopes: Vec<Scope>,
     base_directory: Vec<u8>,
     globals: &'a dyn GlobalScope,
@@ -272,6 +286,16 @@ impl Entry<'_> {
             | Entry::Inherited { span, .. } => *span,
         }
     }
+}
+
+/// Slot indices sorted by the symbol order of their names (ties keep slot order).
+fn fill_order<'n>(symbols: &SymbolOrder, names: impl Iterator<Item = &'n [u8]>) -> Box<[u32]> {
+    let mut ranked: Vec<(u64, u32)> = names
+        .enumerate()
+        .map(|(slot, name)| (symbols.rank(name), slot as u32))
+        .collect();
+    ranked.sort();
+    ranked.into_iter().map(|(_, slot)| slot).collect()
 }
 
 fn node(kind: IrKind, span: Span) -> Rc<Ir> {
@@ -966,6 +990,7 @@ impl<'a> Compiler<'a> {
         node(
             IrKind::Attrs(Rc::new(AttrsIr {
                 recursive,
+                order: fill_order(self.symbols, statics.iter().map(|attr| &*attr.name)),
                 statics: statics.into_boxed_slice(),
                 dynamics: dynamics.into_boxed_slice(),
             })),
@@ -974,6 +999,7 @@ impl<'a> Compiler<'a> {
     }
 
     fn compile_let(&mut self, set: SetBuilder<'_>, body: &Expr, span: Span) -> Rc<Ir> {
+        let order = fill_order(self.symbols, set.statics.keys().map(|name| &**name));
         let names = set
             .statics
             .keys()
@@ -1001,6 +1027,7 @@ impl<'a> Compiler<'a> {
         node(
             IrKind::Let {
                 bindings: bindings.into_boxed_slice(),
+                order,
                 body,
             },
             span,
@@ -1071,6 +1098,10 @@ impl<'a> Compiler<'a> {
                 Rc::new(LambdaIr {
                     name,
                     param: ParamIr::Formals {
+                        order: fill_order(
+                            self.symbols,
+                            formals.iter().map(|formal| formal.name.as_bytes()),
+                        ),
                         formals: compiled_formals,
                         ellipsis: *ellipsis,
                         at: at.is_some(),

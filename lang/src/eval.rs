@@ -16,6 +16,7 @@ use crate::diagnostic::{Diagnostic, Label, did_you_mean};
 use crate::loader::{FileKind, Loader};
 use crate::parser;
 use crate::span::{FileId, Span};
+use crate::symbols::SymbolOrder;
 use crate::value::{
     Attr, Attrs, Bytes, Closure, Env, EnvFrame, EvalResult, PrimFunction, PrimOp, PrimOpApp, Thunk,
     ThunkState, Value, same_object,
@@ -105,6 +106,8 @@ pub struct Machine {
     force_stack: Vec<ForceFrame>,
     binding_names: HashMap<Span, Bytes>,
     pub(crate) regex_cache: HashMap<Vec<u8>, Rc<regex::bytes::Regex>>,
+    /// Nix's symbol order, which decides the order slots are filled in.
+    symbols: SymbolOrder,
     /// Messages of `builtins.trace`, in order; the host decides where they go.
     pub traces: Vec<String>,
 }
@@ -172,6 +175,7 @@ impl Machine {
             force_stack: Vec::new(),
             binding_names: HashMap::new(),
             regex_cache: HashMap::new(),
+            symbols: SymbolOrder::new(),
             traces: Vec::new(),
         }
     }
@@ -198,7 +202,9 @@ impl Machine {
         if !parsed.errors.is_empty() {
             return Err(parsed.errors);
         }
-        let compiled = compile::compile(&parsed.expr, base_directory, &*self.globals);
+        self.symbols.intern_file(&parsed.expr);
+        let compiled =
+            compile::compile(&parsed.expr, base_directory, &*self.globals, &self.symbols);
         // the syntax tree can be deep: drop it here, on the evaluation stack
         drop(parsed);
         if !compiled.errors.is_empty() {
@@ -572,12 +578,17 @@ impl Machine {
                 let values: Vec<Value> = items.iter().map(|item| self.delay(item, env)).collect();
                 Ok(Value::List(Rc::from(values)))
             }
-            IrKind::Let { bindings, body } => {
+            IrKind::Let {
+                bindings,
+                order,
+                body,
+            } => {
                 let frame = EnvFrame::empty(Some(env.clone()), bindings.len());
-                for (slot, binding) in bindings.iter().enumerate() {
+                for &slot in order.iter() {
+                    let binding = &bindings[slot as usize];
                     let scope = if binding.outer { env } else { &frame };
                     let value = self.delay(&binding.value, scope);
-                    frame.slots.set(slot, value);
+                    frame.slots.set(slot as usize, value);
                 }
                 self.eval(body, &frame)
             }
@@ -832,17 +843,31 @@ impl Machine {
             env.clone()
         };
         let mut entries = Vec::with_capacity(ir.statics.len() + ir.dynamics.len());
-        for (slot, attr) in ir.statics.iter().enumerate() {
-            let value_env = if attr.outer { env } else { &scope };
-            let value = self.delay(&attr.value, value_env);
-            if ir.recursive {
-                scope.slots.set(slot, value.clone());
+        if ir.recursive {
+            // the frame is filled in symbol order, as Nix fills it
+            let mut values: Vec<Option<Value>> = vec![None; ir.statics.len()];
+            for &slot in ir.order.iter() {
+                let attr = &ir.statics[slot as usize];
+                let value_env = if attr.outer { env } else { &scope };
+                let value = self.delay(&attr.value, value_env);
+                scope.slots.set(slot as usize, value.clone());
+                values[slot as usize] = Some(value);
             }
-            entries.push(Attr {
-                name: attr.name.clone(),
-                value,
-                span: Some(attr.span),
-            });
+            for (attr, value) in ir.statics.iter().zip(values) {
+                entries.push(Attr {
+                    name: attr.name.clone(),
+                    value: value.unwrap_or(Value::Null),
+                    span: Some(attr.span),
+                });
+            }
+        } else {
+            for attr in ir.statics.iter() {
+                entries.push(Attr {
+                    name: attr.name.clone(),
+                    value: self.delay(&attr.value, env),
+                    span: Some(attr.span),
+                });
+            }
         }
         let mut attrs = Attrs::from_sorted(entries);
         for dynamic in ir.dynamics.iter() {
@@ -961,6 +986,7 @@ impl Machine {
                 formals,
                 ellipsis,
                 at,
+                order,
             } => {
                 let forced = self.force(&argument, span)?;
                 let Value::Attrs(attrs) = forced else {
@@ -972,7 +998,13 @@ impl Machine {
                     ));
                 };
                 let frame = EnvFrame::empty(Some(closure.env.clone()), lambda.frame_size);
-                for (slot, formal) in formals.iter().enumerate() {
+                // as Nix: the `@` name first, then the formals in symbol order
+                if *at {
+                    frame.slots.set(formals.len(), argument.clone());
+                }
+                for &slot in order.iter() {
+                    let slot = slot as usize;
+                    let formal = &formals[slot];
                     match attrs.get(&formal.name) {
                         Some(value) => frame.slots.set(slot, value.clone()),
                         None => match &formal.default {
@@ -1036,9 +1068,6 @@ impl Machine {
                             return Err(Box::new(diagnostic));
                         }
                     }
-                }
-                if *at {
-                    frame.slots.set(formals.len(), argument);
                 }
                 frame
             }

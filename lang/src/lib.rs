@@ -15,6 +15,7 @@ pub mod loader;
 pub mod parser;
 pub mod print;
 pub mod span;
+pub mod symbols;
 pub mod syntax;
 pub mod value;
 

@@ -141,7 +141,11 @@ impl Sources {
         for file in &mut self.files {
             let new_name = name(file);
             if new_name != file.name {
-                *file = Arc::new(SourceFile::new(new_name, file.path.clone(), file.text.clone()));
+                *file = Arc::new(SourceFile::new(
+                    new_name,
+                    file.path.clone(),
+                    file.text.clone(),
+                ));
             }
         }
     }

@@ -1,0 +1,346 @@
+//! The order in which Nix 2.8 would have created each name's symbol. Nix fills the
+//! slots of a `let`, a `rec` set and a function's formals in symbol order, and a
+//! symbol's order is its address: in practice the order of creation, with the
+//! symbols Nix creates at start-up before (or, for the names in its bundled
+//! `derivation.nix`, after) every name a program brings. A binding that refers to a
+//! name whose slot is not filled yet gets a thunk of its own instead of sharing the
+//! value, and that decides where a small list prints as `«repeated»`.
+//! This module only ranks names; it evaluates nothing.
+
+use std::collections::HashMap;
+
+use crate::syntax::{AttrName, Binding, Expr, ExprKind, Param, StringPart};
+use crate::value::Bytes;
+
+/// Symbols Nix 2.8 creates at start-up, in the order of their addresses (measured
+/// against nix-instantiate 2.8.0: these come before every symbol a program creates).
+const STARTUP_LOW: &[&str] = &[
+    "meta",
+    "name",
+    "value",
+    "system",
+    "outputs",
+    "outputName",
+    "file",
+    "line",
+    "column",
+    "outPath",
+    "drvPath",
+    "type",
+    "right",
+    "wrong",
+    "builder",
+    "args",
+    "description",
+    "self",
+    "startSet",
+    "operator",
+    "key",
+    "path",
+    "prefix",
+    "builtins",
+    "currentTime",
+    "currentSystem",
+    "nixVersion",
+    "storeDir",
+    "langVersion",
+    "nixPath",
+    "scopedImport",
+    "import",
+    "typeOf",
+    "isNull",
+    "isFunction",
+    "isInt",
+    "isFloat",
+    "isString",
+    "isBool",
+    "isPath",
+    "genericClosure",
+    "abort",
+    "throw",
+    "addErrorContext",
+    "ceil",
+    "floor",
+    "tryEval",
+    "getEnv",
+    "seq",
+    "deepSeq",
+    "trace",
+    "derivationStrict",
+    "placeholder",
+    "toPath",
+    "storePath",
+    "pathExists",
+    "baseNameOf",
+    "dirOf",
+    "readFile",
+    "findFile",
+    "hashFile",
+    "readDir",
+    "toXML",
+    "toJSON",
+    "fromJSON",
+    "toFile",
+    "filterSource",
+    "attrNames",
+    "attrValues",
+    "getAttr",
+    "unsafeGetAttrPos",
+    "hasAttr",
+    "isAttrs",
+    "removeAttrs",
+    "listToAttrs",
+    "intersectAttrs",
+    "catAttrs",
+    "functionArgs",
+    "mapAttrs",
+    "zipAttrsWith",
+    "isList",
+    "elemAt",
+    "head",
+    "tail",
+    "map",
+    "filter",
+    "elem",
+    "concatLists",
+    "length",
+    "any",
+    "all",
+    "genList",
+    "sort",
+    "partition",
+    "groupBy",
+    "concatMap",
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "bitAnd",
+    "bitOr",
+    "bitXor",
+    "lessThan",
+    "toString",
+    "substring",
+    "stringLength",
+    "hashString",
+    "match",
+    "split",
+    "concatStringsSep",
+    "replaceStrings",
+    "parseDrvName",
+    "compareVersions",
+    "splitVersion",
+    "unsafeDiscardStringContext",
+    "hasContext",
+    "unsafeDiscardOutputDependency",
+    "getContext",
+    "appendContext",
+    "fetchMercurial",
+    "fetchTree",
+    "fetchurl",
+    "fetchTarball",
+    "fetchGit",
+    "fromTOML",
+    "derivation",
+];
+
+/// Symbols of Nix 2.8's bundled `derivation.nix`, parsed at start-up: their
+/// addresses come after every symbol a (small) program creates.
+const STARTUP_HIGH: &[&str] = &[
+    "strict",
+    "drvAttrs",
+    "commonAttrs",
+    "outputsList",
+    "x",
+    "outputToAttrListElement",
+];
+
+const HIGH_BASE: u64 = 1 << 48;
+
+/// Ranks of the names seen so far, shared by every file of one evaluation.
+#[derive(Debug, Clone)]
+pub struct SymbolOrder {
+    ranks: HashMap<Bytes, u64>,
+    next: u64,
+}
+
+impl Default for SymbolOrder {
+    fn default() -> SymbolOrder {
+        SymbolOrder::new()
+    }
+}
+
+impl SymbolOrder {
+    pub fn new() -> SymbolOrder {
+        let mut ranks = HashMap::new();
+        for (index, name) in STARTUP_LOW.iter().enumerate() {
+            ranks.insert(Bytes::from(name.as_bytes()), index as u64);
+        }
+        for (index, name) in STARTUP_HIGH.iter().enumerate() {
+            ranks.insert(Bytes::from(name.as_bytes()), HIGH_BASE + index as u64);
+        }
+        SymbolOrder {
+            ranks,
+            next: STARTUP_LOW.len() as u64,
+        }
+    }
+
+    /// Creates the symbol `name` if it is new.
+    pub fn intern(&mut self, name: &[u8]) {
+        if !self.ranks.contains_key(name) {
+            self.ranks.insert(Bytes::from(name), self.next);
+            self.next += 1;
+        }
+    }
+
+    /// The rank of `name`; a name never interned ranks after all others.
+    pub fn rank(&self, name: &[u8]) -> u64 {
+        self.ranks.get(name).copied().unwrap_or(u64::MAX)
+    }
+
+    /// Interns every name of a parsed file in the order Nix 2.8's parser creates
+    /// them: as its grammar actions run, so a function's parameter after its body and
+    /// a formal after its default.
+    pub fn intern_file(&mut self, expr: &Expr) {
+        self.expr(expr);
+    }
+
+    fn attr_path(&mut self, path: &[AttrName]) {
+        for name in path {
+            match name {
+                AttrName::Static { name, .. } => self.intern(name),
+                AttrName::Dynamic(expr) => self.expr(expr),
+            }
+        }
+    }
+
+    fn parts(&mut self, parts: &[StringPart]) {
+        for part in parts {
+            if let StringPart::Interpolation(expr) = part {
+                self.expr(expr);
+            }
+        }
+    }
+
+    fn bindings(&mut self, bindings: &[Binding]) {
+        for binding in bindings {
+            match binding {
+                Binding::Assign { path, value, .. } => {
+                    self.attr_path(path);
+                    self.expr(value);
+                }
+                Binding::Inherit { from, names, .. } => {
+                    if let Some(from) = from {
+                        self.expr(from);
+                    }
+                    self.attr_path(names);
+                }
+            }
+        }
+    }
+
+    fn expr(&mut self, expr: &Expr) {
+        match &expr.kind {
+            ExprKind::Integer(_) | ExprKind::Float(_) | ExprKind::Uri(_) | ExprKind::Error => {}
+            ExprKind::String(parts) | ExprKind::Path(parts) => self.parts(parts),
+            ExprKind::Variable(name) => self.intern(name.as_bytes()),
+            ExprKind::Select {
+                expr,
+                path,
+                default,
+            } => {
+                self.expr(expr);
+                self.attr_path(path);
+                if let Some(default) = default {
+                    self.expr(default);
+                }
+            }
+            ExprKind::HasAttr { expr, path } => {
+                self.expr(expr);
+                self.attr_path(path);
+            }
+            ExprKind::Attrs { bindings, .. } => self.bindings(bindings),
+            ExprKind::List(items) => {
+                for item in items {
+                    self.expr(item);
+                }
+            }
+            ExprKind::Let { bindings, body } => {
+                self.bindings(bindings);
+                self.expr(body);
+            }
+            ExprKind::LegacyLet { bindings } => {
+                self.bindings(bindings);
+                self.intern(b"body");
+            }
+            ExprKind::With { namespace, body } => {
+                self.expr(namespace);
+                self.expr(body);
+            }
+            ExprKind::If {
+                condition,
+                then,
+                otherwise,
+            } => {
+                self.expr(condition);
+                self.expr(then);
+                self.expr(otherwise);
+            }
+            ExprKind::Assert { condition, body } => {
+                self.expr(condition);
+                self.expr(body);
+            }
+            ExprKind::Lambda { param, body } => match param {
+                Param::Identifier { name, .. } => {
+                    self.expr(body);
+                    self.intern(name.as_bytes());
+                }
+                Param::Formals { formals, at, .. } => {
+                    for formal in formals {
+                        if let Some(default) = &formal.default {
+                            self.expr(default);
+                        }
+                        self.intern(formal.name.as_bytes());
+                    }
+                    self.expr(body);
+                    if let Some((name, _)) = at {
+                        self.intern(name.as_bytes());
+                    }
+                }
+            },
+            ExprKind::Apply {
+                function,
+                arguments,
+            } => {
+                self.expr(function);
+                for argument in arguments {
+                    self.expr(argument);
+                }
+            }
+            ExprKind::Unary { expr, .. } => self.expr(expr),
+            ExprKind::Binary { left, right, .. } => {
+                self.expr(left);
+                self.expr(right);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parser::parse;
+    use crate::span::FileId;
+
+    #[test]
+    fn names_rank_in_creation_order_after_startup_symbols() {
+        let mut order = SymbolOrder::new();
+        let parsed = parse(b"let b = [ 1 2 ]; a = q: b; in a", FileId(0));
+        order.intern_file(&parsed.expr);
+        assert!(order.rank(b"name") < order.rank(b"b"));
+        // a binding's name is created before its value, a parameter after its body
+        assert!(order.rank(b"b") < order.rank(b"a"));
+        assert!(order.rank(b"a") < order.rank(b"q"));
+        assert!(order.rank(b"q") < order.rank(b"x"));
+    }
+}

@@ -1,0 +1,1 @@
+let f = y: y; x = { a = 1; }; in [ (f x) x ]

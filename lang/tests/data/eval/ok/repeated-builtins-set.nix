@@ -1,0 +1,1 @@
+let b = { x = builtins.length; }; in [ b b ]

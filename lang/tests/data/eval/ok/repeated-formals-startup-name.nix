@@ -1,0 +1,1 @@
+({ zq ? [ 1 2 ], name ? zq }: [ name zq ]) { }

@@ -1,0 +1,1 @@
+let s = { a = 1; }; in builtins.genList (i: s) 3

@@ -1,0 +1,1 @@
+let s = { a = 1; }; l = [ s ]; in [ (builtins.head l) s ]

@@ -1,0 +1,1 @@
+let d = [ 1 2 ]; in [ (if true then d else d) d ]

@@ -1,0 +1,1 @@
+[ (import ./lib/counter.nix) (import ./lib/counter.nix) ]

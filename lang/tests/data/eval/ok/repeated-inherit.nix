@@ -1,0 +1,1 @@
+let x = { a = 1; }; in { inherit x; y = x; }

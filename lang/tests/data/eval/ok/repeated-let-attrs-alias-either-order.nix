@@ -1,0 +1,1 @@
+let a = b; b = { v = 1; }; in [ a b ]

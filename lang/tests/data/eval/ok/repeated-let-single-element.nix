@@ -1,0 +1,1 @@
+let one = [ "x" ]; two = one; in [ one two ]

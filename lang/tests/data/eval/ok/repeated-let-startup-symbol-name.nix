@@ -1,0 +1,1 @@
+let fresh = [ 1 2 ]; name = fresh; in [ fresh name ]

@@ -1,0 +1,1 @@
+let value = [ 1 2 ]; fresh = value; in [ value fresh ]

@@ -1,0 +1,1 @@
+let s = { a = 1; self = s; }; in s

@@ -1,0 +1,1 @@
+let f = y: y; x = [ 1 2 ]; in [ (f x) x ]

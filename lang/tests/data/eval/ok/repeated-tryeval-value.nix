@@ -1,0 +1,1 @@
+let s = { a = 1; }; in [ s (builtins.tryEval s).value ]

@@ -1,0 +1,1 @@
+let s = { x = { v = 1; }; }; in with s; [ x x ]
