@@ -273,11 +273,20 @@ fn string_list(
         return Ok(Vec::new());
     };
     let mut result = Vec::new();
+    // each item is looked for after the previous one, so that the same name
+    // written twice gets two spans
+    let mut search_from = span;
     for item in items.iter() {
         match machine.force(item, span)? {
             Value::String(text) => {
                 let text = String::from_utf8_lossy(&text).into_owned();
-                let item_span = literal_span(machine, span, &text).unwrap_or(span);
+                let item_span = match literal_span(machine, search_from, &text) {
+                    Some(found) => {
+                        search_from = Span::new(found.file, found.end as usize, found.end as usize);
+                        found
+                    }
+                    None => span,
+                };
                 result.push((text, item_span));
             }
             other => diagnostics.push(wrong(
