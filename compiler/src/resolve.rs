@@ -135,11 +135,19 @@ pub fn resolve(
             .map(|(from, _, _)| format!("`{from}`"))
             .collect();
         let first = cycle.first().map(|(from, _, _)| *from).unwrap_or("");
+        let help = match cycle.len() {
+            1 => format!("a module cannot require itself: remove `{first}` from its own `requires`"),
+            2 => "a module cannot require itself, even indirectly; move what both need into a third module they both require".to_string(),
+            _ => "a module cannot require itself, even indirectly; remove one of these requirements, or move what the modules need from each other into a module they all require".to_string(),
+        };
         let mut diagnostic = Diagnostic::error(
             codes::REQUIRES_CYCLE,
-            format!("modules require each other in a cycle: {} -> `{first}`", names.join(" -> ")),
+            format!(
+                "modules require each other in a cycle: {} -> `{first}`",
+                names.join(" -> ")
+            ),
         )
-        .with_help("a module cannot require itself, even indirectly; move what both need into a third module they both require");
+        .with_help(help);
         for (index, (from, to, span)) in cycle.iter().enumerate() {
             let label = format!("`{from}` requires `{to}`");
             diagnostic = if index == 0 {

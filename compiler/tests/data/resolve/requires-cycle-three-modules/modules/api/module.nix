@@ -1,0 +1,4 @@
+{
+  description = "the API server";
+  requires = [ "cache" ];
+}

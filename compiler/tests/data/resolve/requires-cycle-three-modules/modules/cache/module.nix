@@ -1,0 +1,4 @@
+{
+  description = "a cache";
+  requires = [ "db" ];
+}

@@ -1,0 +1,4 @@
+{
+  description = "the database";
+  requires = [ "networking" "api" ];
+}
