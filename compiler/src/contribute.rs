@@ -322,7 +322,10 @@ fn undeclared_collection(
     )
     .with_primary(contribution.span.unwrap_or(span), "contributed here")
     .with_help(help);
-    if let Some(module) = modules.get(target) {
+    if let Some(module) = modules
+        .get(target)
+        .filter(|module| module.has_field("collects"))
+    {
         diagnostic = diagnostic.with_secondary(
             module.field_span("collects"),
             format!("`{target}`'s collections are declared here"),

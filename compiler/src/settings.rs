@@ -58,18 +58,19 @@ pub fn module_settings(
                             )
                         }
                     });
-                diagnostics.push(
-                    Diagnostic::error(
-                        codes::UNKNOWN_SETTING,
-                        format!("module `{}` has no setting `{}`", module.name, setting.name),
-                    )
-                    .with_primary(setting.span, "set here")
-                    .with_secondary(
+                let mut diagnostic = Diagnostic::error(
+                    codes::UNKNOWN_SETTING,
+                    format!("module `{}` has no setting `{}`", module.name, setting.name),
+                )
+                .with_primary(setting.span, "set here")
+                .with_help(help);
+                if module.has_field("settings") {
+                    diagnostic = diagnostic.with_secondary(
                         module.field_span("settings"),
                         "the module's settings are declared here",
-                    )
-                    .with_help(help),
-                );
+                    );
+                }
+                diagnostics.push(diagnostic);
                 failed = true;
             }
         }

@@ -1,0 +1,5 @@
+{
+  description = "a website";
+  requires = [ ];
+  contributes = { ... }: { db.ports = [ 8080 ]; };
+}
