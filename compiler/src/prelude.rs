@@ -77,7 +77,7 @@ fn type_constructor(name: &'static str) -> Value {
                 vec![attr("element", arguments[0].clone())],
             )),
             Err(problem) => Err(invalid_option(
-                format!("`mesh.types.{name}` takes a type, not {problem}"),
+                format!("invalid argument to `mesh.types.{name}`: {problem}"),
                 span,
                 format!("write e.g. `mesh.types.{name} mesh.types.str`"),
             )),
@@ -145,7 +145,7 @@ fn types_value() -> Value {
             for field in attrs.iter() {
                 if let Err(problem) = types::read_type(machine, &field.value, field.span.unwrap_or(span))? {
                     return Err(invalid_option(
-                        format!("field `{}` of the record is not a type: {problem}", String::from_utf8_lossy(&field.name)),
+                        format!("invalid type for field `{}` of the record: {problem}", String::from_utf8_lossy(&field.name)),
                         field.span.unwrap_or(span),
                         "each field's value is a `mesh.types.*` type".into(),
                     ));
@@ -198,7 +198,7 @@ fn option_value() -> Value {
             types::read_type(machine, &type_entry.value, type_entry.span.unwrap_or(span))?
         {
             return Err(invalid_option(
-                format!("the setting's `type` is {problem}"),
+                format!("invalid setting `type`: {problem}"),
                 type_entry.span.unwrap_or(span),
                 "use one of `mesh.types.*`".into(),
             ));
