@@ -40,30 +40,43 @@ pub struct Plan {
     node: String,
     shapes: Vec<Shape>,
     digest: String,
+    /// The canonical JSON of the plan without its digest (what the digest covers).
+    body: Vec<u8>,
 }
 
 impl Plan {
     /// A plan for `node`: sorts the shapes canonically (kind in [`Kind::ALL`] order,
     /// then identity by bytes), recomputes every shape digest and the plan digest.
     /// Does not check the shapes; call [`Plan::validate`] for that.
-    pub fn new(node: impl Into<String>, shapes: Vec<Shape>) -> Plan {
-        let mut shapes: Vec<Shape> = shapes
-            .into_iter()
-            .map(|shape| {
-                Shape::new(
-                    shape.resource().clone(),
-                    shape.module(),
-                    shape.source().clone(),
-                )
-            })
-            .collect();
+    pub fn new(node: impl Into<String>, mut shapes: Vec<Shape>) -> Plan {
         shapes.sort_by(|left, right| sort_key(left).cmp(&sort_key(right)));
-        let node = node.into();
-        let digest = sha256_digest(&canonical_json(&Self::json_without_digest(&node, &shapes)));
+        Plan::assemble(node.into(), shapes)
+    }
+
+    /// The plan of shapes already in canonical order; the digest and the body are
+    /// made from each shape's canonical JSON, computed when the shape was made.
+    fn assemble(node: String, shapes: Vec<Shape>) -> Plan {
+        let length: usize = shapes.iter().map(|s| s.canonical_bytes().len() + 1).sum();
+        let mut body = Vec::with_capacity(length + node.len() + 64);
+        // keys in canonical order: format, node, shapes
+        body.extend_from_slice(b"{\"format\":");
+        body.extend_from_slice(&canonical_json(&Value::String(FORMAT.to_string())));
+        body.extend_from_slice(b",\"node\":");
+        body.extend_from_slice(&canonical_json(&Value::String(node.clone())));
+        body.extend_from_slice(b",\"shapes\":[");
+        for (position, shape) in shapes.iter().enumerate() {
+            if position > 0 {
+                body.push(b',');
+            }
+            body.extend_from_slice(shape.canonical_bytes());
+        }
+        body.extend_from_slice(b"]}");
+        let digest = sha256_digest(&body);
         Plan {
             node,
             shapes,
             digest,
+            body,
         }
     }
 
@@ -111,7 +124,12 @@ impl Plan {
     /// The canonical bytes of the plan followed by one newline: what `meshc build`
     /// writes to `nodes/NODE.json`.
     pub fn to_json_bytes(&self) -> Vec<u8> {
-        let mut bytes = canonical_json(&self.to_json());
+        // `digest` sorts before the body's keys: insert it first
+        let mut bytes = Vec::with_capacity(self.body.len() + 96);
+        bytes.extend_from_slice(b"{\"digest\":");
+        bytes.extend_from_slice(&canonical_json(&Value::String(self.digest.clone())));
+        bytes.push(b',');
+        bytes.extend_from_slice(self.body.get(1..).unwrap_or_default());
         bytes.push(b'\n');
         bytes
     }
@@ -172,11 +190,13 @@ impl Plan {
         for (position, shape_value) in shape_values.into_iter().enumerate() {
             shapes.push(Shape::from_json(position, shape_value)?);
         }
-        let plan = Plan {
-            node,
-            shapes,
-            digest: recorded_digest,
-        };
+        let plan = Plan::assemble(node, shapes);
+        if plan.digest != recorded_digest {
+            return Err(PlanError::DigestMismatch {
+                recorded: recorded_digest,
+                computed: plan.digest,
+            });
+        }
         plan.check_order()?;
         plan.validate()?;
         Ok(plan)
@@ -287,4 +307,59 @@ pub fn ancestors(path: &str) -> impl Iterator<Item = &str> {
         rest = rest.get(..cut)?;
         Some(rest)
     })
+}
+
+#[cfg(test)]
+mod assembled_bytes {
+    use super::*;
+
+    #[test]
+    fn assembled_bytes_equal_the_canonical_json_of_the_plan() {
+        let shapes = vec![
+            Shape::new(
+                Resource::Directory(Directory {
+                    path: "/srv/web".into(),
+                    owner: "root".into(),
+                    group: "root".into(),
+                    mode: "0755".into(),
+                }),
+                "web",
+                Source {
+                    file: "modules/web/module.nix".into(),
+                    line: 3,
+                    column: 5,
+                },
+            ),
+            Shape::new(
+                Resource::Link(Link {
+                    path: "/srv/current".into(),
+                    target: "/srv/web \"1\"".into(),
+                }),
+                "web",
+                Source {
+                    file: "modules/web/module.nix".into(),
+                    line: 9,
+                    column: 5,
+                },
+            ),
+        ];
+        let plan = Plan::new("app1", shapes);
+        let mut expected = canonical_json(&plan.to_json());
+        expected.push(b'\n');
+        assert_eq!(plan.to_json_bytes(), expected);
+        assert_eq!(
+            plan.digest(),
+            sha256_digest(&canonical_json(&Plan::json_without_digest(
+                plan.node(),
+                plan.shapes()
+            )))
+        );
+        for shape in plan.shapes() {
+            assert_eq!(
+                shape.canonical_bytes(),
+                canonical_json(&shape.to_json()).as_slice()
+            );
+        }
+        assert_eq!(Plan::read(&plan.to_json_bytes()).unwrap(), plan);
+    }
 }

@@ -237,24 +237,57 @@ fn read_fields<T: serde::de::DeserializeOwned>(
 }
 
 /// One resource as it appears in a plan: what, who declared it, where, and its digest.
+/// Its canonical JSON is computed once, when it is made, and reused by the plan.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Shape {
     resource: Resource,
     module: String,
     source: Source,
     digest: String,
+    canonical: std::sync::Arc<[u8]>,
 }
 
 impl Shape {
     /// A shape declared by `module` at `source`; computes its digest.
     pub fn new(resource: Resource, module: impl Into<String>, source: Source) -> Shape {
-        let digest = resource.digest();
+        let module = module.into();
+        let mut object = resource.to_json();
+        let digest = sha256_digest(&canonical_json(&object));
+        let canonical = Shape::canonical_with(&mut object, &module, &source, &digest);
         Shape {
             resource,
-            module: module.into(),
+            module,
             source,
             digest,
+            canonical,
         }
+    }
+
+    /// The canonical JSON of the whole shape, from the resource's object.
+    fn canonical_with(
+        object: &mut Value,
+        module: &str,
+        source: &Source,
+        digest: &str,
+    ) -> std::sync::Arc<[u8]> {
+        if let Value::Object(object) = object {
+            object.insert("module".to_string(), Value::String(module.to_string()));
+            object.insert(
+                "source".to_string(),
+                serde_json::json!({
+                    "file": source.file,
+                    "line": source.line,
+                    "column": source.column,
+                }),
+            );
+            object.insert("digest".to_string(), Value::String(digest.to_string()));
+        }
+        std::sync::Arc::from(canonical_json(object))
+    }
+
+    /// The shape's canonical JSON, exactly as it appears in a plan.
+    pub fn canonical_bytes(&self) -> &[u8] {
+        &self.canonical
     }
 
     pub fn resource(&self) -> &Resource {
@@ -366,20 +399,15 @@ impl Shape {
         }
         let resource = Resource::from_fields(kind, object, &shape_name)?;
         resource.validate()?;
-        let computed = resource.digest();
-        if computed != recorded_digest {
+        let shape = Shape::new(resource, module, source);
+        if shape.digest != recorded_digest {
             return Err(PlanError::ShapeDigestMismatch {
                 shape: shape_name,
                 recorded: recorded_digest,
-                computed,
+                computed: shape.digest,
             });
         }
-        Ok(Shape {
-            resource,
-            module,
-            source,
-            digest: computed,
-        })
+        Ok(shape)
     }
 }
 
