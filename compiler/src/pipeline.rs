@@ -2,10 +2,11 @@
 //! resolve -> settings -> contribute -> shapes. Each stage is a function of the ones
 //! before; this file only wires them together and gathers every diagnostic.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
+use lang::value::EvalResult;
 use lang::{Diagnostic, Limits, Machine, Severity, Sources, Span, codes};
 
 use crate::contribute;
@@ -77,7 +78,7 @@ fn compile_here(root: &Path) -> Compilation {
     Compilation {
         root: repository.root,
         nodes,
-        diagnostics,
+        diagnostics: without_repeats(diagnostics),
         sources,
     }
 }
@@ -86,7 +87,7 @@ fn run(
     machine: &mut Machine,
     repository: &Repository,
     diagnostics: &mut Vec<Diagnostic>,
-) -> lang::value::EvalResult<BTreeMap<String, Vec<ShapeDecl>>> {
+) -> EvalResult<BTreeMap<String, Vec<ShapeDecl>>> {
     let inventory_value = match machine.eval_file(&repository.inventory) {
         Ok(value) => value,
         Err(errors) => {
@@ -110,8 +111,11 @@ fn run(
     let known: Vec<String> = repository.modules.keys().cloned().collect();
     let mut modules: BTreeMap<String, Module> = BTreeMap::new();
     for (name, location) in &repository.modules {
-        if let Some(module) =
-            module::load(machine, name, location, &prelude, &context, diagnostics)?
+        if let Some(module) = recover(
+            module::load(machine, name, location, &prelude, &context, diagnostics),
+            diagnostics,
+        )
+        .flatten()
         {
             modules.insert(name.clone(), module);
         }
@@ -144,15 +148,18 @@ fn run(
                                diagnostics: &mut Vec<Diagnostic>| {
             settings::module_settings(machine, module, node, &context, &mut defaults, diagnostics)
         };
-        let Some(resolved) = resolve::resolve(
-            machine,
-            node,
-            &modules,
-            &known,
-            &mut settings_of,
+        let Some(resolved) = recover(
+            resolve::resolve(
+                machine,
+                node,
+                &modules,
+                &known,
+                &mut settings_of,
+                diagnostics,
+            ),
             diagnostics,
-        )?
-        else {
+        )
+        .flatten() else {
             continue;
         };
         for (module_name, overrides) in &node.settings {
@@ -176,15 +183,20 @@ fn run(
             };
             diagnostics.push(diagnostic);
         }
-        let collected = contribute::collect(
-            machine,
-            node,
-            &resolved,
-            &modules,
-            &known,
-            &context,
+        let Some(collected) = recover(
+            contribute::collect(
+                machine,
+                node,
+                &resolved,
+                &modules,
+                &known,
+                &context,
+                diagnostics,
+            ),
             diagnostics,
-        )?;
+        ) else {
+            continue;
+        };
         let extra = |_: &str| ShapeArguments::empty();
         let mut opaque = |_: &mut Machine,
                           _: &lang::Value,
@@ -192,21 +204,56 @@ fn run(
          -> lang::value::EvalResult<serde_json::Value> {
             Err(lang::eval::opaque_error(span))
         };
-        let shapes = shapes::node_shapes(
-            machine,
-            node,
-            &resolved,
-            &modules,
-            &collected,
-            &extra,
-            &mut opaque,
+        let Some(shapes) = recover(
+            shapes::node_shapes(
+                machine,
+                node,
+                &resolved,
+                &modules,
+                &collected,
+                &extra,
+                &mut opaque,
+                diagnostics,
+            ),
             diagnostics,
-        )?;
+        ) else {
+            continue;
+        };
         if error_count(diagnostics) == errors_before {
             plans.insert(name.clone(), shapes);
         }
     }
     Ok(plans)
+}
+
+/// An evaluation error ends the module or node it happened in, not the whole
+/// compilation: it is reported and the next module or node goes on.
+fn recover<T>(result: EvalResult<T>, diagnostics: &mut Vec<Diagnostic>) -> Option<T> {
+    match result {
+        Ok(value) => Some(value),
+        Err(error) => {
+            diagnostics.push(*error);
+            None
+        }
+    }
+}
+
+/// The diagnostics without repeats: a broken module is reported once, not once
+/// for every node that runs it.
+fn without_repeats(diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let mut seen = HashSet::new();
+    diagnostics
+        .into_iter()
+        .filter(|d| {
+            seen.insert((
+                d.code,
+                d.severity.as_str(),
+                d.message.clone(),
+                d.primary.as_ref().map(|label| label.span),
+                d.help.clone(),
+            ))
+        })
+        .collect()
 }
 
 fn error_count(diagnostics: &[Diagnostic]) -> usize {

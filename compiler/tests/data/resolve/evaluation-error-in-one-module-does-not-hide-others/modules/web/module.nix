@@ -1,0 +1,4 @@
+{ mesh, ... }: {
+  description = "a website";
+  shape = [ ];
+}

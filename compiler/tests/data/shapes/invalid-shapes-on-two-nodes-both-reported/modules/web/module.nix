@@ -1,0 +1,6 @@
+{ mesh, ... }: {
+  description = "a website";
+  shapes = [
+    (mesh.service { name = "web"; exec = [ ]; })
+  ];
+}
