@@ -98,6 +98,8 @@ pub fn verify(artifact_path: &Path, expected_digest: &str) -> Result<(), Problem
 #[derive(Default)]
 struct Seen {
     kinds: HashMap<PathBuf, EntryKind>,
+    /// Directories that earlier entries lie in (declared or not).
+    parents: HashSet<PathBuf>,
     directories: Vec<(PathBuf, u32)>,
 }
 
@@ -151,6 +153,9 @@ fn walk<R: Read>(reader: R, unpack: Option<&Unpack<'_>>) -> Result<String, Probl
             }
         }
         let entry_type = entry.header().entry_type();
+        if entry_type != tar::EntryType::Directory && seen.parents.contains(&relative) {
+            return Err(unsafe_entry(&shown, "replaces a directory that earlier entries lie in"));
+        }
         let kind = match entry_type {
             tar::EntryType::Regular | tar::EntryType::Continuous => EntryKind::File,
             tar::EntryType::Directory => EntryKind::Directory,
@@ -212,6 +217,11 @@ fn walk<R: Read>(reader: R, unpack: Option<&Unpack<'_>>) -> Result<String, Probl
                         .map_err(|error| Problem::filesystem("set the mode of", &destination, &error))?;
                     io::copy(&mut entry, &mut output).map_err(|error| Problem::filesystem("write", &destination, &error))?;
                 }
+            }
+        }
+        for ancestor in relative.ancestors().skip(1) {
+            if !ancestor.as_os_str().is_empty() {
+                seen.parents.insert(ancestor.to_path_buf());
             }
         }
         seen.kinds.insert(relative, kind);

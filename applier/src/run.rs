@@ -47,7 +47,8 @@ fn run_checked(config: &Config, report: &mut Report) -> Result<(), Vec<Problem>>
     report.node = Some(plan.node().to_string());
     report.plan_digest = Some(plan.digest().to_string());
     let host = Host::new(config.root.as_deref());
-    let _lock = if config.dry_run { None } else { Some(Lock::acquire(&host).map_err(|problem| vec![problem])?) };
+    // an existing lock is taken now; a host mesh never touched gets one with the first change
+    let mut lock = if config.dry_run { None } else { Lock::acquire_existing(&host).map_err(|problem| vec![problem])? };
     let record = Record::load(&host).map_err(|problem| vec![problem])?;
     check_node(config, record.as_ref(), &plan).map_err(|problem| vec![problem])?;
     let identities = Identities::load(&config.identity_path).map_err(|problem| vec![problem])?;
@@ -66,6 +67,10 @@ fn run_checked(config: &Config, report: &mut Report) -> Result<(), Vec<Problem>>
         report.results = dry_results(&plan, &host, &prepared);
         return Ok(());
     }
+    if lock.is_none() {
+        lock = Some(Lock::acquire(&host).map_err(|problem| vec![problem])?);
+    }
+    let _lock = lock;
     if !nothing_to_do {
         interrupted_record(&plan, record.as_ref(), &prepared)
             .store(&host)
@@ -157,6 +162,15 @@ struct Lock {
 }
 
 impl Lock {
+    /// Takes the lock if its file exists, creating nothing.
+    fn acquire_existing(host: &Host) -> Result<Option<Lock>, Problem> {
+        if host.state_directory().join("lock").is_file() {
+            Lock::acquire(host).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+
     fn acquire(host: &Host) -> Result<Lock, Problem> {
         let directory = host.state_directory();
         std::fs::create_dir_all(&directory).map_err(|error| Problem::filesystem("create the directory", &directory, &error))?;

@@ -470,3 +470,25 @@ pub fn owner_of(path: &Path) -> (u32, u32) {
     let metadata = std::fs::symlink_metadata(path).unwrap();
     (metadata.uid(), metadata.gid())
 }
+
+/// Asserts two snapshots are equal, naming only the paths that differ.
+pub fn assert_same_tree(left: &BTreeMap<String, Node>, right: &BTreeMap<String, Node>, what: &str) {
+    let mut differences = Vec::new();
+    for (path, node) in left {
+        match right.get(path) {
+            None => differences.push(format!("only in the first: {path}")),
+            Some(other) if other != node => differences.push(format!(
+                "differs: {path} ({} {:o} {}:{} {} bytes vs {} {:o} {}:{} {} bytes)",
+                node.kind, node.mode, node.owner, node.group, node.data.len(),
+                other.kind, other.mode, other.owner, other.group, other.data.len()
+            )),
+            Some(_) => {}
+        }
+    }
+    for path in right.keys() {
+        if !left.contains_key(path) {
+            differences.push(format!("only in the second: {path}"));
+        }
+    }
+    assert!(differences.is_empty(), "{what}:\n{}", differences.join("\n"));
+}
