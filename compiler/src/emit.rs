@@ -8,53 +8,25 @@ use std::io::Write;
 use std::path::Path;
 
 use lang::{Diagnostic, codes};
-use plan::{Plan, Resource, Shape, Source};
+use plan::{Plan, Shape};
 
-use crate::shape::Kind;
 use crate::shapes::ShapeDecl;
 
 /// The manifest format: node name -> plan digest.
 pub const MANIFEST_FORMAT: &str = "mesh-manifest/1";
 
-fn resource(declaration: &ShapeDecl) -> Result<Resource, String> {
-    let fields = serde_json::Value::Object(declaration.fields.clone());
-    let error = |e: serde_json::Error| e.to_string();
-    Ok(match declaration.kind {
-        Kind::User => Resource::User(serde_json::from_value(fields).map_err(error)?),
-        Kind::Directory => Resource::Directory(serde_json::from_value(fields).map_err(error)?),
-        Kind::File => Resource::File(serde_json::from_value(fields).map_err(error)?),
-        Kind::Link => Resource::Link(serde_json::from_value(fields).map_err(error)?),
-        Kind::Secret => Resource::Secret(serde_json::from_value(fields).map_err(error)?),
-        Kind::Archive => Resource::Archive(serde_json::from_value(fields).map_err(error)?),
-        Kind::Service => Resource::Service(serde_json::from_value(fields).map_err(error)?),
-        Kind::Container => Resource::Container(serde_json::from_value(fields).map_err(error)?),
-    })
-}
-
 /// A node's plan from its declarations.
 pub fn plan(node: &str, declarations: &[ShapeDecl]) -> Result<Plan, Diagnostic> {
-    let mut shapes = Vec::with_capacity(declarations.len());
-    for declaration in declarations {
-        let resource = resource(declaration).map_err(|reason| {
-            Diagnostic::error(
-                codes::INTERNAL,
-                format!(
-                    "{} does not fit the plan format: {reason}",
-                    declaration.describe()
-                ),
+    let shapes = declarations
+        .iter()
+        .map(|declaration| {
+            Shape::new(
+                declaration.resource.clone(),
+                declaration.module.clone(),
+                declaration.source.clone(),
             )
-            .with_primary(declaration.span, "declared here")
-            .with_help(
-                "this is a bug in meshc; please report it with the module that declares the shape",
-            )
-        })?;
-        let source = Source {
-            file: declaration.source.0.clone(),
-            line: declaration.source.1 as u32,
-            column: declaration.source.2 as u32,
-        };
-        shapes.push(Shape::new(resource, declaration.module.clone(), source));
-    }
+        })
+        .collect();
     let plan = Plan::new(node, shapes);
     if let Err(error) = plan.validate() {
         return Err(Diagnostic::error(
@@ -91,7 +63,8 @@ fn output_error(path: &Path, error: std::io::Error) -> Diagnostic {
     .with_help("check that the output directory is writable, or choose another with `--out DIR`")
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same directory.
+/// Writes `bytes` to `path` through a temporary file in the same directory, unless
+/// the file already holds exactly these bytes.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), Diagnostic> {
     if std::fs::read(path).is_ok_and(|existing| existing == bytes) {
         return Ok(());
@@ -102,10 +75,8 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), Diagnostic> {
     temporary
         .write_all(bytes)
         .map_err(|e| output_error(path, e))?;
-    temporary
-        .as_file()
-        .sync_all()
-        .map_err(|e| output_error(path, e))?;
+    // no fsync: the output is rebuilt from the repository at will, and readers see
+    // either the old file or the new one because of the rename
     temporary
         .persist(path)
         .map_err(|e| output_error(path, e.error))?;

@@ -194,6 +194,7 @@ fn build_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String>
     }
     let started = std::time::Instant::now();
     let compilation = compiler::pipeline::compile(&repository);
+    let compiled_at = started.elapsed();
     print_diagnostics(&compilation);
     if compilation.has_errors() {
         let errors = compilation
@@ -226,6 +227,7 @@ fn build_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String>
             }
         }
     }
+    let planned_at = started.elapsed();
     if let Err(diagnostic) = compiler::emit::write(&out, &plans) {
         eprint!(
             "{}",
@@ -237,6 +239,14 @@ fn build_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String>
             )
         );
         return Ok(ExitCode::from(1));
+    }
+    if std::env::var_os("MESH_TIMINGS").is_some() {
+        eprintln!(
+            "timings: compile {} ms, plans {} ms, write {} ms",
+            compiled_at.as_millis(),
+            (planned_at - compiled_at).as_millis(),
+            (started.elapsed() - planned_at).as_millis()
+        );
     }
     eprintln!(
         "built {} node(s), {shape_count} shape(s) in {} ms -> {}",

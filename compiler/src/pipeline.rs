@@ -107,7 +107,7 @@ fn run(
         node_names: &node_names,
     };
 
-    let prelude = prelude::prelude(&repository.root);
+    let (prelude, made) = prelude::prelude(&repository.root);
     let known: Vec<String> = repository.modules.keys().cloned().collect();
     let mut modules: BTreeMap<String, Module> = BTreeMap::new();
     for (name, location) in &repository.modules {
@@ -212,6 +212,7 @@ fn run(
                 &modules,
                 &collected,
                 &extra,
+                &made,
                 &mut opaque,
                 diagnostics,
             ),

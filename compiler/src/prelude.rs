@@ -1,6 +1,8 @@
 //! The prelude `mesh` every module receives: `mesh.option`, `mesh.types` and one
 //! constructor per shape kind. Built once per compilation; it holds no per-node state.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -8,7 +10,7 @@ use lang::codes;
 use lang::value::{Attr, Attrs, EvalResult, HostFn, PrimFunction, PrimOp};
 use lang::{Diagnostic, Machine, Span, Value};
 
-use crate::shape::{self, Kind};
+use crate::shape::{self, Kind, Made};
 use crate::stdlib;
 use crate::types::{self, type_value};
 
@@ -239,19 +241,42 @@ fn option_value() -> Value {
     })
 }
 
-fn shape_constructor(kind: Kind, repository_root: Rc<PathBuf>) -> Value {
+/// File names of constructor calls, by file: the same few files make every shape.
+type FileNames = RefCell<HashMap<lang::FileId, Value>>;
+
+fn shape_constructor(
+    kind: Kind,
+    repository_root: Rc<PathBuf>,
+    made: Rc<Made>,
+    files: Rc<FileNames>,
+) -> Value {
     host(kind.name(), 1, move |machine, arguments, span| {
-        let source = location(machine, span, &repository_root);
-        shape::construct(machine, kind, &arguments[0], span, source)
+        let file = files
+            .borrow_mut()
+            .entry(span.file)
+            .or_insert_with(|| Value::string_from(&location(machine, span, &repository_root).0))
+            .clone();
+        let (line, column) = machine
+            .sources
+            .get(span.file)
+            .map(|source| source.line_column(span.start))
+            .unwrap_or((0, 0));
+        let source = shape::source_value(&file, line, column, span);
+        shape::construct(machine, kind, &arguments[0], span, source, Some(&made))
     })
 }
 
-/// The `mesh` prelude value.
-pub fn prelude(repository_root: &Path) -> Value {
+/// The `mesh` prelude value, and the registry of the shapes its constructors make.
+pub fn prelude(repository_root: &Path) -> (Value, Rc<Made>) {
     let root = Rc::new(repository_root.to_path_buf());
+    let made = Rc::new(Made::default());
+    let files: Rc<FileNames> = Rc::default();
     let mut entries = vec![attr("option", option_value()), attr("types", types_value())];
     for kind in Kind::ALL {
-        entries.push(attr(kind.name(), shape_constructor(kind, root.clone())));
+        entries.push(attr(
+            kind.name(),
+            shape_constructor(kind, root.clone(), made.clone(), files.clone()),
+        ));
     }
-    set(entries)
+    (set(entries), made)
 }

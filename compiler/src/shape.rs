@@ -12,55 +12,32 @@ use lang::{Diagnostic, Machine, Span, Value};
 
 pub const SHAPE_MARKER: &str = "mesh-shape";
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Kind {
-    User,
-    Directory,
-    File,
-    Link,
-    Secret,
-    Archive,
-    Service,
-    Container,
+pub use plan::Kind;
+
+/// Records made by the constructors during this compilation, by address. A record
+/// found here was validated when it was made and is read back without checking it
+/// again; holding the record keeps its address from being reused.
+#[derive(Default)]
+pub struct Made {
+    records: std::cell::RefCell<std::collections::HashMap<usize, Rc<Attrs>>>,
 }
 
-impl Kind {
-    pub const ALL: [Kind; 8] = [
-        Kind::User,
-        Kind::Directory,
-        Kind::File,
-        Kind::Link,
-        Kind::Secret,
-        Kind::Archive,
-        Kind::Service,
-        Kind::Container,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::User => "user",
-            Kind::Directory => "directory",
-            Kind::File => "file",
-            Kind::Link => "link",
-            Kind::Secret => "secret",
-            Kind::Archive => "archive",
-            Kind::Service => "service",
-            Kind::Container => "container",
-        }
+impl Made {
+    fn remember(&self, record: &Rc<Attrs>) {
+        self.records
+            .borrow_mut()
+            .insert(Rc::as_ptr(record) as *const u8 as usize, record.clone());
     }
 
-    pub fn from_name(name: &[u8]) -> Option<Kind> {
-        Kind::ALL
-            .into_iter()
-            .find(|kind| kind.name().as_bytes() == name)
+    pub fn contains(&self, record: &Rc<Attrs>) -> bool {
+        self.records
+            .borrow()
+            .contains_key(&(Rc::as_ptr(record) as *const u8 as usize))
     }
 
-    /// The field that names the resource: `name` or `path`.
-    pub fn identity_field(self) -> &'static str {
-        match self {
-            Kind::User | Kind::Service | Kind::Container => "name",
-            _ => "path",
-        }
+    /// Forgets every record (after a node's shapes have been read).
+    pub fn clear(&self) {
+        self.records.borrow_mut().clear();
     }
 }
 
@@ -210,9 +187,9 @@ pub fn field_names(kind: Kind) -> Vec<&'static str> {
     names
 }
 
-fn name_attr(name: &str, value: Value, span: Span) -> Attr {
+fn name_attr(name: &'static str, value: Value, span: Span) -> Attr {
     Attr {
-        name: Rc::from(name.as_bytes()),
+        name: lang::value::name(name),
         value,
         span: Some(span),
     }
@@ -252,14 +229,16 @@ pub fn is_canonical_absolute(path: &[u8]) -> bool {
         .all(|component| !component.is_empty() && component != b"." && component != b"..")
 }
 
-/// Checks a shape's fields and fills defaults. `fields_given` is what the module
-/// wrote; the result is the shape as the language holds it, marked and located.
+/// Checks a shape's fields and fills defaults. `given` is what the module wrote;
+/// the result is the shape as the language holds it, marked, with `source` (the
+/// `{ file; line; column; }` set of the constructor call) attached.
 pub fn construct(
     machine: &mut Machine,
     kind: Kind,
     given: &Value,
     span: Span,
-    source: (String, usize, usize),
+    source: Value,
+    made: Option<&Made>,
 ) -> EvalResult<Value> {
     let given = machine.force(given, span)?;
     let Value::Attrs(given) = given else {
@@ -278,16 +257,11 @@ pub fn construct(
     // a shape read back from a module carries its markers; they are not fields
     let revalidating = given.contains(b"_type");
     for entry in given.iter() {
-        let name = String::from_utf8_lossy(&entry.name).into_owned();
-        if revalidating
-            && matches!(
-                name.as_str(),
-                "_type" | "kind" | "source" | "content_base64"
-            )
-        {
+        let name = String::from_utf8_lossy(&entry.name);
+        if revalidating && matches!(&*name, "_type" | "kind" | "source" | "content_base64") {
             continue;
         }
-        if !known.contains(&name.as_str()) {
+        if !known.contains(&&*name) {
             let help =
                 lang::diagnostic::did_you_mean(&name, known.iter().copied()).unwrap_or_else(|| {
                     format!(
@@ -310,19 +284,18 @@ pub fn construct(
             ));
         }
     }
-    let mut entries = vec![
-        name_attr("_type", Value::string_from(SHAPE_MARKER), span),
-        name_attr("kind", Value::string_from(kind.name()), span),
-        name_attr(
-            "source",
-            Value::Attrs(Rc::new(Attrs::from_sorted(vec![
-                name_attr("column", Value::Int(source.2 as i64), span),
-                name_attr("file", Value::string_from(&source.0), span),
-                name_attr("line", Value::Int(source.1 as i64), span),
-            ]))),
-            span,
-        ),
-    ];
+    let mut entries = Vec::with_capacity(fields(kind).len() + 5);
+    entries.push(name_attr(
+        "_type",
+        Value::String(lang::value::name(SHAPE_MARKER)),
+        span,
+    ));
+    entries.push(name_attr(
+        "kind",
+        Value::String(lang::value::name(kind.name())),
+        span,
+    ));
+    entries.push(name_attr("source", source, span));
     for spec in fields(kind) {
         let value = match given.get_attr(spec.name.as_bytes()) {
             Some(entry) => {
@@ -338,7 +311,7 @@ pub fn construct(
                         format!("add `{} = ...;`", spec.name),
                     ));
                 }
-                FieldDefault::Text(text) => Value::string_from(text),
+                FieldDefault::Text(text) => Value::String(lang::value::name(text)),
                 FieldDefault::Null => Value::Null,
                 FieldDefault::Bool(value) => Value::Bool(value),
                 FieldDefault::EmptyList => Value::List(Rc::from(Vec::new())),
@@ -352,7 +325,20 @@ pub fn construct(
         entries.push(name_attr("content", content, span));
         entries.push(name_attr("content_base64", content_base64, span));
     }
-    Ok(Value::Attrs(Rc::new(Attrs::from_unsorted(entries))))
+    let record = Rc::new(Attrs::from_unsorted(entries));
+    if let Some(made) = made {
+        made.remember(&record);
+    }
+    Ok(Value::Attrs(record))
+}
+
+/// The `source` set of a constructor call.
+pub fn source_value(file: &Value, line: usize, column: usize, span: Span) -> Value {
+    Value::Attrs(Rc::new(Attrs::from_sorted(vec![
+        name_attr("column", Value::Int(column as i64), span),
+        name_attr("file", file.clone(), span),
+        name_attr("line", Value::Int(line as i64), span),
+    ])))
 }
 
 fn file_content(machine: &mut Machine, given: &Attrs, span: Span) -> EvalResult<(Value, Value)> {
@@ -618,4 +604,175 @@ pub fn is_pinned_image(text: &[u8]) -> bool {
         && digest
             .bytes()
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// Turns values a plan cannot hold as such (secret and artifact handles) into
+/// what the plan carries: for a secret the sealed text, for an artifact
+/// `{ artifact; artifact_digest; }`.
+pub type OpaqueToJson<'a> =
+    dyn FnMut(&mut Machine, &Value, Span) -> EvalResult<serde_json::Value> + 'a;
+
+struct Reader<'a> {
+    attrs: &'a Attrs,
+    span: Span,
+}
+
+impl Reader<'_> {
+    fn value(&self, machine: &mut Machine, name: &str) -> EvalResult<Value> {
+        match self.attrs.get(name.as_bytes()) {
+            Some(value) => machine.force(&value.clone(), self.span),
+            None => Ok(Value::Null),
+        }
+    }
+
+    fn text(&self, machine: &mut Machine, name: &str) -> EvalResult<String> {
+        Ok(self.optional_text(machine, name)?.unwrap_or_default())
+    }
+
+    fn optional_text(&self, machine: &mut Machine, name: &str) -> EvalResult<Option<String>> {
+        Ok(match self.value(machine, name)? {
+            Value::String(text) => Some(String::from_utf8_lossy(&text).into_owned()),
+            _ => None,
+        })
+    }
+
+    fn boolean(&self, machine: &mut Machine, name: &str) -> EvalResult<bool> {
+        Ok(matches!(self.value(machine, name)?, Value::Bool(true)))
+    }
+
+    fn texts(&self, machine: &mut Machine, name: &str) -> EvalResult<Vec<String>> {
+        let Value::List(items) = self.value(machine, name)? else {
+            return Ok(Vec::new());
+        };
+        let mut result = Vec::with_capacity(items.len());
+        for item in items.iter() {
+            if let Value::String(text) = machine.force(item, self.span)? {
+                result.push(String::from_utf8_lossy(&text).into_owned());
+            }
+        }
+        Ok(result)
+    }
+
+    fn text_map(
+        &self,
+        machine: &mut Machine,
+        name: &str,
+    ) -> EvalResult<std::collections::BTreeMap<String, String>> {
+        let Value::Attrs(entries) = self.value(machine, name)? else {
+            return Ok(Default::default());
+        };
+        let mut result = std::collections::BTreeMap::new();
+        for entry in entries.iter() {
+            if let Value::String(text) = machine.force(&entry.value, self.span)? {
+                result.insert(
+                    String::from_utf8_lossy(&entry.name).into_owned(),
+                    String::from_utf8_lossy(&text).into_owned(),
+                );
+            }
+        }
+        Ok(result)
+    }
+}
+
+/// The plan resource of a validated shape record.
+pub fn resource(
+    machine: &mut Machine,
+    kind: Kind,
+    attrs: &Attrs,
+    span: Span,
+    opaque: &mut OpaqueToJson<'_>,
+) -> EvalResult<plan::Resource> {
+    let read = Reader { attrs, span };
+    let m = machine;
+    Ok(match kind {
+        Kind::User => plan::Resource::User(plan::User {
+            name: read.text(m, "name")?,
+            system: read.boolean(m, "system")?,
+            home: read.optional_text(m, "home")?,
+            shell: read.optional_text(m, "shell")?,
+            groups: read.texts(m, "groups")?,
+        }),
+        Kind::Directory => plan::Resource::Directory(plan::Directory {
+            path: read.text(m, "path")?,
+            owner: read.text(m, "owner")?,
+            group: read.text(m, "group")?,
+            mode: read.text(m, "mode")?,
+        }),
+        Kind::File => plan::Resource::File(plan::File {
+            path: read.text(m, "path")?,
+            content: read.optional_text(m, "content")?,
+            content_base64: read.optional_text(m, "content_base64")?,
+            owner: read.text(m, "owner")?,
+            group: read.text(m, "group")?,
+            mode: read.text(m, "mode")?,
+        }),
+        Kind::Link => plan::Resource::Link(plan::Link {
+            path: read.text(m, "path")?,
+            target: read.text(m, "target")?,
+        }),
+        Kind::Secret => {
+            let handle = read.value(m, "secret")?;
+            let sealed = opaque(m, &handle, span)?;
+            plan::Resource::Secret(plan::Secret {
+                path: read.text(m, "path")?,
+                sealed: sealed.as_str().unwrap_or_default().to_string(),
+                owner: read.text(m, "owner")?,
+                group: read.text(m, "group")?,
+                mode: read.text(m, "mode")?,
+            })
+        }
+        Kind::Archive => {
+            let handle = read.value(m, "artifact")?;
+            let artifact = opaque(m, &handle, span)?;
+            let field = |name: &str| {
+                artifact
+                    .get(name)
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or_default()
+                    .to_string()
+            };
+            plan::Resource::Archive(plan::Archive {
+                path: read.text(m, "path")?,
+                artifact: field("artifact"),
+                artifact_digest: field("artifact_digest"),
+                owner: read.text(m, "owner")?,
+                group: read.text(m, "group")?,
+            })
+        }
+        Kind::Service => plan::Resource::Service(plan::Service {
+            name: read.text(m, "name")?,
+            exec: read.texts(m, "exec")?,
+            user: read.text(m, "user")?,
+            environment: read.text_map(m, "environment")?,
+            after: read.texts(m, "after")?,
+            restart: read.text(m, "restart")?,
+        }),
+        Kind::Container => {
+            let mut mounts = Vec::new();
+            if let Value::List(items) = read.value(m, "mounts")? {
+                for item in items.iter() {
+                    if let Value::Attrs(mount) = m.force(item, span)? {
+                        let mount_reader = Reader {
+                            attrs: &mount,
+                            span,
+                        };
+                        mounts.push(plan::Mount {
+                            source: mount_reader.text(m, "source")?,
+                            target: mount_reader.text(m, "target")?,
+                            read_only: mount_reader.boolean(m, "read_only")?,
+                        });
+                    }
+                }
+            }
+            plan::Resource::Container(plan::Container {
+                name: read.text(m, "name")?,
+                image: read.text(m, "image")?,
+                command: read.texts(m, "command")?,
+                environment: read.text_map(m, "environment")?,
+                mounts,
+                ports: read.texts(m, "ports")?,
+                user: read.optional_text(m, "user")?,
+            })
+        }
+    })
 }

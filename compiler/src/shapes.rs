@@ -10,95 +10,45 @@ use std::rc::Rc;
 use lang::codes;
 use lang::value::{Attrs, EvalResult};
 use lang::{Diagnostic, Machine, Span, Value};
+use plan::{Kind, Resource};
 
 use crate::inventory::Node;
 use crate::module::{self, Module};
 use crate::resolve::Resolved;
-use crate::shape::{self, Kind, SHAPE_MARKER};
+use crate::shape::{self, Made, OpaqueToJson, SHAPE_MARKER};
 
 /// One resource of a node's plan, before it is written.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ShapeDecl {
-    pub kind: Kind,
-    pub identity: String,
-    /// The kind's fields (everything but `kind`, `module`, `source`, `digest`).
-    pub fields: serde_json::Map<String, serde_json::Value>,
+    pub resource: Resource,
     pub module: String,
     /// Repository-relative file, line and column of the constructor call.
-    pub source: (String, usize, usize),
+    pub source: plan::Source,
     pub span: Span,
 }
 
 impl ShapeDecl {
+    pub fn kind(&self) -> Kind {
+        self.resource.kind()
+    }
+
+    pub fn identity(&self) -> &str {
+        self.resource.identity()
+    }
+
     /// Resources share a namespace by path; users, and units (services and
     /// containers), by name.
     pub fn namespace(&self) -> &'static str {
-        match self.kind {
+        match self.kind() {
             Kind::User => "user",
             Kind::Service | Kind::Container => "unit",
             _ => "path",
         }
     }
 
-    fn text(&self, field: &str) -> Option<&str> {
-        self.fields.get(field).and_then(serde_json::Value::as_str)
-    }
-
     pub fn describe(&self) -> String {
-        format!("{} `{}`", self.kind.name(), self.identity)
+        format!("{} `{}`", self.kind().name(), self.identity())
     }
-}
-
-/// Host values a shape may hold that are not plain data (secrets, artifacts): the
-/// credentials stage turns them into JSON.
-pub type OpaqueToJson<'a> =
-    dyn FnMut(&mut Machine, &Value, Span) -> EvalResult<serde_json::Value> + 'a;
-
-fn to_json(
-    machine: &mut Machine,
-    value: &Value,
-    span: Span,
-    opaque: &mut OpaqueToJson<'_>,
-) -> EvalResult<serde_json::Value> {
-    let value = machine.force(value, span)?;
-    Ok(match &value {
-        Value::Null => serde_json::Value::Null,
-        Value::Bool(b) => serde_json::Value::Bool(*b),
-        Value::Int(i) => serde_json::Value::from(*i),
-        Value::Float(f) => serde_json::Value::from(*f),
-        Value::String(s) => serde_json::Value::String(String::from_utf8_lossy(s).into_owned()),
-        Value::List(items) => {
-            let mut out = Vec::with_capacity(items.len());
-            for item in items.iter() {
-                out.push(to_json(machine, item, span, opaque)?);
-            }
-            serde_json::Value::Array(out)
-        }
-        Value::Attrs(attrs) => {
-            let mut map = serde_json::Map::new();
-            for entry in attrs.iter() {
-                map.insert(
-                    String::from_utf8_lossy(&entry.name).into_owned(),
-                    to_json(machine, &entry.value, span, opaque)?,
-                );
-            }
-            serde_json::Value::Object(map)
-        }
-        Value::Opaque(_) => opaque(machine, &value, span)?,
-        other => {
-            return Err(Box::new(
-                Diagnostic::error(
-                    codes::INVALID_SHAPE,
-                    format!(
-                        "a shape holds {}, which a plan cannot",
-                        other.describe_type()
-                    ),
-                )
-                .with_primary(span, "in this shape")
-                .with_help("shape fields are strings, numbers, Booleans, lists and sets"),
-            ));
-        }
-    })
 }
 
 fn not_a_shape(module: &str, found: &Value, span: Span) -> Diagnostic {
@@ -116,6 +66,7 @@ fn read_shape(
     module: &str,
     value: &Value,
     span: Span,
+    made: &Made,
     opaque: &mut OpaqueToJson<'_>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> EvalResult<Option<ShapeDecl>> {
@@ -136,7 +87,7 @@ fn read_shape(
     let call_span = kind_entry.as_ref().and_then(|k| k.span).unwrap_or(span);
     let kind = match &kind_entry {
         Some(entry) => match machine.force(&entry.value, span)? {
-            Value::String(name) => Kind::from_name(&name),
+            Value::String(name) => Kind::from_name(&String::from_utf8_lossy(&name)),
             _ => None,
         },
         None => None,
@@ -145,70 +96,56 @@ fn read_shape(
         diagnostics.push(not_a_shape(module, &value, span));
         return Ok(None);
     };
-    let source = read_source(machine, attrs, span)?;
-    let normalised = match shape::construct(machine, kind, &value, call_span, source.clone()) {
-        Ok(normalised) => normalised,
-        Err(error) => {
-            diagnostics.push(*error);
-            return Ok(None);
+    let source_value = match attrs.get(b"source").cloned() {
+        Some(source) => machine.force(&source, span)?,
+        None => Value::Null,
+    };
+    let source = read_source(machine, &source_value, span)?;
+    // a record made by a constructor was checked then; anything else is checked now
+    let record: Rc<Attrs> = if made.contains(attrs) {
+        attrs.clone()
+    } else {
+        match shape::construct(machine, kind, &value, call_span, source_value, None) {
+            Ok(Value::Attrs(record)) => record,
+            Ok(_) => return Ok(None),
+            Err(error) => {
+                diagnostics.push(*error);
+                return Ok(None);
+            }
         }
     };
-    let Value::Attrs(normalised) = normalised else {
-        return Ok(None);
-    };
-    let mut fields = serde_json::Map::new();
-    for entry in normalised.iter() {
-        let name = String::from_utf8_lossy(&entry.name).into_owned();
-        if matches!(name.as_str(), "_type" | "kind" | "source") {
-            continue;
-        }
-        fields.insert(name, to_json(machine, &entry.value, call_span, opaque)?);
-    }
-    let identity = fields
-        .get(kind.identity_field())
-        .and_then(serde_json::Value::as_str)
-        .unwrap_or_default()
-        .to_string();
+    let resource = shape::resource(machine, kind, &record, call_span, opaque)?;
     Ok(Some(ShapeDecl {
-        kind,
-        identity,
-        fields,
+        resource,
         module: module.to_string(),
         source,
         span: call_span,
     }))
 }
 
-fn read_source(
-    machine: &mut Machine,
-    attrs: &Attrs,
-    span: Span,
-) -> EvalResult<(String, usize, usize)> {
-    let Some(source) = attrs.get(b"source").cloned() else {
-        return Ok((String::new(), 0, 0));
+fn read_source(machine: &mut Machine, source: &Value, span: Span) -> EvalResult<plan::Source> {
+    let mut result = plan::Source {
+        file: String::new(),
+        line: 0,
+        column: 0,
     };
-    let Value::Attrs(source) = machine.force(&source, span)? else {
-        return Ok((String::new(), 0, 0));
+    let Value::Attrs(source) = source else {
+        return Ok(result);
     };
-    let mut text = |name: &[u8]| -> EvalResult<Value> {
-        match source.get(name).cloned() {
-            Some(value) => machine.force(&value, span),
-            None => Ok(Value::Null),
+    for entry in source.iter() {
+        let value = machine.force(&entry.value, span)?;
+        match (&*entry.name, value) {
+            (b"file", Value::String(file)) => {
+                result.file = String::from_utf8_lossy(&file).into_owned()
+            }
+            (b"line", Value::Int(line)) => result.line = line.clamp(0, u32::MAX as i64) as u32,
+            (b"column", Value::Int(column)) => {
+                result.column = column.clamp(0, u32::MAX as i64) as u32
+            }
+            _ => {}
         }
-    };
-    let file = match text(b"file")? {
-        Value::String(s) => String::from_utf8_lossy(&s).into_owned(),
-        _ => String::new(),
-    };
-    let line = match text(b"line")? {
-        Value::Int(n) => n.max(0) as usize,
-        _ => 0,
-    };
-    let column = match text(b"column")? {
-        Value::Int(n) => n.max(0) as usize,
-        _ => 0,
-    };
-    Ok((file, line, column))
+    }
+    Ok(result)
 }
 
 /// Everything a module's `shapes` function may receive besides node and settings.
@@ -243,6 +180,7 @@ pub fn node_shapes(
     modules: &BTreeMap<String, Module>,
     collected: &BTreeMap<String, Value>,
     extra: &dyn Fn(&str) -> ShapeArguments,
+    made: &Made,
     opaque: &mut OpaqueToJson<'_>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> EvalResult<Vec<ShapeDecl>> {
@@ -286,13 +224,14 @@ pub fn node_shapes(
         };
         for item in items.iter() {
             let Some(declaration) =
-                read_shape(machine, name, item, field_span, opaque, diagnostics)?
+                read_shape(machine, name, item, field_span, made, opaque, diagnostics)?
             else {
                 continue;
             };
             add(&mut by_identity, declaration, diagnostics);
         }
     }
+    made.clear();
     let shapes: Vec<ShapeDecl> = by_identity.into_values().collect();
     check_needs(node, &shapes, diagnostics);
     Ok(shapes)
@@ -304,23 +243,26 @@ pub fn add(
     declaration: ShapeDecl,
     diagnostics: &mut Vec<Diagnostic>,
 ) {
-    let key = (declaration.namespace(), declaration.identity.clone());
+    let key = (declaration.namespace(), declaration.identity().to_string());
     match by_identity.get(&key) {
         None => {
             by_identity.insert(key, declaration);
         }
-        Some(existing)
-            if existing.kind == declaration.kind && existing.fields == declaration.fields => {}
+        Some(existing) if existing.resource == declaration.resource => {}
         Some(existing) => {
-            let differing: Vec<String> = if existing.kind != declaration.kind {
-                vec!["kind".to_string()]
+            let differing: Vec<String> = if existing.kind() != declaration.kind() {
+                vec!["the kind".to_string()]
             } else {
-                existing
-                    .fields
-                    .iter()
-                    .filter(|(name, value)| declaration.fields.get(*name) != Some(*value))
-                    .map(|(name, _)| format!("`{name}`"))
-                    .collect()
+                let left = existing.resource.to_json();
+                let right = declaration.resource.to_json();
+                match (left, right) {
+                    (serde_json::Value::Object(left), serde_json::Value::Object(right)) => left
+                        .iter()
+                        .filter(|(name, value)| right.get(*name) != Some(*value))
+                        .map(|(name, _)| format!("`{name}`"))
+                        .collect(),
+                    _ => Vec::new(),
+                }
             };
             diagnostics.push(
                 Diagnostic::error(
@@ -360,129 +302,110 @@ pub fn check_needs(node: &Node, shapes: &[ShapeDecl], diagnostics: &mut Vec<Diag
     let mut users: BTreeSet<&str> = node.base.users.iter().map(String::as_str).collect();
     let mut groups: BTreeSet<&str> = node.base.groups.iter().map(String::as_str).collect();
     for shape in shapes {
-        match shape.kind {
+        match shape.kind() {
             Kind::Directory => {
-                directories.insert(&shape.identity);
-                paths.insert(&shape.identity);
+                directories.insert(shape.identity());
+                paths.insert(shape.identity());
             }
             Kind::User => {
-                users.insert(&shape.identity);
-                groups.insert(&shape.identity);
+                users.insert(shape.identity());
+                groups.insert(shape.identity());
             }
             Kind::File | Kind::Link | Kind::Secret | Kind::Archive => {
-                paths.insert(&shape.identity);
+                paths.insert(shape.identity());
             }
-            _ => {}
+            Kind::Service | Kind::Container => {}
         }
     }
-    let directory_help = |directory: &str| {
-        format!(
-            "declare it with `mesh.directory {{ path = \"{directory}\"; }}` in this module or one it requires, or add it to the inventory's `base.paths` if the node already has it"
-        )
-    };
     for shape in shapes {
-        if matches!(
-            shape.kind,
-            Kind::Directory | Kind::File | Kind::Link | Kind::Secret | Kind::Archive
-        ) {
-            if let Some(directory) = parent(&shape.identity) {
+        let mut needs = Needs {
+            shape,
+            diagnostics: &mut *diagnostics,
+        };
+        if shape.kind().is_path_kind() {
+            if let Some(directory) = parent(shape.identity()) {
                 if !directories.contains(directory) {
-                    diagnostics.push(
-                        Diagnostic::error(
-                            codes::UNDECLARED_DIRECTORY,
-                            format!("the parent directory `{directory}` of {} is not declared on node `{}`", shape.describe(), node.name),
-                        )
-                        .with_primary(shape.span, format!("declared by `{}` here", shape.module))
-                        .with_help(directory_help(directory)),
+                    needs.report(
+                        codes::UNDECLARED_DIRECTORY,
+                        format!("the parent directory `{directory}` of {} is not declared on node `{}`", shape.describe(), node.name),
+                        format!(
+                            "declare it with `mesh.directory {{ path = \"{directory}\"; }}` in this module or one it requires, or add it to the inventory's `base.paths` if the node already has it"
+                        ),
                     );
                 }
             }
         }
-        let mut need_user = |user: &str, role: &str| {
-            if !users.contains(user) {
-                diagnostics.push(
-                    Diagnostic::error(
-                        codes::UNDECLARED_USER,
-                        format!("{} of {} is `{user}`, which is not declared on node `{}`", role, shape.describe(), node.name),
-                    )
-                    .with_primary(shape.span, format!("declared by `{}` here", shape.module))
-                    .with_help(format!(
-                        "declare it with `mesh.user {{ name = \"{user}\"; }}`, or add it to the inventory's `base.users` if the node already has it"
-                    )),
-                );
-            }
+        let (owner, group) = match &shape.resource {
+            Resource::Directory(d) => (Some(d.owner.as_str()), Some(d.group.as_str())),
+            Resource::File(f) => (Some(f.owner.as_str()), Some(f.group.as_str())),
+            Resource::Secret(s) => (Some(s.owner.as_str()), Some(s.group.as_str())),
+            Resource::Archive(a) => (Some(a.owner.as_str()), Some(a.group.as_str())),
+            Resource::Service(s) => (Some(s.user.as_str()), None),
+            _ => (None, None),
         };
-        match shape.kind {
-            Kind::Directory | Kind::File | Kind::Secret | Kind::Archive => {
-                if let Some(owner) = shape.text("owner") {
-                    need_user(owner, "the owner");
-                }
-            }
-            Kind::Service => {
-                if let Some(user) = shape.text("user") {
-                    need_user(user, "the user");
-                }
-            }
-            _ => {}
+        if let Some(user) = owner.filter(|user| !users.contains(user)) {
+            let role = if shape.kind() == Kind::Service {
+                "the user"
+            } else {
+                "the owner"
+            };
+            needs.report(
+                codes::UNDECLARED_USER,
+                format!("{role} of {} is `{user}`, which is not declared on node `{}`", shape.describe(), node.name),
+                format!(
+                    "declare it with `mesh.user {{ name = \"{user}\"; }}`, or add it to the inventory's `base.users` if the node already has it"
+                ),
+            );
         }
-        let mut need_group = |group: &str| {
-            if !groups.contains(group) {
-                diagnostics.push(
-                    Diagnostic::error(
-                        codes::UNDECLARED_GROUP,
-                        format!("group `{group}` of {} is not declared on node `{}`", shape.describe(), node.name),
-                    )
-                    .with_primary(shape.span, format!("declared by `{}` here", shape.module))
-                    .with_help(format!(
-                        "a `mesh.user` declares the group of its name; declare `mesh.user {{ name = \"{group}\"; }}` or add it to the inventory's `base.groups`"
-                    )),
-                );
-            }
-        };
-        match shape.kind {
-            Kind::Directory | Kind::File | Kind::Secret | Kind::Archive => {
-                if let Some(group) = shape.text("group") {
-                    need_group(group);
-                }
-            }
-            Kind::User => {
-                if let Some(list) = shape
-                    .fields
-                    .get("groups")
-                    .and_then(serde_json::Value::as_array)
-                {
-                    for group in list.iter().filter_map(serde_json::Value::as_str) {
-                        need_group(group);
-                    }
-                }
-            }
-            _ => {}
+        let mut needed_groups: Vec<&str> = group.into_iter().collect();
+        if let Resource::User(user) = &shape.resource {
+            needed_groups.extend(user.groups.iter().map(String::as_str));
         }
-        if shape.kind == Kind::Container {
-            if let Some(mounts) = shape
-                .fields
-                .get("mounts")
-                .and_then(serde_json::Value::as_array)
+        for group in needed_groups
+            .into_iter()
+            .filter(|group| !groups.contains(group))
+        {
+            needs.report(
+                codes::UNDECLARED_GROUP,
+                format!("group `{group}` of {} is not declared on node `{}`", shape.describe(), node.name),
+                format!(
+                    "a `mesh.user` declares the group of its name; declare `mesh.user {{ name = \"{group}\"; }}` or add it to the inventory's `base.groups`"
+                ),
+            );
+        }
+        if let Resource::Container(container) = &shape.resource {
+            for mount in container
+                .mounts
+                .iter()
+                .filter(|mount| !paths.contains(mount.source.as_str()))
             {
-                for mount in mounts {
-                    let Some(source) = mount.get("source").and_then(serde_json::Value::as_str)
-                    else {
-                        continue;
-                    };
-                    if !paths.contains(source) {
-                        diagnostics.push(
-                            Diagnostic::error(
-                                codes::UNDECLARED_MOUNT_SOURCE,
-                                format!("{} mounts `{source}`, which is not declared on node `{}`", shape.describe(), node.name),
-                            )
-                            .with_primary(shape.span, format!("declared by `{}` here", shape.module))
-                            .with_help(format!(
-                                "declare it with `mesh.directory {{ path = \"{source}\"; }}` (or a file or secret), or add it to the inventory's `base.paths`"
-                            )),
-                        );
-                    }
-                }
+                needs.report(
+                    codes::UNDECLARED_MOUNT_SOURCE,
+                    format!("{} mounts `{}`, which is not declared on node `{}`", shape.describe(), mount.source, node.name),
+                    format!(
+                        "declare it with `mesh.directory {{ path = \"{}\"; }}` (or a file or secret), or add it to the inventory's `base.paths`",
+                        mount.source
+                    ),
+                );
             }
         }
+    }
+}
+
+struct Needs<'a> {
+    shape: &'a ShapeDecl,
+    diagnostics: &'a mut Vec<Diagnostic>,
+}
+
+impl Needs<'_> {
+    fn report(&mut self, code: lang::codes::Code, message: String, help: String) {
+        self.diagnostics.push(
+            Diagnostic::error(code, message)
+                .with_primary(
+                    self.shape.span,
+                    format!("declared by `{}` here", self.shape.module),
+                )
+                .with_help(help),
+        );
     }
 }
