@@ -177,6 +177,8 @@ pub struct Compiled {
     pub errors: Vec<Diagnostic>,
     /// Span of a binding's value -> the binding's name (for cycle diagnostics).
     pub binding_names: HashMap<Span, Bytes>,
+    /// Span of a variable reference -> the name it refers to (for cycle diagnostics).
+    pub reference_names: HashMap<Span, Bytes>,
 }
 
 /// Compiles a parsed file. `base_directory` resolves relative path literals.
@@ -193,12 +195,14 @@ pub fn compile(
         globals,
         errors: Vec::new(),
         binding_names: HashMap::new(),
+        reference_names: HashMap::new(),
     };
     let ir = compiler.expr(expr);
     Compiled {
         ir,
         errors: compiler.errors,
         binding_names: compiler.binding_names,
+        reference_names: compiler.reference_names,
     }
 }
 
@@ -253,6 +257,7 @@ struct Compiler<'a> {
     globals: &'a dyn GlobalScope,
     errors: Vec<Diagnostic>,
     binding_names: HashMap<Span, Bytes>,
+    reference_names: HashMap<Span, Bytes>,
 }
 
 /// An attribute set (or `let`) while its bindings are merged, before compilation.
@@ -353,7 +358,12 @@ impl<'a> Compiler<'a> {
 
     fn variable(&mut self, name: &str, span: Span) -> Rc<Ir> {
         match self.lookup(name.as_bytes()) {
-            Some(kind) => node(kind, span),
+            Some(kind) => {
+                if matches!(kind, IrKind::Var { .. }) {
+                    self.reference_names.insert(span, Rc::from(name.as_bytes()));
+                }
+                node(kind, span)
+            }
             None => {
                 let mut candidates: Vec<String> = self.globals.global_names();
                 for scope in &self.scopes {

@@ -97,22 +97,36 @@ impl Diagnostic {
     }
 }
 
-/// Levenshtein distance, for "did you mean" suggestions.
+/// Edit distance counting a swap of two neighbouring characters as one edit
+/// (optimal string alignment), for "did you mean" suggestions.
 pub fn edit_distance(left: &str, right: &str) -> usize {
-    let right_chars: Vec<char> = right.chars().collect();
-    let mut previous: Vec<usize> = (0..=right_chars.len()).collect();
-    let mut current = vec![0; right_chars.len() + 1];
-    for (left_index, left_char) in left.chars().enumerate() {
-        current[0] = left_index + 1;
-        for (right_index, right_char) in right_chars.iter().enumerate() {
-            let substitution = previous[right_index] + usize::from(left_char != *right_char);
-            current[right_index + 1] = substitution
-                .min(previous[right_index + 1] + 1)
-                .min(current[right_index] + 1);
-        }
-        std::mem::swap(&mut previous, &mut current);
+    let left: Vec<char> = left.chars().collect();
+    let right: Vec<char> = right.chars().collect();
+    let width = right.len() + 1;
+    let mut table = vec![0usize; (left.len() + 1) * width];
+    for (index, cell) in table.iter_mut().enumerate().take(width) {
+        *cell = index;
     }
-    previous[right_chars.len()]
+    for row in 0..=left.len() {
+        table[row * width] = row;
+    }
+    for row in 1..=left.len() {
+        for column in 1..=right.len() {
+            let cost = usize::from(left[row - 1] != right[column - 1]);
+            let mut best = (table[(row - 1) * width + column - 1] + cost)
+                .min(table[(row - 1) * width + column] + 1)
+                .min(table[row * width + column - 1] + 1);
+            if row > 1
+                && column > 1
+                && left[row - 1] == right[column - 2]
+                && left[row - 2] == right[column - 1]
+            {
+                best = best.min(table[(row - 2) * width + column - 2] + 1);
+            }
+            table[row * width + column] = best;
+        }
+    }
+    table[left.len() * width + right.len()]
 }
 
 /// The closest candidates to `name`, best first, if any is close enough to be a
@@ -159,6 +173,8 @@ mod tests {
     #[test]
     fn suggestions_prefer_the_closest_names() {
         assert_eq!(edit_distance("postgress", "postgres"), 1);
+        assert_eq!(edit_distance("valeu", "value"), 1);
+        assert_eq!(edit_distance("", "abc"), 3);
         assert_eq!(
             did_you_mean("postgress", ["postgres", "networking", "users"]),
             Some("did you mean `postgres`?".to_string())

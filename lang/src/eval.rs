@@ -105,6 +105,9 @@ pub struct Machine {
     steps: u64,
     force_stack: Vec<ForceFrame>,
     binding_names: HashMap<Span, Bytes>,
+    reference_names: HashMap<Span, Bytes>,
+    /// Files being imported right now (an import of one of them is a cycle).
+    importing: Vec<Vec<u8>>,
     pub(crate) regex_cache: HashMap<Vec<u8>, Rc<regex::bytes::Regex>>,
     /// Nix's symbol order, which decides the order slots are filled in.
     symbols: SymbolOrder,
@@ -174,6 +177,8 @@ impl Machine {
             steps: 0,
             force_stack: Vec::new(),
             binding_names: HashMap::new(),
+            reference_names: HashMap::new(),
+            importing: Vec::new(),
             regex_cache: HashMap::new(),
             symbols: SymbolOrder::new(),
             traces: Vec::new(),
@@ -211,6 +216,7 @@ impl Machine {
             return Err(compiled.errors);
         }
         self.binding_names.extend(compiled.binding_names);
+        self.reference_names.extend(compiled.reference_names);
         Ok((file, compiled.ir))
     }
 
@@ -237,9 +243,9 @@ impl Machine {
     /// Evaluates a file as `import` does (cached per path).
     pub fn eval_file(&mut self, path: &Path) -> Result<Value, Vec<Diagnostic>> {
         let bytes = compile::canonical_path(&compile::path_bytes(path));
-        self.import_path(&bytes, Span::default())
+        // the file asked for reports all its syntax and scope errors at once
+        self.import_path_all_errors(&bytes, Span::default())
             .map(fresh_slot)
-            .map_err(|error| vec![*error])
     }
 
     // ---- files ----------------------------------------------------------------
@@ -281,15 +287,42 @@ impl Machine {
     }
 
     pub(crate) fn import_path(&mut self, path: &[u8], span: Span) -> EvalResult<Value> {
+        self.import_path_all_errors(path, span)
+            .map_err(|mut errors| {
+                let count = errors.len();
+                let mut first = Box::new(errors.remove(0));
+                if count > 1 {
+                    first.message = format!(
+                        "{} (and {} more errors in this file)",
+                        first.message,
+                        count - 1
+                    );
+                }
+                first
+            })
+    }
+
+    fn import_path_all_errors(
+        &mut self,
+        path: &[u8],
+        span: Span,
+    ) -> Result<Value, Vec<Diagnostic>> {
         let mut path = path.to_vec();
-        let file_path = self.check_allowed(&path, span, "import")?;
+        let file_path = self
+            .check_allowed(&path, span, "import")
+            .map_err(|error| vec![*error])?;
         if self.loader.kind(&file_path) == Some(FileKind::Directory) {
             path.extend_from_slice(b"/default.nix");
         }
         if let Some(value) = self.file_cache.get(&path) {
             return Ok(value.clone());
         }
-        let text = self.read_file(&path, span, "import")?;
+        if self.importing.contains(&path) {
+            return Err(vec![self.import_cycle(&path, span)]);
+        }
+        let text = self
+            .read_file(&path, span, "import")
+            .map_err(|error| vec![*error])?;
         let file_path = PathBuf::from(String::from_utf8_lossy(&path).into_owned());
         let base = file_path
             .parent()
@@ -300,24 +333,47 @@ impl Machine {
             match self.compile_source(&name, Some(file_path), std::sync::Arc::from(text), &base) {
                 Ok(compiled) => compiled,
                 Err(mut errors) => {
-                    let count = errors.len();
-                    let mut first = errors.remove(0);
-                    if count > 1 {
-                        first.message = format!(
-                            "{} (and {} more errors in this file)",
-                            first.message,
-                            count - 1
-                        );
-                    }
                     if span != Span::default() {
-                        first.trace.push(Label::new(span, "imported here"));
+                        for error in &mut errors {
+                            error.trace.push(Label::new(span, "imported here"));
+                        }
                     }
-                    return Err(Box::new(first));
+                    return Err(errors);
                 }
             };
-        let value = self.eval_root(&ir)?;
+        self.importing.push(path.clone());
+        let value = self.eval_root(&ir);
+        self.importing.pop();
+        let value = value.map_err(|error| vec![*error])?;
         self.file_cache.insert(path, value.clone());
         Ok(value)
+    }
+
+    fn import_cycle(&self, path: &[u8], span: Span) -> Diagnostic {
+        let start = self
+            .importing
+            .iter()
+            .position(|file| file == path)
+            .unwrap_or(0);
+        let names: Vec<String> = self.importing[start..]
+            .iter()
+            .map(|file| {
+                let text = String::from_utf8_lossy(file).into_owned();
+                let name = text.rsplit('/').next().unwrap_or(&text).to_string();
+                format!("`{name}`")
+            })
+            .collect();
+        let message = match names.as_slice() {
+            [one] => format!("infinite recursion: {one} imports itself"),
+            many => format!(
+                "infinite recursion: imports form a cycle: {} -> {}",
+                many.join(" -> "),
+                many[0]
+            ),
+        };
+        Diagnostic::error(codes::INFINITE_RECURSION, message)
+            .with_primary(span, "this import is already being evaluated")
+            .with_help("a file's value cannot depend on importing itself; move the shared part into a third file")
     }
 
     // ---- depth and steps ------------------------------------------------------
@@ -462,11 +518,20 @@ impl Machine {
             .filter_map(|frame| self.binding_names.get(&frame.span))
             .map(|name| format!("`{}`", String::from_utf8_lossy(name)))
             .collect();
+        let mut names = names;
+        // the reference that closed the cycle, when it reached the first binding
+        // through another name (`let a = b; b = a;`)
+        if let Some(name) = self.reference_names.get(&span) {
+            names.push(format!("`{}`", String::from_utf8_lossy(name)));
+        }
         let mut deduplicated: Vec<String> = Vec::new();
         for name in names {
             if deduplicated.last() != Some(&name) {
                 deduplicated.push(name);
             }
+        }
+        if deduplicated.len() > 1 && deduplicated.first() == deduplicated.last() {
+            deduplicated.pop();
         }
         let message = match deduplicated.as_slice() {
             [] => "infinite recursion: a value depends on itself".to_string(),

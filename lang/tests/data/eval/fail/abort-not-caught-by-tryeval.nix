@@ -1,0 +1,2 @@
+# expect: E030
+builtins.tryEval (abort "x")

@@ -1,0 +1,3 @@
+# expect: E030
+# message-contains: stop here
+abort "stop here"

@@ -1,0 +1,2 @@
+# expect: E031
+assert 1 == 2; 3

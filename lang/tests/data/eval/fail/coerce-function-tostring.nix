@@ -1,0 +1,2 @@
+# expect: E039
+toString (x: x)

@@ -1,0 +1,2 @@
+# expect: E026
+builtins.div 1 0

@@ -1,0 +1,2 @@
+# expect: E009
+let ${"a"} = 1; in a

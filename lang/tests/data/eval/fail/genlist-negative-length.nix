@@ -1,0 +1,2 @@
+# expect: E042
+builtins.genList (x: x) (-1)

@@ -1,0 +1,2 @@
+# expect: E012
+~/config.nix

@@ -1,0 +1,2 @@
+# expect: E027
+import ./lib/cycle.nix

@@ -1,0 +1,4 @@
+# expect: E027
+# message-contains: `a`
+# message-contains: `b`
+let a = b; b = a; in a

@@ -1,0 +1,4 @@
+# expect: E027
+# message-contains: `p`
+# message-contains: `q`
+(rec { p = q; q = p; }).p

@@ -1,0 +1,3 @@
+# expect: E027
+# message-contains: `x`
+let x = x; in x

@@ -1,0 +1,2 @@
+# a helper with a syntax error, imported by a fail case
+{ a = 1 }

@@ -1,0 +1,2 @@
+# imports itself
+import ./cycle.nix

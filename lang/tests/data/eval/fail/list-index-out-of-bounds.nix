@@ -1,0 +1,2 @@
+# expect: E032
+builtins.elemAt [ 1 2 ] 2

@@ -1,0 +1,2 @@
+# expect: E023
+import ./lib/needs-name.nix { }

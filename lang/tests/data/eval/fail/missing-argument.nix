@@ -1,0 +1,3 @@
+# expect: E023
+# message-contains: `b`
+({ a, b }: a) { a = 1; }

@@ -1,0 +1,2 @@
+# expect: E021
+builtins.getAttr "x" { y = 1; }

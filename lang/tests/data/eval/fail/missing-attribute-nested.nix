@@ -1,0 +1,3 @@
+# expect: E021
+# message-contains: `a.c`
+{ a.b = 1; }.a.c

@@ -1,0 +1,2 @@
+# expect: E024
+let f = "f"; in f 1

@@ -1,0 +1,2 @@
+# expect: E025
+builtins.add 9223372036854775807 1

@@ -1,0 +1,2 @@
+# expect: E025
+builtins.mul 4611686018427387904 2

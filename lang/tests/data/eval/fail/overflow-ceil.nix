@@ -1,0 +1,2 @@
+# expect: E025
+builtins.ceil 1.0e19

@@ -1,0 +1,2 @@
+# expect: E037
+builtins.concatStringsSep "," [ ./lib/x.txt ]

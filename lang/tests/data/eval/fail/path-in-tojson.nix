@@ -1,0 +1,2 @@
+# expect: E037
+builtins.toJSON { p = ./lib/x.txt; }

@@ -1,0 +1,3 @@
+# expect: E037
+# message-contains: toString
+"${./lib/x.txt}"

@@ -1,0 +1,2 @@
+# expect: E005
+./lib/

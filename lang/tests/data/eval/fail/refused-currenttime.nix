@@ -1,0 +1,3 @@
+# expect: E036
+# message-contains: currentTime
+builtins.currentTime

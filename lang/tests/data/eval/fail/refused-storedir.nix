@@ -1,0 +1,2 @@
+# expect: E036
+builtins.storeDir

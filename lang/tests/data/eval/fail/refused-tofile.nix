@@ -1,0 +1,3 @@
+# expect: E036
+# message-contains: toFile
+builtins.toFile "name" "content"

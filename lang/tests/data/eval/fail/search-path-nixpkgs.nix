@@ -1,0 +1,3 @@
+# expect: E007
+# message-contains: search path
+import <nixpkgs> { }

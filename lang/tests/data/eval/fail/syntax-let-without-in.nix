@@ -1,0 +1,2 @@
+# expect: E001
+let a = 1;

@@ -1,0 +1,2 @@
+# expect: E033
+builtins.tail [ ]

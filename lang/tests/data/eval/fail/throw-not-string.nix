@@ -1,0 +1,2 @@
+# expect: E039
+throw 1

@@ -1,0 +1,3 @@
+# expect: E029
+# message-contains: boom
+throw "boom"

@@ -1,0 +1,2 @@
+# expect: E020
+assert 1; 2

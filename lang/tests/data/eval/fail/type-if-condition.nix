@@ -1,0 +1,2 @@
+# expect: E020
+if 1 then 2 else 3

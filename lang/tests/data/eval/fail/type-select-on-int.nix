@@ -1,0 +1,2 @@
+# expect: E020
+let n = 1; in n.a

@@ -1,0 +1,2 @@
+# expect: E020
+with 1; x

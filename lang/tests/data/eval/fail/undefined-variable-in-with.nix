@@ -1,0 +1,2 @@
+# expect: E010
+with { a = 1; }; b

@@ -1,0 +1,2 @@
+# expect: E010
+(let a = 1; in a) + a

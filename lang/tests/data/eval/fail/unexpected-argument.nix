@@ -1,0 +1,3 @@
+# expect: E022
+# message-contains: `b`
+({ a }: a) { a = 1; b = 2; }

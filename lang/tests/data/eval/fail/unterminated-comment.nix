@@ -1,0 +1,2 @@
+# expect: E003
+1 /* never closed

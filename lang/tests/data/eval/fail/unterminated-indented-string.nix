@@ -1,0 +1,3 @@
+# expect: E002
+''
+  abc

@@ -1,0 +1,2 @@
+# expect: E002
+"abc
