@@ -158,7 +158,7 @@ fn check_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String>
         let _ = writeln!(
             stderr,
             "{} node(s) checked, {errors} error(s)",
-            compilation.nodes.len()
+            compilation.plans.len()
         );
     }
     Ok(if compilation.has_errors() {
@@ -205,30 +205,10 @@ fn build_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String>
         eprintln!("build failed: {errors} error(s); nothing was written");
         return Ok(ExitCode::from(1));
     }
-    let mut plans = std::collections::BTreeMap::new();
-    let mut shape_count = 0;
-    for (node, declarations) in &compilation.nodes {
-        match compiler::emit::plan(node, declarations) {
-            Ok(plan) => {
-                shape_count += plan.shapes().len();
-                plans.insert(node.clone(), plan);
-            }
-            Err(diagnostic) => {
-                eprint!(
-                    "{}",
-                    render::render(
-                        &diagnostic,
-                        &compilation.sources,
-                        false,
-                        std::io::stderr().is_terminal()
-                    )
-                );
-                return Ok(ExitCode::from(1));
-            }
-        }
-    }
+    let plans = &compilation.plans;
+    let shape_count: usize = plans.values().map(|plan| plan.shapes().len()).sum();
     let planned_at = started.elapsed();
-    if let Err(diagnostic) = compiler::emit::write(&out, &plans) {
+    if let Err(diagnostic) = compiler::emit::write(&out, plans) {
         eprint!(
             "{}",
             render::render(
