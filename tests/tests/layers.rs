@@ -1,0 +1,288 @@
+//! The layers of ARCHITECTURE.md, read from `cargo metadata`: `plan` and `lang`
+//! depend on no crate of ours, `applier` on `plan` only and never on the language,
+//! the compiler, nom or petgraph. Also the edge that tools read: `meshc check
+//! --format json` carries every field of a diagnostic. Nothing here builds plans.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn cargo() -> Command {
+    let mut command = Command::new(env!("CARGO"));
+    command.current_dir(workspace_root());
+    command
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the tests crate is inside the workspace")
+        .to_path_buf()
+}
+
+/// The dependency graph: package name -> names of its dependencies of the
+/// given kinds (`None` is a normal dependency, else "build" or "dev").
+struct Graph {
+    workspace: BTreeSet<String>,
+    edges: BTreeMap<String, Vec<(String, Option<String>)>>,
+}
+
+impl Graph {
+    fn read() -> Graph {
+        let output = cargo()
+            .args(["metadata", "--format-version", "1"])
+            .output()
+            .expect("cargo metadata runs");
+        assert!(
+            output.status.success(),
+            "cargo metadata failed:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let metadata: Value = serde_json::from_slice(&output.stdout).expect("metadata is JSON");
+        let names: BTreeMap<&str, &str> = metadata["packages"]
+            .as_array()
+            .expect("packages")
+            .iter()
+            .map(|package| {
+                (
+                    package["id"].as_str().expect("id"),
+                    package["name"].as_str().expect("name"),
+                )
+            })
+            .collect();
+        let workspace = metadata["workspace_members"]
+            .as_array()
+            .expect("workspace members")
+            .iter()
+            .map(|id| names[id.as_str().expect("id")].to_string())
+            .collect();
+        let mut edges = BTreeMap::new();
+        for node in metadata["resolve"]["nodes"].as_array().expect("resolve") {
+            let name = names[node["id"].as_str().expect("id")].to_string();
+            let mut dependencies = Vec::new();
+            for dependency in node["deps"].as_array().expect("deps") {
+                let dependency_name = names[dependency["pkg"].as_str().expect("pkg")].to_string();
+                for kind in dependency["dep_kinds"].as_array().expect("dep_kinds") {
+                    let kind = kind["kind"].as_str().map(str::to_string);
+                    dependencies.push((dependency_name.clone(), kind));
+                }
+            }
+            edges.insert(name, dependencies);
+        }
+        Graph { workspace, edges }
+    }
+
+    /// Every package `root` reaches through dependencies of the given kinds.
+    fn reachable(&self, root: &str, kinds: &[Option<&str>]) -> BTreeSet<String> {
+        assert!(self.edges.contains_key(root), "no package `{root}`");
+        let mut seen = BTreeSet::new();
+        let mut work = vec![root.to_string()];
+        while let Some(current) = work.pop() {
+            for (dependency, kind) in self.edges.get(&current).into_iter().flatten() {
+                if kinds.contains(&kind.as_deref()) && seen.insert(dependency.clone()) {
+                    work.push(dependency.clone());
+                }
+            }
+        }
+        seen
+    }
+
+    fn ours(&self, packages: &BTreeSet<String>) -> BTreeSet<String> {
+        packages
+            .iter()
+            .filter(|name| self.workspace.contains(*name))
+            .cloned()
+            .collect()
+    }
+}
+
+const NORMAL: &[Option<&str>] = &[None];
+const NORMAL_AND_BUILD: &[Option<&str>] = &[None, Some("build")];
+
+#[test]
+fn the_workspace_has_the_crates_the_layers_name() {
+    let graph = Graph::read();
+    for name in ["lang", "compiler", "plan", "applier", "tests"] {
+        assert!(
+            graph.workspace.contains(name),
+            "no workspace crate `{name}`"
+        );
+    }
+}
+
+#[test]
+fn plan_depends_on_no_crate_of_ours() {
+    let graph = Graph::read();
+    let ours = graph.ours(&graph.reachable("plan", NORMAL_AND_BUILD));
+    assert!(ours.is_empty(), "plan depends on {ours:?}");
+}
+
+#[test]
+fn lang_depends_on_no_crate_of_ours() {
+    let graph = Graph::read();
+    let ours = graph.ours(&graph.reachable("lang", NORMAL_AND_BUILD));
+    assert!(ours.is_empty(), "lang depends on {ours:?}");
+}
+
+/// Crates outside the workspace that may bring a forbidden crate into `applier`,
+/// and why. `age` (the sealing format DESIGN.md prescribes) parses its file header
+/// with nom; that is age's parser, not the language's, and it is the only way in.
+const ALLOWED_BRINGERS: &[(&str, &[&str])] = &[("nom", &["age", "age-core"])];
+
+#[test]
+fn applier_depends_on_plan_only() {
+    let graph = Graph::read();
+    let reachable = graph.reachable("applier", NORMAL);
+    let ours = graph.ours(&reachable);
+    assert_eq!(
+        ours,
+        BTreeSet::from(["plan".to_string()]),
+        "applier's crates of ours"
+    );
+    for forbidden in ["lang", "compiler", "nom", "petgraph"] {
+        let allowed: &[&str] = ALLOWED_BRINGERS
+            .iter()
+            .find(|(name, _)| *name == forbidden)
+            .map(|(_, bringers)| *bringers)
+            .unwrap_or(&[]);
+        // the packages of applier's tree (and applier itself) that depend on it directly
+        let mut tree = reachable.clone();
+        tree.insert("applier".to_string());
+        let bringers: Vec<&String> = tree
+            .iter()
+            .filter(|package| {
+                graph
+                    .edges
+                    .get(*package)
+                    .into_iter()
+                    .flatten()
+                    .any(|(name, kind)| name == forbidden && kind.is_none())
+            })
+            .filter(|package| !allowed.contains(&package.as_str()))
+            .collect();
+        assert!(
+            bringers.is_empty(),
+            "applier depends on `{forbidden}` through {bringers:?}"
+        );
+    }
+}
+
+/// The `meshc` binary, built (or found up to date) by cargo: this crate does not
+/// depend on the compiler, so cargo does not hand it to us.
+fn meshc() -> PathBuf {
+    let output = cargo()
+        .args([
+            "build",
+            "--package",
+            "compiler",
+            "--bin",
+            "meshc",
+            "--message-format",
+            "json",
+        ])
+        .output()
+        .expect("cargo build runs");
+    assert!(
+        output.status.success(),
+        "building meshc failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|message| message["reason"] == "compiler-artifact")
+        .filter(|message| message["target"]["name"] == "meshc")
+        .find_map(|message| message["executable"].as_str().map(PathBuf::from))
+        .expect("cargo reports the meshc executable")
+}
+
+#[test]
+fn meshc_check_json_carries_every_field_of_a_diagnostic() {
+    let repository =
+        workspace_root().join("compiler/tests/data/settings/override-wrong-type-shows-both-spans");
+    let output = Command::new(meshc())
+        .args(["check", "--format", "json", "--repo"])
+        .arg(&repository)
+        .output()
+        .expect("meshc runs");
+    assert_eq!(output.status.code(), Some(1), "an error exits with 1");
+    let diagnostics: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}):\n{}",
+            String::from_utf8_lossy(&output.stdout)
+        )
+    });
+    let diagnostics = diagnostics.as_array().expect("a JSON array of diagnostics");
+    assert!(!diagnostics.is_empty());
+    for diagnostic in diagnostics {
+        for field in ["code", "severity", "message", "primary", "labels", "help"] {
+            assert!(
+                diagnostic.get(field).is_some(),
+                "no `{field}` in {diagnostic}"
+            );
+        }
+    }
+    let diagnostic = diagnostics
+        .iter()
+        .find(|d| d["code"] == "E202")
+        .expect("the fixture's E202");
+    assert_eq!(diagnostic["severity"], "error");
+    assert!(
+        diagnostic["message"]
+            .as_str()
+            .expect("message")
+            .contains("`nodes.app1.settings.web.port`"),
+        "{diagnostic}"
+    );
+    assert!(
+        diagnostic["help"]
+            .as_str()
+            .expect("help")
+            .contains("a port"),
+        "{diagnostic}"
+    );
+
+    // the primary span: `port` in `settings.web.port = "80";`, line 5, columns 18-22
+    let primary = &diagnostic["primary"];
+    assert_eq!(primary["file"], "mesh.nix", "{primary}");
+    assert_eq!(
+        (
+            &primary["start_line"],
+            &primary["start_column"],
+            &primary["end_line"],
+            &primary["end_column"]
+        ),
+        (
+            &Value::from(5),
+            &Value::from(18),
+            &Value::from(5),
+            &Value::from(22)
+        ),
+        "{primary}"
+    );
+    let inventory = std::fs::read(repository.join("mesh.nix")).expect("mesh.nix");
+    let start = primary["start"].as_u64().expect("byte start") as usize;
+    let end = primary["end"].as_u64().expect("byte end") as usize;
+    assert_eq!(&inventory[start..end], b"port", "{primary}");
+
+    // the secondary label: where the setting is declared
+    let labels = diagnostic["labels"].as_array().expect("labels");
+    let declared = labels
+        .iter()
+        .find(|label| label["file"] == "modules/web/module.nix")
+        .unwrap_or_else(|| panic!("no label in the module: {labels:?}"));
+    assert_eq!(declared["start_line"], 4, "{declared}");
+    for field in [
+        "start",
+        "end",
+        "start_line",
+        "start_column",
+        "end_line",
+        "end_column",
+        "message",
+    ] {
+        assert!(declared.get(field).is_some(), "no `{field}` in {declared}");
+    }
+}
