@@ -219,7 +219,17 @@ pub fn node_shapes(
         };
         let field_span = module.field_span("shapes");
         let Value::List(items) = &shapes else {
-            diagnostics.push(not_a_shape(name, &shapes, field_span));
+            diagnostics.push(
+                Diagnostic::error(
+                    codes::NOT_A_SHAPE_LIST,
+                    format!(
+                        "`shapes` of module `{name}` must return a list of shapes, not {}",
+                        shapes.describe_type()
+                    ),
+                )
+                .with_primary(field_span, "returned here")
+                .with_help("return a list: `shapes = { ... }: [ (mesh.file { ... }) (mesh.service { ... }) ];`"),
+            );
             continue;
         };
         for item in items.iter() {

@@ -1,0 +1,4 @@
+{ mesh, ... }: {
+  description = "a website";
+  shapes = { ... }: { motd = mesh.file { path = "/etc/motd"; content = "hi\n"; }; };
+}
