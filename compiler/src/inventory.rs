@@ -385,11 +385,18 @@ fn read_node(
                     (String::from_utf8_lossy(&text).into_owned(), key_span)
                 }
                 Value::String(text) => {
-                    diagnostics.push(
-                        Diagnostic::error(codes::INVALID_INVENTORY_VALUE, format!("node `{name}` has a key that is not an age recipient: {:?}", String::from_utf8_lossy(&text)))
-                            .with_primary(key_span, "not an `age1...` public key")
-                            .with_help("generate one on the node with `age-keygen -o /var/lib/mesh/identity` and copy the printed public key"),
-                    );
+                    let shown = String::from_utf8_lossy(&text).into_owned();
+                    let value_span = literal_span(machine, key_span, &shown).unwrap_or(key_span);
+                    let diagnostic = if has_age_recipient_form(&text) {
+                        Diagnostic::error(codes::INVALID_INVENTORY_VALUE, format!("node `{name}` has a key whose checksum does not match: {shown:?}"))
+                            .with_primary(value_span, "a character of this key is wrong")
+                            .with_help("copy the public key again from the node: `age-keygen -y /var/lib/mesh/identity` prints it")
+                    } else {
+                        Diagnostic::error(codes::INVALID_INVENTORY_VALUE, format!("node `{name}` has a key that is not an age recipient: {shown:?}"))
+                            .with_primary(value_span, "not an `age1...` public key")
+                            .with_help("generate one on the node with `age-keygen -o /var/lib/mesh/identity` and copy the printed public key")
+                    };
+                    diagnostics.push(diagnostic);
                     return Ok(None);
                 }
                 other => {
@@ -536,11 +543,69 @@ fn read_node(
     }))
 }
 
-/// An age X25519 recipient: `age1` and 58 bech32 characters.
+/// An age X25519 recipient: `age1` and 58 bech32 characters whose last six are
+/// the checksum, so a mistyped key is caught here rather than when sealing.
 pub fn is_age_recipient(text: &[u8]) -> bool {
+    has_age_recipient_form(text) && bech32_checksum_matches(b"age", &text[4..])
+}
+
+/// `age1` and 58 characters of the bech32 alphabet, checksum not checked.
+fn has_age_recipient_form(text: &[u8]) -> bool {
     text.len() == 62
         && text.starts_with(b"age1")
-        && text[4..]
-            .iter()
-            .all(|b| b"qpzry9x8gf2tvdw0s3jn54khce6mua7l".contains(b))
+        && text[4..].iter().all(|b| BECH32_ALPHABET.contains(b))
+}
+
+const BECH32_ALPHABET: &[u8; 32] = b"qpzry9x8gf2tvdw0s3jn54khce6mua7l";
+
+/// BIP 173: the checksum of human-readable part and data is valid when the
+/// polymod of both is 1.
+fn bech32_checksum_matches(human_readable_part: &[u8], data: &[u8]) -> bool {
+    const GENERATOR: [u32; 5] = [
+        0x3b6a_57b2,
+        0x2650_8e6d,
+        0x1ea1_19fa,
+        0x3d42_33dd,
+        0x2a14_62b3,
+    ];
+    let values = human_readable_part
+        .iter()
+        .map(|b| b >> 5)
+        .chain(std::iter::once(0))
+        .chain(human_readable_part.iter().map(|b| b & 31))
+        .chain(data.iter().filter_map(|b| {
+            BECH32_ALPHABET
+                .iter()
+                .position(|a| a == b)
+                .map(|position| position as u8)
+        }));
+    let mut checksum: u32 = 1;
+    for value in values {
+        let top = checksum >> 25;
+        checksum = ((checksum & 0x01ff_ffff) << 5) ^ u32::from(value);
+        for (bit, generator) in GENERATOR.iter().enumerate() {
+            if (top >> bit) & 1 == 1 {
+                checksum ^= generator;
+            }
+        }
+    }
+    checksum == 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn age_keygen_recipients_are_accepted_and_a_changed_character_is_not() {
+        let recipient = b"age17nkegg8q77unmvtxew9kpydfjgkq87lnenhucmkty0fwj2d4qfdq3p59xc";
+        assert!(is_age_recipient(recipient));
+        let mut changed = *recipient;
+        changed[20] = if changed[20] == b'q' { b'p' } else { b'q' };
+        assert!(has_age_recipient_form(&changed));
+        assert!(!is_age_recipient(&changed));
+        let mut swapped = *recipient;
+        swapped.swap(30, 31);
+        assert!(swapped == *recipient || !is_age_recipient(&swapped));
+    }
 }
