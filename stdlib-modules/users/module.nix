@@ -19,7 +19,8 @@
         inherit name;
         system = false;
         home = "/home/${name}";
-        shell = account.shell or "/bin/bash";
+        # a missing shell and `shell = null` both mean the default
+        shell = if (account.shell or null) == null then "/bin/bash" else account.shell;
         inherit (account) groups;
       })
       (mesh.directory { path = "/home/${name}"; owner = name; group = name; mode = "0750"; })
