@@ -385,17 +385,40 @@ pub fn same_object(left: &Value, right: &Value) -> bool {
     }
 }
 
+/// Hashes a `&'static str` by its address: the names interned are literals.
+#[derive(Default)]
+struct AddressHasher(u64);
+
+impl std::hash::Hasher for AddressHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.0 = (self.0 << 8 | self.0 >> 56) ^ u64::from(*byte);
+        }
+    }
+
+    fn write_usize(&mut self, value: usize) {
+        self.0 = (value as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type Interned = std::collections::HashMap<(usize, usize), Bytes, std::hash::BuildHasherDefault<AddressHasher>>;
+
 thread_local! {
-    static NAMES: RefCell<std::collections::HashMap<&'static str, Bytes>> = RefCell::new(std::collections::HashMap::new());
+    static NAMES: RefCell<Interned> = RefCell::new(Interned::default());
 }
 
 /// A shared attribute name for a name known at compile time: hosts that build
 /// many sets with the same names allocate each name once per thread.
 pub fn name(text: &'static str) -> Bytes {
+    let key = (text.as_ptr() as usize, text.len());
     NAMES.with(|names| {
         names
             .borrow_mut()
-            .entry(text)
+            .entry(key)
             .or_insert_with(|| Rc::from(text.as_bytes()))
             .clone()
     })
