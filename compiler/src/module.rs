@@ -383,14 +383,14 @@ pub fn field_value(
     machine: &mut Machine,
     module: &Module,
     field: &str,
-    arguments: &[(&str, Value)],
+    arguments: &[(&'static str, Value)],
 ) -> EvalResult<Option<Value>> {
     let Some(entry) = module.record.get_attr(field.as_bytes()) else {
         return Ok(None);
     };
     let span = entry.span.unwrap_or(module.span);
     let value = machine.force(&entry.value.clone(), span)?;
-    let wanted: Vec<&(&str, Value)> = match &value {
+    let wanted: Vec<&(&'static str, Value)> = match &value {
         Value::Lambda(closure) => match &closure.lambda.param {
             ParamIr::Formals {
                 formals,
@@ -408,7 +408,11 @@ pub fn field_value(
     let argument_set = Value::Attrs(Rc::new(Attrs::from_unsorted(
         wanted
             .into_iter()
-            .map(|(name, value)| attr(name, value.clone()))
+            .map(|(name, value)| Attr {
+                name: lang::value::name(name),
+                value: value.clone(),
+                span: None,
+            })
             .collect(),
     )));
     let result = machine.call(value, argument_set, span)?;

@@ -44,9 +44,14 @@ impl Compilation {
 /// then its share of the nodes; their results are merged in node order, so the
 /// output does not depend on how many workers there were.
 pub fn compile(root: &Path) -> Compilation {
-    let workers = std::thread::available_parallelism()
-        .map(|count| count.get())
-        .unwrap_or(1)
+    let workers = std::env::var("MESH_WORKERS")
+        .ok()
+        .and_then(|text| text.parse().ok())
+        .unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|count| count.get())
+                .unwrap_or(1)
+        })
         .clamp(1, 8);
     compile_with_workers(root, workers)
 }
