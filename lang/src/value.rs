@@ -401,7 +401,7 @@ impl std::hash::Hasher for AddressHasher {
     }
 
     fn write_usize(&mut self, value: usize) {
-        self.0 = (value as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = (self.0.rotate_left(5) ^ value as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
 }
 
