@@ -7,7 +7,8 @@
 //!
 //! `MESH_DIFFERENTIAL_CASES` sets how many programs run (default 200);
 //! `MESH_DIFFERENTIAL_SEED` sets the first seed (case `i` uses seed + i), so a failing
-//! case reruns alone with `MESH_DIFFERENTIAL_SEED=<seed> MESH_DIFFERENTIAL_CASES=1`.
+//! case reruns alone with `MESH_DIFFERENTIAL_SEED=<seed> MESH_DIFFERENTIAL_CASES=1`;
+//! `MESH_DIFFERENTIAL_SHOW=1` prints every program with both outputs.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -51,8 +52,8 @@ impl Random {
         self.below(100) < percent
     }
 
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len() as u64) as usize]
+    fn pick<T: Clone>(&mut self, items: &[T]) -> T {
+        items[self.below(items.len() as u64) as usize].clone()
     }
 }
 
@@ -62,7 +63,9 @@ impl Random {
 #[derive(Clone, Debug)]
 enum Ty {
     /// An integer whose magnitude is at most `bound`.
-    Int { bound: i64 },
+    Int {
+        bound: i64,
+    },
     Bool,
     Str,
     /// A list of `element`s whose length is between `min` and `max`.
@@ -88,13 +91,13 @@ fn list_of(element: Ty, min: usize, max: usize) -> Ty {
 }
 
 /// A generated expression: its text (parenthesized unless atomic) and type.
-struct Gen {
+struct Made {
     text: String,
     ty: Ty,
 }
 
-fn gen(text: impl Into<String>, ty: Ty) -> Gen {
-    Gen {
+fn made(text: impl Into<String>, ty: Ty) -> Made {
+    Made {
         text: text.into(),
         ty,
     }
@@ -141,7 +144,16 @@ fn want_of(ty: &Ty) -> Option<Want> {
     })
 }
 
-const FIELD_NAMES: [&str; 8] = ["a", "b", "c", "x", "y", "name", "\"with space\"", "\"${\"dyn\"}\""];
+const FIELD_NAMES: [&str; 8] = [
+    "a",
+    "b",
+    "c",
+    "x",
+    "y",
+    "name",
+    "\"with space\"",
+    "\"${\"dyn\"}\"",
+];
 
 /// The name as printed inside a set when selected: quoted names are selected quoted.
 fn plain_field(name: &str) -> String {
@@ -178,7 +190,7 @@ impl Generator {
         let count = self.random.range(2, 5);
         let mut text = String::from("{\n");
         for index in 0..count {
-            let want = *self.random.pick(&ALL_WANTS);
+            let want = self.random.pick(&ALL_WANTS);
             let value = self.expr(want, 4);
             let _ = writeln!(text, "  r{index} = {};", value.text);
         }
@@ -187,7 +199,7 @@ impl Generator {
         text
     }
 
-    fn variable(&mut self, want: Want) -> Option<Gen> {
+    fn variable(&mut self, want: Want) -> Option<Made> {
         let candidates: Vec<(String, Ty)> = self
             .scope
             .iter()
@@ -197,16 +209,16 @@ impl Generator {
         if candidates.is_empty() {
             return None;
         }
-        let (name, ty) = self.random.pick(&candidates).clone();
-        Some(gen(name, ty))
+        let (name, ty) = self.random.pick(&candidates);
+        Some(made(name, ty))
     }
 
-    fn expr(&mut self, want: Want, depth: u32) -> Gen {
+    fn expr(&mut self, want: Want, depth: u32) -> Made {
         if depth == 0 || self.random.chance(15) {
-            if self.random.chance(50) {
-                if let Some(variable) = self.variable(want) {
-                    return variable;
-                }
+            if self.random.chance(50)
+                && let Some(variable) = self.variable(want)
+            {
+                return variable;
             }
             return self.leaf(want);
         }
@@ -228,17 +240,17 @@ impl Generator {
         }
     }
 
-    fn leaf(&mut self, want: Want) -> Gen {
+    fn leaf(&mut self, want: Want) -> Made {
         match want {
             Want::Int => {
                 let value = self.random.range(-20, 100);
                 if value < 0 {
-                    gen(format!("({value})"), int(value.abs()))
+                    made(format!("({value})"), int(value.abs()))
                 } else {
-                    gen(value.to_string(), int(value))
+                    made(value.to_string(), int(value))
                 }
             }
-            Want::Bool => gen(
+            Want::Bool => made(
                 if self.random.chance(50) {
                     "true"
                 } else {
@@ -246,10 +258,30 @@ impl Generator {
                 },
                 Ty::Bool,
             ),
-            Want::Str => gen(self.string_literal(), Ty::Str),
-            Want::IntList => gen("[ ]", list_of(int(0), 0, 0)),
-            Want::StrList => gen("[ ]", list_of(Ty::Str, 0, 0)),
-            Want::Attrs => gen("{ }", Ty::Attrs(Vec::new())),
+            Want::Str => made(self.string_literal(), Ty::Str),
+            Want::IntList | Want::StrList => {
+                let element_want = if want == Want::IntList {
+                    Want::Int
+                } else {
+                    Want::Str
+                };
+                let count = self.random.range(0, 4) as usize;
+                let mut items = Vec::new();
+                let mut element = self.leaf(element_want).ty;
+                for _ in 0..count {
+                    let item = self.leaf(element_want);
+                    element = join(&element, &item.ty);
+                    items.push(item.text);
+                }
+                if items.is_empty() {
+                    return made("[ ]", list_of(element, 0, 0));
+                }
+                made(
+                    format!("[ {} ]", items.join(" ")),
+                    list_of(element, count, count),
+                )
+            }
+            Want::Attrs => made("{ }", Ty::Attrs(Vec::new())),
         }
     }
 
@@ -267,12 +299,12 @@ impl Generator {
         text
     }
 
-    fn let_in(&mut self, want: Want, depth: u32) -> Gen {
+    fn let_in(&mut self, want: Want, depth: u32) -> Made {
         let count = self.random.range(1, 3);
         let mut bindings = String::new();
         let mut added = 0;
         for _ in 0..count {
-            let bound_want = *self.random.pick(&ALL_WANTS);
+            let bound_want = self.random.pick(&ALL_WANTS);
             let value = self.expr(bound_want, depth - 1);
             let name = self.fresh();
             let _ = write!(bindings, "{name} = {}; ", value.text);
@@ -284,15 +316,15 @@ impl Generator {
         for _ in 0..added {
             self.scope.pop();
         }
-        gen(format!("(let {bindings}in {})", body.text), body.ty)
+        made(format!("(let {bindings}in {})", body.text), body.ty)
     }
 
-    fn if_then_else(&mut self, want: Want, depth: u32) -> Gen {
+    fn if_then_else(&mut self, want: Want, depth: u32) -> Made {
         let condition = self.expr(Want::Bool, depth - 1);
         let then = self.expr(want, depth - 1);
         let otherwise = self.expr(want, depth - 1);
         let ty = join(&then.ty, &otherwise.ty);
-        gen(
+        made(
             format!(
                 "(if {} then {} else {})",
                 condition.text, then.text, otherwise.text
@@ -302,15 +334,15 @@ impl Generator {
     }
 
     /// A function applied at once: plain, with formals and defaults, `...` and `@`.
-    fn lambda_call(&mut self, want: Want, depth: u32) -> Gen {
+    fn lambda_call(&mut self, want: Want, depth: u32) -> Made {
         if self.random.chance(50) {
-            let argument_want = *self.random.pick(&ALL_WANTS);
+            let argument_want = self.random.pick(&ALL_WANTS);
             let argument = self.expr(argument_want, depth - 1);
             let name = self.fresh();
             self.scope.push((name.clone(), argument.ty.clone()));
             let body = self.expr(want, depth - 1);
             self.scope.pop();
-            return gen(
+            return made(
                 format!("(({name}: {}) {})", body.text, argument.text),
                 body.ty,
             );
@@ -334,7 +366,8 @@ impl Generator {
             argument_fields.push((second.clone(), Ty::Str));
         }
         if let Some(at) = &at {
-            self.scope.push((at.clone(), Ty::Attrs(argument_fields.clone())));
+            self.scope
+                .push((at.clone(), Ty::Attrs(argument_fields.clone())));
         }
         let body = self.expr(want, depth - 1);
         if at.is_some() {
@@ -357,45 +390,56 @@ impl Generator {
             if ellipsis { ", ..." } else { "" },
             at.map(|at| format!("@{at}")).unwrap_or_default()
         );
-        gen(format!("(({pattern}: {}) {argument})", body.text), body.ty)
+        made(format!("(({pattern}: {}) {argument})", body.text), body.ty)
     }
 
     /// A set made on the spot (or found in scope) with an attribute of the wanted
     /// kind, selected directly, with `or`, or through `with`.
-    fn select_from_set(&mut self, want: Want, depth: u32) -> Gen {
-        let set = self.attrs_expr(depth - 1);
-        let Ty::Attrs(fields) = &set.ty else {
-            unreachable!()
-        };
-        let matching: Vec<(String, Ty)> = fields
-            .iter()
-            .filter(|(_, ty)| want_of(ty) == Some(want))
-            .cloned()
-            .collect();
-        if matching.is_empty() {
+    fn select_from_set(&mut self, want: Want, depth: u32) -> Made {
+        if self.random.chance(25) {
+            // a set that may lack the attribute: `or` gives the default
+            let set = self.attrs_expr(depth - 1);
             let fallback = self.expr(want, depth - 1);
-            return gen(
+            let Ty::Attrs(fields) = &set.ty else {
+                unreachable!()
+            };
+            if let Some((name, ty)) = fields
+                .iter()
+                .find(|(_, ty)| want_of(ty) == Some(want))
+                .cloned()
+            {
+                return made(
+                    format!("({}.{} or {})", set.text, plain_field(&name), fallback.text),
+                    join(&ty, &fallback.ty),
+                );
+            }
+            return made(
                 format!("({}.missing or {})", set.text, fallback.text),
                 fallback.ty,
             );
         }
-        let (name, ty) = self.random.pick(&matching).clone();
-        let name = plain_field(&name);
-        if self.random.chance(20) && !name.starts_with('"') {
-            // `with` gives the attribute unless a lexical binding of the name exists
-            return gen(format!("(with {}; {name})", set.text), ty);
+        // a set that has it, besides other attributes
+        let other = self.small_set(depth - 1);
+        let Ty::Attrs(fields) = &other.ty else {
+            unreachable!()
+        };
+        let value = self.expr(want, depth - 1);
+        let free: Vec<&str> = FIELD_NAMES
+            .iter()
+            .copied()
+            .filter(|name| !fields.iter().any(|(field, _)| field == name))
+            .collect();
+        let name = self.random.pick(&free);
+        let set_text = format!("({} // {{ {name} = {}; }})", other.text, value.text);
+        let name = plain_field(name);
+        if self.random.chance(25) && !name.starts_with('"') {
+            // `with` gives the attribute (no lexical binding has a field's name)
+            return made(format!("(with {set_text}; {name})"), value.ty);
         }
-        if self.random.chance(20) {
-            let fallback = self.leaf(want);
-            return gen(
-                format!("({}.{name} or {})", set.text, fallback.text),
-                join(&ty, &fallback.ty),
-            );
-        }
-        gen(format!("{}.{name}", set.text), ty)
+        made(format!("{set_text}.{name}"), value.ty)
     }
 
-    fn int_expr(&mut self, depth: u32) -> Gen {
+    fn int_expr(&mut self, depth: u32) -> Made {
         match self.random.below(11) {
             0 | 1 => {
                 let left = self.expr(Want::Int, depth - 1);
@@ -405,7 +449,7 @@ impl Generator {
                 if bound >= INT_LIMIT {
                     return left;
                 }
-                gen(format!("({} {op} {})", left.text, right.text), int(bound))
+                made(format!("({} {op} {})", left.text, right.text), int(bound))
             }
             2 => {
                 let left = self.expr(Want::Int, depth - 1);
@@ -414,13 +458,13 @@ impl Generator {
                 if bound >= INT_LIMIT {
                     return right;
                 }
-                gen(format!("({} * {})", left.text, right.text), int(bound))
+                made(format!("({} * {})", left.text, right.text), int(bound))
             }
             3 => {
                 let left = self.expr(Want::Int, depth - 1);
                 let divisor = self.random.range(1, 7);
                 let sign = if self.random.chance(20) { "-" } else { "" };
-                gen(
+                made(
                     format!("({} / ({sign}{divisor}))", left.text),
                     int(int_bound(&left.ty)),
                 )
@@ -431,10 +475,10 @@ impl Generator {
                 let _ = min;
                 let bound = (max as i64).saturating_mul(int_bound(&element));
                 if bound >= INT_LIMIT {
-                    return gen(format!("(builtins.length {})", list.text), int(max as i64));
+                    return made(format!("(builtins.length {})", list.text), int(max as i64));
                 }
                 let (accumulator, item) = (self.fresh(), self.fresh());
-                gen(
+                made(
                     format!(
                         "(builtins.foldl' ({accumulator}: {item}: {accumulator} + {item}) 0 {})",
                         list.text
@@ -450,36 +494,36 @@ impl Generator {
                 };
                 let list = self.expr(want, depth - 1);
                 let (_, max, _) = list_parts(&list.ty);
-                gen(format!("(builtins.length {})", list.text), int(max as i64))
+                made(format!("(builtins.length {})", list.text), int(max as i64))
             }
             6 => {
                 let list = self.expr(Want::IntList, depth - 1);
                 let (min, _, element) = list_parts(&list.ty);
                 if min == 0 {
-                    return gen(
+                    return made(
                         format!("(builtins.length {})", list.text),
                         int(list_parts(&list.ty).1 as i64),
                     );
                 }
                 let index = self.random.below(min as u64);
                 if index == 0 && self.random.chance(50) {
-                    return gen(format!("(builtins.head {})", list.text), element);
+                    return made(format!("(builtins.head {})", list.text), element);
                 }
-                gen(
-                    format!("(builtins.elemAt {} {index})", list.text),
-                    element,
-                )
+                made(format!("(builtins.elemAt {} {index})", list.text), element)
             }
             7 => {
                 let text = self.expr(Want::Str, depth - 1);
-                gen(format!("(builtins.stringLength {})", text.text), int(10_000))
+                made(
+                    format!("(builtins.stringLength {})", text.text),
+                    int(10_000),
+                )
             }
             8 => {
                 let set = self.attrs_expr(depth - 1);
                 let Ty::Attrs(fields) = &set.ty else {
                     unreachable!()
                 };
-                gen(
+                made(
                     format!("(builtins.length (builtins.attrNames {}))", set.text),
                     int(fields.len() as i64 + 10),
                 )
@@ -487,10 +531,10 @@ impl Generator {
             9 => {
                 let left = self.expr(Want::Int, depth - 1);
                 let right = self.expr(Want::Int, depth - 1);
-                let name = *self.random.pick(&["bitAnd", "bitOr", "bitXor"]);
+                let name = self.random.pick(&["bitAnd", "bitOr", "bitXor"]);
                 // two's complement: the result is no larger than twice the larger bound
                 let bound = 2 * int_bound(&left.ty).max(int_bound(&right.ty)) + 1;
-                gen(
+                made(
                     format!("(builtins.{name} {} {})", left.text, right.text),
                     int(bound),
                 )
@@ -498,51 +542,48 @@ impl Generator {
             _ => {
                 let text = self.expr(Want::Str, depth - 1);
                 let other = self.expr(Want::Str, depth - 1);
-                gen(
-                    format!(
-                        "(builtins.compareVersions {} {})",
-                        text.text, other.text
-                    ),
+                made(
+                    format!("(builtins.compareVersions {} {})", text.text, other.text),
                     int(1),
                 )
             }
         }
     }
 
-    fn bool_expr(&mut self, depth: u32) -> Gen {
+    fn bool_expr(&mut self, depth: u32) -> Made {
         match self.random.below(9) {
             0 => {
                 let left = self.expr(Want::Int, depth - 1);
                 let right = self.expr(Want::Int, depth - 1);
-                let op = *self.random.pick(&["<", "<=", ">", ">=", "==", "!="]);
-                gen(format!("({} {op} {})", left.text, right.text), Ty::Bool)
+                let op = self.random.pick(&["<", "<=", ">", ">=", "==", "!="]);
+                made(format!("({} {op} {})", left.text, right.text), Ty::Bool)
             }
             1 => {
-                let want = *self.random.pick(&ALL_WANTS);
+                let want = self.random.pick(&ALL_WANTS);
                 let left = self.expr(want, depth - 1);
                 let right = self.expr(want, depth - 1);
-                let op = *self.random.pick(&["==", "!="]);
-                gen(format!("({} {op} {})", left.text, right.text), Ty::Bool)
+                let op = self.random.pick(&["==", "!="]);
+                made(format!("({} {op} {})", left.text, right.text), Ty::Bool)
             }
             2 => {
                 let left = self.expr(Want::Str, depth - 1);
                 let right = self.expr(Want::Str, depth - 1);
-                gen(format!("({} < {})", left.text, right.text), Ty::Bool)
+                made(format!("({} < {})", left.text, right.text), Ty::Bool)
             }
             3 => {
                 let inner = self.expr(Want::Bool, depth - 1);
-                gen(format!("(!{})", inner.text), Ty::Bool)
+                made(format!("(!{})", inner.text), Ty::Bool)
             }
             4 => {
                 let left = self.expr(Want::Bool, depth - 1);
                 let right = self.expr(Want::Bool, depth - 1);
-                let op = *self.random.pick(&["&&", "||", "->"]);
-                gen(format!("({} {op} {})", left.text, right.text), Ty::Bool)
+                let op = self.random.pick(&["&&", "||", "->"]);
+                made(format!("({} {op} {})", left.text, right.text), Ty::Bool)
             }
             5 => {
                 let item = self.expr(Want::Int, depth - 1);
                 let list = self.expr(Want::IntList, depth - 1);
-                gen(
+                made(
                     format!("(builtins.elem {} {})", item.text, list.text),
                     Ty::Bool,
                 )
@@ -550,14 +591,14 @@ impl Generator {
             6 => {
                 let set = self.attrs_expr(depth - 1);
                 let name = plain_field(self.random.pick(&FIELD_NAMES));
-                gen(format!("({} ? {name})", set.text), Ty::Bool)
+                made(format!("({} ? {name})", set.text), Ty::Bool)
             }
             7 => {
                 let list = self.expr(Want::IntList, depth - 1);
                 let limit = self.random.range(-5, 50);
-                let name = *self.random.pick(&["any", "all"]);
+                let name = self.random.pick(&["any", "all"]);
                 let item = self.fresh();
-                gen(
+                made(
                     format!(
                         "(builtins.{name} ({item}: {item} > ({limit})) {})",
                         list.text
@@ -566,9 +607,9 @@ impl Generator {
                 )
             }
             _ => {
-                let want = *self.random.pick(&ALL_WANTS);
+                let want = self.random.pick(&ALL_WANTS);
                 let value = self.expr(want, depth - 1);
-                let name = *self.random.pick(&[
+                let name = self.random.pick(&[
                     "isInt",
                     "isString",
                     "isList",
@@ -577,12 +618,12 @@ impl Generator {
                     "isFunction",
                     "isNull",
                 ]);
-                gen(format!("(builtins.{name} {})", value.text), Ty::Bool)
+                made(format!("(builtins.{name} {})", value.text), Ty::Bool)
             }
         }
     }
 
-    fn str_expr(&mut self, depth: u32) -> Gen {
+    fn str_expr(&mut self, depth: u32) -> Made {
         match self.random.below(10) {
             0 | 1 => {
                 // interpolation of strings and of `toString` of integers
@@ -599,12 +640,12 @@ impl Generator {
                     }
                 }
                 text.push('"');
-                gen(text, Ty::Str)
+                made(text, Ty::Str)
             }
             2 => {
                 let left = self.expr(Want::Str, depth - 1);
                 let right = self.expr(Want::Str, depth - 1);
-                gen(format!("({} + {})", left.text, right.text), Ty::Str)
+                made(format!("({} + {})", left.text, right.text), Ty::Str)
             }
             3 => {
                 let separator = self.string_literal();
@@ -614,33 +655,35 @@ impl Generator {
                 } else {
                     self.expr(Want::StrList, depth - 1).text
                 };
-                gen(
+                made(
                     format!("(builtins.concatStringsSep {separator} {list})"),
                     Ty::Str,
                 )
             }
             4 => {
-                let want = *self.random.pick(&[Want::Int, Want::Bool, Want::Str, Want::IntList]);
+                let want = self
+                    .random
+                    .pick(&[Want::Int, Want::Bool, Want::Str, Want::IntList]);
                 let value = self.expr(want, depth - 1);
-                gen(format!("(toString {})", value.text), Ty::Str)
+                made(format!("(toString {})", value.text), Ty::Str)
             }
             5 => {
                 let text = self.expr(Want::Str, depth - 1);
                 let start = self.random.range(0, 4);
                 let length = self.random.range(0, 5);
-                gen(
+                made(
                     format!("(builtins.substring {start} {length} {})", text.text),
                     Ty::Str,
                 )
             }
             6 => {
-                let want = *self.random.pick(&ALL_WANTS);
+                let want = self.random.pick(&ALL_WANTS);
                 let value = self.expr(want, depth - 1);
-                gen(format!("(builtins.typeOf {})", value.text), Ty::Str)
+                made(format!("(builtins.typeOf {})", value.text), Ty::Str)
             }
             7 => {
                 let text = self.expr(Want::Str, depth - 1);
-                gen(
+                made(
                     format!(
                         "(builtins.replaceStrings [ \"a\" \"b\" ] [ \"bb\" \"\" ] {})",
                         text.text
@@ -652,7 +695,7 @@ impl Generator {
                 // an indented string: indentation stripped, `''${` and `'''` escapes
                 let inner = self.expr(Want::Str, depth - 1);
                 let indent = " ".repeat(self.random.range(0, 4) as usize);
-                gen(
+                made(
                     format!(
                         "(''\n{indent}  first ''${{not}} ''' line\n{indent}    ${{{}}} second\n{indent}  '')",
                         inner.text
@@ -667,15 +710,12 @@ impl Generator {
                     return self.leaf(Want::Str);
                 }
                 let index = self.random.below(min as u64);
-                gen(
-                    format!("(builtins.elemAt {} {index})", list.text),
-                    Ty::Str,
-                )
+                made(format!("(builtins.elemAt {} {index})", list.text), Ty::Str)
             }
         }
     }
 
-    fn list_expr(&mut self, element_want: Want, depth: u32) -> Gen {
+    fn list_expr(&mut self, element_want: Want, depth: u32) -> Made {
         let list_want = if element_want == Want::Int {
             Want::IntList
         } else {
@@ -696,23 +736,23 @@ impl Generator {
                 }
                 let element = element.unwrap_or_else(|| self.leaf(element_want).ty);
                 if items.is_empty() {
-                    return gen("[ ]", list_of(element, 0, 0));
+                    return made("[ ]", list_of(element, 0, 0));
                 }
-                gen(
+                made(
                     format!("[ {} ]", items.join(" ")),
                     list_of(element, count, count),
                 )
             }
             2 => {
                 // map from a list of either kind
-                let source_want = *self.random.pick(&[Want::IntList, Want::StrList]);
+                let source_want = self.random.pick(&[Want::IntList, Want::StrList]);
                 let source = self.expr(source_want, depth - 1);
                 let (min, max, source_element) = list_parts(&source.ty);
                 let item = self.fresh();
                 self.scope.push((item.clone(), source_element));
                 let body = self.expr(element_want, depth - 1);
                 self.scope.pop();
-                gen(
+                made(
                     format!("(map ({item}: {}) {})", body.text, source.text),
                     list_of(body.ty, min, max),
                 )
@@ -724,7 +764,7 @@ impl Generator {
                 self.scope.push((item.clone(), element.clone()));
                 let condition = self.expr(Want::Bool, depth - 1);
                 self.scope.pop();
-                gen(
+                made(
                     format!(
                         "(builtins.filter ({item}: {}) {})",
                         condition.text, source.text
@@ -738,7 +778,7 @@ impl Generator {
                 self.scope.push((index.clone(), int(count as i64)));
                 let body = self.expr(element_want, depth - 1);
                 self.scope.pop();
-                gen(
+                made(
                     format!("(builtins.genList ({index}: {}) {count})", body.text),
                     list_of(body.ty, count, count),
                 )
@@ -748,7 +788,7 @@ impl Generator {
                 let right = self.expr(list_want, depth - 1);
                 let (left_min, left_max, left_element) = list_parts(&left.ty);
                 let (right_min, right_max, right_element) = list_parts(&right.ty);
-                gen(
+                made(
                     format!("({} ++ {})", left.text, right.text),
                     list_of(
                         join(&left_element, &right_element),
@@ -766,7 +806,7 @@ impl Generator {
                     let op = if self.random.chance(50) { "<" } else { ">" };
                     format!("({a}: {b}: {a} {op} {b})")
                 };
-                gen(
+                made(
                     format!("(builtins.sort {comparator} {})", source.text),
                     source.ty,
                 )
@@ -777,7 +817,7 @@ impl Generator {
                 if min == 0 {
                     return source;
                 }
-                gen(
+                made(
                     format!("(builtins.tail {})", source.text),
                     list_of(element, min - 1, max - 1),
                 )
@@ -789,7 +829,7 @@ impl Generator {
                         unreachable!()
                     };
                     let count = fields.len();
-                    return gen(
+                    return made(
                         format!("(builtins.attrNames {})", set.text),
                         list_of(Ty::Str, count, count + 8),
                     );
@@ -805,7 +845,7 @@ impl Generator {
                     element = join(&element, &list_element);
                     lists.push(list.text);
                 }
-                gen(
+                made(
                     format!("(builtins.concatLists [ {} ])", lists.join(" ")),
                     list_of(element, min, max),
                 )
@@ -813,7 +853,7 @@ impl Generator {
         }
     }
 
-    fn attrs_expr(&mut self, depth: u32) -> Gen {
+    fn attrs_expr(&mut self, depth: u32) -> Made {
         if depth == 0 {
             return self.small_set(0);
         }
@@ -828,7 +868,7 @@ impl Generator {
                     first.text
                 );
                 let bound = int_bound(&first.ty);
-                gen(
+                made(
                     text,
                     Ty::Attrs(vec![
                         ("a".into(), int(bound)),
@@ -850,13 +890,16 @@ impl Generator {
                     .cloned()
                     .collect();
                 fields.extend(right_fields.iter().cloned());
-                gen(format!("({} // {})", left.text, right.text), Ty::Attrs(fields))
+                made(
+                    format!("({} // {})", left.text, right.text),
+                    Ty::Attrs(fields),
+                )
             }
             5 => {
                 // listToAttrs with names made from the elements (duplicates: first wins)
                 let list = self.expr(Want::IntList, depth - 1);
                 let item = self.fresh();
-                gen(
+                made(
                     format!(
                         "(builtins.listToAttrs (map ({item}: {{ name = \"k${{toString {item}}}\"; value = {item}; }}) {}))",
                         list.text
@@ -874,7 +917,7 @@ impl Generator {
                     .iter()
                     .map(|(field, _)| (field.clone(), Ty::Str))
                     .collect();
-                gen(
+                made(
                     format!(
                         "(builtins.mapAttrs ({name}: {value}: \"${{{name}}}=${{builtins.typeOf {value}}}\") {})",
                         set.text
@@ -884,10 +927,12 @@ impl Generator {
             }
             _ => {
                 // a shared value printed twice: `«repeated»` where Nix prints it
-                let want = *self.random.pick(&[Want::IntList, Want::Attrs, Want::StrList]);
+                let want = self
+                    .random
+                    .pick(&[Want::IntList, Want::Attrs, Want::StrList]);
                 let value = self.expr(want, depth - 1);
                 let name = self.fresh();
-                gen(
+                made(
                     format!(
                         "(let {name} = {}; in {{ first = {name}; second = {name}; both = [ {name} {name} ]; }})",
                         value.text
@@ -902,11 +947,11 @@ impl Generator {
     }
 
     /// `{ name = value; ... }` with distinct names, some nested `a.b = ...` paths.
-    fn small_set(&mut self, depth: u32) -> Gen {
+    fn small_set(&mut self, depth: u32) -> Made {
         let count = self.random.range(0, 4) as usize;
         let mut names: Vec<&str> = Vec::new();
         while names.len() < count {
-            let name = *self.random.pick(&FIELD_NAMES);
+            let name = self.random.pick(&FIELD_NAMES);
             if !names.contains(&name) {
                 names.push(name);
             }
@@ -914,7 +959,7 @@ impl Generator {
         let mut text = String::from("{ ");
         let mut fields = Vec::new();
         for name in names {
-            let want = *self.random.pick(&ALL_WANTS);
+            let want = self.random.pick(&ALL_WANTS);
             let value = if depth == 0 {
                 self.leaf(want)
             } else {
@@ -934,7 +979,7 @@ impl Generator {
             text.push_str("inherit (builtins) true; ");
         }
         text.push('}');
-        gen(text, Ty::Attrs(fields))
+        made(text, Ty::Attrs(fields))
     }
 }
 
@@ -1103,11 +1148,15 @@ fn random_programs_print_as_nix_prints_them() {
             .collect(),
     );
 
+    let show = std::env::var_os("MESH_DIFFERENTIAL_SHOW").is_some();
     let mut mismatches = Vec::new();
     let mut both_failed = 0;
     for (((seed, _, text), nix_output), mesh_output) in
         programs.iter().zip(&nix_outputs).zip(&mesh_outputs)
     {
+        if show {
+            eprintln!("seed {seed:#x}:\n{text}=> {nix_output:?}\n=> {mesh_output:?}\n");
+        }
         match (nix_output, mesh_output) {
             (Printed::Value(expected), Printed::Value(actual)) if expected == actual => {}
             (Printed::Error(_), Printed::Error(_)) => both_failed += 1,
@@ -1131,5 +1180,9 @@ fn random_programs_print_as_nix_prints_them() {
         "{both_failed} of {cases} generated programs fail in both nix-instantiate and mesh: \
          the generator makes programs that are not well-formed"
     );
-    eprintln!("{cases} random programs printed the same in mesh and nix-instantiate");
+    let total_bytes: usize = programs.iter().map(|(_, _, text)| text.len()).sum();
+    eprintln!(
+        "{cases} random programs ({total_bytes} bytes) printed the same in mesh and \
+         nix-instantiate; {both_failed} failed in both"
+    );
 }
