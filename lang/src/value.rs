@@ -396,7 +396,7 @@ impl std::hash::Hasher for AddressHasher {
 
     fn write(&mut self, bytes: &[u8]) {
         for byte in bytes {
-            self.0 = (self.0 << 8 | self.0 >> 56) ^ u64::from(*byte);
+            self.0 = self.0.rotate_left(8) ^ u64::from(*byte);
         }
     }
 
