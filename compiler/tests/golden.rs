@@ -7,8 +7,8 @@
 //! and review the diff like code: it is what every node of the example will apply.
 //!
 //! Also here: the same repository gives the same bytes from any directory, under
-//! any absolute path and in any environment (DESIGN.md: nothing nondeterministic
-//! reaches a plan).
+//! any absolute path, in any environment and with any number of workers
+//! (DESIGN.md: nothing nondeterministic reaches a plan).
 
 #[path = "support/repository.rs"]
 mod support;
@@ -111,6 +111,7 @@ fn homelab_builds_byte_identical_from_different_directories_and_environments() {
             ("TZ", "UTC"),
             ("LANG", "C"),
             ("USER", "root"),
+            ("MESH_WORKERS", "1"),
         ],
     );
     // ...and from an unrelated directory, with relative paths and another
@@ -126,6 +127,7 @@ fn homelab_builds_byte_identical_from_different_directories_and_environments() {
             ("LANG", "de_DE.UTF-8"),
             ("LC_ALL", "tr_TR.UTF-8"),
             ("USER", "somebody-else"),
+            ("MESH_WORKERS", "3"),
         ],
     );
     assert_same_files(&second, &first, "second build against the first");
