@@ -1,0 +1,179 @@
+//! The applier's place in the architecture, checked: it depends on `plan` and no other
+//! crate of ours (never the language, the compiler, nom or petgraph); every source file
+//! says what it is for; every error code has a book page.
+
+use std::path::{Path, PathBuf};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace").to_path_buf()
+}
+
+fn metadata() -> serde_json::Value {
+    let output = std::process::Command::new(env!("CARGO"))
+        .args(["metadata", "--format-version", "1", "--offline"])
+        .current_dir(workspace())
+        .output()
+        .expect("cargo metadata");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    serde_json::from_slice(&output.stdout).expect("json")
+}
+
+/// Every package `package` depends on, transitively (normal dependencies only).
+fn transitive_dependencies(metadata: &serde_json::Value, package: &str) -> Vec<String> {
+    let packages = metadata["packages"].as_array().expect("packages");
+    let id_of = |name: &str| -> String {
+        packages
+            .iter()
+            .find(|candidate| candidate["name"] == name)
+            .and_then(|candidate| candidate["id"].as_str())
+            .expect("package")
+            .to_string()
+    };
+    let nodes = metadata["resolve"]["nodes"].as_array().expect("nodes");
+    let mut seen = vec![id_of(package)];
+    let mut stack = seen.clone();
+    while let Some(id) = stack.pop() {
+        let node = nodes.iter().find(|node| node["id"] == id.as_str()).expect("node");
+        for dependency in node["deps"].as_array().expect("deps") {
+            let normal = dependency["dep_kinds"]
+                .as_array()
+                .is_some_and(|kinds| kinds.iter().any(|kind| kind["kind"].is_null()));
+            let dependency_id = dependency["pkg"].as_str().expect("pkg").to_string();
+            if normal && !seen.contains(&dependency_id) {
+                seen.push(dependency_id.clone());
+                stack.push(dependency_id);
+            }
+        }
+    }
+    seen.iter()
+        .filter_map(|id| packages.iter().find(|candidate| candidate["id"] == id.as_str()))
+        .map(|package| package["name"].as_str().expect("name").to_string())
+        .collect()
+}
+
+#[test]
+fn applier_depends_on_plan_and_no_other_crate_of_ours() {
+    let metadata = metadata();
+    let members: Vec<String> = metadata["workspace_members"]
+        .as_array()
+        .expect("members")
+        .iter()
+        .filter_map(|id| {
+            metadata["packages"]
+                .as_array()
+                .expect("packages")
+                .iter()
+                .find(|package| package["id"] == *id)
+                .and_then(|package| package["name"].as_str())
+                .map(str::to_string)
+        })
+        .collect();
+    let applier = transitive_dependencies(&metadata, "applier");
+    assert!(applier.contains(&"plan".to_string()));
+    // nothing of the language or the compiler, however indirectly
+    for forbidden in ["lang", "compiler", "petgraph", "miette", "lapin"] {
+        assert!(!applier.contains(&forbidden.to_string()), "applier depends on {forbidden}");
+    }
+    // nom only as the `age` crate's own header parser, never directly
+    let direct: Vec<String> = metadata["packages"]
+        .as_array()
+        .expect("packages")
+        .iter()
+        .find(|package| package["name"] == "applier")
+        .and_then(|package| package["dependencies"].as_array())
+        .expect("dependencies")
+        .iter()
+        .filter(|dependency| dependency["kind"].is_null())
+        .map(|dependency| dependency["name"].as_str().expect("name").to_string())
+        .collect();
+    for forbidden in ["nom", "petgraph", "lang", "compiler"] {
+        assert!(!direct.contains(&forbidden.to_string()), "applier depends directly on {forbidden}");
+    }
+    for member in &members {
+        if member != "applier" && member != "plan" {
+            assert!(!applier.contains(member), "applier depends on the workspace crate {member}");
+        }
+    }
+    let plan = transitive_dependencies(&metadata, "plan");
+    for member in &members {
+        if member != "plan" {
+            assert!(!plan.contains(member), "plan depends on the workspace crate {member}");
+        }
+    }
+}
+
+fn rust_files(directory: &Path, found: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(directory).expect("read_dir") {
+        let path = entry.expect("entry").path();
+        if path.is_dir() {
+            rust_files(&path, found);
+        } else if path.extension().is_some_and(|extension| extension == "rs") {
+            found.push(path);
+        }
+    }
+}
+
+#[test]
+fn every_source_file_starts_by_saying_what_it_is_for() {
+    let mut files = Vec::new();
+    for crate_name in ["plan", "applier"] {
+        for part in ["src", "tests", "benches"] {
+            let directory = workspace().join(crate_name).join(part);
+            if directory.is_dir() {
+                rust_files(&directory, &mut files);
+            }
+        }
+    }
+    assert!(files.len() > 20);
+    for path in files {
+        let text = std::fs::read_to_string(&path).expect("read");
+        assert!(text.starts_with("//! "), "{} does not start with a `//!` line", path.display());
+        assert!(
+            !path.file_name().is_some_and(|name| name == "mod.rs"),
+            "{}: use `foo.rs` beside `foo/`, not `mod.rs`",
+            path.display()
+        );
+        let is_root = path.ends_with("src/lib.rs") || path.ends_with("src/main.rs");
+        if is_root {
+            assert!(text.contains("#![forbid(unsafe_code)]"), "{} does not forbid unsafe code", path.display());
+        }
+    }
+}
+
+#[test]
+fn each_shape_kind_has_a_module_of_its_name_in_plan_and_applier() {
+    for kind in plan::Kind::ALL {
+        for crate_name in ["plan", "applier"] {
+            let path = workspace().join(crate_name).join("src").join(format!("{}.rs", kind.name()));
+            assert!(path.is_file(), "missing {}", path.display());
+        }
+    }
+}
+
+#[test]
+fn every_error_code_has_a_book_page_and_codes_are_unique() {
+    let mut numbers = Vec::new();
+    for (code, number, title) in applier::codes::TABLE {
+        assert_eq!(code.as_str(), *number);
+        assert!(number.starts_with("E5") && number.len() == 4, "{number}");
+        assert!(title.starts_with(|first: char| first.is_lowercase()), "{title}");
+        assert!(!numbers.contains(number), "{number} is used twice");
+        numbers.push(number);
+        let page = workspace().join("book/src/errors").join(format!("{number}.md"));
+        let text = std::fs::read_to_string(&page).unwrap_or_else(|_| panic!("no book page {}", page.display()));
+        assert!(text.starts_with(&format!("# {number}: ")), "{} must start with `# {number}: `", page.display());
+    }
+}
+
+#[test]
+fn applier_source_has_no_unwrap_or_ignored_results() {
+    let mut files = Vec::new();
+    rust_files(&workspace().join("applier/src"), &mut files);
+    for path in files {
+        let text = std::fs::read_to_string(&path).expect("read");
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for forbidden in [".unwrap()", ".expect(", "let _ =", "panic!(", "unreachable!("] {
+            assert!(!code.contains(forbidden), "{} uses `{forbidden}`", path.display());
+        }
+    }
+}
