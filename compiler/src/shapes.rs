@@ -259,37 +259,74 @@ pub fn add(
             by_identity.insert(key, declaration);
         }
         Some(existing) if existing.resource == declaration.resource => {}
-        Some(existing) => {
-            let differing: Vec<String> = if existing.kind() != declaration.kind() {
-                vec!["the kind".to_string()]
-            } else {
-                let left = existing.resource.to_json();
-                let right = declaration.resource.to_json();
-                match (left, right) {
-                    (serde_json::Value::Object(left), serde_json::Value::Object(right)) => left
-                        .iter()
-                        .filter(|(name, value)| right.get(*name) != Some(*value))
-                        .map(|(name, _)| format!("`{name}`"))
-                        .collect(),
-                    _ => Vec::new(),
-                }
-            };
-            diagnostics.push(
-                Diagnostic::error(
-                    codes::SHAPE_CONFLICT,
-                    format!(
-                        "modules `{}` and `{}` declare {} differently ({} differ)",
-                        existing.module,
-                        declaration.module,
-                        declaration.describe(),
-                        differing.join(", ")
-                    ),
-                )
-                .with_primary(declaration.span, format!("declared by `{}` here", declaration.module))
-                .with_secondary(existing.span, format!("and by `{}` here", existing.module))
-                .with_help("a resource has one declaration per node: let one module own it, or make both declarations identical"),
-            );
-        }
+        Some(existing) => diagnostics.push(conflict(existing, &declaration)),
+    }
+}
+
+/// Two different declarations of one resource, by two modules or by one.
+fn conflict(existing: &ShapeDecl, declaration: &ShapeDecl) -> Diagnostic {
+    let same_module = existing.module == declaration.module;
+    let what = if existing.kind() != declaration.kind() {
+        format!(
+            "`{}` as {} {} and as {} {}",
+            declaration.identity(),
+            article(existing.kind().name()),
+            existing.kind().name(),
+            article(declaration.kind().name()),
+            declaration.kind().name()
+        )
+    } else {
+        let left = existing.resource.to_json();
+        let right = declaration.resource.to_json();
+        let differing: Vec<String> = match (left, right) {
+            (serde_json::Value::Object(left), serde_json::Value::Object(right)) => left
+                .iter()
+                .filter(|(name, value)| right.get(*name) != Some(*value))
+                .map(|(name, _)| format!("`{name}`"))
+                .collect(),
+            _ => Vec::new(),
+        };
+        let verb = if differing.len() == 1 {
+            "differs"
+        } else {
+            "differ"
+        };
+        format!(
+            "{}{} differently ({} {verb})",
+            declaration.describe(),
+            if same_module { " twice," } else { "" },
+            differing.join(", ")
+        )
+    };
+    let (message, primary, secondary, help) = if same_module {
+        (
+            format!("module `{}` declares {what}", declaration.module),
+            "declared again here".to_string(),
+            "first declared here".to_string(),
+            "a resource has one declaration per node: keep one of the two",
+        )
+    } else {
+        (
+            format!(
+                "modules `{}` and `{}` declare {what}",
+                existing.module, declaration.module
+            ),
+            format!("declared by `{}` here", declaration.module),
+            format!("and by `{}` here", existing.module),
+            "a resource has one declaration per node: let one module own it, or make both declarations identical",
+        )
+    };
+    Diagnostic::error(codes::SHAPE_CONFLICT, message)
+        .with_primary(declaration.span, primary)
+        .with_secondary(existing.span, secondary)
+        .with_help(help)
+}
+
+fn article(word: &str) -> &'static str {
+    if word.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
     }
 }
 

@@ -1,0 +1,6 @@
+{ mesh, ... }: {
+  description = "an API";
+  shapes = [
+    (mesh.directory { path = "/srv/site"; })
+  ];
+}
