@@ -103,6 +103,17 @@ codes! {
     CONTRIBUTION_TYPE_MISMATCH = "E208", "contribution of the wrong type";
     CONTRIBUTION_CONFLICT = "E209", "two modules contribute the same key";
     INVALID_COLLECTION = "E210", "invalid collection declaration";
+    // E3xx: credentials, secrets, mirrors and artifacts
+    NO_PROVIDER = "E300", "no node provides the service a consumer asks for";
+    AMBIGUOUS_PROVIDER = "E301", "several nodes provide the service and no `from` chooses one";
+    NOT_A_PROVIDER = "E302", "`from` names a node that does not provide the service";
+    INVALID_DECLARATION = "E303", "invalid `provides`, `consumes`, `needs`, `mirrors` or `artifacts` entry";
+    SECRET_NOT_MADE = "E304", "need or grant not made (`--locked`)";
+    SECRET_STORE = "E305", "sealed store cannot be read or written";
+    UNPINNED_MIRROR = "E306", "mirror not pinned in `mesh.lock`";
+    UNBUILT_ARTIFACT = "E307", "artifact not built, or changed since it was built";
+    INVALID_LOCK = "E308", "invalid `mesh.lock`";
+    LOGIN_CONFLICT = "E309", "two consumers would get the same login";
     // E4xx: shapes and plans
     INVALID_SHAPE = "E400", "invalid shape";
     SHAPE_CONFLICT = "E401", "two shapes declare the same resource differently";
