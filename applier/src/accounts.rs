@@ -61,7 +61,9 @@ impl Accounts {
             });
         }
         if self.live {
-            return getent("passwd", name).and_then(|line| parse_passwd(&line)).map(|(_, entry)| entry);
+            return getent("passwd", name)
+                .and_then(|line| parse_passwd(&line))
+                .map(|(_, entry)| entry);
         }
         None
     }
@@ -78,7 +80,9 @@ impl Accounts {
             });
         }
         if self.live {
-            return getent("group", name).and_then(|line| parse_group(&line)).map(|(_, entry)| entry);
+            return getent("group", name)
+                .and_then(|line| parse_group(&line))
+                .map(|(_, entry)| entry);
         }
         None
     }
@@ -118,15 +122,19 @@ fn read_lines(path: &std::path::Path) -> io::Result<Vec<String>> {
 fn parse_passwd(line: &str) -> Option<(String, UserEntry)> {
     let fields: Vec<&str> = line.split(':').collect();
     match fields.as_slice() {
-        [name, _, uid, gid, _, home, shell, ..] if !name.is_empty() && !name.starts_with(['+', '-']) => Some((
-            name.to_string(),
-            UserEntry {
-                uid: uid.parse().ok()?,
-                gid: gid.parse().ok()?,
-                home: home.to_string(),
-                shell: shell.to_string(),
-            },
-        )),
+        [name, _, uid, gid, _, home, shell, ..]
+            if !name.is_empty() && !name.starts_with(['+', '-']) =>
+        {
+            Some((
+                name.to_string(),
+                UserEntry {
+                    uid: uid.parse().ok()?,
+                    gid: gid.parse().ok()?,
+                    home: home.to_string(),
+                    shell: shell.to_string(),
+                },
+            ))
+        }
         _ => None,
     }
 }
@@ -150,9 +158,17 @@ fn parse_group(line: &str) -> Option<(String, GroupEntry)> {
 }
 
 fn getent(database: &str, name: &str) -> Option<String> {
-    let output = std::process::Command::new("getent").arg(database).arg(name).output().ok()?;
+    let output = std::process::Command::new("getent")
+        .arg(database)
+        .arg(name)
+        .output()
+        .ok()?;
     if !output.status.success() {
         return None;
     }
-    String::from_utf8(output.stdout).ok()?.lines().next().map(str::to_string)
+    String::from_utf8(output.stdout)
+        .ok()?
+        .lines()
+        .next()
+        .map(str::to_string)
 }

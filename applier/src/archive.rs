@@ -18,7 +18,10 @@ use crate::problem::Problem;
 
 /// Where an archive is unpacked before it is swapped in (`/srv/.app.mesh-unpack`).
 pub fn staging_path_for(host_path: &Path) -> PathBuf {
-    let name = host_path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = host_path
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
     host_path.with_file_name(format!(".{name}.mesh-unpack"))
 }
 
@@ -56,7 +59,10 @@ fn open_artifact(artifact_path: &Path) -> Result<File, Problem> {
     File::open(artifact_path).map_err(|error| {
         Problem::new(
             Code::MissingArtifact,
-            format!("cannot open the artifact `{}`: {error}", artifact_path.display()),
+            format!(
+                "cannot open the artifact `{}`: {error}",
+                artifact_path.display()
+            ),
             "copy the built artifact into the artifact directory (`--artifacts`), then apply again",
         )
     })
@@ -126,18 +132,23 @@ fn walk<R: Read>(reader: R, unpack: Option<&Unpack<'_>>) -> Result<String, Probl
         .entries()
         .map_err(|error| unsafe_entry("(header)", &format!("cannot be read: {error}")))?;
     for entry in entries {
-        let mut entry = entry.map_err(|error| unsafe_entry("(header)", &format!("cannot be read: {error}")))?;
+        let mut entry =
+            entry.map_err(|error| unsafe_entry("(header)", &format!("cannot be read: {error}")))?;
         let raw_path = entry
             .path()
             .map_err(|error| unsafe_entry("(path)", &format!("has an unreadable path: {error}")))?
             .into_owned();
         let shown = raw_path.display().to_string();
-        let relative = normalize(&raw_path).ok_or_else(|| unsafe_entry(&shown, "leaves the archive (`..` or an absolute path)"))?;
+        let relative = normalize(&raw_path)
+            .ok_or_else(|| unsafe_entry(&shown, "leaves the archive (`..` or an absolute path)"))?;
         let mode = entry.header().mode().unwrap_or(0o644) & 0o777;
         if relative.as_os_str().is_empty() {
             // the archive's own root (`./`): only its mode matters
             if entry.header().entry_type() != tar::EntryType::Directory {
-                return Err(unsafe_entry(&shown, "is the archive root but not a directory"));
+                return Err(unsafe_entry(
+                    &shown,
+                    "is the archive root but not a directory",
+                ));
             }
             seen.directories.push((PathBuf::new(), mode));
             continue;
@@ -147,14 +158,21 @@ fn walk<R: Read>(reader: R, unpack: Option<&Unpack<'_>>) -> Result<String, Probl
         }
         for ancestor in relative.ancestors().skip(1) {
             match seen.kinds.get(ancestor) {
-                Some(EntryKind::Symlink) => return Err(unsafe_entry(&shown, "lies under a symlink of the archive")),
-                Some(EntryKind::File) => return Err(unsafe_entry(&shown, "lies under a file of the archive")),
+                Some(EntryKind::Symlink) => {
+                    return Err(unsafe_entry(&shown, "lies under a symlink of the archive"));
+                }
+                Some(EntryKind::File) => {
+                    return Err(unsafe_entry(&shown, "lies under a file of the archive"));
+                }
                 _ => {}
             }
         }
         let entry_type = entry.header().entry_type();
         if entry_type != tar::EntryType::Directory && seen.parents.contains(&relative) {
-            return Err(unsafe_entry(&shown, "replaces a directory that earlier entries lie in"));
+            return Err(unsafe_entry(
+                &shown,
+                "replaces a directory that earlier entries lie in",
+            ));
         }
         let kind = match entry_type {
             tar::EntryType::Regular | tar::EntryType::Continuous => EntryKind::File,
@@ -162,22 +180,34 @@ fn walk<R: Read>(reader: R, unpack: Option<&Unpack<'_>>) -> Result<String, Probl
             tar::EntryType::Symlink => {
                 let target = link_target(&entry, &shown)?;
                 if !symlink_stays_inside(&relative, &target) {
-                    return Err(unsafe_entry(&shown, &format!("is a link to `{}` outside the archive", target.display())));
+                    return Err(unsafe_entry(
+                        &shown,
+                        &format!("is a link to `{}` outside the archive", target.display()),
+                    ));
                 }
                 EntryKind::Symlink
             }
             tar::EntryType::Link => {
                 let target = link_target(&entry, &shown)?;
-                let inside = normalize(&target).filter(|target| seen.kinds.get(target) == Some(&EntryKind::File));
+                let inside = normalize(&target)
+                    .filter(|target| seen.kinds.get(target) == Some(&EntryKind::File));
                 if inside.is_none() {
                     return Err(unsafe_entry(
                         &shown,
-                        &format!("is a hard link to `{}`, which is not an earlier file of the archive", target.display()),
+                        &format!(
+                            "is a hard link to `{}`, which is not an earlier file of the archive",
+                            target.display()
+                        ),
                     ));
                 }
                 EntryKind::File
             }
-            other => return Err(unsafe_entry(&shown, &format!("is a special file ({other:?})"))),
+            other => {
+                return Err(unsafe_entry(
+                    &shown,
+                    &format!("is a special file ({other:?})"),
+                ));
+            }
         };
         if let Some(unpack) = unpack {
             let destination = unpack.staging.join(&relative);
@@ -186,22 +216,34 @@ fn walk<R: Read>(reader: R, unpack: Option<&Unpack<'_>>) -> Result<String, Probl
                 tar::EntryType::Directory => {
                     match std::fs::DirBuilder::new().mode(0o700).create(&destination) {
                         Ok(()) => {}
-                        Err(error) if error.kind() == io::ErrorKind::AlreadyExists && destination.is_dir() => {}
-                        Err(error) => return Err(Problem::filesystem("create the directory", &destination, &error)),
+                        Err(error)
+                            if error.kind() == io::ErrorKind::AlreadyExists
+                                && destination.is_dir() => {}
+                        Err(error) => {
+                            return Err(Problem::filesystem(
+                                "create the directory",
+                                &destination,
+                                &error,
+                            ));
+                        }
                     }
                     seen.directories.push((relative.clone(), mode));
                 }
                 tar::EntryType::Symlink => {
                     let target = link_target(&entry, &shown)?;
-                    std::os::unix::fs::symlink(&target, &destination)
-                        .map_err(|error| Problem::filesystem("create the link", &destination, &error))?;
+                    std::os::unix::fs::symlink(&target, &destination).map_err(|error| {
+                        Problem::filesystem("create the link", &destination, &error)
+                    })?;
                     std::os::unix::fs::lchown(&destination, Some(unpack.uid), Some(unpack.gid))
-                        .map_err(|error| Problem::filesystem("set the owner of", &destination, &error))?;
+                        .map_err(|error| {
+                            Problem::filesystem("set the owner of", &destination, &error)
+                        })?;
                 }
                 tar::EntryType::Link => {
                     let target = normalize(&link_target(&entry, &shown)?).unwrap_or_default();
-                    std::fs::hard_link(unpack.staging.join(target), &destination)
-                        .map_err(|error| Problem::filesystem("create the hard link", &destination, &error))?;
+                    std::fs::hard_link(unpack.staging.join(target), &destination).map_err(
+                        |error| Problem::filesystem("create the hard link", &destination, &error),
+                    )?;
                 }
                 _ => {
                     let mut output = std::fs::OpenOptions::new()
@@ -211,11 +253,16 @@ fn walk<R: Read>(reader: R, unpack: Option<&Unpack<'_>>) -> Result<String, Probl
                         .open(&destination)
                         .map_err(|error| Problem::filesystem("create", &destination, &error))?;
                     std::os::unix::fs::fchown(&output, Some(unpack.uid), Some(unpack.gid))
-                        .map_err(|error| Problem::filesystem("set the owner of", &destination, &error))?;
+                        .map_err(|error| {
+                            Problem::filesystem("set the owner of", &destination, &error)
+                        })?;
                     output
                         .set_permissions(std::fs::Permissions::from_mode(mode))
-                        .map_err(|error| Problem::filesystem("set the mode of", &destination, &error))?;
-                    io::copy(&mut entry, &mut output).map_err(|error| Problem::filesystem("write", &destination, &error))?;
+                        .map_err(|error| {
+                            Problem::filesystem("set the mode of", &destination, &error)
+                        })?;
+                    io::copy(&mut entry, &mut output)
+                        .map_err(|error| Problem::filesystem("write", &destination, &error))?;
                 }
             }
         }
@@ -229,10 +276,17 @@ fn walk<R: Read>(reader: R, unpack: Option<&Unpack<'_>>) -> Result<String, Probl
     if let Some(unpack) = unpack {
         // directories last, deepest first, so a read-only one does not stop its children
         let mut directories = seen.directories.clone();
-        if !directories.iter().any(|(path, _)| path.as_os_str().is_empty()) {
+        if !directories
+            .iter()
+            .any(|(path, _)| path.as_os_str().is_empty())
+        {
             directories.push((PathBuf::new(), 0o755));
         }
-        for (path, _) in seen.kinds.iter().filter(|(_, kind)| **kind == EntryKind::Directory) {
+        for (path, _) in seen
+            .kinds
+            .iter()
+            .filter(|(_, kind)| **kind == EntryKind::Directory)
+        {
             if !directories.iter().any(|(known, _)| known == path) {
                 directories.push((path.clone(), 0o755));
             }
@@ -245,8 +299,9 @@ fn walk<R: Read>(reader: R, unpack: Option<&Unpack<'_>>) -> Result<String, Probl
         directories.sort_by_key(|(path, _)| std::cmp::Reverse(path.components().count()));
         for (path, mode) in directories {
             let destination = unpack.staging.join(&path);
-            durable::set_owner_and_mode(&destination, true, mode, unpack.uid, unpack.gid)
-                .map_err(|error| Problem::filesystem("set owner and mode of", &destination, &error))?;
+            durable::set_owner_and_mode(&destination, true, mode, unpack.uid, unpack.gid).map_err(
+                |error| Problem::filesystem("set owner and mode of", &destination, &error),
+            )?;
         }
     }
     archive
@@ -271,7 +326,10 @@ fn link_target<R: Read>(entry: &tar::Entry<'_, R>, shown: &str) -> Result<PathBu
     match entry.link_name() {
         Ok(Some(target)) if !target.as_os_str().is_empty() => Ok(target.into_owned()),
         Ok(_) => Err(unsafe_entry(shown, "is a link without a target")),
-        Err(error) => Err(unsafe_entry(shown, &format!("has an unreadable link target: {error}"))),
+        Err(error) => Err(unsafe_entry(
+            shown,
+            &format!("has an unreadable link target: {error}"),
+        )),
     }
 }
 
@@ -326,7 +384,13 @@ fn ensure_parents(staging: &Path, relative: &Path) -> Result<(), Problem> {
 /// Unpacks the artifact beside `host_path` and swaps it in: the new tree replaces the
 /// old one in a single rename (`RENAME_EXCHANGE` where the filesystem has it), and the
 /// old tree is removed afterwards.
-pub fn apply(artifact_path: &Path, expected_digest: &str, host_path: &Path, uid: u32, gid: u32) -> Result<(), Problem> {
+pub fn apply(
+    artifact_path: &Path,
+    expected_digest: &str,
+    host_path: &Path,
+    uid: u32,
+    gid: u32,
+) -> Result<(), Problem> {
     let staging = staging_path_for(host_path);
     remove_tree_if_present(&staging)?;
     std::fs::DirBuilder::new()
@@ -353,7 +417,9 @@ pub fn apply(artifact_path: &Path, expected_digest: &str, host_path: &Path, uid:
     // the staging directory is beside the target, on the same filesystem
     let mut flusher = Flusher::new();
     flusher.touched_file(host_path);
-    flusher.flush().map_err(|error| Problem::filesystem("flush", &staging, &error))?;
+    flusher
+        .flush()
+        .map_err(|error| Problem::filesystem("flush", &staging, &error))?;
     let exists = std::fs::symlink_metadata(host_path).is_ok();
     if exists {
         let exchanged = rustix::fs::renameat_with(
@@ -365,32 +431,50 @@ pub fn apply(artifact_path: &Path, expected_digest: &str, host_path: &Path, uid:
         );
         match exchanged {
             Ok(()) => {}
-            Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOSYS | rustix::io::Errno::OPNOTSUPP) => {
+            Err(
+                rustix::io::Errno::INVAL | rustix::io::Errno::NOSYS | rustix::io::Errno::OPNOTSUPP,
+            ) => {
                 // no RENAME_EXCHANGE here: move the old tree aside, then the new one in
                 let aside = host_path.with_file_name(format!(
                     ".{}.mesh-old",
-                    host_path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default()
+                    host_path
+                        .file_name()
+                        .map(|name| name.to_string_lossy().into_owned())
+                        .unwrap_or_default()
                 ));
                 remove_tree_if_present(&aside)?;
-                std::fs::rename(host_path, &aside).map_err(|error| Problem::filesystem("move aside", host_path, &error))?;
-                std::fs::rename(&staging, host_path).map_err(|error| Problem::filesystem("swap in", host_path, &error))?;
-                std::fs::rename(&aside, &staging).map_err(|error| Problem::filesystem("move aside", &aside, &error))?;
+                std::fs::rename(host_path, &aside)
+                    .map_err(|error| Problem::filesystem("move aside", host_path, &error))?;
+                std::fs::rename(&staging, host_path)
+                    .map_err(|error| Problem::filesystem("swap in", host_path, &error))?;
+                std::fs::rename(&aside, &staging)
+                    .map_err(|error| Problem::filesystem("move aside", &aside, &error))?;
             }
-            Err(error) => return Err(Problem::filesystem("swap in", host_path, &io::Error::from(error))),
+            Err(error) => {
+                return Err(Problem::filesystem(
+                    "swap in",
+                    host_path,
+                    &io::Error::from(error),
+                ));
+            }
         }
         remove_tree_if_present(&staging)?;
     } else {
-        std::fs::rename(&staging, host_path).map_err(|error| Problem::filesystem("swap in", host_path, &error))?;
+        std::fs::rename(&staging, host_path)
+            .map_err(|error| Problem::filesystem("swap in", host_path, &error))?;
     }
-    flusher.flush().map_err(|error| Problem::filesystem("flush", host_path, &error))
+    flusher
+        .flush()
+        .map_err(|error| Problem::filesystem("flush", host_path, &error))
 }
 
 fn remove_tree_if_present(path: &Path) -> Result<(), Problem> {
     match std::fs::symlink_metadata(path) {
-        Ok(metadata) if metadata.is_dir() => {
-            std::fs::remove_dir_all(path).map_err(|error| Problem::filesystem("remove", path, &error))
+        Ok(metadata) if metadata.is_dir() => std::fs::remove_dir_all(path)
+            .map_err(|error| Problem::filesystem("remove", path, &error)),
+        Ok(_) => {
+            std::fs::remove_file(path).map_err(|error| Problem::filesystem("remove", path, &error))
         }
-        Ok(_) => std::fs::remove_file(path).map_err(|error| Problem::filesystem("remove", path, &error)),
         Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(()),
         Err(error) => Err(Problem::filesystem("inspect", path, &error)),
     }

@@ -80,15 +80,34 @@ fn parse_raw(arguments: impl IntoIterator<Item = OsString>) -> Result<RawArgumen
             Long("identity") => raw.identity = Some(parser.value().map_err(describe)?),
             Long("root") => raw.root = Some(parser.value().map_err(describe)?),
             Long("artifacts") => raw.artifacts = Some(parser.value().map_err(describe)?),
-            Long("node") => raw.node = Some(parser.value().map_err(describe)?.string().map_err(describe)?),
-            Long("format") => raw.format = Some(parser.value().map_err(describe)?.string().map_err(describe)?),
+            Long("node") => {
+                raw.node = Some(
+                    parser
+                        .value()
+                        .map_err(describe)?
+                        .string()
+                        .map_err(describe)?,
+                )
+            }
+            Long("format") => {
+                raw.format = Some(
+                    parser
+                        .value()
+                        .map_err(describe)?
+                        .string()
+                        .map_err(describe)?,
+                )
+            }
             Long("dry-run") => raw.dry_run = true,
             Short('h') | Long("help") => raw.help = true,
             Short('V') | Long("version") => raw.version = true,
             Long("listen") => return Err("`--listen` is not available yet".to_string()),
             Value(value) if raw.plan.is_none() => raw.plan = Some(value),
             Value(value) => {
-                return Err(format!("unexpected argument `{}`: give one plan", value.to_string_lossy()));
+                return Err(format!(
+                    "unexpected argument `{}`: give one plan",
+                    value.to_string_lossy()
+                ));
             }
             other => return Err(describe(other.unexpected())),
         }
@@ -103,8 +122,14 @@ fn validate(raw: RawArguments) -> Result<Command, String> {
     if raw.version {
         return Ok(Command::Version);
     }
-    let plan_path = PathBuf::from(raw.plan.ok_or("missing the plan: `mesh-apply PLAN --identity KEY`")?);
-    let identity_path = PathBuf::from(raw.identity.ok_or("missing `--identity KEY`: the node's age identity file")?);
+    let plan_path = PathBuf::from(
+        raw.plan
+            .ok_or("missing the plan: `mesh-apply PLAN --identity KEY`")?,
+    );
+    let identity_path = PathBuf::from(
+        raw.identity
+            .ok_or("missing `--identity KEY`: the node's age identity file")?,
+    );
     let root = match raw.root {
         None => None,
         Some(root) => {

@@ -7,16 +7,17 @@ use std::path::PathBuf;
 
 use plan::Container;
 
+use crate::Planned;
 use crate::codes::Code;
 use crate::host::{Host, run_tool};
 use crate::problem::Problem;
 use crate::unit;
-use crate::Planned;
 
 const QUADLET: &str = "/usr/libexec/podman/quadlet";
 
 pub fn quadlet_path(host: &Host, name: &str) -> PathBuf {
-    host.path("/etc/containers/systemd").join(format!("{name}.container"))
+    host.path("/etc/containers/systemd")
+        .join(format!("{name}.container"))
 }
 
 /// The service Quadlet generates for the container.
@@ -38,15 +39,25 @@ pub fn quadlet_text(container: &Container) -> String {
         image = container.image
     );
     if !container.command.is_empty() {
-        let words: Vec<String> = container.command.iter().map(|word| unit::quote_word(word)).collect();
+        let words: Vec<String> = container
+            .command
+            .iter()
+            .map(|word| unit::quote_word(word))
+            .collect();
         text.push_str(&format!("Exec={}\n", words.join(" ")));
     }
     for (key, value) in &container.environment {
-        text.push_str(&format!("Environment={}\n", unit::environment_assignment(key, value)));
+        text.push_str(&format!(
+            "Environment={}\n",
+            unit::environment_assignment(key, value)
+        ));
     }
     for mount in &container.mounts {
         let options = if mount.read_only { ":ro" } else { "" };
-        text.push_str(&format!("Volume={}:{}{options}\n", mount.source, mount.target));
+        text.push_str(&format!(
+            "Volume={}:{}{options}\n",
+            mount.source, mount.target
+        ));
     }
     for port in &container.ports {
         text.push_str(&format!("PublishPort={port}\n"));
@@ -63,7 +74,15 @@ const ALLOWED_KEYS: &[(&str, &[&str])] = &[
     ("Unit", &["Description"]),
     (
         "Container",
-        &["ContainerName", "Image", "Exec", "Environment", "Volume", "PublishPort", "User"],
+        &[
+            "ContainerName",
+            "Image",
+            "Exec",
+            "Environment",
+            "Volume",
+            "PublishPort",
+            "User",
+        ],
     ),
     ("Service", &["Restart"]),
     ("Install", &["WantedBy"]),
@@ -85,10 +104,16 @@ pub fn check_quadlet(name: &str, text: &str) -> Result<(), String> {
         if line.ends_with('\\') {
             return Err(format!("line {line_number} continues onto the next"));
         }
-        if line.bytes().any(|byte| byte.is_ascii_control() && byte != b'\t') {
+        if line
+            .bytes()
+            .any(|byte| byte.is_ascii_control() && byte != b'\t')
+        {
             return Err(format!("line {line_number} has a control character"));
         }
-        if let Some(header) = line.strip_prefix('[').and_then(|rest| rest.strip_suffix(']')) {
+        if let Some(header) = line
+            .strip_prefix('[')
+            .and_then(|rest| rest.strip_suffix(']'))
+        {
             if !ALLOWED_KEYS.iter().any(|(known, _)| *known == header) {
                 return Err(format!("unknown section `[{header}]`"));
             }
@@ -99,7 +124,9 @@ pub fn check_quadlet(name: &str, text: &str) -> Result<(), String> {
             return Err(format!("line {line_number} is not `Key=value`"));
         };
         let Some(current) = section else {
-            return Err(format!("`{key}` on line {line_number} is outside any section"));
+            return Err(format!(
+                "`{key}` on line {line_number} is outside any section"
+            ));
         };
         let allowed = ALLOWED_KEYS
             .iter()
@@ -107,7 +134,9 @@ pub fn check_quadlet(name: &str, text: &str) -> Result<(), String> {
             .map(|(_, keys)| *keys)
             .unwrap_or(&[]);
         if !allowed.contains(&key) {
-            return Err(format!("`{key}` is not a key Quadlet takes in `[{current}]` here"));
+            return Err(format!(
+                "`{key}` is not a key Quadlet takes in `[{current}]` here"
+            ));
         }
         match key {
             "Image" => {
@@ -118,16 +147,26 @@ pub fn check_quadlet(name: &str, text: &str) -> Result<(), String> {
             "Volume" => {
                 let parts: Vec<&str> = value.split(':').collect();
                 let valid = match parts.as_slice() {
-                    [source, target] => plan::check::node_path(source).is_ok() && plan::check::node_path(target).is_ok(),
-                    [source, target, "ro"] => plan::check::node_path(source).is_ok() && plan::check::node_path(target).is_ok(),
+                    [source, target] => {
+                        plan::check::node_path(source).is_ok()
+                            && plan::check::node_path(target).is_ok()
+                    }
+                    [source, target, "ro"] => {
+                        plan::check::node_path(source).is_ok()
+                            && plan::check::node_path(target).is_ok()
+                    }
                     _ => false,
                 };
                 if !valid {
-                    return Err(format!("`Volume={value}` is not `SOURCE:TARGET[:ro]` with absolute paths"));
+                    return Err(format!(
+                        "`Volume={value}` is not `SOURCE:TARGET[:ro]` with absolute paths"
+                    ));
                 }
             }
             "PublishPort" => plan::container::published_port(value)?,
-            "Exec" | "Environment" if !(value.starts_with('"') && value.ends_with('"') && value.len() >= 2) => {
+            "Exec" | "Environment"
+                if !(value.starts_with('"') && value.ends_with('"') && value.len() >= 2) =>
+            {
                 return Err(format!("`{key}={value}` is not quoted"));
             }
             "Restart" if !matches!(value, "always" | "on-failure" | "no") => {
@@ -155,16 +194,21 @@ pub fn validate(container: &Container, scratch: &std::path::Path) -> Result<(), 
     let invalid = |reason: String| {
         Problem::new(
             Code::InvalidContainerUnit,
-            format!("the Quadlet unit for container `{}` would be invalid: {reason}", container.name),
+            format!(
+                "the Quadlet unit for container `{}` would be invalid: {reason}",
+                container.name
+            ),
             "this is a bug in mesh-apply or an unsupported value in the plan; please report it with the plan",
         )
     };
     check_quadlet(&container.name, &text).map_err(invalid)?;
     if std::path::Path::new(QUADLET).is_file() {
         let directory = scratch.join(format!("quadlet-{}", container.name));
-        std::fs::create_dir_all(&directory).map_err(|error| Problem::filesystem("create", &directory, &error))?;
+        std::fs::create_dir_all(&directory)
+            .map_err(|error| Problem::filesystem("create", &directory, &error))?;
         let file = directory.join(format!("{}.container", container.name));
-        std::fs::write(&file, &text).map_err(|error| Problem::filesystem("write", &file, &error))?;
+        std::fs::write(&file, &text)
+            .map_err(|error| Problem::filesystem("write", &file, &error))?;
         let output = std::process::Command::new(QUADLET)
             .arg("-dryrun")
             .env("QUADLET_UNIT_DIRS", &directory)

@@ -5,13 +5,19 @@ use std::io;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::Path;
 
+use crate::Planned;
 use crate::accounts::Accounts;
 use crate::codes::Code;
 use crate::durable;
 use crate::problem::Problem;
-use crate::Planned;
 
-pub fn inspect(host_path: &Path, mode: u32, owner: &str, group: &str, accounts: &Accounts) -> Result<Planned, Problem> {
+pub fn inspect(
+    host_path: &Path,
+    mode: u32,
+    owner: &str,
+    group: &str,
+    accounts: &Accounts,
+) -> Result<Planned, Problem> {
     let metadata = match std::fs::symlink_metadata(host_path) {
         Ok(metadata) => metadata,
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(Planned::Create),
@@ -20,7 +26,10 @@ pub fn inspect(host_path: &Path, mode: u32, owner: &str, group: &str, accounts: 
     if !metadata.is_dir() {
         return Err(Problem::new(
             Code::InTheWay,
-            format!("a file or symlink not managed by this plan is in the way at `{}`", host_path.display()),
+            format!(
+                "a file or symlink not managed by this plan is in the way at `{}`",
+                host_path.display()
+            ),
             "move it away by hand (mesh replaces only what it manages), then apply again",
         ));
     }
@@ -35,7 +44,11 @@ pub fn inspect(host_path: &Path, mode: u32, owner: &str, group: &str, accounts: 
     if accounts.gid(group) != Some(metadata.gid()) {
         details.push(format!("group -> `{group}`"));
     }
-    Ok(if details.is_empty() { Planned::Unchanged } else { Planned::change(details) })
+    Ok(if details.is_empty() {
+        Planned::Unchanged
+    } else {
+        Planned::change(details)
+    })
 }
 
 /// Creates the directory if absent, then sets owner and mode (never through a symlink).
@@ -43,7 +56,13 @@ pub fn apply(host_path: &Path, mode: u32, uid: u32, gid: u32) -> Result<(), Prob
     match std::fs::DirBuilder::new().mode(0o700).create(host_path) {
         Ok(()) => {}
         Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
-        Err(error) => return Err(Problem::filesystem("create the directory", host_path, &error)),
+        Err(error) => {
+            return Err(Problem::filesystem(
+                "create the directory",
+                host_path,
+                &error,
+            ));
+        }
     }
     durable::set_owner_and_mode(host_path, true, mode, uid, gid)
         .map_err(|error| Problem::filesystem("set owner and mode of", host_path, &error))

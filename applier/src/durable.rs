@@ -20,7 +20,10 @@ use rustix::fs::{Mode, OFlags};
 /// The temp name beside `path` (`/etc/.motd.mesh-new`). Deterministic, so a temp file
 /// left by a killed run is found and replaced by the next one.
 pub fn temp_path_for(path: &Path) -> PathBuf {
-    let name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
     path.with_file_name(format!(".{name}.mesh-new"))
 }
 
@@ -45,7 +48,13 @@ pub fn remove_if_present(path: &Path) -> io::Result<()> {
 
 /// Writes `content` to a fresh file at `temp` whose owner and mode are set before any
 /// byte of content is written. Not durable yet: see [`Flusher`].
-pub fn write_fresh_file(temp: &Path, content: &[u8], mode: u32, uid: u32, gid: u32) -> io::Result<()> {
+pub fn write_fresh_file(
+    temp: &Path,
+    content: &[u8],
+    mode: u32,
+    uid: u32,
+    gid: u32,
+) -> io::Result<()> {
     remove_if_present(temp)?;
     let mut file = OpenOptions::new()
         .write(true)
@@ -60,7 +69,13 @@ pub fn write_fresh_file(temp: &Path, content: &[u8], mode: u32, uid: u32, gid: u
 }
 
 /// Sets owner and mode of an existing file or directory, never through a symlink.
-pub fn set_owner_and_mode(path: &Path, directory: bool, mode: u32, uid: u32, gid: u32) -> io::Result<()> {
+pub fn set_owner_and_mode(
+    path: &Path,
+    directory: bool,
+    mode: u32,
+    uid: u32,
+    gid: u32,
+) -> io::Result<()> {
     let file = open_no_follow(path, directory)?;
     std::os::unix::fs::fchown(&file, Some(uid), Some(gid))?;
     file.set_permissions(std::fs::Permissions::from_mode(mode))?;
@@ -111,7 +126,9 @@ impl Flusher {
         }
         self.seen.insert(directory.to_path_buf(), ());
         if let Ok(metadata) = std::fs::symlink_metadata(directory) {
-            self.devices.entry(metadata.dev()).or_insert_with(|| directory.to_path_buf());
+            self.devices
+                .entry(metadata.dev())
+                .or_insert_with(|| directory.to_path_buf());
         }
     }
 

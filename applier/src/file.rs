@@ -6,11 +6,11 @@ use std::io::{self, Read};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+use crate::Planned;
 use crate::accounts::Accounts;
 use crate::codes::Code;
 use crate::durable::{self, Flusher};
 use crate::problem::Problem;
-use crate::Planned;
 
 /// A regular file as a shape wants it.
 pub struct WantedFile<'a> {
@@ -29,7 +29,11 @@ pub struct FileInspection {
 }
 
 /// Compares the host with `wanted`. A directory in the way is E520.
-pub fn inspect(wanted: &WantedFile<'_>, accounts: &Accounts, show_content: bool) -> Result<FileInspection, Problem> {
+pub fn inspect(
+    wanted: &WantedFile<'_>,
+    accounts: &Accounts,
+    show_content: bool,
+) -> Result<FileInspection, Problem> {
     let metadata = match std::fs::symlink_metadata(&wanted.host_path) {
         Ok(metadata) => metadata,
         Err(error) if error.kind() == io::ErrorKind::NotFound => {
@@ -43,7 +47,10 @@ pub fn inspect(wanted: &WantedFile<'_>, accounts: &Accounts, show_content: bool)
     if metadata.is_dir() {
         return Err(Problem::new(
             Code::InTheWay,
-            format!("a directory is in the way at `{}`", wanted.host_path.display()),
+            format!(
+                "a directory is in the way at `{}`",
+                wanted.host_path.display()
+            ),
             "mesh never removes a directory (it may hold data): move it away by hand, then apply again",
         ));
     }
@@ -59,7 +66,11 @@ pub fn inspect(wanted: &WantedFile<'_>, accounts: &Accounts, show_content: bool)
             .map(|bytes| bytes == wanted.content)
             .map_err(|error| Problem::filesystem("read", &wanted.host_path, &error))?;
     if !same_content {
-        details.push(if show_content { "content".to_string() } else { "content (not shown)".to_string() });
+        details.push(if show_content {
+            "content".to_string()
+        } else {
+            "content (not shown)".to_string()
+        });
     }
     let current_mode = metadata.permissions().mode() & 0o7777;
     if current_mode != wanted.mode {
@@ -72,7 +83,11 @@ pub fn inspect(wanted: &WantedFile<'_>, accounts: &Accounts, show_content: bool)
         details.push(format!("group -> `{}`", wanted.group));
     }
     Ok(FileInspection {
-        planned: if details.is_empty() { Planned::Unchanged } else { Planned::change(details) },
+        planned: if details.is_empty() {
+            Planned::Unchanged
+        } else {
+            Planned::change(details)
+        },
         rewrite: !same_content,
     })
 }
@@ -119,8 +134,9 @@ pub fn write_batch(jobs: &[FileJob]) -> BatchOutcome {
             durable::write_fresh_file(&temp, &job.content, job.mode, job.uid, job.gid)
                 .map_err(|error| Problem::filesystem("write", &temp, &error))
         } else {
-            durable::set_owner_and_mode(&job.host_path, false, job.mode, job.uid, job.gid)
-                .map_err(|error| Problem::filesystem("set owner and mode of", &job.host_path, &error))
+            durable::set_owner_and_mode(&job.host_path, false, job.mode, job.uid, job.gid).map_err(
+                |error| Problem::filesystem("set owner and mode of", &job.host_path, &error),
+            )
         };
         match result {
             Ok(()) => {
@@ -148,21 +164,31 @@ pub fn write_batch(jobs: &[FileJob]) -> BatchOutcome {
         if job.rewrite {
             let temp = durable::temp_path_for(&job.host_path);
             if let Err(error) = std::fs::rename(&temp, &job.host_path) {
-                failed = Some((job.index, Problem::filesystem("rename into place", &job.host_path, &error)));
+                failed = Some((
+                    job.index,
+                    Problem::filesystem("rename into place", &job.host_path, &error),
+                ));
                 break;
             }
         }
         done.push(job.index);
         renamed += 1;
     }
-    let notes = written.get(renamed..).map(cleanup_temps).unwrap_or_default();
+    let notes = written
+        .get(renamed..)
+        .map(cleanup_temps)
+        .unwrap_or_default();
     if let Err(error) = flusher.flush() {
         failed = failed.or(Some((
             written.last().map(|job| job.index).unwrap_or(0),
             Problem::filesystem("flush", Path::new("the renamed files"), &error),
         )));
     }
-    BatchOutcome { done, failed, notes }
+    BatchOutcome {
+        done,
+        failed,
+        notes,
+    }
 }
 
 /// Removes the temp files of jobs that will not be renamed. A temp that cannot be
@@ -186,7 +212,8 @@ pub fn withdraw(host_path: &Path) -> Result<(), Problem> {
         .map_err(|error| Problem::filesystem("remove", host_path, &error))?;
     match std::fs::symlink_metadata(host_path) {
         Ok(metadata) if metadata.is_dir() => Ok(()),
-        Ok(_) => std::fs::remove_file(host_path).map_err(|error| Problem::filesystem("remove", host_path, &error)),
+        Ok(_) => std::fs::remove_file(host_path)
+            .map_err(|error| Problem::filesystem("remove", host_path, &error)),
         Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(()),
         Err(error) => Err(Problem::filesystem("inspect", host_path, &error)),
     }

@@ -2,8 +2,16 @@
 //! language, no compiler. Runs as root, so: no `unwrap`, no panicking indexing, no
 //! ignored results outside tests.
 #![forbid(unsafe_code)]
-#![deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::let_underscore_must_use)]
-#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
+#![deny(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::let_underscore_must_use
+)]
+#![cfg_attr(
+    test,
+    allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
+)]
 
 pub mod accounts;
 pub mod archive;

@@ -4,10 +4,10 @@
 use std::io;
 use std::path::Path;
 
+use crate::Planned;
 use crate::codes::Code;
 use crate::durable;
 use crate::problem::Problem;
-use crate::Planned;
 
 pub fn inspect(host_path: &Path, target: &str) -> Result<Planned, Problem> {
     let metadata = match std::fs::symlink_metadata(host_path) {
@@ -25,11 +25,15 @@ pub fn inspect(host_path: &Path, target: &str) -> Result<Planned, Problem> {
     if !metadata.file_type().is_symlink() {
         return Ok(Planned::change(vec!["replaces a file".to_string()]));
     }
-    let current = std::fs::read_link(host_path).map_err(|error| Problem::filesystem("read the link", host_path, &error))?;
+    let current = std::fs::read_link(host_path)
+        .map_err(|error| Problem::filesystem("read the link", host_path, &error))?;
     if current.as_os_str().as_encoded_bytes() == target.as_bytes() {
         Ok(Planned::Unchanged)
     } else {
-        Ok(Planned::change(vec![format!("target `{}` -> `{target}`", current.display())]))
+        Ok(Planned::change(vec![format!(
+            "target `{}` -> `{target}`",
+            current.display()
+        )]))
     }
 }
 

@@ -67,14 +67,20 @@ impl Needs<'_> {
                         .unwrap_or_else(|_| "its target".to_string());
                     return Some(Problem::new(
                         Code::UnsafeHostPath,
-                        format!("{} goes through `{ancestor}`, which is a symlink on the host (to `{real}`)", shape_label(shape)),
+                        format!(
+                            "{} goes through `{ancestor}`, which is a symlink on the host (to `{real}`)",
+                            shape_label(shape)
+                        ),
                         "write the path without the symlink; mesh does not write through links it does not manage",
                     ));
                 }
                 HostPath::NotDirectory if !self.freed_paths.contains(ancestor) => {
                     return Some(Problem::new(
                         Code::UnsafeHostPath,
-                        format!("{} needs `{ancestor}` to be a directory, but it is a file on the host", shape_label(shape)),
+                        format!(
+                            "{} needs `{ancestor}` to be a directory, but it is a file on the host",
+                            shape_label(shape)
+                        ),
                         format!("move `{ancestor}` away on the host, or choose another path"),
                     ));
                 }
@@ -130,7 +136,12 @@ fn undeclared_account(shape: &Shape, what: &str, name: &str) -> Problem {
 }
 
 /// Every undeclared need of every shape, as problems (empty when all is well).
-pub fn check(plan: &Plan, host: &Host, accounts: &Accounts, freed_paths: &HashSet<String>) -> Vec<Problem> {
+pub fn check(
+    plan: &Plan,
+    host: &Host,
+    accounts: &Accounts,
+    freed_paths: &HashSet<String>,
+) -> Vec<Problem> {
     let mut needs = Needs {
         host,
         accounts,
@@ -169,10 +180,18 @@ pub fn check(plan: &Plan, host: &Host, accounts: &Accounts, freed_paths: &HashSe
                     }
                 }
             }
-            Resource::Directory(directory) => found.extend(needs.check_owner(shape, &directory.owner, &directory.group)),
-            Resource::File(file) => found.extend(needs.check_owner(shape, &file.owner, &file.group)),
-            Resource::Secret(secret) => found.extend(needs.check_owner(shape, &secret.owner, &secret.group)),
-            Resource::Archive(archive) => found.extend(needs.check_owner(shape, &archive.owner, &archive.group)),
+            Resource::Directory(directory) => {
+                found.extend(needs.check_owner(shape, &directory.owner, &directory.group))
+            }
+            Resource::File(file) => {
+                found.extend(needs.check_owner(shape, &file.owner, &file.group))
+            }
+            Resource::Secret(secret) => {
+                found.extend(needs.check_owner(shape, &secret.owner, &secret.group))
+            }
+            Resource::Archive(archive) => {
+                found.extend(needs.check_owner(shape, &archive.owner, &archive.group))
+            }
             Resource::Link(_) => {}
             Resource::Service(service) => {
                 if !needs.has_user(&service.user) {

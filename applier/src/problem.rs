@@ -34,7 +34,8 @@ impl Origin {
 pub struct Problem {
     pub code: Code,
     pub message: String,
-    pub origin: Option<Origin>,
+    /// Boxed to keep `Result<_, Problem>` small.
+    pub origin: Option<Box<Origin>>,
     pub help: String,
 }
 
@@ -49,7 +50,7 @@ impl Problem {
     }
 
     pub fn about(mut self, origin: Origin) -> Problem {
-        self.origin = Some(origin);
+        self.origin = Some(Box::new(origin));
         self
     }
 

@@ -38,9 +38,13 @@ impl RecordState {
     }
 
     fn from_name(name: &str) -> Option<RecordState> {
-        [RecordState::Applied, RecordState::Failed, RecordState::Interrupted]
-            .into_iter()
-            .find(|state| state.name() == name)
+        [
+            RecordState::Applied,
+            RecordState::Failed,
+            RecordState::Interrupted,
+        ]
+        .into_iter()
+        .find(|state| state.name() == name)
     }
 }
 
@@ -83,8 +87,14 @@ impl RecordEntry {
         Some(RecordEntry {
             kind: Kind::from_name(value.get("kind")?.as_str()?)?,
             identity: value.get("identity")?.as_str()?.to_string(),
-            digest: value.get("digest").and_then(Value::as_str).map(str::to_string),
-            module: value.get("module").and_then(Value::as_str).map(str::to_string),
+            digest: value
+                .get("digest")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            module: value
+                .get("module")
+                .and_then(Value::as_str)
+                .map(str::to_string),
             source: value
                 .get("source")
                 .and_then(|source| serde_json::from_value(source.clone()).ok()),
@@ -118,8 +128,8 @@ impl Record {
             Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(error) => return Err(unreadable(&path, &error.to_string())),
         };
-        let value: Value =
-            serde_json::from_slice(&bytes).map_err(|error| unreadable(&path, &error.to_string()))?;
+        let value: Value = serde_json::from_slice(&bytes)
+            .map_err(|error| unreadable(&path, &error.to_string()))?;
         Record::from_json(&value)
             .map(Some)
             .ok_or_else(|| unreadable(&path, "it is not a `mesh-applied/1` record"))
@@ -130,7 +140,12 @@ impl Record {
             return None;
         }
         let entries = |key: &str| -> Option<Vec<RecordEntry>> {
-            value.get(key)?.as_array()?.iter().map(RecordEntry::from_json).collect()
+            value
+                .get(key)?
+                .as_array()?
+                .iter()
+                .map(RecordEntry::from_json)
+                .collect()
         };
         Some(Record {
             node: value.get("node")?.as_str()?.to_string(),

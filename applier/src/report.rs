@@ -70,12 +70,18 @@ impl Report {
     }
 
     pub fn count(&self, status: Status) -> usize {
-        self.results.iter().filter(|result| result.status == status).count()
+        self.results
+            .iter()
+            .filter(|result| result.status == status)
+            .count()
     }
 
     /// Did this run change (or, dry, would it change) anything?
     pub fn changes(&self) -> usize {
-        self.results.iter().filter(|result| result.status != Status::Unchanged).count()
+        self.results
+            .iter()
+            .filter(|result| result.status != Status::Unchanged)
+            .count()
     }
 
     pub fn summary_line(&self) -> String {
@@ -86,7 +92,11 @@ impl Report {
         if self.not_reached > 0 {
             parts.push(format!("{} not reached", self.not_reached));
         }
-        let prefix = if self.dry_run { "dry run, nothing changed: " } else { "" };
+        let prefix = if self.dry_run {
+            "dry run, nothing changed: "
+        } else {
+            ""
+        };
         format!("{prefix}{}", parts.join(", "))
     }
 

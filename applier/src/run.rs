@@ -39,7 +39,10 @@ fn run_checked(config: &Config, report: &mut Report) -> Result<(), Vec<Problem>>
     let bytes = std::fs::read(&config.plan_path).map_err(|error| {
         vec![Problem::new(
             Code::PlanUnreadable,
-            format!("cannot read the plan `{}`: {error}", config.plan_path.display()),
+            format!(
+                "cannot read the plan `{}`: {error}",
+                config.plan_path.display()
+            ),
             "give the plan `meshc build` wrote for this node (`OUT/nodes/NODE.json`)",
         )]
     })?;
@@ -48,21 +51,37 @@ fn run_checked(config: &Config, report: &mut Report) -> Result<(), Vec<Problem>>
     report.plan_digest = Some(plan.digest().to_string());
     let host = Host::new(config.root.as_deref());
     // an existing lock is taken now; a host mesh never touched gets one with the first change
-    let mut lock = if config.dry_run { None } else { Lock::acquire_existing(&host).map_err(|problem| vec![problem])? };
+    let mut lock = if config.dry_run {
+        None
+    } else {
+        Lock::acquire_existing(&host).map_err(|problem| vec![problem])?
+    };
     let record = Record::load(&host).map_err(|problem| vec![problem])?;
     check_node(config, record.as_ref(), &plan).map_err(|problem| vec![problem])?;
     let identities = Identities::load(&config.identity_path).map_err(|problem| vec![problem])?;
     let accounts = load_accounts(&host).map_err(|problem| vec![problem])?;
-    let prepared = prepare(&plan, &host, &accounts, record.as_ref(), &identities, config)?;
+    let prepared = prepare(
+        &plan,
+        &host,
+        &accounts,
+        record.as_ref(),
+        &identities,
+        config,
+    )?;
     if config.dry_run {
         report.results = dry_results(&plan, &host, &prepared);
         return Ok(());
     }
-    let nothing_to_do =
-        prepared.withdrawals.is_empty() && prepared.inspections.iter().all(|inspection| inspection.planned.is_unchanged());
-    let already_recorded = record
-        .as_ref()
-        .is_some_and(|record| record.state == RecordState::Applied && record.plan == plan.digest() && record.node == plan.node());
+    let nothing_to_do = prepared.withdrawals.is_empty()
+        && prepared
+            .inspections
+            .iter()
+            .all(|inspection| inspection.planned.is_unchanged());
+    let already_recorded = record.as_ref().is_some_and(|record| {
+        record.state == RecordState::Applied
+            && record.plan == plan.digest()
+            && record.node == plan.node()
+    });
     if nothing_to_do && already_recorded {
         report.results = dry_results(&plan, &host, &prepared);
         return Ok(());
@@ -89,7 +108,11 @@ fn run_checked(config: &Config, report: &mut Report) -> Result<(), Vec<Problem>>
     if let Err(problem) = stored {
         problems.push(problem);
     }
-    if problems.is_empty() { Ok(()) } else { Err(problems) }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems)
+    }
 }
 
 fn plan_problem(error: &PlanError) -> Problem {
@@ -117,7 +140,9 @@ fn plan_problem(error: &PlanError) -> Problem {
             Code::ShapeDigestMismatch,
             "the shape was changed after `meshc build` wrote it: never edit plans, rebuild them",
         ),
-        PlanError::Duplicate { .. } | PlanError::Conflict { .. } | PlanError::NotCanonicalOrder { .. } => (
+        PlanError::Duplicate { .. }
+        | PlanError::Conflict { .. }
+        | PlanError::NotCanonicalOrder { .. } => (
             Code::ConflictingShapes,
             "two declarations claim the same thing: keep one of them in the repository and rebuild",
         ),
@@ -147,13 +172,17 @@ fn check_node(config: &Config, record: Option<&Record>, plan: &Plan) -> Result<(
     }
     Err(Problem::new(
         Code::WrongNode,
-        format!("the plan is for node `{}`, but this is node `{expected}` ({how})", plan.node()),
+        format!(
+            "the plan is for node `{}`, but this is node `{expected}` ({how})",
+            plan.node()
+        ),
         format!("apply the plan built for this node (`nodes/{expected}.json`)"),
     ))
 }
 
 fn load_accounts(host: &Host) -> Result<Accounts, Problem> {
-    Accounts::load(host).map_err(|error| Problem::filesystem("read", &host.path("/etc/passwd"), &error))
+    Accounts::load(host)
+        .map_err(|error| Problem::filesystem("read", &host.path("/etc/passwd"), &error))
 }
 
 /// Holds `/var/lib/mesh/lock` for the run, so two applies never interleave.
@@ -173,7 +202,8 @@ impl Lock {
 
     fn acquire(host: &Host) -> Result<Lock, Problem> {
         let directory = host.state_directory();
-        std::fs::create_dir_all(&directory).map_err(|error| Problem::filesystem("create the directory", &directory, &error))?;
+        std::fs::create_dir_all(&directory)
+            .map_err(|error| Problem::filesystem("create the directory", &directory, &error))?;
         let path = directory.join("lock");
         let file = std::fs::OpenOptions::new()
             .create(true)
@@ -181,13 +211,15 @@ impl Lock {
             .write(true)
             .open(&path)
             .map_err(|error| Problem::filesystem("open", &path, &error))?;
-        rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).map_err(|error| {
-            Problem::new(
-                Code::Locked,
-                format!("another mesh-apply holds `{}` ({error})", path.display()),
-                "wait for it to finish, then apply again",
-            )
-        })?;
+        rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).map_err(
+            |error| {
+                Problem::new(
+                    Code::Locked,
+                    format!("another mesh-apply holds `{}` ({error})", path.display()),
+                    "wait for it to finish, then apply again",
+                )
+            },
+        )?;
         Ok(Lock { _file: file })
     }
 }
@@ -248,8 +280,12 @@ fn prepare(
                 .filter(|entry| plan.shape(entry.kind, &entry.identity).is_none())
                 .map(|entry| Withdrawal {
                     entry: entry.clone(),
-                    removes: matches!(entry.kind, Kind::File | Kind::Link | Kind::Secret | Kind::Service | Kind::Container),
-                    replaced: entry.kind.is_path_kind() && planned_paths.contains(entry.identity.as_str()),
+                    removes: matches!(
+                        entry.kind,
+                        Kind::File | Kind::Link | Kind::Secret | Kind::Service | Kind::Container
+                    ),
+                    replaced: entry.kind.is_path_kind()
+                        && planned_paths.contains(entry.identity.as_str()),
                 })
                 .collect()
         })
@@ -280,11 +316,15 @@ fn prepare(
             }
         }
     }
-    let has_containers = plan.shapes().iter().any(|shape| shape.kind() == Kind::Container);
-    if has_containers && host.is_live() {
-        if let Err(problem) = container::podman_present() {
-            problems.push(problem);
-        }
+    let has_containers = plan
+        .shapes()
+        .iter()
+        .any(|shape| shape.kind() == Kind::Container);
+    if has_containers
+        && host.is_live()
+        && let Err(problem) = container::podman_present()
+    {
+        problems.push(problem);
     }
     let scratch = std::env::temp_dir().join(format!("mesh-apply-{}", std::process::id()));
     for shape in plan.shapes() {
@@ -311,7 +351,10 @@ fn prepare(
     for (shape, inspection) in plan.shapes().iter().zip(&inspections) {
         if let Resource::Archive(archive) = shape.resource()
             && !inspection.planned.is_unchanged()
-            && let Err(problem) = archive::verify(&config.artifacts.join(&archive.artifact), &archive.artifact_digest)
+            && let Err(problem) = archive::verify(
+                &config.artifacts.join(&archive.artifact),
+                &archive.artifact_digest,
+            )
         {
             problems.push(problem.about_shape(shape));
         }
@@ -334,7 +377,10 @@ fn inspect(
     claimed: &HashMap<(Kind, String), RecordEntry>,
     plaintext: Option<&Vec<u8>>,
 ) -> Result<Inspection, Problem> {
-    let simple = |planned: Planned| Inspection { planned, rewrite: false };
+    let simple = |planned: Planned| Inspection {
+        planned,
+        rewrite: false,
+    };
     match shape.resource() {
         Resource::User(user) => Ok(simple(user::inspect(user, accounts))),
         Resource::Directory(directory) => Ok(simple(directory::inspect(
@@ -373,24 +419,33 @@ fn inspect(
             let host_path = host.path(&archive.path);
             let metadata = match std::fs::symlink_metadata(&host_path) {
                 Ok(metadata) => metadata,
-                Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(simple(Planned::Create)),
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                    return Ok(simple(Planned::Create));
+                }
                 Err(error) => return Err(Problem::filesystem("inspect", &host_path, &error)),
             };
             let entry = claimed.get(&(Kind::Archive, archive.path.clone()));
             if !metadata.is_dir() || entry.is_none() {
                 return Err(Problem::new(
                     Code::InTheWay,
-                    format!("`{}` exists and was not unpacked by mesh", host_path.display()),
+                    format!(
+                        "`{}` exists and was not unpacked by mesh",
+                        host_path.display()
+                    ),
                     "unpacking replaces the whole directory: move it away by hand, then apply again",
                 ));
             }
             let same_digest = entry.is_some_and(|entry| {
                 entry.digest.as_deref() == Some(shape.digest())
-                    && matches!(entry.result.as_str(), "created" | "changed" | "unchanged" | "previous")
+                    && matches!(
+                        entry.result.as_str(),
+                        "created" | "changed" | "unchanged" | "previous"
+                    )
             });
             let same_owner = {
                 use std::os::unix::fs::MetadataExt;
-                accounts.uid(&archive.owner) == Some(metadata.uid()) && accounts.gid(&archive.group) == Some(metadata.gid())
+                accounts.uid(&archive.owner) == Some(metadata.uid())
+                    && accounts.gid(&archive.group) == Some(metadata.gid())
             };
             Ok(simple(if same_digest && same_owner {
                 Planned::Unchanged
@@ -413,7 +468,10 @@ fn planned_status(planned: &Planned) -> (Status, String) {
 
 fn withdrawal_result(withdrawal: &Withdrawal) -> ShapeResult {
     let (status, detail) = match (withdrawal.removes, withdrawal.replaced) {
-        (true, true) => (Status::Withdrawn, "replaced by a new shape at the same path".to_string()),
+        (true, true) => (
+            Status::Withdrawn,
+            "replaced by a new shape at the same path".to_string(),
+        ),
         (true, false) => (Status::Withdrawn, String::new()),
         (false, _) => (Status::Kept, "no data is lost by withdrawal".to_string()),
     };
@@ -425,12 +483,13 @@ fn withdrawal_result(withdrawal: &Withdrawal) -> ShapeResult {
 }
 
 /// Paths of path shapes that are (or would be) created or changed in this run.
-fn changed_paths<'p>(plan: &'p Plan, statuses: impl Fn(usize) -> Option<Status>) -> Vec<&'p str> {
+fn changed_paths(plan: &Plan, statuses: impl Fn(usize) -> Option<Status>) -> Vec<&str> {
     plan.shapes()
         .iter()
         .enumerate()
         .filter(|(index, shape)| {
-            shape.kind().is_path_kind() && matches!(statuses(*index), Some(Status::Created | Status::Changed))
+            shape.kind().is_path_kind()
+                && matches!(statuses(*index), Some(Status::Created | Status::Changed))
         })
         .map(|(_, shape)| shape.identity())
         .collect()
@@ -438,10 +497,18 @@ fn changed_paths<'p>(plan: &'p Plan, statuses: impl Fn(usize) -> Option<Status>)
 
 /// Does `text` name `path` (as a whole path or a path under it)?
 fn mentions(text: &str, path: &str) -> bool {
-    let is_name_byte = |byte: u8| byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'_' | b'-');
+    let is_name_byte =
+        |byte: u8| byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'_' | b'-');
     text.match_indices(path).any(|(start, _)| {
-        let before_ok = start == 0 || text.as_bytes().get(start - 1).is_none_or(|byte| !is_name_byte(*byte) && *byte != b'/');
-        let after_ok = text.as_bytes().get(start + path.len()).is_none_or(|byte| !is_name_byte(*byte));
+        let before_ok = start == 0
+            || text
+                .as_bytes()
+                .get(start - 1)
+                .is_none_or(|byte| !is_name_byte(*byte) && *byte != b'/');
+        let after_ok = text
+            .as_bytes()
+            .get(start + path.len())
+            .is_none_or(|byte| !is_name_byte(*byte));
         before_ok && after_ok
     })
 }
@@ -471,8 +538,14 @@ fn named_change<'p>(shape: &Shape, changed: &[&'p str]) -> Option<&'p str> {
 }
 
 fn dry_results(plan: &Plan, host: &Host, prepared: &Prepared) -> Vec<ShapeResult> {
-    let mut results: Vec<ShapeResult> = prepared.withdrawals.iter().map(withdrawal_result).collect();
-    let status_of = |index: usize| prepared.inspections.get(index).map(|inspection| planned_status(&inspection.planned).0);
+    let mut results: Vec<ShapeResult> =
+        prepared.withdrawals.iter().map(withdrawal_result).collect();
+    let status_of = |index: usize| {
+        prepared
+            .inspections
+            .get(index)
+            .map(|inspection| planned_status(&inspection.planned).0)
+    };
     let changed = changed_paths(plan, status_of);
     for (shape, inspection) in plan.shapes().iter().zip(&prepared.inspections) {
         let (mut status, mut detail) = planned_status(&inspection.planned);
@@ -511,12 +584,25 @@ struct Executed {
 impl Executed {
     fn not_reached(&self, plan: &Plan) -> usize {
         let failed_shape = matches!(self.failure, Some((FailedAt::Shape(_), _)));
-        let missing = self.statuses.iter().filter(|status| status.is_none()).count();
-        if failed_shape { missing.saturating_sub(1) } else { missing.min(plan.shapes().len()) }
+        let missing = self
+            .statuses
+            .iter()
+            .filter(|status| status.is_none())
+            .count();
+        if failed_shape {
+            missing.saturating_sub(1)
+        } else {
+            missing.min(plan.shapes().len())
+        }
     }
 }
 
-fn owner_ids(shape: &Shape, accounts: &Accounts, owner: &str, group: &str) -> Result<(u32, u32), Problem> {
+fn owner_ids(
+    shape: &Shape,
+    accounts: &Accounts,
+    owner: &str,
+    group: &str,
+) -> Result<(u32, u32), Problem> {
     let uid = accounts.uid(owner).ok_or_else(|| {
         Problem::new(
             Code::UndeclaredAccount,
@@ -536,14 +622,22 @@ fn owner_ids(shape: &Shape, accounts: &Accounts, owner: &str, group: &str) -> Re
     Ok((uid, gid))
 }
 
-fn execute(plan: &Plan, host: &Host, config: &Config, prepared: &Prepared, accounts: Accounts) -> Executed {
+fn execute(
+    plan: &Plan,
+    host: &Host,
+    config: &Config,
+    prepared: &Prepared,
+    accounts: Accounts,
+) -> Executed {
     let mut executed = Executed {
         statuses: vec![None; plan.shapes().len()],
         withdrawals_done: 0,
         failure: None,
         notes: Vec::new(),
     };
-    if let Err((at, problem)) = execute_phases(plan, host, config, prepared, accounts, &mut executed) {
+    if let Err((at, problem)) =
+        execute_phases(plan, host, config, prepared, accounts, &mut executed)
+    {
         executed.failure = Some((at, problem));
     }
     executed
@@ -558,7 +652,12 @@ fn execute_phases(
     executed: &mut Executed,
 ) -> Result<(), (FailedAt, Problem)> {
     let shapes = plan.shapes();
-    let planned = |index: usize| prepared.inspections.get(index).map(|inspection| &inspection.planned);
+    let planned = |index: usize| {
+        prepared
+            .inspections
+            .get(index)
+            .map(|inspection| &inspection.planned)
+    };
     let mark = |executed: &mut Executed, index: usize| {
         if let (Some(slot), Some(planned)) = (executed.statuses.get_mut(index), planned(index)) {
             *slot = Some(planned_status(planned));
@@ -578,10 +677,17 @@ fn execute_phases(
                 units_changed = true;
                 container::withdraw(&entry.identity, host)
             }
-            Kind::File | Kind::Secret | Kind::Link if !withdrawal.replaced => file::withdraw(&host.path(&entry.identity)),
+            Kind::File | Kind::Secret | Kind::Link if !withdrawal.replaced => {
+                file::withdraw(&host.path(&entry.identity))
+            }
             _ => Ok(()),
         };
-        result.map_err(|problem| (FailedAt::Withdrawal(position), problem.about(entry.origin())))?;
+        result.map_err(|problem| {
+            (
+                FailedAt::Withdrawal(position),
+                problem.about(entry.origin()),
+            )
+        })?;
         executed.withdrawals_done = position + 1;
     }
 
@@ -589,8 +695,12 @@ fn execute_phases(
     for (index, shape) in shapes.iter().enumerate() {
         if let Resource::User(wanted) = shape.resource() {
             match planned(index) {
-                Some(Planned::Create) => user::create(wanted, host, &accounts).map_err(fail_at(index, shape))?,
-                Some(Planned::Change(_)) => user::change(wanted, host, &accounts).map_err(fail_at(index, shape))?,
+                Some(Planned::Create) => {
+                    user::create(wanted, host, &accounts).map_err(fail_at(index, shape))?
+                }
+                Some(Planned::Change(_)) => {
+                    user::change(wanted, host, &accounts).map_err(fail_at(index, shape))?
+                }
                 _ => {}
             }
             if matches!(planned(index), Some(Planned::Create)) {
@@ -614,23 +724,33 @@ fn execute_phases(
                 let (uid, gid) = owner_ids(shape, &accounts, &wanted.owner, &wanted.group)
                     .map_err(|problem| (FailedAt::Shape(index), problem))?;
                 let host_path = host.path(&wanted.path);
-                directory::apply(&host_path, wanted.mode_bits(), uid, gid).map_err(fail_at(index, shape))?;
+                directory::apply(&host_path, wanted.mode_bits(), uid, gid)
+                    .map_err(fail_at(index, shape))?;
                 flusher.touched_file(&host_path);
             }
             mark(executed, index);
         }
     }
     if !flusher.is_empty() {
-        flusher
-            .flush()
-            .map_err(|error| (FailedAt::Shape(0), Problem::filesystem("flush", host.root(), &error)))?;
+        flusher.flush().map_err(|error| {
+            (
+                FailedAt::Shape(0),
+                Problem::filesystem("flush", host.root(), &error),
+            )
+        })?;
     }
 
     // files and secrets, in durable batches
     let mut jobs: Vec<FileJob> = Vec::new();
     for (index, shape) in shapes.iter().enumerate() {
         let (content, mode, owner, group, path) = match shape.resource() {
-            Resource::File(wanted) => (wanted.content_bytes(), wanted.mode_bits(), &wanted.owner, &wanted.group, &wanted.path),
+            Resource::File(wanted) => (
+                wanted.content_bytes(),
+                wanted.mode_bits(),
+                &wanted.owner,
+                &wanted.group,
+                &wanted.path,
+            ),
             Resource::Secret(wanted) => (
                 prepared.plaintexts.get(&index).cloned().unwrap_or_default(),
                 wanted.mode_bits(),
@@ -647,7 +767,8 @@ fn execute_phases(
             mark(executed, index);
             continue;
         }
-        let (uid, gid) = owner_ids(shape, &accounts, owner, group).map_err(|problem| (FailedAt::Shape(index), problem))?;
+        let (uid, gid) = owner_ids(shape, &accounts, owner, group)
+            .map_err(|problem| (FailedAt::Shape(index), problem))?;
         jobs.push(FileJob {
             index,
             host_path: host.path(path),
@@ -695,9 +816,12 @@ fn execute_phases(
         }
     }
     if !flusher.is_empty() {
-        flusher
-            .flush()
-            .map_err(|error| (FailedAt::Shape(0), Problem::filesystem("flush", host.root(), &error)))?;
+        flusher.flush().map_err(|error| {
+            (
+                FailedAt::Shape(0),
+                Problem::filesystem("flush", host.root(), &error),
+            )
+        })?;
     }
 
     // services and containers: write units, then (live) reload, start and restart
@@ -716,12 +840,23 @@ fn execute_phases(
     }
     if host.is_live() {
         if units_changed {
-            unit::systemctl(&["daemon-reload"]).map_err(|problem| (FailedAt::Shape(unit_shapes.first().copied().unwrap_or(0)), problem))?;
+            unit::systemctl(&["daemon-reload"]).map_err(|problem| {
+                (
+                    FailedAt::Shape(unit_shapes.first().copied().unwrap_or(0)),
+                    problem,
+                )
+            })?;
         }
         let statuses = executed.statuses.clone();
-        let changed = changed_paths(plan, |index| statuses.get(index).and_then(|status| status.as_ref().map(|(status, _)| *status)));
+        let changed = changed_paths(plan, |index| {
+            statuses
+                .get(index)
+                .and_then(|status| status.as_ref().map(|(status, _)| *status))
+        });
         for index in unit_shapes {
-            let Some(shape) = shapes.get(index) else { continue };
+            let Some(shape) = shapes.get(index) else {
+                continue;
+            };
             let unit_name = match shape.resource() {
                 Resource::Service(wanted) => service::unit_file_name(&wanted.name),
                 Resource::Container(wanted) => container::service_name(&wanted.name),
@@ -729,8 +864,12 @@ fn execute_phases(
             };
             let named = named_change(shape, &changed);
             match (planned(index), named) {
-                (Some(Planned::Create), _) => unit::systemctl(&["start", &unit_name]).map_err(fail_at(index, shape))?.len(),
-                (Some(Planned::Change(_)), _) => unit::systemctl(&["restart", &unit_name]).map_err(fail_at(index, shape))?.len(),
+                (Some(Planned::Create), _) => unit::systemctl(&["start", &unit_name])
+                    .map_err(fail_at(index, shape))?
+                    .len(),
+                (Some(Planned::Change(_)), _) => unit::systemctl(&["restart", &unit_name])
+                    .map_err(fail_at(index, shape))?
+                    .len(),
                 (Some(Planned::Unchanged), Some(path)) => {
                     unit::systemctl(&["restart", &unit_name]).map_err(fail_at(index, shape))?;
                     if let Some(slot) = executed.statuses.get_mut(index) {
@@ -847,33 +986,56 @@ fn interrupted_record(plan: &Plan, previous: Option<&Record>, prepared: &Prepare
             }
         })
         .collect();
-    shapes.extend(prepared.withdrawals.iter().map(|withdrawal| previous_entry(&withdrawal.entry)));
+    shapes.extend(
+        prepared
+            .withdrawals
+            .iter()
+            .map(|withdrawal| previous_entry(&withdrawal.entry)),
+    );
     Record {
         node: plan.node().to_string(),
         plan: plan.digest().to_string(),
         state: RecordState::Interrupted,
         shapes,
-        withdrawn: previous.map(|record| record.withdrawn.clone()).unwrap_or_default(),
+        withdrawn: previous
+            .map(|record| record.withdrawn.clone())
+            .unwrap_or_default(),
     }
 }
 
 fn previous_entry(entry: &RecordEntry) -> RecordEntry {
     let mut carried = entry.clone();
-    carried.result = if carried.digest.is_some() { "previous".to_string() } else { "pending".to_string() };
+    carried.result = if carried.digest.is_some() {
+        "previous".to_string()
+    } else {
+        "pending".to_string()
+    };
     carried
 }
 
 /// Written after the run: exactly what was done, and what may still be on the host.
-fn final_record(plan: &Plan, _previous: Option<&Record>, prepared: &Prepared, executed: &Executed) -> Record {
+fn final_record(
+    plan: &Plan,
+    _previous: Option<&Record>,
+    prepared: &Prepared,
+    executed: &Executed,
+) -> Record {
     let mut shapes = Vec::new();
     for (index, shape) in plan.shapes().iter().enumerate() {
         match executed.statuses.get(index) {
-            Some(Some((status, _))) => shapes.push(entry_for(shape, Some(shape.digest().to_string()), status.name())),
+            Some(Some((status, _))) => shapes.push(entry_for(
+                shape,
+                Some(shape.digest().to_string()),
+                status.name(),
+            )),
             _ => {
                 let failed_here = matches!(&executed.failure, Some((FailedAt::Shape(failed), _)) if *failed == index);
                 if failed_here {
                     shapes.push(entry_for(shape, None, "failed"));
-                } else if let Some(entry) = prepared.claimed.get(&(shape.kind(), shape.identity().to_string())) {
+                } else if let Some(entry) = prepared
+                    .claimed
+                    .get(&(shape.kind(), shape.identity().to_string()))
+                {
                     shapes.push(previous_entry(entry));
                 }
             }
@@ -902,7 +1064,11 @@ fn final_record(plan: &Plan, _previous: Option<&Record>, prepared: &Prepared, ex
     Record {
         node: plan.node().to_string(),
         plan: plan.digest().to_string(),
-        state: if executed.failure.is_some() { RecordState::Failed } else { RecordState::Applied },
+        state: if executed.failure.is_some() {
+            RecordState::Failed
+        } else {
+            RecordState::Applied
+        },
         shapes,
         withdrawn,
     }

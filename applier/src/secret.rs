@@ -18,13 +18,19 @@ impl Identities {
         let unreadable = |reason: String| {
             Problem::new(
                 Code::UnreadableIdentity,
-                format!("cannot read the age identity `{}`: {reason}", path.display()),
+                format!(
+                    "cannot read the age identity `{}`: {reason}",
+                    path.display()
+                ),
                 "give the node's identity file as written by `age-keygen` with `--identity`",
             )
         };
         let bytes = std::fs::read(path).map_err(|error| unreadable(error.to_string()))?;
-        let file = age::IdentityFile::from_buffer(bytes.as_slice()).map_err(|error| unreadable(error.to_string()))?;
-        let identities = file.into_identities().map_err(|error| unreadable(error.to_string()))?;
+        let file = age::IdentityFile::from_buffer(bytes.as_slice())
+            .map_err(|error| unreadable(error.to_string()))?;
+        let identities = file
+            .into_identities()
+            .map_err(|error| unreadable(error.to_string()))?;
         if identities.is_empty() {
             return Err(unreadable("it holds no identity".to_string()));
         }
@@ -44,11 +50,16 @@ impl Identities {
         let armored = age::armor::ArmoredReader::new(sealed.as_bytes());
         let decryptor = age::Decryptor::new(armored).map_err(|error| refuse(error.to_string()))?;
         let mut reader = decryptor
-            .decrypt(self.identities.iter().map(|identity| identity.as_ref() as &dyn age::Identity))
+            .decrypt(
+                self.identities
+                    .iter()
+                    .map(|identity| identity.as_ref() as &dyn age::Identity),
+            )
             .map_err(|error| match error {
-                age::DecryptError::NoMatchingKeys => {
-                    refuse("it is not sealed to this node's identity (sealed for another node?)".to_string())
-                }
+                age::DecryptError::NoMatchingKeys => refuse(
+                    "it is not sealed to this node's identity (sealed for another node?)"
+                        .to_string(),
+                ),
                 other => refuse(other.to_string()),
             })?;
         let mut plaintext = Vec::new();

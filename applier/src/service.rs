@@ -7,10 +7,10 @@ use std::path::PathBuf;
 
 use plan::Service;
 
+use crate::Planned;
 use crate::host::Host;
 use crate::problem::Problem;
 use crate::unit;
-use crate::Planned;
 
 pub fn unit_file_name(name: &str) -> String {
     format!("{name}.service")
@@ -30,14 +30,24 @@ pub fn unit_text(service: &Service) -> String {
         name = service.name
     );
     if !service.after.is_empty() {
-        let after: Vec<String> = service.after.iter().map(|name| unit::unit_name(name)).collect();
+        let after: Vec<String> = service
+            .after
+            .iter()
+            .map(|name| unit::unit_name(name))
+            .collect();
         text.push_str(&format!("After={}\n", after.join(" ")));
     }
     text.push_str("\n[Service]\n");
-    text.push_str(&format!("ExecStart={}\n", unit::command_line(&service.exec)));
+    text.push_str(&format!(
+        "ExecStart={}\n",
+        unit::command_line(&service.exec)
+    ));
     text.push_str(&format!("User={}\n", service.user));
     for (key, value) in &service.environment {
-        text.push_str(&format!("Environment={}\n", unit::environment_assignment(key, value)));
+        text.push_str(&format!(
+            "Environment={}\n",
+            unit::environment_assignment(key, value)
+        ));
     }
     text.push_str(&format!("Restart={}\n", service.restart));
     text.push_str("\n[Install]\nWantedBy=multi-user.target\n");
@@ -54,7 +64,9 @@ pub fn inspect(service: &Service, host: &Host) -> Result<Planned, Problem> {
         (false, _, _) => Planned::Create,
         (true, false, _) => Planned::change(vec!["unit".to_string()]),
         (true, true, false) => Planned::change(vec!["enable".to_string()]),
-        (true, true, true) if host.is_live() && !unit::is_active(&unit_file_name(&service.name)) => {
+        (true, true, true)
+            if host.is_live() && !unit::is_active(&unit_file_name(&service.name)) =>
+        {
             Planned::change(vec!["start".to_string()])
         }
         (true, true, true) => Planned::Unchanged,

@@ -34,7 +34,10 @@ pub fn quote_word(word: &str) -> String {
 pub fn command_line(words: &[String]) -> String {
     let mut parts = Vec::with_capacity(words.len());
     for (position, word) in words.iter().enumerate() {
-        let plain = word.bytes().all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'/' | b'.' | b'_' | b'-' | b'+' | b'@' | b',' | b'='));
+        let plain = word.bytes().all(|byte| {
+            byte.is_ascii_alphanumeric()
+                || matches!(byte, b'/' | b'.' | b'_' | b'-' | b'+' | b'@' | b',' | b'=')
+        });
         if position == 0 && plain && !word.is_empty() {
             parts.push(word.clone());
         } else {
@@ -64,7 +67,11 @@ pub fn environment_assignment(key: &str, value: &str) -> String {
 
 /// `After=` names: a plain name is a mesh service or container (`NAME.service`).
 pub fn unit_name(after: &str) -> String {
-    if after.contains('.') { after.to_string() } else { format!("{after}.service") }
+    if after.contains('.') {
+        after.to_string()
+    } else {
+        format!("{after}.service")
+    }
 }
 
 /// Is the file at `path` exactly `content`? (Absent is no.)
@@ -88,14 +95,17 @@ pub fn has_content(path: &Path, content: &str) -> Result<bool, Problem> {
 /// directory (part of the base system) when a bare `--root` tree lacks it.
 pub fn write_unit(path: &Path, content: &str) -> Result<(), Problem> {
     if let Some(directory) = path.parent() {
-        std::fs::create_dir_all(directory).map_err(|error| Problem::filesystem("create the directory", directory, &error))?;
+        std::fs::create_dir_all(directory)
+            .map_err(|error| Problem::filesystem("create the directory", directory, &error))?;
     }
-    durable::write_file_now(path, content.as_bytes(), 0o644).map_err(|error| Problem::filesystem("write", path, &error))
+    durable::write_file_now(path, content.as_bytes(), 0o644)
+        .map_err(|error| Problem::filesystem("write", path, &error))
 }
 
 /// Removes a unit file (absent is fine).
 pub fn remove_unit(path: &Path) -> Result<(), Problem> {
-    durable::remove_if_present(&durable::temp_path_for(path)).map_err(|error| Problem::filesystem("remove", path, &error))?;
+    durable::remove_if_present(&durable::temp_path_for(path))
+        .map_err(|error| Problem::filesystem("remove", path, &error))?;
     durable::remove_if_present(path).map_err(|error| Problem::filesystem("remove", path, &error))
 }
 
@@ -106,12 +116,15 @@ pub fn system_unit_directory(host: &Host) -> PathBuf {
 
 /// The `multi-user.target.wants` link that enables `unit`.
 pub fn wants_link(host: &Host, unit: &str) -> PathBuf {
-    system_unit_directory(host).join("multi-user.target.wants").join(unit)
+    system_unit_directory(host)
+        .join("multi-user.target.wants")
+        .join(unit)
 }
 
 /// Is `unit` enabled (its wants link present)?
 pub fn is_enabled(host: &Host, unit: &str) -> bool {
-    std::fs::symlink_metadata(wants_link(host, unit)).is_ok_and(|metadata| metadata.file_type().is_symlink())
+    std::fs::symlink_metadata(wants_link(host, unit))
+        .is_ok_and(|metadata| metadata.file_type().is_symlink())
 }
 
 /// Enables a unit: `systemctl [--root=ROOT] enable`, or, without systemctl, the wants
@@ -127,7 +140,8 @@ pub fn enable(host: &Host, unit: &str) -> Result<(), Problem> {
     }
     let link = wants_link(host, unit);
     if let Some(directory) = link.parent() {
-        std::fs::create_dir_all(directory).map_err(|error| Problem::filesystem("create the directory", directory, &error))?;
+        std::fs::create_dir_all(directory)
+            .map_err(|error| Problem::filesystem("create the directory", directory, &error))?;
     }
     durable::replace_with_symlink(&link, &format!("/etc/systemd/system/{unit}"))
         .map_err(|error| Problem::filesystem("create the link", &link, &error))
@@ -137,18 +151,23 @@ pub fn enable(host: &Host, unit: &str) -> Result<(), Problem> {
 /// empty (as `systemctl disable` does).
 pub fn disable(host: &Host, unit: &str) -> Result<(), Problem> {
     let link = wants_link(host, unit);
-    durable::remove_if_present(&link).map_err(|error| Problem::filesystem("remove", &link, &error))?;
+    durable::remove_if_present(&link)
+        .map_err(|error| Problem::filesystem("remove", &link, &error))?;
     if let Some(directory) = link.parent()
         && std::fs::read_dir(directory).is_ok_and(|mut entries| entries.next().is_none())
     {
-        std::fs::remove_dir(directory).map_err(|error| Problem::filesystem("remove", directory, &error))?;
+        std::fs::remove_dir(directory)
+            .map_err(|error| Problem::filesystem("remove", directory, &error))?;
     }
     Ok(())
 }
 
 /// `systemctl ARGUMENTS...` on the live host.
 pub fn systemctl(arguments: &[&str]) -> Result<String, Problem> {
-    let arguments: Vec<String> = arguments.iter().map(|argument| argument.to_string()).collect();
+    let arguments: Vec<String> = arguments
+        .iter()
+        .map(|argument| argument.to_string())
+        .collect();
     run_tool("systemctl", &arguments)
 }
 

@@ -6,10 +6,10 @@ use std::collections::BTreeSet;
 
 use plan::User;
 
+use crate::Planned;
 use crate::accounts::Accounts;
 use crate::host::{Host, run_tool};
 use crate::problem::Problem;
-use crate::Planned;
 
 pub fn inspect(user: &User, accounts: &Accounts) -> Planned {
     let Some(entry) = accounts.user(&user.name) else {
@@ -29,7 +29,11 @@ pub fn inspect(user: &User, accounts: &Accounts) -> Planned {
     if groups_differ(user, accounts) {
         details.push(format!("groups -> [{}]", user.groups.join(", ")));
     }
-    if details.is_empty() { Planned::Unchanged } else { Planned::change(details) }
+    if details.is_empty() {
+        Planned::Unchanged
+    } else {
+        Planned::change(details)
+    }
 }
 
 fn groups_differ(user: &User, accounts: &Accounts) -> bool {
@@ -98,6 +102,10 @@ pub fn set_groups(user: &User, host: &Host, accounts: &Accounts) -> Result<bool,
         return Ok(false);
     }
     let mut arguments = prefix_arguments(host);
-    arguments.extend(["--groups".to_string(), user.groups.join(","), user.name.clone()]);
+    arguments.extend([
+        "--groups".to_string(),
+        user.groups.join(","),
+        user.name.clone(),
+    ]);
     run_tool("usermod", &arguments).map(|_| true)
 }

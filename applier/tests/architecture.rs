@@ -5,7 +5,10 @@
 use std::path::{Path, PathBuf};
 
 fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace")
+        .to_path_buf()
 }
 
 fn metadata() -> serde_json::Value {
@@ -14,7 +17,11 @@ fn metadata() -> serde_json::Value {
         .current_dir(workspace())
         .output()
         .expect("cargo metadata");
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     serde_json::from_slice(&output.stdout).expect("json")
 }
 
@@ -33,7 +40,10 @@ fn transitive_dependencies(metadata: &serde_json::Value, package: &str) -> Vec<S
     let mut seen = vec![id_of(package)];
     let mut stack = seen.clone();
     while let Some(id) = stack.pop() {
-        let node = nodes.iter().find(|node| node["id"] == id.as_str()).expect("node");
+        let node = nodes
+            .iter()
+            .find(|node| node["id"] == id.as_str())
+            .expect("node");
         for dependency in node["deps"].as_array().expect("deps") {
             let normal = dependency["dep_kinds"]
                 .as_array()
@@ -46,7 +56,11 @@ fn transitive_dependencies(metadata: &serde_json::Value, package: &str) -> Vec<S
         }
     }
     seen.iter()
-        .filter_map(|id| packages.iter().find(|candidate| candidate["id"] == id.as_str()))
+        .filter_map(|id| {
+            packages
+                .iter()
+                .find(|candidate| candidate["id"] == id.as_str())
+        })
         .map(|package| package["name"].as_str().expect("name").to_string())
         .collect()
 }
@@ -72,7 +86,10 @@ fn applier_depends_on_plan_and_no_other_crate_of_ours() {
     assert!(applier.contains(&"plan".to_string()));
     // nothing of the language or the compiler, however indirectly
     for forbidden in ["lang", "compiler", "petgraph", "miette", "lapin"] {
-        assert!(!applier.contains(&forbidden.to_string()), "applier depends on {forbidden}");
+        assert!(
+            !applier.contains(&forbidden.to_string()),
+            "applier depends on {forbidden}"
+        );
     }
     // nom only as the `age` crate's own header parser, never directly
     let direct: Vec<String> = metadata["packages"]
@@ -87,17 +104,26 @@ fn applier_depends_on_plan_and_no_other_crate_of_ours() {
         .map(|dependency| dependency["name"].as_str().expect("name").to_string())
         .collect();
     for forbidden in ["nom", "petgraph", "lang", "compiler"] {
-        assert!(!direct.contains(&forbidden.to_string()), "applier depends directly on {forbidden}");
+        assert!(
+            !direct.contains(&forbidden.to_string()),
+            "applier depends directly on {forbidden}"
+        );
     }
     for member in &members {
         if member != "applier" && member != "plan" {
-            assert!(!applier.contains(member), "applier depends on the workspace crate {member}");
+            assert!(
+                !applier.contains(member),
+                "applier depends on the workspace crate {member}"
+            );
         }
     }
     let plan = transitive_dependencies(&metadata, "plan");
     for member in &members {
         if member != "plan" {
-            assert!(!plan.contains(member), "plan depends on the workspace crate {member}");
+            assert!(
+                !plan.contains(member),
+                "plan depends on the workspace crate {member}"
+            );
         }
     }
 }
@@ -127,15 +153,23 @@ fn every_source_file_starts_by_saying_what_it_is_for() {
     assert!(files.len() > 20);
     for path in files {
         let text = std::fs::read_to_string(&path).expect("read");
-        assert!(text.starts_with("//! "), "{} does not start with a `//!` line", path.display());
         assert!(
-            !path.file_name().is_some_and(|name| name == "mod.rs"),
+            text.starts_with("//! "),
+            "{} does not start with a `//!` line",
+            path.display()
+        );
+        assert!(
+            path.file_name().is_none_or(|name| name != "mod.rs"),
             "{}: use `foo.rs` beside `foo/`, not `mod.rs`",
             path.display()
         );
         let is_root = path.ends_with("src/lib.rs") || path.ends_with("src/main.rs");
         if is_root {
-            assert!(text.contains("#![forbid(unsafe_code)]"), "{} does not forbid unsafe code", path.display());
+            assert!(
+                text.contains("#![forbid(unsafe_code)]"),
+                "{} does not forbid unsafe code",
+                path.display()
+            );
         }
     }
 }
@@ -144,7 +178,10 @@ fn every_source_file_starts_by_saying_what_it_is_for() {
 fn each_shape_kind_has_a_module_of_its_name_in_plan_and_applier() {
     for kind in plan::Kind::ALL {
         for crate_name in ["plan", "applier"] {
-            let path = workspace().join(crate_name).join("src").join(format!("{}.rs", kind.name()));
+            let path = workspace()
+                .join(crate_name)
+                .join("src")
+                .join(format!("{}.rs", kind.name()));
             assert!(path.is_file(), "missing {}", path.display());
         }
     }
@@ -156,12 +193,22 @@ fn every_error_code_has_a_book_page_and_codes_are_unique() {
     for (code, number, title) in applier::codes::TABLE {
         assert_eq!(code.as_str(), *number);
         assert!(number.starts_with("E5") && number.len() == 4, "{number}");
-        assert!(title.starts_with(|first: char| first.is_lowercase()), "{title}");
+        assert!(
+            title.starts_with(|first: char| first.is_lowercase()),
+            "{title}"
+        );
         assert!(!numbers.contains(number), "{number} is used twice");
         numbers.push(number);
-        let page = workspace().join("book/src/errors").join(format!("{number}.md"));
-        let text = std::fs::read_to_string(&page).unwrap_or_else(|_| panic!("no book page {}", page.display()));
-        assert!(text.starts_with(&format!("# {number}: ")), "{} must start with `# {number}: `", page.display());
+        let page = workspace()
+            .join("book/src/errors")
+            .join(format!("{number}.md"));
+        let text = std::fs::read_to_string(&page)
+            .unwrap_or_else(|_| panic!("no book page {}", page.display()));
+        assert!(
+            text.starts_with(&format!("# {number}: ")),
+            "{} must start with `# {number}: `",
+            page.display()
+        );
     }
 }
 
@@ -172,8 +219,18 @@ fn applier_source_has_no_unwrap_or_ignored_results() {
     for path in files {
         let text = std::fs::read_to_string(&path).expect("read");
         let code = text.split("#[cfg(test)]").next().unwrap_or_default();
-        for forbidden in [".unwrap()", ".expect(", "let _ =", "panic!(", "unreachable!("] {
-            assert!(!code.contains(forbidden), "{} uses `{forbidden}`", path.display());
+        for forbidden in [
+            ".unwrap()",
+            ".expect(",
+            "let _ =",
+            "panic!(",
+            "unreachable!(",
+        ] {
+            assert!(
+                !code.contains(forbidden),
+                "{} uses `{forbidden}`",
+                path.display()
+            );
         }
     }
 }

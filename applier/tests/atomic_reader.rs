@@ -15,7 +15,10 @@ fn a_concurrent_reader_sees_only_whole_versions() {
     let root = TestRoot::in_memory();
     let keys = Keys::new();
     let plans = tempfile::tempdir().expect("tempdir");
-    let versions: Vec<String> = ["a", "b"].iter().map(|letter| letter.repeat(16 * 1024)).collect();
+    let versions: Vec<String> = ["a", "b"]
+        .iter()
+        .map(|letter| letter.repeat(16 * 1024))
+        .collect();
     let plan_paths: Vec<_> = versions
         .iter()
         .enumerate()
@@ -53,7 +56,7 @@ fn a_concurrent_reader_sees_only_whole_versions() {
                 let mut handle = std::fs::File::open(&target).expect("the file always exists");
                 handle.read_to_string(&mut content).expect("read");
                 assert!(
-                    versions.iter().any(|version| *version == content),
+                    versions.contains(&content),
                     "saw {} bytes that are neither version",
                     content.len()
                 );

@@ -14,9 +14,21 @@ use support::*;
 fn refused(root: &TestRoot, keys: &Keys, plan_path: &Path, extra: &[&str], code: &str) -> Value {
     let before = snapshot(root.path(), &[]);
     let (output, report) = run_apply(root, plan_path, keys, extra);
-    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stdout));
-    assert!(error_codes(&report).contains(&code.to_string()), "expected {code}: {report:#}");
-    assert_same_tree(&before, &snapshot(root.path(), &[]), "a refused plan changed the tree");
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    assert!(
+        error_codes(&report).contains(&code.to_string()),
+        "expected {code}: {report:#}"
+    );
+    assert_same_tree(
+        &before,
+        &snapshot(root.path(), &[]),
+        "a refused plan changed the tree",
+    );
     report
 }
 
@@ -29,7 +41,10 @@ fn refused_plan(root: &TestRoot, keys: &Keys, plan: &Plan, code: &str) -> Value 
 fn good_plan() -> Plan {
     Plan::new(
         "db1",
-        vec![directory("/etc/app", "root", "0755"), file("/etc/app/app.conf", "port = 1\n", "root", "0644")],
+        vec![
+            directory("/etc/app", "root", "0755"),
+            file("/etc/app/app.conf", "port = 1\n", "root", "0644"),
+        ],
     )
 }
 
@@ -58,43 +73,84 @@ fn refused_bytes(bytes: &[u8], code: &str) -> Value {
 fn truncated_plan_is_refused() {
     let bytes = good_plan().to_json_bytes();
     let report = refused_bytes(&bytes[..bytes.len() / 2], "E500");
-    assert!(report["errors"][0]["message"].as_str().expect("message").contains("not valid JSON"));
+    assert!(
+        report["errors"][0]["message"]
+            .as_str()
+            .expect("message")
+            .contains("not valid JSON")
+    );
 }
 
 #[test]
 fn missing_plan_file_is_refused() {
     let root = TestRoot::new();
     let keys = Keys::new();
-    refused(&root, &keys, Path::new("/nonexistent/plan.json"), &[], "E500");
+    refused(
+        &root,
+        &keys,
+        Path::new("/nonexistent/plan.json"),
+        &[],
+        "E500",
+    );
 }
 
 #[test]
 fn wrong_plan_digest_is_refused() {
-    refused_bytes(&edited(|value| value["digest"] = Value::String(plan::sha256_digest(b"x")), false), "E501");
+    refused_bytes(
+        &edited(
+            |value| value["digest"] = Value::String(plan::sha256_digest(b"x")),
+            false,
+        ),
+        "E501",
+    );
 }
 
 #[test]
 fn unknown_format_version_is_refused() {
-    refused_bytes(&edited(|value| value["format"] = Value::String("mesh-plan/9".into()), true), "E502");
+    refused_bytes(
+        &edited(
+            |value| value["format"] = Value::String("mesh-plan/9".into()),
+            true,
+        ),
+        "E502",
+    );
 }
 
 #[test]
 fn unknown_field_is_refused() {
-    refused_bytes(&edited(|value| value["shapes"][1]["setuid"] = Value::Bool(true), true), "E503");
+    refused_bytes(
+        &edited(
+            |value| value["shapes"][1]["setuid"] = Value::Bool(true),
+            true,
+        ),
+        "E503",
+    );
 }
 
 #[test]
 fn unknown_kind_is_refused() {
-    refused_bytes(&edited(|value| value["shapes"][1]["kind"] = Value::String("cron".into()), true), "E503");
+    refused_bytes(
+        &edited(
+            |value| value["shapes"][1]["kind"] = Value::String("cron".into()),
+            true,
+        ),
+        "E503",
+    );
 }
 
 #[test]
 fn tampered_shape_is_refused() {
     let report = refused_bytes(
-        &edited(|value| value["shapes"][1]["content"] = Value::String("port = 6666\n".into()), true),
+        &edited(
+            |value| value["shapes"][1]["content"] = Value::String("port = 6666\n".into()),
+            true,
+        ),
         "E504",
     );
-    assert_eq!(report["errors"][0]["shape"]["identity"], "/etc/app/app.conf");
+    assert_eq!(
+        report["errors"][0]["shape"]["identity"],
+        "/etc/app/app.conf"
+    );
 }
 
 #[test]
@@ -118,7 +174,12 @@ fn plan_for_another_node_is_refused_by_flag() {
     let plans = tempfile::tempdir().expect("tempdir");
     let path = write_plan(plans.path(), "plan.json", &good_plan());
     let report = refused(&root, &keys, &path, &["--node", "db2"], "E506");
-    assert!(report["errors"][0]["message"].as_str().expect("message").contains("`db1`"));
+    assert!(
+        report["errors"][0]["message"]
+            .as_str()
+            .expect("message")
+            .contains("`db1`")
+    );
 }
 
 #[test]
@@ -133,34 +194,70 @@ fn plan_for_another_node_is_refused_by_the_record() {
 fn undeclared_parent_directory_is_refused_with_where_it_was_declared() {
     let root = TestRoot::new();
     let keys = Keys::new();
-    let report = refused_plan(&root, &keys, &Plan::new("db1", vec![file("/etc/nowhere/app.conf", "x", "root", "0644")]), "E507");
+    let report = refused_plan(
+        &root,
+        &keys,
+        &Plan::new(
+            "db1",
+            vec![file("/etc/nowhere/app.conf", "x", "root", "0644")],
+        ),
+        "E507",
+    );
     let error = &report["errors"][0];
     assert_eq!(error["shape"]["kind"], "file");
     assert_eq!(error["shape"]["module"], "app");
     assert_eq!(error["shape"]["source"]["file"], "modules/app/module.nix");
-    assert!(error["message"].as_str().expect("message").contains("`/etc/nowhere`"));
-    assert!(error["help"].as_str().expect("help").contains("mesh.directory"));
+    assert!(
+        error["message"]
+            .as_str()
+            .expect("message")
+            .contains("`/etc/nowhere`")
+    );
+    assert!(
+        error["help"]
+            .as_str()
+            .expect("help")
+            .contains("mesh.directory")
+    );
 }
 
 #[test]
 fn undeclared_owner_is_refused() {
     let root = TestRoot::new();
     let keys = Keys::new();
-    refused_plan(&root, &keys, &Plan::new("db1", vec![file("/etc/app.conf", "x", "ghost", "0644")]), "E508");
+    refused_plan(
+        &root,
+        &keys,
+        &Plan::new("db1", vec![file("/etc/app.conf", "x", "ghost", "0644")]),
+        "E508",
+    );
 }
 
 #[test]
 fn undeclared_service_user_is_refused() {
     let root = TestRoot::new();
     let keys = Keys::new();
-    refused_plan(&root, &keys, &Plan::new("db1", vec![service("app", &["/usr/bin/app"], "ghost")]), "E508");
+    refused_plan(
+        &root,
+        &keys,
+        &Plan::new("db1", vec![service("app", &["/usr/bin/app"], "ghost")]),
+        "E508",
+    );
 }
 
 #[test]
 fn undeclared_mount_source_is_refused() {
     let root = TestRoot::new();
     let keys = Keys::new();
-    refused_plan(&root, &keys, &Plan::new("db1", vec![container("cache", &[("/srv/nothing", "/data")])]), "E509");
+    refused_plan(
+        &root,
+        &keys,
+        &Plan::new(
+            "db1",
+            vec![container("cache", &[("/srv/nothing", "/data")])],
+        ),
+        "E509",
+    );
 }
 
 #[test]
@@ -168,7 +265,11 @@ fn needs_met_by_the_host_are_accepted() {
     let root = TestRoot::new();
     let keys = Keys::new();
     std::fs::create_dir_all(root.host("/srv/existing")).expect("mkdir");
-    std::fs::write(root.host("/etc/passwd"), "root:x:0:0::/root:/bin/sh\nalice:x:1000:1000::/home/alice:/bin/sh\n").expect("passwd");
+    std::fs::write(
+        root.host("/etc/passwd"),
+        "root:x:0:0::/root:/bin/sh\nalice:x:1000:1000::/home/alice:/bin/sh\n",
+    )
+    .expect("passwd");
     std::fs::write(root.host("/etc/group"), "root:x:0:\nalice:x:1000:\n").expect("group");
     let report = apply_ok(
         &root,
@@ -183,7 +284,11 @@ fn needs_met_by_the_host_are_accepted() {
         &keys,
     );
     assert_eq!(summary(&report, "created"), 3);
-    assert_eq!(owner_of(&root.host("/srv/existing/notes")), (1000, 1000), "owners come from ROOT/etc/passwd");
+    assert_eq!(
+        owner_of(&root.host("/srv/existing/notes")),
+        (1000, 1000),
+        "owners come from ROOT/etc/passwd"
+    );
 }
 
 #[test]
@@ -191,7 +296,12 @@ fn a_path_through_a_symlink_is_refused() {
     let root = TestRoot::new();
     let keys = Keys::new();
     std::os::unix::fs::symlink("/tmp", root.host("/etc/escape")).expect("symlink");
-    refused_plan(&root, &keys, &Plan::new("db1", vec![file("/etc/escape/x", "x", "root", "0644")]), "E510");
+    refused_plan(
+        &root,
+        &keys,
+        &Plan::new("db1", vec![file("/etc/escape/x", "x", "root", "0644")]),
+        "E510",
+    );
 }
 
 #[test]
@@ -203,7 +313,13 @@ fn secret_for_another_node_is_refused() {
     let report = refused_plan(
         &root,
         &this_node,
-        &Plan::new("db1", vec![file("/etc/motd", "hello\n", "root", "0644"), secret("/etc/token", &sealed, "root", "0400")]),
+        &Plan::new(
+            "db1",
+            vec![
+                file("/etc/motd", "hello\n", "root", "0644"),
+                secret("/etc/token", &sealed, "root", "0400"),
+            ],
+        ),
         "E511",
     );
     let message = report["errors"][0]["message"].as_str().expect("message");
@@ -216,7 +332,12 @@ fn garbage_sealed_value_is_refused() {
     let root = TestRoot::new();
     let keys = Keys::new();
     let garbage = "-----BEGIN AGE ENCRYPTED FILE-----\nbm90IGFuIGFnZSBmaWxl\n-----END AGE ENCRYPTED FILE-----\n";
-    refused_plan(&root, &keys, &Plan::new("db1", vec![secret("/etc/token", garbage, "root", "0400")]), "E511");
+    refused_plan(
+        &root,
+        &keys,
+        &Plan::new("db1", vec![secret("/etc/token", garbage, "root", "0400")]),
+        "E511",
+    );
 }
 
 #[test]
@@ -233,8 +354,16 @@ fn unreadable_identity_is_refused() {
 fn missing_artifact_is_refused() {
     let root = TestRoot::new();
     let keys = Keys::new();
-    let artifact = (format!("sha256-{}.tar", "0".repeat(64)), format!("sha256:{}", "0".repeat(64)));
-    refused_plan(&root, &keys, &Plan::new("db1", vec![archive("/srv/site", &artifact, "root")]), "E513");
+    let artifact = (
+        format!("sha256-{}.tar", "0".repeat(64)),
+        format!("sha256:{}", "0".repeat(64)),
+    );
+    refused_plan(
+        &root,
+        &keys,
+        &Plan::new("db1", vec![archive("/srv/site", &artifact, "root")]),
+        "E513",
+    );
 }
 
 #[test]
@@ -243,14 +372,24 @@ fn artifact_with_the_wrong_digest_is_refused() {
     let keys = Keys::new();
     let (name, _) = root.add_artifact(&tar_bytes(&[("a", "a")], &[]));
     let wrong = (name, plan::sha256_digest(b"something else"));
-    refused_plan(&root, &keys, &Plan::new("db1", vec![archive("/srv/site", &wrong, "root")]), "E514");
+    refused_plan(
+        &root,
+        &keys,
+        &Plan::new("db1", vec![archive("/srv/site", &wrong, "root")]),
+        "E514",
+    );
 }
 
 fn refused_archive(bytes: Vec<u8>) {
     let root = TestRoot::new();
     let keys = Keys::new();
     let artifact = root.add_artifact(&bytes);
-    refused_plan(&root, &keys, &Plan::new("db1", vec![archive("/srv/site", &artifact, "root")]), "E515");
+    refused_plan(
+        &root,
+        &keys,
+        &Plan::new("db1", vec![archive("/srv/site", &artifact, "root")]),
+        "E515",
+    );
     assert!(!root.host("/srv/site").exists());
     assert!(!root.host("/srv/evil").exists() && !root.host("/evil").exists());
 }
@@ -287,16 +426,24 @@ fn archive_with_a_device_is_refused() {
 
 #[test]
 fn archive_writing_through_its_own_symlink_is_refused() {
-    refused_archive(tar_bytes(&[("dir/file", "x")], &[("dir", ".")]).into_iter().collect());
+    refused_archive(
+        tar_bytes(&[("dir/file", "x")], &[("dir", ".")])
+            .into_iter()
+            .collect(),
+    );
     let mut builder = tar::Builder::new(Vec::new());
     let mut header = tar::Header::new_ustar();
     header.set_entry_type(tar::EntryType::Symlink);
     header.set_size(0);
-    builder.append_link(&mut header, "inner", "sub").expect("link");
+    builder
+        .append_link(&mut header, "inner", "sub")
+        .expect("link");
     let mut header = tar::Header::new_ustar();
     header.set_size(1);
     header.set_entry_type(tar::EntryType::Regular);
-    builder.append_data(&mut header, "inner/x", &b"x"[..]).expect("data");
+    builder
+        .append_data(&mut header, "inner/x", &b"x"[..])
+        .expect("data");
     refused_archive(builder.into_inner().expect("tar"));
 }
 
@@ -308,8 +455,16 @@ fn host_tool_failure_is_reported() {
     std::fs::remove_file(root.host("/etc/gshadow")).expect("remove");
     std::fs::create_dir(root.host("/etc/gshadow")).expect("mkdir");
     let report = apply_fails(&root, &Plan::new("db1", vec![user("app")]), &keys);
-    assert!(error_codes(&report).contains(&"E516".to_string()), "{report:#}");
-    assert!(report["errors"][0]["message"].as_str().expect("message").contains("useradd"));
+    assert!(
+        error_codes(&report).contains(&"E516".to_string()),
+        "{report:#}"
+    );
+    assert!(
+        report["errors"][0]["message"]
+            .as_str()
+            .expect("message")
+            .contains("useradd")
+    );
     assert_eq!(status_of(&report, "user", "app"), "failed");
 }
 
@@ -319,11 +474,31 @@ fn filesystem_failure_stops_and_is_reported() {
     let keys = Keys::new();
     // the name fits, but its temp file's name does not
     let long = format!("/etc/{}", "n".repeat(250));
-    let report = apply_fails(&root, &Plan::new("db1", vec![file("/etc/first", "1", "root", "0644"), file(&long, "x", "root", "0644")]), &keys);
-    assert!(error_codes(&report).contains(&"E517".to_string()), "{report:#}");
+    let report = apply_fails(
+        &root,
+        &Plan::new(
+            "db1",
+            vec![
+                file("/etc/first", "1", "root", "0644"),
+                file(&long, "x", "root", "0644"),
+            ],
+        ),
+        &keys,
+    );
+    assert!(
+        error_codes(&report).contains(&"E517".to_string()),
+        "{report:#}"
+    );
     assert_eq!(status_of(&report, "file", &long), "failed");
-    assert_eq!(status_of(&report, "file", "/etc/first"), "created", "what came before the failure is done");
-    let record: Value = serde_json::from_slice(&std::fs::read(root.host("/var/lib/mesh/applied.json")).expect("record")).expect("json");
+    assert_eq!(
+        status_of(&report, "file", "/etc/first"),
+        "created",
+        "what came before the failure is done"
+    );
+    let record: Value = serde_json::from_slice(
+        &std::fs::read(root.host("/var/lib/mesh/applied.json")).expect("record"),
+    )
+    .expect("json");
     assert_eq!(record["state"], "failed");
 }
 
@@ -351,7 +526,12 @@ fn unmanaged_directory_in_the_way_of_an_archive_is_refused() {
     std::fs::create_dir_all(root.host("/srv/site")).expect("mkdir");
     std::fs::write(root.host("/srv/site/precious"), "data").expect("write");
     let artifact = root.add_artifact(&tar_bytes(&[("a", "a")], &[]));
-    refused_plan(&root, &keys, &Plan::new("db1", vec![archive("/srv/site", &artifact, "root")]), "E520");
+    refused_plan(
+        &root,
+        &keys,
+        &Plan::new("db1", vec![archive("/srv/site", &artifact, "root")]),
+        "E520",
+    );
 }
 
 #[test]
@@ -371,7 +551,13 @@ fn several_problems_are_all_reported_at_once() {
     let report = refused_plan(
         &root,
         &keys,
-        &Plan::new("db1", vec![file("/nope/a", "x", "root", "0644"), file("/etc/b", "x", "ghost", "0644")]),
+        &Plan::new(
+            "db1",
+            vec![
+                file("/nope/a", "x", "root", "0644"),
+                file("/etc/b", "x", "ghost", "0644"),
+            ],
+        ),
         "E507",
     );
     // in plan order: `/etc/b` sorts before `/nope/a`
@@ -383,7 +569,11 @@ fn errors_are_rendered_with_code_location_and_help() {
     let root = TestRoot::new();
     let keys = Keys::new();
     let plans = tempfile::tempdir().expect("tempdir");
-    let path = write_plan(plans.path(), "plan.json", &Plan::new("db1", vec![file("/nope/a", "x", "root", "0644")]));
+    let path = write_plan(
+        plans.path(),
+        "plan.json",
+        &Plan::new("db1", vec![file("/nope/a", "x", "root", "0644")]),
+    );
     let output = std::process::Command::new(BINARY)
         .arg(&path)
         .arg("--identity")
@@ -394,7 +584,16 @@ fn errors_are_rendered_with_code_location_and_help() {
         .expect("run");
     assert_eq!(output.status.code(), Some(1));
     let text = String::from_utf8(output.stdout).expect("utf8");
-    assert!(text.contains("error[E507]: file `/nope/a` needs the directory `/nope`"), "{text}");
-    assert!(text.contains("  --> modules/app/module.nix:1:3 (module `app`): file `/nope/a`\n"), "{text}");
-    assert!(text.contains("  = help: declare `mesh.directory { path = \"/nope\"; }`"), "{text}");
+    assert!(
+        text.contains("error[E507]: file `/nope/a` needs the directory `/nope`"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  --> modules/app/module.nix:1:3 (module `app`): file `/nope/a`\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  = help: declare `mesh.directory { path = \"/nope\"; }`"),
+        "{text}"
+    );
 }

@@ -30,7 +30,10 @@ fn help_and_version_exit_zero() {
 fn missing_identity_is_a_usage_error() {
     let (code, _, stderr) = run(&["plan.json"]);
     assert_eq!(code, 1);
-    assert!(stderr.starts_with("error: missing `--identity KEY`"), "{stderr}");
+    assert!(
+        stderr.starts_with("error: missing `--identity KEY`"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -67,13 +70,23 @@ fn unknown_format_and_bad_root_are_refused() {
 fn listen_is_not_available_yet() {
     let (code, _, stderr) = run(&["--listen"]);
     assert_eq!(code, 1);
-    assert!(stderr.contains("`--listen` is not available yet"), "{stderr}");
+    assert!(
+        stderr.contains("`--listen` is not available yet"),
+        "{stderr}"
+    );
 }
 
 #[test]
 fn flags_take_equals_signs() {
     let config = match applier::parse_arguments(
-        ["plan.json", "--identity=key.txt", "--format=json", "--dry-run", "--node=db1"].map(std::ffi::OsString::from),
+        [
+            "plan.json",
+            "--identity=key.txt",
+            "--format=json",
+            "--dry-run",
+            "--node=db1",
+        ]
+        .map(std::ffi::OsString::from),
     ) {
         Ok(applier::Command::Apply(config)) => config,
         other => panic!("{other:?}"),
@@ -82,5 +95,8 @@ fn flags_take_equals_signs() {
     assert_eq!(config.format, applier::OutputFormat::Json);
     assert!(config.dry_run);
     assert_eq!(config.node.as_deref(), Some("db1"));
-    assert_eq!(config.artifacts, std::path::PathBuf::from("/var/lib/mesh/artifacts"));
+    assert_eq!(
+        config.artifacts,
+        std::path::PathBuf::from("/var/lib/mesh/artifacts")
+    );
 }

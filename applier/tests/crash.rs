@@ -13,12 +13,24 @@ fn large_plan(keys: &Keys, root: &TestRoot) -> Plan {
     let mut shapes = vec![user("app"), user_in_groups("worker", &["app"])];
     for directory_number in 0..60 {
         let directory_path = format!("/srv/d{directory_number:02}");
-        shapes.push(directory(&directory_path, if directory_number % 2 == 0 { "app" } else { "root" }, "0750"));
+        shapes.push(directory(
+            &directory_path,
+            if directory_number % 2 == 0 {
+                "app"
+            } else {
+                "root"
+            },
+            "0750",
+        ));
         for file_number in 0..40 {
             shapes.push(file(
                 &format!("{directory_path}/f{file_number:02}.conf"),
                 &format!("directory {directory_number} file {file_number}\n").repeat(8),
-                if file_number % 3 == 0 { "worker" } else { "root" },
+                if file_number % 3 == 0 {
+                    "worker"
+                } else {
+                    "root"
+                },
                 if file_number % 2 == 0 { "0640" } else { "0644" },
             ));
         }
@@ -32,9 +44,16 @@ fn large_plan(keys: &Keys, root: &TestRoot) -> Plan {
             "0400",
         ));
     }
-    let artifact = root.add_artifact(&tar_bytes(&[("index.html", "site"), ("static/a.css", "css")], &[("latest", "index.html")]));
+    let artifact = root.add_artifact(&tar_bytes(
+        &[("index.html", "site"), ("static/a.css", "css")],
+        &[("latest", "index.html")],
+    ));
     shapes.push(archive("/srv/site", &artifact, "app"));
-    shapes.push(service("app", &["/usr/bin/app", "--config", "/srv/d00/f00.conf"], "app"));
+    shapes.push(service(
+        "app",
+        &["/usr/bin/app", "--config", "/srv/d00/f00.conf"],
+        "app",
+    ));
     shapes.push(container("cache", &[("/srv/d01", "/data")]));
     Plan::new("db1", shapes)
 }
@@ -51,7 +70,11 @@ fn killed_applies_converge_to_the_uninterrupted_result() {
     let started = Instant::now();
     let (output, _) = run_apply(&reference, &plan_path, &keys, &[]);
     let duration = started.elapsed();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stdout));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
     let mut expected = snapshot(reference.path(), SKIP);
     for name in ACCOUNT_FILES {
         expected.remove(*name);
@@ -98,14 +121,27 @@ fn killed_applies_converge_to_the_uninterrupted_result() {
         for name in ACCOUNT_FILES {
             found.remove(*name);
         }
-        assert_same_tree(&expected, &found, &format!("killed at {delay:?} of {duration:?}"));
+        assert_same_tree(
+            &expected,
+            &found,
+            &format!("killed at {delay:?} of {duration:?}"),
+        );
         assert_eq!(expected_accounts, accounts(root.path()));
-        let record: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(root.host("/var/lib/mesh/applied.json")).expect("record")).expect("json");
+        let record: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(root.host("/var/lib/mesh/applied.json")).expect("record"),
+        )
+        .expect("json");
         assert_eq!(record["state"], "applied");
         // and a third apply changes nothing
         let (_, report) = run_apply(&root, &plan_path, &keys, &[]);
-        assert_eq!(summary(&report, "unchanged") as usize, plan.shapes().len(), "{report:#}");
+        assert_eq!(
+            summary(&report, "unchanged") as usize,
+            plan.shapes().len(),
+            "{report:#}"
+        );
     }
-    assert!(interrupted >= points / 2, "only {interrupted} of {points} kills landed mid-apply");
+    assert!(
+        interrupted >= points / 2,
+        "only {interrupted} of {points} kills landed mid-apply"
+    );
 }

@@ -14,16 +14,27 @@ fn plan(shapes: Vec<plan::Shape>) -> Plan {
 fn user_is_created_changed_unchanged_and_kept() {
     let root = TestRoot::new();
     let keys = Keys::new();
-    let report = apply_ok(&root, &plan(vec![user("web"), user_in_groups("app", &["web"])]), &keys);
+    let report = apply_ok(
+        &root,
+        &plan(vec![user("web"), user_in_groups("app", &["web"])]),
+        &keys,
+    );
     assert_eq!(status_of(&report, "user", "app"), "created");
     let all = accounts(root.path());
     let app = all.get("app").expect("app exists");
     assert_eq!(app.0, "/var/lib/app");
     assert_eq!(app.1, "/usr/sbin/nologin");
     assert!(app.2.contains("web"), "{app:?}");
-    assert!(root.uid_of("app").is_some_and(|uid| uid < 1000), "a system uid");
+    assert!(
+        root.uid_of("app").is_some_and(|uid| uid < 1000),
+        "a system uid"
+    );
 
-    let report = apply_ok(&root, &plan(vec![user("web"), user_in_groups("app", &["web"])]), &keys);
+    let report = apply_ok(
+        &root,
+        &plan(vec![user("web"), user_in_groups("app", &["web"])]),
+        &keys,
+    );
     assert_eq!(status_of(&report, "user", "app"), "unchanged");
 
     let changed = shape(plan::Resource::User(plan::User {
@@ -41,28 +52,49 @@ fn user_is_created_changed_unchanged_and_kept() {
 
     let report = apply_ok(&root, &plan(vec![user("web")]), &keys);
     assert_eq!(status_of(&report, "user", "app"), "kept");
-    assert!(accounts(root.path()).contains_key("app"), "withdrawn users are kept");
+    assert!(
+        accounts(root.path()).contains_key("app"),
+        "withdrawn users are kept"
+    );
 }
 
-fn accounts_of(root: &TestRoot, name: &str) -> (String, String, std::collections::BTreeSet<String>) {
-    accounts(root.path()).get(name).cloned().expect("user exists")
+fn accounts_of(
+    root: &TestRoot,
+    name: &str,
+) -> (String, String, std::collections::BTreeSet<String>) {
+    accounts(root.path())
+        .get(name)
+        .cloned()
+        .expect("user exists")
 }
 
 #[test]
 fn directory_is_created_changed_unchanged_and_kept_with_its_data() {
     let root = TestRoot::new();
     let keys = Keys::new();
-    let report = apply_ok(&root, &plan(vec![user("app"), directory("/srv/data", "app", "0750")]), &keys);
+    let report = apply_ok(
+        &root,
+        &plan(vec![user("app"), directory("/srv/data", "app", "0750")]),
+        &keys,
+    );
     assert_eq!(status_of(&report, "directory", "/srv/data"), "created");
     let path = root.host("/srv/data");
     assert_eq!(mode_of(&path), 0o750);
     let uid = root.uid_of("app").expect("uid");
     assert_eq!(owner_of(&path).0, uid);
 
-    let report = apply_ok(&root, &plan(vec![user("app"), directory("/srv/data", "app", "0750")]), &keys);
+    let report = apply_ok(
+        &root,
+        &plan(vec![user("app"), directory("/srv/data", "app", "0750")]),
+        &keys,
+    );
     assert_eq!(status_of(&report, "directory", "/srv/data"), "unchanged");
 
-    let report = apply_ok(&root, &plan(vec![user("app"), directory("/srv/data", "root", "0700")]), &keys);
+    let report = apply_ok(
+        &root,
+        &plan(vec![user("app"), directory("/srv/data", "root", "0700")]),
+        &keys,
+    );
     assert_eq!(status_of(&report, "directory", "/srv/data"), "changed");
     assert_eq!(mode_of(&path), 0o700);
     assert_eq!(owner_of(&path), (0, 0));
@@ -70,7 +102,10 @@ fn directory_is_created_changed_unchanged_and_kept_with_its_data() {
     std::fs::write(path.join("precious"), "data").expect("write");
     let report = apply_ok(&root, &plan(vec![user("app")]), &keys);
     assert_eq!(status_of(&report, "directory", "/srv/data"), "kept");
-    assert_eq!(std::fs::read_to_string(path.join("precious")).expect("kept"), "data");
+    assert_eq!(
+        std::fs::read_to_string(path.join("precious")).expect("kept"),
+        "data"
+    );
 }
 
 #[test]
@@ -83,7 +118,11 @@ fn file_is_created_changed_unchanged_and_withdrawn() {
         shapes.push(shape);
         plan(shapes)
     };
-    let report = apply_ok(&root, &with(file("/etc/app/app.conf", "port = 1\n", "app", "0640")), &keys);
+    let report = apply_ok(
+        &root,
+        &with(file("/etc/app/app.conf", "port = 1\n", "app", "0640")),
+        &keys,
+    );
     assert_eq!(status_of(&report, "file", "/etc/app/app.conf"), "created");
     let path = root.host("/etc/app/app.conf");
     assert_eq!(std::fs::read_to_string(&path).expect("read"), "port = 1\n");
@@ -91,23 +130,39 @@ fn file_is_created_changed_unchanged_and_withdrawn() {
     let uid = root.uid_of("app").expect("uid");
     assert_eq!(owner_of(&path).0, uid);
 
-    let report = apply_ok(&root, &with(file("/etc/app/app.conf", "port = 1\n", "app", "0640")), &keys);
+    let report = apply_ok(
+        &root,
+        &with(file("/etc/app/app.conf", "port = 1\n", "app", "0640")),
+        &keys,
+    );
     assert_eq!(status_of(&report, "file", "/etc/app/app.conf"), "unchanged");
     assert_eq!(summary(&report, "unchanged"), 3);
 
-    let report = apply_ok(&root, &with(file("/etc/app/app.conf", "port = 2\n", "app", "0640")), &keys);
+    let report = apply_ok(
+        &root,
+        &with(file("/etc/app/app.conf", "port = 2\n", "app", "0640")),
+        &keys,
+    );
     assert_eq!(status_of(&report, "file", "/etc/app/app.conf"), "changed");
     assert_eq!(std::fs::read_to_string(&path).expect("read"), "port = 2\n");
 
     // a mode-only change fixes the mode in place
-    let report = apply_ok(&root, &with(file("/etc/app/app.conf", "port = 2\n", "root", "0600")), &keys);
+    let report = apply_ok(
+        &root,
+        &with(file("/etc/app/app.conf", "port = 2\n", "root", "0600")),
+        &keys,
+    );
     assert_eq!(status_of(&report, "file", "/etc/app/app.conf"), "changed");
     assert_eq!(mode_of(&path), 0o600);
     assert_eq!(owner_of(&path), (0, 0));
 
     // drift is repaired
     std::fs::write(&path, "edited by hand").expect("write");
-    let report = apply_ok(&root, &with(file("/etc/app/app.conf", "port = 2\n", "root", "0600")), &keys);
+    let report = apply_ok(
+        &root,
+        &with(file("/etc/app/app.conf", "port = 2\n", "root", "0600")),
+        &keys,
+    );
     assert_eq!(status_of(&report, "file", "/etc/app/app.conf"), "changed");
     assert_eq!(std::fs::read_to_string(&path).expect("read"), "port = 2\n");
 
@@ -122,7 +177,10 @@ fn binary_file_content_is_written_from_base64() {
     let root = TestRoot::new();
     let keys = Keys::new();
     apply_ok(&root, &plan(vec![binary_file("/etc/blob", "AAH/")]), &keys);
-    assert_eq!(std::fs::read(root.host("/etc/blob")).expect("read"), vec![0u8, 1, 255]);
+    assert_eq!(
+        std::fs::read(root.host("/etc/blob")).expect("read"),
+        vec![0u8, 1, 255]
+    );
 }
 
 #[test]
@@ -132,12 +190,18 @@ fn link_is_created_changed_unchanged_and_withdrawn() {
     let report = apply_ok(&root, &plan(vec![link("/etc/current", "/srv/v1")]), &keys);
     assert_eq!(status_of(&report, "link", "/etc/current"), "created");
     let path = root.host("/etc/current");
-    assert_eq!(std::fs::read_link(&path).expect("link"), std::path::Path::new("/srv/v1"));
+    assert_eq!(
+        std::fs::read_link(&path).expect("link"),
+        std::path::Path::new("/srv/v1")
+    );
     let report = apply_ok(&root, &plan(vec![link("/etc/current", "/srv/v1")]), &keys);
     assert_eq!(status_of(&report, "link", "/etc/current"), "unchanged");
     let report = apply_ok(&root, &plan(vec![link("/etc/current", "v2")]), &keys);
     assert_eq!(status_of(&report, "link", "/etc/current"), "changed");
-    assert_eq!(std::fs::read_link(&path).expect("link"), std::path::Path::new("v2"));
+    assert_eq!(
+        std::fs::read_link(&path).expect("link"),
+        std::path::Path::new("v2")
+    );
     let report = apply_ok(&root, &plan(vec![]), &keys);
     assert_eq!(status_of(&report, "link", "/etc/current"), "withdrawn");
     assert!(std::fs::symlink_metadata(&path).is_err());
@@ -149,7 +213,14 @@ fn secret_is_decrypted_created_changed_unchanged_and_withdrawn() {
     let keys = Keys::new();
     let first = keys.seal(b"hunter2");
     let second = keys.seal(b"correct horse");
-    let report = apply_ok(&root, &plan(vec![user("app"), secret("/etc/token", &first, "app", "0400")]), &keys);
+    let report = apply_ok(
+        &root,
+        &plan(vec![
+            user("app"),
+            secret("/etc/token", &first, "app", "0400"),
+        ]),
+        &keys,
+    );
     assert_eq!(status_of(&report, "secret", "/etc/token"), "created");
     let path = root.host("/etc/token");
     assert_eq!(std::fs::read(&path).expect("read"), b"hunter2");
@@ -158,15 +229,32 @@ fn secret_is_decrypted_created_changed_unchanged_and_withdrawn() {
 
     // a reseal of the same plaintext changes the plan, not the file
     let resealed = keys.seal(b"hunter2");
-    let report = apply_ok(&root, &plan(vec![user("app"), secret("/etc/token", &resealed, "app", "0400")]), &keys);
+    let report = apply_ok(
+        &root,
+        &plan(vec![
+            user("app"),
+            secret("/etc/token", &resealed, "app", "0400"),
+        ]),
+        &keys,
+    );
     assert_eq!(status_of(&report, "secret", "/etc/token"), "unchanged");
 
-    let report = apply_ok(&root, &plan(vec![user("app"), secret("/etc/token", &second, "app", "0600")]), &keys);
+    let report = apply_ok(
+        &root,
+        &plan(vec![
+            user("app"),
+            secret("/etc/token", &second, "app", "0600"),
+        ]),
+        &keys,
+    );
     assert_eq!(status_of(&report, "secret", "/etc/token"), "changed");
     assert_eq!(std::fs::read(&path).expect("read"), b"correct horse");
     assert_eq!(mode_of(&path), 0o600);
     let text = serde_json::to_string(&report).expect("json");
-    assert!(!text.contains("correct horse") && !text.contains("hunter2"), "no plaintext in the report");
+    assert!(
+        !text.contains("correct horse") && !text.contains("hunter2"),
+        "no plaintext in the report"
+    );
     let record = std::fs::read_to_string(root.host("/var/lib/mesh/applied.json")).expect("record");
     assert!(!record.contains("correct horse"));
 
@@ -179,35 +267,69 @@ fn secret_is_decrypted_created_changed_unchanged_and_withdrawn() {
 fn archive_is_unpacked_swapped_unchanged_and_kept() {
     let root = TestRoot::new();
     let keys = Keys::new();
-    let first = root.add_artifact(&tar_bytes(&[("index.html", "v1"), ("static/app.js", "js")], &[("latest", "index.html")]));
+    let first = root.add_artifact(&tar_bytes(
+        &[("index.html", "v1"), ("static/app.js", "js")],
+        &[("latest", "index.html")],
+    ));
     let second = root.add_artifact(&tar_bytes(&[("index.html", "v2")], &[]));
-    let report = apply_ok(&root, &plan(vec![user("app"), archive("/srv/site", &first, "app")]), &keys);
+    let report = apply_ok(
+        &root,
+        &plan(vec![user("app"), archive("/srv/site", &first, "app")]),
+        &keys,
+    );
     assert_eq!(status_of(&report, "archive", "/srv/site"), "created");
     let path = root.host("/srv/site");
-    assert_eq!(std::fs::read_to_string(path.join("index.html")).expect("read"), "v1");
-    assert_eq!(std::fs::read_to_string(path.join("static/app.js")).expect("read"), "js");
-    assert_eq!(std::fs::read_link(path.join("latest")).expect("link"), std::path::Path::new("index.html"));
+    assert_eq!(
+        std::fs::read_to_string(path.join("index.html")).expect("read"),
+        "v1"
+    );
+    assert_eq!(
+        std::fs::read_to_string(path.join("static/app.js")).expect("read"),
+        "js"
+    );
+    assert_eq!(
+        std::fs::read_link(path.join("latest")).expect("link"),
+        std::path::Path::new("index.html")
+    );
     let uid = root.uid_of("app").expect("uid");
     assert_eq!(owner_of(&path.join("static/app.js")).0, uid);
     assert_eq!(owner_of(&path).0, uid);
     assert_eq!(mode_of(&path.join("index.html")), 0o644);
 
-    let report = apply_ok(&root, &plan(vec![user("app"), archive("/srv/site", &first, "app")]), &keys);
+    let report = apply_ok(
+        &root,
+        &plan(vec![user("app"), archive("/srv/site", &first, "app")]),
+        &keys,
+    );
     assert_eq!(status_of(&report, "archive", "/srv/site"), "unchanged");
 
-    let report = apply_ok(&root, &plan(vec![user("app"), archive("/srv/site", &second, "app")]), &keys);
+    let report = apply_ok(
+        &root,
+        &plan(vec![user("app"), archive("/srv/site", &second, "app")]),
+        &keys,
+    );
     assert_eq!(status_of(&report, "archive", "/srv/site"), "changed");
-    assert_eq!(std::fs::read_to_string(path.join("index.html")).expect("read"), "v2");
+    assert_eq!(
+        std::fs::read_to_string(path.join("index.html")).expect("read"),
+        "v2"
+    );
     assert!(!path.join("static").exists(), "the old tree is swapped out");
     let leftovers: Vec<_> = std::fs::read_dir(root.host("/srv"))
         .expect("read")
         .map(|entry| entry.expect("entry").file_name())
         .collect();
-    assert_eq!(leftovers, vec![std::ffi::OsString::from("site")], "no staging left behind");
+    assert_eq!(
+        leftovers,
+        vec![std::ffi::OsString::from("site")],
+        "no staging left behind"
+    );
 
     let report = apply_ok(&root, &plan(vec![user("app")]), &keys);
     assert_eq!(status_of(&report, "archive", "/srv/site"), "kept");
-    assert_eq!(std::fs::read_to_string(path.join("index.html")).expect("kept"), "v2");
+    assert_eq!(
+        std::fs::read_to_string(path.join("index.html")).expect("kept"),
+        "v2"
+    );
 }
 
 #[test]
@@ -216,10 +338,20 @@ fn service_unit_is_written_enabled_unchanged_and_withdrawn() {
     let keys = Keys::new();
     let unit = root.host("/etc/systemd/system/app.service");
     let wants = root.host("/etc/systemd/system/multi-user.target.wants/app.service");
-    let report = apply_ok(&root, &plan(vec![user("app"), service("app", &["/usr/bin/app", "--port", "80%"], "app")]), &keys);
+    let report = apply_ok(
+        &root,
+        &plan(vec![
+            user("app"),
+            service("app", &["/usr/bin/app", "--port", "80%"], "app"),
+        ]),
+        &keys,
+    );
     assert_eq!(status_of(&report, "service", "app"), "created");
     let text = std::fs::read_to_string(&unit).expect("unit");
-    assert!(text.contains("ExecStart=/usr/bin/app \"--port\" \"80%%\"\n"), "{text}");
+    assert!(
+        text.contains("ExecStart=/usr/bin/app \"--port\" \"80%%\"\n"),
+        "{text}"
+    );
     assert!(text.contains("User=app\n"));
     assert!(text.contains("WantedBy=multi-user.target\n"));
     assert_eq!(mode_of(&unit), 0o644);
@@ -228,12 +360,30 @@ fn service_unit_is_written_enabled_unchanged_and_withdrawn() {
         std::path::Path::new("/etc/systemd/system/app.service")
     );
 
-    let report = apply_ok(&root, &plan(vec![user("app"), service("app", &["/usr/bin/app", "--port", "80%"], "app")]), &keys);
+    let report = apply_ok(
+        &root,
+        &plan(vec![
+            user("app"),
+            service("app", &["/usr/bin/app", "--port", "80%"], "app"),
+        ]),
+        &keys,
+    );
     assert_eq!(status_of(&report, "service", "app"), "unchanged");
 
-    let report = apply_ok(&root, &plan(vec![user("app"), service("app", &["/usr/bin/app", "--port", "81"], "app")]), &keys);
+    let report = apply_ok(
+        &root,
+        &plan(vec![
+            user("app"),
+            service("app", &["/usr/bin/app", "--port", "81"], "app"),
+        ]),
+        &keys,
+    );
     assert_eq!(status_of(&report, "service", "app"), "changed");
-    assert!(std::fs::read_to_string(&unit).expect("unit").contains("\"81\""));
+    assert!(
+        std::fs::read_to_string(&unit)
+            .expect("unit")
+            .contains("\"81\"")
+    );
 
     let report = apply_ok(&root, &plan(vec![user("app")]), &keys);
     assert_eq!(status_of(&report, "service", "app"), "withdrawn");
@@ -246,11 +396,17 @@ fn container_quadlet_is_written_unchanged_and_withdrawn() {
     let root = TestRoot::new();
     let keys = Keys::new();
     let quadlet = root.host("/etc/containers/systemd/cache.container");
-    let shapes = vec![directory("/srv/cache", "root", "0755"), container("cache", &[("/srv/cache", "/data")])];
+    let shapes = vec![
+        directory("/srv/cache", "root", "0755"),
+        container("cache", &[("/srv/cache", "/data")]),
+    ];
     let report = apply_ok(&root, &plan(shapes.clone()), &keys);
     assert_eq!(status_of(&report, "container", "cache"), "created");
     let text = std::fs::read_to_string(&quadlet).expect("quadlet");
-    assert!(text.contains(&format!("Image=registry.mesh.internal:5000/library/cache@sha256:{}\n", "b".repeat(64))));
+    assert!(text.contains(&format!(
+        "Image=registry.mesh.internal:5000/library/cache@sha256:{}\n",
+        "b".repeat(64)
+    )));
     assert!(text.contains("Volume=/srv/cache:/data\n"));
     assert!(text.contains("PublishPort=8080:80/tcp\n"));
     applier::container::check_quadlet("cache", &text).expect("our checker accepts what we write");
@@ -258,18 +414,34 @@ fn container_quadlet_is_written_unchanged_and_withdrawn() {
     let report = apply_ok(&root, &plan(shapes), &keys);
     assert_eq!(status_of(&report, "container", "cache"), "unchanged");
 
-    let report = apply_ok(&root, &plan(vec![directory("/srv/cache", "root", "0755"), container("cache", &[])]), &keys);
+    let report = apply_ok(
+        &root,
+        &plan(vec![
+            directory("/srv/cache", "root", "0755"),
+            container("cache", &[]),
+        ]),
+        &keys,
+    );
     assert_eq!(status_of(&report, "container", "cache"), "changed");
-    assert!(!std::fs::read_to_string(&quadlet).expect("quadlet").contains("Volume="));
+    assert!(
+        !std::fs::read_to_string(&quadlet)
+            .expect("quadlet")
+            .contains("Volume=")
+    );
 
-    let report = apply_ok(&root, &plan(vec![directory("/srv/cache", "root", "0755")]), &keys);
+    let report = apply_ok(
+        &root,
+        &plan(vec![directory("/srv/cache", "root", "0755")]),
+        &keys,
+    );
     assert_eq!(status_of(&report, "container", "cache"), "withdrawn");
     assert!(!quadlet.exists());
 }
 
 #[test]
 fn quadlet_checker_refuses_what_quadlet_would_skip() {
-    let good = "[Container]\nContainerName=x\nImage=r.io/a/b@sha256:".to_string() + &"c".repeat(64) + "\n";
+    let good =
+        "[Container]\nContainerName=x\nImage=r.io/a/b@sha256:".to_string() + &"c".repeat(64) + "\n";
     assert!(applier::container::check_quadlet("x", &good).is_ok());
     for bad in [
         good.replace("@sha256:", ":latest@"),
@@ -281,7 +453,10 @@ fn quadlet_checker_refuses_what_quadlet_would_skip() {
         good.replace("ContainerName=x", "ContainerName=y"),
         good.clone() + "Environment=\"A=1\" \\\n",
     ] {
-        assert!(applier::container::check_quadlet("x", &bad).is_err(), "accepted: {bad}");
+        assert!(
+            applier::container::check_quadlet("x", &bad).is_err(),
+            "accepted: {bad}"
+        );
     }
 }
 
@@ -290,8 +465,15 @@ fn a_file_replaces_a_withdrawn_link_at_the_same_path() {
     let root = TestRoot::new();
     let keys = Keys::new();
     apply_ok(&root, &plan(vec![link("/etc/motd", "/dev/null")]), &keys);
-    let report = apply_ok(&root, &plan(vec![file("/etc/motd", "hello\n", "root", "0644")]), &keys);
+    let report = apply_ok(
+        &root,
+        &plan(vec![file("/etc/motd", "hello\n", "root", "0644")]),
+        &keys,
+    );
     assert_eq!(status_of(&report, "link", "/etc/motd"), "withdrawn");
     assert_eq!(status_of(&report, "file", "/etc/motd"), "changed");
-    assert_eq!(std::fs::read_to_string(root.host("/etc/motd")).expect("read"), "hello\n");
+    assert_eq!(
+        std::fs::read_to_string(root.host("/etc/motd")).expect("read"),
+        "hello\n"
+    );
 }

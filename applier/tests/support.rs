@@ -2,7 +2,7 @@
 //! made with the real `age-keygen`, plan builders, running the real `mesh-apply` binary,
 //! and snapshots of a tree (type, mode, owner by name, content). No assertions here
 //! beyond setup failing loudly.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+#![allow(dead_code, clippy::new_without_default)]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
@@ -10,7 +10,10 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use plan::{Archive, Container, Directory, File, Link, Mount, Plan, Resource, Secret, Service, Shape, Source, User};
+use plan::{
+    Archive, Container, Directory, File, Link, Mount, Plan, Resource, Secret, Service, Shape,
+    Source, User,
+};
 use serde_json::Value;
 
 pub const BINARY: &str = env!("CARGO_BIN_EXE_mesh-apply");
@@ -33,7 +36,11 @@ impl Keys {
             .status()
             .expect("age-keygen is installed (apt-get install age)");
         assert!(status.success());
-        let output = Command::new("age-keygen").arg("-y").arg(&identity).output().unwrap();
+        let output = Command::new("age-keygen")
+            .arg("-y")
+            .arg(&identity)
+            .output()
+            .unwrap();
         let recipient = String::from_utf8(output.stdout).unwrap().trim().to_string();
         Keys {
             directory,
@@ -45,7 +52,11 @@ impl Keys {
     /// The fixture's committed test identity.
     pub fn from_file(identity: &Path) -> Keys {
         let directory = tempfile::tempdir().unwrap();
-        let output = Command::new("age-keygen").arg("-y").arg(identity).output().unwrap();
+        let output = Command::new("age-keygen")
+            .arg("-y")
+            .arg(identity)
+            .output()
+            .unwrap();
         Keys {
             directory,
             identity: identity.to_path_buf(),
@@ -88,12 +99,26 @@ impl TestRoot {
 
     fn new_in(parent: Option<&Path>) -> TestRoot {
         let directory = match parent {
-            Some(parent) => tempfile::Builder::new().prefix("mesh-root").tempdir_in(parent).unwrap(),
-            None => tempfile::Builder::new().prefix("mesh-root").tempdir().unwrap(),
+            Some(parent) => tempfile::Builder::new()
+                .prefix("mesh-root")
+                .tempdir_in(parent)
+                .unwrap(),
+            None => tempfile::Builder::new()
+                .prefix("mesh-root")
+                .tempdir()
+                .unwrap(),
         };
         let root = directory.path();
         std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o755)).unwrap();
-        for sub in ["etc", "srv", "opt", "var/lib", "usr/bin", "etc/systemd/system", "etc/containers/systemd"] {
+        for sub in [
+            "etc",
+            "srv",
+            "opt",
+            "var/lib",
+            "usr/bin",
+            "etc/systemd/system",
+            "etc/containers/systemd",
+        ] {
             std::fs::create_dir_all(root.join(sub)).unwrap();
         }
         std::fs::write(root.join("etc/passwd"), "root:x:0:0:root:/root:/bin/sh\n").unwrap();
@@ -101,11 +126,15 @@ impl TestRoot {
         std::fs::write(root.join("etc/shadow"), "root:*:19000:0:99999:7:::\n").unwrap();
         std::fs::write(root.join("etc/gshadow"), "root:*::\n").unwrap();
         for secret in ["etc/shadow", "etc/gshadow"] {
-            std::fs::set_permissions(root.join(secret), std::fs::Permissions::from_mode(0o640)).unwrap();
+            std::fs::set_permissions(root.join(secret), std::fs::Permissions::from_mode(0o640))
+                .unwrap();
         }
         let artifacts = directory.path().join("var/lib/mesh-artifacts");
         std::fs::create_dir_all(&artifacts).unwrap();
-        TestRoot { directory, artifacts }
+        TestRoot {
+            directory,
+            artifacts,
+        }
     }
 
     pub fn path(&self) -> &Path {
@@ -126,7 +155,10 @@ impl TestRoot {
     }
 
     pub fn uid_of(&self, name: &str) -> Option<u32> {
-        passwd_names(self.path()).into_iter().find(|(_, user)| user == name).map(|(uid, _)| uid)
+        passwd_names(self.path())
+            .into_iter()
+            .find(|(_, user)| user == name)
+            .map(|(uid, _)| uid)
     }
 }
 
@@ -138,7 +170,12 @@ pub fn write_plan(directory: &Path, name: &str, plan: &Plan) -> PathBuf {
 }
 
 /// Runs `mesh-apply PLAN --identity KEY --root ROOT --artifacts DIR --format json EXTRA...`.
-pub fn run_apply(root: &TestRoot, plan_path: &Path, keys: &Keys, extra: &[&str]) -> (Output, Value) {
+pub fn run_apply(
+    root: &TestRoot,
+    plan_path: &Path,
+    keys: &Keys,
+    extra: &[&str],
+) -> (Output, Value) {
     let output = Command::new(BINARY)
         .arg(plan_path)
         .arg("--identity")
@@ -174,7 +211,12 @@ pub fn apply_fails(root: &TestRoot, plan: &Plan, keys: &Keys) -> Value {
     let plans = tempfile::tempdir().unwrap();
     let path = write_plan(plans.path(), "plan.json", plan);
     let (output, report) = run_apply(root, &path, keys, &[]);
-    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stdout));
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
     report
 }
 
@@ -196,7 +238,12 @@ pub fn summary(report: &Value, status: &str) -> u64 {
 pub fn error_codes(report: &Value) -> Vec<String> {
     report["errors"]
         .as_array()
-        .map(|errors| errors.iter().map(|error| error["code"].as_str().unwrap().to_string()).collect())
+        .map(|errors| {
+            errors
+                .iter()
+                .map(|error| error["code"].as_str().unwrap().to_string())
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -304,7 +351,10 @@ pub fn service(name: &str, exec: &[&str], user: &str) -> Shape {
 pub fn container(name: &str, mounts: &[(&str, &str)]) -> Shape {
     shape(Resource::Container(Container {
         name: name.to_string(),
-        image: format!("registry.mesh.internal:5000/library/{name}@sha256:{}", "b".repeat(64)),
+        image: format!(
+            "registry.mesh.internal:5000/library/{name}@sha256:{}",
+            "b".repeat(64)
+        ),
         command: vec![],
         environment: BTreeMap::new(),
         mounts: mounts
@@ -329,7 +379,9 @@ pub fn tar_bytes(files: &[(&str, &str)], symlinks: &[(&str, &str)]) -> Vec<u8> {
         header.set_mode(0o644);
         header.set_mtime(0);
         header.set_entry_type(tar::EntryType::Regular);
-        builder.append_data(&mut header, path, content.as_bytes()).unwrap();
+        builder
+            .append_data(&mut header, path, content.as_bytes())
+            .unwrap();
     }
     for (path, target) in symlinks {
         let mut header = tar::Header::new_ustar();
@@ -349,7 +401,11 @@ pub fn forged_tar(name: &str, entry_type: tar::EntryType, link_target: &str) -> 
         old.name[..name.len()].copy_from_slice(name.as_bytes());
         old.linkname[..link_target.len()].copy_from_slice(link_target.as_bytes());
     }
-    header.set_size(if entry_type == tar::EntryType::Regular { 4 } else { 0 });
+    header.set_size(if entry_type == tar::EntryType::Regular {
+        4
+    } else {
+        0
+    });
     header.set_mode(0o644);
     header.set_mtime(0);
     header.set_entry_type(entry_type);
@@ -398,7 +454,14 @@ pub struct Node {
 /// Files that describe accounts; trees built in different orders compare them through
 /// [`accounts`] instead (uids differ).
 pub const ACCOUNT_FILES: &[&str] = &[
-    "etc/passwd", "etc/passwd-", "etc/group", "etc/group-", "etc/shadow", "etc/shadow-", "etc/gshadow", "etc/gshadow-",
+    "etc/passwd",
+    "etc/passwd-",
+    "etc/group",
+    "etc/group-",
+    "etc/shadow",
+    "etc/shadow-",
+    "etc/gshadow",
+    "etc/gshadow-",
 ];
 
 /// Every path under the root (relative), with owners by name in that root's own
@@ -411,13 +474,23 @@ pub fn snapshot(root: &Path, skip: &[&str]) -> BTreeMap<String, Node> {
     while let Some(directory) = stack.pop() {
         for entry in std::fs::read_dir(&directory).unwrap() {
             let path = entry.unwrap().path();
-            let relative = path.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            let relative = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
             if skip.contains(&relative.as_str()) {
                 continue;
             }
             let metadata = std::fs::symlink_metadata(&path).unwrap();
             let (kind, data) = if metadata.file_type().is_symlink() {
-                ("link", std::fs::read_link(&path).unwrap().into_os_string().into_encoded_bytes())
+                (
+                    "link",
+                    std::fs::read_link(&path)
+                        .unwrap()
+                        .into_os_string()
+                        .into_encoded_bytes(),
+                )
             } else if metadata.is_dir() {
                 stack.push(path.clone());
                 ("directory", Vec::new())
@@ -429,8 +502,14 @@ pub fn snapshot(root: &Path, skip: &[&str]) -> BTreeMap<String, Node> {
                 Node {
                     kind,
                     mode: metadata.mode() & 0o7777,
-                    owner: users.get(&metadata.uid()).cloned().unwrap_or_else(|| metadata.uid().to_string()),
-                    group: groups.get(&metadata.gid()).cloned().unwrap_or_else(|| metadata.gid().to_string()),
+                    owner: users
+                        .get(&metadata.uid())
+                        .cloned()
+                        .unwrap_or_else(|| metadata.uid().to_string()),
+                    group: groups
+                        .get(&metadata.gid())
+                        .cloned()
+                        .unwrap_or_else(|| metadata.gid().to_string()),
                     data,
                 },
             );
@@ -453,10 +532,16 @@ pub fn accounts(root: &Path) -> BTreeMap<String, (String, String, BTreeSet<Strin
                 .filter_map(|line| {
                     let parts: Vec<&str> = line.split(':').collect();
                     let members = parts.get(3)?;
-                    members.split(',').any(|member| member == name).then(|| parts[0].to_string())
+                    members
+                        .split(',')
+                        .any(|member| member == name)
+                        .then(|| parts[0].to_string())
                 })
                 .collect();
-            users.insert(name, (fields[5].to_string(), fields[6].to_string(), memberships));
+            users.insert(
+                name,
+                (fields[5].to_string(), fields[6].to_string(), memberships),
+            );
         }
     }
     users
@@ -479,8 +564,16 @@ pub fn assert_same_tree(left: &BTreeMap<String, Node>, right: &BTreeMap<String, 
             None => differences.push(format!("only in the first: {path}")),
             Some(other) if other != node => differences.push(format!(
                 "differs: {path} ({} {:o} {}:{} {} bytes vs {} {:o} {}:{} {} bytes)",
-                node.kind, node.mode, node.owner, node.group, node.data.len(),
-                other.kind, other.mode, other.owner, other.group, other.data.len()
+                node.kind,
+                node.mode,
+                node.owner,
+                node.group,
+                node.data.len(),
+                other.kind,
+                other.mode,
+                other.owner,
+                other.group,
+                other.data.len()
             )),
             Some(_) => {}
         }
@@ -490,5 +583,9 @@ pub fn assert_same_tree(left: &BTreeMap<String, Node>, right: &BTreeMap<String, 
             differences.push(format!("only in the second: {path}"));
         }
     }
-    assert!(differences.is_empty(), "{what}:\n{}", differences.join("\n"));
+    assert!(
+        differences.is_empty(),
+        "{what}:\n{}",
+        differences.join("\n")
+    );
 }

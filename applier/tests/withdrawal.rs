@@ -33,19 +33,25 @@ fn choices() -> impl Strategy<Value = Choices> {
         proptest::array::uniform2(proptest::option::of((0u8..3, 0u8..2))),
         proptest::option::of(any::<bool>()),
     )
-        .prop_map(|(users, directories, slots, archive, services, container)| Choices {
-            users,
-            directories,
-            slots,
-            archive,
-            services,
-            container,
-        })
+        .prop_map(
+            |(users, directories, slots, archive, services, container)| Choices {
+                users,
+                directories,
+                slots,
+                archive,
+                services,
+                container,
+            },
+        )
 }
 
 const DIRECTORIES: [&str; 3] = ["/srv/d1", "/srv/d2", "/srv/d1/sub"];
-const SLOTS: [(&str, Option<usize>); 4] =
-    [("/etc/p1", None), ("/etc/p2", None), ("/srv/d1/p3", Some(0)), ("/srv/d2/p4", Some(1))];
+const SLOTS: [(&str, Option<usize>); 4] = [
+    ("/etc/p1", None),
+    ("/etc/p2", None),
+    ("/srv/d1/p3", Some(0)),
+    ("/srv/d2/p4", Some(1)),
+];
 
 struct Fixed {
     keys: Keys,
@@ -81,7 +87,11 @@ fn build(choices: &Choices, fixed: &Fixed, root: &TestRoot) -> (Plan, Vec<String
         let parent_ok = number != 2 || present_directories[0];
         if let (Some((owner_choice, mode_choice)), true) = (choice, parent_ok) {
             present_directories[number] = true;
-            shapes.push(directory(DIRECTORIES[number], owner(*owner_choice), if *mode_choice == 0 { "0755" } else { "0700" }));
+            shapes.push(directory(
+                DIRECTORIES[number],
+                owner(*owner_choice),
+                if *mode_choice == 0 { "0755" } else { "0700" },
+            ));
         }
     }
     for (number, (kind, content)) in choices.slots.iter().enumerate() {
@@ -90,9 +100,19 @@ fn build(choices: &Choices, fixed: &Fixed, root: &TestRoot) -> (Plan, Vec<String
             continue;
         }
         match kind {
-            1 => shapes.push(file(path, &format!("content {content}\n"), owner(*content), "0644")),
+            1 => shapes.push(file(
+                path,
+                &format!("content {content}\n"),
+                owner(*content),
+                "0644",
+            )),
             2 => shapes.push(link(path, &format!("/target/{content}"))),
-            3 => shapes.push(secret(path, &fixed.sealed[usize::from(*content)], "root", "0400")),
+            3 => shapes.push(secret(
+                path,
+                &fixed.sealed[usize::from(*content)],
+                "root",
+                "0400",
+            )),
             _ => {}
         }
     }
@@ -102,11 +122,19 @@ fn build(choices: &Choices, fixed: &Fixed, root: &TestRoot) -> (Plan, Vec<String
     }
     for (number, choice) in choices.services.iter().enumerate() {
         if let Some((user_choice, argument)) = choice {
-            shapes.push(service(&format!("s{number}"), &["/usr/bin/s", &format!("--n={argument}")], owner(*user_choice)));
+            shapes.push(service(
+                &format!("s{number}"),
+                &["/usr/bin/s", &format!("--n={argument}")],
+                owner(*user_choice),
+            ));
         }
     }
     if let Some(with_mount) = choices.container {
-        let mounts: Vec<(&str, &str)> = if with_mount && present_directories[1] { vec![("/srv/d2", "/data")] } else { vec![] };
+        let mounts: Vec<(&str, &str)> = if with_mount && present_directories[1] {
+            vec![("/srv/d2", "/data")]
+        } else {
+            vec![]
+        };
         shapes.push(container("c", &mounts));
     }
     // what withdrawing this plan keeps: its directories and archives
@@ -145,19 +173,30 @@ fn check_pair(a: &Choices, b: &Choices, fixed: &Fixed) -> Result<(), TestCaseErr
     let report = apply_ok(&stepped, &plan_b, &fixed.keys);
     apply_ok(&fresh, &plan_b, &fixed.keys);
 
-    let kept: Vec<&String> = kept_by_a.iter().filter(|path| !kept_by_b.contains(path)).collect();
+    let kept: Vec<&String> = kept_by_a
+        .iter()
+        .filter(|path| !kept_by_b.contains(path))
+        .collect();
     let mut stepped_tree = tree(&stepped);
     let fresh_tree = tree(&fresh);
     stepped_tree.retain(|path, _| {
-        let under_kept = kept.iter().any(|keep| path == *keep || path.starts_with(&format!("{keep}/")));
+        let under_kept = kept
+            .iter()
+            .any(|keep| path == *keep || path.starts_with(&format!("{keep}/")));
         !under_kept || fresh_tree.contains_key(path)
     });
     for keep in &kept {
-        prop_assert!(stepped.path().join(keep).is_dir(), "kept `{}` is gone", keep);
+        prop_assert!(
+            stepped.path().join(keep).is_dir(),
+            "kept `{}` is gone",
+            keep
+        );
         prop_assert!(
             report["results"].as_array().is_some_and(|results| results
                 .iter()
-                .any(|result| result["status"] == "kept" && result["identity"] == format!("/{keep}"))),
+                .any(
+                    |result| result["status"] == "kept" && result["identity"] == format!("/{keep}")
+                )),
             "kept `{}` is not reported as kept",
             keep
         );
@@ -166,7 +205,12 @@ fn check_pair(a: &Choices, b: &Choices, fixed: &Fixed) -> Result<(), TestCaseErr
         .iter()
         .filter(|(path, node)| fresh_tree.get(*path) != Some(node))
         .map(|(path, _)| format!("differs or only after A then B: {path}"))
-        .chain(fresh_tree.keys().filter(|path| !stepped_tree.contains_key(*path)).map(|path| format!("only fresh: {path}")))
+        .chain(
+            fresh_tree
+                .keys()
+                .filter(|path| !stepped_tree.contains_key(*path))
+                .map(|path| format!("only fresh: {path}")),
+        )
         .collect();
     prop_assert!(differences.is_empty(), "{}", differences.join("\n"));
 
@@ -178,7 +222,11 @@ fn check_pair(a: &Choices, b: &Choices, fixed: &Fixed) -> Result<(), TestCaseErr
     }
     for (name, present) in ["u1", "u2"].iter().zip(a.users) {
         if present {
-            prop_assert!(stepped_accounts.contains_key(*name), "user {} was removed", name);
+            prop_assert!(
+                stepped_accounts.contains_key(*name),
+                "user {} was removed",
+                name
+            );
         }
     }
     Ok(())
