@@ -2,17 +2,22 @@
 //! The only crate that knows the terminal, the real filesystem and the editor.
 #![forbid(unsafe_code)]
 
+pub mod artifacts;
 pub mod contribute;
 pub mod emit;
 pub mod evaluate;
 pub mod fs;
 pub mod inventory;
+pub mod link;
+pub mod lock;
 pub mod module;
 pub mod pipeline;
 pub mod prelude;
 pub mod render;
 pub mod repository;
 pub mod resolve;
+pub mod scram;
+pub mod secrets;
 pub mod settings;
 pub mod shape;
 pub mod shapes;

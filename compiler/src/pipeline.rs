@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use std::sync::mpsc;
 
 use lang::value::EvalResult;
 use lang::{Diagnostic, FileId, Label, Limits, Machine, Severity, Sources, Span, codes};
@@ -13,11 +14,15 @@ use plan::Plan;
 use crate::contribute;
 use crate::emit;
 use crate::inventory::{self, Inventory};
+use crate::link::{self, NodeLink, SecretMode};
+use crate::lock;
 use crate::module::{self, Module};
 use crate::prelude;
 use crate::repository::{self, Origin, Repository};
 use crate::resolve;
+use crate::secrets;
 use crate::settings::{self, DefaultsCache};
+use crate::shape;
 use crate::shapes::{self, ShapeArguments};
 use crate::stdlib::{self, MeshLoader};
 use crate::types::CheckContext;
@@ -29,6 +34,8 @@ pub struct Compilation {
     pub plans: BTreeMap<String, Plan>,
     pub diagnostics: Vec<Diagnostic>,
     pub sources: Sources,
+    /// Secrets this compilation made.
+    pub made: secrets::Made,
 }
 
 impl Compilation {
@@ -39,26 +46,48 @@ impl Compilation {
     }
 }
 
-/// Compiles the repository at `root`. Nodes are shared out between workers (one per
-/// core), each with its own evaluator, each evaluating the module files once and
-/// then its share of the nodes; their results are merged in node order, so the
-/// output does not depend on how many workers there were.
+/// How a compilation treats the sealed store.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    pub secrets: SecretMode,
+    /// Evaluation workers; None is one per core (or `MESH_WORKERS`).
+    pub workers: Option<usize>,
+}
+
+impl Options {
+    /// What `meshc check` and the tests use: nothing is made or written.
+    pub fn inspect() -> Options {
+        Options {
+            secrets: SecretMode::Inspect,
+            workers: None,
+        }
+    }
+}
+
+/// Compiles the repository at `root` without making secrets (`meshc check`).
 pub fn compile(root: &Path) -> Compilation {
-    let workers = std::env::var("MESH_WORKERS")
-        .ok()
-        .and_then(|text| text.parse().ok())
-        .unwrap_or_else(|| {
-            std::thread::available_parallelism()
-                .map(|count| count.get())
-                .unwrap_or(1)
-        })
-        .clamp(1, 8);
-    compile_with_workers(root, workers)
+    compile_with(root, Options::inspect())
 }
 
 /// [`compile`] with a given number of workers (tests use it to check that the
 /// result does not depend on it).
 pub fn compile_with_workers(root: &Path, workers: usize) -> Compilation {
+    compile_with(
+        root,
+        Options {
+            workers: Some(workers),
+            ..Options::inspect()
+        },
+    )
+}
+
+/// Compiles the repository at `root`. Nodes are shared out between workers (one per
+/// core), each with its own evaluator, each evaluating the module files once and
+/// then its share of the nodes. Between the two halves of the per-node work the
+/// workers meet once: linking consumers to providers needs every node's
+/// declarations. Results are merged in node order, so the output does not depend on
+/// how many workers there were.
+pub fn compile_with(root: &Path, options: Options) -> Compilation {
     let repository = match repository::load(root) {
         Ok(repository) => repository,
         Err(diagnostic) => {
@@ -67,20 +96,97 @@ pub fn compile_with_workers(root: &Path, workers: usize) -> Compilation {
                 plans: BTreeMap::new(),
                 diagnostics: vec![diagnostic],
                 sources: Sources::new(),
+                made: secrets::Made::default(),
             };
         }
     };
     let repository = &repository;
-    let workers = workers.max(1);
+    let workers = options
+        .workers
+        .or_else(|| {
+            std::env::var("MESH_WORKERS")
+                .ok()
+                .and_then(|text| text.parse().ok())
+        })
+        .unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|count| count.get())
+                .unwrap_or(1)
+        })
+        .clamp(1, 8);
+    let store = secrets::Store::new(&repository.root, options.secrets != SecretMode::Make);
+    let (to_coordinator, from_workers) = mpsc::channel::<(usize, PhaseA)>();
+    let mut to_workers = Vec::new();
+    let mut receivers = Vec::new();
+    for _ in 0..workers {
+        let (sender, receiver) = mpsc::channel::<BTreeMap<String, NodeLink>>();
+        to_workers.push(sender);
+        receivers.push(receiver);
+    }
+    let mut coordinator_diagnostics = Vec::new();
     let results: Vec<WorkerResult> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|index| {
+        let handles: Vec<_> = receivers
+            .into_iter()
+            .enumerate()
+            .map(|(index, receiver)| {
+                let sender = to_coordinator.clone();
                 std::thread::Builder::new()
                     .name(format!("mesh-eval-{index}"))
                     .stack_size(lang::eval::EVAL_STACK_SIZE)
-                    .spawn_scoped(scope, move || work(repository, index, workers))
+                    .spawn_scoped(scope, move || {
+                        work(repository, index, workers, sender, receiver)
+                    })
             })
             .collect();
+        drop(to_coordinator);
+        // the link: every worker's declarations, then each worker its nodes' links
+        let mut phases: Vec<Option<PhaseA>> = (0..workers).map(|_| None).collect();
+        for _ in 0..workers {
+            match from_workers.recv() {
+                Ok((index, phase)) => {
+                    if let Some(slot) = phases.get_mut(index) {
+                        *slot = Some(phase);
+                    }
+                }
+                Err(_) => break,
+            }
+        }
+        let phases: Vec<PhaseA> = phases.into_iter().map(Option::unwrap_or_default).collect();
+        let registry = phases.iter().find_map(|p| p.registry.clone());
+        let declarations: Vec<link::Declarations> = phases
+            .iter()
+            .flat_map(|p| p.declarations.iter().cloned())
+            .collect();
+        let lock = match lock::read(&repository.root) {
+            Ok(lock) => lock,
+            Err(diagnostic) => {
+                coordinator_diagnostics.push(diagnostic);
+                lock::Lock::default()
+            }
+        };
+        let mut links = link::link(
+            &declarations,
+            &store,
+            options.secrets,
+            &lock,
+            registry.as_deref(),
+        );
+        for (index, (sender, phase)) in to_workers.iter().zip(&phases).enumerate() {
+            let share: BTreeMap<String, NodeLink> = phase
+                .declarations
+                .iter()
+                .filter_map(|d| links.remove(&d.node).map(|link| (d.node.clone(), link)))
+                .collect();
+            if sender.send(share).is_err() {
+                coordinator_diagnostics.push(
+                    Diagnostic::error(
+                        codes::INTERNAL,
+                        format!("evaluation worker {index} stopped before linking"),
+                    )
+                    .with_help("this is a bug in meshc; please report it"),
+                );
+            }
+        }
         handles
             .into_iter()
             .map(|handle| match handle {
@@ -91,7 +197,19 @@ pub fn compile_with_workers(root: &Path, workers: usize) -> Compilation {
             })
             .collect()
     });
-    merge(repository, results)
+    let mut compilation = merge(repository, results);
+    compilation
+        .diagnostics
+        .splice(0..0, coordinator_diagnostics);
+    compilation.made = store.made();
+    compilation
+}
+
+/// What a worker sends the coordinator after the first half of its work.
+#[derive(Default)]
+struct PhaseA {
+    registry: Option<String>,
+    declarations: Vec<link::Declarations>,
 }
 
 struct WorkerResult {
@@ -120,7 +238,13 @@ impl WorkerResult {
     }
 }
 
-fn work(repository: &Repository, index: usize, workers: usize) -> WorkerResult {
+fn work(
+    repository: &Repository,
+    index: usize,
+    workers: usize,
+    to_coordinator: mpsc::Sender<(usize, PhaseA)>,
+    from_coordinator: mpsc::Receiver<BTreeMap<String, NodeLink>>,
+) -> WorkerResult {
     let loader = Rc::new(MeshLoader::new(repository.root.clone()));
     let mut machine = Machine::new(
         loader,
@@ -129,11 +253,17 @@ fn work(repository: &Repository, index: usize, workers: usize) -> WorkerResult {
     );
     let mut global = Vec::new();
     let mut per_node = BTreeMap::new();
+    let mut barrier = Barrier {
+        index,
+        to_coordinator: Some(to_coordinator),
+        from_coordinator,
+    };
     let plans = match run(
         &mut machine,
         repository,
         index,
         workers,
+        &mut barrier,
         &mut global,
         &mut per_node,
     ) {
@@ -143,6 +273,8 @@ fn work(repository: &Repository, index: usize, workers: usize) -> WorkerResult {
             BTreeMap::new()
         }
     };
+    // a worker that stopped early still takes part in the link
+    barrier.meet(PhaseA::default());
     if index != 0 {
         // every worker sees the same repository: one report is enough
         global.clear();
@@ -190,6 +322,7 @@ fn merge(repository: &Repository, results: Vec<WorkerResult>) -> Compilation {
         plans,
         diagnostics: without_repeats(diagnostics),
         sources,
+        made: secrets::Made::default(),
     }
 }
 
@@ -223,11 +356,43 @@ fn remap_diagnostic(diagnostic: &mut Diagnostic, mapping: &HashMap<FileId, FileI
     diagnostic.trace.iter_mut().for_each(remap);
 }
 
+/// The worker's side of the link: it sends its declarations once and waits for the
+/// links of its nodes.
+struct Barrier {
+    index: usize,
+    to_coordinator: Option<mpsc::Sender<(usize, PhaseA)>>,
+    from_coordinator: mpsc::Receiver<BTreeMap<String, NodeLink>>,
+}
+
+impl Barrier {
+    /// Sends `phase` (the first time only) and returns the links (empty if the
+    /// coordinator has none for this worker).
+    fn meet(&mut self, phase: PhaseA) -> BTreeMap<String, NodeLink> {
+        match self.to_coordinator.take() {
+            Some(sender) => {
+                let _ = sender.send((self.index, phase));
+                drop(sender);
+                self.from_coordinator.recv().unwrap_or_default()
+            }
+            None => BTreeMap::new(),
+        }
+    }
+}
+
+/// A node between the two halves of its compilation.
+struct Pending<'a> {
+    name: &'a String,
+    node: &'a inventory::Node,
+    resolved: resolve::Resolved,
+    collected: BTreeMap<String, lang::Value>,
+}
+
 fn run(
     machine: &mut Machine,
     repository: &Repository,
     worker: usize,
     workers: usize,
+    barrier: &mut Barrier,
     diagnostics: &mut Vec<Diagnostic>,
     per_node: &mut BTreeMap<String, Vec<Diagnostic>>,
 ) -> EvalResult<BTreeMap<String, Plan>> {
@@ -287,10 +452,10 @@ fn run(
     let first = count * worker / workers;
     let last = count * (worker + 1) / workers;
     let mut defaults = DefaultsCache::default();
-    let mut plans = BTreeMap::new();
+    let mut pending = Vec::new();
+    let mut declarations = Vec::new();
     for (name, node) in inventory.nodes.iter().skip(first).take(last - first) {
         let diagnostics = per_node.entry(name.clone()).or_default();
-        let errors_before = error_count(diagnostics);
         let mut settings_of = |machine: &mut Machine,
                                module: &Module,
                                diagnostics: &mut Vec<Diagnostic>| {
@@ -311,11 +476,7 @@ fn run(
             continue;
         };
         for (module_name, overrides) in &node.settings {
-            // a module that failed to load is reported already; whether it runs
-            // here cannot be told
-            if resolved.modules.contains(module_name)
-                || (known.contains(module_name) && !modules.contains_key(module_name))
-            {
+            if resolved.modules.contains(module_name) {
                 continue;
             }
             let diagnostic = if known.contains(module_name) {
@@ -349,13 +510,73 @@ fn run(
         ) else {
             continue;
         };
-        let extra = |_: &str| ShapeArguments::empty();
+        let Some(declared) = recover(
+            link::declarations(
+                machine,
+                node,
+                &resolved,
+                &modules,
+                &repository.root,
+                diagnostics,
+            ),
+            diagnostics,
+        ) else {
+            continue;
+        };
+        declarations.push(declared);
+        pending.push(Pending {
+            name,
+            node,
+            resolved,
+            collected,
+        });
+    }
+
+    let mut links = barrier.meet(PhaseA {
+        registry: inventory.registry.clone(),
+        declarations,
+    });
+
+    let mut plans = BTreeMap::new();
+    for Pending {
+        name,
+        node,
+        resolved,
+        collected,
+    } in pending
+    {
+        let diagnostics = per_node.entry(name.clone()).or_default();
+        let link = links.remove(name).unwrap_or_default();
+        let errors_before = error_count(diagnostics);
+        diagnostics.extend(link.diagnostics.iter().cloned());
+        if error_count(diagnostics) > errors_before {
+            continue;
+        }
+        let extra = |module: &str| arguments(&link, module);
         let mut opaque = |_: &mut Machine,
-                          _: &lang::Value,
+                          value: &lang::Value,
                           span: Span|
          -> lang::value::EvalResult<serde_json::Value> {
-            Err(lang::eval::opaque_error(span))
+            match value {
+                lang::Value::Opaque(handle) => {
+                    match handle.as_any().downcast_ref::<link::SecretHandle>() {
+                        Some(secret) => Ok(serde_json::Value::String(secret.sealed.clone())),
+                        None => Err(lang::eval::opaque_error(span)),
+                    }
+                }
+                _ => Err(lang::eval::opaque_error(span)),
+            }
         };
+        let placed: Vec<shapes::ShapeDecl> = link
+            .placed
+            .iter()
+            .map(|placed| shapes::ShapeDecl {
+                resource: placed.resource.clone(),
+                module: placed.module.clone(),
+                source: placed.source.clone(),
+                span: placed.span,
+            })
+            .collect();
         let Some(shapes) = recover(
             shapes::node_shapes(
                 machine,
@@ -364,6 +585,7 @@ fn run(
                 &modules,
                 &collected,
                 &extra,
+                placed,
                 &made,
                 &mut opaque,
                 diagnostics,
@@ -382,6 +604,91 @@ fn run(
         }
     }
     Ok(plans)
+}
+
+fn attr(name: &'static str, value: lang::Value) -> lang::value::Attr {
+    lang::value::Attr {
+        name: lang::value::name(name),
+        value,
+        span: None,
+    }
+}
+
+fn set(entries: Vec<lang::value::Attr>) -> lang::Value {
+    lang::Value::Attrs(Rc::new(lang::value::Attrs::from_unsorted(entries)))
+}
+
+/// The link-dependent arguments of one module's `shapes`.
+fn arguments(link: &NodeLink, module: &str) -> ShapeArguments {
+    let named = |name: &str, value: lang::Value| lang::value::Attr {
+        name: Rc::from(name.as_bytes()),
+        value,
+        span: None,
+    };
+    let secret = |sealed: &String| {
+        lang::Value::Opaque(Rc::new(link::SecretHandle {
+            sealed: sealed.clone(),
+        }))
+    };
+    let secrets = link
+        .secrets
+        .iter()
+        .filter(|((owner, _), _)| owner == module)
+        .map(|((_, name), sealed)| named(name, secret(sealed)))
+        .collect();
+    let credentials = link
+        .credentials
+        .iter()
+        .filter(|((owner, _), _)| owner == module)
+        .map(|((_, name), sealed)| named(name, secret(sealed)))
+        .collect();
+    let grants = link
+        .grants
+        .iter()
+        .filter(|((owner, _), _)| owner == module)
+        .map(|((_, service), grants)| {
+            let list: Vec<lang::Value> = grants
+                .iter()
+                .map(|grant| {
+                    set(vec![
+                        attr("consumer", lang::Value::string_from(&grant.consumer)),
+                        attr("credential", lang::Value::string_from(&grant.credential)),
+                        attr("form", lang::Value::string_from(grant.form.name())),
+                        attr("login", lang::Value::string_from(&grant.login)),
+                    ])
+                })
+                .collect();
+            named(service, lang::Value::List(Rc::from(list)))
+        })
+        .collect();
+    let images = link
+        .images
+        .iter()
+        .filter(|((owner, _), _)| owner == module)
+        .map(|((_, name), image)| named(name, lang::Value::string_from(image)))
+        .collect();
+    let artifacts = link
+        .artifacts
+        .iter()
+        .filter(|((owner, _), _)| owner == module)
+        .map(|((_, name), (file, digest))| {
+            named(
+                name,
+                set(vec![
+                    attr("_type", lang::Value::string_from(shape::ARTIFACT_MARKER)),
+                    attr("artifact", lang::Value::string_from(file)),
+                    attr("artifact_digest", lang::Value::string_from(digest)),
+                ]),
+            )
+        })
+        .collect();
+    ShapeArguments {
+        credentials: set(credentials),
+        grants: set(grants),
+        secrets: set(secrets),
+        images: set(images),
+        artifacts: set(artifacts),
+    }
 }
 
 /// An evaluation error ends the module or node it happened in, not the whole

@@ -11,6 +11,8 @@ use lang::value::{Attr, Attrs, EvalResult};
 use lang::{Diagnostic, Machine, Span, Value};
 
 pub const SHAPE_MARKER: &str = "mesh-shape";
+/// The marker of `artifacts.NAME` values.
+pub const ARTIFACT_MARKER: &str = "mesh-artifact";
 
 pub use plan::Kind;
 
@@ -57,8 +59,10 @@ enum FieldType {
     TextMap,
     Mounts,
     Image,
-    /// An opaque handle from `secrets`, `credentials` or `artifacts`.
+    /// An opaque handle from `secrets` or `credentials`.
     Handle(&'static str),
+    /// An artifact from `artifacts` (`{ _type = "mesh-artifact"; ... }`).
+    Artifact,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -142,11 +146,7 @@ fn fields(kind: Kind) -> &'static [Field] {
         Kind::Archive => {
             const FIELDS: &[Field] = &[
                 field("path", T::AbsolutePath, D::Required),
-                field(
-                    "artifact",
-                    T::Handle("an artifact (from `artifacts`)"),
-                    D::Required,
-                ),
+                field("artifact", T::Artifact, D::Required),
                 field("owner", T::Name, D::Text("root")),
                 field("group", T::Name, D::Text("root")),
             ];
@@ -580,6 +580,25 @@ fn check_field(
             )),
             other => Err(wrong("an image reference", other)),
         },
+        FieldType::Artifact => {
+            let is_artifact = match &value {
+                Value::Attrs(attrs) => match attrs.get(b"_type").cloned() {
+                    Some(marker) => matches!(machine.force(&marker, span)?, Value::String(m) if &*m == ARTIFACT_MARKER.as_bytes()),
+                    None => false,
+                },
+                _ => false,
+            };
+            if is_artifact {
+                Ok(value)
+            } else {
+                Err(invalid(
+                    kind,
+                    format!("`{}` must be an artifact, not {}", spec.name, value.describe_type()),
+                    span,
+                    "declare the directory in `artifacts` and use `artifacts.NAME` from the `shapes` arguments".into(),
+                ))
+            }
+        }
         FieldType::Handle(what) => match &value {
             Value::Opaque(_) => Ok(value),
             other => Err(invalid(

@@ -180,6 +180,7 @@ pub fn node_shapes(
     modules: &BTreeMap<String, Module>,
     collected: &BTreeMap<String, Value>,
     extra: &dyn Fn(&str) -> ShapeArguments,
+    placed: Vec<ShapeDecl>,
     made: &Made,
     opaque: &mut OpaqueToJson<'_>,
     diagnostics: &mut Vec<Diagnostic>,
@@ -242,6 +243,10 @@ pub fn node_shapes(
         }
     }
     made.clear();
+    // what the compiler places (credentials, grants manifests, needs) joins last
+    for declaration in placed {
+        add(&mut by_identity, declaration, diagnostics);
+    }
     let shapes: Vec<ShapeDecl> = by_identity.into_values().collect();
     check_needs(node, &shapes, diagnostics);
     Ok(shapes)

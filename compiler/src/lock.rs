@@ -1,0 +1,166 @@
+//! `mesh.lock`: the repository's pins. Each mirrored upstream reference maps to the
+//! digest it is pinned to, each artifact directory to the digest of its last build.
+//! JSON, sorted, one entry per line, so a pin is a one-line diff.
+//!
+//! ```json
+//! {
+//!   "format": "mesh-lock/1",
+//!   "mirrors": { "docker.io/library/postgres:16": "sha256:..." },
+//!   "artifacts": { "modules/web/site": "sha256:..." }
+//! }
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use lang::{Diagnostic, codes};
+
+pub const FORMAT: &str = "mesh-lock/1";
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Lock {
+    /// Upstream reference (`registry/path:tag`) -> `sha256:HEX`.
+    pub mirrors: BTreeMap<String, String>,
+    /// Repository-relative artifact directory -> `sha256:HEX` of its archive.
+    pub artifacts: BTreeMap<String, String>,
+}
+
+fn invalid(path: &Path, reason: impl std::fmt::Display) -> Diagnostic {
+    Diagnostic::error(codes::INVALID_LOCK, format!("`{}` is not a valid lock file: {reason}", path.display()))
+        .with_help("fix it by hand, or delete it and pin again with `meshc lock --pin REF=sha256:...` and `meshc artifacts build`")
+}
+
+fn read_map(
+    path: &Path,
+    value: Option<&serde_json::Value>,
+    what: &str,
+) -> Result<BTreeMap<String, String>, Diagnostic> {
+    let mut map = BTreeMap::new();
+    let Some(value) = value else {
+        return Ok(map);
+    };
+    let Some(object) = value.as_object() else {
+        return Err(invalid(path, format!("`{what}` is not an object")));
+    };
+    for (key, digest) in object {
+        let Some(digest) = digest.as_str().filter(|d| plan::is_sha256_digest(d)) else {
+            return Err(invalid(
+                path,
+                format!("`{what}.{key}` is not a `sha256:` digest"),
+            ));
+        };
+        map.insert(key.clone(), digest.to_string());
+    }
+    Ok(map)
+}
+
+/// Reads `mesh.lock` of the repository (an absent file is an empty lock).
+pub fn read(repository_root: &Path) -> Result<Lock, Diagnostic> {
+    let path = repository_root.join("mesh.lock");
+    let text = match std::fs::read(&path) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Lock::default()),
+        Err(error) => return Err(invalid(&path, error)),
+    };
+    let value: serde_json::Value =
+        serde_json::from_slice(&text).map_err(|error| invalid(&path, error))?;
+    match value.get("format").and_then(serde_json::Value::as_str) {
+        Some(FORMAT) => {}
+        other => {
+            return Err(invalid(
+                &path,
+                format!("format is {other:?}, expected {FORMAT:?}"),
+            ));
+        }
+    }
+    if let Some(object) = value.as_object() {
+        if let Some(unknown) = object
+            .keys()
+            .find(|k| !matches!(k.as_str(), "format" | "mirrors" | "artifacts"))
+        {
+            return Err(invalid(&path, format!("unknown key `{unknown}`")));
+        }
+    }
+    Ok(Lock {
+        mirrors: read_map(&path, value.get("mirrors"), "mirrors")?,
+        artifacts: read_map(&path, value.get("artifacts"), "artifacts")?,
+    })
+}
+
+/// Writes `mesh.lock` (atomically, and only if it changes).
+pub fn write(repository_root: &Path, lock: &Lock) -> Result<(), Diagnostic> {
+    let value = serde_json::json!({
+        "format": FORMAT,
+        "mirrors": lock.mirrors,
+        "artifacts": lock.artifacts,
+    });
+    let mut text = serde_json::to_string_pretty(&value)
+        .map_err(|error| invalid(Path::new("mesh.lock"), error))?;
+    text.push('\n');
+    crate::emit::write_atomically(&repository_root.join("mesh.lock"), text.as_bytes())
+}
+
+/// Is `reference` an upstream image reference with a tag or digest, like
+/// `docker.io/library/postgres:16`?
+pub fn is_upstream_reference(reference: &str) -> bool {
+    let (name, tag) = match reference.rsplit_once('@') {
+        Some((name, digest)) => (name, Some(digest)),
+        None => match reference.rsplit_once(':') {
+            Some((name, tag)) if !tag.contains('/') => (name, Some(tag)),
+            _ => (reference, None),
+        },
+    };
+    tag.is_some_and(|t| !t.is_empty())
+        && name.contains('/')
+        && name.bytes().all(|b| {
+            b.is_ascii_lowercase()
+                || b.is_ascii_digit()
+                || matches!(b, b'.' | b'/' | b'-' | b'_' | b':')
+        })
+}
+
+/// The repository path of an upstream reference: `docker.io/library/postgres:16` ->
+/// `docker.io/library/postgres`.
+pub fn repository_path(reference: &str) -> &str {
+    if let Some((name, _)) = reference.rsplit_once('@') {
+        return name;
+    }
+    match reference.rsplit_once(':') {
+        Some((name, tag)) if !tag.contains('/') => name,
+        _ => reference,
+    }
+}
+
+/// The pinned image a container names: `REGISTRY/UPSTREAM-PATH@sha256:HEX`.
+pub fn pinned_image(registry: &str, reference: &str, digest: &str) -> String {
+    format!(
+        "{}/{}@{digest}",
+        registry.trim_end_matches('/'),
+        repository_path(reference)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn references_and_pins() {
+        assert!(is_upstream_reference("docker.io/library/postgres:16"));
+        assert!(is_upstream_reference("ghcr.io/mesh/provision@sha256:abc"));
+        assert!(!is_upstream_reference("postgres"));
+        assert!(!is_upstream_reference("docker.io/library/postgres"));
+        assert_eq!(
+            pinned_image(
+                "registry.mesh.internal:5000",
+                "docker.io/library/postgres:16",
+                "sha256:00"
+            ),
+            "registry.mesh.internal:5000/docker.io/library/postgres@sha256:00"
+        );
+        assert_eq!(
+            repository_path("localhost:5000/app:1"),
+            "localhost:5000/app"
+        );
+    }
+}

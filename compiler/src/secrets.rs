@@ -1,0 +1,279 @@
+//! The sealed store in the repository's `secrets/`: needs and grants, made once by
+//! `meshc build`, sealed with age to the nodes that may read them, kept, and remade
+//! only when a recipient's key changes. Plaintext exists only in memory while a
+//! secret is made; it is never written, logged or returned.
+//!
+//! Layout (documented in the book, "Secrets"):
+//!
+//! ```text
+//! secrets/needs/NODE/MODULE/NEED.age        the need, sealed to NODE
+//! secrets/needs/NODE/MODULE/NEED.recipient  the key it was sealed to
+//! secrets/grants/PROVIDER/SERVICE/CONSUMER/MODULE/NAME/consumer.age  the password, sealed to CONSUMER
+//! secrets/grants/PROVIDER/SERVICE/CONSUMER/MODULE/NAME/provider.age  what PROVIDER checks it with, sealed to PROVIDER
+//! secrets/grants/PROVIDER/SERVICE/CONSUMER/MODULE/NAME/recipients    the two keys and the form
+//! ```
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use base64::Engine;
+use zeroize::Zeroizing;
+
+use crate::scram;
+
+/// How a provider checks a consumer's password.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Form {
+    /// A PostgreSQL SCRAM-SHA-256 verifier; the provider never sees the password.
+    ScramSha256,
+    /// The password itself, for services that can only compare plaintext.
+    Plain,
+}
+
+impl Form {
+    pub fn name(self) -> &'static str {
+        match self {
+            Form::ScramSha256 => "scram-sha-256",
+            Form::Plain => "plain",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Form> {
+        match name {
+            "scram-sha-256" => Some(Form::ScramSha256),
+            "plain" => Some(Form::Plain),
+            _ => None,
+        }
+    }
+}
+
+/// Why the store could not give a secret.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreError {
+    /// `--locked` and the secret has not been made (or must be remade).
+    NotMade {
+        reason: String,
+    },
+    /// A recipient key does not parse.
+    BadRecipient {
+        key: String,
+        reason: String,
+    },
+    Io {
+        path: PathBuf,
+        reason: String,
+    },
+}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreError::NotMade { reason } => write!(formatter, "{reason}"),
+            StoreError::BadRecipient { key, reason } => {
+                write!(formatter, "`{key}` is not an age recipient: {reason}")
+            }
+            StoreError::Io { path, reason } => write!(formatter, "`{}`: {reason}", path.display()),
+        }
+    }
+}
+
+/// A grant's sealed material: the password for the consumer, the check for the provider.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GrantMaterial {
+    pub consumer: String,
+    pub provider: String,
+}
+
+/// What a build made, for its summary.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Made {
+    pub needs: usize,
+    pub grants: usize,
+}
+
+pub struct Store {
+    root: PathBuf,
+    locked: bool,
+    made: std::cell::Cell<Made>,
+}
+
+fn io_error(path: &Path, error: impl std::fmt::Display) -> StoreError {
+    StoreError::Io {
+        path: path.to_path_buf(),
+        reason: error.to_string(),
+    }
+}
+
+/// 32 random bytes as unpadded base64url: 43 characters, safe in any config file.
+fn random_password() -> Result<Zeroizing<String>, StoreError> {
+    let mut bytes = Zeroizing::new([0u8; 32]);
+    getrandom::getrandom(&mut bytes[..])
+        .map_err(|error| io_error(Path::new("/dev/urandom"), error))?;
+    Ok(Zeroizing::new(
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&bytes[..]),
+    ))
+}
+
+fn recipient(key: &str) -> Result<age::x25519::Recipient, StoreError> {
+    age::x25519::Recipient::from_str(key).map_err(|reason| StoreError::BadRecipient {
+        key: key.to_string(),
+        reason: reason.to_string(),
+    })
+}
+
+/// Seals `plaintext` to `key` as an ASCII-armored age file.
+pub fn seal(key: &str, plaintext: &[u8]) -> Result<String, StoreError> {
+    let recipient = recipient(key)?;
+    age::encrypt_and_armor(&recipient, plaintext)
+        .map_err(|error| io_error(Path::new("<age>"), error))
+}
+
+/// Writes `bytes` to `path` durably: temporary file, fsync, rename, fsync the directory.
+fn write_durably(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    let directory = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(directory).map_err(|e| io_error(directory, e))?;
+    let mut temporary =
+        tempfile::NamedTempFile::new_in(directory).map_err(|e| io_error(path, e))?;
+    temporary.write_all(bytes).map_err(|e| io_error(path, e))?;
+    temporary
+        .as_file()
+        .sync_all()
+        .map_err(|e| io_error(path, e))?;
+    temporary
+        .persist(path)
+        .map_err(|e| io_error(path, e.error))?;
+    if let Ok(handle) = std::fs::File::open(directory) {
+        let _ = handle.sync_all();
+    }
+    Ok(())
+}
+
+fn read_text(path: &Path) -> Result<Option<String>, StoreError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(io_error(path, error)),
+    }
+}
+
+impl Store {
+    /// The store of the repository at `repository_root`. `locked` makes nothing.
+    pub fn new(repository_root: &Path, locked: bool) -> Store {
+        Store {
+            root: repository_root.join("secrets"),
+            locked,
+            made: std::cell::Cell::new(Made::default()),
+        }
+    }
+
+    pub fn made(&self) -> Made {
+        self.made.get()
+    }
+
+    /// The sealed need `name` of `module` on `node`, made if missing or if the node's
+    /// key changed since it was sealed.
+    pub fn need(
+        &self,
+        node: &str,
+        module: &str,
+        name: &str,
+        key: &str,
+    ) -> Result<String, StoreError> {
+        let base = self.root.join("needs").join(node).join(module);
+        let sealed_path = base.join(format!("{name}.age"));
+        let recipient_path = base.join(format!("{name}.recipient"));
+        let recorded = read_text(&recipient_path)?;
+        let sealed = read_text(&sealed_path)?;
+        if let (Some(recorded), Some(sealed)) = (&recorded, &sealed) {
+            if recorded.trim() == key {
+                return Ok(sealed.clone());
+            }
+        }
+        if self.locked {
+            let reason = if sealed.is_some() {
+                "it was sealed to another key and must be remade".to_string()
+            } else {
+                "it has not been made".to_string()
+            };
+            return Err(StoreError::NotMade { reason });
+        }
+        let password = random_password()?;
+        let sealed = seal(key, password.as_bytes())?;
+        write_durably(&sealed_path, sealed.as_bytes())?;
+        write_durably(&recipient_path, format!("{key}\n").as_bytes())?;
+        let mut made = self.made.get();
+        made.needs += 1;
+        self.made.set(made);
+        Ok(sealed)
+    }
+
+    /// The sealed material of one grant, made if missing or if either key (or the
+    /// form) changed since it was made.
+    #[allow(clippy::too_many_arguments)]
+    pub fn grant(
+        &self,
+        provider: &str,
+        service: &str,
+        consumer: &str,
+        module: &str,
+        name: &str,
+        consumer_key: &str,
+        provider_key: &str,
+        form: Form,
+    ) -> Result<GrantMaterial, StoreError> {
+        let base = self
+            .root
+            .join("grants")
+            .join(provider)
+            .join(service)
+            .join(consumer)
+            .join(module)
+            .join(name);
+        let recipients_path = base.join("recipients");
+        let consumer_path = base.join("consumer.age");
+        let provider_path = base.join("provider.age");
+        let expected = format!(
+            "consumer {consumer_key}\nprovider {provider_key}\nform {}\n",
+            form.name()
+        );
+        let recorded = read_text(&recipients_path)?;
+        let consumer_sealed = read_text(&consumer_path)?;
+        let provider_sealed = read_text(&provider_path)?;
+        if let (Some(recorded), Some(consumer_sealed), Some(provider_sealed)) =
+            (&recorded, &consumer_sealed, &provider_sealed)
+        {
+            if *recorded == expected {
+                return Ok(GrantMaterial {
+                    consumer: consumer_sealed.clone(),
+                    provider: provider_sealed.clone(),
+                });
+            }
+        }
+        if self.locked {
+            let reason = if recorded.is_some() {
+                "a key changed since it was made, so it must be remade".to_string()
+            } else {
+                "it has not been made".to_string()
+            };
+            return Err(StoreError::NotMade { reason });
+        }
+        let password = random_password()?;
+        let check: Zeroizing<String> = match form {
+            Form::ScramSha256 => Zeroizing::new(scram::verifier(password.as_bytes())?),
+            Form::Plain => password.clone(),
+        };
+        let consumer_sealed = seal(consumer_key, password.as_bytes())?;
+        let provider_sealed = seal(provider_key, check.as_bytes())?;
+        write_durably(&consumer_path, consumer_sealed.as_bytes())?;
+        write_durably(&provider_path, provider_sealed.as_bytes())?;
+        write_durably(&recipients_path, expected.as_bytes())?;
+        let mut made = self.made.get();
+        made.grants += 1;
+        self.made.set(made);
+        Ok(GrantMaterial {
+            consumer: consumer_sealed,
+            provider: provider_sealed,
+        })
+    }
+}
