@@ -15,7 +15,9 @@ commands:
   eval [--json] [--trace] [--root DIR] FILE    evaluate a file like `nix-instantiate --eval --strict`
   eval [--json] [--trace] --expr EXPR          evaluate an expression
   check [--repo DIR] [--format human|json]     report every diagnostic of the repository
-  build [--repo DIR] [--out DIR]               compile the repository into one plan per node
+  build [--repo DIR] [--out DIR] [--locked]    compile the repository into one plan per node
+  lock [--repo DIR] --pin REF=sha256:HEX       pin a mirrored image in mesh.lock
+  artifacts build [--repo DIR] [--store DIR]   build the declared artifacts and record them in mesh.lock
 ";
 
 fn main() -> ExitCode {
@@ -38,6 +40,8 @@ fn run() -> Result<ExitCode, String> {
         Some("eval") => eval_command(rest),
         Some("check") => check_command(rest),
         Some("build") => build_command(rest),
+        Some("lock") => lock_command(rest),
+        Some("artifacts") => artifacts_command(rest),
         Some("help") | Some("--help") | Some("-h") => {
             print!("{USAGE}");
             Ok(ExitCode::SUCCESS)
@@ -185,15 +189,25 @@ fn build_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String>
     let mut parser = lexopt::Parser::from_args(arguments);
     let mut repository = PathBuf::from(".");
     let mut out = PathBuf::from("build");
+    let mut locked = false;
     while let Some(argument) = parser.next().map_err(|e| e.to_string())? {
         match argument {
             Long("repo") => repository = PathBuf::from(parser.value().map_err(|e| e.to_string())?),
             Long("out") => out = PathBuf::from(parser.value().map_err(|e| e.to_string())?),
+            Long("locked") => locked = true,
             other => return Err(other.unexpected().to_string()),
         }
     }
     let started = std::time::Instant::now();
-    let compilation = compiler::pipeline::compile(&repository);
+    let options = compiler::pipeline::Options {
+        secrets: if locked {
+            compiler::link::SecretMode::Locked
+        } else {
+            compiler::link::SecretMode::Make
+        },
+        workers: None,
+    };
+    let compilation = compiler::pipeline::compile_with(&repository, options);
     let compiled_at = started.elapsed();
     print_diagnostics(&compilation);
     if compilation.has_errors() {
@@ -202,7 +216,7 @@ fn build_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String>
             .iter()
             .filter(|d| d.severity == lang::Severity::Error)
             .count();
-        eprintln!("build failed: {errors} error(s); nothing was written");
+        eprintln!("build failed: {errors} error(s); no plan was written");
         return Ok(ExitCode::from(1));
     }
     let plans = &compilation.plans;
@@ -228,11 +242,162 @@ fn build_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String>
             (started.elapsed() - planned_at).as_millis()
         );
     }
+    let made = compilation.made;
+    if made.needs + made.grants > 0 {
+        eprintln!(
+            "made {} need(s) and {} grant(s) in secrets/: commit them with the repository",
+            made.needs, made.grants
+        );
+    }
     eprintln!(
         "built {} node(s), {shape_count} shape(s) in {} ms -> {}",
         plans.len(),
         started.elapsed().as_millis(),
         out.display()
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn lock_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String> {
+    use lexopt::prelude::*;
+    let mut parser = lexopt::Parser::from_args(arguments);
+    let mut repository = PathBuf::from(".");
+    let mut pins = Vec::new();
+    while let Some(argument) = parser.next().map_err(|e| e.to_string())? {
+        match argument {
+            Long("repo") => repository = PathBuf::from(parser.value().map_err(|e| e.to_string())?),
+            Long("pin") => {
+                let pin = parser
+                    .value()
+                    .map_err(|e| e.to_string())?
+                    .string()
+                    .map_err(|e| format!("{e:?}"))?;
+                let Some((reference, digest)) = pin.rsplit_once('=') else {
+                    return Err(format!("--pin takes REF=sha256:HEX, not `{pin}`"));
+                };
+                if !compiler::lock::is_upstream_reference(reference) {
+                    return Err(format!(
+                        "`{reference}` is not an image reference with a tag, like docker.io/library/postgres:16"
+                    ));
+                }
+                if !plan::is_sha256_digest(digest) {
+                    return Err(format!(
+                        "`{digest}` is not a digest: write sha256: and 64 lowercase hex digits"
+                    ));
+                }
+                pins.push((reference.to_string(), digest.to_string()));
+            }
+            other => return Err(other.unexpected().to_string()),
+        }
+    }
+    if pins.is_empty() {
+        return Err("give at least one --pin REF=sha256:HEX".into());
+    }
+    let mut lock = match compiler::lock::read(&repository) {
+        Ok(lock) => lock,
+        Err(diagnostic) => {
+            eprint!(
+                "{}",
+                render::render(
+                    &diagnostic,
+                    &lang::Sources::new(),
+                    false,
+                    std::io::stderr().is_terminal()
+                )
+            );
+            return Ok(ExitCode::from(1));
+        }
+    };
+    for (reference, digest) in pins {
+        match lock.mirrors.insert(reference.clone(), digest.clone()) {
+            Some(previous) if previous != digest => {
+                eprintln!("pinned {reference} to {digest} (was {previous})")
+            }
+            Some(_) => eprintln!("{reference} was already pinned to {digest}"),
+            None => eprintln!("pinned {reference} to {digest}"),
+        }
+    }
+    if let Err(diagnostic) = compiler::lock::write(&repository, &lock) {
+        eprint!(
+            "{}",
+            render::render(
+                &diagnostic,
+                &lang::Sources::new(),
+                false,
+                std::io::stderr().is_terminal()
+            )
+        );
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn artifacts_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String> {
+    use lexopt::prelude::*;
+    let mut parser = lexopt::Parser::from_args(arguments);
+    let mut repository = PathBuf::from(".");
+    let mut store = None;
+    let mut action = None;
+    while let Some(argument) = parser.next().map_err(|e| e.to_string())? {
+        match argument {
+            Long("repo") => repository = PathBuf::from(parser.value().map_err(|e| e.to_string())?),
+            Long("store") => {
+                store = Some(PathBuf::from(parser.value().map_err(|e| e.to_string())?))
+            }
+            Value(value) if action.is_none() => {
+                action = Some(value.string().map_err(|e| format!("{e:?}"))?)
+            }
+            other => return Err(other.unexpected().to_string()),
+        }
+    }
+    if action.as_deref() != Some("build") {
+        return Err("usage: meshc artifacts build [--repo DIR] [--store DIR]".into());
+    }
+    let compilation = compiler::pipeline::compile(&repository);
+    let store = store.unwrap_or_else(|| compilation.root.join(".mesh").join("artifacts"));
+    let mut lock = match compiler::lock::read(&compilation.root) {
+        Ok(lock) => lock,
+        Err(diagnostic) => {
+            eprint!(
+                "{}",
+                render::render(
+                    &diagnostic,
+                    &compilation.sources,
+                    false,
+                    std::io::stderr().is_terminal()
+                )
+            );
+            return Ok(ExitCode::from(1));
+        }
+    };
+    if compilation.artifact_directories.is_empty() {
+        eprintln!("the repository declares no artifacts");
+    }
+    for (directory, absolute) in &compilation.artifact_directories {
+        let built = compiler::artifacts::build(absolute)
+            .map_err(|e| format!("cannot archive `{directory}`: {e}"))?;
+        let path = compiler::artifacts::store(&store, &built)
+            .map_err(|e| format!("cannot store `{directory}`: {e}"))?;
+        eprintln!(
+            "built {directory} -> {} ({} bytes)",
+            path.display(),
+            built.bytes.len()
+        );
+        lock.artifacts.insert(directory.clone(), built.digest);
+    }
+    lock.artifacts
+        .retain(|directory, _| compilation.artifact_directories.contains_key(directory));
+    if let Err(diagnostic) = compiler::lock::write(&compilation.root, &lock) {
+        eprint!(
+            "{}",
+            render::render(
+                &diagnostic,
+                &compilation.sources,
+                false,
+                std::io::stderr().is_terminal()
+            )
+        );
+        return Ok(ExitCode::from(1));
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -36,6 +36,8 @@ pub struct Compilation {
     pub sources: Sources,
     /// Secrets this compilation made.
     pub made: secrets::Made,
+    /// Every artifact directory the fleet declares: repository-relative -> absolute.
+    pub artifact_directories: BTreeMap<String, PathBuf>,
 }
 
 impl Compilation {
@@ -97,6 +99,7 @@ pub fn compile_with(root: &Path, options: Options) -> Compilation {
                 diagnostics: vec![diagnostic],
                 sources: Sources::new(),
                 made: secrets::Made::default(),
+                artifact_directories: BTreeMap::new(),
             };
         }
     };
@@ -124,6 +127,7 @@ pub fn compile_with(root: &Path, options: Options) -> Compilation {
         receivers.push(receiver);
     }
     let mut coordinator_diagnostics = Vec::new();
+    let mut artifact_directories = BTreeMap::new();
     let results: Vec<WorkerResult> = std::thread::scope(|scope| {
         let handles: Vec<_> = receivers
             .into_iter()
@@ -164,6 +168,11 @@ pub fn compile_with(root: &Path, options: Options) -> Compilation {
                 lock::Lock::default()
             }
         };
+        for declaration in &declarations {
+            for artifact in &declaration.artifacts {
+                artifact_directories.insert(artifact.directory.clone(), artifact.absolute.clone());
+            }
+        }
         let mut links = link::link(
             &declarations,
             &store,
@@ -202,6 +211,7 @@ pub fn compile_with(root: &Path, options: Options) -> Compilation {
         .diagnostics
         .splice(0..0, coordinator_diagnostics);
     compilation.made = store.made();
+    compilation.artifact_directories = artifact_directories;
     compilation
 }
 
@@ -323,6 +333,7 @@ fn merge(repository: &Repository, results: Vec<WorkerResult>) -> Compilation {
         diagnostics: without_repeats(diagnostics),
         sources,
         made: secrets::Made::default(),
+        artifact_directories: BTreeMap::new(),
     }
 }
 

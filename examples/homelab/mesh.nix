@@ -1,4 +1,5 @@
-# The example fleet: a gateway in front of two application nodes.
+# The example fleet: a gateway in front of two application nodes, which keep their
+# data in the PostgreSQL of a database node.
 let
   admins = {
     alice = {
@@ -21,15 +22,21 @@ in
     app1 = {
       key = "age12xjejjsy5p5xj3y3hls5u4msyegj2jwdgyjaa4w6v6ylzu4lpdnsv7mdzg";
       address = "10.0.0.11";
-      modules = [ "web" "monitoring" "users" ];
+      modules = [ "web" "monitoring" "users" "shop" ];
       settings.web.title = "app1";
       settings.users.accounts = admins;
     };
     app2 = {
       key = "age10z6pjstfg0ku6fywxvrn28qfxjve60w3cjzwrqfpwxxcy7fcw9eq8vzwav";
       address = "10.0.0.12";
-      modules = [ "web" ];
+      modules = [ "web" "shop" ];
       settings.web = { title = "app2"; port = 8080; };
+      settings.shop.database = "db1";
+    };
+    db1 = {
+      key = "age1nzfw236mhh7rad302jmpqt63z6aekq7ujljapf0vauy597plp3eqj2q3re";
+      address = "10.0.0.21";
+      modules = [ "postgres" ];
     };
   };
 }
