@@ -150,5 +150,5 @@ fn removed_node_loses_its_stale_plan() {
         .expect("manifest nodes")
         .keys()
         .collect();
-    assert_eq!(nodes, ["app1", "gateway"]);
+    assert_eq!(nodes, ["app1", "db1", "gateway"]);
 }
