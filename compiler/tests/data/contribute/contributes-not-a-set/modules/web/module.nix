@@ -1,0 +1,4 @@
+{
+  description = "a website";
+  contributes = { ... }: [ 8080 ];
+}

@@ -1,0 +1,4 @@
+{ mesh, ... }: {
+  description = "probes HTTP targets";
+  collects.targets = mesh.types.attrsOf mesh.types.str;
+}

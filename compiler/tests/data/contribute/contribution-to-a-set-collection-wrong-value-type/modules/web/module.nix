@@ -1,0 +1,4 @@
+{
+  description = "a website";
+  contributes = { ... }: { monitoring.targets.web = 8080; };
+}

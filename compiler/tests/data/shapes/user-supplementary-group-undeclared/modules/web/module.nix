@@ -1,0 +1,6 @@
+{ mesh, ... }: {
+  description = "a website";
+  shapes = [
+    (mesh.user { name = "web"; groups = [ "adm" "www-data" ]; })
+  ];
+}
