@@ -104,7 +104,9 @@ pub fn module_settings(
                             option.span,
                             format!("declared as `{}` here", option.option_type.name()),
                         )
-                        .with_help(format!("give a value that is {}", mismatch.expected)),
+                        .with_help(mismatch.hint.clone().unwrap_or_else(|| {
+                            format!("give a value that is {}", mismatch.expected)
+                        })),
                     );
                     failed = true;
                     continue;

@@ -8,6 +8,7 @@ use std::rc::Rc;
 use lang::Machine;
 use lang::Span;
 use lang::Value;
+use lang::diagnostic::did_you_mean;
 use lang::value::{Attr, Attrs, EvalResult};
 
 /// The marker attribute of type values.
@@ -240,6 +241,8 @@ pub struct Mismatch {
     pub found: String,
     /// Where the wrong value was written, if known.
     pub span: Option<Span>,
+    /// A better help line than "give a value that is EXPECTED", if there is one.
+    pub hint: Option<String>,
 }
 
 /// Context a check needs: the nodes of the inventory (for `node`).
@@ -285,6 +288,7 @@ fn check_at(
             expected: expected.describe(),
             found: describe_value(found),
             span: value_span,
+            hint: None,
         }))
     };
     match (expected, &forced) {
@@ -300,11 +304,24 @@ fn check_at(
             if context.node_names.iter().any(|node| *node == name) {
                 Ok(Ok(()))
             } else {
+                let hint = did_you_mean(&name, context.node_names.iter().map(String::as_str))
+                    .unwrap_or_else(|| {
+                        format!(
+                            "the inventory's nodes are {}",
+                            context
+                                .node_names
+                                .iter()
+                                .map(|node| format!("`{node}`"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    });
                 Ok(Err(Mismatch {
                     path,
                     expected: "the name of a node of the inventory".into(),
                     found: format!("{name:?}, which is not a node"),
                     span: value_span,
+                    hint: Some(hint),
                 }))
             }
         }
@@ -371,6 +388,7 @@ fn check_at(
                         ),
                         found: format!("an unknown field `{name}`"),
                         span: entry.span.or(value_span),
+                        hint: None,
                     }));
                 }
             }
@@ -397,6 +415,7 @@ fn check_at(
                             expected: field_type.describe(),
                             found: "nothing (the field is missing)".into(),
                             span: value_span,
+                            hint: None,
                         }));
                     }
                 }
