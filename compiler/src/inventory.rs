@@ -11,6 +11,7 @@ use lang::value::{Attr, Attrs, EvalResult};
 use lang::{Diagnostic, Machine, Span, Value};
 
 use crate::repository::is_valid_name;
+use crate::shape::is_canonical_absolute;
 use crate::source::literal_span;
 
 /// Paths, users and groups a node has before mesh touches it.
@@ -333,13 +334,35 @@ fn read_base(
                 continue;
             }
         };
-        for (item, _) in string_list(
+        for (item, item_span) in string_list(
             machine,
             &entry.value.clone(),
             entry_span,
             &format!("`base.{name}`"),
             diagnostics,
         )? {
+            // shapes' paths are canonical; a base path that is not would match none
+            if name == "paths" && !is_canonical_absolute(item.as_bytes()) {
+                let canonical = format!(
+                    "/{}",
+                    item.split('/')
+                        .filter(|c| !c.is_empty())
+                        .collect::<Vec<_>>()
+                        .join("/")
+                );
+                diagnostics.push(
+                    Diagnostic::error(
+                        codes::INVALID_INVENTORY_VALUE,
+                        format!("`base.paths` holds {item:?}, which is not an absolute path without `.`, `..`, `//` or a trailing `/`"),
+                    )
+                    .with_primary(item_span, "this path")
+                    .with_help(format!("write the path as shapes do, e.g. {canonical:?}")),
+                );
+                // reported; kept in its canonical form so shapes below it are not
+                // reported as well
+                items.insert(canonical);
+                continue;
+            }
             items.insert(item);
         }
     }

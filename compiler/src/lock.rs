@@ -60,15 +60,17 @@ pub fn read(repository_root: &Path) -> Result<Lock, Diagnostic> {
     let text = match std::fs::read(&path) {
         Ok(text) => text,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Lock::default()),
-        Err(error) => return Err(invalid(&path, error)),
+        Err(error) => return Err(invalid(Path::new("mesh.lock"), error)),
     };
+    // errors name the file as the operator sees it in the repository
+    let path = Path::new("mesh.lock");
     let value: serde_json::Value =
-        serde_json::from_slice(&text).map_err(|error| invalid(&path, error))?;
+        serde_json::from_slice(&text).map_err(|error| invalid(path, error))?;
     match value.get("format").and_then(serde_json::Value::as_str) {
         Some(FORMAT) => {}
         other => {
             return Err(invalid(
-                &path,
+                path,
                 format!("format is {other:?}, expected {FORMAT:?}"),
             ));
         }
@@ -78,12 +80,12 @@ pub fn read(repository_root: &Path) -> Result<Lock, Diagnostic> {
             .keys()
             .find(|k| !matches!(k.as_str(), "format" | "mirrors" | "artifacts"))
         {
-            return Err(invalid(&path, format!("unknown key `{unknown}`")));
+            return Err(invalid(path, format!("unknown key `{unknown}`")));
         }
     }
     Ok(Lock {
-        mirrors: read_map(&path, value.get("mirrors"), "mirrors")?,
-        artifacts: read_map(&path, value.get("artifacts"), "artifacts")?,
+        mirrors: read_map(path, value.get("mirrors"), "mirrors")?,
+        artifacts: read_map(path, value.get("artifacts"), "artifacts")?,
     })
 }
 

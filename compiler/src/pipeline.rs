@@ -487,7 +487,11 @@ fn run(
             continue;
         };
         for (module_name, overrides) in &node.settings {
-            if resolved.modules.contains(module_name) {
+            // a module that failed to load is reported already; whether it runs
+            // here cannot be told
+            if resolved.modules.contains(module_name)
+                || (known.contains(module_name) && !modules.contains_key(module_name))
+            {
                 continue;
             }
             let diagnostic = if known.contains(module_name) {

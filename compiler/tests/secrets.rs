@@ -426,3 +426,18 @@ fn no_plaintext_reaches_plans_the_repository_or_the_output() {
         }
     }
 }
+
+#[test]
+fn an_unwritable_store_is_reported_as_e305() {
+    let fleet = Fleet::new();
+    let secrets = fleet.repository.join("secrets");
+    std::fs::remove_dir_all(&secrets).expect("remove secrets");
+    // a file where the store's directory should be
+    std::fs::write(&secrets, "not a directory").expect("write");
+    let output = fleet.build(&[]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("E305"), "{stderr}");
+    assert!(stderr.contains("secrets/"), "{stderr}");
+    assert!(!fleet.out.join("nodes").exists());
+}

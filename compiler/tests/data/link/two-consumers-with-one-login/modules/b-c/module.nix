@@ -1,0 +1,1 @@
+{ description = "one app"; consumes.db = { service = "kv"; path = "/etc/one-db"; }; }

@@ -1,0 +1,1 @@
+{ description = "another app"; consumes.db = { service = "kv"; path = "/etc/other-db"; }; }

@@ -1,0 +1,4 @@
+{
+  description = "a static site";
+  artifacts.site = { directory = ./public; };
+}
