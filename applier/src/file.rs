@@ -62,8 +62,7 @@ pub fn inspect(
     }
     let mut details = Vec::new();
     let same_content = metadata.len() == wanted.content.len() as u64
-        && read_no_follow(&wanted.host_path)
-            .map(|bytes| bytes == wanted.content)
+        && has_content(&wanted.host_path, wanted.content)
             .map_err(|error| Problem::filesystem("read", &wanted.host_path, &error))?;
     if !same_content {
         details.push(if show_content {
@@ -92,11 +91,29 @@ pub fn inspect(
     })
 }
 
-fn read_no_follow(path: &Path) -> io::Result<Vec<u8>> {
+/// Does the file hold exactly `expected`? Compared in chunks, without reading it
+/// into memory whole (the no-op apply reads every file of the plan).
+fn has_content(path: &Path, expected: &[u8]) -> io::Result<bool> {
     let mut file = durable::open_no_follow(path, false)?;
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)?;
-    Ok(bytes)
+    let mut buffer = [0u8; 16 * 1024];
+    let mut offset = 0;
+    loop {
+        let count = match file.read(&mut buffer) {
+            Ok(0) => return Ok(offset == expected.len()),
+            Ok(count) => count,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(error),
+        };
+        let (Some(read), Some(wanted)) =
+            (buffer.get(..count), expected.get(offset..offset + count))
+        else {
+            return Ok(false);
+        };
+        if read != wanted {
+            return Ok(false);
+        }
+        offset += count;
+    }
 }
 
 /// One file to write in a batch.

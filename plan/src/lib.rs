@@ -168,7 +168,11 @@ impl Plan {
             Some(_) => return Err(malformed("`digest` is not a string")),
             None => return Err(malformed("there is no `digest`")),
         };
-        let computed_digest = sha256_digest(&canonical_json(&Value::Object(object.clone())));
+        let whole = Value::Object(object);
+        let computed_digest = sha256_digest(&canonical_json(&whole));
+        let Value::Object(mut object) = whole else {
+            return Err(malformed("the plan is not a JSON object"));
+        };
         if computed_digest != recorded_digest {
             return Err(PlanError::DigestMismatch {
                 recorded: recorded_digest,
@@ -198,7 +202,7 @@ impl Plan {
             });
         }
         plan.check_order()?;
-        plan.validate()?;
+        plan.check_whole()?;
         Ok(plan)
     }
 
@@ -228,6 +232,14 @@ impl Plan {
     /// with one name (both would be `NAME.service`); nothing under a file, link or
     /// secret; nothing under an archive (unpacking replaces the whole directory).
     pub fn validate(&self) -> Result<(), PlanError> {
+        for shape in &self.shapes {
+            shape.resource().validate()?;
+        }
+        self.check_whole()
+    }
+
+    /// The checks of [`Plan::validate`] that look at more than one shape.
+    fn check_whole(&self) -> Result<(), PlanError> {
         let mut by_path: HashMap<&str, &Shape> = HashMap::new();
         let mut by_unit: HashMap<&str, &Shape> = HashMap::new();
         let mut seen: HashMap<(Kind, &str), &Shape> = HashMap::new();
