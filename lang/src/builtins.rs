@@ -6,7 +6,7 @@
 mod attrs;
 mod json;
 mod lists;
-mod regex;
+pub(crate) mod regex;
 mod strings;
 mod versions;
 

@@ -108,7 +108,7 @@ pub struct Machine {
     reference_names: HashMap<Span, Bytes>,
     /// Files being imported right now (an import of one of them is a cycle).
     importing: Vec<Vec<u8>>,
-    pub(crate) regex_cache: HashMap<Vec<u8>, Rc<regex::bytes::Regex>>,
+    pub(crate) regex_cache: HashMap<Vec<u8>, Rc<builtins::regex::Compiled>>,
     /// Nix's symbol order, which decides the order slots are filled in.
     symbols: SymbolOrder,
     /// Messages of `builtins.trace`, in order; the host decides where they go.

@@ -405,7 +405,8 @@ impl std::hash::Hasher for AddressHasher {
     }
 }
 
-type Interned = std::collections::HashMap<(usize, usize), Bytes, std::hash::BuildHasherDefault<AddressHasher>>;
+type Interned =
+    std::collections::HashMap<(usize, usize), Bytes, std::hash::BuildHasherDefault<AddressHasher>>;
 
 thread_local! {
     static NAMES: RefCell<Interned> = RefCell::new(Interned::default());

@@ -1,0 +1,2 @@
+# expect: E040
+builtins.match "[[:alpha:]-z]" "a"

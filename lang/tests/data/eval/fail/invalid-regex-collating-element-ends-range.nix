@@ -1,0 +1,2 @@
+# expect: E040
+builtins.match "[1-[.three.]]+" "123"

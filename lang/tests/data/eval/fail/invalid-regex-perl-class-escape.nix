@@ -1,0 +1,3 @@
+# expect: E040
+# message-contains: \d
+builtins.match "\\d+" "12"

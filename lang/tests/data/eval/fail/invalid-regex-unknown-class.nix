@@ -1,0 +1,3 @@
+# expect: E040
+# message-contains: word
+builtins.match "[[:word:]]" "a"

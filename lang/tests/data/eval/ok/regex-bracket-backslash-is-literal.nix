@@ -1,0 +1,1 @@
+[ (builtins.match "[\\]" "\\") (builtins.match "[a\\n]+" "an\\") ]

@@ -1,0 +1,1 @@
+[ (builtins.match "[!--]" ",") (builtins.match "[a-]+" "a-") (builtins.match "[-a]+" "-a") (builtins.match "[a-c-]+" "b-") (builtins.match "[]-a]" "^") ]

@@ -1,0 +1,1 @@
+[ (builtins.match "." "é") (builtins.match ".." "é") (builtins.match "[[:alpha:]]" "é") ]

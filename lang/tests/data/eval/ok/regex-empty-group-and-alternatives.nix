@@ -1,0 +1,1 @@
+[ (builtins.match "()" "") (builtins.match "(a|)" "") (builtins.match "a||b" "b") (builtins.match "(|a)b" "ab") ]

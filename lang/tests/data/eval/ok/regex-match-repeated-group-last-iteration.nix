@@ -1,0 +1,1 @@
+[ (builtins.match "(a|b)*c" "abac") (builtins.match "((a)|b)*" "ab") ]

@@ -1,0 +1,1 @@
+[ (builtins.split "^a" "aaa") (builtins.split "a$" "aaa") (builtins.split "$" "ab") (builtins.split "^" "ab") ]

@@ -1,0 +1,1 @@
+builtins.split "x|xy|xyz" "axyzb"
