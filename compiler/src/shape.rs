@@ -741,19 +741,23 @@ pub fn resource(
             })
         }
         Kind::Archive => {
-            let handle = read.value(m, "artifact")?;
-            let artifact = opaque(m, &handle, span)?;
-            let field = |name: &str| {
-                artifact
-                    .get(name)
-                    .and_then(serde_json::Value::as_str)
-                    .unwrap_or_default()
-                    .to_string()
+            let (artifact, artifact_digest) = match read.value(m, "artifact")? {
+                Value::Attrs(record) => {
+                    let record = Reader {
+                        attrs: &record,
+                        span,
+                    };
+                    (
+                        record.text(m, "artifact")?,
+                        record.text(m, "artifact_digest")?,
+                    )
+                }
+                _ => (String::new(), String::new()),
             };
             plan::Resource::Archive(plan::Archive {
                 path: read.text(m, "path")?,
-                artifact: field("artifact"),
-                artifact_digest: field("artifact_digest"),
+                artifact,
+                artifact_digest,
                 owner: read.text(m, "owner")?,
                 group: read.text(m, "group")?,
             })
