@@ -10,6 +10,7 @@ pub mod directory;
 pub mod error;
 pub mod file;
 pub mod link;
+pub mod restart;
 pub mod secret;
 pub mod service;
 pub mod shape;
