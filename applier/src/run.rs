@@ -6,6 +6,7 @@
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 
+use plan::restart::named_change;
 use plan::{Kind, Plan, PlanError, Resource, Shape};
 
 use crate::accounts::Accounts;
@@ -493,48 +494,6 @@ fn changed_paths(plan: &Plan, statuses: impl Fn(usize) -> Option<Status>) -> Vec
         })
         .map(|(_, shape)| shape.identity())
         .collect()
-}
-
-/// Does `text` name `path` (as a whole path or a path under it)?
-fn mentions(text: &str, path: &str) -> bool {
-    let is_name_byte =
-        |byte: u8| byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'_' | b'-');
-    text.match_indices(path).any(|(start, _)| {
-        let before_ok = start == 0
-            || text
-                .as_bytes()
-                .get(start - 1)
-                .is_none_or(|byte| !is_name_byte(*byte) && *byte != b'/');
-        let after_ok = text
-            .as_bytes()
-            .get(start + path.len())
-            .is_none_or(|byte| !is_name_byte(*byte));
-        before_ok && after_ok
-    })
-}
-
-/// The changed path a service or container names, if any: it is restarted for it.
-fn named_change<'p>(shape: &Shape, changed: &[&'p str]) -> Option<&'p str> {
-    let texts: Vec<&str> = match shape.resource() {
-        Resource::Service(service) => service
-            .exec
-            .iter()
-            .chain(service.environment.values())
-            .map(String::as_str)
-            .collect(),
-        Resource::Container(container) => container
-            .command
-            .iter()
-            .chain(container.environment.values())
-            .map(String::as_str)
-            .chain(container.mounts.iter().map(|mount| mount.source.as_str()))
-            .collect(),
-        _ => return None,
-    };
-    changed
-        .iter()
-        .find(|path| texts.iter().any(|text| mentions(text, path)))
-        .copied()
 }
 
 fn dry_results(plan: &Plan, host: &Host, prepared: &Prepared) -> Vec<ShapeResult> {
@@ -1076,7 +1035,7 @@ fn final_record(
 
 #[cfg(test)]
 mod tests {
-    use super::mentions;
+    use plan::restart::mentions;
 
     #[test]
     fn mentions_whole_paths_only() {

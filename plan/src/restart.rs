@@ -7,7 +7,8 @@ use crate::{Resource, Shape};
 
 /// Does `text` name `path`, as a whole path or a path under it?
 pub fn mentions(text: &str, path: &str) -> bool {
-    let is_name_byte = |byte: u8| byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'_' | b'-');
+    let is_name_byte =
+        |byte: u8| byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'_' | b'-');
     text.match_indices(path).any(|(start, _)| {
         let before_ok = start == 0
             || text
