@@ -452,6 +452,20 @@ impl Machine {
         }
     }
 
+    /// Nix's `forceFunction`: a function or a set with `__functor`.
+    pub(crate) fn force_function(
+        &mut self,
+        value: &Value,
+        span: Span,
+        context: &str,
+    ) -> EvalResult<Value> {
+        match self.force(value, span)? {
+            function if function.is_function() => Ok(function),
+            Value::Attrs(attrs) if attrs.contains(b"__functor") => Ok(Value::Attrs(attrs)),
+            other => Err(type_error("a function", &other, span, context)),
+        }
+    }
+
     /// Calls `function` with two arguments.
     pub(crate) fn call2(
         &mut self,

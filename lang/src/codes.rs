@@ -123,6 +123,7 @@ codes! {
     NOT_A_SHAPE_LIST = "E405", "`shapes` did not return a list of shapes";
     UNDECLARED_GROUP = "E406", "group is not declared";
     OUTPUT_UNWRITABLE = "E407", "build output cannot be written";
+    BUILD_UNREADABLE = "E408", "build output cannot be read";
     // E9xx: internal
     INTERNAL = "E900", "internal error (please report)";
 }

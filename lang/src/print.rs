@@ -97,7 +97,21 @@ pub fn attribute_name(name: &[u8], out: &mut Vec<u8>) {
     if identifier && name != b"if" {
         out.extend_from_slice(name);
     } else {
-        quote_string(name, out);
+        // Nix 2.8 escapes every `$` in a quoted attribute name, not only `${`
+        out.push(b'"');
+        for byte in name {
+            match byte {
+                b'"' | b'\\' | b'$' => {
+                    out.push(b'\\');
+                    out.push(*byte);
+                }
+                b'\n' => out.extend_from_slice(b"\\n"),
+                b'\r' => out.extend_from_slice(b"\\r"),
+                b'\t' => out.extend_from_slice(b"\\t"),
+                other => out.push(*other),
+            }
+        }
+        out.push(b'"');
     }
 }
 

@@ -203,7 +203,7 @@ fn remove_attrs(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalR
 }
 
 fn zip_attrs_with(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
-    let function = arguments[0].clone();
+    let function = machine.force_function(&arguments[0], span, "`zipAttrsWith`")?;
     let sets = machine.force_list(&arguments[1], span, "`zipAttrsWith`")?;
     let mut grouped: std::collections::BTreeMap<crate::value::Bytes, Vec<Value>> =
         std::collections::BTreeMap::new();

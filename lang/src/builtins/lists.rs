@@ -7,7 +7,7 @@ use super::Builtin;
 use crate::codes;
 use crate::eval::{Machine, error};
 use crate::span::Span;
-use crate::value::{Attr, Attrs, EvalResult, Thunk, Value};
+use crate::value::{Attr, Attrs, EvalResult, PrimFunction, Thunk, Value};
 
 pub(super) fn builtins() -> Vec<Builtin> {
     vec![
@@ -106,6 +106,7 @@ fn quantifier(
     want: bool,
     name: &str,
 ) -> EvalResult<Value> {
+    machine.force_function(&arguments[0], span, name)?;
     let list = machine.force_list(&arguments[1], span, name)?;
     for item in list.iter() {
         let result = machine.call(arguments[0].clone(), item.clone(), span)?;
@@ -149,6 +150,7 @@ fn concat_lists(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalR
 }
 
 fn concat_map(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
+    machine.force_function(&arguments[0], span, "`concatMap`")?;
     let list = machine.force_list(&arguments[1], span, "`concatMap`")?;
     let mut lists = Vec::with_capacity(list.len());
     for item in list.iter() {
@@ -193,6 +195,7 @@ fn elem_at(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult
 }
 
 fn filter(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
+    machine.force_function(&arguments[0], span, "`filter`")?;
     let list = machine.force_list(&arguments[1], span, "`filter`")?;
     let mut kept = Vec::with_capacity(list.len());
     for item in list.iter() {
@@ -212,6 +215,7 @@ fn filter(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<
 }
 
 fn fold_left(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
+    machine.force_function(&arguments[0], span, "`foldl'`")?;
     let list = machine.force_list(&arguments[2], span, "`foldl'`")?;
     if list.is_empty() {
         return machine.force(&arguments[1], span);
@@ -306,6 +310,7 @@ fn generic_closure(machine: &mut Machine, arguments: &[Value], span: Span) -> Ev
 }
 
 fn group_by(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
+    machine.force_function(&arguments[0], span, "`groupBy`")?;
     let list = machine.force_list(&arguments[1], span, "`groupBy`")?;
     let mut groups: std::collections::BTreeMap<crate::value::Bytes, Vec<Value>> =
         std::collections::BTreeMap::new();
@@ -372,6 +377,7 @@ fn map(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Val
 }
 
 fn partition(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
+    machine.force_function(&arguments[0], span, "`partition`")?;
     let list = machine.force_list(&arguments[1], span, "`partition`")?;
     let mut right = Vec::new();
     let mut wrong = Vec::new();
@@ -402,13 +408,23 @@ fn partition(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResu
 }
 
 fn sort(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
+    machine.force_function(&arguments[0], span, "`sort`")?;
     let list = machine.force_list(&arguments[1], span, "`sort`")?;
-    let comparator = arguments[0].clone();
-    let mut items: Vec<Value> = list.iter().cloned().collect();
-    // `lessThan` needs its arguments forced, as Nix forces elements before sorting
-    for item in &items {
-        machine.force(item, span)?;
+    // Nix forces every element before sorting; the forced values are what is sorted,
+    // so that no comparison goes through a thunk again
+    let mut items: Vec<Value> = Vec::with_capacity(list.len());
+    for item in list.iter() {
+        items.push(machine.force(item, span)?);
     }
+    if items.len() >= 2 {
+        let comparator = machine.force(&arguments[0], span)?;
+        if is_less_than(&comparator) {
+            // as Nix does for `lessThan`: compare directly, without calls
+            sort_less_than(machine, &mut items, span)?;
+            return Ok(Value::List(Rc::from(items)));
+        }
+    }
+    let comparator = arguments[0].clone();
     let mut less = |machine: &mut Machine, left: &Value, right: &Value| -> EvalResult<bool> {
         let result = machine.call2(&comparator, left.clone(), right.clone(), span)?;
         machine.force_bool(
@@ -422,6 +438,34 @@ fn sort(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Va
 }
 
 type Less<'a> = dyn FnMut(&mut Machine, &Value, &Value) -> EvalResult<bool> + 'a;
+
+fn is_less_than(function: &Value) -> bool {
+    matches!(function, Value::PrimOp(primop)
+        if primop.name == "lessThan" && matches!(primop.function, PrimFunction::Builtin(_)))
+}
+
+/// `sort lessThan`: integers and strings (the usual lists) by a stable sort of their
+/// own, anything else through `lessThan`'s comparison. All give what the stable
+/// merge sort with `lessThan` gives, since it is a strict weak order on them.
+fn sort_less_than(machine: &mut Machine, items: &mut Vec<Value>, span: Span) -> EvalResult<()> {
+    if items.iter().all(|item| matches!(item, Value::Int(_))) {
+        items.sort_by_key(|item| match item {
+            Value::Int(number) => *number,
+            _ => 0,
+        });
+        return Ok(());
+    }
+    if items.iter().all(|item| matches!(item, Value::String(_))) {
+        items.sort_by(|left, right| match (left, right) {
+            (Value::String(left), Value::String(right)) => left.cmp(right),
+            _ => std::cmp::Ordering::Equal,
+        });
+        return Ok(());
+    }
+    merge_sort(machine, items, &mut |machine, left, right| {
+        machine.less_than(left, right, span)
+    })
+}
 
 /// Stable merge sort with a fallible comparator: `less(a, b)` means a goes first.
 fn merge_sort(

@@ -1,0 +1,2 @@
+# expect: E037
+{ p = ./lib/x.txt; }

@@ -1,0 +1,2 @@
+# expect: E029
+{ a = throw "in json"; }

@@ -1,0 +1,1 @@
+[ (builtins.map null [ ]) (builtins.genList null 0) (builtins.mapAttrs null { }) ]

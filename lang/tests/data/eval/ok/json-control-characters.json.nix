@@ -1,0 +1,1 @@
+builtins.fromJSON "\"\\u0001\\u001f\\b\\f\\u007f\""

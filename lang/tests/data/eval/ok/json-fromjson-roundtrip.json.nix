@@ -1,0 +1,1 @@
+builtins.fromJSON (builtins.readFile ./lib/data.json)

@@ -1,0 +1,1 @@
+(args@{ a ? 1, ... }: args // { inherit a; }) { b = 2; }

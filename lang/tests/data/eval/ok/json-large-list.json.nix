@@ -1,0 +1,1 @@
+builtins.genList (i: { i = i; s = toString i; }) 20

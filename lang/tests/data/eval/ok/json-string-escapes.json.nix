@@ -1,0 +1,1 @@
+[ "quote\"" "back\\slash" "new\nline" "tab\t" "cr\r" "dollar $ \${x}" "slash /" ]

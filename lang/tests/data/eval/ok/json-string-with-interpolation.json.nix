@@ -1,0 +1,1 @@
+let n = 3; in { msg = "n is ${toString n}"; }

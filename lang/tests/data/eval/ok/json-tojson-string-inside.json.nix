@@ -1,0 +1,1 @@
+builtins.toJSON { a = [ 1 "x" ]; }

@@ -1,0 +1,1 @@
+[ { __toString = self: "custom"; } { outPath = "/some/path"; other = 1; } ]

@@ -1,0 +1,1 @@
+[ (builtins.tryEval 1) (builtins.tryEval (throw "x")) ]
