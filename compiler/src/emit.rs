@@ -38,8 +38,9 @@ pub fn plan(node: &str, declarations: &[ShapeDecl]) -> Result<Plan, Diagnostic> 
     Ok(plan)
 }
 
-/// The manifest bytes: canonical JSON of `{ format, nodes: { NODE: DIGEST } }`.
-pub fn manifest(plans: &BTreeMap<String, Plan>) -> Vec<u8> {
+/// The manifest bytes: canonical JSON of `{ format, nodes: { NODE: DIGEST },
+/// keys: { NODE: RECIPIENT } }`.
+pub fn manifest(plans: &BTreeMap<String, Plan>, keys: &BTreeMap<String, String>) -> Vec<u8> {
     let nodes: serde_json::Map<String, serde_json::Value> = plans
         .iter()
         .map(|(name, plan)| {
@@ -49,7 +50,12 @@ pub fn manifest(plans: &BTreeMap<String, Plan>) -> Vec<u8> {
             )
         })
         .collect();
-    let value = serde_json::json!({ "format": MANIFEST_FORMAT, "nodes": nodes });
+    let keys: serde_json::Map<String, serde_json::Value> = keys
+        .iter()
+        .filter(|(node, _)| plans.contains_key(*node))
+        .map(|(node, key)| (node.clone(), serde_json::Value::String(key.clone())))
+        .collect();
+    let value = serde_json::json!({ "format": MANIFEST_FORMAT, "nodes": nodes, "keys": keys });
     let mut bytes = plan::canonical_json(&value);
     bytes.push(b'\n');
     bytes
@@ -84,7 +90,11 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), Diagnostic> {
 }
 
 /// Writes every plan and the manifest; removes plans of nodes that are gone.
-pub fn write(out: &Path, plans: &BTreeMap<String, Plan>) -> Result<(), Diagnostic> {
+pub fn write(
+    out: &Path,
+    plans: &BTreeMap<String, Plan>,
+    keys: &BTreeMap<String, String>,
+) -> Result<(), Diagnostic> {
     let nodes_directory = out.join("nodes");
     std::fs::create_dir_all(&nodes_directory).map_err(|e| output_error(&nodes_directory, e))?;
     for (name, plan) in plans {
@@ -104,5 +114,5 @@ pub fn write(out: &Path, plans: &BTreeMap<String, Plan>) -> Result<(), Diagnosti
             }
         }
     }
-    write_atomically(&out.join("manifest.json"), &manifest(plans))
+    write_atomically(&out.join("manifest.json"), &manifest(plans, keys))
 }

@@ -4,6 +4,7 @@
 
 pub mod artifacts;
 pub mod contribute;
+pub mod diff;
 pub mod emit;
 pub mod evaluate;
 pub mod fs;

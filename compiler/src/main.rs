@@ -17,6 +17,9 @@ commands:
   check [--repo DIR] [--format human|json]     report every diagnostic of the repository
   build [--repo DIR] [--out DIR] [--locked]    compile the repository into one plan per node
   lock [--repo DIR] --pin REF=sha256:HEX       pin a mirrored image in mesh.lock
+  diff [--repo DIR] [--against DIR]            what would change on each node, against the last build
+  diff OLD NEW                                 what changes between two build outputs
+       [--format human|json] [--detailed-exitcode]
   artifacts build [--repo DIR] [--store DIR]   build the declared artifacts and record them in mesh.lock
 ";
 
@@ -41,6 +44,7 @@ fn run() -> Result<ExitCode, String> {
         Some("check") => check_command(rest),
         Some("build") => build_command(rest),
         Some("lock") => lock_command(rest),
+        Some("diff") => diff_command(rest),
         Some("artifacts") => artifacts_command(rest),
         Some("help") | Some("--help") | Some("-h") => {
             print!("{USAGE}");
@@ -222,7 +226,7 @@ fn build_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String>
     let plans = &compilation.plans;
     let shape_count: usize = plans.values().map(|plan| plan.shapes().len()).sum();
     let planned_at = started.elapsed();
-    if let Err(diagnostic) = compiler::emit::write(&out, plans) {
+    if let Err(diagnostic) = compiler::emit::write(&out, plans, &compilation.keys) {
         eprint!(
             "{}",
             render::render(
@@ -400,4 +404,111 @@ fn artifacts_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, Str
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn diff_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String> {
+    use compiler::diff::{self, Snapshot};
+    use lexopt::prelude::*;
+    let mut parser = lexopt::Parser::from_args(arguments);
+    let mut repository = PathBuf::from(".");
+    let mut against = PathBuf::from("build");
+    let mut json = false;
+    let mut detailed = false;
+    let mut outputs: Vec<PathBuf> = Vec::new();
+    while let Some(argument) = parser.next().map_err(|e| e.to_string())? {
+        match argument {
+            Long("repo") => repository = PathBuf::from(parser.value().map_err(|e| e.to_string())?),
+            Long("against") => against = PathBuf::from(parser.value().map_err(|e| e.to_string())?),
+            Long("detailed-exitcode") => detailed = true,
+            Long("format") => {
+                let format = parser.value().map_err(|e| e.to_string())?;
+                json = match format.to_str() {
+                    Some("json") => true,
+                    Some("human") => false,
+                    _ => return Err("--format takes `human` or `json`".into()),
+                };
+            }
+            Value(value) => outputs.push(PathBuf::from(value)),
+            other => return Err(other.unexpected().to_string()),
+        }
+    }
+    let color = std::io::stdout().is_terminal();
+    let report = |diagnostic: &lang::Diagnostic, sources: &lang::Sources| {
+        eprint!(
+            "{}",
+            render::render(diagnostic, sources, false, std::io::stderr().is_terminal())
+        );
+    };
+    let (old, new) =
+        match outputs.as_slice() {
+            [old, new] => {
+                let old = match Snapshot::read(old) {
+                    Ok(snapshot) => snapshot,
+                    Err(diagnostic) => {
+                        report(&diagnostic, &lang::Sources::new());
+                        return Ok(ExitCode::from(1));
+                    }
+                };
+                let new = match Snapshot::read(new) {
+                    Ok(snapshot) => snapshot,
+                    Err(diagnostic) => {
+                        report(&diagnostic, &lang::Sources::new());
+                        return Ok(ExitCode::from(1));
+                    }
+                };
+                (old, new)
+            }
+            [] => {
+                let compilation = compiler::pipeline::compile(&repository);
+                if compilation.has_errors() {
+                    print_diagnostics(&compilation);
+                    return Ok(ExitCode::from(1));
+                }
+                let old = if against.join("manifest.json").exists() {
+                    match Snapshot::read(&against) {
+                        Ok(snapshot) => snapshot,
+                        Err(diagnostic) => {
+                            report(&diagnostic, &lang::Sources::new());
+                            return Ok(ExitCode::from(1));
+                        }
+                    }
+                } else {
+                    eprintln!(
+                        "note: there is no build in `{}`: every node is new",
+                        against.display()
+                    );
+                    Snapshot::empty()
+                };
+                (
+                    old,
+                    Snapshot::from_plans(compilation.plans, compilation.keys),
+                )
+            }
+            _ => return Err(
+                "give no build outputs (diff the repository against --against), or two: OLD NEW"
+                    .into(),
+            ),
+        };
+    let difference = match diff::diff(&old, &new) {
+        Ok(difference) => difference,
+        Err(diagnostic) => {
+            report(&diagnostic, &lang::Sources::new());
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let text = if json {
+        let mut text = diff::render_json(&difference);
+        text.push('\n');
+        text
+    } else {
+        diff::render_human(&difference, color)
+    };
+    std::io::stdout()
+        .write_all(text.as_bytes())
+        .map_err(|e| e.to_string())?;
+    Ok(if detailed && !difference.is_empty() {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

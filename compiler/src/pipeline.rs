@@ -38,6 +38,9 @@ pub struct Compilation {
     pub made: secrets::Made,
     /// Every artifact directory the fleet declares: repository-relative -> absolute.
     pub artifact_directories: BTreeMap<String, PathBuf>,
+    /// Each compiled node's sealing key (recorded in the manifest, so a diff can say
+    /// "resealed to a new key").
+    pub keys: BTreeMap<String, String>,
 }
 
 impl Compilation {
@@ -100,6 +103,7 @@ pub fn compile_with(root: &Path, options: Options) -> Compilation {
                 sources: Sources::new(),
                 made: secrets::Made::default(),
                 artifact_directories: BTreeMap::new(),
+                keys: BTreeMap::new(),
             };
         }
     };
@@ -128,6 +132,7 @@ pub fn compile_with(root: &Path, options: Options) -> Compilation {
     }
     let mut coordinator_diagnostics = Vec::new();
     let mut artifact_directories = BTreeMap::new();
+    let mut keys = BTreeMap::new();
     let results: Vec<WorkerResult> = std::thread::scope(|scope| {
         let handles: Vec<_> = receivers
             .into_iter()
@@ -169,6 +174,7 @@ pub fn compile_with(root: &Path, options: Options) -> Compilation {
             }
         };
         for declaration in &declarations {
+            keys.insert(declaration.node.clone(), declaration.key.clone());
             for artifact in &declaration.artifacts {
                 artifact_directories.insert(artifact.directory.clone(), artifact.absolute.clone());
             }
@@ -212,6 +218,10 @@ pub fn compile_with(root: &Path, options: Options) -> Compilation {
         .splice(0..0, coordinator_diagnostics);
     compilation.made = store.made();
     compilation.artifact_directories = artifact_directories;
+    compilation.keys = keys
+        .into_iter()
+        .filter(|(node, _)| compilation.plans.contains_key(node))
+        .collect();
     compilation
 }
 
@@ -334,6 +344,7 @@ fn merge(repository: &Repository, results: Vec<WorkerResult>) -> Compilation {
         sources,
         made: secrets::Made::default(),
         artifact_directories: BTreeMap::new(),
+        keys: BTreeMap::new(),
     }
 }
 

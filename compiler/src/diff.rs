@@ -1,0 +1,782 @@
+//! `meshc diff`: what will change on which node, before anything is applied. Two
+//! snapshots of the fleet (a build output, or a repository compiled in memory) are
+//! compared node by node; a node whose plan digest did not change costs one string
+//! comparison. For changed nodes: shapes added, withdrawn and changed, the fields
+//! that changed (text as a unified diff, JSON by key), services and containers that
+//! will restart, and grants added and withdrawn at each provider. Secrets are shown
+//! as changed, never their ciphertext or anything derived from their plaintext.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use lang::{Diagnostic, codes};
+use plan::{Kind, Plan, Resource, Shape};
+
+/// One side of a diff: plan digests (and node keys) by node, and where the plans are.
+pub struct Snapshot {
+    pub digests: BTreeMap<String, String>,
+    pub keys: BTreeMap<String, String>,
+    plans: Source,
+}
+
+enum Source {
+    Directory(PathBuf),
+    Memory(BTreeMap<String, Plan>),
+}
+
+fn unreadable(path: &Path, reason: impl std::fmt::Display) -> Diagnostic {
+    Diagnostic::error(codes::BUILD_UNREADABLE, format!("cannot read the build `{}`: {reason}", path.display()))
+        .with_help("point at the output of a `meshc build` (a directory with manifest.json and nodes/), or build first")
+}
+
+impl Snapshot {
+    /// A build output directory (its manifest now, plans when they are needed).
+    pub fn read(directory: &Path) -> Result<Snapshot, Diagnostic> {
+        let manifest_path = directory.join("manifest.json");
+        let bytes = std::fs::read(&manifest_path).map_err(|e| unreadable(&manifest_path, e))?;
+        let manifest: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|e| unreadable(&manifest_path, e))?;
+        if manifest["format"] != crate::emit::MANIFEST_FORMAT {
+            return Err(unreadable(
+                &manifest_path,
+                format!("its format is not {}", crate::emit::MANIFEST_FORMAT),
+            ));
+        }
+        let read_map = |key: &str| -> BTreeMap<String, String> {
+            manifest[key]
+                .as_object()
+                .map(|object| {
+                    object
+                        .iter()
+                        .filter_map(|(node, value)| {
+                            value.as_str().map(|v| (node.clone(), v.to_string()))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        Ok(Snapshot {
+            digests: read_map("nodes"),
+            keys: read_map("keys"),
+            plans: Source::Directory(directory.to_path_buf()),
+        })
+    }
+
+    /// Plans compiled in memory.
+    pub fn from_plans(plans: BTreeMap<String, Plan>, keys: BTreeMap<String, String>) -> Snapshot {
+        Snapshot {
+            digests: plans
+                .iter()
+                .map(|(node, plan)| (node.clone(), plan.digest().to_string()))
+                .collect(),
+            keys,
+            plans: Source::Memory(plans),
+        }
+    }
+
+    /// An empty fleet (diffing against a build that does not exist yet).
+    pub fn empty() -> Snapshot {
+        Snapshot {
+            digests: BTreeMap::new(),
+            keys: BTreeMap::new(),
+            plans: Source::Memory(BTreeMap::new()),
+        }
+    }
+
+    fn plan(&self, node: &str) -> Result<Plan, Diagnostic> {
+        match &self.plans {
+            Source::Memory(plans) => plans
+                .get(node)
+                .cloned()
+                .ok_or_else(|| unreadable(Path::new(node), "no such node")),
+            Source::Directory(directory) => {
+                let path = directory.join("nodes").join(format!("{node}.json"));
+                let bytes = std::fs::read(&path).map_err(|e| unreadable(&path, e))?;
+                let plan = Plan::read(&bytes).map_err(|e| unreadable(&path, e))?;
+                if self.digests.get(node).map(String::as_str) != Some(plan.digest()) {
+                    return Err(unreadable(
+                        &path,
+                        "its digest is not the one manifest.json names",
+                    ));
+                }
+                Ok(plan)
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    Add,
+    Change,
+    Withdraw,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum FieldChange {
+    /// A plain value: both sides as JSON text.
+    Value {
+        field: String,
+        old: String,
+        new: String,
+    },
+    /// Text content, as a unified diff.
+    Text { field: String, unified: String },
+    /// JSON content, by key path.
+    Json {
+        field: String,
+        changes: Vec<JsonChange>,
+    },
+    /// A secret's sealed value. `resealed` when the node's key changed.
+    Sealed { field: String, resealed: bool },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct JsonChange {
+    pub path: String,
+    pub old: Option<String>,
+    pub new: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Change {
+    pub action: Action,
+    pub kind: &'static str,
+    pub identity: String,
+    pub module: String,
+    pub source: String,
+    pub fields: Vec<FieldChange>,
+    /// For a withdrawal that leaves data on the node (directories, archives, users).
+    pub kept: bool,
+    /// Why a service or container restarts, when it does.
+    pub restart: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct GrantChanges {
+    pub service: String,
+    pub added: Vec<String>,
+    pub withdrawn: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeStatus {
+    Added,
+    Removed,
+    Changed,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct NodeDiff {
+    pub node: String,
+    pub status: NodeStatus,
+    pub changes: Vec<Change>,
+    pub grants: Vec<GrantChanges>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Summary {
+    pub nodes_added: usize,
+    pub nodes_removed: usize,
+    pub nodes_changed: usize,
+    pub add: usize,
+    pub change: usize,
+    pub withdraw: usize,
+    pub restart: usize,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct FleetDiff {
+    pub nodes: Vec<NodeDiff>,
+    pub summary: Summary,
+}
+
+impl FleetDiff {
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+}
+
+fn source_of(shape: &Shape) -> String {
+    shape.source().to_string()
+}
+
+/// Compares two snapshots of the fleet.
+pub fn diff(old: &Snapshot, new: &Snapshot) -> Result<FleetDiff, Diagnostic> {
+    let mut result = FleetDiff::default();
+    let nodes: BTreeSet<&String> = old.digests.keys().chain(new.digests.keys()).collect();
+    for node in nodes {
+        let node_diff = match (old.digests.get(node), new.digests.get(node)) {
+            (Some(before), Some(after)) if before == after => continue,
+            (Some(_), Some(_)) => {
+                let resealed = old
+                    .keys
+                    .get(node)
+                    .is_some_and(|k| new.keys.get(node).is_some_and(|n| n != k));
+                compare(
+                    node,
+                    Some(&old.plan(node)?),
+                    Some(&new.plan(node)?),
+                    resealed,
+                )
+            }
+            (None, Some(_)) => compare(node, None, Some(&new.plan(node)?), false),
+            (Some(_), None) => NodeDiff {
+                node: node.clone(),
+                status: NodeStatus::Removed,
+                changes: Vec::new(),
+                grants: Vec::new(),
+            },
+            (None, None) => continue,
+        };
+        match node_diff.status {
+            NodeStatus::Added => result.summary.nodes_added += 1,
+            NodeStatus::Removed => result.summary.nodes_removed += 1,
+            NodeStatus::Changed => result.summary.nodes_changed += 1,
+        }
+        for change in &node_diff.changes {
+            match change.action {
+                Action::Add => result.summary.add += 1,
+                Action::Change => result.summary.change += 1,
+                Action::Withdraw => result.summary.withdraw += 1,
+            }
+            if change.restart.is_some() {
+                result.summary.restart += 1;
+            }
+        }
+        result.nodes.push(node_diff);
+    }
+    Ok(result)
+}
+
+fn key(shape: &Shape) -> (Kind, &str) {
+    (shape.kind(), shape.identity())
+}
+
+fn compare(node: &str, old: Option<&Plan>, new: Option<&Plan>, resealed: bool) -> NodeDiff {
+    let empty: Vec<Shape> = Vec::new();
+    let old_shapes = old.map(Plan::shapes).unwrap_or(&empty);
+    let new_shapes = new.map(Plan::shapes).unwrap_or(&empty);
+    let old_by_key: BTreeMap<(Kind, &str), &Shape> =
+        old_shapes.iter().map(|s| (key(s), s)).collect();
+    let new_by_key: BTreeMap<(Kind, &str), &Shape> =
+        new_shapes.iter().map(|s| (key(s), s)).collect();
+    let mut changes = Vec::new();
+    // paths created or changed: services and containers naming them restart
+    let mut changed_paths: Vec<&str> = Vec::new();
+    for shape in new_shapes {
+        let before = old_by_key.get(&key(shape));
+        if before.is_none_or(|before| before.digest() != shape.digest())
+            && shape.kind().is_path_kind()
+        {
+            changed_paths.push(shape.identity());
+        }
+    }
+    for shape in new_shapes {
+        match old_by_key.get(&key(shape)) {
+            None => changes.push(Change {
+                action: Action::Add,
+                kind: shape.kind().name(),
+                identity: shape.identity().to_string(),
+                module: shape.module().to_string(),
+                source: source_of(shape),
+                fields: Vec::new(),
+                kept: false,
+                restart: None,
+            }),
+            Some(before) if before.digest() != shape.digest() => {
+                let restart = matches!(shape.kind(), Kind::Service | Kind::Container)
+                    .then(|| "its unit changes".to_string());
+                changes.push(Change {
+                    action: Action::Change,
+                    kind: shape.kind().name(),
+                    identity: shape.identity().to_string(),
+                    module: shape.module().to_string(),
+                    source: source_of(shape),
+                    fields: field_changes(before, shape, resealed),
+                    kept: false,
+                    restart,
+                });
+            }
+            Some(_) => {
+                if let Some(path) = plan::restart::named_change(shape, &changed_paths) {
+                    changes.push(Change {
+                        action: Action::Change,
+                        kind: shape.kind().name(),
+                        identity: shape.identity().to_string(),
+                        module: shape.module().to_string(),
+                        source: source_of(shape),
+                        fields: Vec::new(),
+                        kept: false,
+                        restart: Some(format!("`{path}` changes")),
+                    });
+                }
+            }
+        }
+    }
+    for shape in old_shapes {
+        if !new_by_key.contains_key(&key(shape)) {
+            changes.push(Change {
+                action: Action::Withdraw,
+                kind: shape.kind().name(),
+                identity: shape.identity().to_string(),
+                module: shape.module().to_string(),
+                source: source_of(shape),
+                fields: Vec::new(),
+                kept: matches!(shape.kind(), Kind::Directory | Kind::Archive | Kind::User),
+                restart: None,
+            });
+        }
+    }
+    let grants = grant_changes(old_shapes, new_shapes);
+    NodeDiff {
+        node: node.to_string(),
+        status: if old.is_none() {
+            NodeStatus::Added
+        } else {
+            NodeStatus::Changed
+        },
+        changes,
+        grants,
+    }
+}
+
+fn fields_of(shape: &Shape) -> serde_json::Map<String, serde_json::Value> {
+    match shape.resource().to_json() {
+        serde_json::Value::Object(object) => object,
+        _ => serde_json::Map::new(),
+    }
+}
+
+fn field_changes(old: &Shape, new: &Shape, resealed: bool) -> Vec<FieldChange> {
+    let before = fields_of(old);
+    let after = fields_of(new);
+    let names: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
+    let mut changes = Vec::new();
+    for name in names {
+        let (left, right) = (before.get(name), after.get(name));
+        if left == right {
+            continue;
+        }
+        if name == "sealed" {
+            changes.push(FieldChange::Sealed {
+                field: name.clone(),
+                resealed,
+            });
+            continue;
+        }
+        if name == "content" {
+            if let (Some(serde_json::Value::String(left)), Some(serde_json::Value::String(right))) =
+                (left, right)
+            {
+                let parsed = (
+                    serde_json::from_str::<serde_json::Value>(left),
+                    serde_json::from_str::<serde_json::Value>(right),
+                );
+                if let (
+                    Ok(left_json @ (serde_json::Value::Object(_) | serde_json::Value::Array(_))),
+                    Ok(right_json),
+                ) = parsed
+                {
+                    let mut json_changes = Vec::new();
+                    json_diff("", &left_json, &right_json, &mut json_changes);
+                    changes.push(FieldChange::Json {
+                        field: name.clone(),
+                        changes: json_changes,
+                    });
+                } else {
+                    changes.push(FieldChange::Text {
+                        field: name.clone(),
+                        unified: unified_diff(left, right, 3),
+                    });
+                }
+                continue;
+            }
+        }
+        let show = |value: Option<&serde_json::Value>| {
+            value
+                .map(|v| v.to_string())
+                .unwrap_or_else(|| "null".into())
+        };
+        changes.push(FieldChange::Value {
+            field: name.clone(),
+            old: show(left),
+            new: show(right),
+        });
+    }
+    changes
+}
+
+fn json_diff(
+    path: &str,
+    old: &serde_json::Value,
+    new: &serde_json::Value,
+    out: &mut Vec<JsonChange>,
+) {
+    use serde_json::Value;
+    match (old, new) {
+        (Value::Object(left), Value::Object(right)) => {
+            let keys: BTreeSet<&String> = left.keys().chain(right.keys()).collect();
+            for key in keys {
+                let child = if path.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{path}.{key}")
+                };
+                match (left.get(key), right.get(key)) {
+                    (Some(a), Some(b)) if a == b => {}
+                    (Some(a), Some(b)) => json_diff(&child, a, b, out),
+                    (a, b) => out.push(JsonChange {
+                        path: child,
+                        old: a.map(Value::to_string),
+                        new: b.map(Value::to_string),
+                    }),
+                }
+            }
+        }
+        (Value::Array(left), Value::Array(right)) => {
+            for index in 0..left.len().max(right.len()) {
+                let child = format!("{path}[{index}]");
+                match (left.get(index), right.get(index)) {
+                    (Some(a), Some(b)) if a == b => {}
+                    (Some(a), Some(b)) => json_diff(&child, a, b, out),
+                    (a, b) => out.push(JsonChange {
+                        path: child,
+                        old: a.map(Value::to_string),
+                        new: b.map(Value::to_string),
+                    }),
+                }
+            }
+        }
+        (a, b) => out.push(JsonChange {
+            path: path.to_string(),
+            old: Some(a.to_string()),
+            new: Some(b.to_string()),
+        }),
+    }
+}
+
+/// A unified diff of two texts by line, with `context` lines around each change.
+pub fn unified_diff(old: &str, new: &str, context: usize) -> String {
+    let a: Vec<&str> = old.split_inclusive('\n').collect();
+    let b: Vec<&str> = new.split_inclusive('\n').collect();
+    // too large for the quadratic table: say what changed in size instead
+    if a.len().saturating_mul(b.len()) > 4_000_000 {
+        return format!(
+            "@@ {} lines -> {} lines (too large to show line by line) @@\n",
+            a.len(),
+            b.len()
+        );
+    }
+    // longest common subsequence, from the end
+    let mut table = vec![vec![0u32; b.len() + 1]; a.len() + 1];
+    for i in (0..a.len()).rev() {
+        for j in (0..b.len()).rev() {
+            table[i][j] = if a[i] == b[j] {
+                table[i + 1][j + 1] + 1
+            } else {
+                table[i + 1][j].max(table[i][j + 1])
+            };
+        }
+    }
+    // the edit script: (tag, old line index, new line index)
+    let mut script: Vec<(char, usize, usize)> = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        if i < a.len() && j < b.len() && a[i] == b[j] {
+            script.push((' ', i, j));
+            i += 1;
+            j += 1;
+        } else if i < a.len() && (j == b.len() || table[i + 1][j] >= table[i][j + 1]) {
+            // removals before additions, as diff(1) shows them
+            script.push(('-', i, j));
+            i += 1;
+        } else {
+            script.push(('+', i, j));
+            j += 1;
+        }
+    }
+    // group changes into hunks with context
+    let mut out = String::new();
+    let changed: Vec<usize> = script
+        .iter()
+        .enumerate()
+        .filter(|(_, (tag, _, _))| *tag != ' ')
+        .map(|(k, _)| k)
+        .collect();
+    let mut k = 0;
+    while k < changed.len() {
+        let start = changed[k].saturating_sub(context);
+        let mut end = changed[k] + context + 1;
+        while k + 1 < changed.len() && changed[k + 1] <= end + context {
+            k += 1;
+            end = changed[k] + context + 1;
+        }
+        let end = end.min(script.len());
+        let old_start = script[start..end]
+            .iter()
+            .find(|(t, _, _)| *t != '+')
+            .map(|(_, i, _)| *i)
+            .unwrap_or(script[start].1);
+        let new_start = script[start..end]
+            .iter()
+            .find(|(t, _, _)| *t != '-')
+            .map(|(_, _, j)| *j)
+            .unwrap_or(script[start].2);
+        let old_count = script[start..end]
+            .iter()
+            .filter(|(t, _, _)| *t != '+')
+            .count();
+        let new_count = script[start..end]
+            .iter()
+            .filter(|(t, _, _)| *t != '-')
+            .count();
+        out.push_str(&format!(
+            "@@ -{},{} +{},{} @@\n",
+            old_start + 1,
+            old_count,
+            new_start + 1,
+            new_count
+        ));
+        for (tag, i, j) in &script[start..end] {
+            let line = match tag {
+                '+' => b[*j],
+                _ => a[*i],
+            };
+            out.push(*tag);
+            out.push_str(line);
+            if !line.ends_with('\n') {
+                out.push_str("\n\\ no newline at end of file\n");
+            }
+        }
+        k += 1;
+    }
+    out
+}
+
+fn grants_of(shapes: &[Shape]) -> BTreeMap<String, BTreeSet<String>> {
+    let mut found = BTreeMap::new();
+    for shape in shapes {
+        let Resource::File(file) = shape.resource() else {
+            continue;
+        };
+        let Some(content) = &file.content else {
+            continue;
+        };
+        if !content.contains("mesh-grants/1") {
+            continue;
+        }
+        let Ok(manifest) = serde_json::from_str::<serde_json::Value>(content) else {
+            continue;
+        };
+        if manifest["format"] != "mesh-grants/1" {
+            continue;
+        }
+        let service = manifest["service"].as_str().unwrap_or_default().to_string();
+        let logins: BTreeSet<String> = manifest["grants"]
+            .as_array()
+            .map(|grants| {
+                grants
+                    .iter()
+                    .filter_map(|g| g["login"].as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        found.insert(service, logins);
+    }
+    found
+}
+
+fn grant_changes(old: &[Shape], new: &[Shape]) -> Vec<GrantChanges> {
+    let before = grants_of(old);
+    let after = grants_of(new);
+    let services: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
+    let empty = BTreeSet::new();
+    services
+        .into_iter()
+        .filter_map(|service| {
+            let left = before.get(service).unwrap_or(&empty);
+            let right = after.get(service).unwrap_or(&empty);
+            let added: Vec<String> = right.difference(left).cloned().collect();
+            let withdrawn: Vec<String> = left.difference(right).cloned().collect();
+            (!added.is_empty() || !withdrawn.is_empty()).then(|| GrantChanges {
+                service: service.clone(),
+                added,
+                withdrawn,
+            })
+        })
+        .collect()
+}
+
+// ---- rendering ----------------------------------------------------------------
+
+struct Paint {
+    color: bool,
+}
+
+impl Paint {
+    fn paint(&self, code: &str, text: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    }
+    fn green(&self, text: &str) -> String {
+        self.paint("32", text)
+    }
+    fn red(&self, text: &str) -> String {
+        self.paint("31", text)
+    }
+    fn yellow(&self, text: &str) -> String {
+        self.paint("33", text)
+    }
+    fn dim(&self, text: &str) -> String {
+        self.paint("2", text)
+    }
+}
+
+/// The diff for people: stable order, colour only when asked.
+pub fn render_human(diff: &FleetDiff, color: bool) -> String {
+    let paint = Paint { color };
+    let mut out = String::new();
+    for node in &diff.nodes {
+        match node.status {
+            NodeStatus::Added => {
+                out.push_str(&paint.green(&format!("+ node {} (new)\n", node.node)))
+            }
+            NodeStatus::Removed => {
+                out.push_str(&paint.red(&format!(
+                    "- node {} (removed from the fleet; nothing is applied to it)\n",
+                    node.node
+                )));
+                continue;
+            }
+            NodeStatus::Changed => out.push_str(&paint.yellow(&format!("~ node {}\n", node.node))),
+        }
+        for change in &node.changes {
+            let origin = paint.dim(&format!("{} ({})", change.module, change.source));
+            let line = match change.action {
+                Action::Add => paint.green(&format!("  + {} {}", change.kind, change.identity)),
+                Action::Change => paint.yellow(&format!("  ~ {} {}", change.kind, change.identity)),
+                Action::Withdraw => paint.red(&format!("  - {} {}", change.kind, change.identity)),
+            };
+            out.push_str(&format!("{line}  {origin}\n"));
+            if change.kept {
+                out.push_str("      withdrawn from the plan; its data stays on the node\n");
+            }
+            if let Some(reason) = &change.restart {
+                out.push_str(&format!("      {}: {reason}\n", paint.yellow("restarts")));
+            }
+            for field in &change.fields {
+                match field {
+                    FieldChange::Value { field, old, new } => {
+                        out.push_str(&format!(
+                            "      {field}: {} -> {}\n",
+                            paint.red(old),
+                            paint.green(new)
+                        ));
+                    }
+                    FieldChange::Sealed { field, resealed } => {
+                        let what = if *resealed {
+                            "resealed to a new key"
+                        } else {
+                            "sealed value changed"
+                        };
+                        out.push_str(&format!("      {field}: {what}\n"));
+                    }
+                    FieldChange::Text { field, unified } => {
+                        out.push_str(&format!("      {field}:\n"));
+                        for line in unified.lines() {
+                            let painted = match line.chars().next() {
+                                Some('+') => paint.green(line),
+                                Some('-') => paint.red(line),
+                                Some('@') => paint.dim(line),
+                                _ => line.to_string(),
+                            };
+                            out.push_str(&format!("        {painted}\n"));
+                        }
+                    }
+                    FieldChange::Json { field, changes } => {
+                        out.push_str(&format!("      {field} (JSON):\n"));
+                        for change in changes {
+                            match (&change.old, &change.new) {
+                                (Some(old), Some(new)) => out.push_str(&format!(
+                                    "        ~ {}: {} -> {}\n",
+                                    change.path,
+                                    paint.red(old),
+                                    paint.green(new)
+                                )),
+                                (None, Some(new)) => out.push_str(
+                                    &paint.green(&format!("        + {}: {new}\n", change.path)),
+                                ),
+                                (Some(old), None) => out.push_str(
+                                    &paint.red(&format!("        - {}: {old}\n", change.path)),
+                                ),
+                                (None, None) => {}
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for grants in &node.grants {
+            for login in &grants.added {
+                out.push_str(&paint.green(&format!("  + grant {login} on {}\n", grants.service)));
+            }
+            for login in &grants.withdrawn {
+                out.push_str(&paint.red(&format!(
+                    "  - grant {login} on {} (login disabled by the provisioner)\n",
+                    grants.service
+                )));
+            }
+        }
+    }
+    let summary = &diff.summary;
+    if diff.is_empty() {
+        out.push_str("No changes: every node's plan is the one already built.\n");
+    } else {
+        out.push_str(&format!(
+            "{} to add, {} to change, {} to withdraw, {} to restart, on {} changed node(s); {} node(s) added, {} removed.\n",
+            summary.add,
+            summary.change,
+            summary.withdraw,
+            summary.restart,
+            summary.nodes_changed,
+            summary.nodes_added,
+            summary.nodes_removed
+        ));
+    }
+    out
+}
+
+/// The diff for tools.
+pub fn render_json(diff: &FleetDiff) -> String {
+    serde_json::to_string_pretty(diff).unwrap_or_else(|_| "{}".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unified_diff;
+
+    #[test]
+    fn unified_diff_with_context() {
+        let old = "a\nb\nc\nd\ne\nf\ng\n";
+        let new = "a\nb\nc\nD\ne\nf\ng\n";
+        assert_eq!(
+            unified_diff(old, new, 1),
+            "@@ -3,3 +3,3 @@\n c\n-d\n+D\n e\n"
+        );
+        assert_eq!(
+            unified_diff("x", "y", 3),
+            "@@ -1,1 +1,1 @@\n-x\n\\ no newline at end of file\n+y\n\\ no newline at end of file\n"
+        );
+        assert_eq!(
+            unified_diff("a\nb\n", "c\nd\n", 3),
+            "@@ -1,2 +1,2 @@\n-a\n-b\n+c\n+d\n"
+        );
+    }
+}
