@@ -295,3 +295,18 @@ fn two_build_outputs_compare_like_a_repository() {
     assert!(between.status.success());
     assert_eq!(between.stdout, against.stdout);
 }
+
+#[test]
+fn an_unreadable_build_is_reported_as_e408() {
+    let scenario = Scenario::new();
+    // a plan that no longer matches its manifest digest
+    let plan_path = scenario.old.join("nodes/app1.json");
+    let text = std::fs::read_to_string(&plan_path).expect("plan");
+    std::fs::write(&plan_path, text.replacen("app1", "app9", 1)).expect("write");
+    scenario.edit("mesh.nix", "settings.web.title = \"app1\";", "settings.web.title = \"shop front\";");
+    let output = scenario.diff(&["--detailed-exitcode"]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("E408"), "{stderr}");
+    assert!(stderr.contains("nodes/app1.json"), "{stderr}");
+}
