@@ -156,17 +156,17 @@ pub fn collect(
                     continue;
                 }
                 let target_value = machine.force(&target.value, target_span)?;
-                if let Value::Attrs(names) = target_value {
-                    if let Some(first) = names.iter().next() {
-                        diagnostics.push(undeclared_collection(
-                            contributor,
-                            &target_name,
-                            first,
-                            target_span,
-                            &[],
-                            modules,
-                        ));
-                    }
+                if let Value::Attrs(names) = target_value
+                    && let Some(first) = names.iter().next()
+                {
+                    diagnostics.push(undeclared_collection(
+                        contributor,
+                        &target_name,
+                        first,
+                        target_span,
+                        &[],
+                        modules,
+                    ));
                 }
                 continue;
             };

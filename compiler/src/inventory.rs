@@ -245,10 +245,9 @@ pub fn read(
             span,
             &global_base,
             diagnostics,
-        )? {
-            if diagnostics.len() == errors_before {
-                inventory.nodes.insert(name, node);
-            }
+        )? && diagnostics.len() == errors_before
+        {
+            inventory.nodes.insert(name, node);
         }
     }
     Ok(inventory)

@@ -99,7 +99,7 @@ pub fn compile_with(root: &Path, options: Options) -> Compilation {
             return Compilation {
                 root: root.to_path_buf(),
                 plans: BTreeMap::new(),
-                diagnostics: vec![diagnostic],
+                diagnostics: vec![*diagnostic],
                 sources: Sources::new(),
                 made: secrets::Made::default(),
                 artifact_directories: BTreeMap::new(),

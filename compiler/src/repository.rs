@@ -39,7 +39,7 @@ pub fn is_valid_name(name: &str) -> bool {
         && bytes.all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
 }
 
-pub fn load(root: &Path) -> Result<Repository, Diagnostic> {
+pub fn load(root: &Path) -> Result<Repository, Box<Diagnostic>> {
     let root = root.canonicalize().map_err(|error| {
         Diagnostic::error(
             codes::NOT_A_REPOSITORY,
@@ -58,7 +58,8 @@ pub fn load(root: &Path) -> Result<Repository, Diagnostic> {
         )
         .with_help(
             "run meshc in the repository (the directory with `mesh.nix`) or pass `--repo DIR`",
-        ));
+        )
+        .into());
     }
     let mut modules = BTreeMap::new();
     for name in stdlib::module_names() {

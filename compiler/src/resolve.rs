@@ -33,17 +33,18 @@ pub fn unknown_module(name: &str, span: Span, known: &[String], context: &str) -
     .with_help(help)
 }
 
+/// A module's settings on the node being resolved, or None after reporting why
+/// they cannot be made.
+pub type SettingsOf<'a> =
+    dyn FnMut(&mut Machine, &Module, &mut Vec<Diagnostic>) -> EvalResult<Option<Value>> + 'a;
+
 /// Resolves one node. `settings_of` gives a module's settings on this node.
 pub fn resolve(
     machine: &mut Machine,
     node: &Node,
     modules: &BTreeMap<String, Module>,
     known: &[String],
-    settings_of: &mut dyn FnMut(
-        &mut Machine,
-        &Module,
-        &mut Vec<Diagnostic>,
-    ) -> EvalResult<Option<Value>>,
+    settings_of: &mut SettingsOf<'_>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> EvalResult<Option<Resolved>> {
     let errors_before = diagnostics.len();

@@ -31,10 +31,10 @@ pub fn module_settings(
     diagnostics: &mut Vec<Diagnostic>,
 ) -> EvalResult<Option<Value>> {
     let overrides = node.settings.get(&module.name);
-    if overrides.is_none() {
-        if let Some(cached) = cache.by_module.get(&module.name) {
-            return Ok(Some(cached.clone()));
-        }
+    if overrides.is_none()
+        && let Some(cached) = cache.by_module.get(&module.name)
+    {
+        return Ok(Some(cached.clone()));
     }
     let mut entries = Vec::with_capacity(module.options.len());
     let mut failed = false;
