@@ -136,6 +136,11 @@ fn check_arguments(
                     .join(", ")
             )
         });
+        if allowed == ["mesh"] && matches!(name.as_str(), "node" | "settings") {
+            help.push_str(&format!(
+                "; a field that depends on the node takes `{name}` itself, e.g. `shapes = {{ {name}, ... }}: [ ... ];`"
+            ));
+        }
         diagnostics.push(
             Diagnostic::error(
                 codes::STAGE_ARGUMENT,
