@@ -712,10 +712,23 @@ impl Parser {
                 let expr = self.expr();
                 let end = self.current().span;
                 self.expect(TokenKind::RightBrace, "close the interpolation with `}`");
-                Some(AttrName::Dynamic(Box::new(Expr {
-                    span: start.to(end),
-                    kind: expr.kind,
-                })))
+                let span = start.to(end);
+                match expr.kind {
+                    // as in Nix, `${"name"}` with a plain string literal is a static name
+                    ExprKind::String(parts)
+                        if parts.iter().all(|p| matches!(p, StringPart::Literal(_))) =>
+                    {
+                        let name = parts
+                            .into_iter()
+                            .flat_map(|part| match part {
+                                StringPart::Literal(bytes) => bytes,
+                                StringPart::Interpolation(_) => Vec::new(),
+                            })
+                            .collect();
+                        Some(AttrName::Static { name, span })
+                    }
+                    kind => Some(AttrName::Dynamic(Box::new(Expr { span, kind }))),
+                }
             }
             _ => None,
         }

@@ -1,2 +1,2 @@
 # expect: E009
-let s = { a = 1; }; in { inherit (s) ${"a"}; }
+let s = { a = 1; }; in { inherit (s) ${"a" + ""}; }

@@ -1,2 +1,2 @@
 # expect: E009
-let ${"a"} = 1; in a
+let ${"a" + "b"} = 1; in ab

@@ -1,0 +1,5 @@
+# expect: E001
+let
+  a = 1 +;
+  b = ];
+in a

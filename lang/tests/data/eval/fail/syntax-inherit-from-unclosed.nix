@@ -1,0 +1,2 @@
+# expect: E001
+{ inherit (x a; }

@@ -1,0 +1,2 @@
+# expect: E001
+if true 1 else 2

@@ -1,0 +1,2 @@
+# expect: E001
+# nothing but a comment

@@ -1,0 +1,2 @@
+# expect: E001
+let or = 1; in or

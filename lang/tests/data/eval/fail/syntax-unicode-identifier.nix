@@ -1,0 +1,2 @@
+# expect: E001
+let é = 1; in é

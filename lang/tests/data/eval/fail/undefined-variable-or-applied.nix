@@ -1,0 +1,2 @@
+# expect: E010
+let f = x: x; in f or

@@ -1,0 +1,1 @@
+let f = { a ? 1 }@args: args; in f { }

@@ -1,0 +1,4 @@
+''
+  # not a comment
+  /* neither */
+''

@@ -1,0 +1,1 @@
+builtins.length [ (x: x) (y: y) ]

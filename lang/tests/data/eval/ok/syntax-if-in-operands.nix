@@ -1,0 +1,1 @@
+1 + (if true then 2 else 3) * 4

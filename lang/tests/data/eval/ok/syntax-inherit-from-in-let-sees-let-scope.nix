@@ -1,0 +1,1 @@
+let inherit (s) a; s = { a = 1; }; in a

@@ -1,0 +1,1 @@
+rec { s = { x = 1; }; inherit (s) x; }

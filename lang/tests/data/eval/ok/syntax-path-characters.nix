@@ -1,0 +1,1 @@
+map baseNameOf [ ./a.b/c-d+e_f ./x/y.z ]

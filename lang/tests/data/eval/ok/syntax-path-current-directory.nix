@@ -1,0 +1,1 @@
+[ (baseNameOf ./.) (baseNameOf ./lib/.) (baseNameOf ./lib/../lib) (builtins.typeOf ./.) ]

@@ -1,0 +1,1 @@
+let a = "lib"; b = "data"; in builtins.readFile ./${a}/${b}.txt

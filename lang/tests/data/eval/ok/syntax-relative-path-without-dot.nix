@@ -1,0 +1,1 @@
+[ (builtins.typeOf lib/data.txt) (baseNameOf lib/data.txt) (builtins.readFile lib/data.txt) ]

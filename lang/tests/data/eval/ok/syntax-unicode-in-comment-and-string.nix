@@ -1,0 +1,2 @@
+# ünïcödé comment ✓
+"ünïcödé"
