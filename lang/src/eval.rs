@@ -459,6 +459,33 @@ impl Machine {
                     }
                 }
             }
+            ThunkState::Apply1 {
+                function,
+                argument,
+                span: call_span,
+            } => {
+                self.force_stack.push(ForceFrame {
+                    thunk: address,
+                    span: call_span,
+                });
+                let result = self.call(function.clone(), argument.clone(), call_span);
+                self.force_stack.pop();
+                match result {
+                    Ok(value) => {
+                        let value = fresh_slot(value);
+                        *thunk.state.borrow_mut() = ThunkState::Done(value.clone());
+                        Ok(value)
+                    }
+                    Err(error) => {
+                        *thunk.state.borrow_mut() = ThunkState::Apply1 {
+                            function,
+                            argument,
+                            span: call_span,
+                        };
+                        Err(error)
+                    }
+                }
+            }
             ThunkState::Apply {
                 function,
                 arguments,

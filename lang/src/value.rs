@@ -335,10 +335,17 @@ pub enum ThunkState {
         code: Rc<Ir>,
         env: Env,
     },
-    /// A function applied to arguments, created by builtins such as `map`.
+    /// A function applied to arguments, created by builtins such as `mapAttrs`.
     Apply {
         function: Value,
         arguments: Vec<Value>,
+        span: Span,
+    },
+    /// A function applied to one argument (`map`, `genList`): no vector to allocate,
+    /// and no larger than the other states.
+    Apply1 {
+        function: Value,
+        argument: Value,
         span: Span,
     },
     /// Being evaluated: forcing it again is infinite recursion.
@@ -358,6 +365,16 @@ impl Thunk {
             state: RefCell::new(ThunkState::Apply {
                 function,
                 arguments,
+                span,
+            }),
+        }))
+    }
+
+    pub fn apply1(function: Value, argument: Value, span: Span) -> Value {
+        Value::Thunk(Rc::new(Thunk {
+            state: RefCell::new(ThunkState::Apply1 {
+                function,
+                argument,
                 span,
             }),
         }))

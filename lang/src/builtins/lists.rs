@@ -249,7 +249,7 @@ fn gen_list(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResul
     }
     let function = arguments[0].clone();
     let items: Vec<Value> = (0..count)
-        .map(|index| Thunk::apply(function.clone(), vec![Value::Int(index)], span))
+        .map(|index| Thunk::apply1(function.clone(), Value::Int(index), span))
         .collect();
     Ok(Value::List(Rc::from(items)))
 }
@@ -371,7 +371,7 @@ fn map(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Val
     let function = arguments[0].clone();
     let items: Vec<Value> = list
         .iter()
-        .map(|item| Thunk::apply(function.clone(), vec![item.clone()], span))
+        .map(|item| Thunk::apply1(function.clone(), item.clone(), span))
         .collect();
     Ok(Value::List(Rc::from(items)))
 }
