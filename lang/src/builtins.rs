@@ -4,6 +4,7 @@
 //! program that reaches for one is told why rather than that the name is unknown.
 
 mod attrs;
+mod formats;
 mod json;
 mod lists;
 pub(crate) mod regex;
@@ -307,6 +308,7 @@ fn all_builtins() -> Vec<Builtin> {
     list.extend(json::builtins());
     list.extend(regex::builtins());
     list.extend(versions::builtins());
+    list.extend(formats::builtins());
     list
 }
 

@@ -73,7 +73,7 @@ codes! {
     NOT_COMPARABLE = "E038", "values cannot be compared";
     NOT_COERCIBLE = "E039", "value cannot be turned into a string";
     INVALID_REGEX = "E040", "invalid regular expression";
-    INVALID_JSON = "E041", "value cannot be converted to or from JSON";
+    INVALID_JSON = "E041", "value cannot be converted to or from JSON or TOML";
     INVALID_ARGUMENT = "E042", "invalid argument to a builtin";
     BUDGET_EXCEEDED = "E043", "evaluation budget exceeded";
     OPAQUE_MISUSE = "E044", "secret used where only a shape may take it";

@@ -160,6 +160,8 @@ pub enum ParamIr {
 #[derive(Debug)]
 pub struct LambdaIr {
     pub name: Option<Bytes>,
+    /// `x` of `x: body`, or `args` of `{ ... }@args: body` (for `toXML`).
+    pub parameter_name: Option<Bytes>,
     pub param: ParamIr,
     pub body: Rc<Ir>,
     pub span: Span,
@@ -1062,6 +1064,7 @@ impl<'a> Compiler<'a> {
                 self.scopes.pop();
                 Rc::new(LambdaIr {
                     name,
+                    parameter_name: Some(Rc::from(parameter.as_bytes())),
                     param: ParamIr::Identifier,
                     body,
                     span,
@@ -1107,6 +1110,7 @@ impl<'a> Compiler<'a> {
                 self.scopes.pop();
                 Rc::new(LambdaIr {
                     name,
+                    parameter_name: at.as_ref().map(|(name, _)| Rc::from(name.as_bytes())),
                     param: ParamIr::Formals {
                         order: fill_order(
                             self.symbols,

@@ -389,13 +389,21 @@ impl Machine {
             self.steps += 1;
             if self.steps > max_steps {
                 self.depth -= 1;
-                return Err(error(
-                    codes::BUDGET_EXCEEDED,
-                    format!("evaluation took more than {max_steps} steps"),
-                    span,
-                    "still evaluating here",
-                    "the evaluation may not terminate; look for a function that calls itself without a base case",
-                ));
+                return Err(budget_exceeded(max_steps, span));
+            }
+        }
+        Ok(())
+    }
+
+    /// Counts `units` steps of work a builtin or operator does at once (elements it
+    /// makes or copies), so that a step budget also bounds big lists, sets and
+    /// strings made without many calls (`genList f 1000000000`, `++` in a loop).
+    #[inline]
+    pub(crate) fn charge(&mut self, units: usize, span: Span) -> EvalResult<()> {
+        if let Some(max_steps) = self.limits.max_steps {
+            self.steps = self.steps.saturating_add(units as u64);
+            if self.steps > max_steps {
+                return Err(budget_exceeded(max_steps, span));
             }
         }
         Ok(())
@@ -756,6 +764,7 @@ impl Machine {
                     let value = self.eval(part, env)?;
                     self.coerce_to_string_into(&value, part.span, false, true, &mut result)?;
                 }
+                self.charge(result.len() / BYTES_PER_STEP, ir.span)?;
                 Ok(Value::String(Rc::from(result)))
             }
             IrKind::PathConcat(parts) => {
@@ -1270,6 +1279,7 @@ impl Machine {
                 if right_attrs.is_empty() {
                     return Ok(left);
                 }
+                self.charge(left_attrs.len() + right_attrs.len(), span)?;
                 Ok(Value::Attrs(Rc::new(left_attrs.update(right_attrs))))
             }
             Operator::Concat => {
@@ -1295,6 +1305,7 @@ impl Machine {
                 if right_list.is_empty() {
                     return Ok(left);
                 }
+                self.charge(left_list.len() + right_list.len(), span)?;
                 let mut items = Vec::with_capacity(left_list.len() + right_list.len());
                 items.extend(left_list.iter().cloned());
                 items.extend(right_list.iter().cloned());
@@ -1344,6 +1355,7 @@ impl Machine {
                 let mut result = Vec::with_capacity(string.len() + 16);
                 result.extend_from_slice(string);
                 self.coerce_to_string_into(&right, right_span, false, true, &mut result)?;
+                self.charge(result.len() / BYTES_PER_STEP, right_span)?;
                 Ok(Value::String(Rc::from(result)))
             }
             _ => {
@@ -1680,6 +1692,20 @@ fn fresh_slot(value: Value) -> Value {
         other => other,
     }
 }
+
+#[cold]
+fn budget_exceeded(max_steps: u64, span: Span) -> Box<Diagnostic> {
+    error(
+        codes::BUDGET_EXCEEDED,
+        format!("evaluation took more than {max_steps} steps"),
+        span,
+        "still evaluating here",
+        "the evaluation may not terminate; look for a function that calls itself without a base case",
+    )
+}
+
+/// Bytes of a string made that count as one step of work (see [`Machine::charge`]).
+pub(crate) const BYTES_PER_STEP: usize = 64;
 
 fn lambda_name(lambda: &LambdaIr) -> String {
     match &lambda.name {

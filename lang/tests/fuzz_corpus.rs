@@ -68,3 +68,26 @@ fn eval_corpus_parses() {
         harness::parse(data);
     });
 }
+
+/// Builtins and operators that make big values in one step count what they make
+/// against the step budget; without that, these ran out of memory (or took hours)
+/// under the fuzzing limits, where each is a handful of calls.
+#[test]
+fn step_budget_bounds_what_builtins_make() {
+    for name in [
+        "huge-genlist-under-step-budget.nix",
+        "doubling-concat-under-step-budget.nix",
+        "doubling-concat-lists-under-step-budget.nix",
+        "doubling-string-under-step-budget.nix",
+    ] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fuzz/corpus/eval")
+            .join(name);
+        let program = std::fs::read(&path).expect("a corpus file");
+        assert_eq!(
+            harness::eval(&program),
+            harness::Outcome::Failed(vec!["E043".to_string()]),
+            "{name}"
+        );
+    }
+}

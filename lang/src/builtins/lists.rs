@@ -126,18 +126,19 @@ fn any(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Val
 }
 
 /// Nix's `concatLists`: when only one list is non-empty, that list itself.
-fn concatenate(lists: Vec<Rc<[Value]>>) -> Value {
+fn concatenate(machine: &mut Machine, lists: Vec<Rc<[Value]>>, span: Span) -> EvalResult<Value> {
     let total: usize = lists.iter().map(|l| l.len()).sum();
     if let Some(only) = lists.iter().find(|l| !l.is_empty())
         && only.len() == total
     {
-        return Value::List(only.clone());
+        return Ok(Value::List(only.clone()));
     }
+    machine.charge(total, span)?;
     let mut items = Vec::with_capacity(total);
     for list in &lists {
         items.extend(list.iter().cloned());
     }
-    Value::List(Rc::from(items))
+    Ok(Value::List(Rc::from(items)))
 }
 
 fn concat_lists(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
@@ -146,7 +147,7 @@ fn concat_lists(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalR
     for item in outer.iter() {
         lists.push(machine.force_list(item, span, "`concatLists` element")?);
     }
-    Ok(concatenate(lists))
+    concatenate(machine, lists, span)
 }
 
 fn concat_map(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
@@ -161,7 +162,7 @@ fn concat_map(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalRes
             "the result of the function given to `concatMap`",
         )?);
     }
-    Ok(concatenate(lists))
+    concatenate(machine, lists, span)
 }
 
 fn elem(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
@@ -247,6 +248,7 @@ fn gen_list(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResul
             "lists are limited to 2^32 elements",
         ));
     }
+    machine.charge(count as usize, span)?;
     let function = arguments[0].clone();
     let items: Vec<Value> = (0..count)
         .map(|index| Thunk::apply1(function.clone(), Value::Int(index), span))

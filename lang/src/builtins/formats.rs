@@ -1,0 +1,291 @@
+//! `toXML` and `fromTOML`, as Nix 2.8 writes and reads them: `toXML` is Nix's own
+//! indented XML form of a value (forced deeply), `fromTOML` maps a TOML document to
+//! sets, lists and scalars and refuses dates and times, which have no Nix value.
+
+use std::rc::Rc;
+
+use super::Builtin;
+use crate::codes;
+use crate::compile::ParamIr;
+use crate::eval::{Machine, error, opaque_error};
+use crate::span::Span;
+use crate::value::{Attr, Attrs, EvalResult, Value};
+
+pub(super) fn builtins() -> Vec<Builtin> {
+    vec![
+        Builtin {
+            name: "toXML",
+            arity: 1,
+            function: to_xml,
+        },
+        Builtin {
+            name: "fromTOML",
+            arity: 1,
+            function: from_toml,
+        },
+    ]
+}
+
+// ---- toXML --------------------------------------------------------------------
+
+/// Nix's `XMLWriter`: two spaces per level, attributes sorted by name.
+struct XmlWriter {
+    out: Vec<u8>,
+    open: Vec<&'static str>,
+}
+
+impl XmlWriter {
+    fn indent(&mut self) {
+        self.out
+            .extend(std::iter::repeat_n(b' ', self.open.len() * 2));
+    }
+
+    fn attributes(&mut self, attributes: &[(&str, &[u8])]) {
+        let mut sorted = attributes.to_vec();
+        sorted.sort_by(|left, right| left.0.cmp(right.0));
+        for (name, value) in sorted {
+            self.out.push(b' ');
+            self.out.extend_from_slice(name.as_bytes());
+            self.out.extend_from_slice(b"=\"");
+            for byte in value {
+                match byte {
+                    b'"' => self.out.extend_from_slice(b"&quot;"),
+                    b'<' => self.out.extend_from_slice(b"&lt;"),
+                    b'>' => self.out.extend_from_slice(b"&gt;"),
+                    b'&' => self.out.extend_from_slice(b"&amp;"),
+                    b'\n' => self.out.extend_from_slice(b"&#xA;"),
+                    other => self.out.push(*other),
+                }
+            }
+            self.out.push(b'"');
+        }
+    }
+
+    fn open(&mut self, name: &'static str, attributes: &[(&str, &[u8])]) {
+        self.indent();
+        self.out.push(b'<');
+        self.out.extend_from_slice(name.as_bytes());
+        self.attributes(attributes);
+        self.out.extend_from_slice(b">\n");
+        self.open.push(name);
+    }
+
+    fn close(&mut self) {
+        let name = self.open.pop().unwrap_or("expr");
+        self.indent();
+        self.out.extend_from_slice(b"</");
+        self.out.extend_from_slice(name.as_bytes());
+        self.out.extend_from_slice(b">\n");
+    }
+
+    fn empty(&mut self, name: &str, attributes: &[(&str, &[u8])]) {
+        self.indent();
+        self.out.push(b'<');
+        self.out.extend_from_slice(name.as_bytes());
+        self.attributes(attributes);
+        self.out.extend_from_slice(b" />\n");
+    }
+}
+
+fn to_xml(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
+    let mut writer = XmlWriter {
+        out: b"<?xml version='1.0' encoding='utf-8'?>\n".to_vec(),
+        open: Vec::new(),
+    };
+    writer.open("expr", &[]);
+    let mut derivations_seen = Vec::new();
+    xml_value(
+        machine,
+        &arguments[0],
+        span,
+        &mut writer,
+        &mut derivations_seen,
+    )?;
+    writer.close();
+    Ok(Value::String(Rc::from(writer.out)))
+}
+
+fn xml_attrs(
+    machine: &mut Machine,
+    attrs: &Attrs,
+    span: Span,
+    writer: &mut XmlWriter,
+    derivations_seen: &mut Vec<Vec<u8>>,
+) -> EvalResult<()> {
+    for attr in attrs.iter() {
+        writer.open("attr", &[("name", &attr.name)]);
+        xml_value(
+            machine,
+            &attr.value,
+            attr.span.unwrap_or(span),
+            writer,
+            derivations_seen,
+        )?;
+        writer.close();
+    }
+    Ok(())
+}
+
+fn xml_value(
+    machine: &mut Machine,
+    value: &Value,
+    span: Span,
+    writer: &mut XmlWriter,
+    derivations_seen: &mut Vec<Vec<u8>>,
+) -> EvalResult<()> {
+    let value = machine.force(value, span)?;
+    machine.enter(span)?;
+    let result = xml_forced(machine, &value, span, writer, derivations_seen);
+    machine.leave();
+    result
+}
+
+fn xml_forced(
+    machine: &mut Machine,
+    value: &Value,
+    span: Span,
+    writer: &mut XmlWriter,
+    derivations_seen: &mut Vec<Vec<u8>>,
+) -> EvalResult<()> {
+    match value {
+        Value::Int(number) => writer.empty("int", &[("value", number.to_string().as_bytes())]),
+        Value::Float(number) => writer.empty(
+            "float",
+            &[("value", crate::print::format_float(*number).as_bytes())],
+        ),
+        Value::Bool(boolean) => writer.empty(
+            "bool",
+            &[("value", if *boolean { b"true" } else { b"false" })],
+        ),
+        Value::Null => writer.empty("null", &[]),
+        Value::String(bytes) => writer.empty("string", &[("value", bytes)]),
+        Value::Path(bytes) => writer.empty("path", &[("value", bytes)]),
+        Value::Attrs(attrs) => {
+            let is_derivation = match attrs.get(b"type").cloned() {
+                Some(kind) => {
+                    matches!(machine.force(&kind, span)?, Value::String(s) if &*s == b"derivation")
+                }
+                None => false,
+            };
+            if !is_derivation {
+                writer.open("attrs", &[]);
+                xml_attrs(machine, attrs, span, writer, derivations_seen)?;
+                writer.close();
+                return Ok(());
+            }
+            let mut element_attributes: Vec<(&str, Vec<u8>)> = Vec::new();
+            let mut derivation_path = Vec::new();
+            for (name, key) in [("drvPath", &b"drvPath"[..]), ("outPath", b"outPath")] {
+                if let Some(inner) = attrs.get(key).cloned()
+                    && let Value::String(text) = machine.force(&inner, span)?
+                {
+                    if name == "drvPath" {
+                        derivation_path = text.to_vec();
+                    }
+                    element_attributes.push((name, text.to_vec()));
+                }
+            }
+            let borrowed: Vec<(&str, &[u8])> = element_attributes
+                .iter()
+                .map(|(name, text)| (*name, text.as_slice()))
+                .collect();
+            writer.open("derivation", &borrowed);
+            if !derivation_path.is_empty() && !derivations_seen.contains(&derivation_path) {
+                derivations_seen.push(derivation_path);
+                xml_attrs(machine, attrs, span, writer, derivations_seen)?;
+            } else {
+                writer.empty("repeated", &[]);
+            }
+            writer.close();
+        }
+        Value::List(items) => {
+            writer.open("list", &[]);
+            for item in items.iter() {
+                xml_value(machine, item, span, writer, derivations_seen)?;
+            }
+            writer.close();
+        }
+        Value::Lambda(closure) => {
+            writer.open("function", &[]);
+            match &closure.lambda.param {
+                ParamIr::Identifier => {
+                    let name = closure.lambda.parameter_name.clone().unwrap_or_default();
+                    writer.empty("varpat", &[("name", &name)]);
+                }
+                ParamIr::Formals {
+                    formals,
+                    ellipsis,
+                    at,
+                    ..
+                } => {
+                    let mut pattern: Vec<(&str, &[u8])> = Vec::new();
+                    let at_name = closure.lambda.parameter_name.clone().unwrap_or_default();
+                    if *at {
+                        pattern.push(("name", &at_name));
+                    }
+                    if *ellipsis {
+                        pattern.push(("ellipsis", b"1"));
+                    }
+                    writer.open("attrspat", &pattern);
+                    let mut names: Vec<&[u8]> =
+                        formals.iter().map(|formal| &*formal.name).collect();
+                    names.sort();
+                    for name in names {
+                        writer.empty("attr", &[("name", name)]);
+                    }
+                    writer.close();
+                }
+            }
+            writer.close();
+        }
+        Value::PrimOp(_) | Value::PrimOpApp(_) => writer.empty("unevaluated", &[]),
+        Value::Thunk(_) => writer.empty("unevaluated", &[]),
+        Value::Opaque(_) => return Err(opaque_error(span)),
+    }
+    Ok(())
+}
+
+// ---- fromTOML -----------------------------------------------------------------
+
+fn from_toml(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
+    let text = machine.force_string(&arguments[0], span, "`fromTOML`")?;
+    let invalid = |detail: String| {
+        error(
+            codes::INVALID_JSON,
+            format!("invalid TOML: {detail}"),
+            span,
+            "parsed here",
+            "check the TOML text (TOML 1.0); dates and times have no value in the language",
+        )
+    };
+    let text = std::str::from_utf8(&text).map_err(|_| invalid("the text is not UTF-8".into()))?;
+    let table: toml::Table = text
+        .parse()
+        .map_err(|parse_error: toml::de::Error| invalid(parse_error.message().to_string()))?;
+    convert(&toml::Value::Table(table)).map_err(invalid)
+}
+
+fn convert(value: &toml::Value) -> Result<Value, String> {
+    Ok(match value {
+        toml::Value::String(text) => Value::string_from(text),
+        toml::Value::Integer(number) => Value::Int(*number),
+        toml::Value::Float(number) => Value::Float(*number),
+        toml::Value::Boolean(boolean) => Value::Bool(*boolean),
+        toml::Value::Datetime(_) => return Err("dates and times are not supported".into()),
+        toml::Value::Array(items) => {
+            let items = items.iter().map(convert).collect::<Result<Vec<_>, _>>()?;
+            Value::List(Rc::from(items))
+        }
+        toml::Value::Table(table) => {
+            let mut entries = Vec::with_capacity(table.len());
+            for (name, inner) in table {
+                entries.push(Attr {
+                    name: Rc::from(name.as_bytes()),
+                    value: convert(inner)?,
+                    span: None,
+                });
+            }
+            Value::Attrs(Rc::new(Attrs::from_unsorted(entries)))
+        }
+    })
+}

@@ -1,0 +1,2 @@
+# expect: E041
+builtins.fromTOML "d = 1979-05-27"

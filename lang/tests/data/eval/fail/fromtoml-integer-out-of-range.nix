@@ -1,0 +1,2 @@
+# expect: E041
+builtins.fromTOML "a = 9223372036854775808"

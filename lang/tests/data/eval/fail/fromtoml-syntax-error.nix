@@ -1,0 +1,2 @@
+# expect: E041
+builtins.fromTOML "a = "

@@ -1,0 +1,1 @@
+[ (builtins.fromTOML "") (builtins.fromTOML "x = {a = 1, b = [ ]}") ]

@@ -1,0 +1,1 @@
+builtins.fromTOML (builtins.readFile ./lib/config.toml)

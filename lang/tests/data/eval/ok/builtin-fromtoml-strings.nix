@@ -1,0 +1,1 @@
+builtins.fromTOML "s = '''\nmulti\nline'''\nl = 'C:\\\\path'\nu = \"\\u00e9\\t\""

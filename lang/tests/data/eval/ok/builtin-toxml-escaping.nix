@@ -1,0 +1,1 @@
+builtins.toXML { "a<b" = "x<>&\"y"; n = "multi\nline\ttab"; }

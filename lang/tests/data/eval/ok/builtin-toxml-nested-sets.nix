@@ -1,0 +1,1 @@
+builtins.toXML { a = { b = { c = [ { d = 1; } ]; }; }; }

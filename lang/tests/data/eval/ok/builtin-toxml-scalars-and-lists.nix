@@ -1,0 +1,1 @@
+builtins.toXML [ 1 1.5 "s" true false null /a/b [ ] ]
