@@ -1,0 +1,1 @@
+builtins.length (builtins.foldl' (l: x: builtins.concatLists [ l l ]) [ 1 ] (builtins.genList (x: x) 64))

@@ -1,0 +1,1 @@
+builtins.length (builtins.foldl' (acc: x: acc ++ [ x ] ++ acc) [ ] (builtins.genList (x: x) 64))

@@ -1,0 +1,1 @@
+builtins.stringLength (builtins.foldl' (s: x: s + s) "ab" (builtins.genList (x: x) 62))

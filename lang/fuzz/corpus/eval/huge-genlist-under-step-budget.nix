@@ -1,0 +1,1 @@
+builtins.length (builtins.genList (x: x) 1000000000)
