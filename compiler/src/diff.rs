@@ -368,9 +368,10 @@ fn field_changes(old: &Shape, new: &Shape, resealed: bool) -> Vec<FieldChange> {
             });
             continue;
         }
-        if name == "content" {
-            if let (Some(serde_json::Value::String(left)), Some(serde_json::Value::String(right))) =
+        if name == "content"
+            && let (Some(serde_json::Value::String(left)), Some(serde_json::Value::String(right))) =
                 (left, right)
+        {
             {
                 let parsed = (
                     serde_json::from_str::<serde_json::Value>(left),

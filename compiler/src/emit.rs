@@ -106,11 +106,10 @@ pub fn write(
     if let Ok(entries) = std::fs::read_dir(&nodes_directory) {
         for entry in entries.filter_map(Result::ok) {
             let file_name = entry.file_name().to_string_lossy().into_owned();
-            if let Some(node) = file_name.strip_suffix(".json") {
-                if !plans.contains_key(node) {
-                    std::fs::remove_file(entry.path())
-                        .map_err(|e| output_error(&entry.path(), e))?;
-                }
+            if let Some(node) = file_name.strip_suffix(".json")
+                && !plans.contains_key(node)
+            {
+                std::fs::remove_file(entry.path()).map_err(|e| output_error(&entry.path(), e))?;
             }
         }
     }

@@ -613,8 +613,9 @@ pub fn link(
         }
     }
     // provider node, service -> (provide, grants)
-    let mut granted: BTreeMap<(String, String), (Provide, Vec<(Grant, String, Span)>)> =
-        BTreeMap::new();
+    // (provider node, service) -> the provide entry and its grants with their sealed checks
+    type Granted = BTreeMap<(String, String), (Provide, Vec<(Grant, String, Span)>)>;
+    let mut granted: Granted = BTreeMap::new();
     for declaration in declarations {
         for consume in &declaration.consumes {
             let candidates: Vec<&(&str, &Provide)> = providers

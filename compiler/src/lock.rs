@@ -75,13 +75,12 @@ pub fn read(repository_root: &Path) -> Result<Lock, Diagnostic> {
             ));
         }
     }
-    if let Some(object) = value.as_object() {
-        if let Some(unknown) = object
+    if let Some(object) = value.as_object()
+        && let Some(unknown) = object
             .keys()
             .find(|k| !matches!(k.as_str(), "format" | "mirrors" | "artifacts"))
-        {
-            return Err(invalid(path, format!("unknown key `{unknown}`")));
-        }
+    {
+        return Err(invalid(path, format!("unknown key `{unknown}`")));
     }
     Ok(Lock {
         mirrors: read_map(path, value.get("mirrors"), "mirrors")?,

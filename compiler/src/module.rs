@@ -349,9 +349,10 @@ fn read_options(
         let default = attrs
             .get_attr(b"default")
             .map(|d| (d.value.clone(), d.span.unwrap_or(entry_span)));
-        if let Some((default_value, default_span)) = &default {
-            if let Err(mismatch) =
+        if let Some((default_value, default_span)) = &default
+            && let Err(mismatch) =
                 types::check(machine, &option_type, default_value, *default_span, context)?
+        {
             {
                 diagnostics.push(
                     Diagnostic::error(

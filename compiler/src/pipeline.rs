@@ -451,8 +451,10 @@ fn run(
         }
     }
     for name in &repository.shadowed {
-        if let Some(module) = modules.get(name) {
-            if module.location.origin == Origin::Repository {
+        if let Some(module) = modules.get(name)
+            && module.location.origin == Origin::Repository
+        {
+            {
                 diagnostics.push(
                     Diagnostic::note(
                         codes::SHADOWED_MODULE,

@@ -185,10 +185,10 @@ impl Store {
         let recipient_path = base.join(format!("{name}.recipient"));
         let recorded = read_text(&recipient_path)?;
         let sealed = read_text(&sealed_path)?;
-        if let (Some(recorded), Some(sealed)) = (&recorded, &sealed) {
-            if recorded.trim() == key {
-                return Ok(sealed.clone());
-            }
+        if let (Some(recorded), Some(sealed)) = (&recorded, &sealed)
+            && recorded.trim() == key
+        {
+            return Ok(sealed.clone());
         }
         if self.locked {
             let reason = if sealed.is_some() {
@@ -242,13 +242,12 @@ impl Store {
         let provider_sealed = read_text(&provider_path)?;
         if let (Some(recorded), Some(consumer_sealed), Some(provider_sealed)) =
             (&recorded, &consumer_sealed, &provider_sealed)
+            && *recorded == expected
         {
-            if *recorded == expected {
-                return Ok(GrantMaterial {
-                    consumer: consumer_sealed.clone(),
-                    provider: provider_sealed.clone(),
-                });
-            }
+            return Ok(GrantMaterial {
+                consumer: consumer_sealed.clone(),
+                provider: provider_sealed.clone(),
+            });
         }
         if self.locked {
             let reason = if recorded.is_some() {

@@ -374,17 +374,18 @@ pub fn check_needs(node: &Node, shapes: &[ShapeDecl], diagnostics: &mut Vec<Diag
             shape,
             diagnostics: &mut *diagnostics,
         };
-        if shape.kind().is_path_kind() {
-            if let Some(directory) = parent(shape.identity()) {
-                if !directories.contains(directory) {
-                    needs.report(
+        if shape.kind().is_path_kind()
+            && let Some(directory) = parent(shape.identity())
+            && !directories.contains(directory)
+        {
+            {
+                needs.report(
                         codes::UNDECLARED_DIRECTORY,
                         format!("the parent directory `{directory}` of {} is not declared on node `{}`", shape.describe(), node.name),
                         format!(
                             "declare it with `mesh.directory {{ path = \"{directory}\"; }}` in this module or one it requires, or add it to the inventory's `base.paths` if the node already has it"
                         ),
                     );
-                }
             }
         }
         let (owner, group) = match &shape.resource {

@@ -204,7 +204,7 @@ fn a_new_node_key_shows_as_resealed() {
     let app2 = inventory.find("    app2 = {").expect("app2");
     let start = app2 + inventory[app2..].find("key = \"").expect("key") + "key = \"".len();
     let end = start + inventory[start..].find('"').expect("end");
-    scenario.edit("mesh.nix", &inventory[start..end].to_string(), public);
+    scenario.edit("mesh.nix", &inventory[start..end], public);
     let output = scenario.diff(&[]);
     check_golden("node-key-changed", &output);
     let text = String::from_utf8_lossy(&output.stdout);
@@ -303,7 +303,11 @@ fn an_unreadable_build_is_reported_as_e408() {
     let plan_path = scenario.old.join("nodes/app1.json");
     let text = std::fs::read_to_string(&plan_path).expect("plan");
     std::fs::write(&plan_path, text.replacen("app1", "app9", 1)).expect("write");
-    scenario.edit("mesh.nix", "settings.web.title = \"app1\";", "settings.web.title = \"shop front\";");
+    scenario.edit(
+        "mesh.nix",
+        "settings.web.title = \"app1\";",
+        "settings.web.title = \"shop front\";",
+    );
     let output = scenario.diff(&["--detailed-exitcode"]);
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
