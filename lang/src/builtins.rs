@@ -476,8 +476,7 @@ impl Machine {
         second: Value,
         span: Span,
     ) -> EvalResult<Value> {
-        let partial = self.call(function.clone(), first, span)?;
-        self.call(partial, second, span)
+        self.call_curried(function, first, second, span)
     }
 
     /// Nix's `coerceToPath`: a path, or a string holding an absolute path.
@@ -867,25 +866,33 @@ fn unsafe_get_attr_pos(
     let Some(attr_span) = attrs.get_attr(&name).and_then(|attr| attr.span) else {
         return Ok(Value::Null);
     };
-    let Some(file) = machine.sources.get(attr_span.file).cloned() else {
-        return Ok(Value::Null);
-    };
-    let (line, column) = file.line_column(attr_span.start);
-    Ok(Value::Attrs(Rc::new(Attrs::from_sorted(vec![
-        Attr {
-            name: Rc::from(&b"column"[..]),
-            value: Value::Int(column as i64),
-            span: None,
-        },
-        Attr {
-            name: Rc::from(&b"file"[..]),
-            value: Value::string_from(&file.name),
-            span: None,
-        },
-        Attr {
-            name: Rc::from(&b"line"[..]),
-            value: Value::Int(line as i64),
-            span: None,
-        },
-    ]))))
+    Ok(machine.position_value(attr_span))
+}
+
+impl Machine {
+    /// `{ column; file; line; }` for a source position (`unsafeGetAttrPos`,
+    /// `__curPos`), or null if the position is in no known file.
+    pub(crate) fn position_value(&self, span: Span) -> Value {
+        let Some(file) = self.sources.get(span.file).cloned() else {
+            return Value::Null;
+        };
+        let (line, column) = file.line_column(span.start);
+        Value::Attrs(Rc::new(Attrs::from_sorted(vec![
+            Attr {
+                name: Rc::from(&b"column"[..]),
+                value: Value::Int(column as i64),
+                span: None,
+            },
+            Attr {
+                name: Rc::from(&b"file"[..]),
+                value: Value::string_from(&file.name),
+                span: None,
+            },
+            Attr {
+                name: Rc::from(&b"line"[..]),
+                value: Value::Int(line as i64),
+                span: None,
+            },
+        ])))
+    }
 }

@@ -96,6 +96,8 @@ pub enum IrKind {
     Interpolate(Box<[Rc<Ir>]>),
     /// `./a/${b}`: the first part is a path, the rest are appended.
     PathConcat(Box<[Rc<Ir>]>),
+    /// `__curPos`: where it is written, as `{ column; file; line; }`.
+    CurrentPosition,
 }
 
 #[derive(Debug)]
@@ -398,6 +400,8 @@ impl<'a> Compiler<'a> {
             ExprKind::Uri(text) => node(IrKind::Const(Value::string_from(text)), span),
             ExprKind::String(parts) => self.string(parts, span),
             ExprKind::Path(parts) => self.path(parts, span),
+            // Nix's parser reads `__curPos` as a position, never as a variable
+            ExprKind::Variable(name) if name == "__curPos" => node(IrKind::CurrentPosition, span),
             ExprKind::Variable(name) => self.variable(name, span),
             ExprKind::Select {
                 expr: inner,

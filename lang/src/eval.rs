@@ -532,6 +532,9 @@ impl Machine {
             }
             return self.force(&function, span);
         }
+        if let [first, second] = arguments {
+            return self.call_curried(&function, first.clone(), second.clone(), span);
+        }
         let mut result = function;
         for argument in arguments {
             result = self.call(result, argument.clone(), span)?;
@@ -767,6 +770,7 @@ impl Machine {
                 self.charge(result.len() / BYTES_PER_STEP, ir.span)?;
                 Ok(Value::String(Rc::from(result)))
             }
+            IrKind::CurrentPosition => Ok(self.position_value(ir.span)),
             IrKind::PathConcat(parts) => {
                 let mut result = Vec::new();
                 for part in parts.iter() {
@@ -1080,9 +1084,41 @@ impl Machine {
         argument: Value,
         span: Span,
     ) -> EvalResult<Value> {
-        let lambda: &Rc<LambdaIr> = &closure.lambda;
+        self.call_lambda_in(&closure.lambda, &closure.env, argument, span)
+    }
+
+    /// Applies `a: b: body` to two arguments (what `foldl'`, `sort` and `mapAttrs`
+    /// do for every element) without making the closure `b: body` in between; it
+    /// gives what two calls give, as the outer call cannot fail.
+    pub(crate) fn call_curried(
+        &mut self,
+        function: &Value,
+        first: Value,
+        second: Value,
+        span: Span,
+    ) -> EvalResult<Value> {
+        let function = self.force(function, span)?;
+        if let Value::Lambda(closure) = &function
+            && let ParamIr::Identifier = closure.lambda.param
+            && let IrKind::Lambda(inner) = &closure.lambda.body.kind
+        {
+            let frame = EnvFrame::one(Some(closure.env.clone()), first);
+            return self.call_lambda_in(inner, &frame, second, span);
+        }
+        let partial = self.call(function, first, span)?;
+        self.call(partial, second, span)
+    }
+
+    /// Applies the function `lambda` closing over `env` to one argument.
+    fn call_lambda_in(
+        &mut self,
+        lambda: &Rc<LambdaIr>,
+        env: &Env,
+        argument: Value,
+        span: Span,
+    ) -> EvalResult<Value> {
         let frame = match &lambda.param {
-            ParamIr::Identifier => EnvFrame::one(Some(closure.env.clone()), argument),
+            ParamIr::Identifier => EnvFrame::one(Some(env.clone()), argument),
             ParamIr::Formals {
                 formals,
                 ellipsis,
@@ -1098,7 +1134,7 @@ impl Machine {
                         &format!("{} takes a set of named arguments", lambda_name(lambda)),
                     ));
                 };
-                let frame = EnvFrame::empty(Some(closure.env.clone()), lambda.frame_size);
+                let frame = EnvFrame::empty(Some(env.clone()), lambda.frame_size);
                 // as Nix: the `@` name first, then the formals in symbol order
                 if *at {
                     frame.slots.set(formals.len(), argument.clone());

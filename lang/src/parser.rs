@@ -944,16 +944,25 @@ impl Parser {
                 TokenKind::In if in_let => break,
                 TokenKind::Inherit => {
                     let start = self.advance().span;
+                    // Nix places every inherited attribute right after `inherit`
+                    // (or after its `(...)`): that is what `unsafeGetAttrPos` reports
+                    let mut position = start.end;
                     let from = if self.at(&TokenKind::LeftParen) {
                         self.advance();
                         let from = self.expr();
-                        self.expect(TokenKind::RightParen, "close `inherit (...)` with `)`");
+                        let close = self.current().span;
+                        if self.expect(TokenKind::RightParen, "close `inherit (...)` with `)`") {
+                            position = close.end;
+                        }
                         Some(Box::new(from))
                     } else {
                         None
                     };
                     let mut names = Vec::new();
-                    while let Some(name) = self.attr_name() {
+                    while let Some(mut name) = self.attr_name() {
+                        if let AttrName::Static { span, .. } = &mut name {
+                            span.start = position.min(span.start);
+                        }
                         names.push(name);
                     }
                     let end = self.current().span;

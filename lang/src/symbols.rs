@@ -243,6 +243,8 @@ impl SymbolOrder {
         match &expr.kind {
             ExprKind::Integer(_) | ExprKind::Float(_) | ExprKind::Uri(_) | ExprKind::Error => {}
             ExprKind::String(parts) | ExprKind::Path(parts) => self.parts(parts),
+            // `__curPos` is a position to Nix's parser, not a symbol
+            ExprKind::Variable(name) if name == "__curPos" => {}
             ExprKind::Variable(name) => self.intern(name.as_bytes()),
             ExprKind::Select {
                 expr,

@@ -181,7 +181,8 @@ fn map_attrs(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResu
                 vec![Value::String(attr.name.clone()), attr.value.clone()],
                 span,
             ),
-            span: attr.span,
+            // Nix 2.8 gives the new attributes no position (`unsafeGetAttrPos` is null)
+            span: None,
         })
         .collect();
     Ok(Value::Attrs(Rc::new(Attrs::from_sorted(entries))))

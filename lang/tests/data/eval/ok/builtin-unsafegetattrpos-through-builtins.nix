@@ -1,0 +1,15 @@
+let p = n: s: let r = builtins.unsafeGetAttrPos n s; in if r == null then null else [ r.line r.column ]; in [
+  (p "a" (builtins.zipAttrsWith (n: v: v) [ { a = 1; } ]))
+  (p "a" (builtins.groupBy (x: "a") [ 1 ]))
+  (p "right" (builtins.partition (x: true) [ 1 ]))
+  (p "a" (builtins.intersectAttrs { a = 1; } { a = 2; }))
+  (p "a" (builtins.removeAttrs { a = 1; b = 2; } [ "b" ]))
+  (p "a" (builtins.functionArgs ({ a }: a)))
+  (p "success" (builtins.tryEval 1))
+  (p "a" (builtins.listToAttrs [ { value = 1; name = "a"; } ]))
+  (p "a" (builtins.fromTOML "a = 1"))
+  (p "a.txt" (builtins.readDir ./lib/tree))
+  (p "greeting" (import ./lib/helper.nix))
+  (p "a" (builtins.mapAttrs (n: v: v) { a = 1; }))
+  (p "a" (builtins.fromJSON "{\"a\": 1}"))
+]
