@@ -169,33 +169,9 @@ fn applier_depends_on_plan_only() {
     }
 }
 
-/// The `meshc` binary, built (or found up to date) by cargo: this crate does not
-/// depend on the compiler, so cargo does not hand it to us.
+/// The `meshc` binary, built (or found up to date) by cargo in this test's profile.
 fn meshc() -> PathBuf {
-    let output = cargo()
-        .args([
-            "build",
-            "--package",
-            "compiler",
-            "--bin",
-            "meshc",
-            "--message-format",
-            "json",
-        ])
-        .output()
-        .expect("cargo build runs");
-    assert!(
-        output.status.success(),
-        "building meshc failed:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .filter(|message| message["reason"] == "compiler-artifact")
-        .filter(|message| message["target"]["name"] == "meshc")
-        .find_map(|message| message["executable"].as_str().map(PathBuf::from))
-        .expect("cargo reports the meshc executable")
+    tests::binary("compiler", "meshc")
 }
 
 #[test]
