@@ -120,12 +120,20 @@ enum Outcome {
 
 /// Evaluates a file the way `meshc eval [--json]` does (without the trailing newline
 /// handling, which is `nix-instantiate`'s: a newline after the plain form only).
+/// A `# max-steps: N` header sets the step budget an editor would set.
 fn evaluate(path: &Path, json: bool) -> Outcome {
+    let source = std::fs::read_to_string(path).unwrap_or_default();
+    let limits = Limits {
+        max_steps: header(&source, "max-steps")
+            .first()
+            .and_then(|steps| steps.parse().ok()),
+        ..Limits::default()
+    };
     let path = path.to_path_buf();
     let root = data_root();
     let result = std::panic::catch_unwind(AssertUnwindSafe(move || {
         lang::eval::run_with_stack(move || {
-            let mut machine = Machine::new(Rc::new(CorpusFiles), vec![root], Limits::default());
+            let mut machine = Machine::new(Rc::new(CorpusFiles), vec![root], limits);
             let value = match machine.eval_file(&path) {
                 Ok(value) => value,
                 Err(errors) => return Err(errors),

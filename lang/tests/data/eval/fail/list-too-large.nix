@@ -1,0 +1,2 @@
+# expect: E045
+builtins.length (builtins.genList (x: x) 5000000000)
