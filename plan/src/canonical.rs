@@ -101,3 +101,93 @@ pub fn is_sha256_digest(text: &str) -> bool {
         None => false,
     }
 }
+
+/// A field value as the canonical writer sees it: borrowed, so writing a shape's
+/// canonical JSON allocates nothing but the output.
+pub(crate) enum Field<'a> {
+    Text(&'a str),
+    OptionalText(Option<&'a str>),
+    Bool(bool),
+    Number(u64),
+    Texts(&'a [String]),
+    Map(&'a std::collections::BTreeMap<String, String>),
+    Mounts(&'a [crate::Mount]),
+    Source(&'a crate::Source),
+}
+
+/// Writes an object of `entries` as canonical JSON, exactly as
+/// [`canonical_json`] would write the same object: keys sorted by their bytes.
+pub(crate) fn write_object(entries: &mut [(&str, Field<'_>)], out: &mut Vec<u8>) {
+    entries.sort_unstable_by(|left, right| left.0.as_bytes().cmp(right.0.as_bytes()));
+    out.push(b'{');
+    for (position, (key, field)) in entries.iter().enumerate() {
+        if position > 0 {
+            out.push(b',');
+        }
+        write_string(key, out);
+        out.push(b':');
+        write_field(field, out);
+    }
+    out.push(b'}');
+}
+
+fn write_texts(items: &[String], out: &mut Vec<u8>) {
+    out.push(b'[');
+    for (position, item) in items.iter().enumerate() {
+        if position > 0 {
+            out.push(b',');
+        }
+        write_string(item, out);
+    }
+    out.push(b']');
+}
+
+fn write_field(field: &Field<'_>, out: &mut Vec<u8>) {
+    match field {
+        Field::Text(text) => write_string(text, out),
+        Field::OptionalText(Some(text)) => write_string(text, out),
+        Field::OptionalText(None) => out.extend_from_slice(b"null"),
+        Field::Bool(true) => out.extend_from_slice(b"true"),
+        Field::Bool(false) => out.extend_from_slice(b"false"),
+        Field::Number(number) => out.extend_from_slice(number.to_string().as_bytes()),
+        Field::Texts(items) => write_texts(items, out),
+        Field::Map(map) => {
+            // a BTreeMap iterates in key order, which is canonical order
+            out.push(b'{');
+            for (position, (key, value)) in map.iter().enumerate() {
+                if position > 0 {
+                    out.push(b',');
+                }
+                write_string(key, out);
+                out.push(b':');
+                write_string(value, out);
+            }
+            out.push(b'}');
+        }
+        Field::Mounts(mounts) => {
+            out.push(b'[');
+            for (position, mount) in mounts.iter().enumerate() {
+                if position > 0 {
+                    out.push(b',');
+                }
+                write_object(
+                    &mut [
+                        ("read_only", Field::Bool(mount.read_only)),
+                        ("source", Field::Text(&mount.source)),
+                        ("target", Field::Text(&mount.target)),
+                    ],
+                    out,
+                );
+            }
+            out.push(b']');
+        }
+        Field::Source(source) => write_object(
+            &mut [
+                ("column", Field::Number(u64::from(source.column))),
+                ("file", Field::Text(&source.file)),
+                ("line", Field::Number(u64::from(source.line))),
+            ],
+            out,
+        ),
+    }
+}

@@ -6,7 +6,7 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use crate::canonical::{canonical_json, sha256_digest};
+use crate::canonical::{Field, sha256_digest, write_object};
 use crate::error::{PlanError, ShapeName};
 use crate::{Archive, Container, Directory, File, Link, Secret, Service, User};
 
@@ -194,11 +194,80 @@ impl Resource {
         Value::Object(object)
     }
 
+    /// The fields and `kind`, borrowed, for the canonical writer.
+    fn fields(&self) -> Vec<(&'static str, Field<'_>)> {
+        use Field::{Bool, Map, Mounts, OptionalText, Text, Texts};
+        let mut fields = match self {
+            Resource::User(user) => vec![
+                ("name", Text(&user.name)),
+                ("system", Bool(user.system)),
+                ("home", OptionalText(user.home.as_deref())),
+                ("shell", OptionalText(user.shell.as_deref())),
+                ("groups", Texts(&user.groups)),
+            ],
+            Resource::Directory(directory) => vec![
+                ("path", Text(&directory.path)),
+                ("owner", Text(&directory.owner)),
+                ("group", Text(&directory.group)),
+                ("mode", Text(&directory.mode)),
+            ],
+            Resource::File(file) => vec![
+                ("path", Text(&file.path)),
+                ("content", OptionalText(file.content.as_deref())),
+                (
+                    "content_base64",
+                    OptionalText(file.content_base64.as_deref()),
+                ),
+                ("owner", Text(&file.owner)),
+                ("group", Text(&file.group)),
+                ("mode", Text(&file.mode)),
+            ],
+            Resource::Link(link) => {
+                vec![("path", Text(&link.path)), ("target", Text(&link.target))]
+            }
+            Resource::Secret(secret) => vec![
+                ("path", Text(&secret.path)),
+                ("sealed", Text(&secret.sealed)),
+                ("owner", Text(&secret.owner)),
+                ("group", Text(&secret.group)),
+                ("mode", Text(&secret.mode)),
+            ],
+            Resource::Archive(archive) => vec![
+                ("path", Text(&archive.path)),
+                ("artifact", Text(&archive.artifact)),
+                ("artifact_digest", Text(&archive.artifact_digest)),
+                ("owner", Text(&archive.owner)),
+                ("group", Text(&archive.group)),
+            ],
+            Resource::Service(service) => vec![
+                ("name", Text(&service.name)),
+                ("exec", Texts(&service.exec)),
+                ("user", Text(&service.user)),
+                ("environment", Map(&service.environment)),
+                ("after", Texts(&service.after)),
+                ("restart", Text(&service.restart)),
+            ],
+            Resource::Container(container) => vec![
+                ("name", Text(&container.name)),
+                ("image", Text(&container.image)),
+                ("command", Texts(&container.command)),
+                ("environment", Map(&container.environment)),
+                ("mounts", Mounts(&container.mounts)),
+                ("ports", Texts(&container.ports)),
+                ("user", OptionalText(container.user.as_deref())),
+            ],
+        };
+        fields.push(("kind", Text(self.kind().name())));
+        fields
+    }
+
     /// The shape digest: sha256 of the canonical JSON of `kind` and the fields,
     /// without `module`, `source` and `digest`, so moving a declaration changes nothing
     /// on the node.
     pub fn digest(&self) -> String {
-        sha256_digest(&canonical_json(&self.to_json()))
+        let mut bytes = Vec::with_capacity(256);
+        write_object(&mut self.fields(), &mut bytes);
+        sha256_digest(&bytes)
     }
 
     /// Reads a kind's fields from a JSON object that holds exactly them.
@@ -251,9 +320,17 @@ impl Shape {
     /// A shape declared by `module` at `source`; computes its digest.
     pub fn new(resource: Resource, module: impl Into<String>, source: Source) -> Shape {
         let module = module.into();
-        let mut object = resource.to_json();
-        let digest = sha256_digest(&canonical_json(&object));
-        let canonical = Shape::canonical_with(&mut object, &module, &source, &digest);
+        let mut fields = resource.fields();
+        let mut bytes = Vec::with_capacity(512);
+        write_object(&mut fields, &mut bytes);
+        let digest = sha256_digest(&bytes);
+        fields.push(("digest", Field::Text(&digest)));
+        fields.push(("module", Field::Text(&module)));
+        fields.push(("source", Field::Source(&source)));
+        bytes.clear();
+        write_object(&mut fields, &mut bytes);
+        drop(fields);
+        let canonical = std::sync::Arc::from(bytes);
         Shape {
             resource,
             module,
@@ -261,28 +338,6 @@ impl Shape {
             digest,
             canonical,
         }
-    }
-
-    /// The canonical JSON of the whole shape, from the resource's object.
-    fn canonical_with(
-        object: &mut Value,
-        module: &str,
-        source: &Source,
-        digest: &str,
-    ) -> std::sync::Arc<[u8]> {
-        if let Value::Object(object) = object {
-            object.insert("module".to_string(), Value::String(module.to_string()));
-            object.insert(
-                "source".to_string(),
-                serde_json::json!({
-                    "file": source.file,
-                    "line": source.line,
-                    "column": source.column,
-                }),
-            );
-            object.insert("digest".to_string(), Value::String(digest.to_string()));
-        }
-        std::sync::Arc::from(canonical_json(object))
     }
 
     /// The shape's canonical JSON, exactly as it appears in a plan.
