@@ -56,8 +56,9 @@ fn write_string(text: &str, out: &mut Vec<u8>) {
     let bytes = text.as_bytes();
     out.reserve(bytes.len() + 2);
     out.push(b'"');
-    let mut plain_from = 0;
-    for (position, byte) in bytes.iter().enumerate() {
+    // copy runs of bytes that need no escape in one go
+    let mut start = 0;
+    for (index, byte) in bytes.iter().enumerate() {
         let escape: &[u8] = match byte {
             b'"' => b"\\\"",
             b'\\' => b"\\\\",
@@ -69,8 +70,7 @@ fn write_string(text: &str, out: &mut Vec<u8>) {
             0x00..=0x1f => b"",
             _ => continue,
         };
-        out.extend_from_slice(bytes.get(plain_from..position).unwrap_or_default());
-        plain_from = position + 1;
+        out.extend_from_slice(&bytes[start..index]);
         if escape.is_empty() {
             out.extend_from_slice(b"\\u00");
             out.push(HEX[usize::from(byte >> 4)]);
@@ -78,8 +78,9 @@ fn write_string(text: &str, out: &mut Vec<u8>) {
         } else {
             out.extend_from_slice(escape);
         }
+        start = index + 1;
     }
-    out.extend_from_slice(bytes.get(plain_from..).unwrap_or_default());
+    out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
 }
 
