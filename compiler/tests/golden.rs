@@ -133,3 +133,47 @@ fn homelab_builds_byte_identical_from_different_directories_and_environments() {
     assert_same_files(&second, &first, "second build against the first");
     assert_same_files(&first, &files_under(&golden_directory()), "golden plans");
 }
+
+/// The example after one consumer is unassigned (app2 no longer runs `shop`): the
+/// golden plans of `tests/golden/homelab-consumer-withdrawn/`. Its grant is gone from
+/// db1's manifest and its credential from both nodes.
+#[test]
+fn homelab_with_a_withdrawn_consumer_matches_its_golden_files() {
+    let temporary = tempfile::tempdir().expect("temporary directory");
+    let repository = temporary.path().join("homelab");
+    copy_tree(&homelab(), &repository);
+    let inventory_path = repository.join("mesh.nix");
+    let inventory = std::fs::read_to_string(&inventory_path).expect("mesh.nix");
+    let edited = inventory
+        .replacen(
+            "modules = [ \"web\" \"shop\" ];",
+            "modules = [ \"web\" ];",
+            1,
+        )
+        .replacen("      settings.shop.database = \"db1\";\n", "", 1);
+    assert_ne!(
+        edited, inventory,
+        "the example changed: app2 no longer runs `shop`"
+    );
+    std::fs::write(&inventory_path, edited).expect("write mesh.nix");
+    let out = temporary.path().join("out");
+    assert_built(&support::build(&repository, &out));
+    let built = files_under(&out);
+    let golden =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/homelab-consumer-withdrawn");
+    if std::env::var_os("MESH_BLESS").is_some() {
+        if golden.exists() {
+            std::fs::remove_dir_all(&golden).expect("old golden files removed");
+        }
+        copy_tree(&out, &golden);
+        return;
+    }
+    assert_same_files(
+        &built,
+        &files_under(&golden),
+        "the example with app2's shop withdrawn",
+    );
+    let db1 = String::from_utf8(built["nodes/db1.json"].clone()).expect("UTF-8");
+    assert!(!db1.contains("app2_shop_db"), "db1 still grants app2");
+    assert!(db1.contains("app1_shop_db"));
+}
