@@ -182,3 +182,12 @@ mod tests {
         assert_eq!(did_you_mean("zzz", ["postgres"]), None);
     }
 }
+
+/// Names for a message, each in backticks: "`a`, `b`, `c`".
+pub fn quoted<T: std::fmt::Display>(names: impl IntoIterator<Item = T>) -> String {
+    names
+        .into_iter()
+        .map(|name| format!("`{name}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
