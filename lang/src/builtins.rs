@@ -7,6 +7,7 @@ mod attrs;
 mod formats;
 mod json;
 mod lists;
+mod posix_regex;
 pub(crate) mod regex;
 mod strings;
 mod versions;

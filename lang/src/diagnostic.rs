@@ -166,6 +166,15 @@ pub fn did_you_mean<'a>(
     }
 }
 
+/// Names for a message, each in backticks: "`a`, `b`, `c`".
+pub fn quoted<T: std::fmt::Display>(names: impl IntoIterator<Item = T>) -> String {
+    names
+        .into_iter()
+        .map(|name| format!("`{name}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,13 +190,4 @@ mod tests {
         );
         assert_eq!(did_you_mean("zzz", ["postgres"]), None);
     }
-}
-
-/// Names for a message, each in backticks: "`a`, `b`, `c`".
-pub fn quoted<T: std::fmt::Display>(names: impl IntoIterator<Item = T>) -> String {
-    names
-        .into_iter()
-        .map(|name| format!("`{name}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }

@@ -679,7 +679,12 @@ impl Generator {
             6 => {
                 let want = self.random.pick(&ALL_WANTS);
                 let value = self.expr(want, depth - 1);
-                made(format!("(builtins.typeOf {})", value.text), Ty::Str)
+                let function = if self.random.chance(50) {
+                    "builtins.typeOf"
+                } else {
+                    "builtins.toJSON"
+                };
+                made(format!("({function} {})", value.text), Ty::Str)
             }
             7 => {
                 let text = self.expr(Want::Str, depth - 1);
@@ -907,7 +912,43 @@ impl Generator {
                     Ty::Attrs(Vec::new()),
                 )
             }
+            6 if self.random.chance(50) => {
+                let list = self.expr(Want::IntList, depth - 1);
+                let item = self.fresh();
+                let limit = self.random.range(-5, 60);
+                if self.random.chance(50) {
+                    return made(
+                        format!(
+                            "(builtins.partition ({item}: {item} > ({limit})) {})",
+                            list.text
+                        ),
+                        Ty::Attrs(Vec::new()),
+                    );
+                }
+                made(
+                    format!(
+                        "(builtins.groupBy ({item}: if {item} > ({limit}) then \"big\" else \"small\") {})",
+                        list.text
+                    ),
+                    Ty::Attrs(Vec::new()),
+                )
+            }
             6 => {
+                let left = self.small_set(depth - 1);
+                let right = self.small_set(depth - 1);
+                let names = self.expr(Want::StrList, depth - 1);
+                let form = self.random.below(3);
+                let text = match form {
+                    0 => format!("(builtins.removeAttrs {} {})", left.text, names.text),
+                    1 => format!("(builtins.intersectAttrs {} {})", left.text, right.text),
+                    _ => format!(
+                        "{{ values = builtins.catAttrs \"a\" [ {} {} ]; }}",
+                        left.text, right.text
+                    ),
+                };
+                made(text, Ty::Attrs(Vec::new()))
+            }
+            7 if self.random.chance(30) => {
                 let set = self.small_set(depth - 1);
                 let (name, value) = (self.fresh(), self.fresh());
                 let Ty::Attrs(fields) = &set.ty else {

@@ -14,6 +14,7 @@ use regex_automata::hybrid::dfa::{Cache as DfaCache, DFA};
 use regex_automata::{Anchored, Input, MatchKind};
 
 use super::Builtin;
+use super::posix_regex;
 use crate::codes;
 use crate::eval::{Machine, error};
 use crate::span::Span;
@@ -490,8 +491,18 @@ fn translate_with(pattern: &[u8], dollar_never: bool) -> Result<String, String> 
     Ok(translator.out)
 }
 
-/// One pattern, compiled for the searches `match` and `split` make.
+/// One pattern, compiled for the searches `match` and `split` make: libstdc++'s
+/// automaton (the reference), and the `regex` crate's for when the reference
+/// executor runs past its step budget (a pattern that backtracks exponentially, or
+/// a long subject).
 pub(crate) struct Compiled {
+    program: posix_regex::Program,
+    fallback: Option<Fallback>,
+}
+
+/// The automaton-based search: POSIX leftmost-longest, groups from the first way to
+/// match that text. It differs from libstdc++ only in its quirks.
+struct Fallback {
     pattern: Vec<u8>,
     translated: String,
     /// `^(?:P)$`: `match`.
@@ -513,7 +524,20 @@ fn build(source: &str) -> Result<regex::bytes::Regex, regex::Error> {
         .build()
 }
 
-impl Compiled {
+impl Fallback {
+    fn new(pattern: &[u8]) -> Option<Fallback> {
+        let translated = translate(pattern).ok()?;
+        Some(Fallback {
+            pattern: pattern.to_vec(),
+            whole: build(&format!("^(?:{translated})$")).ok()?,
+            search: build(&translated).ok()?,
+            translated,
+            longest: OnceCell::new(),
+            groups_at_end: OnceCell::new(),
+            groups_before_end: OnceCell::new(),
+        })
+    }
+
     fn longest_end(&self, subject: &[u8], start: usize) -> Option<usize> {
         let longest = self.longest.get_or_init(|| {
             let dfa = DFA::builder()
@@ -553,9 +577,8 @@ impl Compiled {
         (captures.get(0)?.start() == start).then(|| groups(&captures))
     }
 
-    /// The next match at or after `position` as `std::regex_search` in POSIX mode
-    /// finds it: leftmost, then longest. With `continuous`, only a non-empty match
-    /// starting at `position` counts.
+    /// The next match at or after `position`: leftmost, then longest. With
+    /// `continuous`, only a non-empty match starting at `position` counts.
     fn find(
         &self,
         subject: &[u8],
@@ -569,7 +592,7 @@ impl Compiled {
         };
         let end = match self.longest_end(subject, start) {
             Some(end) => end,
-            // the lazy DFA gave up: fall back to the leftmost-first match
+            // the lazy DFA gave up: take the leftmost-first match
             None if !continuous => self.search.find_at(subject, start)?.end(),
             None => return None,
         };
@@ -584,44 +607,41 @@ impl Compiled {
     }
 }
 
+fn invalid_regex(pattern: &[u8], detail: &str, span: Span) -> Box<crate::diagnostic::Diagnostic> {
+    error(
+        codes::INVALID_REGEX,
+        format!(
+            "invalid regular expression `{}`: {detail}",
+            String::from_utf8_lossy(pattern)
+        ),
+        span,
+        "used here",
+        "patterns are POSIX extended regular expressions: escape special characters with `\\\\`, use classes such as `[[:digit:]]` instead of `\\d`",
+    )
+}
+
+fn too_expensive(pattern: &[u8], span: Span) -> Box<crate::diagnostic::Diagnostic> {
+    error(
+        codes::BUDGET_EXCEEDED,
+        format!(
+            "the regular expression `{}` takes too many steps on this string",
+            String::from_utf8_lossy(pattern)
+        ),
+        span,
+        "matched here",
+        "simplify the pattern: nested repetitions such as `(a*)*` make matching exponential",
+    )
+}
+
 fn compile(machine: &mut Machine, pattern: &[u8], span: Span) -> EvalResult<Rc<Compiled>> {
     if let Some(compiled) = machine.regex_cache.get(pattern) {
         return Ok(compiled.clone());
     }
-    let invalid = |detail: String| {
-        error(
-            codes::INVALID_REGEX,
-            format!(
-                "invalid regular expression `{}`: {detail}",
-                String::from_utf8_lossy(pattern)
-            ),
-            span,
-            "used here",
-            "patterns are POSIX extended regular expressions: escape special characters with `\\\\`, use classes such as `[[:digit:]]` instead of `\\d`",
-        )
-    };
-    let translated = translate(pattern).map_err(invalid)?;
-    let compile_error = |regex_error: regex::Error| {
-        let detail = regex_error.to_string();
-        invalid(
-            detail
-                .lines()
-                .last()
-                .unwrap_or("invalid pattern")
-                .trim()
-                .to_string(),
-        )
-    };
-    let whole = build(&format!("^(?:{translated})$")).map_err(compile_error)?;
-    let search = build(&translated).map_err(compile_error)?;
+    let program =
+        posix_regex::compile(pattern).map_err(|detail| invalid_regex(pattern, &detail, span))?;
     let compiled = Rc::new(Compiled {
-        pattern: pattern.to_vec(),
-        translated,
-        whole,
-        search,
-        longest: OnceCell::new(),
-        groups_at_end: OnceCell::new(),
-        groups_before_end: OnceCell::new(),
+        program,
+        fallback: Fallback::new(pattern),
     });
     machine
         .regex_cache
@@ -639,51 +659,101 @@ fn groups(captures: &regex::bytes::Captures<'_>) -> Value {
     Value::List(Rc::from(items))
 }
 
+/// The groups (but the whole match) as `match` and `split` give them.
+fn group_values(subject: &[u8], found: &[posix_regex::Group]) -> Value {
+    let items: Vec<Value> = found
+        .iter()
+        .skip(1)
+        .map(|group| {
+            if group.matched {
+                Value::string(&subject[group.first..group.second])
+            } else {
+                Value::Null
+            }
+        })
+        .collect();
+    Value::List(Rc::from(items))
+}
+
 fn match_builtin(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
     let pattern = machine.force_string(&arguments[0], span, "`match` pattern")?;
     let subject = machine.force_string(&arguments[1], span, "`match`")?;
     let regex = compile(machine, &pattern, span)?;
-    Ok(match regex.whole.captures(&subject) {
-        Some(captures) => groups(&captures),
-        None => Value::Null,
-    })
+    match posix_regex::whole_match(&regex.program, &subject) {
+        Some(Some(found)) => Ok(group_values(&subject, &found)),
+        Some(None) => Ok(Value::Null),
+        None => {
+            let fallback = regex
+                .fallback
+                .as_ref()
+                .ok_or_else(|| too_expensive(&pattern, span))?;
+            Ok(match fallback.whole.captures(&subject) {
+                Some(captures) => groups(&captures),
+                None => Value::Null,
+            })
+        }
+    }
 }
 
-/// `builtins.split`: `std::regex_iterator` over the subject; after an empty match
-/// the next one must be non-empty at the same place or start further on.
+/// `builtins.split`: `std::regex_iterator` over the subject. After an empty match
+/// the next one must be non-empty at the same place, or start further on.
 fn split(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
     let pattern = machine.force_string(&arguments[0], span, "`split` pattern")?;
     let subject_value = machine.force(&arguments[1], span)?;
     let subject = machine.force_string(&subject_value, span, "`split`")?;
     let regex = compile(machine, &pattern, span)?;
+    let find =
+        |position: usize, flags: posix_regex::Flags| -> EvalResult<Option<(usize, usize, Value)>> {
+            match posix_regex::search(&regex.program, &subject, position, flags) {
+                Some(Some(found)) => Ok(Some((
+                    found[0].first,
+                    found[0].second,
+                    group_values(&subject, &found),
+                ))),
+                Some(None) => Ok(None),
+                None => {
+                    let fallback = regex
+                        .fallback
+                        .as_ref()
+                        .ok_or_else(|| too_expensive(&pattern, span))?;
+                    Ok(fallback.find(&subject, position, flags.continuous))
+                }
+            }
+        };
     let mut result = Vec::new();
     let mut previous_end = 0;
-    let mut position = 0;
-    let mut after_empty = false;
-    loop {
-        let mut found = None;
-        if after_empty {
-            if position >= subject.len() {
-                break;
-            }
-            found = regex.find(&subject, position, true);
-            if found.is_none() {
-                position += 1;
-            }
-        }
-        let found = match found {
-            Some(found) => found,
-            None => match regex.find(&subject, position, false) {
-                Some(found) => found,
-                None => break,
-            },
-        };
-        let (start, end, groups) = found;
+    let mut found = find(0, posix_regex::Flags::default())?;
+    while let Some((start, end, groups)) = found {
         result.push(Value::string(&subject[previous_end..start]));
         result.push(groups);
         previous_end = end;
-        position = end;
-        after_empty = start == end;
+        found = None;
+        let mut position = end;
+        if start == end {
+            if end == subject.len() {
+                break;
+            }
+            // `std::regex_iterator` adds `match_prev_avail` only after its first
+            // step, so a retry right after the first match may still see `^`
+            found = find(
+                position,
+                posix_regex::Flags {
+                    previous_available: result.len() > 2,
+                    not_null: true,
+                    continuous: true,
+                },
+            )?;
+            position += 1;
+        }
+        if found.is_none() {
+            found = find(
+                position,
+                posix_regex::Flags {
+                    previous_available: true,
+                    ..posix_regex::Flags::default()
+                },
+            )?;
+        }
     }
     if result.is_empty() {
         return Ok(Value::List(Rc::from(vec![subject_value])));

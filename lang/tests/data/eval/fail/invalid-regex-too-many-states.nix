@@ -1,0 +1,3 @@
+# expect: E040
+# message-contains: memory limit
+builtins.match "a{99999}" "a"

@@ -1,0 +1,1 @@
+[ (builtins.match "[[=a=]]+" "aA") (builtins.match "[[=B=]]" "b") ]

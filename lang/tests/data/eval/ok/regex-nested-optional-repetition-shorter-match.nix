@@ -1,0 +1,1 @@
+builtins.split "x*?(a)*?(ab|a){0,}" "babaab"

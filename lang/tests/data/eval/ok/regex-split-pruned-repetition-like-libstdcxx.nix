@@ -1,0 +1,1 @@
+builtins.split "(((a)?)*?|(b|)*(b|))+*" "babax"
