@@ -308,11 +308,7 @@ fn undeclared_collection(
             } else {
                 format!(
                     "module `{target}` collects {}",
-                    declared
-                        .iter()
-                        .map(|d| format!("`{d}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    lang::diagnostic::quoted(declared)
                 )
             }
         });

@@ -112,16 +112,8 @@ const NODE_KEYS: &[&str] = &[
 const BASE_KEYS: &[&str] = &["paths", "users", "groups"];
 
 fn unknown_key(name: &str, known: &[&str], span: Span, context: &str) -> Diagnostic {
-    let help = did_you_mean(name, known.iter().copied()).unwrap_or_else(|| {
-        format!(
-            "{context} takes {}",
-            known
-                .iter()
-                .map(|k| format!("`{k}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    });
+    let help = did_you_mean(name, known.iter().copied())
+        .unwrap_or_else(|| format!("{context} takes {}", lang::diagnostic::quoted(known)));
     Diagnostic::error(
         codes::UNKNOWN_INVENTORY_KEY,
         format!("unknown key `{name}` in {context}"),

@@ -232,15 +232,7 @@ impl Entry<'_> {
             let key = String::from_utf8_lossy(&entry.name).into_owned();
             if !allowed.contains(&key.as_str()) {
                 let help = did_you_mean(&key, allowed.iter().copied()).unwrap_or_else(|| {
-                    format!(
-                        "{} takes {}",
-                        self.what,
-                        allowed
-                            .iter()
-                            .map(|a| format!("`{a}`"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
+                    format!("{} takes {}", self.what, lang::diagnostic::quoted(allowed))
                 });
                 diagnostics.push(
                     Diagnostic::error(
@@ -508,6 +500,14 @@ pub fn login(consumer: &str, module: &str, name: &str) -> String {
         .collect()
 }
 
+/// "`postgres` is provided by `db1`, `db2`".
+fn provided_by(service: &str, nodes: &[&str]) -> String {
+    format!(
+        "`{service}` is provided by {}",
+        lang::diagnostic::quoted(nodes)
+    )
+}
+
 /// What the store gives when it may not make anything and has nothing (`check`).
 const NOT_YET_MADE: &str = "-----BEGIN AGE ENCRYPTED FILE-----\nnot yet made: run `meshc build`\n-----END AGE ENCRYPTED FILE-----\n";
 
@@ -631,15 +631,7 @@ pub fn link(
                             let listed = if names.is_empty() {
                                 format!("no node provides `{}`", consume.service)
                             } else {
-                                format!(
-                                    "`{}` is provided by {}",
-                                    consume.service,
-                                    names
-                                        .iter()
-                                        .map(|n| format!("`{n}`"))
-                                        .collect::<Vec<_>>()
-                                        .join(", ")
-                                )
+                                provided_by(&consume.service, &names)
                             };
                             Diagnostic::error(
                                 codes::NOT_A_PROVIDER,
@@ -648,18 +640,8 @@ pub fn link(
                             .with_primary(consume.span, "consumed here")
                             .with_help(format!("{listed}; set `from` (usually a setting in mesh.nix) to one of them"))
                         } else {
-                            let help =
-                                did_you_mean(from, keys.keys().copied()).unwrap_or_else(|| {
-                                    format!(
-                                        "`{}` is provided by {}",
-                                        consume.service,
-                                        names
-                                            .iter()
-                                            .map(|n| format!("`{n}`"))
-                                            .collect::<Vec<_>>()
-                                            .join(", ")
-                                    )
-                                });
+                            let help = did_you_mean(from, keys.keys().copied())
+                                .unwrap_or_else(|| provided_by(&consume.service, &names));
                             Diagnostic::error(
                                 codes::NOT_A_PROVIDER,
                                 format!("`{}` of module `{}` on node `{}` asks node `{from}` for `{}`, but there is no node `{from}`", consume.name, consume.module, declaration.node, consume.service),
@@ -700,7 +682,7 @@ pub fn link(
                                         declaration.node,
                                         consume.service,
                                         several.len(),
-                                        names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+                                        lang::diagnostic::quoted(names)
                                     ),
                                 )
                                 .with_primary(consume.span, "consumed here")

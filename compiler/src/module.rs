@@ -127,14 +127,7 @@ fn check_arguments(
         help.push_str(&if allowed.is_empty() {
             format!("{what} takes no arguments")
         } else {
-            format!(
-                "{what} can take {}",
-                allowed
-                    .iter()
-                    .map(|a| format!("`{a}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
+            format!("{what} can take {}", lang::diagnostic::quoted(allowed))
         });
         if allowed == ["mesh"] && matches!(name.as_str(), "node" | "settings") {
             help.push_str(&format!(

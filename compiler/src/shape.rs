@@ -294,11 +294,7 @@ pub fn construct(
                     format!(
                         "`mesh.{}` takes {}",
                         kind.name(),
-                        known
-                            .iter()
-                            .map(|k| format!("`{k}`"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
+                        lang::diagnostic::quoted(known)
                     )
                 });
             return Err(Box::new(

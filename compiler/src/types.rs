@@ -308,12 +308,7 @@ fn check_at(
                     .unwrap_or_else(|| {
                         format!(
                             "the inventory's nodes are {}",
-                            context
-                                .node_names
-                                .iter()
-                                .map(|node| format!("`{node}`"))
-                                .collect::<Vec<_>>()
-                                .join(", ")
+                            lang::diagnostic::quoted(context.node_names)
                         )
                     });
                 Ok(Err(Mismatch {
