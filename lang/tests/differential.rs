@@ -865,20 +865,21 @@ impl Generator {
         match self.random.below(8) {
             0..=2 => self.small_set(depth - 1),
             3 => {
-                // `rec`: later attributes use earlier ones
+                // `rec`: later attributes use earlier ones (names no `with` below gives, which
+                // the recursive scope would shadow)
                 let first = self.expr(Want::Int, depth - 1);
                 let second_op = self.random.range(1, 9);
                 let text = format!(
-                    "(rec {{ a = {}; b = a + {second_op}; c = \"${{toString b}}!\"; }})",
+                    "(rec {{ p = {}; q = p + {second_op}; s = \"${{toString q}}!\"; }})",
                     first.text
                 );
                 let bound = int_bound(&first.ty);
                 made(
                     text,
                     Ty::Attrs(vec![
-                        ("a".into(), int(bound)),
-                        ("b".into(), int(bound + 9)),
-                        ("c".into(), Ty::Str),
+                        ("p".into(), int(bound)),
+                        ("q".into(), int(bound + 9)),
+                        ("s".into(), Ty::Str),
                     ]),
                 )
             }
