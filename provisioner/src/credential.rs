@@ -1,0 +1,205 @@
+//! A grant's credential file: a PostgreSQL SCRAM-SHA-256 verifier, read, checked to be
+//! exactly a verifier and nothing else, and digested. Must never put a verifier (or any
+//! byte of a credential file) into an error message, and must not keep one longer than
+//! the reconcile that reads it.
+
+use std::io::Read;
+use std::path::Path;
+
+use base64::Engine;
+use sha2::{Digest, Sha256};
+use zeroize::Zeroizing;
+
+/// A credential file larger than this is not a verifier (a real one is 133 bytes).
+const LARGEST_CREDENTIAL: u64 = 1024;
+
+/// A verifier read for one reconcile, and the digest it is compared by.
+pub struct Verifier {
+    text: Zeroizing<String>,
+    digest: String,
+}
+
+impl Verifier {
+    /// `SCRAM-SHA-256$...`: only for the statement that sets it.
+    pub fn expose(&self) -> &str {
+        &self.text
+    }
+
+    /// Hex SHA-256 of the verifier, as PostgreSQL's `sha256()` of `rolpassword` gives it.
+    pub fn digest(&self) -> &str {
+        &self.digest
+    }
+}
+
+impl std::fmt::Debug for Verifier {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(formatter, "Verifier(sha256:{})", self.digest)
+    }
+}
+
+/// Reads a credential file whole (it is small), into memory that is wiped when dropped.
+fn read_small(path: &Path) -> Result<Zeroizing<Vec<u8>>, String> {
+    let file = std::fs::File::open(path).map_err(|error| describe_io(&error))?;
+    let mut bytes = Zeroizing::new(Vec::with_capacity(256));
+    // one byte more than allowed tells a file that is too large
+    file.take(LARGEST_CREDENTIAL + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|error| describe_io(&error))?;
+    if bytes.len() as u64 > LARGEST_CREDENTIAL {
+        return Err(format!(
+            "larger than {LARGEST_CREDENTIAL} bytes, so not a verifier"
+        ));
+    }
+    Ok(bytes)
+}
+
+fn describe_io(error: &std::io::Error) -> String {
+    match error.kind() {
+        std::io::ErrorKind::NotFound => "no such file".to_string(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+        _ => error.to_string(),
+    }
+}
+
+/// The SHA-256 of a credential file's bytes, for noticing that it changed.
+pub fn file_digest(path: &Path) -> Result<[u8; 32], String> {
+    let bytes = read_small(path)?;
+    Ok(Sha256::digest(&bytes[..]).into())
+}
+
+/// Reads and checks a credential file: one verifier, optionally followed by one newline.
+pub fn read_verifier(path: &Path) -> Result<Verifier, String> {
+    let bytes = read_small(path)?;
+    let content = bytes.strip_suffix(b"\n").unwrap_or(&bytes[..]);
+    let text =
+        std::str::from_utf8(content).map_err(|_| "not text, so not a verifier".to_string())?;
+    check_verifier(text)?;
+    Ok(Verifier {
+        text: Zeroizing::new(text.to_string()),
+        digest: hex::encode(Sha256::digest(text.as_bytes())),
+    })
+}
+
+/// The shape PostgreSQL stores and accepts as an already-computed secret:
+/// `SCRAM-SHA-256$ITERATIONS:SALT$STOREDKEY:SERVERKEY`, the three parts canonical base64,
+/// both keys 32 bytes. Anything that passes is made of `A-Z a-z 0-9 + / = $ : -` only,
+/// so it cannot end a string literal. The reason never quotes the text.
+pub fn check_verifier(text: &str) -> Result<(), String> {
+    const EXPECTED: &str = "expected `SCRAM-SHA-256$ITERATIONS:SALT$STOREDKEY:SERVERKEY`";
+    let rest = text
+        .strip_prefix("SCRAM-SHA-256$")
+        .ok_or_else(|| format!("not a SCRAM-SHA-256 verifier ({EXPECTED})"))?;
+    let malformed = |what: &str| format!("not a SCRAM-SHA-256 verifier: {what} ({EXPECTED})");
+    let (iterations_and_salt, keys) = rest
+        .split_once('$')
+        .ok_or_else(|| malformed("no `$` before the keys"))?;
+    let (iterations, salt) = iterations_and_salt
+        .split_once(':')
+        .ok_or_else(|| malformed("no `:` after the iteration count"))?;
+    let (stored_key, server_key) = keys
+        .split_once(':')
+        .ok_or_else(|| malformed("no `:` between the keys"))?;
+    let iterations_are_digits = !iterations.is_empty()
+        && iterations.len() <= 10
+        && iterations.bytes().all(|byte| byte.is_ascii_digit())
+        && !iterations.starts_with('0');
+    match iterations.parse::<u32>() {
+        Ok(count) if iterations_are_digits && count >= 1 => {}
+        _ => {
+            return Err(malformed(
+                "the iteration count is not a whole number from 1",
+            ));
+        }
+    }
+    let decode = |part: &str, what: &str| {
+        base64::engine::general_purpose::STANDARD
+            .decode(part)
+            .map_err(|_| malformed(&format!("the {what} is not canonical base64")))
+    };
+    if decode(salt, "salt")?.is_empty() {
+        return Err(malformed("the salt is empty"));
+    }
+    for (part, what) in [(stored_key, "stored key"), (server_key, "server key")] {
+        if decode(part, what)?.len() != 32 {
+            return Err(malformed(&format!("the {what} is not 32 bytes")));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = "SCRAM-SHA-256$4096:W22ZaJ0SNY7soEsUEjb6gQ==$WG5d8oPm3OtcPnkdi4Uo7BkeZkBFzpcXkuLmtbsT4qY=:wfPLwcE6nTWhTAmQ7tl2KeoiWGPlZqQxSrmfPwDl2dU=";
+
+    #[test]
+    fn a_verifier_as_postgres_stores_it_passes() {
+        assert_eq!(check_verifier(GOOD), Ok(()));
+    }
+
+    #[test]
+    fn anything_else_is_refused_without_being_quoted() {
+        let cases = [
+            "",
+            "hunter2",
+            "md5e8a48653851e28c69d0506508fb27fc5",
+            "SCRAM-SHA-256$",
+            "SCRAM-SHA-256$4096:W22ZaJ0SNY7soEsUEjb6gQ==",
+            "SCRAM-SHA-256$0:W22ZaJ0SNY7soEsUEjb6gQ==$WG5d8oPm3OtcPnkdi4Uo7BkeZkBFzpcXkuLmtbsT4qY=:wfPLwcE6nTWhTAmQ7tl2KeoiWGPlZqQxSrmfPwDl2dU=",
+            "SCRAM-SHA-256$04096:W22ZaJ0SNY7soEsUEjb6gQ==$WG5d8oPm3OtcPnkdi4Uo7BkeZkBFzpcXkuLmtbsT4qY=:wfPLwcE6nTWhTAmQ7tl2KeoiWGPlZqQxSrmfPwDl2dU=",
+            "SCRAM-SHA-256$4096:$WG5d8oPm3OtcPnkdi4Uo7BkeZkBFzpcXkuLmtbsT4qY=:wfPLwcE6nTWhTAmQ7tl2KeoiWGPlZqQxSrmfPwDl2dU=",
+            // a key one byte short
+            "SCRAM-SHA-256$4096:W22ZaJ0SNY7soEsUEjb6gQ==$WG5d8oPm3OtcPnkdi4Uo7BkeZkBFzpcXkuLmtbsT4g==:wfPLwcE6nTWhTAmQ7tl2KeoiWGPlZqQxSrmfPwDl2dU=",
+            // an injection attempt after a valid prefix
+            "SCRAM-SHA-256$4096:W22ZaJ0SNY7soEsUEjb6gQ==$WG5d8oPm3OtcPnkdi4Uo7BkeZkBFzpcXkuLmtbsT4qY=:wfPLwcE6nTWhTAmQ7tl2KeoiWGPlZqQxSrmfPwDl2dU='; DROP ROLE postgres; --",
+            "SCRAM-SHA-256$4096:W22Z'aJ0SNY7soEsUEjb6gQ==$WG5d8oPm3OtcPnkdi4Uo7BkeZkBFzpcXkuLmtbsT4qY=:wfPLwcE6nTWhTAmQ7tl2KeoiWGPlZqQxSrmfPwDl2dU=",
+            // two newlines, a trailing space, a leading space
+            "SCRAM-SHA-256$4096:W22ZaJ0SNY7soEsUEjb6gQ==$WG5d8oPm3OtcPnkdi4Uo7BkeZkBFzpcXkuLmtbsT4qY=:wfPLwcE6nTWhTAmQ7tl2KeoiWGPlZqQxSrmfPwDl2dU=\n",
+            "SCRAM-SHA-256$4096:W22ZaJ0SNY7soEsUEjb6gQ==$WG5d8oPm3OtcPnkdi4Uo7BkeZkBFzpcXkuLmtbsT4qY=:wfPLwcE6nTWhTAmQ7tl2KeoiWGPlZqQxSrmfPwDl2dU= ",
+            " SCRAM-SHA-256$4096:W22ZaJ0SNY7soEsUEjb6gQ==$WG5d8oPm3OtcPnkdi4Uo7BkeZkBFzpcXkuLmtbsT4qY=:wfPLwcE6nTWhTAmQ7tl2KeoiWGPlZqQxSrmfPwDl2dU=",
+            // not canonical: unpadded
+            "SCRAM-SHA-256$4096:W22ZaJ0SNY7soEsUEjb6gQ$WG5d8oPm3OtcPnkdi4Uo7BkeZkBFzpcXkuLmtbsT4qY=:wfPLwcE6nTWhTAmQ7tl2KeoiWGPlZqQxSrmfPwDl2dU=",
+            "SCRAM-SHA-256$99999999999:W22ZaJ0SNY7soEsUEjb6gQ==$WG5d8oPm3OtcPnkdi4Uo7BkeZkBFzpcXkuLmtbsT4qY=:wfPLwcE6nTWhTAmQ7tl2KeoiWGPlZqQxSrmfPwDl2dU=",
+        ];
+        for case in cases {
+            let reason = check_verifier(case).expect_err(case);
+            assert!(
+                reason.starts_with("not a SCRAM-SHA-256 verifier"),
+                "{reason}"
+            );
+            assert!(
+                !reason.contains("W22Z"),
+                "the reason quotes the input: {reason}"
+            );
+            assert!(!reason.contains("hunter2"), "{reason}");
+        }
+    }
+
+    #[test]
+    fn a_file_may_end_in_one_newline() {
+        let directory = tempfile::tempdir().unwrap();
+        let path = directory.path().join("login");
+        std::fs::write(&path, format!("{GOOD}\n")).unwrap();
+        let verifier = read_verifier(&path).unwrap();
+        assert_eq!(verifier.expose(), GOOD);
+        assert_eq!(
+            verifier.digest(),
+            hex::encode(Sha256::digest(GOOD.as_bytes()))
+        );
+        assert!(!format!("{verifier:?}").contains("W22Z"));
+        std::fs::write(&path, format!("{GOOD}\n\n")).unwrap();
+        assert!(read_verifier(&path).is_err());
+    }
+
+    #[test]
+    fn missing_and_oversized_files_say_why() {
+        let directory = tempfile::tempdir().unwrap();
+        let missing = directory.path().join("missing");
+        assert_eq!(read_verifier(&missing).unwrap_err(), "no such file");
+        let large = directory.path().join("large");
+        std::fs::write(&large, vec![b'a'; 5000]).unwrap();
+        assert!(read_verifier(&large).unwrap_err().contains("larger than"));
+        assert!(file_digest(&large).is_err());
+    }
+}

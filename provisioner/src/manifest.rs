@@ -1,0 +1,311 @@
+//! The grants manifest (`mesh-grants/1`), parsed strictly and checked whole: a manifest
+//! with one bad grant is refused entirely, so that a provisioner never acts on half of
+//! what the mesh meant. Must not read credential files or touch the database.
+
+use std::collections::BTreeSet;
+use std::path::{Component, Path, PathBuf};
+
+use serde::Deserialize;
+
+pub const FORMAT: &str = "mesh-grants/1";
+
+/// The role whose direct members are the roles mesh manages; it never logs in.
+pub const MARKER_ROLE: &str = "mesh_managed";
+
+/// The only form a PostgreSQL provider can take: it checks logins against a verifier.
+pub const FORM: &str = "scram-sha-256";
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawManifest {
+    format: String,
+    service: String,
+    node: String,
+    grants: Vec<RawGrant>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawGrant {
+    consumer: String,
+    login: String,
+    credential: String,
+    form: String,
+    #[serde(default)]
+    database: Option<String>,
+}
+
+/// A manifest that passed every check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Manifest {
+    pub service: String,
+    pub node: String,
+    /// Sorted by login, logins unique.
+    pub grants: Vec<Grant>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grant {
+    /// `NODE/MODULE/NAME`, for messages.
+    pub consumer: String,
+    /// The role name: a PostgreSQL name of `a-z 0-9 _`.
+    pub login: String,
+    /// The credential file as the manifest names it (absolute, on the node).
+    pub credential: String,
+    /// Where that file is read from: `credential` inside `--root`.
+    pub credential_path: PathBuf,
+    /// A database the login owns, created if missing; unique across grants.
+    pub database: Option<String>,
+}
+
+/// Parses and checks a manifest. The reason is one line and names the grant at fault.
+pub fn parse(bytes: &[u8], root: Option<&Path>) -> Result<Manifest, String> {
+    // serde_json's messages are one line; keep it so even if that changes
+    let one_line = |error: serde_json::Error| {
+        let text = error.to_string();
+        text.lines().next().unwrap_or("not JSON").to_string()
+    };
+    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(one_line)?;
+    // serde would also take a struct written as an array: only objects are manifests
+    let grants_are_objects = value
+        .get("grants")
+        .and_then(serde_json::Value::as_array)
+        .is_none_or(|grants| grants.iter().all(serde_json::Value::is_object));
+    if !value.is_object() || !grants_are_objects {
+        return Err("not a JSON object with a list of grant objects".to_string());
+    }
+    let raw: RawManifest = serde_json::from_value(value).map_err(one_line)?;
+    if raw.format != FORMAT {
+        return Err(format!(
+            "format is `{}`, this provisioner reads `{FORMAT}`",
+            printable(&raw.format)
+        ));
+    }
+    let mut logins = BTreeSet::new();
+    let mut databases = BTreeSet::new();
+    let mut grants = Vec::with_capacity(raw.grants.len());
+    for grant in raw.grants {
+        let consumer = printable(&grant.consumer);
+        let at = |reason: String| format!("grant of `{consumer}`: {reason}");
+        if grant.form != FORM {
+            return Err(at(format!(
+                "form `{}` is not `{FORM}`: PostgreSQL would receive what a consumer presents",
+                printable(&grant.form)
+            )));
+        }
+        check_name(&grant.login).map_err(|reason| at(format!("login {reason}")))?;
+        if !logins.insert(grant.login.clone()) {
+            return Err(at(format!("login `{}` is granted twice", grant.login)));
+        }
+        if let Some(database) = &grant.database {
+            check_name(database).map_err(|reason| at(format!("database {reason}")))?;
+            if !databases.insert(database.clone()) {
+                return Err(at(format!(
+                    "database `{database}` is asked for by two grants; a database has one owner"
+                )));
+            }
+        }
+        let credential_path = resolve_credential(&grant.credential, root)
+            .map_err(|reason| at(format!("credential {reason}")))?;
+        grants.push(Grant {
+            consumer: grant.consumer,
+            login: grant.login,
+            credential: grant.credential,
+            credential_path,
+            database: grant.database,
+        });
+    }
+    grants.sort_by(|left, right| left.login.cmp(&right.login));
+    Ok(Manifest {
+        service: raw.service,
+        node: raw.node,
+        grants,
+    })
+}
+
+/// A name mesh creates: 1 to 63 bytes (PostgreSQL's NAMEDATALEN - 1) of `a-z 0-9 _`,
+/// not a reserved `pg_` name and not the marker role. It is still always quoted.
+fn check_name(name: &str) -> Result<(), String> {
+    let shown = printable(name);
+    if name.is_empty() || name.len() > 63 {
+        return Err(format!("`{shown}` is not 1 to 63 characters"));
+    }
+    if !name
+        .bytes()
+        .all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'_')
+    {
+        return Err(format!(
+            "`{shown}` has characters other than `a-z`, `0-9` and `_`"
+        ));
+    }
+    if name.starts_with("pg_") {
+        return Err(format!(
+            "`{shown}` starts with `pg_`, which PostgreSQL reserves"
+        ));
+    }
+    if name == MARKER_ROLE {
+        return Err(format!("`{shown}` is the role that marks managed roles"));
+    }
+    Ok(())
+}
+
+/// An absolute path of plain components, placed inside `root` when there is one.
+fn resolve_credential(credential: &str, root: Option<&Path>) -> Result<PathBuf, String> {
+    let path = Path::new(credential);
+    let shown = printable(credential);
+    if !path.is_absolute() {
+        return Err(format!("`{shown}` is not an absolute path"));
+    }
+    let mut relative = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::RootDir => {}
+            Component::Normal(part) => relative.push(part),
+            Component::CurDir | Component::ParentDir | Component::Prefix(_) => {
+                return Err(format!("`{shown}` has `.` or `..` in it"));
+            }
+        }
+    }
+    if relative.as_os_str().is_empty() {
+        return Err(format!("`{shown}` names no file"));
+    }
+    Ok(match root {
+        Some(root) => root.join(relative),
+        None => Path::new("/").join(relative),
+    })
+}
+
+/// A manifest string for a one-line message: control characters escaped, long text cut.
+pub fn printable(text: &str) -> String {
+    let escaped: String = text.chars().flat_map(char::escape_default).collect();
+    if escaped.chars().count() > 80 {
+        let cut: String = escaped.chars().take(77).collect();
+        format!("{cut}...")
+    } else {
+        escaped
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest_with(grants: &str) -> String {
+        format!(
+            r#"{{"format": "mesh-grants/1", "service": "postgres", "node": "db1", "grants": [{grants}]}}"#
+        )
+    }
+
+    fn grant(login: &str) -> String {
+        format!(
+            r#"{{"consumer": "app/shop/db", "login": "{login}", "credential": "/var/lib/mesh/grants/postgres/{login}", "form": "scram-sha-256"}}"#
+        )
+    }
+
+    #[test]
+    fn the_documented_manifest_parses_and_sorts_by_login() {
+        let text = manifest_with(&format!("{}, {}", grant("b_login"), grant("a_login")));
+        let manifest = parse(text.as_bytes(), None).unwrap();
+        assert_eq!(manifest.service, "postgres");
+        assert_eq!(manifest.node, "db1");
+        let logins: Vec<&str> = manifest.grants.iter().map(|g| g.login.as_str()).collect();
+        assert_eq!(logins, ["a_login", "b_login"]);
+        assert_eq!(
+            manifest.grants[0].credential_path,
+            Path::new("/var/lib/mesh/grants/postgres/a_login")
+        );
+    }
+
+    #[test]
+    fn root_places_credentials_inside_it() {
+        let text = manifest_with(&grant("app1_shop_db"));
+        let manifest = parse(text.as_bytes(), Some(Path::new("/tmp/root"))).unwrap();
+        assert_eq!(
+            manifest.grants[0].credential_path,
+            Path::new("/tmp/root/var/lib/mesh/grants/postgres/app1_shop_db")
+        );
+    }
+
+    #[test]
+    fn a_database_is_optional_and_one_owner_each() {
+        let with_database = |login: &str, database: &str| {
+            format!(
+                r#"{{"consumer": "c", "login": "{login}", "credential": "/c/{login}", "form": "scram-sha-256", "database": "{database}"}}"#
+            )
+        };
+        let text = manifest_with(&with_database("a", "shop"));
+        assert_eq!(
+            parse(text.as_bytes(), None).unwrap().grants[0]
+                .database
+                .as_deref(),
+            Some("shop")
+        );
+        let text = manifest_with(&format!(
+            "{}, {}",
+            with_database("a", "shop"),
+            with_database("b", "shop")
+        ));
+        let error = parse(text.as_bytes(), None).unwrap_err();
+        assert!(
+            error.contains("database `shop` is asked for by two grants"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn bad_manifests_are_refused_whole_with_a_reason() {
+        let cases: Vec<(String, &str)> = vec![
+            ("{".to_string(), "EOF"),
+            ("[]".to_string(), "not a JSON object"),
+            (r#"["mesh-grants/1", "postgres", "db1", []]"#.to_string(), "not a JSON object"),
+            (manifest_with(r#"["c", "a", "/c/a", "scram-sha-256"]"#), "grant objects"),
+            (r#"{"format": "mesh-grants/1", "service": "postgres", "node": "db1", "grants": {}}"#.to_string(), "invalid type"),
+            (
+                r#"{"format": "mesh-grants/2", "service": "postgres", "node": "db1", "grants": []}"#.to_string(),
+                "format is `mesh-grants/2`",
+            ),
+            (
+                r#"{"format": "mesh-grants/1", "service": "postgres", "node": "db1", "grants": [], "extra": 1}"#.to_string(),
+                "unknown field `extra`",
+            ),
+            (
+                manifest_with(r#"{"consumer": "c", "login": "a", "credential": "/c/a"}"#),
+                "missing field `form`",
+            ),
+            (
+                manifest_with(r#"{"consumer": "c", "login": "a", "credential": "/c/a", "form": "plain"}"#),
+                "form `plain`",
+            ),
+            (manifest_with(&format!("{}, {}", grant("a"), grant("a"))), "granted twice"),
+            (manifest_with(&grant("Robert")), "characters other than"),
+            (manifest_with(&grant("a\\\"; DROP ROLE postgres; --")), "characters other than"),
+            (manifest_with(&grant("pg_signal_backend")), "starts with `pg_`"),
+            (manifest_with(&grant("mesh_managed")), "marks managed roles"),
+            (manifest_with(&grant("")), "1 to 63"),
+            (manifest_with(&grant(&"a".repeat(64))), "1 to 63"),
+            (
+                manifest_with(r#"{"consumer": "c", "login": "a", "credential": "relative/a", "form": "scram-sha-256"}"#),
+                "not an absolute path",
+            ),
+            (
+                manifest_with(r#"{"consumer": "c", "login": "a", "credential": "/var/lib/../../etc/shadow", "form": "scram-sha-256"}"#),
+                "`..`",
+            ),
+            (
+                manifest_with(r#"{"consumer": "c", "login": "a", "credential": "/", "form": "scram-sha-256"}"#),
+                "names no file",
+            ),
+        ];
+        for (text, expected) in cases {
+            let error = parse(text.as_bytes(), None).expect_err(&text);
+            assert!(error.contains(expected), "{text}: {error}");
+            assert!(!error.contains('\n'), "{error}");
+        }
+    }
+
+    #[test]
+    fn printable_escapes_and_cuts() {
+        assert_eq!(printable("a\nb"), "a\\nb");
+        assert_eq!(printable(&"x".repeat(100)).len(), 80);
+    }
+}

@@ -1,0 +1,408 @@
+//! One reconcile against PostgreSQL: make the managed logins match the desired ones,
+//! disable the managed logins nobody is granted and end their sessions, create the
+//! databases grants ask for. Must never alter, disable or drop a role that is not a
+//! direct member of `mesh_managed`, never drop anything, and never let a verifier reach
+//! the server's log, its statistics views or an error message.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use postgres::{Client, Transaction};
+
+use crate::credential::Verifier;
+use crate::manifest::MARKER_ROLE;
+use crate::sql::{identifier, literal};
+
+/// Serialises provisioners that share a server (`"mesh_pro"` as a number).
+const LOCK_KEY: i64 = 0x6d65_7368_5f70_726f;
+
+/// How long `pg_terminate_backend` waits for a session to be gone, in milliseconds.
+const TERMINATE_WAIT_MILLISECONDS: i64 = 5_000;
+
+/// Settings a superuser may change for one transaction so that the statement after them
+/// is not logged, sampled, shown in `pg_stat_activity` or kept by `pg_stat_statements`.
+const QUIET: &str = "SET LOCAL log_statement = 'none'; \
+     SET LOCAL log_min_error_statement = 'panic'; \
+     SET LOCAL log_min_duration_statement = -1; \
+     SET LOCAL log_min_duration_sample = -1; \
+     SET LOCAL track_activities = off; \
+     SET LOCAL pg_stat_statements.track_utility = off";
+
+/// Back to the server's own settings for the rest of the transaction.
+const UNQUIET: &str = "SET LOCAL log_statement = DEFAULT; \
+     SET LOCAL log_min_error_statement = DEFAULT; \
+     SET LOCAL log_min_duration_statement = DEFAULT; \
+     SET LOCAL log_min_duration_sample = DEFAULT; \
+     SET LOCAL track_activities = DEFAULT; \
+     SET LOCAL pg_stat_statements.track_utility = DEFAULT";
+
+/// A login the manifest grants, with its verifier read for this reconcile only.
+pub struct DesiredLogin {
+    pub login: String,
+    pub verifier: Verifier,
+    pub database: Option<String>,
+}
+
+/// What a reconcile did; each is one line of output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// `mesh_managed` did not exist and was created (NOLOGIN).
+    MarkerCreated,
+    Created {
+        login: String,
+    },
+    /// The verifier in PostgreSQL differed from the credential file's.
+    Updated {
+        login: String,
+    },
+    /// A withdrawn login granted again; with its verifier set if that changed too.
+    Enabled {
+        login: String,
+        verifier_changed: bool,
+    },
+    Disabled {
+        login: String,
+    },
+    Unchanged {
+        login: String,
+    },
+    SessionsEnded {
+        login: String,
+        sessions: u64,
+    },
+    DatabaseCreated {
+        database: String,
+        owner: String,
+    },
+}
+
+/// The actions that took effect and the problems met. `database_failed` means a
+/// statement or the connection failed: what was not committed did not happen.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub actions: Vec<Action>,
+    pub errors: Vec<String>,
+    pub database_failed: bool,
+}
+
+impl Outcome {
+    fn fail(&mut self, message: String) {
+        self.errors.push(message);
+        self.database_failed = true;
+    }
+}
+
+/// A role as the catalog has it.
+struct ExistingRole {
+    oid: u32,
+    can_login: bool,
+    /// Hex SHA-256 of `rolpassword` (of `''` when it has none): the verifier itself
+    /// never leaves the server.
+    verifier_digest: String,
+    managed: bool,
+}
+
+/// A PostgreSQL error as one line: severity and message (and detail) for an error the
+/// server sent, the client's description otherwise. Statements are never part of it.
+pub fn describe(error: &postgres::Error) -> String {
+    let text = match error.as_db_error() {
+        Some(database_error) => {
+            let mut text = format!(
+                "{}: {}",
+                database_error.severity().to_lowercase(),
+                database_error.message()
+            );
+            if let Some(detail) = database_error.detail() {
+                text.push_str(&format!(" ({detail})"));
+            }
+            text
+        }
+        None => error.to_string(),
+    };
+    text.replace(['\n', '\r'], " ")
+}
+
+/// Reconciles the server with the desired logins. Never panics on what the server says;
+/// a failure is in the outcome.
+pub fn reconcile(client: &mut Client, desired: &[DesiredLogin]) -> Outcome {
+    let mut outcome = Outcome::default();
+    if let Err(error) = client.execute("SELECT pg_advisory_lock($1)", &[&LOCK_KEY]) {
+        outcome.fail(format!(
+            "cannot take the provisioner's advisory lock: {}",
+            describe(&error)
+        ));
+        return outcome;
+    }
+    if let Err(error) = reconcile_locked(client, desired, &mut outcome) {
+        outcome.fail(describe(&error));
+    }
+    let unlocked = client.execute("SELECT pg_advisory_unlock($1)", &[&LOCK_KEY]);
+    match unlocked {
+        Err(error) if !outcome.database_failed => outcome.fail(format!(
+            "cannot release the provisioner's advisory lock: {}",
+            describe(&error)
+        )),
+        // after a failure the session may be gone, and its lock with it
+        Err(_) | Ok(_) => {}
+    }
+    outcome
+}
+
+fn reconcile_locked(
+    client: &mut Client,
+    desired: &[DesiredLogin],
+    outcome: &mut Outcome,
+) -> Result<(), postgres::Error> {
+    let mut transaction = client.transaction()?;
+    // actions count only once committed
+    let mut pending = Vec::new();
+
+    let marker_exists = transaction
+        .query_opt("SELECT 1 FROM pg_roles WHERE rolname = $1", &[&MARKER_ROLE])?
+        .is_some();
+    if !marker_exists {
+        transaction.batch_execute(&format!("CREATE ROLE {} NOLOGIN", identifier(MARKER_ROLE)))?;
+        pending.push(Action::MarkerCreated);
+    }
+
+    let logins: Vec<&str> = desired.iter().map(|login| login.login.as_str()).collect();
+    let existing = read_roles(&mut transaction, &logins)?;
+
+    let mut refused = BTreeSet::new();
+    let mut verifiers_set = Vec::new();
+    for login in desired {
+        let name = identifier(&login.login);
+        let verifier = literal(login.verifier.expose());
+        match existing.get(&login.login) {
+            None => {
+                execute_quietly(
+                    &mut transaction,
+                    &format!(
+                        "CREATE ROLE {name} WITH LOGIN PASSWORD {verifier} IN ROLE {}",
+                        identifier(MARKER_ROLE)
+                    ),
+                )?;
+                verifiers_set.push(login);
+                pending.push(Action::Created {
+                    login: login.login.clone(),
+                });
+            }
+            Some(role) if !role.managed => {
+                refused.insert(login.login.as_str());
+                outcome.errors.push(format!(
+                    "login `{}`: a role of that name exists and mesh does not manage it \
+                     (it is not a member of `{MARKER_ROLE}`); left alone",
+                    login.login
+                ));
+            }
+            Some(role) => {
+                let verifier_changed = role.verifier_digest != login.verifier.digest();
+                match (role.can_login, verifier_changed) {
+                    (false, true) => {
+                        execute_quietly(
+                            &mut transaction,
+                            &format!("ALTER ROLE {name} WITH LOGIN PASSWORD {verifier}"),
+                        )?;
+                        verifiers_set.push(login);
+                    }
+                    (false, false) => {
+                        transaction.batch_execute(&format!("ALTER ROLE {name} WITH LOGIN"))?
+                    }
+                    (true, true) => {
+                        execute_quietly(
+                            &mut transaction,
+                            &format!("ALTER ROLE {name} WITH PASSWORD {verifier}"),
+                        )?;
+                        verifiers_set.push(login);
+                    }
+                    (true, false) => {}
+                }
+                let login = login.login.clone();
+                pending.push(match (role.can_login, verifier_changed) {
+                    (false, verifier_changed) => Action::Enabled {
+                        login,
+                        verifier_changed,
+                    },
+                    (true, true) => Action::Updated { login },
+                    (true, false) => Action::Unchanged { login },
+                });
+            }
+        }
+    }
+
+    // managed roles nobody is granted: no new sessions; their sessions are ended below
+    let granted: BTreeSet<&str> = logins.iter().copied().collect();
+    let mut withdrawn = Vec::new();
+    for (name, role) in &existing {
+        if role.managed && !granted.contains(name.as_str()) {
+            withdrawn.push(role.oid);
+            if role.can_login {
+                transaction
+                    .batch_execute(&format!("ALTER ROLE {} WITH NOLOGIN", identifier(name)))?;
+                pending.push(Action::Disabled {
+                    login: name.clone(),
+                });
+            }
+        }
+    }
+
+    // PostgreSQL takes a string that is not a verifier it knows as a password and hashes
+    // it: check that what it stored is what was given, before committing
+    let mismatched = stored_differently(&mut transaction, &verifiers_set)?;
+    if !mismatched.is_empty() {
+        transaction.rollback()?;
+        outcome.fail(format!(
+            "PostgreSQL did not store the verifier of {} as given (does it support \
+             SCRAM-SHA-256?); nothing changed",
+            mismatched
+                .iter()
+                .map(|login| format!("`{login}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        return Ok(());
+    }
+    transaction.commit()?;
+    outcome.actions.extend(pending);
+
+    end_sessions(client, &withdrawn, outcome)?;
+    create_databases(client, desired, &refused, outcome)?;
+    Ok(())
+}
+
+/// The roles named by the grants and every direct member of the marker role.
+fn read_roles(
+    transaction: &mut Transaction<'_>,
+    logins: &[&str],
+) -> Result<BTreeMap<String, ExistingRole>, postgres::Error> {
+    let rows = transaction.query(
+        "SELECT role.oid, role.rolname::text, role.rolcanlogin,
+                encode(sha256(convert_to(coalesce(role.rolpassword, ''), 'UTF8')), 'hex'),
+                EXISTS (SELECT 1 FROM pg_auth_members AS membership
+                          JOIN pg_roles AS marker ON marker.oid = membership.roleid
+                         WHERE membership.member = role.oid AND marker.rolname = $2)
+           FROM pg_authid AS role
+          WHERE role.rolname::text = ANY($1::text[])
+             OR EXISTS (SELECT 1 FROM pg_auth_members AS membership
+                          JOIN pg_roles AS marker ON marker.oid = membership.roleid
+                         WHERE membership.member = role.oid AND marker.rolname = $2)",
+        &[&logins, &MARKER_ROLE],
+    )?;
+    let mut roles = BTreeMap::new();
+    for row in rows {
+        roles.insert(
+            row.try_get::<_, String>(1)?,
+            ExistingRole {
+                oid: row.try_get(0)?,
+                can_login: row.try_get(2)?,
+                verifier_digest: row.try_get(3)?,
+                managed: row.try_get(4)?,
+            },
+        );
+    }
+    Ok(roles)
+}
+
+/// Runs a statement that carries a verifier with logging, activity tracking and
+/// statement statistics off for it alone.
+fn execute_quietly(
+    transaction: &mut Transaction<'_>,
+    statement: &str,
+) -> Result<(), postgres::Error> {
+    transaction.batch_execute(QUIET)?;
+    transaction.batch_execute(statement)?;
+    transaction.batch_execute(UNQUIET)
+}
+
+/// The logins whose stored verifier is not, byte for byte, the one given.
+fn stored_differently(
+    transaction: &mut Transaction<'_>,
+    logins: &[&DesiredLogin],
+) -> Result<Vec<String>, postgres::Error> {
+    let mut mismatched = Vec::new();
+    for login in logins {
+        let stored: Option<String> = transaction
+            .query_opt(
+                "SELECT encode(sha256(convert_to(coalesce(rolpassword, ''), 'UTF8')), 'hex')
+                   FROM pg_authid WHERE rolname::text = $1",
+                &[&login.login],
+            )?
+            .map(|row| row.try_get(0))
+            .transpose()?;
+        if stored.as_deref() != Some(login.verifier.digest()) {
+            mismatched.push(login.login.clone());
+        }
+    }
+    Ok(mismatched)
+}
+
+/// Ends every session of a withdrawn role, waiting for each to be gone.
+fn end_sessions(
+    client: &mut Client,
+    withdrawn: &[u32],
+    outcome: &mut Outcome,
+) -> Result<(), postgres::Error> {
+    if withdrawn.is_empty() {
+        return Ok(());
+    }
+    let rows = client.query(
+        "SELECT activity.usename::text, pg_terminate_backend(activity.pid, $2)
+           FROM pg_stat_activity AS activity
+          WHERE activity.usesysid = ANY($1::oid[]) AND activity.pid <> pg_backend_pid()",
+        &[&withdrawn, &TERMINATE_WAIT_MILLISECONDS],
+    )?;
+    let mut ended: BTreeMap<String, u64> = BTreeMap::new();
+    for row in rows {
+        let login: String = row.try_get(0)?;
+        let terminated: bool = row.try_get(1)?;
+        if terminated {
+            *ended.entry(login).or_default() += 1;
+        } else {
+            outcome.errors.push(format!(
+                "a session of `{login}` was still there {TERMINATE_WAIT_MILLISECONDS} ms after \
+                 it was told to end"
+            ));
+        }
+    }
+    for (login, sessions) in ended {
+        outcome
+            .actions
+            .push(Action::SessionsEnded { login, sessions });
+    }
+    Ok(())
+}
+
+/// Creates each database a grant asks for that does not exist, owned by its login. An
+/// existing database is left as it is, whoever owns it.
+fn create_databases(
+    client: &mut Client,
+    desired: &[DesiredLogin],
+    refused: &BTreeSet<&str>,
+    outcome: &mut Outcome,
+) -> Result<(), postgres::Error> {
+    for login in desired {
+        let Some(database) = &login.database else {
+            continue;
+        };
+        if refused.contains(login.login.as_str()) {
+            continue;
+        }
+        let exists = client
+            .query_opt(
+                "SELECT 1 FROM pg_database WHERE datname::text = $1",
+                &[database],
+            )?
+            .is_some();
+        if !exists {
+            client.batch_execute(&format!(
+                "CREATE DATABASE {} OWNER {}",
+                identifier(database),
+                identifier(&login.login)
+            ))?;
+            outcome.actions.push(Action::DatabaseCreated {
+                database: database.clone(),
+                owner: login.login.clone(),
+            });
+        }
+    }
+    Ok(())
+}

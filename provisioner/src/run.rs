@@ -1,0 +1,301 @@
+//! Running the provisioner: once, or watching. A watch polls because the host replaces
+//! the manifest by rename, and a file watch would go deaf after the first replacement.
+//! Each poll digests the manifest and the credential files it names; a reconcile runs
+//! when that digest changed, when the last one could not finish, and every
+//! `--repair-every` polls anyway. Between reconciles only digests are kept, never a
+//! credential. Must not exit on a bad input or an unreachable database while watching.
+
+use std::io::Write;
+use std::path::Path;
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+use postgres::{Client, NoTls};
+use sha2::{Digest, Sha256};
+use zeroize::Zeroizing;
+
+use crate::config::{Config, Mode, OutputFormat};
+use crate::credential;
+use crate::manifest::{self, Manifest};
+use crate::reconcile::{self, DesiredLogin};
+use crate::report::{Failure, Report, Trigger};
+
+/// How long to wait for the server to answer a connection, unless the URL says.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// One look at the inputs, taken at each poll.
+struct Look {
+    /// `sha256:HEX` of the manifest's bytes, when they could be read.
+    manifest_digest: Option<String>,
+    /// The manifest and the digest of every credential file it names (or why it could
+    /// not be read): when this changes, something may need doing.
+    inputs_digest: String,
+    manifest: Result<Manifest, String>,
+}
+
+/// The provisioner between polls: the connection, nothing secret.
+pub struct Provisioner<'a> {
+    config: &'a Config,
+    client: Option<Client>,
+}
+
+impl<'a> Provisioner<'a> {
+    pub fn new(config: &'a Config) -> Provisioner<'a> {
+        Provisioner {
+            config,
+            client: None,
+        }
+    }
+
+    fn look(&self) -> Look {
+        let path = &self.config.manifest;
+        let bytes = match std::fs::read(path) {
+            Ok(bytes) => bytes,
+            Err(error) => {
+                let reason = format!("manifest `{}`: cannot read it: {error}", path.display());
+                return Look {
+                    manifest_digest: None,
+                    inputs_digest: format!("unreadable: {reason}"),
+                    manifest: Err(reason),
+                };
+            }
+        };
+        let manifest_digest = format!("sha256:{}", hex::encode(Sha256::digest(&bytes)));
+        let manifest = manifest::parse(&bytes, self.config.root.as_deref())
+            .map_err(|reason| format!("manifest `{}`: {reason}", path.display()));
+        let mut inputs = Sha256::new();
+        inputs.update(manifest_digest.as_bytes());
+        if let Ok(manifest) = &manifest {
+            for grant in &manifest.grants {
+                inputs.update(b"\0");
+                inputs.update(grant.login.as_bytes());
+                inputs.update(b"\0");
+                match credential::file_digest(&grant.credential_path) {
+                    Ok(digest) => inputs.update(digest),
+                    Err(reason) => inputs.update(reason.as_bytes()),
+                }
+            }
+        }
+        Look {
+            manifest_digest: Some(manifest_digest),
+            inputs_digest: hex::encode(inputs.finalize()),
+            manifest,
+        }
+    }
+
+    fn reconcile(&mut self, look: Look, trigger: Trigger) -> Report {
+        let mut report = Report {
+            manifest: self.config.manifest.clone(),
+            manifest_digest: look.manifest_digest,
+            trigger,
+            actions: Vec::new(),
+            errors: Vec::new(),
+            failure: None,
+        };
+        let manifest = match look.manifest {
+            Ok(manifest) => manifest,
+            Err(reason) => {
+                report.errors.push(format!(
+                    "{reason}; nothing changed, keeping the last good state"
+                ));
+                report.failure = Some(Failure::Input);
+                return report;
+            }
+        };
+        // every credential is read and checked before anything is changed
+        let mut desired = Vec::with_capacity(manifest.grants.len());
+        for grant in &manifest.grants {
+            match credential::read_verifier(&grant.credential_path) {
+                Ok(verifier) => desired.push(DesiredLogin {
+                    login: grant.login.clone(),
+                    verifier,
+                    database: grant.database.clone(),
+                }),
+                Err(reason) => report.errors.push(format!(
+                    "credential `{}` of login `{}`: {reason}; nothing changed, keeping the last good state",
+                    grant.credential_path.display(),
+                    grant.login
+                )),
+            }
+        }
+        if !report.errors.is_empty() {
+            report.failure = Some(Failure::Input);
+            return report;
+        }
+        let client = match self.connected() {
+            Ok(client) => client,
+            Err(reason) => {
+                report.errors.push(format!("{reason}; nothing changed"));
+                report.failure = Some(Failure::Database);
+                return report;
+            }
+        };
+        let outcome = reconcile::reconcile(client, &desired);
+        // the verifiers go here, wiped as they are dropped
+        drop(desired);
+        if outcome.database_failed {
+            // start from a fresh session next time
+            self.client = None;
+            report.failure = Some(Failure::Database);
+        }
+        report.actions = outcome.actions;
+        report.errors.extend(outcome.errors);
+        report
+    }
+
+    /// The open session if it still answers (the server may have restarted since the
+    /// last reconcile, and a blocking client only notices when it asks), or a new one.
+    fn connected(&mut self) -> Result<&mut Client, String> {
+        let answers = match &mut self.client {
+            Some(client) => !client.is_closed() && client.is_valid(CONNECT_TIMEOUT).is_ok(),
+            None => false,
+        };
+        if !answers {
+            self.client = None;
+        }
+        match &mut self.client {
+            Some(client) => Ok(client),
+            slot @ None => Ok(slot.insert(connect(self.config)?)),
+        }
+    }
+}
+
+fn connect(config: &Config) -> Result<Client, String> {
+    let mut postgres = postgres::Config::from_str(&config.postgres)
+        .map_err(|error| format!("`--postgres` is not a connection string: {error}"))?;
+    if let Some(path) = &config.password_file {
+        let password = read_password(path)?;
+        postgres.password(password.as_bytes());
+    }
+    if postgres.get_connect_timeout().is_none() {
+        postgres.connect_timeout(CONNECT_TIMEOUT);
+    }
+    if postgres.get_application_name().is_none() {
+        postgres.application_name("mesh-provision");
+    }
+    // where, without user or password: host:port for each host the string names
+    let ports = postgres.get_ports();
+    let target = postgres
+        .get_hosts()
+        .iter()
+        .enumerate()
+        .map(|(index, host)| {
+            let port = ports.get(index).or(ports.first()).copied().unwrap_or(5432);
+            match host {
+                postgres::config::Host::Tcp(name) => format!("{name}:{port}"),
+                postgres::config::Host::Unix(path) => format!("{}:{port}", path.display()),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",");
+    postgres.connect(NoTls).map_err(|error| {
+        format!(
+            "cannot connect to PostgreSQL at `{target}`: {}",
+            reconcile::describe(&error)
+        )
+    })
+}
+
+/// The superuser's password: the file's first line.
+fn read_password(path: &Path) -> Result<Zeroizing<String>, String> {
+    let bytes = Zeroizing::new(
+        std::fs::read(path)
+            .map_err(|error| format!("password file `{}`: {error}", path.display()))?,
+    );
+    let text = std::str::from_utf8(&bytes)
+        .map_err(|_| format!("password file `{}` is not text", path.display()))?;
+    let line = text.lines().next().unwrap_or("");
+    if line.is_empty() {
+        return Err(format!("password file `{}` is empty", path.display()));
+    }
+    Ok(Zeroizing::new(line.to_string()))
+}
+
+/// Prints a report; a watch that cannot write keeps working.
+fn emit(report: &Report, format: OutputFormat, output: &mut dyn Write, errors: &mut dyn Write) {
+    let text = match format {
+        OutputFormat::Human => report.render_human(),
+        OutputFormat::Json => report.render_json(),
+    };
+    let written = errors
+        .write_all(report.render_errors().as_bytes())
+        .and_then(|()| errors.flush())
+        .and_then(|()| output.write_all(text.as_bytes()))
+        .and_then(|()| output.flush());
+    // nowhere left to say that saying failed
+    match written {
+        Ok(()) | Err(_) => {}
+    }
+}
+
+/// Runs as configured: returns the exit code once, never returns while watching.
+pub fn run(config: &Config, output: &mut dyn Write, errors: &mut dyn Write) -> i32 {
+    let mut provisioner = Provisioner::new(config);
+    match config.mode {
+        Mode::Once => {
+            let look = provisioner.look();
+            let report = provisioner.reconcile(look, Trigger::Once);
+            emit(&report, config.format, output, errors);
+            if report.errors.is_empty() { 0 } else { 1 }
+        }
+        Mode::Watch {
+            interval,
+            repair_every,
+        } => provisioner.watch(interval, repair_every, output, errors),
+    }
+}
+
+impl Provisioner<'_> {
+    fn watch(
+        &mut self,
+        interval: Duration,
+        repair_every: u32,
+        output: &mut dyn Write,
+        errors: &mut dyn Write,
+    ) -> ! {
+        let format = self.config.format;
+        // the inputs digest of the last reconcile, whatever became of it
+        let mut last_inputs: Option<String> = None;
+        let mut retry = false;
+        let mut polls_since_reconcile: u32 = 0;
+        let mut polls_since_printed: u32 = 0;
+        let mut last_errors: Vec<String> = Vec::new();
+        loop {
+            let started = Instant::now();
+            let look = self.look();
+            polls_since_reconcile = polls_since_reconcile.saturating_add(1);
+            polls_since_printed = polls_since_printed.saturating_add(1);
+            let trigger = match &last_inputs {
+                None => Some(Trigger::Start),
+                Some(last) if *last != look.inputs_digest => Some(Trigger::Changed),
+                Some(_) if retry => Some(Trigger::Retry),
+                Some(_) if polls_since_reconcile >= repair_every => Some(Trigger::Repair),
+                Some(_) => None,
+            };
+            if let Some(trigger) = trigger {
+                let inputs_digest = look.inputs_digest.clone();
+                let report = self.reconcile(look, trigger);
+                polls_since_reconcile = 0;
+                last_inputs = Some(inputs_digest);
+                retry = report.failure == Some(Failure::Database);
+                // a repair that found nothing to do, and a retry that failed as the last
+                // one did, stay quiet; a standing problem is said again now and then
+                let say = match trigger {
+                    Trigger::Once | Trigger::Start | Trigger::Changed => true,
+                    Trigger::Repair => report.changed_anything() || !report.errors.is_empty(),
+                    Trigger::Retry => {
+                        report.changed_anything()
+                            || report.errors != last_errors
+                            || polls_since_printed >= repair_every
+                    }
+                };
+                if say {
+                    emit(&report, format, output, errors);
+                    polls_since_printed = 0;
+                }
+                last_errors = report.errors;
+            }
+            std::thread::sleep(interval.saturating_sub(started.elapsed()));
+        }
+    }
+}
