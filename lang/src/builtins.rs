@@ -487,6 +487,17 @@ impl Machine {
         span: Span,
         context: &str,
     ) -> EvalResult<Vec<u8>> {
+        self.coerce_to_path_as_written(value, span, context)
+            .map(|(path, _)| path)
+    }
+
+    /// The canonical path and the text it was written as.
+    fn coerce_to_path_as_written(
+        &mut self,
+        value: &Value,
+        span: Span,
+        context: &str,
+    ) -> EvalResult<(Vec<u8>, Vec<u8>)> {
         let text = self.coerce_to_string(value, span, false, false)?;
         if text.first() != Some(&b'/') {
             return Err(error(
@@ -500,7 +511,31 @@ impl Machine {
                 "use a path literal such as `./file.nix`",
             ));
         }
-        Ok(compile::canonical_path(&text))
+        Ok((compile::canonical_path(&text), text))
+    }
+
+    /// [`Machine::coerce_to_path`] for a file to read: a string that the operating
+    /// system would not resolve (`"file/"`, `"missing/.."`) cannot be read.
+    pub(crate) fn coerce_to_readable_path(
+        &mut self,
+        value: &Value,
+        span: Span,
+        context: &str,
+    ) -> EvalResult<Vec<u8>> {
+        let (path, written) = self.coerce_to_path_as_written(value, span, context)?;
+        if self.is_allowed(&path) && !self.raw_path_resolves(&written) {
+            return Err(error(
+                codes::FILE_UNREADABLE,
+                format!(
+                    "{context}: cannot read `{}`: a `/`, `.` or `..` in it follows something that is not a directory",
+                    String::from_utf8_lossy(&written)
+                ),
+                span,
+                "read here",
+                "check the path; a path literal (`./dir/file`) is always resolved within the repository",
+            ));
+        }
+        Ok(path)
     }
 }
 
@@ -582,7 +617,7 @@ fn try_eval(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResul
 }
 
 fn import(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
-    let path = machine.coerce_to_path(&arguments[0], span, "import")?;
+    let path = machine.coerce_to_readable_path(&arguments[0], span, "import")?;
     machine.import_path(&path, span)
 }
 
@@ -807,19 +842,21 @@ fn to_path(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult
 }
 
 fn path_exists(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
-    let path = machine.coerce_to_path(&arguments[0], span, "`pathExists`")?;
+    let (path, written) = machine.coerce_to_path_as_written(&arguments[0], span, "`pathExists`")?;
     let file_path = machine.check_allowed(&path, span, "`pathExists`")?;
-    Ok(Value::Bool(machine.loader().kind(&file_path).is_some()))
+    Ok(Value::Bool(
+        machine.loader().kind(&file_path).is_some() && machine.raw_path_resolves(&written),
+    ))
 }
 
 fn read_file(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
-    let path = machine.coerce_to_path(&arguments[0], span, "`readFile`")?;
+    let path = machine.coerce_to_readable_path(&arguments[0], span, "`readFile`")?;
     let content = machine.read_file(&path, span, "`readFile`")?;
     Ok(Value::String(Rc::from(content)))
 }
 
 fn read_dir(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
-    let path = machine.coerce_to_path(&arguments[0], span, "`readDir`")?;
+    let path = machine.coerce_to_readable_path(&arguments[0], span, "`readDir`")?;
     let directory = machine.check_allowed(&path, span, "`readDir`")?;
     let entries = machine.loader().list(&directory).map_err(|io_error| {
         error(
@@ -847,7 +884,7 @@ fn read_dir(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResul
 
 fn hash_file(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
     let algorithm = machine.force_string(&arguments[0], span, "`hashFile`")?;
-    let path = machine.coerce_to_path(&arguments[1], span, "`hashFile`")?;
+    let path = machine.coerce_to_readable_path(&arguments[1], span, "`hashFile`")?;
     let content = machine.read_file(&path, span, "`hashFile`")?;
     strings::hash_bytes(&algorithm, &content, span)
 }

@@ -269,6 +269,53 @@ impl Machine {
         Ok(PathBuf::from(text))
     }
 
+    pub(crate) fn is_allowed(&self, path: &[u8]) -> bool {
+        self.allowed_roots.iter().any(|root| {
+            path == root.as_slice()
+                || (path.starts_with(root)
+                    && (root.ends_with(b"/") || path.get(root.len()) == Some(&b'/')))
+        })
+    }
+
+    /// Whether a path written as a string reaches a file the way the operating
+    /// system resolves it (Nix 2.8 hands such strings to the system as they are):
+    /// `.`, `..` and a trailing `/` need a directory before them, so `"file/"` and
+    /// `"missing/.."` lead nowhere even though their canonical forms exist.
+    /// Directories outside the repository are not probed.
+    pub(crate) fn raw_path_resolves(&self, raw: &[u8]) -> bool {
+        let is_directory = |path: &[u8]| {
+            let path = if path.is_empty() { &b"/"[..] } else { path };
+            if !self.is_allowed(path) {
+                return true;
+            }
+            let path = PathBuf::from(String::from_utf8_lossy(path).into_owned());
+            self.loader.kind(&path) == Some(FileKind::Directory)
+        };
+        let mut prefix: Vec<u8> = Vec::new();
+        for component in raw.split(|byte| *byte == b'/') {
+            match component {
+                b"" => {}
+                b"." => {
+                    if !is_directory(&prefix) {
+                        return false;
+                    }
+                }
+                b".." => {
+                    if !is_directory(&prefix) {
+                        return false;
+                    }
+                    let cut = prefix.iter().rposition(|byte| *byte == b'/').unwrap_or(0);
+                    prefix.truncate(cut);
+                }
+                name => {
+                    prefix.push(b'/');
+                    prefix.extend_from_slice(name);
+                }
+            }
+        }
+        !(raw.len() > 1 && raw.ends_with(b"/")) || is_directory(&prefix)
+    }
+
     pub(crate) fn loader(&self) -> Rc<dyn Loader> {
         self.loader.clone()
     }

@@ -1,0 +1,2 @@
+# expect: E035
+import ./lib

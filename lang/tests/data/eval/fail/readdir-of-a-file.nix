@@ -1,0 +1,2 @@
+# expect: E035
+builtins.readDir ./lib/x.txt

@@ -1,0 +1,2 @@
+# expect: E035
+builtins.readFile "${toString ./lib}/missing/../x.txt"

@@ -1,0 +1,1 @@
+builtins.readFile "${toString ./lib}/tree/../data.txt"
