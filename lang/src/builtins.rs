@@ -66,25 +66,25 @@ const REFUSED_FUNCTIONS: &[(&str, usize, &str)] = &[
     ("fetchTarball", 1, "fetchers"),
     ("fetchTree", 1, "fetchers"),
     ("fetchurl", 1, "fetchers"),
-    ("filterSource", 2, "the store"),
+    ("filterSource", 2, "store"),
     ("findFile", 2, "search paths"),
     ("getContext", 1, "string context"),
-    ("getEnv", 1, "the environment (`getEnv`)"),
+    ("getEnv", 1, "environment (`getEnv`)"),
     ("hasContext", 1, "string context"),
-    ("path", 1, "the store"),
+    ("path", 1, "store"),
     ("placeholder", 1, "placeholders"),
     ("scopedImport", 2, "`scopedImport`"),
-    ("storePath", 1, "the store"),
-    ("toFile", 2, "the store (`toFile`)"),
+    ("storePath", 1, "store"),
+    ("toFile", 2, "store (`toFile`)"),
     ("unsafeDiscardOutputDependency", 1, "string context"),
 ];
 
 /// Builtin constants the mesh language leaves out.
 const REFUSED_CONSTANTS: &[(&str, &str)] = &[
     ("currentSystem", "`currentSystem`"),
-    ("currentTime", "the clock (`currentTime`)"),
+    ("currentTime", "clock (`currentTime`)"),
     ("nixPath", "search paths (`nixPath`)"),
-    ("storeDir", "the store (`storeDir`)"),
+    ("storeDir", "store (`storeDir`)"),
 ];
 
 fn refused(name: &str, what: &str, span: Span) -> Box<crate::diagnostic::Diagnostic> {
@@ -94,7 +94,7 @@ fn refused(name: &str, what: &str, span: Span) -> Box<crate::diagnostic::Diagnos
         span,
         "used here",
         format!(
-            "mesh evaluation is pure and has no {what}; a module describes files, services and containers with `mesh.*` shapes instead"
+            "mesh evaluation is pure: it has no {what}; a module describes files, services and containers with `mesh.*` shapes instead"
         ),
     )
 }

@@ -114,6 +114,7 @@ codes! {
     UNBUILT_ARTIFACT = "E307", "artifact not built, or changed since it was built";
     INVALID_LOCK = "E308", "invalid `mesh.lock`";
     LOGIN_CONFLICT = "E309", "two consumers would get the same login";
+    MIRROR_WITHOUT_REGISTRY = "E310", "mirrored image but no registry in the inventory";
     // E4xx: shapes and plans
     INVALID_SHAPE = "E400", "invalid shape";
     SHAPE_CONFLICT = "E401", "two shapes declare the same resource differently";

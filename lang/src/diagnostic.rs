@@ -138,7 +138,8 @@ pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         .filter(|candidate| *candidate != name)
         .map(|candidate| (edit_distance(name, candidate), candidate))
         .filter(|(distance, candidate)| {
-            *distance <= limit
+            // a name that shares nothing with the candidate is no typo of it
+            (*distance <= limit && *distance < name.chars().count())
                 || (name.len() >= 3 && candidate.to_lowercase() == name.to_lowercase())
         })
         .collect();

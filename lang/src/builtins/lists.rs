@@ -184,11 +184,14 @@ fn elem_at(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult
             format!("list index {index} is out of bounds"),
             span,
             "indexed here",
-            format!(
-                "the list has {} elements; valid indices are 0 to {}",
-                list.len(),
-                list.len() as i64 - 1
-            ),
+            match list.len() {
+                0 => "the list is empty; check `builtins.length` first".to_string(),
+                1 => "the list has 1 element; the only valid index is 0".to_string(),
+                count => format!(
+                    "the list has {count} elements; valid indices are 0 to {}",
+                    count - 1
+                ),
+            },
         ));
     }
     let item = list[index as usize].clone();
