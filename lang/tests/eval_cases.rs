@@ -178,6 +178,9 @@ fn describe_errors(errors: &[Diagnostic]) -> String {
             if let Some(help) = &error.help {
                 text.push_str(&format!(" (help: {help})"));
             }
+            for frame in &error.trace {
+                text.push_str(&format!(" [trace: {}]", frame.message));
+            }
             text
         })
         .collect::<Vec<_>>()
