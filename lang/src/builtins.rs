@@ -571,13 +571,13 @@ fn throw(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<V
 /// error's trace, as `--show-trace` shows it in Nix.
 fn add_error_context(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
     machine.force(&arguments[1], span).map_err(|mut error| {
-        if let Ok(message) = machine.coerce_to_string(&arguments[0], span, false, false) {
-            if error.trace.len() < 64 {
-                error.trace.push(crate::diagnostic::Label::new(
-                    span,
-                    String::from_utf8_lossy(&message).into_owned(),
-                ));
-            }
+        if let Ok(message) = machine.coerce_to_string(&arguments[0], span, false, false)
+            && error.trace.len() < 64
+        {
+            error.trace.push(crate::diagnostic::Label::new(
+                span,
+                String::from_utf8_lossy(&message).into_owned(),
+            ));
         }
         error
     })
