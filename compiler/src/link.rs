@@ -515,7 +515,7 @@ fn store_diagnostic(error: StoreError, what: String, span: Span) -> Diagnostic {
     match error {
         StoreError::NotMade { reason } => Diagnostic::error(
             codes::SECRET_NOT_MADE,
-            format!("{what} is not made: {reason}"),
+            format!("{what} {reason}"),
         )
         .with_primary(span, "declared here")
         .with_help("run `meshc build` without `--locked` to make it, then commit `secrets/`"),
@@ -881,7 +881,7 @@ pub fn link(
             let Some(registry) = registry else {
                 link.diagnostics.push(
                     Diagnostic::error(
-                        codes::UNPINNED_MIRROR,
+                        codes::MIRROR_WITHOUT_REGISTRY,
                         format!("mirror `{}` of module `{}` needs a registry, and the inventory names none", mirror.name, mirror.module),
                     )
                     .with_primary(mirror.span, "mirrored here")

@@ -192,9 +192,9 @@ impl Store {
         }
         if self.locked {
             let reason = if sealed.is_some() {
-                "it was sealed to another key and must be remade".to_string()
+                "was sealed to an earlier key of the node and must be remade".to_string()
             } else {
-                "it has not been made".to_string()
+                "has not been made".to_string()
             };
             return Err(StoreError::NotMade { reason });
         }
@@ -251,9 +251,9 @@ impl Store {
         }
         if self.locked {
             let reason = if recorded.is_some() {
-                "a key changed since it was made, so it must be remade".to_string()
+                "must be remade: a key changed since it was made".to_string()
             } else {
-                "it has not been made".to_string()
+                "has not been made".to_string()
             };
             return Err(StoreError::NotMade { reason });
         }

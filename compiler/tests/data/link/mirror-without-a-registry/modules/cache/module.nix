@@ -1,0 +1,4 @@
+{
+  description = "a cache";
+  mirrors.redis = "docker.io/library/redis:7";
+}
