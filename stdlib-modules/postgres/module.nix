@@ -69,12 +69,15 @@
         command = [
           "mesh-provision"
           "--manifest" "/etc/mesh/grants/postgres.json"
-          "--postgres" "postgres://postgres@127.0.0.1:${port}/postgres"
+          # the server's published port, from the provisioner's own network namespace
+          "--postgres" "postgres://postgres@host.containers.internal:${port}/postgres"
           "--password-file" "/run/secrets/superuser"
           "--watch" "--interval" (toString settings.pollInterval)
         ];
         mounts = [
-          { source = "/etc/mesh/grants/postgres.json"; target = "/etc/mesh/grants/postgres.json"; read_only = true; }
+          # the directory, not the file: mesh-apply replaces the manifest by rename, and a
+          # bind mount of the file would keep showing the old one
+          { source = "/etc/mesh/grants"; target = "/etc/mesh/grants"; read_only = true; }
           { source = "/var/lib/mesh/grants/postgres"; target = "/var/lib/mesh/grants/postgres"; read_only = true; }
           { source = "/var/lib/mesh/postgres/superuser"; target = "/run/secrets/superuser"; read_only = true; }
         ];
