@@ -1,0 +1,1 @@
+builtins.length ([ (throw "x") ] ++ [ 1 ])

@@ -1,0 +1,1 @@
+let __sub = a: b: "sub ${toString a} ${toString b}"; in -1

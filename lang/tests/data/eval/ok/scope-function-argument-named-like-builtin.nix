@@ -1,0 +1,1 @@
+[ ((map: map) 1) ((toString: toString + 1) 2) ]

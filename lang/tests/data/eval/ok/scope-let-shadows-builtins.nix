@@ -1,0 +1,1 @@
+let builtins = { x = 1; }; in builtins.x

@@ -1,0 +1,1 @@
+let true = false; in [ true (!true) ]

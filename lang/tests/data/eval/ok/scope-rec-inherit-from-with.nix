@@ -1,0 +1,1 @@
+with { a = 1; }; rec { inherit a; b = a + 1; }
