@@ -2,7 +2,7 @@
 //! `lang` crate and by the real `nix-instantiate --eval --strict`, must print the same
 //! bytes. The generator makes only programs whose output may not legitimately differ:
 //! no paths (absolute in the output), no integer overflow (an error in mesh, wrapped in
-//! Nix 2.8), no floats, no errors. It needs `nix-instantiate` (Debian's `nix-bin`) and
+//! Nix 2.8), no errors. It needs `nix-instantiate` (Debian's `nix-bin`) and
 //! fails when it is missing. It writes only to a temporary directory.
 //!
 //! `MESH_DIFFERENTIAL_CASES` sets how many programs run (default 200);
@@ -190,6 +190,11 @@ impl Generator {
         let count = self.random.range(2, 5);
         let mut text = String::from("{\n");
         for index in 0..count {
+            if self.random.chance(20) {
+                let value = self.float_expr(3);
+                let _ = writeln!(text, "  r{index} = {value};");
+                continue;
+            }
             let want = self.random.pick(&ALL_WANTS);
             let value = self.expr(want, 4);
             let _ = writeln!(text, "  r{index} = {};", value.text);
@@ -197,6 +202,32 @@ impl Generator {
         text.push('}');
         text.push('\n');
         text
+    }
+
+    /// A float made from integers: printed with C++'s `%g`-like stream formatting at
+    /// the top level, with `%f` through `toString`, in lists, in JSON.
+    fn float_expr(&mut self, depth: u32) -> String {
+        const LITERALS: [&str; 10] = [
+            "0.1", "1.5", "2.0", "3.0", "7.0", "0.001", "1.0e3", "2.5e-3", "123456.0", "1.0e7",
+        ];
+        let integer = self.expr(Want::Int, depth);
+        let literal = self.random.pick(&LITERALS);
+        let float = match self.random.below(5) {
+            0 => format!("({} * {literal})", integer.text),
+            1 => format!("({} / {literal})", integer.text),
+            2 => format!("({literal} + {})", integer.text),
+            3 => format!(
+                "(builtins.foldl' (a: b: a + b * {literal}) 0.5 [ 1 2 {} ])",
+                integer.text
+            ),
+            _ => format!("({} - {literal} * {literal})", integer.text),
+        };
+        match self.random.below(4) {
+            0 => format!("(toString {float})"),
+            1 => format!("[ {float} (builtins.typeOf {float}) ]"),
+            2 => format!("(builtins.toJSON {float})"),
+            _ => float,
+        }
     }
 
     fn variable(&mut self, want: Want) -> Option<Made> {
