@@ -110,7 +110,8 @@ fn split_version(machine: &mut Machine, arguments: &[Value], span: Span) -> Eval
 }
 
 fn parse_drv_name(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
-    let text = machine.coerce_to_string(&arguments[0], span, false, true)?;
+    // a string, not anything that coerces to one (Nix's `forceStringNoCtx`)
+    let text = machine.force_string(&arguments[0], span, "`parseDrvName`")?;
     // the name ends at the first dash followed by something that is not a letter
     let mut name_end = text.len();
     let mut version_start = text.len();

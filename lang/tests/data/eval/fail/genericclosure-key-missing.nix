@@ -1,0 +1,2 @@
+# expect: E021
+builtins.genericClosure { startSet = [ { } ]; operator = x: [ ]; }

@@ -1,0 +1,2 @@
+# expect: E020
+builtins.listToAttrs [ { name = 1; value = 2; } ]

@@ -1,0 +1,2 @@
+# expect: E020
+builtins.fromJSON { __toString = s: "1"; }

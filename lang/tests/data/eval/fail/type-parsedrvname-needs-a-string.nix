@@ -1,0 +1,2 @@
+# expect: E020
+builtins.parseDrvName { __toString = s: "a-1"; }

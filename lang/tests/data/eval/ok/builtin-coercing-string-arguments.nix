@@ -1,0 +1,1 @@
+let s = { __toString = self: "a-1.5"; }; in [ (builtins.stringLength s) (builtins.substring 0 3 s) (builtins.unsafeDiscardStringContext s) (baseNameOf s) (toString s) (builtins.concatStringsSep "," [ s s ]) ]
