@@ -90,9 +90,13 @@ fn evaluate_here(request: EvalRequest) -> EvalOutcome {
         } else {
             machine.print_strict(&value)
         };
+        // nix-instantiate ends the printed value with a newline, the JSON without one
+        let json = request.json;
         printed
             .map(|mut bytes| {
-                bytes.push(b'\n');
+                if !json {
+                    bytes.push(b'\n');
+                }
                 bytes
             })
             .map_err(|error| vec![*error])
