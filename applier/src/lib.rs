@@ -23,6 +23,7 @@ pub mod durable;
 pub mod file;
 pub mod host;
 pub mod link;
+pub mod listen;
 pub mod needs;
 pub mod problem;
 pub mod record;

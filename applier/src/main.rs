@@ -8,9 +8,16 @@ use std::process::ExitCode;
 use applier::{Command, OutputFormat, parse_arguments};
 
 fn main() -> ExitCode {
-    let config = match parse_arguments(std::env::args_os().skip(1)) {
+    let arguments: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if applier::listen::is_listen(&arguments) {
+        return listen(arguments);
+    }
+    let config = match parse_arguments(arguments) {
         Ok(Command::Apply(config)) => config,
-        Ok(Command::Help) => return print_and_exit(applier::config::USAGE, 0),
+        Ok(Command::Help) => {
+            let usage = format!("{}\n{}", applier::config::USAGE, applier::listen::USAGE);
+            return print_and_exit(&usage, 0);
+        }
         Ok(Command::Version) => {
             return print_and_exit(&format!("mesh-apply {}\n", env!("CARGO_PKG_VERSION")), 0);
         }
@@ -29,6 +36,22 @@ fn main() -> ExitCode {
         OutputFormat::Json => report.render_json(),
     };
     print_and_exit(&text, report.exit_code())
+}
+
+/// `mesh-apply --listen`: runs until stopped; a configuration error exits 1.
+fn listen(arguments: Vec<std::ffi::OsString>) -> ExitCode {
+    let failure = match applier::listen::parse_arguments(arguments) {
+        Ok(None) => return print_and_exit(applier::listen::USAGE, 0),
+        Ok(Some(config)) => match applier::listen::listen(config) {
+            Ok(()) => return ExitCode::SUCCESS,
+            Err(message) => format!("error: {message}\n"),
+        },
+        Err(message) => format!("error: {message}\n\n{}", applier::listen::USAGE),
+    };
+    let mut stderr = std::io::stderr().lock();
+    match stderr.write_all(failure.as_bytes()) {
+        Ok(()) | Err(_) => ExitCode::from(1),
+    }
 }
 
 fn print_and_exit(text: &str, code: i32) -> ExitCode {

@@ -67,13 +67,27 @@ fn unknown_format_and_bad_root_are_refused() {
 }
 
 #[test]
-fn listen_is_not_available_yet() {
+fn listen_names_what_it_misses_and_has_its_own_help() {
     let (code, _, stderr) = run(&["--listen"]);
     assert_eq!(code, 1);
     assert!(
-        stderr.contains("`--listen` is not available yet"),
+        stderr.starts_with("error: missing `--node NAME`"),
         "{stderr}"
     );
+    let (code, _, stderr) = run(&["--listen", "--node", "db1"]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.starts_with("error: missing `--identity KEY`"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = run(&["--listen", "plan.json", "--node", "db1"]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("not a file"), "{stderr}");
+    let (code, stdout, _) = run(&["--listen", "--help"]);
+    assert_eq!(code, 0);
+    assert!(stdout.starts_with("usage: mesh-apply --listen"), "{stdout}");
+    let (_, stdout, _) = run(&["--help"]);
+    assert!(stdout.contains("mesh-apply --listen"), "{stdout}");
 }
 
 #[test]

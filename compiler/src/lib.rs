@@ -13,6 +13,7 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 pub mod artifacts;
+pub mod builds;
 pub mod contribute;
 pub mod diff;
 pub mod emit;
@@ -24,6 +25,7 @@ pub mod lock;
 pub mod module;
 pub mod pipeline;
 pub mod prelude;
+pub mod publish;
 pub mod render;
 pub mod repository;
 pub mod resolve;

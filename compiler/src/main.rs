@@ -21,6 +21,12 @@ commands:
   diff OLD NEW                                 what changes between two build outputs
        [--format human|json] [--detailed-exitcode]
   artifacts build [--repo DIR] [--store DIR]   build the declared artifacts and record them in mesh.lock
+  artifacts build --remote [--repo DIR]        ask the builder (`mesh-build`) through the broker instead
+       [--amqp URL] [--timeout SECS]
+  publish [--out DIR] [--amqp URL] [--node N]  send each node's plan to its queue (waits for the broker's confirms)
+  builds [--store DIR] [--format human|json]   the builder's record of every build result, failures included
+  broker-permissions [--out DIR] [--vhost V]   print the rabbitmqctl commands that give each node, the builder
+                                               and the operator their own least-privilege user
 ";
 
 fn main() -> ExitCode {
@@ -46,6 +52,9 @@ fn run() -> Result<ExitCode, String> {
         Some("lock") => lock_command(rest),
         Some("diff") => diff_command(rest),
         Some("artifacts") => artifacts_command(rest),
+        Some("publish") => publish_command(rest),
+        Some("builds") => builds_command(rest),
+        Some("broker-permissions") => broker_permissions_command(rest),
         Some("help") | Some("--help") | Some("-h") => {
             print!("{USAGE}");
             Ok(ExitCode::SUCCESS)
@@ -342,11 +351,23 @@ fn artifacts_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, Str
     let mut repository = PathBuf::from(".");
     let mut store = None;
     let mut action = None;
+    let mut remote = false;
+    let mut url = None;
+    let mut timeout = compiler::builds::DEFAULT_REMOTE_TIMEOUT;
     while let Some(argument) = parser.next().map_err(|e| e.to_string())? {
         match argument {
             Long("repo") => repository = PathBuf::from(parser.value().map_err(|e| e.to_string())?),
             Long("store") => {
                 store = Some(PathBuf::from(parser.value().map_err(|e| e.to_string())?))
+            }
+            Long("remote") => remote = true,
+            Long("amqp") => url = Some(string_value(&mut parser)?),
+            Long("timeout") => {
+                let seconds = string_value(&mut parser)?;
+                timeout = seconds
+                    .parse::<u64>()
+                    .map(std::time::Duration::from_secs)
+                    .map_err(|_| format!("--timeout takes whole seconds, not `{seconds}`"))?;
             }
             Value(value) if action.is_none() => {
                 action = Some(value.string().map_err(|e| format!("{e:?}"))?)
@@ -355,7 +376,13 @@ fn artifacts_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, Str
         }
     }
     if action.as_deref() != Some("build") {
-        return Err("usage: meshc artifacts build [--repo DIR] [--store DIR]".into());
+        return Err("usage: meshc artifacts build [--repo DIR] [--store DIR | --remote [--amqp URL] [--timeout SECS]]".into());
+    }
+    if remote && store.is_some() {
+        return Err(
+            "--store is where local builds go; with --remote the builder keeps its own store"
+                .into(),
+        );
     }
     let compilation = compiler::pipeline::compile(&repository);
     let store = store.unwrap_or_else(|| compilation.root.join(".mesh").join("artifacts"));
@@ -377,17 +404,28 @@ fn artifacts_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, Str
     if compilation.artifact_directories.is_empty() {
         eprintln!("the repository declares no artifacts");
     }
-    for (directory, absolute) in &compilation.artifact_directories {
-        let built = compiler::artifacts::build(absolute)
-            .map_err(|e| format!("cannot archive `{directory}`: {e}"))?;
-        let path = compiler::artifacts::store(&store, &built)
-            .map_err(|e| format!("cannot store `{directory}`: {e}"))?;
-        eprintln!(
-            "built {directory} -> {} ({} bytes)",
-            path.display(),
-            built.bytes.len()
-        );
-        lock.artifacts.insert(directory.clone(), built.digest);
+    let mut all_built = true;
+    if remote {
+        let directories: Vec<String> = compilation.artifact_directories.keys().cloned().collect();
+        if !directories.is_empty() {
+            let url = transport::names::url_or_default(url);
+            let (digests, all) = compiler::builds::build_remotely(&directories, &url, timeout)?;
+            all_built = all;
+            lock.artifacts.extend(digests);
+        }
+    } else {
+        for (directory, absolute) in &compilation.artifact_directories {
+            let built = compiler::artifacts::build(absolute)
+                .map_err(|e| format!("cannot archive `{directory}`: {e}"))?;
+            let path = compiler::artifacts::store(&store, &built)
+                .map_err(|e| format!("cannot store `{directory}`: {e}"))?;
+            eprintln!(
+                "built {directory} -> {} ({} bytes)",
+                path.display(),
+                built.bytes.len()
+            );
+            lock.artifacts.insert(directory.clone(), built.digest);
+        }
     }
     lock.artifacts
         .retain(|directory, _| compilation.artifact_directories.contains_key(directory));
@@ -403,7 +441,103 @@ fn artifacts_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, Str
         );
         return Ok(ExitCode::from(1));
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(if all_built {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// The next flag value as a UTF-8 string.
+fn string_value(parser: &mut lexopt::Parser) -> Result<String, String> {
+    parser
+        .value()
+        .map_err(|e| e.to_string())?
+        .into_string()
+        .map_err(|value| format!("`{}` is not valid UTF-8", value.to_string_lossy()))
+}
+
+fn publish_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String> {
+    use lexopt::prelude::*;
+    let mut parser = lexopt::Parser::from_args(arguments);
+    let mut out = PathBuf::from("build");
+    let mut url = None;
+    let mut nodes = Vec::new();
+    while let Some(argument) = parser.next().map_err(|e| e.to_string())? {
+        match argument {
+            Long("out") => out = PathBuf::from(parser.value().map_err(|e| e.to_string())?),
+            Long("amqp") => url = Some(string_value(&mut parser)?),
+            Long("node") => nodes.push(string_value(&mut parser)?),
+            other => return Err(other.unexpected().to_string()),
+        }
+    }
+    let url = transport::names::url_or_default(url);
+    match compiler::publish::publish(&out, &url, &nodes) {
+        Ok(true) => Ok(ExitCode::SUCCESS),
+        Ok(false) => Ok(ExitCode::from(1)),
+        Err(message) => {
+            eprintln!("error: {message}");
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+fn builds_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String> {
+    use lexopt::prelude::*;
+    let mut parser = lexopt::Parser::from_args(arguments);
+    let mut store = PathBuf::from(transport::builder::DEFAULT_STORE);
+    let mut json = false;
+    while let Some(argument) = parser.next().map_err(|e| e.to_string())? {
+        match argument {
+            Long("store") => store = PathBuf::from(parser.value().map_err(|e| e.to_string())?),
+            Long("format") => {
+                json = match string_value(&mut parser)?.as_str() {
+                    "json" => true,
+                    "human" => false,
+                    _ => return Err("--format takes `human` or `json`".into()),
+                }
+            }
+            other => return Err(other.unexpected().to_string()),
+        }
+    }
+    match compiler::builds::render(&store, json) {
+        Ok(text) => {
+            std::io::stdout()
+                .write_all(text.as_bytes())
+                .map_err(|e| e.to_string())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(message) => {
+            eprintln!("error: {message}");
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+fn broker_permissions_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String> {
+    use lexopt::prelude::*;
+    let mut parser = lexopt::Parser::from_args(arguments);
+    let mut out = PathBuf::from("build");
+    let mut vhost = "/".to_string();
+    while let Some(argument) = parser.next().map_err(|e| e.to_string())? {
+        match argument {
+            Long("out") => out = PathBuf::from(parser.value().map_err(|e| e.to_string())?),
+            Long("vhost") => vhost = string_value(&mut parser)?,
+            other => return Err(other.unexpected().to_string()),
+        }
+    }
+    match compiler::publish::broker_permissions(&out, &vhost) {
+        Ok(script) => {
+            std::io::stdout()
+                .write_all(script.as_bytes())
+                .map_err(|e| e.to_string())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(message) => {
+            eprintln!("error: {message}");
+            Ok(ExitCode::from(1))
+        }
+    }
 }
 
 fn diff_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String> {

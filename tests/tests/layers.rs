@@ -1,6 +1,7 @@
 //! The layers of ARCHITECTURE.md, read from `cargo metadata`: `plan` and `lang`
-//! depend on no crate of ours, `applier` on `plan` only and never on the language,
-//! the compiler, nom or petgraph. Also the edge that tools read: `meshc check
+//! depend on no crate of ours, `transport` on `plan` only, `applier` on `plan` and
+//! `transport` only (for `--listen`), and neither ever on the language, the compiler,
+//! nom or petgraph. Also the edge that tools read: `meshc check
 //! --format json` carries every field of a diagnostic. Nothing here builds plans.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -104,7 +105,7 @@ const NORMAL_AND_BUILD: &[Option<&str>] = &[None, Some("build")];
 #[test]
 fn the_workspace_has_the_crates_the_layers_name() {
     let graph = Graph::read();
-    for name in ["lang", "compiler", "plan", "applier", "tests"] {
+    for name in ["lang", "compiler", "plan", "applier", "transport", "tests"] {
         assert!(
             graph.workspace.contains(name),
             "no workspace crate `{name}`"
@@ -126,20 +127,25 @@ fn lang_depends_on_no_crate_of_ours() {
     assert!(ours.is_empty(), "lang depends on {ours:?}");
 }
 
-/// Crates outside the workspace that may bring a forbidden crate into `applier`,
-/// and why. `age` (the sealing format DESIGN.md prescribes) parses its file header
-/// with nom; that is age's parser, not the language's, and it is the only way in.
-const ALLOWED_BRINGERS: &[(&str, &[&str])] = &[("nom", &["age", "age-core"])];
+/// Crates outside the workspace that may bring a forbidden crate into `applier` or
+/// `transport`, and why. `age` (the sealing format DESIGN.md prescribes) parses its
+/// file header with nom, and lapin's `amq-protocol` parses AMQP frames with it; those
+/// are the wire formats' parsers, not the language's, and the only ways in.
+const ALLOWED_BRINGERS: &[(&str, &[&str])] = &[(
+    "nom",
+    &["age", "age-core", "amq-protocol", "amq-protocol-types"],
+)];
 
-#[test]
-fn applier_depends_on_plan_only() {
+/// Asserts that `root`'s crates of ours are exactly `expected` and that nothing in
+/// its tree brings the language, the compiler, nom or petgraph (but the allowed).
+fn assert_layer(root: &str, expected: &[&str]) {
     let graph = Graph::read();
-    let reachable = graph.reachable("applier", NORMAL);
+    let reachable = graph.reachable(root, NORMAL);
     let ours = graph.ours(&reachable);
     assert_eq!(
         ours,
-        BTreeSet::from(["plan".to_string()]),
-        "applier's crates of ours"
+        expected.iter().map(|name| name.to_string()).collect(),
+        "{root}'s crates of ours"
     );
     for forbidden in ["lang", "compiler", "nom", "petgraph"] {
         let allowed: &[&str] = ALLOWED_BRINGERS
@@ -147,9 +153,9 @@ fn applier_depends_on_plan_only() {
             .find(|(name, _)| *name == forbidden)
             .map(|(_, bringers)| *bringers)
             .unwrap_or(&[]);
-        // the packages of applier's tree (and applier itself) that depend on it directly
+        // the packages of root's tree (and root itself) that depend on it directly
         let mut tree = reachable.clone();
-        tree.insert("applier".to_string());
+        tree.insert(root.to_string());
         let bringers: Vec<&String> = tree
             .iter()
             .filter(|package| {
@@ -164,9 +170,23 @@ fn applier_depends_on_plan_only() {
             .collect();
         assert!(
             bringers.is_empty(),
-            "applier depends on `{forbidden}` through {bringers:?}"
+            "{root} depends on `{forbidden}` through {bringers:?}"
         );
     }
+}
+
+/// The applier runs as root: the plan vocabulary and, for `mesh-apply --listen`, the
+/// transport; nothing that knows the language or the compiler.
+#[test]
+fn applier_depends_on_plan_and_transport_only() {
+    assert_layer("applier", &["plan", "transport"]);
+}
+
+/// The transport carries plans and builds without knowing how plans are made: a
+/// change to module resolution cannot reach it.
+#[test]
+fn transport_depends_on_plan_only() {
+    assert_layer("transport", &["plan"]);
 }
 
 /// The `meshc` binary, built (or found up to date) by cargo in this test's profile.

@@ -1,0 +1,351 @@
+//! `mesh-apply --listen`: applies plans as they arrive on this node's queue. Each
+//! message is checked (a plan that verifies, whose digest is the message id, for this
+//! node), applied with the same `run` as `mesh-apply PLAN`, and answered with a status
+//! report on `status.NODE`; `transport::consume` acknowledges it only after the apply
+//! finished, its record was written and the report was confirmed. A plan equal to
+//! the last applied one (by digest, from the applied record on disk, so it holds
+//! across restarts) is acknowledged without work; that is what makes a redelivery
+//! after a dropped connection harmless. Malformed messages are rejected without
+//! requeue. Knows messages and the record, not how shapes are applied.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use plan::Plan;
+use transport::consume::{self, Handled, Handler, Log, Options, Worker};
+use transport::message::{Incoming, Outcome, ReportedError, StatusReport};
+use transport::{Stop, names};
+
+use crate::codes::Code;
+use crate::config::{Config, OutputFormat};
+use crate::host::Host;
+use crate::record::{Record, RecordState};
+use crate::report::{Report, Status};
+
+pub const USAGE: &str = "\
+usage: mesh-apply --listen --node NAME --identity KEY [--amqp URL] [--root DIR]
+                  [--artifacts DIR] [--format human|json]
+
+Applies the plans that arrive on this node's queue (`mesh.node.NAME`), one at a time,
+and reports each outcome to the `mesh` exchange (`status.NAME`). A message is
+acknowledged only after its plan was applied and recorded; after the broker drops the
+connection it reconnects with backoff and goes on.
+
+  --node NAME        the node this is; plans for another node are rejected
+  --identity KEY     the node's age identity file
+  --amqp URL         the broker (default $MESH_AMQP_URL, else amqp://guest:guest@127.0.0.1:5672/%2f)
+  --root DIR         apply into DIR instead of / (offline: no services are started)
+  --artifacts DIR    where archive artifacts are (default ROOT/var/lib/mesh/artifacts)
+  --format FORMAT    one line per message: `human` (default) or `json` (the status report)
+";
+
+/// What `mesh-apply --listen` is asked to do, validated.
+#[derive(Clone, Debug)]
+pub struct ListenConfig {
+    pub node: String,
+    pub identity_path: PathBuf,
+    pub root: Option<PathBuf>,
+    pub artifacts: PathBuf,
+    pub url: String,
+    pub format: OutputFormat,
+    /// Print one line per message on stdout (off for many listeners in one process).
+    pub print: bool,
+}
+
+/// Is this command line a `--listen` one?
+pub fn is_listen(arguments: &[OsString]) -> bool {
+    arguments.iter().any(|argument| argument == "--listen")
+}
+
+/// Parses and validates the arguments of `mesh-apply --listen` (after the program name).
+pub fn parse_arguments(arguments: Vec<OsString>) -> Result<Option<ListenConfig>, String> {
+    use lexopt::prelude::*;
+    let describe = |error: lexopt::Error| error.to_string().to_lowercase();
+    let mut parser = lexopt::Parser::from_args(arguments);
+    let mut node = None;
+    let mut identity = None;
+    let mut url = None;
+    let mut root = None;
+    let mut artifacts = None;
+    let mut format = OutputFormat::Human;
+    while let Some(argument) = parser.next().map_err(describe)? {
+        match argument {
+            Long("listen") => {}
+            Long("node") => {
+                node = Some(
+                    parser
+                        .value()
+                        .map_err(describe)?
+                        .string()
+                        .map_err(describe)?,
+                )
+            }
+            Long("identity") => identity = Some(PathBuf::from(parser.value().map_err(describe)?)),
+            Long("amqp") => {
+                url = Some(
+                    parser
+                        .value()
+                        .map_err(describe)?
+                        .string()
+                        .map_err(describe)?,
+                )
+            }
+            Long("root") => root = Some(PathBuf::from(parser.value().map_err(describe)?)),
+            Long("artifacts") => artifacts = Some(PathBuf::from(parser.value().map_err(describe)?)),
+            Long("format") => {
+                format = match parser
+                    .value()
+                    .map_err(describe)?
+                    .string()
+                    .map_err(describe)?
+                    .as_str()
+                {
+                    "human" => OutputFormat::Human,
+                    "json" => OutputFormat::Json,
+                    other => {
+                        return Err(format!("unknown format `{other}`: use `human` or `json`"));
+                    }
+                }
+            }
+            Short('h') | Long("help") => return Ok(None),
+            Value(value) => {
+                return Err(format!(
+                    "unexpected argument `{}`: `--listen` takes plans from the broker, not a file",
+                    value.to_string_lossy()
+                ));
+            }
+            other => return Err(describe(other.unexpected())),
+        }
+    }
+    let node = node.ok_or("missing `--node NAME`: the node this is")?;
+    names::check_node(&node).map_err(|reason| format!("`--node`: {reason}"))?;
+    let identity_path = identity.ok_or("missing `--identity KEY`: the node's age identity file")?;
+    if !identity_path.is_file() {
+        return Err(format!(
+            "`--identity {}` is not a readable file",
+            identity_path.display()
+        ));
+    }
+    let root = match root {
+        None => None,
+        Some(root) => {
+            let canonical = root
+                .canonicalize()
+                .map_err(|error| format!("`--root {}`: {error}", root.display()))?;
+            if !canonical.is_dir() {
+                return Err(format!("`--root {}` is not a directory", root.display()));
+            }
+            if canonical == std::path::Path::new("/") {
+                None
+            } else {
+                Some(canonical)
+            }
+        }
+    };
+    let artifacts = artifacts.unwrap_or_else(|| {
+        root.clone()
+            .unwrap_or_else(|| PathBuf::from("/"))
+            .join("var/lib/mesh/artifacts")
+    });
+    Ok(Some(ListenConfig {
+        node,
+        identity_path,
+        root,
+        artifacts,
+        url: names::url_or_default(url),
+        format,
+        print: true,
+    }))
+}
+
+/// Listens until the process is stopped. Only a configuration error returns.
+pub fn listen(config: ListenConfig) -> Result<(), String> {
+    let log = consume::stderr_log();
+    let worker = worker(config.clone(), log.clone());
+    let options = Options::new(
+        &config.url,
+        &format!("mesh-apply {}", config.node),
+        "mesh-apply",
+        log,
+    );
+    consume::serve(options, vec![worker], Stop::new()).map_err(|error| error.to_string())
+}
+
+/// The worker for this node's queue: what `listen` runs, and what a process that
+/// listens for many nodes at once (the benchmark) runs once per node.
+pub fn worker(config: ListenConfig, log: Log) -> Worker {
+    Worker {
+        queue: names::node_queue(&config.node),
+        handler: handler(config, log),
+    }
+}
+
+/// How long a plan waits before going back to the queue when another `mesh-apply`
+/// holds the node's lock.
+const LOCKED_RETRY: Duration = Duration::from_secs(2);
+
+/// The handler: check, apply, report; one line per message on stdout.
+pub fn handler(config: ListenConfig, log: Log) -> Handler {
+    let config = Arc::new(config);
+    Box::new(move |incoming: &Incoming| {
+        let (report, locked) = handle(&config, incoming);
+        if locked {
+            log(&format!(
+                "another mesh-apply holds the lock of node `{}`: the plan goes back to the queue",
+                config.node
+            ));
+            std::thread::sleep(LOCKED_RETRY);
+            return Handled::requeue();
+        }
+        if config.print {
+            print_line(&config, &report);
+        }
+        let reply = report.to_outgoing();
+        if report.outcome == Outcome::Rejected {
+            Handled::reject(vec![reply])
+        } else {
+            Handled::ack(vec![reply])
+        }
+    })
+}
+
+fn print_line(config: &ListenConfig, report: &StatusReport) {
+    let line = match config.format {
+        OutputFormat::Json => serde_json::to_string(report).unwrap_or_default(),
+        OutputFormat::Human => human_line(report),
+    };
+    let mut stdout = std::io::stdout().lock();
+    // a closed stdout must not stop the listener: the report also goes to the broker
+    let written = writeln!(stdout, "{line}").and_then(|()| stdout.flush());
+    match written {
+        Ok(()) | Err(_) => {}
+    }
+}
+
+fn human_line(report: &StatusReport) -> String {
+    let plan = report.plan.as_deref().unwrap_or("?");
+    let counts = || {
+        report
+            .counts
+            .iter()
+            .filter(|(_, count)| **count > 0)
+            .map(|(name, count)| format!("{count} {name}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match report.outcome {
+        Outcome::Applied => format!("applied {plan}: {}", counts()),
+        Outcome::AlreadyApplied => format!("{plan} is already applied: acknowledged without work"),
+        Outcome::Failed => {
+            let errors: Vec<String> = report
+                .errors
+                .iter()
+                .map(|error| format!("error[{}]: {}", error.code, error.message))
+                .collect();
+            format!("failed {plan}: {}; {}", counts(), errors.join("; "))
+        }
+        Outcome::Rejected => format!(
+            "rejected message {}: {}",
+            report.message_id.as_deref().unwrap_or("without an id"),
+            report.reason.as_deref().unwrap_or("")
+        ),
+    }
+}
+
+/// The report on one message, and whether it must wait for the node's lock.
+pub fn handle(config: &ListenConfig, incoming: &Incoming) -> (StatusReport, bool) {
+    let mut report = StatusReport::new(&config.node, Outcome::Rejected);
+    report.message_id = incoming.message_id.clone();
+    let plan = match Plan::read(&incoming.body) {
+        Ok(plan) => plan,
+        Err(error) => {
+            report.reason = Some(format!("not a plan that verifies: {error}"));
+            return (report, false);
+        }
+    };
+    report.plan = Some(plan.digest().to_string());
+    if let Some(message_id) = &incoming.message_id
+        && message_id != plan.digest()
+    {
+        report.reason = Some(format!(
+            "the message id `{message_id}` is not the plan's digest `{}`",
+            plan.digest()
+        ));
+        return (report, false);
+    }
+    if plan.node() != config.node {
+        report.reason = Some(format!(
+            "the plan is for node `{}`, but this is node `{}`",
+            plan.node(),
+            config.node
+        ));
+        return (report, false);
+    }
+    let host = Host::new(config.root.as_deref());
+    if let Ok(Some(record)) = Record::load(&host)
+        && record.state == RecordState::Applied
+        && record.plan == plan.digest()
+        && record.node == config.node
+    {
+        report.outcome = Outcome::AlreadyApplied;
+        report.reason = Some("the plan is the one last applied".to_string());
+        return (report, false);
+    }
+    let plan_path = host.state_directory().join("received.json");
+    let kept = std::fs::create_dir_all(host.state_directory())
+        .and_then(|()| crate::durable::write_file_now(&plan_path, &incoming.body, 0o600));
+    if let Err(error) = kept {
+        report.outcome = Outcome::Failed;
+        report.errors.push(ReportedError {
+            code: Code::FilesystemFailed.as_str().to_string(),
+            message: format!("cannot keep the plan in `{}`: {error}", plan_path.display()),
+        });
+        return (report, false);
+    }
+    let applied = crate::run(&Config {
+        plan_path,
+        identity_path: config.identity_path.clone(),
+        root: config.root.clone(),
+        node: Some(config.node.clone()),
+        artifacts: config.artifacts.clone(),
+        dry_run: false,
+        format: OutputFormat::Json,
+    });
+    if applied
+        .problems
+        .iter()
+        .any(|problem| problem.code == Code::Locked)
+    {
+        return (report, true);
+    }
+    fill(&mut report, &applied);
+    (report, false)
+}
+
+fn fill(report: &mut StatusReport, applied: &Report) {
+    report.outcome = if applied.succeeded() {
+        Outcome::Applied
+    } else {
+        Outcome::Failed
+    };
+    for status in Status::ALL {
+        report
+            .counts
+            .insert(status.name().to_string(), applied.count(status) as u64);
+    }
+    report
+        .counts
+        .insert("not_reached".to_string(), applied.not_reached as u64);
+    report.errors = applied
+        .problems
+        .iter()
+        .chain(&applied.notes)
+        .map(|problem| ReportedError {
+            code: problem.code.as_str().to_string(),
+            message: problem.message.clone(),
+        })
+        .collect();
+}

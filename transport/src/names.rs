@@ -1,0 +1,123 @@
+//! The broker's names: the `mesh` exchange, the queues and the routing keys, in one
+//! place, so the publisher, the consumers and the permissions agree. Must not touch
+//! the network.
+//!
+//! | what | queue | routing key |
+//! | --- | --- | --- |
+//! | a node's plans | `mesh.node.NODE` | `plan.NODE` |
+//! | a node's status reports | (observers bind their own) | `status.NODE` |
+//! | build requests | `mesh.builds` | `build.request` |
+//! | build results | (each asker binds its own) | `build.result` |
+//!
+//! Bindings never use wildcards, so a node named `a.b` (dots are allowed in node
+//! names) gets exactly the keys `plan.a.b` and `status.a.b`, and no other node's.
+
+/// The one exchange everything goes through: durable, of type topic.
+pub const EXCHANGE: &str = "mesh";
+
+/// The queue that carries build requests.
+pub const BUILD_QUEUE: &str = "mesh.builds";
+
+/// The routing key of build requests.
+pub const BUILD_REQUEST_KEY: &str = "build.request";
+
+/// The routing key of build results (answers go through the exchange, never the
+/// default one).
+pub const BUILD_RESULT_KEY: &str = "build.result";
+
+/// The binding key an observer uses to see every node's status reports.
+pub const ALL_STATUS_KEY: &str = "status.#";
+
+/// The broker used when none is given: the local RabbitMQ's default vhost, as guest.
+pub const DEFAULT_URL: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
+
+/// The environment variable that names the broker when `--amqp` is not given.
+pub const URL_VARIABLE: &str = "MESH_AMQP_URL";
+
+/// The queue of `node`'s plans.
+pub fn node_queue(node: &str) -> String {
+    format!("mesh.node.{node}")
+}
+
+/// The routing key of `node`'s plans.
+pub fn plan_key(node: &str) -> String {
+    format!("plan.{node}")
+}
+
+/// The routing key of `node`'s status reports.
+pub fn status_key(node: &str) -> String {
+    format!("status.{node}")
+}
+
+/// Checks a node name before it becomes part of a queue name, a routing key or a
+/// permission pattern (the same rule as plans: lowercase letters, digits, `_`, `-`,
+/// `.`, `@`).
+pub fn check_node(node: &str) -> Result<(), String> {
+    plan::check::name(node)
+}
+
+/// The broker URL from `--amqp`, else `MESH_AMQP_URL`, else the local default.
+pub fn url_or_default(given: Option<String>) -> String {
+    given
+        .or_else(|| std::env::var(URL_VARIABLE).ok())
+        .unwrap_or_else(|| DEFAULT_URL.to_string())
+}
+
+/// The URL with its password replaced by `***`, for messages and logs.
+pub fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let (authority, path) = match rest.find('/') {
+        Some(slash) => rest.split_at(slash),
+        None => (rest, ""),
+    };
+    match authority.rsplit_once('@') {
+        Some((credentials, host)) => match credentials.split_once(':') {
+            Some((user, _)) => format!("{scheme}://{user}:***@{host}{path}"),
+            None => url.to_string(),
+        },
+        None => url.to_string(),
+    }
+}
+
+/// `value` as a RabbitMQ permission regex that matches exactly it.
+pub fn exact_pattern(value: &str) -> String {
+    let mut pattern = String::from("^");
+    for character in value.chars() {
+        if "\\.^$|?*+()[]{}".contains(character) {
+            pattern.push('\\');
+        }
+        pattern.push(character);
+    }
+    pattern.push('$');
+    pattern
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_are_redacted() {
+        assert_eq!(
+            redact("amqp://node-a:s3cret@broker:5672/%2f"),
+            "amqp://node-a:***@broker:5672/%2f"
+        );
+        assert_eq!(redact("amqp://broker/%2f"), "amqp://broker/%2f");
+        assert_eq!(redact("not a url"), "not a url");
+    }
+
+    #[test]
+    fn patterns_match_exactly() {
+        assert_eq!(exact_pattern("mesh.node.db1"), "^mesh\\.node\\.db1$");
+        assert_eq!(exact_pattern("status.a@b"), "^status\\.a@b$");
+    }
+
+    #[test]
+    fn keys_of_a_dotted_node() {
+        assert_eq!(node_queue("a.b"), "mesh.node.a.b");
+        assert_eq!(plan_key("a.b"), "plan.a.b");
+        assert_eq!(status_key("a.b"), "status.a.b");
+    }
+}
