@@ -513,12 +513,13 @@ const NOT_YET_MADE: &str = "-----BEGIN AGE ENCRYPTED FILE-----\nnot yet made: ru
 
 fn store_diagnostic(error: StoreError, what: String, span: Span) -> Diagnostic {
     match error {
-        StoreError::NotMade { reason } => Diagnostic::error(
-            codes::SECRET_NOT_MADE,
-            format!("{what} {reason}"),
-        )
-        .with_primary(span, "declared here")
-        .with_help("run `meshc build` without `--locked` to make it, then commit `secrets/`"),
+        StoreError::NotMade { reason } => {
+            Diagnostic::error(codes::SECRET_NOT_MADE, format!("{what} {reason}"))
+                .with_primary(span, "declared here")
+                .with_help(
+                    "run `meshc build` without `--locked` to make it, then commit `secrets/`",
+                )
+        }
         other => Diagnostic::error(codes::SECRET_STORE, format!("{what}: {other}"))
             .with_primary(span, "declared here")
             .with_help(
