@@ -101,7 +101,12 @@ fn parse_raw(arguments: impl IntoIterator<Item = OsString>) -> Result<RawArgumen
             Long("dry-run") => raw.dry_run = true,
             Short('h') | Long("help") => raw.help = true,
             Short('V') | Long("version") => raw.version = true,
-            Long("listen") => return Err("`--listen` is not available yet".to_string()),
+            Long("listen") => {
+                let help = "see `mesh-apply --listen --help`";
+                return Err(format!(
+                    "`--listen` takes the listener's own arguments; {help}"
+                ));
+            }
             Value(value) if raw.plan.is_none() => raw.plan = Some(value),
             Value(value) => {
                 return Err(format!(
