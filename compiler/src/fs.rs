@@ -2,10 +2,16 @@
 //! symlinks before reading, so a link cannot smuggle a file from outside the
 //! repository past the evaluator's lexical check.
 
+use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use lang::{FileKind, Loader};
+
+/// Unsaved editor buffers by absolute path, read in place of the files on disk
+/// (`meshc lsp` compiles what the user sees, not what was last saved).
+pub type Overlay = Arc<BTreeMap<PathBuf, Arc<[u8]>>>;
 
 #[derive(Debug, Clone)]
 pub struct RealFs {

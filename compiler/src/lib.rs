@@ -22,6 +22,7 @@ pub mod fs;
 pub mod inventory;
 pub mod link;
 pub mod lock;
+pub mod lsp;
 pub mod module;
 pub mod pipeline;
 pub mod prelude;

@@ -15,6 +15,7 @@ commands:
   eval [--json] [--trace] [--root DIR] FILE    evaluate a file like `nix-instantiate --eval --strict`
   eval [--json] [--trace] --expr EXPR          evaluate an expression
   check [--repo DIR] [--format human|json]     report every diagnostic of the repository
+  lsp                                          language server over stdio (diagnostics, hover, definition, completion)
   build [--repo DIR] [--out DIR] [--locked]    compile the repository into one plan per node
   lock [--repo DIR] --pin REF=sha256:HEX       pin a mirrored image in mesh.lock
   diff [--repo DIR] [--against DIR]            what would change on each node, against the last build
@@ -48,6 +49,7 @@ fn run() -> Result<ExitCode, String> {
     match command.to_str() {
         Some("eval") => eval_command(rest),
         Some("check") => check_command(rest),
+        Some("lsp") => compiler::lsp::run().map(|()| ExitCode::SUCCESS),
         Some("build") => build_command(rest),
         Some("lock") => lock_command(rest),
         Some("diff") => diff_command(rest),

@@ -5,7 +5,8 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
 
 use lang::value::EvalResult;
 use lang::{Diagnostic, FileId, Label, Limits, Machine, Severity, Sources, Span, codes};
@@ -13,6 +14,7 @@ use plan::Plan;
 
 use crate::contribute;
 use crate::emit;
+use crate::fs::Overlay;
 use crate::inventory::{self, Inventory};
 use crate::link::{self, NodeLink, SecretMode};
 use crate::lock;
@@ -69,6 +71,25 @@ impl Options {
     }
 }
 
+/// What an editor adds to a compilation (`meshc lsp`): unsaved buffers read in place
+/// of the files on disk, an evaluation budget so that a file whose evaluation does
+/// not terminate still ends, and a flag that abandons a compilation a newer edit made
+/// stale (what it returns then is incomplete and is thrown away).
+#[derive(Clone, Debug, Default)]
+pub struct Session {
+    pub overlay: Overlay,
+    pub limits: Limits,
+    pub cancelled: Option<Arc<AtomicBool>>,
+}
+
+impl Session {
+    fn is_cancelled(&self) -> bool {
+        self.cancelled
+            .as_ref()
+            .is_some_and(|flag| flag.load(Ordering::Relaxed))
+    }
+}
+
 /// Compiles the repository at `root` without making secrets (`meshc check`).
 pub fn compile(root: &Path) -> Compilation {
     compile_with(root, Options::inspect())
@@ -93,6 +114,11 @@ pub fn compile_with_workers(root: &Path, workers: usize) -> Compilation {
 /// declarations. Results are merged in node order, so the output does not depend on
 /// how many workers there were.
 pub fn compile_with(root: &Path, options: Options) -> Compilation {
+    compile_session(root, options, &Session::default())
+}
+
+/// [`compile_with`] as an editor asks for it (see [`Session`]).
+pub fn compile_session(root: &Path, options: Options, session: &Session) -> Compilation {
     let repository = match repository::load(root) {
         Ok(repository) => repository,
         Err(diagnostic) => {
@@ -143,7 +169,7 @@ pub fn compile_with(root: &Path, options: Options) -> Compilation {
                     .name(format!("mesh-eval-{index}"))
                     .stack_size(lang::eval::EVAL_STACK_SIZE)
                     .spawn_scoped(scope, move || {
-                        work(repository, index, workers, sender, receiver)
+                        work(repository, session, index, workers, sender, receiver)
                     })
             })
             .collect();
@@ -260,16 +286,20 @@ impl WorkerResult {
 
 fn work(
     repository: &Repository,
+    session: &Session,
     index: usize,
     workers: usize,
     to_coordinator: mpsc::Sender<(usize, PhaseA)>,
     from_coordinator: mpsc::Receiver<BTreeMap<String, NodeLink>>,
 ) -> WorkerResult {
-    let loader = Rc::new(MeshLoader::new(repository.root.clone()));
+    let loader = Rc::new(MeshLoader::with_overlay(
+        repository.root.clone(),
+        session.overlay.clone(),
+    ));
     let mut machine = Machine::new(
         loader,
         vec![repository.root.clone(), PathBuf::from(stdlib::VIRTUAL_ROOT)],
-        Limits::default(),
+        session.limits.clone(),
     );
     let mut global = Vec::new();
     let mut per_node = BTreeMap::new();
@@ -281,6 +311,7 @@ fn work(
     let plans = match run(
         &mut machine,
         repository,
+        session,
         index,
         workers,
         &mut barrier,
@@ -409,9 +440,11 @@ struct Pending<'a> {
     collected: BTreeMap<String, lang::Value>,
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run(
     machine: &mut Machine,
     repository: &Repository,
+    session: &Session,
     worker: usize,
     workers: usize,
     barrier: &mut Barrier,
@@ -441,6 +474,9 @@ fn run(
     let known: Vec<String> = repository.modules.keys().cloned().collect();
     let mut modules: BTreeMap<String, Module> = BTreeMap::new();
     for (name, location) in &repository.modules {
+        if session.is_cancelled() {
+            return Ok(BTreeMap::new());
+        }
         if let Some(module) = recover(
             module::load(machine, name, location, &prelude, &context, diagnostics),
             diagnostics,
@@ -479,6 +515,9 @@ fn run(
     let mut pending = Vec::new();
     let mut declarations = Vec::new();
     for (name, node) in inventory.nodes.iter().skip(first).take(last - first) {
+        if session.is_cancelled() {
+            break;
+        }
         let diagnostics = per_node.entry(name.clone()).or_default();
         let mut settings_of = |machine: &mut Machine,
                                module: &Module,
@@ -573,6 +612,9 @@ fn run(
         collected,
     } in pending
     {
+        if session.is_cancelled() {
+            break;
+        }
         let diagnostics = per_node.entry(name.clone()).or_default();
         let link = links.remove(name).unwrap_or_default();
         let errors_before = error_count(diagnostics);

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use lang::{FileKind, Loader};
 
-use crate::fs::RealFs;
+use crate::fs::{Overlay, RealFs};
 
 mod embedded {
     include!(concat!(env!("OUT_DIR"), "/stdlib.rs"));
@@ -35,15 +35,22 @@ fn relative(path: &Path) -> Option<String> {
         .map(|rest| rest.to_string_lossy().into_owned())
 }
 
-/// The repository on the real filesystem plus the embedded standard library.
+/// The repository on the real filesystem plus the embedded standard library, with
+/// an editor's unsaved buffers (if any) consulted before the disk.
 pub struct MeshLoader {
     repository: RealFs,
+    overlay: Overlay,
 }
 
 impl MeshLoader {
     pub fn new(repository_root: PathBuf) -> MeshLoader {
+        MeshLoader::with_overlay(repository_root, Overlay::default())
+    }
+
+    pub fn with_overlay(repository_root: PathBuf, overlay: Overlay) -> MeshLoader {
         MeshLoader {
             repository: RealFs::new(vec![repository_root]),
+            overlay,
         }
     }
 }
@@ -61,7 +68,10 @@ impl Loader for MeshLoader {
                         "no such file in the standard library",
                     )
                 }),
-            None => self.repository.read(path),
+            None => match self.overlay.get(path) {
+                Some(buffer) => Ok(buffer.to_vec()),
+                None => self.repository.read(path),
+            },
         }
     }
 
@@ -79,6 +89,7 @@ impl Loader for MeshLoader {
                     None
                 }
             }
+            None if self.overlay.contains_key(path) => Some(FileKind::File),
             None => self.repository.kind(path),
         }
     }
@@ -105,7 +116,20 @@ impl Loader for MeshLoader {
                 }
                 Ok(entries)
             }
-            None => self.repository.list(path),
+            None => {
+                let mut entries = self.repository.list(path)?;
+                for buffer in self.overlay.keys() {
+                    if buffer.parent() == Some(path)
+                        && let Some(name) = buffer.file_name()
+                    {
+                        let name = name.to_string_lossy().into_owned();
+                        if !entries.iter().any(|(entry, _)| *entry == name) {
+                            entries.push((name, FileKind::File));
+                        }
+                    }
+                }
+                Ok(entries)
+            }
         }
     }
 }

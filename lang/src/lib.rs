@@ -12,6 +12,7 @@ pub mod diagnostic;
 pub mod eval;
 pub mod lexer;
 pub mod loader;
+pub mod navigate;
 pub mod parser;
 pub mod print;
 pub mod span;
