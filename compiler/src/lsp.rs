@@ -268,10 +268,12 @@ impl Server {
         is_global: &'a dyn Fn(&str) -> bool,
     ) -> Option<features::View<'a>> {
         let document = self.documents.get(uri)?;
+        // the innermost repository holding the file
         let root = self
             .workspaces
             .keys()
-            .find(|root| document.path.starts_with(root))
+            .filter(|root| document.path.starts_with(root))
+            .max_by_key(|root| root.as_os_str().len())
             .map(PathBuf::as_path);
         Some(features::View {
             document,

@@ -380,17 +380,30 @@ fn merge(repository: &Repository, results: Vec<WorkerResult>) -> Compilation {
 }
 
 fn merge_sources(into: &mut Sources, from: &Sources) -> HashMap<FileId, FileId> {
+    // the first file of each path, as `Sources::find_path` finds it, without
+    // scanning every file for every file
+    let mut by_path: HashMap<PathBuf, FileId> = HashMap::new();
+    for (id, file) in into.iter() {
+        if let Some(path) = &file.path {
+            by_path.entry(path.clone()).or_insert(id);
+        }
+    }
     let mut mapping = HashMap::new();
     for (id, file) in from.iter() {
         let existing = match &file.path {
-            Some(path) => into.find_path(path),
+            Some(path) => by_path.get(path).copied(),
             None => into
                 .iter()
                 .find(|(_, other)| other.path.is_none() && other.name == file.name)
                 .map(|(id, _)| id),
         };
-        let target = existing
-            .unwrap_or_else(|| into.add(file.name.clone(), file.path.clone(), file.text.clone()));
+        let target = existing.unwrap_or_else(|| {
+            let added = into.add(file.name.clone(), file.path.clone(), file.text.clone());
+            if let Some(path) = &file.path {
+                by_path.insert(path.clone(), added);
+            }
+            added
+        });
         mapping.insert(id, target);
     }
     mapping

@@ -569,6 +569,26 @@ fn malformed_messages_get_errors_and_the_server_goes_on() {
     client.shutdown();
 }
 
+#[test]
+fn a_file_outside_any_repository_gets_its_own_errors() {
+    let directory = tempfile::tempdir().expect("temporary directory");
+    let file = directory.path().join("alone.nix");
+    let text = "let x = 1; in y\n";
+    std::fs::write(&file, text).expect("write");
+    let (mut client, _) = Client::start(&[]);
+    client.open(&file, text);
+    let deadline = Instant::now() + PATIENCE;
+    let diagnostics = loop {
+        let message = client.next(deadline);
+        if message["method"] == "textDocument/publishDiagnostics" {
+            break message["params"]["diagnostics"].clone();
+        }
+    };
+    assert_eq!(diagnostics[0]["code"], "E010", "{diagnostics}");
+    assert_eq!(diagnostics[0]["range"]["start"], position_of(text, "y", 0));
+    client.shutdown();
+}
+
 /// Every fixture repository under `tests/data/*/*/` that has an inventory.
 fn fixtures() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");

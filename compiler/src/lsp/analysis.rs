@@ -29,9 +29,11 @@ use crate::types::CheckContext;
 use crate::{module, prelude};
 
 /// Evaluation steps one compilation may take (each evaluation worker counts its
-/// own). A repository of 300 modules and 100 nodes takes well under a tenth of it;
-/// a file that does not terminate stops after a few seconds with E043.
-pub const MAX_STEPS: u64 = 200_000_000;
+/// own). A repository of 300 modules and 100 nodes takes less than 2 million; a
+/// file that does not terminate stops with E043 after about a second and a half.
+/// (The evaluator cannot be interrupted between steps, so this is also how long an
+/// edit that fixes such a file waits for the compilation it made stale.)
+pub const MAX_STEPS: u64 = 50_000_000;
 
 /// What the main loop asks for: compile `root` with these buffers.
 pub struct Request {
@@ -169,20 +171,27 @@ fn work(queue: &(Mutex<Queue>, Condvar), encoding: Encoding, results: &Sender<Ou
             },
             cancelled: Some(cancelled.clone()),
         };
-        let compilation = pipeline::compile_session(&request.root, Options::inspect(), &session);
+        // a bug in the compiler must not end the worker: it is reported instead
+        let files = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let compilation =
+                pipeline::compile_session(&request.root, Options::inspect(), &session);
+            diagnostics_by_file(&compilation, &request.root, encoding)
+        }))
+        .unwrap_or_else(|panic| internal_error(&request.root, panic.as_ref()));
         let stale = || cancelled.load(Ordering::Relaxed);
         if !stale() {
-            let files = diagnostics_by_file(&compilation, &request.root, encoding);
             let _ = results.send(Outcome::Diagnostics {
                 root: request.root.clone(),
                 generation: request.generation,
                 files,
             });
         }
-        drop(compilation);
         if !stale() {
             let cache = indexes.entry(request.root.clone()).or_default();
-            let index = cache.refresh(&request.root, &request.overlay, encoding);
+            let index = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                cache.refresh(&request.root, &request.overlay, encoding)
+            }))
+            .unwrap_or_default();
             let _ = results.send(Outcome::Index {
                 root: request.root.clone(),
                 generation: request.generation,
@@ -192,6 +201,28 @@ fn work(queue: &(Mutex<Queue>, Condvar), encoding: Encoding, results: &Sender<Ou
         let mut queue = lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         queue.running = None;
     }
+}
+
+/// The diagnostics of a compilation that panicked: one E900 on the inventory.
+fn internal_error(
+    root: &Path,
+    panic: &(dyn std::any::Any + Send),
+) -> BTreeMap<PathBuf, Vec<lsp_types::Diagnostic>> {
+    let reason = panic
+        .downcast_ref::<&str>()
+        .map(|text| text.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    let diagnostic = lsp_types::Diagnostic {
+        severity: Some(DiagnosticSeverity::ERROR),
+        code: Some(NumberOrString::String(codes::INTERNAL.as_str().to_string())),
+        source: Some("meshc".into()),
+        message: format!(
+            "meshc failed while compiling the repository: {reason}\nhelp: this is a bug in meshc; please report it with the repository that shows it"
+        ),
+        ..lsp_types::Diagnostic::default()
+    };
+    BTreeMap::from([(root.join("mesh.nix"), vec![diagnostic])])
 }
 
 /// Where a file of the compilation lives, if it is a real file.
