@@ -79,7 +79,7 @@ fn eval_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String> 
             Long("json") => json = true,
             Long("trace") => trace = true,
             Long("strict") | Long("eval") => {}
-            Long("root") => root = Some(PathBuf::from(parser.value().map_err(|e| e.to_string())?)),
+            Long("root") => root = Some(path_value(&mut parser)?),
             Long("expr") | Short('E') => {
                 expression = Some(
                     parser
@@ -116,14 +116,7 @@ fn eval_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String> 
             Ok(ExitCode::SUCCESS)
         }
         Err(diagnostics) => {
-            let color = stderr.is_terminal();
-            for diagnostic in &diagnostics {
-                let _ = write!(
-                    stderr,
-                    "{}",
-                    render::render(diagnostic, &outcome.sources, trace, color)
-                );
-            }
+            report(&diagnostics, &outcome.sources, trace);
             Ok(ExitCode::from(1))
         }
     }
@@ -136,15 +129,8 @@ fn check_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String>
     let mut json = false;
     while let Some(argument) = parser.next().map_err(|e| e.to_string())? {
         match argument {
-            Long("repo") => repository = PathBuf::from(parser.value().map_err(|e| e.to_string())?),
-            Long("format") => {
-                let format = parser.value().map_err(|e| e.to_string())?;
-                json = match format.to_str() {
-                    Some("json") => true,
-                    Some("human") => false,
-                    _ => return Err("--format takes `human` or `json`".into()),
-                };
-            }
+            Long("repo") => repository = path_value(&mut parser)?,
+            Long("format") => json = json_format(&mut parser)?,
             other => return Err(other.unexpected().to_string()),
         }
     }
@@ -160,24 +146,11 @@ fn check_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String>
             serde_json::to_string_pretty(&items).map_err(|e| e.to_string())?
         );
     } else {
-        let mut stderr = std::io::stderr();
-        let color = stderr.is_terminal();
-        for diagnostic in &compilation.diagnostics {
-            let _ = write!(
-                stderr,
-                "{}",
-                render::render(diagnostic, &compilation.sources, false, color)
-            );
-        }
-        let errors = compilation
-            .diagnostics
-            .iter()
-            .filter(|d| d.severity == lang::Severity::Error)
-            .count();
-        let _ = writeln!(
-            stderr,
-            "{} node(s) checked, {errors} error(s)",
-            compilation.plans.len()
+        report(&compilation.diagnostics, &compilation.sources, false);
+        eprintln!(
+            "{} node(s) checked, {} error(s)",
+            compilation.plans.len(),
+            error_count(&compilation)
         );
     }
     Ok(if compilation.has_errors() {
@@ -187,16 +160,37 @@ fn check_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String>
     })
 }
 
-fn print_diagnostics(compilation: &compiler::pipeline::Compilation) {
+/// Colour only on a terminal, and never when `NO_COLOR` is set to something
+/// (<https://no-color.org>).
+fn colour(stream: &impl IsTerminal) -> bool {
+    stream.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty())
+}
+
+/// Writes diagnostics to standard error, rendered against their sources.
+fn report(diagnostics: &[lang::Diagnostic], sources: &lang::Sources, trace: bool) {
     let mut stderr = std::io::stderr();
-    let color = stderr.is_terminal();
-    for diagnostic in &compilation.diagnostics {
+    let colour = colour(&stderr);
+    for diagnostic in diagnostics {
         let _ = write!(
             stderr,
             "{}",
-            render::render(diagnostic, &compilation.sources, false, color)
+            render::render(diagnostic, sources, trace, colour)
         );
     }
+}
+
+/// Reports one diagnostic that ends the command; its exit status.
+fn failed(diagnostic: &lang::Diagnostic, sources: &lang::Sources) -> ExitCode {
+    report(std::slice::from_ref(diagnostic), sources, false);
+    ExitCode::from(1)
+}
+
+fn error_count(compilation: &compiler::pipeline::Compilation) -> usize {
+    compilation
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == lang::Severity::Error)
+        .count()
 }
 
 fn build_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String> {
@@ -207,8 +201,8 @@ fn build_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String>
     let mut locked = false;
     while let Some(argument) = parser.next().map_err(|e| e.to_string())? {
         match argument {
-            Long("repo") => repository = PathBuf::from(parser.value().map_err(|e| e.to_string())?),
-            Long("out") => out = PathBuf::from(parser.value().map_err(|e| e.to_string())?),
+            Long("repo") => repository = path_value(&mut parser)?,
+            Long("out") => out = path_value(&mut parser)?,
             Long("locked") => locked = true,
             other => return Err(other.unexpected().to_string()),
         }
@@ -224,30 +218,19 @@ fn build_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String>
     };
     let compilation = compiler::pipeline::compile_with(&repository, options);
     let compiled_at = started.elapsed();
-    print_diagnostics(&compilation);
+    report(&compilation.diagnostics, &compilation.sources, false);
     if compilation.has_errors() {
-        let errors = compilation
-            .diagnostics
-            .iter()
-            .filter(|d| d.severity == lang::Severity::Error)
-            .count();
-        eprintln!("build failed: {errors} error(s); no plan was written");
+        eprintln!(
+            "build failed: {} error(s); no plan was written",
+            error_count(&compilation)
+        );
         return Ok(ExitCode::from(1));
     }
     let plans = &compilation.plans;
     let shape_count: usize = plans.values().map(|plan| plan.shapes().len()).sum();
     let planned_at = started.elapsed();
     if let Err(diagnostic) = compiler::emit::write(&out, plans, &compilation.keys) {
-        eprint!(
-            "{}",
-            render::render(
-                &diagnostic,
-                &compilation.sources,
-                false,
-                std::io::stderr().is_terminal()
-            )
-        );
-        return Ok(ExitCode::from(1));
+        return Ok(failed(&diagnostic, &compilation.sources));
     }
     if std::env::var_os("MESH_TIMINGS").is_some() {
         eprintln!(
@@ -280,7 +263,7 @@ fn lock_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String> 
     let mut pins = Vec::new();
     while let Some(argument) = parser.next().map_err(|e| e.to_string())? {
         match argument {
-            Long("repo") => repository = PathBuf::from(parser.value().map_err(|e| e.to_string())?),
+            Long("repo") => repository = path_value(&mut parser)?,
             Long("pin") => {
                 let pin = parser
                     .value()
@@ -311,16 +294,7 @@ fn lock_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String> 
     let mut lock = match compiler::lock::read(&repository) {
         Ok(lock) => lock,
         Err(diagnostic) => {
-            eprint!(
-                "{}",
-                render::render(
-                    &diagnostic,
-                    &lang::Sources::new(),
-                    false,
-                    std::io::stderr().is_terminal()
-                )
-            );
-            return Ok(ExitCode::from(1));
+            return Ok(failed(&diagnostic, &lang::Sources::new()));
         }
     };
     for (reference, digest) in pins {
@@ -333,16 +307,7 @@ fn lock_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String> 
         }
     }
     if let Err(diagnostic) = compiler::lock::write(&repository, &lock) {
-        eprint!(
-            "{}",
-            render::render(
-                &diagnostic,
-                &lang::Sources::new(),
-                false,
-                std::io::stderr().is_terminal()
-            )
-        );
-        return Ok(ExitCode::from(1));
+        return Ok(failed(&diagnostic, &lang::Sources::new()));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -358,10 +323,8 @@ fn artifacts_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, Str
     let mut timeout = compiler::builds::DEFAULT_REMOTE_TIMEOUT;
     while let Some(argument) = parser.next().map_err(|e| e.to_string())? {
         match argument {
-            Long("repo") => repository = PathBuf::from(parser.value().map_err(|e| e.to_string())?),
-            Long("store") => {
-                store = Some(PathBuf::from(parser.value().map_err(|e| e.to_string())?))
-            }
+            Long("repo") => repository = path_value(&mut parser)?,
+            Long("store") => store = Some(path_value(&mut parser)?),
             Long("remote") => remote = true,
             Long("amqp") => url = Some(string_value(&mut parser)?),
             Long("timeout") => {
@@ -391,16 +354,7 @@ fn artifacts_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, Str
     let mut lock = match compiler::lock::read(&compilation.root) {
         Ok(lock) => lock,
         Err(diagnostic) => {
-            eprint!(
-                "{}",
-                render::render(
-                    &diagnostic,
-                    &compilation.sources,
-                    false,
-                    std::io::stderr().is_terminal()
-                )
-            );
-            return Ok(ExitCode::from(1));
+            return Ok(failed(&diagnostic, &compilation.sources));
         }
     };
     if compilation.artifact_directories.is_empty() {
@@ -432,22 +386,27 @@ fn artifacts_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, Str
     lock.artifacts
         .retain(|directory, _| compilation.artifact_directories.contains_key(directory));
     if let Err(diagnostic) = compiler::lock::write(&compilation.root, &lock) {
-        eprint!(
-            "{}",
-            render::render(
-                &diagnostic,
-                &compilation.sources,
-                false,
-                std::io::stderr().is_terminal()
-            )
-        );
-        return Ok(ExitCode::from(1));
+        return Ok(failed(&diagnostic, &compilation.sources));
     }
     Ok(if all_built {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The next flag value as a path.
+fn path_value(parser: &mut lexopt::Parser) -> Result<PathBuf, String> {
+    parser.value().map(PathBuf::from).map_err(|e| e.to_string())
+}
+
+/// The value of `--format`: true for `json`, false for `human`.
+fn json_format(parser: &mut lexopt::Parser) -> Result<bool, String> {
+    match string_value(parser)?.as_str() {
+        "json" => Ok(true),
+        "human" => Ok(false),
+        _ => Err("--format takes `human` or `json`".into()),
+    }
 }
 
 /// The next flag value as a UTF-8 string.
@@ -467,7 +426,7 @@ fn publish_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, Strin
     let mut nodes = Vec::new();
     while let Some(argument) = parser.next().map_err(|e| e.to_string())? {
         match argument {
-            Long("out") => out = PathBuf::from(parser.value().map_err(|e| e.to_string())?),
+            Long("out") => out = path_value(&mut parser)?,
             Long("amqp") => url = Some(string_value(&mut parser)?),
             Long("node") => nodes.push(string_value(&mut parser)?),
             other => return Err(other.unexpected().to_string()),
@@ -491,14 +450,8 @@ fn builds_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String
     let mut json = false;
     while let Some(argument) = parser.next().map_err(|e| e.to_string())? {
         match argument {
-            Long("store") => store = PathBuf::from(parser.value().map_err(|e| e.to_string())?),
-            Long("format") => {
-                json = match string_value(&mut parser)?.as_str() {
-                    "json" => true,
-                    "human" => false,
-                    _ => return Err("--format takes `human` or `json`".into()),
-                }
-            }
+            Long("store") => store = path_value(&mut parser)?,
+            Long("format") => json = json_format(&mut parser)?,
             other => return Err(other.unexpected().to_string()),
         }
     }
@@ -523,7 +476,7 @@ fn broker_permissions_command(arguments: Vec<std::ffi::OsString>) -> Result<Exit
     let mut vhost = "/".to_string();
     while let Some(argument) = parser.next().map_err(|e| e.to_string())? {
         match argument {
-            Long("out") => out = PathBuf::from(parser.value().map_err(|e| e.to_string())?),
+            Long("out") => out = path_value(&mut parser)?,
             Long("vhost") => vhost = string_value(&mut parser)?,
             other => return Err(other.unexpected().to_string()),
         }
@@ -553,60 +506,38 @@ fn diff_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String> 
     let mut outputs: Vec<PathBuf> = Vec::new();
     while let Some(argument) = parser.next().map_err(|e| e.to_string())? {
         match argument {
-            Long("repo") => repository = PathBuf::from(parser.value().map_err(|e| e.to_string())?),
-            Long("against") => against = PathBuf::from(parser.value().map_err(|e| e.to_string())?),
+            Long("repo") => repository = path_value(&mut parser)?,
+            Long("against") => against = path_value(&mut parser)?,
             Long("detailed-exitcode") => detailed = true,
-            Long("format") => {
-                let format = parser.value().map_err(|e| e.to_string())?;
-                json = match format.to_str() {
-                    Some("json") => true,
-                    Some("human") => false,
-                    _ => return Err("--format takes `human` or `json`".into()),
-                };
-            }
+            Long("format") => json = json_format(&mut parser)?,
             Value(value) => outputs.push(PathBuf::from(value)),
             other => return Err(other.unexpected().to_string()),
         }
     }
-    let color = std::io::stdout().is_terminal();
-    let report = |diagnostic: &lang::Diagnostic, sources: &lang::Sources| {
-        eprint!(
-            "{}",
-            render::render(diagnostic, sources, false, std::io::stderr().is_terminal())
-        );
-    };
+    let colour = colour(&std::io::stdout());
     let (old, new) =
         match outputs.as_slice() {
             [old, new] => {
                 let old = match Snapshot::read(old) {
                     Ok(snapshot) => snapshot,
-                    Err(diagnostic) => {
-                        report(&diagnostic, &lang::Sources::new());
-                        return Ok(ExitCode::from(1));
-                    }
+                    Err(diagnostic) => return Ok(failed(&diagnostic, &lang::Sources::new())),
                 };
                 let new = match Snapshot::read(new) {
                     Ok(snapshot) => snapshot,
-                    Err(diagnostic) => {
-                        report(&diagnostic, &lang::Sources::new());
-                        return Ok(ExitCode::from(1));
-                    }
+                    Err(diagnostic) => return Ok(failed(&diagnostic, &lang::Sources::new())),
                 };
                 (old, new)
             }
             [] => {
                 let compilation = compiler::pipeline::compile(&repository);
                 if compilation.has_errors() {
-                    print_diagnostics(&compilation);
+                    report(&compilation.diagnostics, &compilation.sources, false);
                     return Ok(ExitCode::from(1));
                 }
                 let old = if against.join("manifest.json").exists() {
                     match Snapshot::read(&against) {
                         Ok(snapshot) => snapshot,
-                        Err(diagnostic) => {
-                            report(&diagnostic, &lang::Sources::new());
-                            return Ok(ExitCode::from(1));
-                        }
+                        Err(diagnostic) => return Ok(failed(&diagnostic, &lang::Sources::new())),
                     }
                 } else {
                     eprintln!(
@@ -627,17 +558,14 @@ fn diff_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String> 
         };
     let difference = match diff::diff(&old, &new) {
         Ok(difference) => difference,
-        Err(diagnostic) => {
-            report(&diagnostic, &lang::Sources::new());
-            return Ok(ExitCode::from(1));
-        }
+        Err(diagnostic) => return Ok(failed(&diagnostic, &lang::Sources::new())),
     };
     let text = if json {
         let mut text = diff::render_json(&difference);
         text.push('\n');
         text
     } else {
-        diff::render_human(&difference, color)
+        diff::render_human(&difference, colour)
     };
     std::io::stdout()
         .write_all(text.as_bytes())

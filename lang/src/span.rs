@@ -115,10 +115,12 @@ impl SourceFile {
     }
 }
 
-/// All source files one evaluation has seen, indexed by [`FileId`].
+/// All source files one evaluation has seen, indexed by [`FileId`]. A path maps to
+/// the first file read from it.
 #[derive(Debug, Default)]
 pub struct Sources {
     files: Vec<Arc<SourceFile>>,
+    by_path: std::collections::HashMap<PathBuf, FileId>,
 }
 
 impl Sources {
@@ -128,6 +130,9 @@ impl Sources {
 
     pub fn add(&mut self, name: String, path: Option<PathBuf>, text: Arc<[u8]>) -> FileId {
         let id = FileId(self.files.len() as u32);
+        if let Some(path) = &path {
+            self.by_path.entry(path.clone()).or_insert(id);
+        }
         self.files.push(Arc::new(SourceFile::new(name, path, text)));
         id
     }
@@ -151,10 +156,7 @@ impl Sources {
     }
 
     pub fn find_path(&self, path: &Path) -> Option<FileId> {
-        self.files
-            .iter()
-            .position(|file| file.path.as_deref() == Some(path))
-            .map(|index| FileId(index as u32))
+        self.by_path.get(path).copied()
     }
 
     pub fn len(&self) -> usize {
