@@ -137,20 +137,7 @@ fn validate(raw: RawArguments) -> Result<Command, String> {
     );
     let root = match raw.root {
         None => None,
-        Some(root) => {
-            let root = PathBuf::from(root);
-            let canonical = root
-                .canonicalize()
-                .map_err(|error| format!("`--root {}`: {error}", root.display()))?;
-            if !canonical.is_dir() {
-                return Err(format!("`--root {}` is not a directory", root.display()));
-            }
-            if canonical == std::path::Path::new("/") {
-                None
-            } else {
-                Some(canonical)
-            }
-        }
+        Some(root) => target_root(&PathBuf::from(root))?,
     };
     if let Some(node) = &raw.node {
         plan::check::name(node).map_err(|reason| format!("`--node`: {reason}"))?;
@@ -176,4 +163,16 @@ fn validate(raw: RawArguments) -> Result<Command, String> {
         dry_run: raw.dry_run,
         format,
     }))
+}
+
+/// `--root DIR` as the applier uses it: canonical, a directory, and `None` for `/`
+/// (applying to the real host).
+pub fn target_root(root: &std::path::Path) -> Result<Option<PathBuf>, String> {
+    let canonical = root
+        .canonicalize()
+        .map_err(|error| format!("`--root {}`: {error}", root.display()))?;
+    if !canonical.is_dir() {
+        return Err(format!("`--root {}` is not a directory", root.display()));
+    }
+    Ok((canonical != std::path::Path::new("/")).then_some(canonical))
 }

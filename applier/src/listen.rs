@@ -131,19 +131,7 @@ pub fn parse_arguments(arguments: Vec<OsString>) -> Result<Option<ListenConfig>,
     }
     let root = match root {
         None => None,
-        Some(root) => {
-            let canonical = root
-                .canonicalize()
-                .map_err(|error| format!("`--root {}`: {error}", root.display()))?;
-            if !canonical.is_dir() {
-                return Err(format!("`--root {}` is not a directory", root.display()));
-            }
-            if canonical == std::path::Path::new("/") {
-                None
-            } else {
-                Some(canonical)
-            }
-        }
+        Some(root) => crate::config::target_root(&root)?,
     };
     let artifacts = artifacts.unwrap_or_else(|| {
         root.clone()

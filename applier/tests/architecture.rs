@@ -12,9 +12,24 @@ fn workspace() -> PathBuf {
         .to_path_buf()
 }
 
+/// The platform we build for: `cargo metadata` resolves only its dependencies, so it
+/// needs no crate that only another platform uses (those may not be downloaded).
+fn host_triple() -> String {
+    let output = std::process::Command::new("rustc")
+        .arg("-vV")
+        .output()
+        .expect("rustc -vV");
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .find_map(|line| line.strip_prefix("host: "))
+        .expect("rustc -vV names the host")
+        .to_string()
+}
+
 fn metadata() -> serde_json::Value {
     let output = std::process::Command::new(env!("CARGO"))
         .args(["metadata", "--format-version", "1", "--offline"])
+        .args(["--filter-platform", &host_triple()])
         .current_dir(workspace())
         .output()
         .expect("cargo metadata");

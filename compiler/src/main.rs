@@ -395,6 +395,22 @@ fn artifacts_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, Str
     })
 }
 
+/// Prints a command's output, or its error and exit status 1.
+fn print_or_fail(result: Result<String, String>) -> Result<ExitCode, String> {
+    match result {
+        Ok(text) => {
+            std::io::stdout()
+                .write_all(text.as_bytes())
+                .map_err(|e| e.to_string())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(message) => {
+            eprintln!("error: {message}");
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
 /// The next flag value as a path.
 fn path_value(parser: &mut lexopt::Parser) -> Result<PathBuf, String> {
     parser.value().map(PathBuf::from).map_err(|e| e.to_string())
@@ -455,18 +471,7 @@ fn builds_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String
             other => return Err(other.unexpected().to_string()),
         }
     }
-    match compiler::builds::render(&store, json) {
-        Ok(text) => {
-            std::io::stdout()
-                .write_all(text.as_bytes())
-                .map_err(|e| e.to_string())?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(message) => {
-            eprintln!("error: {message}");
-            Ok(ExitCode::from(1))
-        }
-    }
+    print_or_fail(compiler::builds::render(&store, json))
 }
 
 fn broker_permissions_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String> {
@@ -481,18 +486,7 @@ fn broker_permissions_command(arguments: Vec<std::ffi::OsString>) -> Result<Exit
             other => return Err(other.unexpected().to_string()),
         }
     }
-    match compiler::publish::broker_permissions(&out, &vhost) {
-        Ok(script) => {
-            std::io::stdout()
-                .write_all(script.as_bytes())
-                .map_err(|e| e.to_string())?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(message) => {
-            eprintln!("error: {message}");
-            Ok(ExitCode::from(1))
-        }
-    }
+    print_or_fail(compiler::publish::broker_permissions(&out, &vhost))
 }
 
 fn diff_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String> {
