@@ -86,8 +86,15 @@ fn write_string(text: &str, out: &mut Vec<u8>) {
 
 /// `sha256:` followed by the lowercase hex SHA-256 of `bytes`.
 pub fn sha256_digest(bytes: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let hash = Sha256::digest(bytes);
-    format!("sha256:{}", hex::encode(hash))
+    let mut digest = String::with_capacity(7 + 2 * hash.len());
+    digest.push_str("sha256:");
+    for byte in hash {
+        digest.push(char::from(HEX[usize::from(byte >> 4)]));
+        digest.push(char::from(HEX[usize::from(byte & 0x0f)]));
+    }
+    digest
 }
 
 /// Is `text` a `sha256:` digest with 64 lowercase hex digits?
@@ -119,7 +126,7 @@ pub(crate) enum Field<'a> {
 /// Writes an object of `entries` as canonical JSON, exactly as
 /// [`canonical_json`] would write the same object: keys sorted by their bytes.
 pub(crate) fn write_object(entries: &mut [(&str, Field<'_>)], out: &mut Vec<u8>) {
-    entries.sort_unstable_by(|left, right| left.0.as_bytes().cmp(right.0.as_bytes()));
+    sort_entries(entries);
     out.push(b'{');
     for (position, (key, field)) in entries.iter().enumerate() {
         if position > 0 {
@@ -130,6 +137,69 @@ pub(crate) fn write_object(entries: &mut [(&str, Field<'_>)], out: &mut Vec<u8>)
         write_field(field, out);
     }
     out.push(b'}');
+}
+
+fn sort_entries(entries: &mut [(&str, Field<'_>)]) {
+    let by_key = |left: &(&str, Field<'_>), right: &(&str, Field<'_>)| {
+        left.0.as_bytes().cmp(right.0.as_bytes())
+    };
+    if !entries.is_sorted_by(|left, right| by_key(left, right).is_le()) {
+        entries.sort_unstable_by(by_key);
+    }
+}
+
+/// An object's members (`"key":value`) written once each, so that objects of some
+/// of them and of more can be joined without escaping anything twice.
+pub(crate) struct Members<'k> {
+    bytes: Vec<u8>,
+    /// Each member's key and its bytes in `bytes`, sorted by key.
+    members: Vec<(&'k str, std::ops::Range<usize>)>,
+}
+
+impl<'k> Members<'k> {
+    pub(crate) fn new(entries: &mut [(&'k str, Field<'_>)]) -> Members<'k> {
+        sort_entries(entries);
+        let mut members = Members {
+            bytes: Vec::with_capacity(512),
+            members: Vec::with_capacity(entries.len() + 3),
+        };
+        for (key, field) in entries.iter() {
+            let range = members.write(key, field);
+            members.members.push((key, range));
+        }
+        members
+    }
+
+    fn write(&mut self, key: &'k str, field: &Field<'_>) -> std::ops::Range<usize> {
+        let start = self.bytes.len();
+        write_string(key, &mut self.bytes);
+        self.bytes.push(b':');
+        write_field(field, &mut self.bytes);
+        start..self.bytes.len()
+    }
+
+    /// Adds a member in its place among the others; `key` must be new.
+    pub(crate) fn insert(&mut self, key: &'k str, field: Field<'_>) {
+        let range = self.write(key, &field);
+        let position = self
+            .members
+            .partition_point(|(other, _)| other.as_bytes() < key.as_bytes());
+        self.members.insert(position, (key, range));
+    }
+
+    /// The canonical JSON object of all members.
+    pub(crate) fn object(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.bytes.len() + self.members.len() + 2);
+        out.push(b'{');
+        for (position, (_, range)) in self.members.iter().enumerate() {
+            if position > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(&self.bytes[range.clone()]);
+        }
+        out.push(b'}');
+        out
+    }
 }
 
 fn write_texts(items: &[String], out: &mut Vec<u8>) {

@@ -6,7 +6,7 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use crate::canonical::{Field, sha256_digest, write_object};
+use crate::canonical::{Field, Members, sha256_digest, write_object};
 use crate::error::{PlanError, ShapeName};
 use crate::{Archive, Container, Directory, File, Link, Secret, Service, User};
 
@@ -194,71 +194,80 @@ impl Resource {
         Value::Object(object)
     }
 
-    /// The fields and `kind`, borrowed, for the canonical writer.
+    /// The fields and `kind`, borrowed, for the canonical writer, in canonical
+    /// (sorted) order so that the writer need not sort them.
     fn fields(&self) -> Vec<(&'static str, Field<'_>)> {
         use Field::{Bool, Map, Mounts, OptionalText, Text, Texts};
-        let mut fields = match self {
+        let kind = Text(self.kind().name());
+        match self {
             Resource::User(user) => vec![
-                ("name", Text(&user.name)),
-                ("system", Bool(user.system)),
-                ("home", OptionalText(user.home.as_deref())),
-                ("shell", OptionalText(user.shell.as_deref())),
                 ("groups", Texts(&user.groups)),
+                ("home", OptionalText(user.home.as_deref())),
+                ("kind", kind),
+                ("name", Text(&user.name)),
+                ("shell", OptionalText(user.shell.as_deref())),
+                ("system", Bool(user.system)),
             ],
             Resource::Directory(directory) => vec![
-                ("path", Text(&directory.path)),
-                ("owner", Text(&directory.owner)),
                 ("group", Text(&directory.group)),
+                ("kind", kind),
                 ("mode", Text(&directory.mode)),
+                ("owner", Text(&directory.owner)),
+                ("path", Text(&directory.path)),
             ],
             Resource::File(file) => vec![
-                ("path", Text(&file.path)),
                 ("content", OptionalText(file.content.as_deref())),
                 (
                     "content_base64",
                     OptionalText(file.content_base64.as_deref()),
                 ),
-                ("owner", Text(&file.owner)),
                 ("group", Text(&file.group)),
+                ("kind", kind),
                 ("mode", Text(&file.mode)),
+                ("owner", Text(&file.owner)),
+                ("path", Text(&file.path)),
             ],
-            Resource::Link(link) => {
-                vec![("path", Text(&link.path)), ("target", Text(&link.target))]
-            }
+            Resource::Link(link) => vec![
+                ("kind", kind),
+                ("path", Text(&link.path)),
+                ("target", Text(&link.target)),
+            ],
             Resource::Secret(secret) => vec![
+                ("group", Text(&secret.group)),
+                ("kind", kind),
+                ("mode", Text(&secret.mode)),
+                ("owner", Text(&secret.owner)),
                 ("path", Text(&secret.path)),
                 ("sealed", Text(&secret.sealed)),
-                ("owner", Text(&secret.owner)),
-                ("group", Text(&secret.group)),
-                ("mode", Text(&secret.mode)),
             ],
             Resource::Archive(archive) => vec![
-                ("path", Text(&archive.path)),
                 ("artifact", Text(&archive.artifact)),
                 ("artifact_digest", Text(&archive.artifact_digest)),
-                ("owner", Text(&archive.owner)),
                 ("group", Text(&archive.group)),
+                ("kind", kind),
+                ("owner", Text(&archive.owner)),
+                ("path", Text(&archive.path)),
             ],
             Resource::Service(service) => vec![
-                ("name", Text(&service.name)),
-                ("exec", Texts(&service.exec)),
-                ("user", Text(&service.user)),
-                ("environment", Map(&service.environment)),
                 ("after", Texts(&service.after)),
+                ("environment", Map(&service.environment)),
+                ("exec", Texts(&service.exec)),
+                ("kind", kind),
+                ("name", Text(&service.name)),
                 ("restart", Text(&service.restart)),
+                ("user", Text(&service.user)),
             ],
             Resource::Container(container) => vec![
-                ("name", Text(&container.name)),
-                ("image", Text(&container.image)),
                 ("command", Texts(&container.command)),
                 ("environment", Map(&container.environment)),
+                ("image", Text(&container.image)),
+                ("kind", kind),
                 ("mounts", Mounts(&container.mounts)),
+                ("name", Text(&container.name)),
                 ("ports", Texts(&container.ports)),
                 ("user", OptionalText(container.user.as_deref())),
             ],
-        };
-        fields.push(("kind", Text(self.kind().name())));
-        fields
+        }
     }
 
     /// The shape digest: sha256 of the canonical JSON of `kind` and the fields,
@@ -320,17 +329,14 @@ impl Shape {
     /// A shape declared by `module` at `source`; computes its digest.
     pub fn new(resource: Resource, module: impl Into<String>, source: Source) -> Shape {
         let module = module.into();
-        let mut fields = resource.fields();
-        let mut bytes = Vec::with_capacity(512);
-        write_object(&mut fields, &mut bytes);
-        let digest = sha256_digest(&bytes);
-        fields.push(("digest", Field::Text(&digest)));
-        fields.push(("module", Field::Text(&module)));
-        fields.push(("source", Field::Source(&source)));
-        bytes.clear();
-        write_object(&mut fields, &mut bytes);
-        drop(fields);
-        let canonical = std::sync::Arc::from(bytes);
+        // each field is escaped once: the digest's object and the plan's share them
+        let mut members = Members::new(&mut resource.fields());
+        let digest = sha256_digest(&members.object());
+        members.insert("digest", Field::Text(&digest));
+        members.insert("module", Field::Text(&module));
+        members.insert("source", Field::Source(&source));
+        let canonical = std::sync::Arc::from(members.object());
+        drop(members);
         Shape {
             resource,
             module,
