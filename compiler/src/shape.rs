@@ -654,6 +654,15 @@ pub fn is_pinned_image(text: &[u8]) -> bool {
 pub type OpaqueToJson<'a> =
     dyn FnMut(&mut Machine, &Value, Span) -> EvalResult<serde_json::Value> + 'a;
 
+/// A language string as plan text (which is UTF-8; the checks before made sure of
+/// it, and a stray byte would become U+FFFD). The common valid case copies once.
+fn owned_text(bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => text.to_owned(),
+        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
+    }
+}
+
 struct Reader<'a> {
     attrs: &'a Attrs,
     span: Span,
@@ -673,7 +682,7 @@ impl Reader<'_> {
 
     fn optional_text(&self, machine: &mut Machine, name: &str) -> EvalResult<Option<String>> {
         Ok(match self.value(machine, name)? {
-            Value::String(text) => Some(String::from_utf8_lossy(&text).into_owned()),
+            Value::String(text) => Some(owned_text(&text)),
             _ => None,
         })
     }
@@ -689,7 +698,7 @@ impl Reader<'_> {
         let mut result = Vec::with_capacity(items.len());
         for item in items.iter() {
             if let Value::String(text) = machine.force(item, self.span)? {
-                result.push(String::from_utf8_lossy(&text).into_owned());
+                result.push(owned_text(&text));
             }
         }
         Ok(result)
@@ -706,10 +715,7 @@ impl Reader<'_> {
         let mut result = std::collections::BTreeMap::new();
         for entry in entries.iter() {
             if let Value::String(text) = machine.force(&entry.value, self.span)? {
-                result.insert(
-                    String::from_utf8_lossy(&entry.name).into_owned(),
-                    String::from_utf8_lossy(&text).into_owned(),
-                );
+                result.insert(owned_text(&entry.name), owned_text(&text));
             }
         }
         Ok(result)

@@ -181,9 +181,16 @@ impl<'k> Members<'k> {
     /// Adds a member in its place among the others; `key` must be new.
     pub(crate) fn insert(&mut self, key: &'k str, field: Field<'_>) {
         let range = self.write(key, &field);
+        // a handful of short keys: a scan that compares first bytes beats a binary
+        // search calling memcmp per probe
         let position = self
             .members
-            .partition_point(|(other, _)| other.as_bytes() < key.as_bytes());
+            .iter()
+            .position(|(other, _)| {
+                let (other, key) = (other.as_bytes(), key.as_bytes());
+                other.first() > key.first() || (other.first() == key.first() && other > key)
+            })
+            .unwrap_or(self.members.len());
         self.members.insert(position, (key, range));
     }
 

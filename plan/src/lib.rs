@@ -233,9 +233,7 @@ impl Plan {
     /// with one name (both would be `NAME.service`); nothing under a file, link or
     /// secret; nothing under an archive (unpacking replaces the whole directory).
     pub fn validate(&self) -> Result<(), PlanError> {
-        for shape in &self.shapes {
-            shape.resource().validate()?;
-        }
+        // check_whole validates each shape on its way through
         self.check_whole()
     }
 
