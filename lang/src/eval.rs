@@ -694,9 +694,11 @@ impl Machine {
     fn eval_inner(&mut self, ir: &Ir, env: &Env) -> EvalResult<Value> {
         match &ir.kind {
             IrKind::Const(value) => Ok(value.clone()),
-            IrKind::Var { up, slot } => match lookup(env, *up, *slot) {
-                Some(Value::Thunk(thunk)) => self.force_thunk(&thunk, ir.span),
-                Some(value) => Ok(value),
+            // borrowed, not cloned: a thunk is forced in place, without a reference
+            // count up and down per variable
+            IrKind::Var { up, slot } => match lookup_ref(env, *up, *slot) {
+                Some(Value::Thunk(thunk)) => self.force_thunk(thunk, ir.span),
+                Some(value) => Ok(value.clone()),
                 None => Err(self.infinite_recursion(usize::MAX, ir.span)),
             },
             IrKind::WithVar { name, withs } => self.with_lookup(name, withs, env, ir.span),
@@ -838,10 +840,10 @@ impl Machine {
     ) -> EvalResult<Value> {
         let mut searched = Vec::new();
         for up in withs {
-            let Some(namespace) = lookup(env, *up, 0) else {
+            let Some(namespace) = lookup_ref(env, *up, 0) else {
                 continue;
             };
-            let namespace = self.force(&namespace, span)?;
+            let namespace = self.force(namespace, span)?;
             let Value::Attrs(attrs) = namespace else {
                 return Err(type_error(
                     "a set",
@@ -851,8 +853,7 @@ impl Machine {
                 ));
             };
             if let Some(value) = attrs.get(name) {
-                let value = value.clone();
-                return self.force(&value, span);
+                return self.force(value, span);
             }
             searched.push(attrs);
         }
@@ -925,8 +926,7 @@ impl Machine {
             };
             match attrs.get(&name) {
                 Some(value) => {
-                    let value = value.clone();
-                    current = self.force(&value, span)?;
+                    current = self.force(value, span)?;
                     current_span = span;
                 }
                 None => {
@@ -1758,11 +1758,18 @@ impl Machine {
 /// Reads slot `slot` of the frame `up` levels out.
 #[inline]
 pub(crate) fn lookup(env: &Env, up: u32, slot: u32) -> Option<Value> {
+    lookup_ref(env, up, slot).cloned()
+}
+
+/// The value in `slot` of the frame `up` levels out; frames are filled once, so
+/// the reference lives as long as `env`.
+#[inline]
+fn lookup_ref(env: &Env, up: u32, slot: u32) -> Option<&Value> {
     let mut frame = env;
     for _ in 0..up {
         frame = frame.parent.as_ref()?;
     }
-    frame.slots.get(slot as usize).cloned()
+    frame.slots.get(slot as usize)
 }
 
 /// A list of one or two elements lives inside its value slot in Nix, so a copy into
