@@ -16,16 +16,10 @@ use crate::shapes::ShapeDecl;
 pub const MANIFEST_FORMAT: &str = "mesh-manifest/1";
 
 /// A node's plan from its declarations.
-pub fn plan(node: &str, declarations: &[ShapeDecl]) -> Result<Plan, Diagnostic> {
+pub fn plan(node: &str, declarations: Vec<ShapeDecl>) -> Result<Plan, Diagnostic> {
     let shapes = declarations
-        .iter()
-        .map(|declaration| {
-            Shape::new(
-                declaration.resource.clone(),
-                declaration.module.clone(),
-                declaration.source.clone(),
-            )
-        })
+        .into_iter()
+        .map(|declaration| Shape::new(declaration.resource, declaration.module, declaration.source))
         .collect();
     let plan = Plan::new(node, shapes);
     if let Err(error) = plan.validate() {

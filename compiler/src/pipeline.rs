@@ -678,7 +678,7 @@ fn run(
             continue;
         };
         if error_count(diagnostics) == errors_before {
-            match emit::plan(name, &shapes) {
+            match emit::plan(name, shapes) {
                 Ok(plan) => {
                     plans.insert(name.clone(), plan);
                 }

@@ -258,13 +258,14 @@ pub fn add(
     declaration: ShapeDecl,
     diagnostics: &mut Vec<Diagnostic>,
 ) {
+    use std::collections::btree_map::Entry;
     let key = (declaration.namespace(), declaration.identity().to_string());
-    match by_identity.get(&key) {
-        None => {
-            by_identity.insert(key, declaration);
+    match by_identity.entry(key) {
+        Entry::Vacant(entry) => {
+            entry.insert(declaration);
         }
-        Some(existing) if existing.resource == declaration.resource => {}
-        Some(existing) => diagnostics.push(conflict(existing, &declaration)),
+        Entry::Occupied(entry) if entry.get().resource == declaration.resource => {}
+        Entry::Occupied(entry) => diagnostics.push(conflict(entry.get(), &declaration)),
     }
 }
 
