@@ -90,6 +90,10 @@ fn evaluate_here(request: EvalRequest) -> EvalOutcome {
         } else {
             machine.print_strict(&value)
         };
+        // the process ends after printing: the exit frees the value, which freed here
+        // would be dropped recursively, one stack frame per level of nesting (a list
+        // nested 40 million deep is legal and would overflow any stack)
+        std::mem::forget(value);
         // nix-instantiate ends the printed value with a newline, the JSON without one
         let json = request.json;
         printed
@@ -103,7 +107,8 @@ fn evaluate_here(request: EvalRequest) -> EvalOutcome {
     });
     let traces = std::mem::take(&mut machine.traces);
     let sources = std::mem::take(&mut machine.sources);
-    drop(machine);
+    // as the value: the thunks the machine holds may hold it too
+    std::mem::forget(machine);
     EvalOutcome {
         output,
         traces,
