@@ -13,12 +13,18 @@ fn workspace() -> PathBuf {
 }
 
 /// The platform we build for: `cargo metadata` resolves only its dependencies, so it
-/// needs no crate that only another platform uses (those may not be downloaded).
+/// needs no crate that only another platform uses (those may not be downloaded). The
+/// checks below therefore cover this platform's dependency tree.
 fn host_triple() -> String {
-    let output = std::process::Command::new("rustc")
+    // the rustc of the toolchain running this test, not whichever is first on PATH
+    let rustc = std::env::var_os("RUSTC")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO")).with_file_name("rustc"));
+    let output = std::process::Command::new(&rustc)
         .arg("-vV")
         .output()
-        .expect("rustc -vV");
+        .unwrap_or_else(|e| panic!("{} -vV: {e}", rustc.display()));
+    assert!(output.status.success(), "{} -vV failed", rustc.display());
     String::from_utf8_lossy(&output.stdout)
         .lines()
         .find_map(|line| line.strip_prefix("host: "))

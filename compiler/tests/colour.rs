@@ -10,10 +10,11 @@ const ESCAPE: &[u8] = b"\x1b[";
 /// terminal showed.
 fn on_a_terminal(no_colour: Option<&str>) -> Vec<u8> {
     let meshc = env!("CARGO_BIN_EXE_meshc");
+    assert!(!meshc.contains('\''), "the test quotes {meshc} for a shell");
     let mut command = Command::new("script");
     command
         .args(["--quiet", "--return", "--command"])
-        .arg(format!("{meshc} eval --expr 'x + 1'"))
+        .arg(format!("'{meshc}' eval --expr 'x + 1'"))
         .arg("/dev/null")
         .env_remove("NO_COLOR");
     if let Some(value) = no_colour {

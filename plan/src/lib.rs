@@ -233,11 +233,11 @@ impl Plan {
     /// with one name (both would be `NAME.service`); nothing under a file, link or
     /// secret; nothing under an archive (unpacking replaces the whole directory).
     pub fn validate(&self) -> Result<(), PlanError> {
-        // check_whole validates each shape on its way through
         self.check_whole()
     }
 
-    /// The checks of [`Plan::validate`] that look at more than one shape.
+    /// The checks of [`Plan::validate`]: each shape's own values, then what looks at
+    /// more than one shape.
     fn check_whole(&self) -> Result<(), PlanError> {
         let mut by_path: HashMap<&str, &Shape> = HashMap::new();
         let mut by_unit: HashMap<&str, &Shape> = HashMap::new();
