@@ -80,6 +80,8 @@ pub struct Session {
     pub overlay: Overlay,
     pub limits: Limits,
     pub cancelled: Option<Arc<AtomicBool>>,
+    /// Syntax trees kept from earlier compilations (see [`lang::ParseCache`]).
+    pub parses: Option<Arc<lang::ParseCache>>,
 }
 
 impl Session {
@@ -301,6 +303,9 @@ fn work(
         vec![repository.root.clone(), PathBuf::from(stdlib::VIRTUAL_ROOT)],
         session.limits.clone(),
     );
+    if let Some(parses) = &session.parses {
+        machine = machine.with_parse_cache(parses.clone());
+    }
     let mut global = Vec::new();
     let mut per_node = BTreeMap::new();
     let mut barrier = Barrier {

@@ -113,6 +113,8 @@ pub struct Machine {
     symbols: SymbolOrder,
     /// Messages of `builtins.trace`, in order; the host decides where they go.
     pub traces: Vec<String>,
+    /// Trees of files parsed by earlier compilations, if the host keeps them.
+    parses: Option<std::sync::Arc<crate::ParseCache>>,
 }
 
 pub fn error(
@@ -182,7 +184,15 @@ impl Machine {
             regex_cache: HashMap::new(),
             symbols: SymbolOrder::new(),
             traces: Vec::new(),
+            parses: None,
         }
+    }
+
+    /// Reuses (and keeps) syntax trees through `cache`: a file whose bytes and file
+    /// id are unchanged is not parsed again.
+    pub fn with_parse_cache(mut self, cache: std::sync::Arc<crate::ParseCache>) -> Machine {
+        self.parses = Some(cache);
+        self
     }
 
     /// A global name (`builtins`, `map`, `__add`), as every file sees it.
@@ -203,15 +213,29 @@ impl Machine {
         base_directory: &Path,
     ) -> Result<(FileId, Rc<Ir>), Vec<Diagnostic>> {
         let file = self.sources.add(name.to_string(), path, text.clone());
-        let parsed = parser::parse(&text, file);
-        if !parsed.errors.is_empty() {
-            return Err(parsed.errors);
-        }
-        self.symbols.intern_file(&parsed.expr);
-        let compiled =
-            compile::compile(&parsed.expr, base_directory, &*self.globals, &self.symbols);
-        // the syntax tree can be deep: drop it here, on the evaluation stack
-        drop(parsed);
+        let cached = self
+            .parses
+            .as_ref()
+            .and_then(|cache| cache.get(file, &text));
+        let expr = match cached {
+            Some(expr) => expr,
+            None => {
+                let parsed = parser::parse(&text, file);
+                if !parsed.errors.is_empty() {
+                    return Err(parsed.errors);
+                }
+                let expr = std::sync::Arc::new(parsed.expr);
+                if let Some(cache) = &self.parses {
+                    cache.insert(file, text.clone(), expr.clone());
+                }
+                expr
+            }
+        };
+        self.symbols.intern_file(&expr);
+        let compiled = compile::compile(&expr, base_directory, &*self.globals, &self.symbols);
+        // the syntax tree can be deep: drop it here, on the evaluation stack (a cached
+        // tree lives on in the cache, which its owner sweeps on such a stack too)
+        drop(expr);
         if !compiled.errors.is_empty() {
             return Err(compiled.errors);
         }

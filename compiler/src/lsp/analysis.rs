@@ -144,6 +144,8 @@ impl Analyzer {
 fn work(queue: &(Mutex<Queue>, Condvar), encoding: Encoding, results: &Sender<Outcome>) {
     let (lock, wake) = queue;
     let mut indexes: HashMap<PathBuf, IndexCache> = HashMap::new();
+    // per repository: the files an edit did not touch are not parsed again
+    let mut parses: HashMap<PathBuf, Arc<lang::ParseCache>> = HashMap::new();
     loop {
         let (request, cancelled) = {
             let mut queue = lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -170,6 +172,7 @@ fn work(queue: &(Mutex<Queue>, Condvar), encoding: Encoding, results: &Sender<Ou
                 ..Limits::default()
             },
             cancelled: Some(cancelled.clone()),
+            parses: Some(parses.entry(request.root.clone()).or_default().clone()),
         };
         // a bug in the compiler must not end the worker: it is reported instead
         let files = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -179,6 +182,13 @@ fn work(queue: &(Mutex<Queue>, Condvar), encoding: Encoding, results: &Sender<Ou
         }))
         .unwrap_or_else(|panic| internal_error(&request.root, panic.as_ref()));
         let stale = || cancelled.load(Ordering::Relaxed);
+        if !stale()
+            && let Some(cache) = parses.get(&request.root)
+        {
+            // a whole compilation visited every file it needs: forget the others (an
+            // abandoned one did not, and keeps them for the next)
+            cache.sweep();
+        }
         if !stale() {
             let _ = results.send(Outcome::Diagnostics {
                 root: request.root.clone(),
