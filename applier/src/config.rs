@@ -74,30 +74,13 @@ fn parse_raw(arguments: impl IntoIterator<Item = OsString>) -> Result<RawArgumen
     use lexopt::prelude::*;
     let mut raw = RawArguments::default();
     let mut parser = lexopt::Parser::from_args(arguments);
-    let describe = |error: lexopt::Error| error.to_string().to_lowercase();
     while let Some(argument) = parser.next().map_err(describe)? {
         match argument {
             Long("identity") => raw.identity = Some(parser.value().map_err(describe)?),
             Long("root") => raw.root = Some(parser.value().map_err(describe)?),
             Long("artifacts") => raw.artifacts = Some(parser.value().map_err(describe)?),
-            Long("node") => {
-                raw.node = Some(
-                    parser
-                        .value()
-                        .map_err(describe)?
-                        .string()
-                        .map_err(describe)?,
-                )
-            }
-            Long("format") => {
-                raw.format = Some(
-                    parser
-                        .value()
-                        .map_err(describe)?
-                        .string()
-                        .map_err(describe)?,
-                )
-            }
+            Long("node") => raw.node = Some(text(&mut parser)?),
+            Long("format") => raw.format = Some(text(&mut parser)?),
             Long("dry-run") => raw.dry_run = true,
             Short('h') | Long("help") => raw.help = true,
             Short('V') | Long("version") => raw.version = true,
@@ -142,11 +125,7 @@ fn validate(raw: RawArguments) -> Result<Command, String> {
     if let Some(node) = &raw.node {
         plan::check::name(node).map_err(|reason| format!("`--node`: {reason}"))?;
     }
-    let format = match raw.format.as_deref() {
-        None | Some("human") => OutputFormat::Human,
-        Some("json") => OutputFormat::Json,
-        Some(other) => return Err(format!("unknown format `{other}`: use `human` or `json`")),
-    };
+    let format = output_format(raw.format.as_deref().unwrap_or("human"))?;
     let artifacts = match raw.artifacts {
         Some(artifacts) => PathBuf::from(artifacts),
         None => root
@@ -175,4 +154,24 @@ pub fn target_root(root: &std::path::Path) -> Result<Option<PathBuf>, String> {
         return Err(format!("`--root {}` is not a directory", root.display()));
     }
     Ok((canonical != std::path::Path::new("/")).then_some(canonical))
+}
+
+/// A command-line error as `mesh-apply` words it.
+pub(crate) fn describe(error: lexopt::Error) -> String {
+    error.to_string().to_lowercase()
+}
+
+/// A flag's value that must be UTF-8 text.
+pub(crate) fn text(parser: &mut lexopt::Parser) -> Result<String, String> {
+    use lexopt::ValueExt;
+    parser.value().map_err(describe)?.string().map_err(describe)
+}
+
+/// `--format FORMAT`.
+pub(crate) fn output_format(name: &str) -> Result<OutputFormat, String> {
+    match name {
+        "human" => Ok(OutputFormat::Human),
+        "json" => Ok(OutputFormat::Json),
+        other => Err(format!("unknown format `{other}`: use `human` or `json`")),
+    }
 }

@@ -62,8 +62,8 @@ pub fn is_listen(arguments: &[OsString]) -> bool {
 
 /// Parses and validates the arguments of `mesh-apply --listen` (after the program name).
 pub fn parse_arguments(arguments: Vec<OsString>) -> Result<Option<ListenConfig>, String> {
+    use crate::config::{describe, output_format, text};
     use lexopt::prelude::*;
-    let describe = |error: lexopt::Error| error.to_string().to_lowercase();
     let mut parser = lexopt::Parser::from_args(arguments);
     let mut node = None;
     let mut identity = None;
@@ -74,42 +74,12 @@ pub fn parse_arguments(arguments: Vec<OsString>) -> Result<Option<ListenConfig>,
     while let Some(argument) = parser.next().map_err(describe)? {
         match argument {
             Long("listen") => {}
-            Long("node") => {
-                node = Some(
-                    parser
-                        .value()
-                        .map_err(describe)?
-                        .string()
-                        .map_err(describe)?,
-                )
-            }
+            Long("node") => node = Some(text(&mut parser)?),
             Long("identity") => identity = Some(PathBuf::from(parser.value().map_err(describe)?)),
-            Long("amqp") => {
-                url = Some(
-                    parser
-                        .value()
-                        .map_err(describe)?
-                        .string()
-                        .map_err(describe)?,
-                )
-            }
+            Long("amqp") => url = Some(text(&mut parser)?),
             Long("root") => root = Some(PathBuf::from(parser.value().map_err(describe)?)),
             Long("artifacts") => artifacts = Some(PathBuf::from(parser.value().map_err(describe)?)),
-            Long("format") => {
-                format = match parser
-                    .value()
-                    .map_err(describe)?
-                    .string()
-                    .map_err(describe)?
-                    .as_str()
-                {
-                    "human" => OutputFormat::Human,
-                    "json" => OutputFormat::Json,
-                    other => {
-                        return Err(format!("unknown format `{other}`: use `human` or `json`"));
-                    }
-                }
-            }
+            Long("format") => format = output_format(&text(&mut parser)?)?,
             Short('h') | Long("help") => return Ok(None),
             Value(value) => {
                 return Err(format!(

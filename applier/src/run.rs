@@ -1032,18 +1032,3 @@ fn final_record(
         withdrawn,
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use plan::restart::mentions;
-
-    #[test]
-    fn mentions_whole_paths_only() {
-        assert!(mentions("/etc/app.conf", "/etc/app.conf"));
-        assert!(mentions("--config=/etc/app.conf", "/etc/app.conf"));
-        assert!(mentions("/srv/app/static/x", "/srv/app"));
-        assert!(!mentions("/etc/app.confx", "/etc/app.conf"));
-        assert!(!mentions("/x/etc/app.conf", "/etc/app.conf"));
-        assert!(!mentions("/etc/application", "/etc/app"));
-    }
-}

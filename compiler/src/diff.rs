@@ -154,6 +154,23 @@ pub struct Change {
     pub restart: Option<String>,
 }
 
+impl Change {
+    /// A change of `shape` with nothing more to say: no fields, nothing kept, no
+    /// restart.
+    fn of(action: Action, shape: &Shape) -> Change {
+        Change {
+            action,
+            kind: shape.kind().name(),
+            identity: shape.identity().to_string(),
+            module: shape.module().to_string(),
+            source: source_of(shape),
+            fields: Vec::new(),
+            kept: false,
+            restart: None,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct GrantChanges {
     pub service: String,
@@ -277,41 +294,18 @@ fn compare(node: &str, old: Option<&Plan>, new: Option<&Plan>, resealed: bool) -
     }
     for shape in new_shapes {
         match old_by_key.get(&key(shape)) {
-            None => changes.push(Change {
-                action: Action::Add,
-                kind: shape.kind().name(),
-                identity: shape.identity().to_string(),
-                module: shape.module().to_string(),
-                source: source_of(shape),
-                fields: Vec::new(),
-                kept: false,
-                restart: None,
+            None => changes.push(Change::of(Action::Add, shape)),
+            Some(before) if before.digest() != shape.digest() => changes.push(Change {
+                fields: field_changes(before, shape, resealed),
+                restart: matches!(shape.kind(), Kind::Service | Kind::Container)
+                    .then(|| "its unit changes".to_string()),
+                ..Change::of(Action::Change, shape)
             }),
-            Some(before) if before.digest() != shape.digest() => {
-                let restart = matches!(shape.kind(), Kind::Service | Kind::Container)
-                    .then(|| "its unit changes".to_string());
-                changes.push(Change {
-                    action: Action::Change,
-                    kind: shape.kind().name(),
-                    identity: shape.identity().to_string(),
-                    module: shape.module().to_string(),
-                    source: source_of(shape),
-                    fields: field_changes(before, shape, resealed),
-                    kept: false,
-                    restart,
-                });
-            }
             Some(_) => {
                 if let Some(path) = plan::restart::named_change(shape, &changed_paths) {
                     changes.push(Change {
-                        action: Action::Change,
-                        kind: shape.kind().name(),
-                        identity: shape.identity().to_string(),
-                        module: shape.module().to_string(),
-                        source: source_of(shape),
-                        fields: Vec::new(),
-                        kept: false,
                         restart: Some(format!("`{path}` changes")),
+                        ..Change::of(Action::Change, shape)
                     });
                 }
             }
@@ -320,14 +314,8 @@ fn compare(node: &str, old: Option<&Plan>, new: Option<&Plan>, resealed: bool) -
     for shape in old_shapes {
         if !new_by_key.contains_key(&key(shape)) {
             changes.push(Change {
-                action: Action::Withdraw,
-                kind: shape.kind().name(),
-                identity: shape.identity().to_string(),
-                module: shape.module().to_string(),
-                source: source_of(shape),
-                fields: Vec::new(),
                 kept: matches!(shape.kind(), Kind::Directory | Kind::Archive | Kind::User),
-                restart: None,
+                ..Change::of(Action::Withdraw, shape)
             });
         }
     }
@@ -372,30 +360,28 @@ fn field_changes(old: &Shape, new: &Shape, resealed: bool) -> Vec<FieldChange> {
             && let (Some(serde_json::Value::String(left)), Some(serde_json::Value::String(right))) =
                 (left, right)
         {
+            let parsed = (
+                serde_json::from_str::<serde_json::Value>(left),
+                serde_json::from_str::<serde_json::Value>(right),
+            );
+            if let (
+                Ok(left_json @ (serde_json::Value::Object(_) | serde_json::Value::Array(_))),
+                Ok(right_json),
+            ) = parsed
             {
-                let parsed = (
-                    serde_json::from_str::<serde_json::Value>(left),
-                    serde_json::from_str::<serde_json::Value>(right),
-                );
-                if let (
-                    Ok(left_json @ (serde_json::Value::Object(_) | serde_json::Value::Array(_))),
-                    Ok(right_json),
-                ) = parsed
-                {
-                    let mut json_changes = Vec::new();
-                    json_diff("", &left_json, &right_json, &mut json_changes);
-                    changes.push(FieldChange::Json {
-                        field: name.clone(),
-                        changes: json_changes,
-                    });
-                } else {
-                    changes.push(FieldChange::Text {
-                        field: name.clone(),
-                        unified: unified_diff(left, right, 3),
-                    });
-                }
-                continue;
+                let mut json_changes = Vec::new();
+                json_diff("", &left_json, &right_json, &mut json_changes);
+                changes.push(FieldChange::Json {
+                    field: name.clone(),
+                    changes: json_changes,
+                });
+            } else {
+                changes.push(FieldChange::Text {
+                    field: name.clone(),
+                    unified: unified_diff(left, right, 3),
+                });
             }
+            continue;
         }
         let show = |value: Option<&serde_json::Value>| {
             value

@@ -800,27 +800,8 @@ pub fn link(
                 span: provide.span,
             });
         }
-        let manifest = serde_json::json!({
-            "format": "mesh-grants/1",
-            "service": service,
-            "node": provider,
-            "grants": listed,
-        });
-        let mut content = serde_json::to_string_pretty(&manifest).unwrap_or_default();
-        content.push('\n');
-        link.placed.push(Placed {
-            resource: plan::Resource::File(plan::File {
-                path: provide.manifest.clone(),
-                content: Some(content),
-                content_base64: None,
-                owner: provide.owner.clone(),
-                group: provide.group.clone(),
-                mode: "0644".to_string(),
-            }),
-            module: provide.module.clone(),
-            source: provide.source.clone(),
-            span: provide.span,
-        });
+        link.placed
+            .push(grants_manifest(&provide, &provider, listed));
         link.grants.insert(
             (provide.module.clone(), service.clone()),
             grants.into_iter().map(|(grant, _, _)| grant).collect(),
@@ -836,27 +817,8 @@ pub fn link(
             if link.grants.contains_key(&key) {
                 continue;
             }
-            let manifest = serde_json::json!({
-                "format": "mesh-grants/1",
-                "service": provide.service,
-                "node": declaration.node,
-                "grants": [],
-            });
-            let mut content = serde_json::to_string_pretty(&manifest).unwrap_or_default();
-            content.push('\n');
-            link.placed.push(Placed {
-                resource: plan::Resource::File(plan::File {
-                    path: provide.manifest.clone(),
-                    content: Some(content),
-                    content_base64: None,
-                    owner: provide.owner.clone(),
-                    group: provide.group.clone(),
-                    mode: "0644".to_string(),
-                }),
-                module: provide.module.clone(),
-                source: provide.source.clone(),
-                span: provide.span,
-            });
+            link.placed
+                .push(grants_manifest(provide, &declaration.node, Vec::new()));
             link.grants.insert(key, Vec::new());
         }
     }
@@ -952,4 +914,30 @@ pub fn link(
         }
     }
     links
+}
+
+/// The grants manifest (`mesh-grants/1`) of `provide` on `node`, as the file shape
+/// placed at its `manifest` path.
+fn grants_manifest(provide: &Provide, node: &str, grants: Vec<serde_json::Value>) -> Placed {
+    let manifest = serde_json::json!({
+        "format": "mesh-grants/1",
+        "service": provide.service,
+        "node": node,
+        "grants": grants,
+    });
+    let mut content = serde_json::to_string_pretty(&manifest).unwrap_or_default();
+    content.push('\n');
+    Placed {
+        resource: plan::Resource::File(plan::File {
+            path: provide.manifest.clone(),
+            content: Some(content),
+            content_base64: None,
+            owner: provide.owner.clone(),
+            group: provide.group.clone(),
+            mode: "0644".to_string(),
+        }),
+        module: provide.module.clone(),
+        source: provide.source.clone(),
+        span: provide.span,
+    }
 }

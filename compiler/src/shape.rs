@@ -21,34 +21,8 @@ pub use plan::Kind;
 /// again; holding the record keeps its address from being reused.
 #[derive(Default)]
 pub struct Made {
-    records: std::cell::RefCell<std::collections::HashMap<usize, Rc<Attrs>, AddressHash>>,
-}
-
-/// Addresses are already well spread: hash them by multiplication, not SipHash.
-#[derive(Default, Clone, Copy)]
-pub struct AddressHash;
-
-impl std::hash::BuildHasher for AddressHash {
-    type Hasher = AddressHasher;
-    fn build_hasher(&self) -> AddressHasher {
-        AddressHasher(0)
-    }
-}
-
-pub struct AddressHasher(u64);
-
-impl std::hash::Hasher for AddressHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for byte in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(*byte);
-        }
-    }
-    fn write_usize(&mut self, value: usize) {
-        self.0 = (value as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
+    records:
+        std::cell::RefCell<std::collections::HashMap<usize, Rc<Attrs>, lang::value::AddressHash>>,
 }
 
 impl Made {

@@ -11,7 +11,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 use std::process::{Command, Output};
 
-use support::{MESHC, assert_built, copy_tree, files_under, homelab};
+use support::{MESHC, assert_built, files_under, homelab};
 
 fn assert_output_unwritable(output: &Output) {
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -115,9 +115,7 @@ fn rebuilding_into_the_same_output_changes_no_file() {
 
 #[test]
 fn removed_node_loses_its_stale_plan() {
-    let temporary = tempfile::tempdir().expect("temporary directory");
-    let repository = temporary.path().join("homelab");
-    copy_tree(&homelab(), &repository);
+    let (temporary, repository) = support::homelab_copy();
     let out = temporary.path().join("out");
     assert_built(&support::build(&repository, &out));
     assert!(out.join("nodes/app2.json").is_file());

@@ -10,7 +10,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use support::{MESHC, assert_built, copy_tree, files_under, homelab, workspace};
+use support::{MESHC, assert_built, files_under, workspace};
 
 struct Scenario {
     _temporary: tempfile::TempDir,
@@ -21,9 +21,7 @@ struct Scenario {
 impl Scenario {
     /// The example, built into `old`.
     fn new() -> Scenario {
-        let temporary = tempfile::tempdir().expect("temporary directory");
-        let repository = temporary.path().join("homelab");
-        copy_tree(&homelab(), &repository);
+        let (temporary, repository) = support::homelab_copy();
         let old = temporary.path().join("old");
         assert_built(&support::build(&repository, &old));
         Scenario {

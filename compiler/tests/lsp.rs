@@ -488,29 +488,35 @@ fn completion_offers_modules_settings_and_builtins() {
     client.open(&inventory, INVENTORY);
     client.analysed();
 
-    let typing = INVENTORY.replace("modules = [ \"web\" ];", "modules = [ \"web\" \"net");
-    client.change(&inventory, 2, &typing);
-    let result = client.request(
-        "textDocument/completion",
-        document_position(&inventory, &typing, "\"net", 4),
-    );
-    assert_eq!(labels(&result), BTreeSet::from(["networking".to_string()]));
-
-    let typing = INVENTORY.replace("settings.web.port = 8081;", "settings.web.");
-    client.change(&inventory, 3, &typing);
-    let result = client.request(
-        "textDocument/completion",
-        document_position(&inventory, &typing, "settings.web.", 13),
-    );
-    assert_eq!(labels(&result), BTreeSet::from(["port".to_string()]));
-
-    let typing = INVENTORY.replace("8081", "builtins.toSt");
-    client.change(&inventory, 4, &typing);
-    let result = client.request(
-        "textDocument/completion",
-        document_position(&inventory, &typing, "builtins.toSt", 13),
-    );
-    assert_eq!(labels(&result), BTreeSet::from(["toString".to_string()]));
+    // each edit types a prefix in place of some text and asks for completion after it
+    let cases = [
+        (
+            "modules = [ \"web\" ];",
+            "modules = [ \"web\" \"net",
+            "\"net",
+            "networking",
+        ),
+        (
+            "settings.web.port = 8081;",
+            "settings.web.",
+            "settings.web.",
+            "port",
+        ),
+        ("8081", "builtins.toSt", "builtins.toSt", "toString"),
+    ];
+    for (version, (typed_over, typed, prefix, expected)) in (2..).zip(cases) {
+        let typing = INVENTORY.replace(typed_over, typed);
+        client.change(&inventory, version, &typing);
+        let result = client.request(
+            "textDocument/completion",
+            document_position(&inventory, &typing, prefix, prefix.len()),
+        );
+        assert_eq!(
+            labels(&result),
+            BTreeSet::from([expected.to_string()]),
+            "after `{prefix}`"
+        );
+    }
     client.shutdown();
 }
 

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use support::{MESHC, assert_built, copy_tree, files_under, homelab};
+use support::{MESHC, assert_built, files_under};
 
 fn age_available() {
     let found = Command::new("age").arg("--version").output();
@@ -28,9 +28,7 @@ struct Fleet {
 
 impl Fleet {
     fn new() -> Fleet {
-        let temporary = tempfile::tempdir().expect("temporary directory");
-        let repository = temporary.path().join("homelab");
-        copy_tree(&homelab(), &repository);
+        let (temporary, repository) = support::homelab_copy();
         let out = temporary.path().join("out");
         Fleet {
             _temporary: temporary,
@@ -40,15 +38,7 @@ impl Fleet {
     }
 
     fn build(&self, extra: &[&str]) -> Output {
-        Command::new(MESHC)
-            .arg("build")
-            .arg("--repo")
-            .arg(&self.repository)
-            .arg("--out")
-            .arg(&self.out)
-            .args(extra)
-            .output()
-            .expect("meshc runs")
+        support::build_with(&self.repository, &self.out, extra)
     }
 
     fn plans(&self) -> BTreeMap<String, Vec<u8>> {

@@ -516,81 +516,41 @@ impl Machine {
         }
         let state = thunk.state.replace(ThunkState::Blackhole);
         let address = Rc::as_ptr(thunk) as *const u8 as usize;
-        match state {
-            ThunkState::Done(_) => unreachable_done(),
-            ThunkState::Blackhole => Err(self.infinite_recursion(address, span)),
-            ThunkState::Suspended { code, env } => {
-                self.force_stack.push(ForceFrame {
-                    thunk: address,
-                    span: code.span,
-                });
-                let result = self.eval(&code, &env);
-                self.force_stack.pop();
-                match result {
-                    Ok(value) => {
-                        let value = fresh_slot(value);
-                        *thunk.state.borrow_mut() = ThunkState::Done(value.clone());
-                        Ok(value)
-                    }
-                    Err(error) => {
-                        *thunk.state.borrow_mut() = ThunkState::Suspended { code, env };
-                        Err(error)
-                    }
-                }
-            }
+        let frame_span = match &state {
+            ThunkState::Done(_) => return unreachable_done(),
+            ThunkState::Blackhole => return Err(self.infinite_recursion(address, span)),
+            ThunkState::Suspended { code, .. } => code.span,
+            ThunkState::Apply1 { span, .. } | ThunkState::Apply { span, .. } => *span,
+        };
+        self.force_stack.push(ForceFrame {
+            thunk: address,
+            span: frame_span,
+        });
+        let result = match &state {
+            ThunkState::Suspended { code, env } => self.eval(code, env),
             ThunkState::Apply1 {
                 function,
                 argument,
-                span: call_span,
-            } => {
-                self.force_stack.push(ForceFrame {
-                    thunk: address,
-                    span: call_span,
-                });
-                let result = self.call(function.clone(), argument.clone(), call_span);
-                self.force_stack.pop();
-                match result {
-                    Ok(value) => {
-                        let value = fresh_slot(value);
-                        *thunk.state.borrow_mut() = ThunkState::Done(value.clone());
-                        Ok(value)
-                    }
-                    Err(error) => {
-                        *thunk.state.borrow_mut() = ThunkState::Apply1 {
-                            function,
-                            argument,
-                            span: call_span,
-                        };
-                        Err(error)
-                    }
-                }
-            }
+                span,
+            } => self.call(function.clone(), argument.clone(), *span),
             ThunkState::Apply {
                 function,
                 arguments,
-                span: call_span,
-            } => {
-                self.force_stack.push(ForceFrame {
-                    thunk: address,
-                    span: call_span,
-                });
-                let result = self.apply_all(function.clone(), &arguments, call_span);
-                self.force_stack.pop();
-                match result {
-                    Ok(value) => {
-                        let value = fresh_slot(value);
-                        *thunk.state.borrow_mut() = ThunkState::Done(value.clone());
-                        Ok(value)
-                    }
-                    Err(error) => {
-                        *thunk.state.borrow_mut() = ThunkState::Apply {
-                            function,
-                            arguments,
-                            span: call_span,
-                        };
-                        Err(error)
-                    }
-                }
+                span,
+            } => self.apply_all(function.clone(), arguments, *span),
+            ThunkState::Done(_) | ThunkState::Blackhole => unreachable_done(),
+        };
+        self.force_stack.pop();
+        match result {
+            Ok(value) => {
+                let value = fresh_slot(value);
+                *thunk.state.borrow_mut() = ThunkState::Done(value.clone());
+                Ok(value)
+            }
+            Err(error) => {
+                // left as it was: forcing it again evaluates it again
+                *thunk.state.borrow_mut() = state;
+                Err(error)
             }
         }
     }

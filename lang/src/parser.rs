@@ -688,23 +688,12 @@ impl Parser {
             }
             TokenKind::StringOpen => {
                 let string = self.string();
-                match string.kind {
-                    ExprKind::String(parts)
-                        if parts.iter().all(|p| matches!(p, StringPart::Literal(_))) =>
-                    {
-                        let name = parts
-                            .into_iter()
-                            .flat_map(|part| match part {
-                                StringPart::Literal(bytes) => bytes,
-                                StringPart::Interpolation(_) => Vec::new(),
-                            })
-                            .collect();
-                        Some(AttrName::Static {
-                            name,
-                            span: string.span,
-                        })
-                    }
-                    _ => Some(AttrName::Dynamic(Box::new(string))),
+                match literal_bytes(&string.kind) {
+                    Some(name) => Some(AttrName::Static {
+                        name,
+                        span: string.span,
+                    }),
+                    None => Some(AttrName::Dynamic(Box::new(string))),
                 }
             }
             TokenKind::DollarCurly => {
@@ -713,21 +702,13 @@ impl Parser {
                 let end = self.current().span;
                 self.expect(TokenKind::RightBrace, "close the interpolation with `}`");
                 let span = start.to(end);
-                match expr.kind {
-                    // as in Nix, `${"name"}` with a plain string literal is a static name
-                    ExprKind::String(parts)
-                        if parts.iter().all(|p| matches!(p, StringPart::Literal(_))) =>
-                    {
-                        let name = parts
-                            .into_iter()
-                            .flat_map(|part| match part {
-                                StringPart::Literal(bytes) => bytes,
-                                StringPart::Interpolation(_) => Vec::new(),
-                            })
-                            .collect();
-                        Some(AttrName::Static { name, span })
-                    }
-                    kind => Some(AttrName::Dynamic(Box::new(Expr { span, kind }))),
+                // as in Nix, `${"name"}` with a plain string literal is a static name
+                match literal_bytes(&expr.kind) {
+                    Some(name) => Some(AttrName::Static { name, span }),
+                    None => Some(AttrName::Dynamic(Box::new(Expr {
+                        span,
+                        kind: expr.kind,
+                    }))),
                 }
             }
             _ => None,
@@ -1248,6 +1229,22 @@ fn strip_indentation(pieces: Vec<IndentedPiece>) -> Vec<StringPart> {
         }
     }
     parts
+}
+
+/// The bytes of a string without interpolation (a static attribute name), if the
+/// expression is one.
+fn literal_bytes(kind: &ExprKind) -> Option<Vec<u8>> {
+    let ExprKind::String(parts) = kind else {
+        return None;
+    };
+    let mut bytes = Vec::new();
+    for part in parts {
+        match part {
+            StringPart::Literal(literal) => bytes.extend_from_slice(literal),
+            StringPart::Interpolation(_) => return None,
+        }
+    }
+    Some(bytes)
 }
 
 #[cfg(test)]

@@ -418,9 +418,14 @@ pub fn same_object(left: &Value, right: &Value) -> bool {
     }
 }
 
-/// Hashes a `&'static str` by its address: the names interned are literals.
+/// Hashes addresses (already well spread) by multiplication, not SipHash: the
+/// interned names below are keyed by a literal's address, the compiler's records of
+/// the shapes it made by theirs.
 #[derive(Default)]
-struct AddressHasher(u64);
+pub struct AddressHasher(u64);
+
+/// A `HashMap` hasher for keys that are addresses.
+pub type AddressHash = std::hash::BuildHasherDefault<AddressHasher>;
 
 impl std::hash::Hasher for AddressHasher {
     fn finish(&self) -> u64 {
@@ -438,8 +443,7 @@ impl std::hash::Hasher for AddressHasher {
     }
 }
 
-type Interned =
-    std::collections::HashMap<(usize, usize), Bytes, std::hash::BuildHasherDefault<AddressHasher>>;
+type Interned = std::collections::HashMap<(usize, usize), Bytes, AddressHash>;
 
 thread_local! {
     static NAMES: RefCell<Interned> = RefCell::new(Interned::default());

@@ -86,8 +86,12 @@ fn write_string(text: &str, out: &mut Vec<u8>) {
 
 /// `sha256:` followed by the lowercase hex SHA-256 of `bytes`.
 pub fn sha256_digest(bytes: &[u8]) -> String {
+    digest_text(&Sha256::digest(bytes))
+}
+
+/// `sha256:` and the hash in lowercase hex.
+fn digest_text(hash: &[u8]) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let hash = Sha256::digest(bytes);
     let mut digest = String::with_capacity(7 + 2 * hash.len());
     digest.push_str("sha256:");
     for byte in hash {
@@ -194,18 +198,30 @@ impl<'k> Members<'k> {
         self.members.insert(position, (key, range));
     }
 
+    /// The canonical JSON object of all members, piece by piece.
+    fn pieces(&self, mut piece: impl FnMut(&[u8])) {
+        piece(b"{");
+        for (position, (_, range)) in self.members.iter().enumerate() {
+            if position > 0 {
+                piece(b",");
+            }
+            piece(&self.bytes[range.clone()]);
+        }
+        piece(b"}");
+    }
+
     /// The canonical JSON object of all members.
     pub(crate) fn object(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.bytes.len() + self.members.len() + 2);
-        out.push(b'{');
-        for (position, (_, range)) in self.members.iter().enumerate() {
-            if position > 0 {
-                out.push(b',');
-            }
-            out.extend_from_slice(&self.bytes[range.clone()]);
-        }
-        out.push(b'}');
+        self.pieces(|piece| out.extend_from_slice(piece));
         out
+    }
+
+    /// [`sha256_digest`] of [`Members::object`], without making the object.
+    pub(crate) fn digest(&self) -> String {
+        let mut hasher = Sha256::new();
+        self.pieces(|piece| hasher.update(piece));
+        digest_text(&hasher.finalize())
     }
 }
 

@@ -331,7 +331,7 @@ impl Shape {
         let module = module.into();
         // each field is escaped once: the digest's object and the plan's share them
         let mut members = Members::new(&mut resource.fields());
-        let digest = sha256_digest(&members.object());
+        let digest = members.digest();
         members.insert("digest", Field::Text(&digest));
         members.insert("module", Field::Text(&module));
         members.insert("source", Field::Source(&source));

@@ -100,47 +100,19 @@ fn parse_raw(arguments: impl IntoIterator<Item = OsString>) -> Result<RawArgumen
     let mut raw = RawArguments::default();
     let mut parser = lexopt::Parser::from_args(arguments);
     let describe = |error: lexopt::Error| error.to_string().to_lowercase();
+    // a flag's value that must be UTF-8 text
+    let text = |parser: &mut lexopt::Parser| -> Result<String, String> {
+        parser.value().map_err(describe)?.string().map_err(describe)
+    };
     while let Some(argument) = parser.next().map_err(describe)? {
         match argument {
             Long("manifest") => raw.manifest = Some(parser.value().map_err(describe)?),
             Long("password-file") => raw.password_file = Some(parser.value().map_err(describe)?),
             Long("root") => raw.root = Some(parser.value().map_err(describe)?),
-            Long("postgres") => {
-                raw.postgres = Some(
-                    parser
-                        .value()
-                        .map_err(describe)?
-                        .string()
-                        .map_err(describe)?,
-                )
-            }
-            Long("interval") => {
-                raw.interval = Some(
-                    parser
-                        .value()
-                        .map_err(describe)?
-                        .string()
-                        .map_err(describe)?,
-                )
-            }
-            Long("repair-every") => {
-                raw.repair_every = Some(
-                    parser
-                        .value()
-                        .map_err(describe)?
-                        .string()
-                        .map_err(describe)?,
-                )
-            }
-            Long("format") => {
-                raw.format = Some(
-                    parser
-                        .value()
-                        .map_err(describe)?
-                        .string()
-                        .map_err(describe)?,
-                )
-            }
+            Long("postgres") => raw.postgres = Some(text(&mut parser)?),
+            Long("interval") => raw.interval = Some(text(&mut parser)?),
+            Long("repair-every") => raw.repair_every = Some(text(&mut parser)?),
+            Long("format") => raw.format = Some(text(&mut parser)?),
             Long("watch") => raw.watch = true,
             Short('h') | Long("help") => raw.help = true,
             Short('V') | Long("version") => raw.version = true,

@@ -71,14 +71,29 @@ fn collect(root: &Path, directory: &Path, files: &mut BTreeMap<String, Vec<u8>>)
     }
 }
 
+/// A copy of the example repository at `homelab` in a new temporary directory,
+/// which lives as long as the returned handle; and the copy's path.
+pub fn homelab_copy() -> (tempfile::TempDir, PathBuf) {
+    let temporary = tempfile::tempdir().expect("temporary directory");
+    let repository = temporary.path().join("homelab");
+    copy_tree(&homelab(), &repository);
+    (temporary, repository)
+}
+
 /// Runs `meshc build --repo REPO --out OUT` with the test's own environment.
 pub fn build(repository: &Path, out: &Path) -> Output {
+    build_with(repository, out, &[])
+}
+
+/// [`build`] with more arguments (`--locked`).
+pub fn build_with(repository: &Path, out: &Path, extra: &[&str]) -> Output {
     Command::new(MESHC)
         .arg("build")
         .arg("--repo")
         .arg(repository)
         .arg("--out")
         .arg(out)
+        .args(extra)
         .output()
         .expect("meshc runs")
 }

@@ -7,6 +7,14 @@
 //! past its budget it gives up and the caller falls back to an automaton.
 //! Pure: bytes in, positions out.
 
+/// The code of the ASCII character a collating name (`[[.tab.]]`, `[[=a=]]`) names.
+pub(super) fn collating_code(name: &[u8]) -> Option<u8> {
+    COLLATING_NAMES
+        .iter()
+        .position(|known| known.as_bytes() == name)
+        .and_then(|code| u8::try_from(code).ok())
+}
+
 /// libstdc++'s `_GLIBCXX_REGEX_STATE_LIMIT`: more states is "memory limit exceeded".
 const STATE_LIMIT: usize = 100_000;
 
@@ -620,16 +628,12 @@ impl Compiler<'_> {
     }
 
     fn collating(name: &[u8]) -> Result<u8, CompileError> {
-        COLLATING_NAMES
-            .iter()
-            .position(|known| known.as_bytes() == name)
-            .map(|code| code as u8)
-            .ok_or_else(|| {
-                format!(
-                    "unknown collating element `{}`",
-                    String::from_utf8_lossy(name)
-                )
-            })
+        collating_code(name).ok_or_else(|| {
+            format!(
+                "unknown collating element `{}`",
+                String::from_utf8_lossy(name)
+            )
+        })
     }
 
     /// libstdc++'s `_M_bracket_expression` (after the `[`).

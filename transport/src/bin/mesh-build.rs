@@ -42,28 +42,16 @@ fn run() -> Result<(), String> {
     let mut store = PathBuf::from(DEFAULT_STORE);
     let mut name = None;
     let describe = |error: lexopt::Error| error.to_string().to_lowercase();
+    // a flag's value that must be UTF-8 text
+    let text = |parser: &mut lexopt::Parser| -> Result<String, String> {
+        parser.value().map_err(describe)?.string().map_err(describe)
+    };
     while let Some(argument) = parser.next().map_err(describe)? {
         match argument {
-            Long("amqp") => {
-                url = Some(
-                    parser
-                        .value()
-                        .map_err(describe)?
-                        .string()
-                        .map_err(describe)?,
-                )
-            }
+            Long("amqp") => url = Some(text(&mut parser)?),
             Long("repo") => repository = PathBuf::from(parser.value().map_err(describe)?),
             Long("store") => store = PathBuf::from(parser.value().map_err(describe)?),
-            Long("name") => {
-                name = Some(
-                    parser
-                        .value()
-                        .map_err(describe)?
-                        .string()
-                        .map_err(describe)?,
-                )
-            }
+            Long("name") => name = Some(text(&mut parser)?),
             Short('h') | Long("help") => {
                 print!("{USAGE}");
                 return Ok(());
