@@ -1,32 +1,60 @@
 //! The host the plan is applied to: the live system (`/`) or a tree under `--root`.
-//! Maps node paths into it and runs the host's own tools. Must not decide anything
-//! about shapes.
+//! Holds the confined layer every path goes through, names node paths for messages and
+//! host tools, and runs the host's own tools. Must not decide anything about shapes,
+//! and must not touch a path but through [`Confined`].
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Arc;
 
 use crate::codes::Code;
+use crate::confined::{Confined, Resolution};
 use crate::problem::Problem;
+
+/// The node path of the applier's state (record, lock, received plans).
+pub const STATE_DIRECTORY: &str = "/var/lib/mesh";
 
 #[derive(Clone, Debug)]
 pub struct Host {
     /// `/` on the live host, the canonical `--root` otherwise.
     root: PathBuf,
     live: bool,
+    fs: Arc<Confined>,
 }
 
 impl Host {
-    pub fn new(root: Option<&Path>) -> Host {
-        match root {
-            Some(root) => Host {
-                root: root.to_path_buf(),
-                live: false,
-            },
-            None => Host {
-                root: PathBuf::from("/"),
-                live: true,
-            },
-        }
+    /// Opens the root once: `RESOLVE_IN_ROOT` beneath `--root`, `RESOLVE_NO_SYMLINKS`
+    /// on the live host. A kernel without `openat2` is refused (E522), never worked
+    /// around with path walking.
+    pub fn new(root: Option<&Path>) -> Result<Host, Problem> {
+        let (root, live, resolution) = match root {
+            Some(root) => (root.to_path_buf(), false, Resolution::InRoot),
+            None => (PathBuf::from("/"), true, Resolution::NoSymlinks),
+        };
+        let fs = Confined::open(&root, resolution).map_err(|error| {
+            if crate::confined::is_unavailable(&error) {
+                Problem::new(
+                    Code::ConfinementUnavailable,
+                    format!(
+                        "this kernel cannot resolve paths confined beneath `{}` (`openat2`: {error})",
+                        root.display()
+                    ),
+                    "run mesh-apply on Linux 5.6 or later, outside any sandbox that refuses `openat2`",
+                )
+            } else {
+                Problem::filesystem("open the root", &root, &error)
+            }
+        })?;
+        Ok(Host {
+            root,
+            live,
+            fs: Arc::new(fs),
+        })
+    }
+
+    /// The confined layer: every filesystem operation on this host goes through it.
+    pub fn fs(&self) -> &Confined {
+        &self.fs
     }
 
     /// Is this the running system (services are started), rather than a `--root` tree?
@@ -38,14 +66,15 @@ impl Host {
         &self.root
     }
 
-    /// Where a node path (`/etc/motd`) is on this host.
+    /// Where a node path (`/etc/motd`) is on this host: for messages and host tools,
+    /// never to be opened by name.
     pub fn path(&self, node_path: &str) -> PathBuf {
         self.root.join(node_path.trim_start_matches('/'))
     }
 
-    /// The mesh state directory (`/var/lib/mesh`) on this host.
+    /// The mesh state directory (`/var/lib/mesh`) on this host, for messages.
     pub fn state_directory(&self) -> PathBuf {
-        self.path("/var/lib/mesh")
+        self.path(STATE_DIRECTORY)
     }
 
     /// The `--root`/`--prefix` style argument for tools, when not live.

@@ -3,18 +3,19 @@
 //! was done to it. Withdrawal is computed from it. Must stay readable after a crash:
 //! it is only ever replaced atomically and durably.
 
-use std::io;
 use std::path::PathBuf;
 
 use plan::{Kind, Source};
 use serde_json::{Value, json};
 
 use crate::codes::Code;
-use crate::durable;
-use crate::host::Host;
+use crate::host::{Host, STATE_DIRECTORY};
 use crate::problem::{Origin, Problem};
 
 pub const RECORD_FORMAT: &str = "mesh-applied/1";
+
+/// The record's node path.
+pub const RECORD_PATH: &str = "/var/lib/mesh/applied.json";
 
 /// The state of the last apply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -113,19 +114,23 @@ pub struct Record {
     pub shapes: Vec<RecordEntry>,
     /// What the apply that wrote this record withdrew or kept.
     pub withdrawn: Vec<RecordEntry>,
+    /// The step that failed when the failure belongs to no shape (a flush, an account
+    /// reload); no shape is blamed for it.
+    pub failed_step: Option<String>,
 }
 
 impl Record {
+    /// Where the record is, for messages.
     pub fn path(host: &Host) -> PathBuf {
-        host.state_directory().join("applied.json")
+        host.path(RECORD_PATH)
     }
 
-    /// The record on `host`, if there is one.
+    /// The record on `host`, if there is one (read through the confined layer).
     pub fn load(host: &Host) -> Result<Option<Record>, Problem> {
         let path = Record::path(host);
-        let bytes = match std::fs::read(&path) {
-            Ok(bytes) => bytes,
-            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
+        let bytes = match host.fs().read(RECORD_PATH) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return Ok(None),
             Err(error) => return Err(unreadable(&path, &error.to_string())),
         };
         let value: Value = serde_json::from_slice(&bytes)
@@ -153,11 +158,15 @@ impl Record {
             state: RecordState::from_name(value.get("state")?.as_str()?)?,
             shapes: entries("shapes")?,
             withdrawn: entries("withdrawn")?,
+            failed_step: value
+                .get("failed_step")
+                .and_then(Value::as_str)
+                .map(str::to_string),
         })
     }
 
     pub fn to_json_bytes(&self) -> Vec<u8> {
-        let value = json!({
+        let mut value = json!({
             "format": RECORD_FORMAT,
             "node": self.node,
             "plan": self.plan,
@@ -165,6 +174,9 @@ impl Record {
             "shapes": self.shapes.iter().map(RecordEntry::to_json).collect::<Vec<_>>(),
             "withdrawn": self.withdrawn.iter().map(RecordEntry::to_json).collect::<Vec<_>>(),
         });
+        if let (Some(step), Value::Object(object)) = (&self.failed_step, &mut value) {
+            object.insert("failed_step".to_string(), json!(step));
+        }
         let mut bytes = serde_json::to_vec_pretty(&value).unwrap_or_default();
         bytes.push(b'\n');
         bytes
@@ -173,11 +185,14 @@ impl Record {
     /// Replaces the record atomically and durably.
     pub fn store(&self, host: &Host) -> Result<(), Problem> {
         let path = Record::path(host);
-        durable::write_file_now(&path, &self.to_json_bytes(), 0o644).map_err(|error| {
+        host.fs()
+            .create_directories(STATE_DIRECTORY, 0o755)
+            .and_then(|_| host.fs().write_now(RECORD_PATH, &self.to_json_bytes(), 0o644))
+            .map_err(|error| {
             Problem::new(
                 Code::RecordFailed,
                 format!("cannot write the record `{}`: {error}", path.display()),
-                "make `/var/lib/mesh` writable and apply again",
+                "make `/var/lib/mesh` a writable directory of the root, reached without leaving it, and apply again",
             )
         })
     }
