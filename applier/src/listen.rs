@@ -175,8 +175,10 @@ pub fn handler(config: ListenConfig, log: Log) -> Handler {
 
 fn print_line(config: &ListenConfig, report: &StatusReport) {
     let line = match config.format {
-        OutputFormat::Json => serde_json::to_string(report).unwrap_or_default(),
-        OutputFormat::Human => human_line(report),
+        OutputFormat::Json => {
+            crate::report::json_escaped(&serde_json::to_string(report).unwrap_or_default())
+        }
+        OutputFormat::Human => crate::report::escaped(&human_line(report)).into_owned(),
     };
     let mut stdout = std::io::stdout().lock();
     // a closed stdout must not stop the listener: the report also goes to the broker

@@ -1,8 +1,61 @@
 //! What a run reports: one result per shape (created, changed, unchanged, withdrawn,
 //! kept, failed), the problems, and a summary; rendered for people or as JSON. Must
-//! never print secret content.
+//! never print secret content, and never a plan-supplied character raw that a terminal
+//! would act on (control characters, escape sequences, bidirectional overrides).
+
+use std::borrow::Cow;
 
 use serde_json::{Value, json};
+
+/// Would this character, printed raw, change what a terminal shows (a control
+/// character, the start of an escape sequence, a line break, or an invisible or
+/// bidirectional format character)?
+pub fn needs_escape(character: char) -> bool {
+    character.is_control()
+        || matches!(
+            character,
+            '\u{061c}'
+                | '\u{200b}'..='\u{200f}'
+                | '\u{2028}'..='\u{202e}'
+                | '\u{2060}'..='\u{2069}'
+                | '\u{feff}'
+        )
+}
+
+/// `text` with every character [`needs_escape`] names shown as `\u{..}`, so a hostile
+/// plan can neither drive the terminal nor fake a line of the report.
+pub fn escaped(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(needs_escape) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for character in text.chars() {
+        if needs_escape(character) {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(character)));
+        } else {
+            out.push(character);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// JSON text with every character [`needs_escape`] names written as a `\uXXXX` escape
+/// (serde_json leaves DEL, C1 controls and format characters raw). They occur only
+/// inside strings, where the escape means the same character: the data is unchanged.
+pub fn json_escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for character in text.chars() {
+        if needs_escape(character) && character != '\n' {
+            let mut units = [0u16; 2];
+            for unit in character.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        } else {
+            out.push(character);
+        }
+    }
+    out
+}
 
 use crate::problem::{Origin, Problem};
 
@@ -115,9 +168,9 @@ impl Report {
             } else {
                 result.status.name()
             };
-            out.push_str(&format!("{verb:<10} {}", result.origin.name()));
+            out.push_str(&format!("{verb:<10} {}", escaped(&result.origin.name())));
             if !result.detail.is_empty() {
-                out.push_str(&format!(" ({})", result.detail));
+                out.push_str(&format!(" ({})", escaped(&result.detail)));
             }
             out.push('\n');
         }
@@ -155,7 +208,8 @@ impl Report {
     }
 
     pub fn render_json(&self) -> String {
-        let mut text = serde_json::to_string_pretty(&self.to_json()).unwrap_or_default();
+        let mut text =
+            json_escaped(&serde_json::to_string_pretty(&self.to_json()).unwrap_or_default());
         text.push('\n');
         text
     }
@@ -177,6 +231,7 @@ fn problem_json(problem: &Problem) -> Value {
         "message": problem.message,
         "help": problem.help,
         "shape": Value::Null,
+        "step": problem.step,
     });
     if let (Some(origin), Value::Object(object)) = (&problem.origin, &mut value) {
         object.insert("shape".to_string(), origin_json(origin));
@@ -184,17 +239,28 @@ fn problem_json(problem: &Problem) -> Value {
     value
 }
 
-/// `error[E507]: message`, then where the shape was declared, then the help line.
+/// `error[E507]: message`, then where the shape was declared (or the step that failed,
+/// when it belongs to no shape), then the help line. Every part is escaped.
 pub fn render_problem(problem: &Problem) -> String {
-    let mut out = format!("error[{}]: {}\n", problem.code.as_str(), problem.message);
+    let mut out = format!(
+        "error[{}]: {}\n",
+        problem.code.as_str(),
+        escaped(&problem.message)
+    );
     if let Some(origin) = &problem.origin {
         let location = match (&origin.source, &origin.module) {
             (Some(source), Some(module)) => format!("{source} (module `{module}`)"),
             (None, Some(module)) => format!("module `{module}`"),
             _ => "the applied record".to_string(),
         };
-        out.push_str(&format!("  --> {location}: {}\n", origin.name()));
+        out.push_str(&format!(
+            "  --> {}: {}\n",
+            escaped(&location),
+            escaped(&origin.name())
+        ));
+    } else if let Some(step) = &problem.step {
+        out.push_str(&format!("  --> step `{}` (no shape)\n", escaped(step)));
     }
-    out.push_str(&format!("  = help: {}\n", problem.help));
+    out.push_str(&format!("  = help: {}\n", escaped(&problem.help)));
     out
 }
