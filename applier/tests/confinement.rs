@@ -284,7 +284,9 @@ fn race_plan(directories: usize, files: usize, variant: usize) -> Plan {
         let directory_path = format!("/srv/race/d{number:02}");
         shapes.push(directory(&directory_path, "root", "0755"));
         for file_number in 0..files {
-            let content = format!("variant {} of {file_number}\n", variant % 2);
+            // consecutive variants differ in mode only, then in content too: both the
+            // in-place chmod and the rewrite are raced
+            let content = format!("variant {} of {file_number}\n", (variant / 2) % 2);
             let mode = ["0644", "0640", "0600"][variant % 3];
             shapes.push(file(
                 &format!("{directory_path}/f{file_number:03}"),
@@ -319,14 +321,16 @@ fn a_directory_swapped_for_a_symlink_while_applying_leads_nothing_outside() {
                 let away = race.join(format!("{name}.away"));
                 // relative (leads to parent/outside) and absolute (to `outside` by name)
                 let target: &Path = if round % 2 == 0 {
-                    Path::new("../../../../outside")
+                    Path::new("../../../outside")
                 } else {
                     &outside
                 };
+                // mostly real (so the checks before any change pass), swapped in bursts
+                std::thread::sleep(std::time::Duration::from_micros(300));
                 if std::fs::rename(&real, &away).is_ok() {
                     if std::os::unix::fs::symlink(target, &real).is_ok() {
                         swaps += 1;
-                        std::thread::sleep(std::time::Duration::from_micros(200));
+                        std::thread::sleep(std::time::Duration::from_micros(150));
                         std::fs::remove_file(&real).unwrap();
                     }
                     std::fs::rename(&away, &real).unwrap();
@@ -366,6 +370,8 @@ mod random_links {
             Just("..".to_string()),
             Just("../..".to_string()),
             Just("../../..".to_string()),
+            Just("../../outside".to_string()),
+            Just("../../../outside".to_string()),
             Just("../../../../outside".to_string()),
             Just(outside.clone()),
             Just(format!("{outside}/system")),
@@ -382,18 +388,35 @@ mod random_links {
         Directory(String),
         File(String),
         Link(String, String),
+        /// A service and a container: their units are written after the links.
+        Service,
     }
 
     fn path() -> impl Strategy<Value = String> {
-        proptest::collection::vec(prop_oneof![Just("a"), Just("b"), Just("c")], 1..4)
-            .prop_map(|parts| format!("/srv/{}", parts.join("/")))
+        prop_oneof![
+            4 => proptest::collection::vec(prop_oneof![Just("a"), Just("b"), Just("c")], 1..4)
+                .prop_map(|parts| format!("/srv/{}", parts.join("/"))),
+            1 => Just("/etc/systemd".to_string()),
+            1 => Just("/etc/systemd/system".to_string()),
+            1 => Just("/etc/containers".to_string()),
+        ]
+    }
+
+    /// Links favour the unit directories, which units are written through later.
+    fn link_path() -> impl Strategy<Value = String> {
+        prop_oneof![
+            2 => path(),
+            1 => Just("/etc/systemd".to_string()),
+            1 => Just("/etc/containers".to_string()),
+        ]
     }
 
     fn wanted(outside: String) -> impl Strategy<Value = Wanted> {
         prop_oneof![
-            path().prop_map(Wanted::Directory),
-            path().prop_map(Wanted::File),
-            (path(), target(outside)).prop_map(|(path, target)| Wanted::Link(path, target)),
+            1 => Just(Wanted::Service),
+            1 => path().prop_map(Wanted::Directory),
+            1 => path().prop_map(Wanted::File),
+            2 => (link_path(), target(outside)).prop_map(|(path, target)| Wanted::Link(path, target)),
         ]
     }
 
@@ -405,6 +428,13 @@ mod random_links {
                 Wanted::Directory(path) => (path, directory(path, "root", "0755")),
                 Wanted::File(path) => (path, file(path, "x\n", "root", "0600")),
                 Wanted::Link(path, target) => (path, link(path, target)),
+                Wanted::Service => {
+                    if seen.insert("units".to_string()) {
+                        shapes.push(service("web", &["/usr/bin/web"], "root"));
+                        shapes.push(container("cache", &[]));
+                    }
+                    continue;
+                }
             };
             if seen.insert(path.clone()) {
                 shapes.push(shape);
@@ -417,7 +447,7 @@ mod random_links {
     fn random_plans_with_links_never_touch_anything_outside_the_root() {
         let keys = Keys::new();
         let mut runner = TestRunner::new(Config {
-            cases: 24,
+            cases: 40,
             failure_persistence: None,
             ..Config::default()
         });
@@ -427,6 +457,9 @@ mod random_links {
         let plans = || proptest::collection::vec(wanted(outside.clone()), 1..10);
         let result = runner.run(&(plans(), plans()), |(first, second)| {
             let sealed = Sealed::new();
+            // unit directories absent, so links may take their place
+            std::fs::remove_dir_all(sealed.root.host("/etc/systemd")).unwrap();
+            std::fs::remove_dir_all(sealed.root.host("/etc/containers")).unwrap();
             // the outside is named the same in every case, so absolute targets reach it
             std::fs::remove_dir_all(&sealed.outside).unwrap();
             let _ = std::fs::remove_dir_all(&outside);
@@ -442,7 +475,9 @@ mod random_links {
             }
             Ok(())
         });
-        let _ = std::fs::remove_dir_all(&outside);
+        if let Some(probe_parent) = Path::new(&outside).parent() {
+            let _ = std::fs::remove_dir_all(probe_parent);
+        }
         if let Err(error) = result {
             panic!("{error}");
         }
