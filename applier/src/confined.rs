@@ -54,7 +54,7 @@ pub struct Entry {
 
 impl Entry {
     fn of(stat: &rustix::fs::Stat) -> Entry {
-        let raw_mode = u32::from(stat.st_mode);
+        let raw_mode = stat.st_mode;
         let kind = match FileType::from_raw_mode(raw_mode) {
             FileType::RegularFile => EntryKind::File,
             FileType::Directory => EntryKind::Directory,
@@ -64,10 +64,10 @@ impl Entry {
         Entry {
             kind,
             mode: raw_mode & 0o7777,
-            uid: u32::from(stat.st_uid),
-            gid: u32::from(stat.st_gid),
+            uid: stat.st_uid,
+            gid: stat.st_gid,
             size: u64::try_from(stat.st_size).unwrap_or(0),
-            device: u64::from(stat.st_dev),
+            device: stat.st_dev,
         }
     }
 }

@@ -29,8 +29,8 @@ impl Flusher {
     /// Notes that something in `directory` changed.
     pub fn touched(&mut self, directory: &Directory) -> io::Result<()> {
         let device = directory.own_entry()?.device;
-        if !self.devices.contains_key(&device) {
-            self.devices.insert(device, directory.duplicate()?);
+        if let std::collections::hash_map::Entry::Vacant(slot) = self.devices.entry(device) {
+            slot.insert(directory.duplicate()?);
         }
         Ok(())
     }

@@ -320,7 +320,7 @@ fn a_directory_swapped_for_a_symlink_while_applying_leads_nothing_outside() {
                 let real = race.join(&name);
                 let away = race.join(format!("{name}.away"));
                 // relative (leads to parent/outside) and absolute (to `outside` by name)
-                let target: &Path = if round % 2 == 0 {
+                let target: &Path = if round.is_multiple_of(2) {
                     Path::new("../../../outside")
                 } else {
                     &outside
