@@ -432,13 +432,23 @@ impl Directory {
     /// created with `O_CREAT|O_EXCL|O_NOFOLLOW`, whose owner and mode are set on the
     /// descriptor before any byte is written.
     pub fn create_fresh(&self, name: &str, mode: u32, uid: u32, gid: u32) -> io::Result<File> {
-        self.remove_file(name)?;
-        let fd = rustix::fs::openat(
-            &self.fd,
-            c_name(name)?.as_c_str(),
-            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::from_raw_mode(0o600),
-        )?;
+        let c_name = c_name(name)?;
+        let create = || {
+            rustix::fs::openat(
+                &self.fd,
+                c_name.as_c_str(),
+                OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::from_raw_mode(0o600),
+            )
+        };
+        // the name is usually free; a leftover (a killed run's temp file) is removed once
+        let fd = match create() {
+            Err(Errno::EXIST) => {
+                self.remove_file(name)?;
+                create()?
+            }
+            result => result?,
+        };
         set_owner_and_mode(&fd, mode, uid, gid)?;
         Ok(File::from(fd))
     }
