@@ -50,9 +50,13 @@ pub struct Entry {
     pub gid: u32,
     pub size: u64,
     pub device: u64,
+    /// Hard links to the inode.
+    pub links: u64,
 }
 
 impl Entry {
+    // the field types differ between architectures (`st_nlink` is u64 or u32)
+    #[allow(clippy::useless_conversion)]
     fn of(stat: &rustix::fs::Stat) -> Entry {
         let raw_mode = stat.st_mode;
         let kind = match FileType::from_raw_mode(raw_mode) {
@@ -68,6 +72,7 @@ impl Entry {
             gid: stat.st_gid,
             size: u64::try_from(stat.st_size).unwrap_or(0),
             device: stat.st_dev,
+            links: u64::from(stat.st_nlink),
         }
     }
 }
@@ -475,6 +480,25 @@ impl Directory {
     /// Sets owner and mode of this directory itself.
     pub fn set_own_owner_and_mode(&self, mode: u32, uid: u32, gid: u32) -> io::Result<()> {
         set_owner_and_mode(&self.fd, mode, uid, gid)
+    }
+
+    /// Sets owner and mode of the regular file `name` in place, on its descriptor, when
+    /// it is the inode's only name. Returns `false` (and changes nothing) when the inode
+    /// has other hard links: one of them may be a file elsewhere that a local user linked
+    /// here, which must not be chowned or chmodded; the caller rewrites it instead.
+    pub fn set_owner_and_mode_of_sole_file(
+        &self,
+        name: &str,
+        mode: u32,
+        uid: u32,
+        gid: u32,
+    ) -> io::Result<bool> {
+        let file = self.open_regular(name)?;
+        if Entry::of(&rustix::fs::fstat(&file)?).links != 1 {
+            return Ok(false);
+        }
+        set_owner_and_mode(&file, mode, uid, gid)?;
+        Ok(true)
     }
 
     /// `renameat(from, to)` within this directory.

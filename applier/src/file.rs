@@ -161,6 +161,8 @@ struct Written<'a> {
     job: &'a FileJob,
     directory: Rc<Directory>,
     name: String,
+    /// A temp file was written, to be renamed over the target.
+    rewrite: bool,
 }
 
 /// Writes a batch: every changed content into its temp file (owner and mode first),
@@ -223,7 +225,7 @@ fn write_part(host: &Host, jobs: &[FileJob], outcome: &mut BatchOutcome) -> usiz
     }
     let mut renamed = 0;
     for entry in &written {
-        if entry.job.rewrite
+        if entry.rewrite
             && let Err(error) = entry
                 .directory
                 .rename(&confined::temp_name(&entry.name), &entry.name)
@@ -280,22 +282,24 @@ fn write_one<'a>(
             opened
         }
     };
-    if job.rewrite {
+    // owner and mode alone are changed in place, unless the inode has other names
+    let rewrite = job.rewrite
+        || !directory
+            .set_owner_and_mode_of_sole_file(name, job.mode, job.uid, job.gid)
+            .map_err(|error| Problem::filesystem("set owner and mode of", &shown(), &error))?;
+    if rewrite {
         let temp = confined::temp_name(name);
         let mut file = directory
             .create_fresh(&temp, job.mode, job.uid, job.gid)
             .map_err(|error| Problem::filesystem("write", &shown(), &error))?;
         file.write_all(&job.content)
             .map_err(|error| Problem::filesystem("write", &shown(), &error))?;
-    } else {
-        directory
-            .set_owner_and_mode(name, false, job.mode, job.uid, job.gid)
-            .map_err(|error| Problem::filesystem("set owner and mode of", &shown(), &error))?;
     }
     Ok(Written {
         job,
         directory,
         name: name.to_string(),
+        rewrite,
     })
 }
 
@@ -304,7 +308,7 @@ fn write_one<'a>(
 fn cleanup_temps(host: &Host, written: &[Written<'_>]) -> Vec<Problem> {
     let mut notes = Vec::new();
     for entry in written {
-        if entry.job.rewrite
+        if entry.rewrite
             && let Err(error) = entry
                 .directory
                 .remove_file(&confined::temp_name(&entry.name))

@@ -483,3 +483,24 @@ mod random_links {
         }
     }
 }
+
+#[test]
+fn a_hard_link_to_a_file_outside_is_replaced_not_chowned_or_chmodded() {
+    let sealed = Sealed::new();
+    let keys = Keys::new();
+    // a local user links a file of the outside into a directory the plan manages
+    let victim = sealed.outside.join("victim");
+    std::fs::hard_link(&victim, sealed.root.host("/srv/linked")).unwrap();
+    let before = sealed.outside_snapshot();
+    let content = std::fs::read_to_string(&victim).unwrap();
+    // the same content: only owner and mode differ, which is changed in place otherwise
+    let report = apply_ok(
+        &sealed.root,
+        &plan(vec![file("/srv/linked", &content, "root", "0644")]),
+        &keys,
+    );
+    assert_eq!(status_of(&report, "file", "/srv/linked"), "changed");
+    assert_same_tree(&before, &sealed.outside_snapshot(), "outside the root");
+    assert_eq!(mode_of(&sealed.root.host("/srv/linked")), 0o644);
+    assert_eq!(owner_of(&sealed.root.host("/srv/linked")), (0, 0));
+}
