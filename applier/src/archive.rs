@@ -158,63 +158,9 @@ fn walk<R: Read>(reader: R, unpack: Option<&Unpack<'_>>) -> Result<String, Probl
             seen.directories.push((PathBuf::new(), mode));
             continue;
         }
-        if seen.kinds.contains_key(&relative) {
-            return Err(unsafe_entry(&shown, "appears twice"));
-        }
-        for ancestor in relative.ancestors().skip(1) {
-            match seen.kinds.get(ancestor) {
-                Some(EntryKind::Symlink) => {
-                    return Err(unsafe_entry(&shown, "lies under a symlink of the archive"));
-                }
-                Some(EntryKind::File) => {
-                    return Err(unsafe_entry(&shown, "lies under a file of the archive"));
-                }
-                _ => {}
-            }
-        }
         let entry_type = entry.header().entry_type();
-        if entry_type != tar::EntryType::Directory && seen.parents.contains(&relative) {
-            return Err(unsafe_entry(
-                &shown,
-                "replaces a directory that earlier entries lie in",
-            ));
-        }
-        let kind = match entry_type {
-            tar::EntryType::Regular | tar::EntryType::Continuous => EntryKind::File,
-            tar::EntryType::Directory => EntryKind::Directory,
-            tar::EntryType::Symlink => {
-                let target = link_target(&entry, &shown)?;
-                if !symlink_stays_inside(&relative, &target) {
-                    return Err(unsafe_entry(
-                        &shown,
-                        &format!("is a link to `{}` outside the archive", target.display()),
-                    ));
-                }
-                seen.symlinks.insert(relative.clone(), target);
-                EntryKind::Symlink
-            }
-            tar::EntryType::Link => {
-                let target = link_target(&entry, &shown)?;
-                let inside = normalize(&target)
-                    .filter(|target| seen.kinds.get(target) == Some(&EntryKind::File));
-                if inside.is_none() {
-                    return Err(unsafe_entry(
-                        &shown,
-                        &format!(
-                            "is a hard link to `{}`, which is not an earlier file of the archive",
-                            target.display()
-                        ),
-                    ));
-                }
-                EntryKind::File
-            }
-            other => {
-                return Err(unsafe_entry(
-                    &shown,
-                    &format!("is a special file ({other:?})"),
-                ));
-            }
-        };
+        check_placement(&seen, &relative, &shown, entry_type)?;
+        let kind = classify(&entry, &mut seen, &relative, &shown)?;
         if let Some(unpack) = unpack {
             unpack_entry(unpack, &mut entry, entry_type, &relative, &shown, mode)?;
             if entry_type == tar::EntryType::Directory {
@@ -228,7 +174,9 @@ fn walk<R: Read>(reader: R, unpack: Option<&Unpack<'_>>) -> Result<String, Probl
         }
         seen.kinds.insert(relative, kind);
     }
-    for (link, target) in &seen.symlinks {
+    let mut symlinks: Vec<(&PathBuf, &PathBuf)> = seen.symlinks.iter().collect();
+    symlinks.sort();
+    for (link, target) in symlinks {
         if let Err(reason) = resolve_in_archive(&seen, link, target) {
             return Err(unsafe_entry(&link.display().to_string(), &reason));
         }
@@ -240,6 +188,84 @@ fn walk<R: Read>(reader: R, unpack: Option<&Unpack<'_>>) -> Result<String, Probl
         .into_inner()
         .finish()
         .map_err(|error| unsafe_entry("(end)", &format!("cannot be read: {error}")))
+}
+
+/// Refuses an entry that repeats one, lies under a file or symlink of the archive, or
+/// replaces a directory earlier entries lie in.
+fn check_placement(
+    seen: &Seen,
+    relative: &Path,
+    shown: &str,
+    entry_type: tar::EntryType,
+) -> Result<(), Problem> {
+    if seen.kinds.contains_key(relative) {
+        return Err(unsafe_entry(shown, "appears twice"));
+    }
+    for ancestor in relative.ancestors().skip(1) {
+        match seen.kinds.get(ancestor) {
+            Some(EntryKind::Symlink) => {
+                return Err(unsafe_entry(shown, "lies under a symlink of the archive"));
+            }
+            Some(EntryKind::File) => {
+                return Err(unsafe_entry(shown, "lies under a file of the archive"));
+            }
+            _ => {}
+        }
+    }
+    if entry_type != tar::EntryType::Directory && seen.parents.contains(relative) {
+        return Err(unsafe_entry(
+            shown,
+            "replaces a directory that earlier entries lie in",
+        ));
+    }
+    Ok(())
+}
+
+/// What the entry is; refuses special files, absolute or lexically escaping symlinks and
+/// hard links to anything but an earlier file. Symlinks are noted for the check of where
+/// they lead once every entry is known.
+fn classify<R: Read>(
+    entry: &tar::Entry<'_, R>,
+    seen: &mut Seen,
+    relative: &Path,
+    shown: &str,
+) -> Result<EntryKind, Problem> {
+    Ok(match entry.header().entry_type() {
+        tar::EntryType::Regular | tar::EntryType::Continuous => EntryKind::File,
+        tar::EntryType::Directory => EntryKind::Directory,
+        tar::EntryType::Symlink => {
+            let target = link_target(entry, shown)?;
+            if !symlink_stays_inside(relative, &target) {
+                return Err(unsafe_entry(
+                    shown,
+                    &format!("is a link to `{}` outside the archive", target.display()),
+                ));
+            }
+            seen.symlinks.insert(relative.to_path_buf(), target);
+            EntryKind::Symlink
+        }
+        tar::EntryType::Link => {
+            let target = link_target(entry, shown)?;
+            let inside = normalize(&target)
+                .filter(|target| seen.kinds.get(target) == Some(&EntryKind::File));
+            if inside.is_none() {
+                return Err(unsafe_entry(
+                    shown,
+                    &format!(
+                        "is a hard link to `{}`, which is not an earlier file of the archive",
+                        target.display()
+                    ),
+                ));
+            }
+            EntryKind::File
+        }
+        other => {
+            return Err(unsafe_entry(
+                shown,
+                &format!("is a special file ({other:?})"),
+            ));
+        }
+    })
 }
 
 fn implicit_directories(seen: &Seen) -> HashSet<PathBuf> {
