@@ -298,3 +298,23 @@ pub fn podman_present() -> Result<(), Problem> {
         run_tool("podman", &["--version".to_string()]).map(|_| ())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+
+    #[test]
+    fn scratch_directories_are_fresh_private_and_unpredictable() {
+        let base = tempfile::tempdir().unwrap();
+        let (_first, first_name, first_path) = super::private_scratch(base.path()).unwrap();
+        let (_second, second_name, _) = super::private_scratch(base.path()).unwrap();
+        assert_ne!(first_name, second_name);
+        assert!(!first_name.contains(&std::process::id().to_string()));
+        let metadata = std::fs::symlink_metadata(&first_path).unwrap();
+        assert!(metadata.is_dir());
+        assert_eq!(metadata.permissions().mode() & 0o7777, 0o700);
+        // owned by whoever runs the applier, as the base made just now is
+        let own = std::fs::metadata(base.path()).unwrap().uid();
+        assert_eq!(metadata.uid(), own);
+    }
+}
