@@ -12,12 +12,14 @@
 //! walk to a path's parent (a symlink on the way is refused). Without `openat2` (Linux
 //! before 5.6) the layer fails closed: see [`Confined::open`].
 
+use std::collections::HashMap;
 use std::ffi::{CString, OsStr};
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use rustix::fs::{AtFlags, FileType, Gid, Mode, OFlags, RenameFlags, ResolveFlags, Uid};
 use rustix::io::Errno;
@@ -83,6 +85,9 @@ pub struct Confined {
     root: OwnedFd,
     root_path: PathBuf,
     resolution: Resolution,
+    /// Parents opened for reading while inspecting (one `openat2` per directory, not
+    /// per file). Never used to change anything: see [`Confined::parent_for_reading`].
+    reading: Mutex<HashMap<String, Arc<Directory>>>,
 }
 
 /// An opened directory: the parent every change is made in.
@@ -146,6 +151,7 @@ impl Confined {
             root,
             root_path: root_path.to_path_buf(),
             resolution,
+            reading: Mutex::new(HashMap::new()),
         };
         // probe: a kernel without openat2 answers ENOSYS here, before any change
         confined.open_relative(".", directory_flags())?;
@@ -244,10 +250,44 @@ impl Confined {
         Ok((directory, (*name).to_string()))
     }
 
+    /// The parent of `node_path` for reading only (inspection: `fstatat`, reading a
+    /// file's content, `readlinkat`), opened once per directory and kept until
+    /// [`Confined::forget_reading`]. A change is never made through it: a kept handle
+    /// may name a directory that was moved since, which is harmless to read from and
+    /// must not be written to.
+    pub fn parent_for_reading(&self, node_path: &str) -> io::Result<(Arc<Directory>, String)> {
+        let Some((parent, name)) = split(node_path) else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("`{node_path}` has no parent"),
+            ));
+        };
+        components(node_path)?;
+        let cached = match self.reading.lock() {
+            Ok(cache) => cache.get(parent).cloned(),
+            Err(_) => None,
+        };
+        if let Some(directory) = cached {
+            return Ok((directory, name.to_string()));
+        }
+        let directory = Arc::new(self.directory(parent)?);
+        if let Ok(mut cache) = self.reading.lock() {
+            cache.insert(parent.to_string(), Arc::clone(&directory));
+        }
+        Ok((directory, name.to_string()))
+    }
+
+    /// Drops the handles kept for reading: called before the first change.
+    pub fn forget_reading(&self) {
+        if let Ok(mut cache) = self.reading.lock() {
+            cache.clear();
+        }
+    }
+
     /// What is at `node_path` (a final symlink is not followed); `None` when it or a
-    /// parent is absent.
+    /// parent is absent. Reads through [`Confined::parent_for_reading`].
     pub fn entry(&self, node_path: &str) -> io::Result<Option<Entry>> {
-        let (directory, name) = match self.parent(node_path) {
+        let (directory, name) = match self.parent_for_reading(node_path) {
             Ok(found) => found,
             Err(error) if absent(&error) => return Ok(None),
             Err(error) => return Err(error),

@@ -50,7 +50,7 @@ pub fn inspect(
     show_content: bool,
 ) -> Result<FileInspection, Problem> {
     let shown = host.path(wanted.node_path);
-    let (directory, name) = match host.fs().parent(wanted.node_path) {
+    let (directory, name) = match host.fs().parent_for_reading(wanted.node_path) {
         Ok(found) => found,
         Err(error) if confined::absent(&error) => return Ok(create()),
         Err(error) => return Err(Problem::filesystem("inspect", &shown, &error)),

@@ -10,7 +10,7 @@ use crate::problem::Problem;
 
 pub fn inspect(host: &Host, node_path: &str, target: &str) -> Result<Planned, Problem> {
     let shown = host.path(node_path);
-    let (directory, name) = match host.fs().parent(node_path) {
+    let (directory, name) = match host.fs().parent_for_reading(node_path) {
         Ok(found) => found,
         Err(error) if confined::absent(&error) => return Ok(Planned::Create),
         Err(error) => return Err(Problem::filesystem("inspect", &shown, &error)),

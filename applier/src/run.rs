@@ -103,6 +103,8 @@ fn run_checked(config: &Config, bytes: &[u8], report: &mut Report) -> Result<(),
             .store(&host)
             .map_err(|problem| vec![problem])?;
     }
+    // what inspection kept open for reading is not used to change anything
+    host.fs().forget_reading();
     let executed = execute(&plan, &host, config, &prepared, accounts);
     let final_record = final_record(&plan, record.as_ref(), &prepared, &executed);
     let stored = final_record.store(&host);

@@ -81,7 +81,7 @@ const WANTS_DIRECTORY: &str = "/etc/systemd/system/multi-user.target.wants";
 /// Is the file at `node_path` exactly `content`? (Absent is no.)
 pub fn has_content(host: &Host, node_path: &str, content: &str) -> Result<bool, Problem> {
     let shown = host.path(node_path);
-    let (directory, name) = match host.fs().parent(node_path) {
+    let (directory, name) = match host.fs().parent_for_reading(node_path) {
         Ok(found) => found,
         Err(error) if confined::absent(&error) => return Ok(false),
         Err(error) => return Err(Problem::filesystem("inspect", &shown, &error)),
