@@ -264,3 +264,83 @@ pub fn render_problem(problem: &Problem) -> String {
     out.push_str(&format!("  = help: {}\n", escaped(&problem.help)));
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codes::Code;
+
+    const HOSTILE: &str = "app\u{1b}[2J\u{7}\r\n0 created\u{9b}31m\u{202e}\u{7f}";
+
+    fn hostile_origin() -> Origin {
+        Origin {
+            kind: plan::Kind::File,
+            identity: format!("/srv/{HOSTILE}"),
+            module: Some(HOSTILE.to_string()),
+            source: Some(plan::Source {
+                file: format!("modules/{HOSTILE}.nix"),
+                line: 1,
+                column: 1,
+            }),
+        }
+    }
+
+    fn raw_controls(text: &str) -> Vec<char> {
+        text.chars()
+            .filter(|character| *character != '\n' && needs_escape(*character))
+            .collect()
+    }
+
+    #[test]
+    fn plan_text_reaches_the_terminal_escaped() {
+        let report = Report {
+            results: vec![ShapeResult {
+                origin: hostile_origin(),
+                status: Status::Changed,
+                detail: HOSTILE.to_string(),
+            }],
+            problems: vec![
+                Problem::new(Code::InTheWay, format!("in the way at `{HOSTILE}`"), "help")
+                    .about(hostile_origin()),
+            ],
+            ..Report::default()
+        };
+        let human = report.render_human();
+        assert_eq!(raw_controls(&human), Vec::<char>::new(), "{human}");
+        assert!(!human.lines().any(|line| line.starts_with("0 created\\")));
+        assert!(human.contains("app\\u{1b}[2J\\u{7}\\u{d}\\u{a}0 created\\u{9b}31m\\u{202e}"));
+        // the summary is the only line that starts like one
+        assert_eq!(
+            human
+                .lines()
+                .filter(|line| line.contains(" created, "))
+                .count(),
+            1
+        );
+        let json = report.render_json();
+        assert_eq!(raw_controls(&json), Vec::<char>::new(), "{json}");
+        let parsed: Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(parsed["results"][0]["module"], HOSTILE);
+        assert_eq!(parsed["errors"][0]["shape"]["module"], HOSTILE);
+    }
+
+    #[test]
+    fn a_step_failure_names_the_step_not_a_shape() {
+        let report = Report {
+            problems: vec![
+                Problem::new(Code::FilesystemFailed, "cannot flush", "help")
+                    .during("flush the written files"),
+            ],
+            ..Report::default()
+        };
+        let human = report.render_human();
+        assert!(
+            human.contains("  --> step `flush the written files` (no shape)"),
+            "{human}"
+        );
+        assert_eq!(
+            report.to_json()["errors"][0]["step"],
+            "flush the written files"
+        );
+    }
+}
