@@ -86,8 +86,10 @@ pub struct Confined {
     root_path: PathBuf,
     resolution: Resolution,
     /// Parents opened for reading while inspecting (one `openat2` per directory, not
-    /// per file). Never used to change anything: see [`Confined::parent_for_reading`].
-    reading: Mutex<HashMap<String, Arc<Directory>>>,
+    /// per file), `None` for one found absent. Never used to change anything, and
+    /// `None` as a whole once the first change may be made: see
+    /// [`Confined::parent_for_reading`].
+    reading: Mutex<Option<HashMap<String, Option<Arc<Directory>>>>>,
 }
 
 /// An opened directory: the parent every change is made in.
@@ -151,7 +153,7 @@ impl Confined {
             root,
             root_path: root_path.to_path_buf(),
             resolution,
-            reading: Mutex::new(HashMap::new()),
+            reading: Mutex::new(Some(HashMap::new())),
         };
         // probe: a kernel without openat2 answers ENOSYS here, before any change
         confined.open_relative(".", directory_flags())?;
@@ -264,23 +266,35 @@ impl Confined {
         };
         components(node_path)?;
         let cached = match self.reading.lock() {
-            Ok(cache) => cache.get(parent).cloned(),
+            Ok(cache) => cache.as_ref().and_then(|cache| cache.get(parent).cloned()),
             Err(_) => None,
         };
-        if let Some(directory) = cached {
-            return Ok((directory, name.to_string()));
+        match cached {
+            Some(Some(directory)) => return Ok((directory, name.to_string())),
+            Some(None) => return Err(io::Error::from(Errno::NOENT)),
+            None => {}
         }
-        let directory = Arc::new(self.directory(parent)?);
-        if let Ok(mut cache) = self.reading.lock() {
-            cache.insert(parent.to_string(), Arc::clone(&directory));
+        let opened = match self.directory(parent) {
+            Ok(directory) => Some(Arc::new(directory)),
+            Err(error) if absent(&error) => None,
+            Err(error) => return Err(error),
+        };
+        if let Ok(mut cache) = self.reading.lock()
+            && let Some(cache) = cache.as_mut()
+        {
+            cache.insert(parent.to_string(), opened.clone());
         }
-        Ok((directory, name.to_string()))
+        match opened {
+            Some(directory) => Ok((directory, name.to_string())),
+            None => Err(io::Error::from(Errno::NOENT)),
+        }
     }
 
-    /// Drops the handles kept for reading: called before the first change.
+    /// Drops the handles kept for reading and keeps no more: called before the first
+    /// change, after which a directory found absent may be created.
     pub fn forget_reading(&self) {
         if let Ok(mut cache) = self.reading.lock() {
-            cache.clear();
+            *cache = None;
         }
     }
 
