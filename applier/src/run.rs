@@ -76,6 +76,8 @@ fn run_checked(config: &Config, bytes: &[u8], report: &mut Report) -> Result<(),
         &identities,
         config,
     )?;
+    // what inspection kept open for reading is never used to change anything
+    host.fs().forget_reading();
     if config.dry_run {
         report.results = dry_results(&plan, &host, &prepared);
         return Ok(());
@@ -103,8 +105,6 @@ fn run_checked(config: &Config, bytes: &[u8], report: &mut Report) -> Result<(),
             .store(&host)
             .map_err(|problem| vec![problem])?;
     }
-    // what inspection kept open for reading is not used to change anything
-    host.fs().forget_reading();
     let executed = execute(&plan, &host, config, &prepared, accounts);
     let final_record = final_record(&plan, record.as_ref(), &prepared, &executed);
     let stored = final_record.store(&host);
