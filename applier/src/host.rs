@@ -31,20 +31,7 @@ impl Host {
             Some(root) => (root.to_path_buf(), false, Resolution::InRoot),
             None => (PathBuf::from("/"), true, Resolution::NoSymlinks),
         };
-        let fs = Confined::open(&root, resolution).map_err(|error| {
-            if crate::confined::is_unavailable(&error) {
-                Problem::new(
-                    Code::ConfinementUnavailable,
-                    format!(
-                        "this kernel cannot resolve paths confined beneath `{}` (`openat2`: {error})",
-                        root.display()
-                    ),
-                    "run mesh-apply on Linux 5.6 or later, outside any sandbox that refuses `openat2`",
-                )
-            } else {
-                Problem::filesystem("open the root", &root, &error)
-            }
-        })?;
+        let fs = Confined::open(&root, resolution).map_err(|error| root_problem(&root, &error))?;
         Ok(Host {
             root,
             live,
@@ -83,6 +70,23 @@ impl Host {
     }
 }
 
+/// Why the root could not be opened: E522 when the kernel has no `openat2` (the layer
+/// fails closed rather than walk paths by name), else E517.
+fn root_problem(root: &Path, error: &std::io::Error) -> Problem {
+    if crate::confined::is_unavailable(error) {
+        Problem::new(
+            Code::ConfinementUnavailable,
+            format!(
+                "this kernel cannot resolve paths confined beneath `{}` (`openat2`: {error})",
+                root.display()
+            ),
+            "run mesh-apply on Linux 5.6 or later, outside any sandbox that refuses `openat2`",
+        )
+    } else {
+        Problem::filesystem("open the root", root, error)
+    }
+}
+
 /// Runs a host tool, capturing its output; a non-zero exit is an E516 problem that
 /// shows the command and what it printed.
 pub fn run_tool(program: &str, arguments: &[String]) -> Result<String, Problem> {
@@ -116,4 +120,22 @@ pub fn has_tool(program: &str) -> bool {
         return false;
     };
     std::env::split_paths(&path).any(|directory| directory.join(program).is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kernel_without_openat2_is_refused_with_e522() {
+        let missing = std::io::Error::from(rustix::io::Errno::NOSYS);
+        let problem = root_problem(Path::new("/srv/image"), &missing);
+        assert_eq!(problem.code.as_str(), "E522");
+        assert!(problem.message.contains("openat2"), "{}", problem.message);
+        let other = std::io::Error::from(rustix::io::Errno::NOENT);
+        assert_eq!(
+            root_problem(Path::new("/srv/image"), &other).code.as_str(),
+            "E517"
+        );
+    }
 }
