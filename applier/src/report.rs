@@ -183,11 +183,7 @@ impl Report {
     }
 
     pub fn to_json(&self) -> Value {
-        let mut summary = serde_json::Map::new();
-        for status in Status::ALL {
-            summary.insert(status.name().to_string(), json!(self.count(status)));
-        }
-        summary.insert("not_reached".to_string(), json!(self.not_reached));
+        let summary = self.summary_json();
         json!({
             "format": "mesh-apply-report/1",
             "node": self.node,
@@ -207,12 +203,95 @@ impl Report {
         })
     }
 
+    /// [`Report::to_json`] printed pretty, escaped for the terminal. The results (one
+    /// per shape) are written directly rather than built as a tree first; the text is
+    /// the same (a test compares).
     pub fn render_json(&self) -> String {
-        let mut text =
-            json_escaped(&serde_json::to_string_pretty(&self.to_json()).unwrap_or_default());
+        let mut out = String::with_capacity(256 * (self.results.len() + 4));
+        out.push_str("{\n");
+        let small = [
+            ("dry_run", json!(self.dry_run)),
+            (
+                "errors",
+                json!(self.problems.iter().map(problem_json).collect::<Vec<_>>()),
+            ),
+            ("format", json!("mesh-apply-report/1")),
+            ("node", json!(self.node)),
+            (
+                "notes",
+                json!(self.notes.iter().map(problem_json).collect::<Vec<_>>()),
+            ),
+            ("plan", json!(self.plan_digest)),
+        ];
+        for (key, value) in &small {
+            write_member(&mut out, key, value);
+            out.push_str(",\n");
+        }
+        out.push_str("  \"results\": ");
+        write_results(&mut out, &self.results);
+        out.push_str(",\n");
+        write_member(&mut out, "summary", &self.summary_json());
+        out.push_str("\n}");
+        let mut text = json_escaped(&out);
         text.push('\n');
         text
     }
+
+    fn summary_json(&self) -> Value {
+        let mut summary = serde_json::Map::new();
+        for status in Status::ALL {
+            summary.insert(status.name().to_string(), json!(self.count(status)));
+        }
+        summary.insert("not_reached".to_string(), json!(self.not_reached));
+        Value::Object(summary)
+    }
+}
+
+/// `  "key": VALUE` with VALUE pretty-printed at the members' depth.
+fn write_member(out: &mut String, key: &str, value: &Value) {
+    out.push_str("  ");
+    out.push_str(&Value::from(key).to_string());
+    out.push_str(": ");
+    let pretty = serde_json::to_string_pretty(value).unwrap_or_default();
+    out.push_str(&pretty.replace('\n', "\n  "));
+}
+
+/// The results array, each result as `serde_json` prints its object (keys sorted).
+fn write_results(out: &mut String, results: &[ShapeResult]) {
+    if results.is_empty() {
+        out.push_str("[]");
+        return;
+    }
+    let text = |value: &str| Value::from(value).to_string();
+    out.push_str("[\n");
+    for (position, result) in results.iter().enumerate() {
+        if position > 0 {
+            out.push_str(",\n");
+        }
+        let origin = &result.origin;
+        out.push_str("    {\n      \"detail\": ");
+        out.push_str(&text(&result.detail));
+        out.push_str(",\n      \"identity\": ");
+        out.push_str(&text(&origin.identity));
+        out.push_str(",\n      \"kind\": ");
+        out.push_str(&text(origin.kind.name()));
+        out.push_str(",\n      \"module\": ");
+        out.push_str(&origin.module.as_deref().map_or("null".to_string(), text));
+        out.push_str(",\n      \"source\": ");
+        match &origin.source {
+            Some(source) => out.push_str(&format!(
+                "{{\n        \"column\": {},\n        \"file\": {},\n        \"line\": {}\n      }}",
+                source.column,
+                text(&source.file),
+                source.line
+            )),
+            None => out.push_str("null"),
+        }
+        out.push_str(",\n      \"status\": ");
+        out.push_str(&text(result.status.name()));
+        out.push_str("\n    }");
+    }
+    out.push_str("\n  ]");
 }
 
 fn origin_json(origin: &Origin) -> Value {
@@ -322,6 +401,48 @@ mod tests {
         let parsed: Value = serde_json::from_str(&json).unwrap();
         assert_eq!(parsed["results"][0]["module"], HOSTILE);
         assert_eq!(parsed["errors"][0]["shape"]["module"], HOSTILE);
+    }
+
+    #[test]
+    fn the_json_report_is_written_as_its_tree_prints() {
+        let bare = Origin {
+            module: None,
+            source: None,
+            ..hostile_origin()
+        };
+        let problem = Problem::new(Code::InTheWay, "in the way", "help").about(hostile_origin());
+        for (results, problems, node) in [
+            (vec![], vec![], None),
+            (
+                vec![
+                    ShapeResult {
+                        origin: hostile_origin(),
+                        status: Status::Created,
+                        detail: String::new(),
+                    },
+                    ShapeResult {
+                        origin: bare,
+                        status: Status::Failed,
+                        detail: "why \"quoted\"".to_string(),
+                    },
+                ],
+                vec![problem.clone(), problem.during("flush the written files")],
+                Some("db1".to_string()),
+            ),
+        ] {
+            let report = Report {
+                node,
+                plan_digest: Some("sha256:ab".to_string()),
+                results,
+                notes: problems.clone(),
+                problems,
+                not_reached: 2,
+                ..Report::default()
+            };
+            let mut tree = json_escaped(&serde_json::to_string_pretty(&report.to_json()).unwrap());
+            tree.push('\n');
+            assert_eq!(report.render_json(), tree);
+        }
     }
 
     #[test]
