@@ -28,6 +28,8 @@ pub enum Code {
     Locked,
     ConfinementUnavailable,
     UnsafeAccountFile,
+    GenerationFailed,
+    NoSuchGeneration,
 }
 
 /// Every code with its number and title, in number order.
@@ -131,6 +133,16 @@ pub const TABLE: &[(Code, &str, &str)] = &[
         Code::UnsafeAccountFile,
         "E523",
         "an account file is not a plain file reached without symlinks",
+    ),
+    (
+        Code::GenerationFailed,
+        "E535",
+        "the kept generations cannot be read or written",
+    ),
+    (
+        Code::NoSuchGeneration,
+        "E536",
+        "there is no such generation",
     ),
 ];
 

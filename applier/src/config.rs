@@ -13,8 +13,13 @@ pub enum OutputFormat {
 /// What one run of `mesh-apply` is asked to do, validated.
 #[derive(Clone, Debug)]
 pub struct Config {
-    pub plan_path: PathBuf,
-    pub identity_path: PathBuf,
+    /// Where the plan comes from.
+    pub plan: PlanSource,
+    /// The node's age identity; `None` is `ROOT/var/lib/mesh/identity`, read through
+    /// the confined layer.
+    pub identity_path: Option<PathBuf>,
+    /// How many applied plans are kept as generations.
+    pub keep_generations: usize,
     /// The tree to apply into; `None` is the live host (`/`).
     pub root: Option<PathBuf>,
     /// The node this is, if known from the command line.
@@ -25,22 +30,41 @@ pub struct Config {
     pub format: OutputFormat,
 }
 
+/// Where the plan to apply comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PlanSource {
+    /// A file the operator names.
+    File(PathBuf),
+    /// Standard input (`mesh-apply -`).
+    Stdin,
+    /// A kept generation (`--rollback`): the one named, or the one before the current.
+    Generation(Option<u64>),
+}
+
 /// What the command line asks for.
 #[derive(Debug)]
 pub enum Command {
     Apply(Config),
+    /// `--list-generations`: the root (`None` is `/`) and the output format.
+    ListGenerations(Option<PathBuf>, OutputFormat),
     Help,
     Version,
 }
 
 pub const USAGE: &str = "\
-usage: mesh-apply PLAN --identity KEY [--root DIR] [--node NAME] [--artifacts DIR]
-                  [--dry-run] [--format human|json]
+usage: mesh-apply PLAN|- [--identity KEY] [--root DIR] [--node NAME] [--artifacts DIR]
+                  [--dry-run] [--format human|json] [--keep-generations N]
+       mesh-apply --rollback [--to N] [--identity KEY] [--root DIR] [--dry-run]
+       mesh-apply --list-generations [--root DIR] [--format human|json]
 
 Makes one node's plan true on this host.
 
-  PLAN               the plan file written by `meshc build` (nodes/NODE.json)
-  --identity KEY     the node's age identity file (as written by age-keygen)
+  PLAN               the plan file written by `meshc build` (nodes/NODE.json); `-` reads stdin
+  --identity KEY     the node's age identity file (default ROOT/var/lib/mesh/identity)
+  --keep-generations N  how many applied plans are kept as generations (default 10)
+  --rollback         apply a kept generation: the one before the current, or `--to N`
+  --to N             with `--rollback`: the generation to apply
+  --list-generations list the kept generations (the current one marked `*`)
   --root DIR         apply into DIR instead of / (offline: no services are started)
   --node NAME        the node this is; a plan for another node is refused
   --artifacts DIR    where archive artifacts are (default ROOT/var/lib/mesh/artifacts)
@@ -60,6 +84,10 @@ struct RawArguments {
     artifacts: Option<OsString>,
     dry_run: bool,
     format: Option<String>,
+    keep_generations: Option<String>,
+    rollback: bool,
+    to: Option<String>,
+    list_generations: bool,
     help: bool,
     version: bool,
 }
@@ -82,6 +110,10 @@ fn parse_raw(arguments: impl IntoIterator<Item = OsString>) -> Result<RawArgumen
             Long("node") => raw.node = Some(text(&mut parser)?),
             Long("format") => raw.format = Some(text(&mut parser)?),
             Long("dry-run") => raw.dry_run = true,
+            Long("keep-generations") => raw.keep_generations = Some(text(&mut parser)?),
+            Long("rollback") => raw.rollback = true,
+            Long("to") => raw.to = Some(text(&mut parser)?),
+            Long("list-generations") => raw.list_generations = true,
             Short('h') | Long("help") => raw.help = true,
             Short('V') | Long("version") => raw.version = true,
             Long("listen") => {
@@ -110,22 +142,20 @@ fn validate(raw: RawArguments) -> Result<Command, String> {
     if raw.version {
         return Ok(Command::Version);
     }
-    let plan_path = PathBuf::from(
-        raw.plan
-            .ok_or("missing the plan: `mesh-apply PLAN --identity KEY`")?,
-    );
-    let identity_path = PathBuf::from(
-        raw.identity
-            .ok_or("missing `--identity KEY`: the node's age identity file")?,
-    );
-    let root = match raw.root {
+    let root = match &raw.root {
         None => None,
         Some(root) => target_root(&PathBuf::from(root))?,
     };
+    let format = output_format(raw.format.as_deref().unwrap_or("human"))?;
+    if raw.list_generations {
+        return Ok(Command::ListGenerations(root, format));
+    }
+    let plan = plan_source(raw.plan, raw.rollback, raw.to.as_deref())?;
+    let keep_generations = keep_generations(raw.keep_generations.as_deref())?;
+    let identity_path = raw.identity.map(PathBuf::from);
     if let Some(node) = &raw.node {
         plan::check::name(node).map_err(|reason| format!("`--node`: {reason}"))?;
     }
-    let format = output_format(raw.format.as_deref().unwrap_or("human"))?;
     let artifacts = match raw.artifacts {
         Some(artifacts) => PathBuf::from(artifacts),
         None => root
@@ -134,14 +164,59 @@ fn validate(raw: RawArguments) -> Result<Command, String> {
             .join("var/lib/mesh/artifacts"),
     };
     Ok(Command::Apply(Config {
-        plan_path,
+        plan,
         identity_path,
+        keep_generations,
         root,
         node: raw.node,
         artifacts,
         dry_run: raw.dry_run,
         format,
     }))
+}
+
+/// The plan: a file, `-` (standard input) or, with `--rollback`, a generation.
+fn plan_source(
+    plan: Option<OsString>,
+    rollback: bool,
+    to: Option<&str>,
+) -> Result<PlanSource, String> {
+    if rollback {
+        if let Some(plan) = plan {
+            return Err(format!(
+                "unexpected argument `{}`: `--rollback` applies a kept generation, not a file",
+                plan.to_string_lossy()
+            ));
+        }
+        let number = match to {
+            None => None,
+            Some(text) => Some(text.parse::<u64>().map_err(|_| {
+                format!("`--to {text}`: give a generation number from `--list-generations`")
+            })?),
+        };
+        return Ok(PlanSource::Generation(number));
+    }
+    if to.is_some() {
+        return Err("`--to N` goes with `--rollback`".to_string());
+    }
+    match plan {
+        None => Err("missing the plan: `mesh-apply PLAN` (or `-` for standard input)".to_string()),
+        Some(plan) if plan == "-" => Ok(PlanSource::Stdin),
+        Some(plan) => Ok(PlanSource::File(PathBuf::from(plan))),
+    }
+}
+
+/// `--keep-generations N`: at least 1.
+fn keep_generations(text: Option<&str>) -> Result<usize, String> {
+    match text {
+        None => Ok(crate::generations::DEFAULT_KEEP),
+        Some(text) => match text.parse::<usize>() {
+            Ok(keep) if keep >= 1 => Ok(keep),
+            _ => Err(format!(
+                "`--keep-generations {text}`: give a number of generations, at least 1"
+            )),
+        },
+    }
 }
 
 /// `--root DIR` as the applier uses it: canonical, a directory, and `None` for `/`

@@ -20,20 +20,39 @@ fn run(arguments: &[&str]) -> (i32, String, String) {
 fn help_and_version_exit_zero() {
     let (code, stdout, _) = run(&["--help"]);
     assert_eq!(code, 0);
-    assert!(stdout.starts_with("usage: mesh-apply PLAN --identity KEY"));
+    assert!(stdout.starts_with("usage: mesh-apply PLAN|- [--identity KEY]"));
     let (code, stdout, _) = run(&["-V"]);
     assert_eq!(code, 0);
     assert!(stdout.starts_with("mesh-apply "));
 }
 
 #[test]
-fn missing_identity_is_a_usage_error() {
-    let (code, _, stderr) = run(&["plan.json"]);
-    assert_eq!(code, 1);
-    assert!(
-        stderr.starts_with("error: missing `--identity KEY`"),
-        "{stderr}"
-    );
+fn without_identity_the_default_is_used_and_dash_is_standard_input() {
+    let config = match applier::parse_arguments(["-"].map(std::ffi::OsString::from)) {
+        Ok(applier::Command::Apply(config)) => config,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(config.identity_path, None);
+    assert_eq!(config.plan, applier::PlanSource::Stdin);
+    assert_eq!(config.keep_generations, 10);
+    let config = match applier::parse_arguments(
+        ["--rollback", "--to", "3", "--keep-generations", "5"].map(std::ffi::OsString::from),
+    ) {
+        Ok(applier::Command::Apply(config)) => config,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(config.plan, applier::PlanSource::Generation(Some(3)));
+    assert_eq!(config.keep_generations, 5);
+    for bad in [
+        &["--rollback", "plan.json"][..],
+        &["plan.json", "--to", "2"],
+        &["--rollback", "--to", "x"],
+        &["plan.json", "--keep-generations", "0"],
+    ] {
+        let (code, _, stderr) = run(bad);
+        assert_eq!(code, 1, "{bad:?}");
+        assert!(stderr.starts_with("error: "), "{stderr}");
+    }
 }
 
 #[test]
@@ -105,7 +124,10 @@ fn flags_take_equals_signs() {
         Ok(applier::Command::Apply(config)) => config,
         other => panic!("{other:?}"),
     };
-    assert_eq!(config.identity_path, std::path::PathBuf::from("key.txt"));
+    assert_eq!(
+        config.identity_path,
+        Some(std::path::PathBuf::from("key.txt"))
+    );
     assert_eq!(config.format, applier::OutputFormat::Json);
     assert!(config.dry_run);
     assert_eq!(config.node.as_deref(), Some("db1"));
