@@ -15,6 +15,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 pub mod artifacts;
 pub mod builds;
 pub mod contribute;
+pub mod deployment;
 pub mod diff;
 pub mod emit;
 pub mod evaluate;
