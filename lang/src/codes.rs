@@ -125,6 +125,7 @@ codes! {
     UNDECLARED_GROUP = "E406", "group is not declared";
     OUTPUT_UNWRITABLE = "E407", "build output cannot be written";
     BUILD_UNREADABLE = "E408", "build output cannot be read";
+    BUILD_OF_ANOTHER_REPOSITORY = "E420", "build output was made from another repository";
     // E9xx: internal
     INTERNAL = "E900", "internal error (please report)";
 }

@@ -32,8 +32,8 @@ use lsp_types::{
     WorkDoneProgressBegin, WorkDoneProgressCreateParams, WorkDoneProgressEnd,
 };
 
-use crate::fs::Overlay;
 use analysis::{Analyzer, Index, Outcome};
+use compiler::Overlay;
 use documents::{Document, Encoding};
 
 /// Runs the server on stdin and stdout until the client says `exit` (or goes away).
@@ -233,7 +233,7 @@ impl Server {
     }
 
     fn root_of(&self, path: &Path) -> Option<PathBuf> {
-        crate::evaluate::find_root(path.parent()?)
+        compiler::find_root(path.parent()?)
     }
 
     /// The URI a file is known by: the client's, if it has the file open.

@@ -140,7 +140,7 @@ fn tested_codes() -> BTreeSet<String> {
             }
         }
     }
-    let fixtures = root.join("compiler/tests/data");
+    let fixtures = root.join("meshc/tests/data");
     for area in std::fs::read_dir(&fixtures).expect("compiler fixtures") {
         let area = area.expect("readable").path();
         if !area.is_dir() {
@@ -156,7 +156,7 @@ fn tested_codes() -> BTreeSet<String> {
             }
         }
     }
-    let diagnostics_file = "compiler/tests/diagnostics.rs";
+    let diagnostics_file = "meshc/tests/diagnostics.rs";
     let diagnostics = read(diagnostics_file);
     let covered = string_literals(between(
         &diagnostics,
@@ -170,10 +170,10 @@ fn tested_codes() -> BTreeSet<String> {
     );
     for entry in covered.chunks(3) {
         let (code, file, test) = (&entry[0], &entry[1], &entry[2]);
-        let source = read(&format!("compiler/{file}"));
+        let source = read(&format!("meshc/{file}"));
         assert!(
             source.contains(&format!("fn {test}()")),
-            "{code} is said to be covered by `{test}` in compiler/{file}, which has no such test"
+            "{code} is said to be covered by `{test}` in meshc/{file}, which has no such test"
         );
         tested.insert(code.clone());
     }
