@@ -53,7 +53,13 @@ Exit status: 0 the plan holds, 1 a problem (reported), 2 a usage error.";
 /// on the node's queue (`mesh.node.NAME`), one at a time, each outcome reported to the
 /// `mesh` exchange (`status.NAME`) and acknowledged only once applied and recorded.
 #[derive(Debug, Parser)]
-#[command(name = "mesh-apply", version, arg_required_else_help = true, after_help = EXAMPLES)]
+#[command(
+    name = "mesh-apply",
+    version,
+    arg_required_else_help = true,
+    args_override_self = true,
+    after_help = EXAMPLES
+)]
 pub struct RawArguments {
     /// The plan file written by `meshc build` (`nodes/NODE.json`)
     #[arg(value_name = "PLAN")]

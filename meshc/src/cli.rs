@@ -33,6 +33,7 @@ Exit status: 0 success, 1 an error was reported, 2 a usage error (and, with
     propagate_version = true,
     subcommand_required = true,
     arg_required_else_help = true,
+    args_override_self = true,
     after_help = EXAMPLES
 )]
 pub struct Cli {

@@ -64,7 +64,13 @@ kept.";
 /// Keeps PostgreSQL logins in step with a mesh grants manifest (`mesh-grants/1`):
 /// creates, updates and disables the logins it manages, never touches other roles.
 #[derive(Debug, Parser)]
-#[command(name = "mesh-provision", version, arg_required_else_help = true, after_help = EXAMPLES)]
+#[command(
+    name = "mesh-provision",
+    version,
+    arg_required_else_help = true,
+    args_override_self = true,
+    after_help = EXAMPLES
+)]
 struct RawArguments {
     /// The grants manifest, as mesh-apply placed it
     #[arg(long, value_name = "FILE")]

@@ -23,6 +23,7 @@ use transport::{Stop, names};
     name = "mesh-build",
     version,
     arg_required_else_help = true,
+    args_override_self = true,
     after_help = "\
 Examples:
   mesh-build --amqp amqps://builder:secret@broker/%2f --repo /srv/mesh --store /var/lib/mesh/builds
