@@ -102,6 +102,11 @@ struct RawArguments {
     format: OutputFormat,
 }
 
+/// The definition of the command line, for the help, the book's check and tests.
+pub fn command() -> clap::Command {
+    RawArguments::command()
+}
+
 /// Parses and validates the arguments after the program name. A usage error (clap's,
 /// or a validation's) is a `clap::Error`: `exit()` prints it and exits 2, or prints
 /// the help or version and exits 0.

@@ -10,6 +10,7 @@
 //! applier (which runs as root and uses this crate for `--listen`) stays small.
 #![forbid(unsafe_code)]
 
+pub mod build_command;
 pub mod builder;
 pub mod client;
 pub mod connection;

@@ -36,7 +36,7 @@ pub struct DiffArgs {
     #[arg(long)]
     pub detailed_exitcode: bool,
     /// Two build outputs to compare (OLD NEW) instead of the repository
-    #[arg(value_name = "BUILD", num_args = 2, conflicts_with = "repo")]
+    #[arg(value_names = ["OLD", "NEW"], num_args = 2, conflicts_with = "repo")]
     pub outputs: Vec<PathBuf>,
     #[command(flatten)]
     pub workers: WorkersArgs,
