@@ -301,6 +301,32 @@ fn build_from_a_module_directory_writes_repo_build() {
     assert_built(&output);
     assert!(repository.join("build/manifest.json").is_file());
     assert!(!repository.join("modules/web/build").exists());
+    // diff, from the same place, finds the repository and its build: nothing changed
+    let output = Command::new(MESHC)
+        .args(["diff", "--detailed-exitcode"])
+        .current_dir(repository.join("modules/web"))
+        .output()
+        .expect("meshc runs");
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(
+        !text(&output.stderr).contains("no build"),
+        "{}",
+        text(&output.stderr)
+    );
+    // and lock, too, edits the repository's own mesh.lock
+    let output = Command::new(MESHC)
+        .args(["lock", "--pin"])
+        .arg(format!(
+            "docker.io/library/redis:7=sha256:{}",
+            "a".repeat(64)
+        ))
+        .current_dir(repository.join("modules/web"))
+        .output()
+        .expect("meshc runs");
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let lock = std::fs::read_to_string(repository.join("mesh.lock")).expect("mesh.lock");
+    assert!(lock.contains("docker.io/library/redis:7"), "{lock}");
+    assert!(!repository.join("modules/web/mesh.lock").exists());
 }
 
 #[test]
