@@ -31,9 +31,9 @@ pub fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Lock(arguments) => lock::run(arguments, color),
         Command::Diff(arguments) => diff::run(arguments, color),
         Command::Artifacts(arguments) => artifacts::run(arguments, color),
-        Command::Publish(arguments) => publish::run(arguments, color),
+        Command::Publish(arguments) => publish::run(arguments),
         Command::Builds(arguments) => builds::run(arguments),
-        Command::BrokerPermissions(arguments) => broker_permissions::run(arguments, color),
+        Command::BrokerPermissions(arguments) => broker_permissions::run(arguments),
         Command::Completions(arguments) => completions::run(arguments),
         Command::Man(arguments) => man::run(arguments),
     }

@@ -401,3 +401,16 @@ fn diff_refuses_a_build_of_another_repository() {
         .expect("meshc runs");
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
 }
+
+#[test]
+fn publish_outside_a_repository_asks_for_out() {
+    let directory = tempfile::tempdir().expect("temporary directory");
+    let output = Command::new(MESHC)
+        .arg("publish")
+        .current_dir(directory.path())
+        .output()
+        .expect("meshc runs");
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("pass `--out DIR`"), "{stderr}");
+}

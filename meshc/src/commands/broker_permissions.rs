@@ -6,7 +6,6 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::cli::ColorWhen;
 use crate::commands::publish::OutputArgs;
 use crate::terminal::{self, Failure};
 
@@ -25,8 +24,8 @@ pub struct BrokerPermissionsArgs {
     pub vhost: String,
 }
 
-pub fn run(arguments: BrokerPermissionsArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
-    let out = arguments.output.directory(color)?;
+pub fn run(arguments: BrokerPermissionsArgs) -> Result<ExitCode, Failure> {
+    let out = arguments.output.directory()?;
     terminal::print(crate::publish::broker_permissions(&out, &arguments.vhost)?)?;
     Ok(ExitCode::SUCCESS)
 }

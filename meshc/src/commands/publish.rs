@@ -7,7 +7,6 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::cli::ColorWhen;
 use crate::terminal::{self, Failure};
 
 /// Send each node's plan to its queue (waits for the broker's confirms)
@@ -46,19 +45,26 @@ pub struct OutputArgs {
 
 impl OutputArgs {
     /// The output as given, else `REPO/build` of the repository found by walking up.
-    pub fn directory(&self, color: ColorWhen) -> Result<PathBuf, Failure> {
+    pub fn directory(&self) -> Result<PathBuf, Failure> {
         match &self.out {
             Some(out) => Ok(out.clone()),
             None => {
-                let repository = crate::cli::RepositoryArgs { repo: None };
-                Ok(crate::cli::default_output(&repository.root(color)?))
+                let here = std::env::current_dir()
+                    .map_err(|error| format!("cannot read the current directory: {error}"))?;
+                match compiler::find_root(&here) {
+                    Some(root) => Ok(crate::cli::default_output(&root)),
+                    None => Err(Failure::Message(format!(
+                        "`{}` is not in a mesh repository, so there is no default build: pass `--out DIR`",
+                        here.display()
+                    ))),
+                }
             }
         }
     }
 }
 
-pub fn run(arguments: PublishArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
-    let out = arguments.output.directory(color)?;
+pub fn run(arguments: PublishArgs) -> Result<ExitCode, Failure> {
+    let out = arguments.output.directory()?;
     let (table, all) = crate::publish::publish(&out, &arguments.amqp, &arguments.node)?;
     terminal::print(table)?;
     Ok(super::status(!all))
