@@ -155,3 +155,49 @@ fn flags_take_equals_signs() {
         std::path::PathBuf::from("/var/lib/mesh/artifacts")
     );
 }
+
+/// Nothing listens on port 1: each attempt fails at once, and each is reported.
+#[test]
+fn listen_reports_an_unreachable_broker_on_every_retry() {
+    use std::io::Read;
+    let directory = tempfile::tempdir().unwrap();
+    let identity = directory.path().join("identity.txt");
+    std::fs::write(&identity, "AGE-SECRET-KEY-1").unwrap();
+    let mut child = Command::new(BINARY)
+        .args([
+            "--listen",
+            "--node",
+            "db1",
+            "--amqp",
+            "amqp://db1:hunter2@127.0.0.1:1/%2f",
+        ])
+        .arg("--identity")
+        .arg(&identity)
+        .arg("--root")
+        .arg(directory.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    let retries = stderr
+        .lines()
+        .filter(|line| {
+            line.contains("cannot connect to the broker at") && line.contains("trying again")
+        })
+        .count();
+    assert!(retries >= 3, "one line per retry:\n{stderr}");
+    assert!(
+        !stderr.contains("hunter2"),
+        "the password is redacted:\n{stderr}"
+    );
+}
