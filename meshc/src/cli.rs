@@ -70,9 +70,8 @@ pub enum ColorWhen {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Format {
-    /// for people: rendered diagnostics, tables
+    // each command's `--format` says what the two mean for it
     Human,
-    /// for tools: JSON
     Json,
 }
 
