@@ -207,6 +207,8 @@ fn man_pages_are_written_for_meshc_and_each_command() {
     }
     let build = std::fs::read_to_string(out.path().join("meshc-build.1")).expect("page");
     assert!(build.contains("locked"), "{build}");
+    let apply = std::fs::read_to_string(out.path().join("mesh-apply.1")).expect("page");
+    assert!(apply.contains("identity"), "{apply}");
 }
 
 /// Runs meshc with a standard output whose reader is already closed, so that its

@@ -1,6 +1,8 @@
 //! `meshc man --out DIR`: man pages generated from the clap definitions
 //! (clap_mangen): `meshc.1` and one `meshc-COMMAND.1` per command (and
-//! `meshc-artifacts-build.1`). Writes only into DIR.
+//! `meshc-artifacts-build.1`), and the pages of the other programs, `mesh-apply.1`,
+//! `mesh-build.1` and `mesh-provision.1`, from their own crates' definitions. Writes
+//! only into DIR.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -11,7 +13,8 @@ use crate::cli::Cli;
 use crate::say;
 use crate::terminal::Failure;
 
-/// Write the man pages of meshc and of each of its commands
+/// Write the man pages of meshc, of each of its commands and of mesh-apply,
+/// mesh-build and mesh-provision
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Examples:
@@ -26,10 +29,16 @@ pub struct ManArgs {
 pub fn run(arguments: ManArgs) -> Result<ExitCode, Failure> {
     std::fs::create_dir_all(&arguments.out)
         .map_err(|error| format!("cannot make `{}`: {error}", arguments.out.display()))?;
-    let mut command = Cli::command();
-    command.build();
     let mut written = 0;
-    write_pages(&command, "meshc", &arguments.out, &mut written)?;
+    for (name, mut command) in [
+        ("meshc", Cli::command()),
+        ("mesh-apply", applier::config::command()),
+        ("mesh-build", transport::build_command::Arguments::command()),
+        ("mesh-provision", provisioner::config::command()),
+    ] {
+        command.build();
+        write_pages(&command, name, &arguments.out, &mut written)?;
+    }
     say!("wrote {written} man page(s) in {}", arguments.out.display());
     Ok(ExitCode::SUCCESS)
 }
