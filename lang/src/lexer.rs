@@ -187,8 +187,12 @@ fn float(input: Input) -> IResult<Input, Input> {
 
 /// `{PATH_CHAR}*(\/{PATH_CHAR}+)+\/?`
 fn path(input: Input) -> IResult<Input, Input> {
+    recognize((take_while(is_path_char), path_tail)).parse(input)
+}
+
+/// What follows a path's first run of path characters: `(\/{PATH_CHAR}+)+\/?`.
+fn path_tail(input: Input) -> IResult<Input, Input> {
     recognize((
-        take_while(is_path_char),
         many1(preceded(tag(&b"/"[..]), take_while1(is_path_char))),
         opt(tag(&b"/"[..])),
     ))
@@ -198,6 +202,11 @@ fn path(input: Input) -> IResult<Input, Input> {
 /// `{PATH_CHAR}*\/`
 fn path_segment(input: Input) -> IResult<Input, Input> {
     recognize(pair(take_while(is_path_char), tag(&b"/"[..]))).parse(input)
+}
+
+/// A URI scheme's characters after its first letter: `[a-zA-Z0-9\+\-\.]`.
+fn is_scheme_char(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || matches!(byte, b'+' | b'-' | b'.')
 }
 
 /// `\~(\/{PATH_CHAR}+)+\/?`
@@ -221,15 +230,17 @@ fn search_path(input: Input) -> IResult<Input, Input> {
     .parse(input)
 }
 
-/// `[a-zA-Z][a-zA-Z0-9\+\-\.]*\:{URI_CHAR}+`
-fn uri(input: Input) -> IResult<Input, Input> {
-    recognize((
-        take_while_first(|b: u8| b.is_ascii_alphabetic()),
-        take_while(|b: u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.')),
-        tag(&b":"[..]),
-        take_while1(is_uri_char),
-    ))
-    .parse(input)
+/// `[a-zA-Z][a-zA-Z0-9\+\-\.]*\:{URI_CHAR}+`, given the length of the run of
+/// scheme characters `input` starts with.
+fn uri_match_length(input: Input, scheme_run: usize) -> usize {
+    if !input.first().is_some_and(u8::is_ascii_alphabetic) || input.get(scheme_run) != Some(&b':') {
+        return 0;
+    }
+    let rest = &input[scheme_run + 1..];
+    match rest.iter().take_while(|b| is_uri_char(**b)).count() {
+        0 => 0,
+        length => scheme_run + 1 + length,
+    }
 }
 
 fn matched_len(result: IResult<Input, Input>) -> usize {
@@ -300,6 +311,8 @@ pub fn lex(source: &[u8], file: FileId) -> (Vec<Token>, Vec<LexError>) {
         modes: vec![Mode::Default],
         tokens: Vec::new(),
         errors: Vec::new(),
+        path_run: Run::NONE,
+        scheme_run: Run::NONE,
     };
     lexer.run();
     (lexer.tokens, lexer.errors)
@@ -312,6 +325,40 @@ struct Lexer<'a> {
     modes: Vec<Mode>,
     tokens: Vec<Token>,
     errors: Vec<LexError>,
+    /// The last run of path characters scanned (see [`Run`]).
+    path_run: Run,
+    /// The last run of URI scheme characters scanned.
+    scheme_run: Run,
+}
+
+/// A run of bytes of one class, `start..end`, scanned once: every position inside it
+/// shares its end. The candidates for a token all begin with such a run (`1+1+1`,
+/// `a.b.c` are one run of path characters), and most tokens end inside it, so without
+/// this each token would scan the rest of the run again: quadratic in its length.
+#[derive(Clone, Copy)]
+struct Run {
+    start: usize,
+    end: usize,
+}
+
+impl Run {
+    const NONE: Run = Run { start: 1, end: 0 };
+
+    /// The run's length from `position` on, scanning `source` only if `position` is
+    /// outside the run scanned last.
+    fn length_from(&mut self, source: &[u8], position: usize, class: fn(u8) -> bool) -> usize {
+        if !(self.start..=self.end).contains(&position) {
+            let length = source[position..]
+                .iter()
+                .take_while(|byte| class(**byte))
+                .count();
+            *self = Run {
+                start: position,
+                end: position + length,
+            };
+        }
+        self.end - position
+    }
 }
 
 impl<'a> Lexer<'a> {
@@ -329,6 +376,9 @@ impl<'a> Lexer<'a> {
     }
 
     fn error(&mut self, code: Code, message: &str, start: usize, end: usize, help: &str) {
+        if self.errors.len() >= crate::parser::MAX_ERRORS {
+            return;
+        }
         self.errors.push(LexError {
             code,
             message: message.to_string(),
@@ -451,8 +501,18 @@ impl<'a> Lexer<'a> {
             let text = std::str::from_utf8(&rest[..float_length]).unwrap_or("0");
             TokenKind::Float(float_value(text))
         });
+        let path_run = self
+            .path_run
+            .length_from(self.source, self.position, is_path_char);
+        let scheme_run = self
+            .scheme_run
+            .length_from(self.source, self.position, is_scheme_char);
         // a path segment followed by `${` starts an interpolated path
-        let segment_length = matched_len(path_segment(rest));
+        let segment_length = if rest.get(path_run) == Some(&b'/') {
+            path_run + 1
+        } else {
+            0
+        };
         let segment_interpolated = segment_length > 0 && rest[segment_length..].starts_with(b"${");
         if segment_interpolated {
             consider(segment_length + 2, &|| {
@@ -463,7 +523,10 @@ impl<'a> Lexer<'a> {
         if home_start {
             consider(4, &|| TokenKind::HomePath("~/".to_string()));
         }
-        let path_length = matched_len(path(rest));
+        let path_length = match matched_len(path_tail(&rest[path_run..])) {
+            0 => 0,
+            tail => path_run + tail,
+        };
         consider(path_length, &|| {
             TokenKind::Path(String::from_utf8_lossy(&rest[..path_length]).into_owned())
         });
@@ -475,7 +538,7 @@ impl<'a> Lexer<'a> {
         consider(search_length, &|| {
             TokenKind::SearchPath(String::from_utf8_lossy(&rest[..search_length]).into_owned())
         });
-        let uri_length = matched_len(uri(rest));
+        let uri_length = uri_match_length(rest, scheme_run);
         consider(uri_length, &|| {
             TokenKind::Uri(String::from_utf8_lossy(&rest[..uri_length]).into_owned())
         });
