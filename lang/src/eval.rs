@@ -23,22 +23,34 @@ use crate::value::{
 };
 
 /// Limits that keep evaluation bounded.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
     /// Nested evaluation steps (calls, forces, sub-expressions) before giving up.
     pub max_depth: usize,
-    /// Total evaluation steps before giving up (for editors); None is unlimited.
+    /// Total evaluation steps before giving up; None is unlimited.
     pub max_steps: Option<u64>,
+    /// Bytes of lists, sets and strings one evaluation may make in all (each counted
+    /// when made, never given back), so that no request can make the allocator fail;
+    /// None is unlimited.
+    pub max_memory: Option<u64>,
 }
 
 impl Default for Limits {
     fn default() -> Limits {
         Limits {
             max_depth: DEFAULT_MAX_DEPTH,
-            max_steps: None,
+            max_steps: Some(DEFAULT_MAX_STEPS),
+            max_memory: Some(DEFAULT_MAX_MEMORY),
         }
     }
 }
+
+/// Steps an evaluation may take by default: about half a minute of work, a hundred
+/// times what a 5,000-node fleet takes (a step is a call, a force or an element made).
+pub const DEFAULT_MAX_STEPS: u64 = 1_000_000_000;
+
+/// Bytes of lists, sets and strings an evaluation may make by default: 4 GiB.
+pub const DEFAULT_MAX_MEMORY: u64 = 4 << 30;
 
 /// Depth limit; [`EVAL_STACK_SIZE`] is sized so that this depth fits.
 pub const DEFAULT_MAX_DEPTH: usize = 200_000;
@@ -103,6 +115,8 @@ pub struct Machine {
     depth: usize,
     limits: Limits,
     steps: u64,
+    /// Bytes counted against [`Limits::max_memory`] so far.
+    memory: u64,
     force_stack: Vec<ForceFrame>,
     binding_names: HashMap<Span, Bytes>,
     reference_names: HashMap<Span, Bytes>,
@@ -177,6 +191,7 @@ impl Machine {
             depth: 0,
             limits,
             steps: 0,
+            memory: 0,
             force_stack: Vec::new(),
             binding_names: HashMap::new(),
             reference_names: HashMap::new(),
@@ -456,12 +471,12 @@ impl Machine {
             self.depth -= 1;
             return Err(self.too_deep(span));
         }
-        if let Some(max_steps) = self.limits.max_steps {
-            self.steps += 1;
-            if self.steps > max_steps {
-                self.depth -= 1;
-                return Err(budget_exceeded(max_steps, span));
-            }
+        self.steps += 1;
+        if let Some(max_steps) = self.limits.max_steps
+            && self.steps > max_steps
+        {
+            self.depth -= 1;
+            return Err(self.budget_exceeded(max_steps, span));
         }
         Ok(())
     }
@@ -471,13 +486,95 @@ impl Machine {
     /// strings made without many calls (`genList f 1000000000`, `++` in a loop).
     #[inline]
     pub(crate) fn charge(&mut self, units: usize, span: Span) -> EvalResult<()> {
-        if let Some(max_steps) = self.limits.max_steps {
-            self.steps = self.steps.saturating_add(units as u64);
-            if self.steps > max_steps {
-                return Err(budget_exceeded(max_steps, span));
-            }
+        self.steps = self.steps.saturating_add(units as u64);
+        if let Some(max_steps) = self.limits.max_steps
+            && self.steps > max_steps
+        {
+            return Err(self.budget_exceeded(max_steps, span));
         }
         Ok(())
+    }
+
+    /// Counts `bytes` a builtin or operator is about to allocate against the memory
+    /// bound, refusing (before anything is allocated) what would pass it.
+    #[inline]
+    pub(crate) fn allocate(&mut self, bytes: usize, span: Span) -> EvalResult<()> {
+        let total = self.memory.saturating_add(bytes as u64);
+        if let Some(max_memory) = self.limits.max_memory
+            && total > max_memory
+        {
+            return Err(self.memory_exceeded(max_memory, bytes, span));
+        }
+        self.memory = total;
+        Ok(())
+    }
+
+    /// [`Machine::allocate`] and [`Machine::charge`] for a list of `elements` made at
+    /// once.
+    pub(crate) fn make_list(&mut self, elements: usize, span: Span) -> EvalResult<()> {
+        self.allocate(elements.saturating_mul(LIST_ELEMENT_BYTES), span)?;
+        self.charge(elements, span)
+    }
+
+    /// [`Machine::allocate`] and [`Machine::charge`] for a set of `entries`.
+    pub(crate) fn make_attrs(&mut self, entries: usize, span: Span) -> EvalResult<()> {
+        self.allocate(entries.saturating_mul(ATTR_ENTRY_BYTES), span)?;
+        self.charge(entries, span)
+    }
+
+    /// [`Machine::allocate`] and [`Machine::charge`] for a string of `bytes`.
+    pub(crate) fn make_string(&mut self, bytes: usize, span: Span) -> EvalResult<()> {
+        self.allocate(bytes, span)?;
+        self.charge(bytes / BYTES_PER_STEP, span)
+    }
+
+    /// Steps taken and bytes counted so far (what `meshc` reports when asked).
+    pub fn usage(&self) -> (u64, u64) {
+        (self.steps, self.memory)
+    }
+
+    /// The innermost binding being evaluated, if it has a name: what ran away.
+    fn innermost_binding(&self) -> Option<String> {
+        self.force_stack
+            .iter()
+            .rev()
+            .find_map(|frame| self.binding_names.get(&frame.span))
+            .map(|name| String::from_utf8_lossy(name).into_owned())
+    }
+
+    #[cold]
+    fn budget_exceeded(&self, max_steps: u64, span: Span) -> Box<Diagnostic> {
+        let place = match self.innermost_binding() {
+            Some(name) => format!(" while evaluating `{name}`"),
+            None => String::new(),
+        };
+        error(
+            codes::BUDGET_EXCEEDED,
+            format!("evaluation took more than {max_steps} steps{place}"),
+            span,
+            "still evaluating here",
+            "the evaluation may not terminate: look for a function that calls itself without \
+             a base case; if it is only big, raise the budget with `--max-steps`",
+        )
+    }
+
+    #[cold]
+    fn memory_exceeded(&self, max_memory: u64, bytes: usize, span: Span) -> Box<Diagnostic> {
+        let place = match self.innermost_binding() {
+            Some(name) => format!(" while evaluating `{name}`"),
+            None => String::new(),
+        };
+        error(
+            codes::MEMORY_EXCEEDED,
+            format!(
+                "evaluation would make more than {} of lists, sets and strings{place}",
+                describe_bytes(max_memory)
+            ),
+            span,
+            &format!("this asks for {} more", describe_bytes(bytes as u64)),
+            "look for a list or string that grows without end (`genList` with a huge length, \
+             doubling in a loop); if it is only big, raise the bound with `--max-memory`",
+        )
     }
 
     #[inline]
@@ -800,7 +897,7 @@ impl Machine {
                     let value = self.eval(part, env)?;
                     self.coerce_to_string_into(&value, part.span, false, true, &mut result)?;
                 }
-                self.charge(result.len() / BYTES_PER_STEP, ir.span)?;
+                self.make_string(result.len(), ir.span)?;
                 Ok(Value::String(Rc::from(result)))
             }
             IrKind::CurrentPosition => Ok(self.position_value(ir.span)),
@@ -1346,7 +1443,7 @@ impl Machine {
                 if right_attrs.is_empty() {
                     return Ok(left);
                 }
-                self.charge(left_attrs.len() + right_attrs.len(), span)?;
+                self.make_attrs(left_attrs.len() + right_attrs.len(), span)?;
                 Ok(Value::Attrs(Rc::new(left_attrs.update(right_attrs))))
             }
             Operator::Concat => {
@@ -1372,7 +1469,7 @@ impl Machine {
                 if right_list.is_empty() {
                     return Ok(left);
                 }
-                self.charge(left_list.len() + right_list.len(), span)?;
+                self.make_list(left_list.len() + right_list.len(), span)?;
                 let mut items = Vec::with_capacity(left_list.len() + right_list.len());
                 items.extend(left_list.iter().cloned());
                 items.extend(right_list.iter().cloned());
@@ -1419,10 +1516,19 @@ impl Machine {
                 Ok(Value::Path(Rc::from(compile::canonical_path(&result))))
             }
             (Value::String(string), _) => {
-                let mut result = Vec::with_capacity(string.len() + 16);
+                // counted before it is made when both sizes are known (a string
+                // doubled in a loop), after when the right side is coerced
+                let right_length = match &right {
+                    Value::String(right) => right.len(),
+                    _ => 0,
+                };
+                self.make_string(string.len() + right_length, right_span)?;
+                let mut result = Vec::with_capacity(string.len() + right_length.max(16));
                 result.extend_from_slice(string);
                 self.coerce_to_string_into(&right, right_span, false, true, &mut result)?;
-                self.charge(result.len() / BYTES_PER_STEP, right_span)?;
+                if right_length == 0 {
+                    self.make_string(result.len() - string.len(), right_span)?;
+                }
                 Ok(Value::String(Rc::from(result)))
             }
             _ => {
@@ -1767,19 +1873,29 @@ fn fresh_slot(value: Value) -> Value {
     }
 }
 
-#[cold]
-fn budget_exceeded(max_steps: u64, span: Span) -> Box<Diagnostic> {
-    error(
-        codes::BUDGET_EXCEEDED,
-        format!("evaluation took more than {max_steps} steps"),
-        span,
-        "still evaluating here",
-        "the evaluation may not terminate; look for a function that calls itself without a base case",
-    )
-}
-
 /// Bytes of a string made that count as one step of work (see [`Machine::charge`]).
 pub(crate) const BYTES_PER_STEP: usize = 64;
+
+/// What one list element costs, counted against the memory bound: the slot, and
+/// the thunk most elements are made as.
+pub(crate) const LIST_ELEMENT_BYTES: usize = std::mem::size_of::<Value>() + 48;
+
+/// What one entry of a set costs, counted against the memory bound.
+pub(crate) const ATTR_ENTRY_BYTES: usize = std::mem::size_of::<Attr>();
+
+/// `4 GiB`, `12 MiB`, `100 bytes`: a size for a message.
+pub fn describe_bytes(bytes: u64) -> String {
+    const UNITS: [(&str, u64); 3] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
+    for (unit, size) in UNITS {
+        if bytes >= size && bytes.is_multiple_of(size) {
+            return format!("{} {unit}", bytes / size);
+        }
+        if bytes >= size * 10 {
+            return format!("{:.1} {unit}", bytes as f64 / size as f64);
+        }
+    }
+    format!("{bytes} bytes")
+}
 
 fn lambda_name(lambda: &LambdaIr) -> String {
     match &lambda.name {

@@ -133,7 +133,7 @@ fn concatenate(machine: &mut Machine, lists: Vec<Rc<[Value]>>, span: Span) -> Ev
     {
         return Ok(Value::List(only.clone()));
     }
-    machine.charge(total, span)?;
+    machine.make_list(total, span)?;
     let mut items = Vec::with_capacity(total);
     for list in &lists {
         items.extend(list.iter().cloned());
@@ -251,7 +251,7 @@ fn gen_list(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResul
             "lists are limited to 2^32 elements",
         ));
     }
-    machine.charge(count as usize, span)?;
+    machine.make_list(count as usize, span)?;
     let function = arguments[0].clone();
     let items: Vec<Value> = (0..count)
         .map(|index| Thunk::apply1(function.clone(), Value::Int(index), span))
