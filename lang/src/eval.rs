@@ -503,7 +503,7 @@ impl Machine {
         if let Some(max_memory) = self.limits.max_memory
             && total > max_memory
         {
-            return Err(self.memory_exceeded(max_memory, bytes, span));
+            return Err(self.memory_exceeded(Some(max_memory), bytes, span));
         }
         self.memory = total;
         Ok(())
@@ -514,6 +514,18 @@ impl Machine {
     pub(crate) fn make_list(&mut self, elements: usize, span: Span) -> EvalResult<()> {
         self.allocate(elements.saturating_mul(LIST_ELEMENT_BYTES), span)?;
         self.charge(elements, span)
+    }
+
+    /// An empty vector with room for `elements` values, or E046 if the allocator
+    /// cannot give it (with a memory bound raised past what the machine has).
+    pub(crate) fn list_buffer(&self, elements: usize, span: Span) -> EvalResult<Vec<Value>> {
+        let mut buffer = Vec::new();
+        match buffer.try_reserve_exact(elements) {
+            Ok(()) => Ok(buffer),
+            Err(_) => {
+                Err(self.memory_exceeded(None, elements.saturating_mul(LIST_ELEMENT_BYTES), span))
+            }
+        }
     }
 
     /// [`Machine::allocate`] and [`Machine::charge`] for a set of `entries`.
@@ -559,17 +571,26 @@ impl Machine {
     }
 
     #[cold]
-    fn memory_exceeded(&self, max_memory: u64, bytes: usize, span: Span) -> Box<Diagnostic> {
+    fn memory_exceeded(
+        &self,
+        max_memory: Option<u64>,
+        bytes: usize,
+        span: Span,
+    ) -> Box<Diagnostic> {
         let place = match self.innermost_binding() {
             Some(name) => format!(" while evaluating `{name}`"),
             None => String::new(),
         };
-        error(
-            codes::MEMORY_EXCEEDED,
-            format!(
+        let message = match max_memory {
+            Some(max_memory) => format!(
                 "evaluation would make more than {} of lists, sets and strings{place}",
                 describe_bytes(max_memory)
             ),
+            None => format!("the machine has no memory left for a list{place}"),
+        };
+        error(
+            codes::MEMORY_EXCEEDED,
+            message,
             span,
             &format!("this asks for {} more", describe_bytes(bytes as u64)),
             "look for a list or string that grows without end (`genList` with a huge length, \
@@ -1470,7 +1491,7 @@ impl Machine {
                     return Ok(left);
                 }
                 self.make_list(left_list.len() + right_list.len(), span)?;
-                let mut items = Vec::with_capacity(left_list.len() + right_list.len());
+                let mut items = self.list_buffer(left_list.len() + right_list.len(), span)?;
                 items.extend(left_list.iter().cloned());
                 items.extend(right_list.iter().cloned());
                 Ok(Value::List(Rc::from(items)))
@@ -1660,7 +1681,16 @@ impl Machine {
     ) -> EvalResult<bool> {
         let left_forced = self.force(left, span)?;
         let right_forced = self.force(right, span)?;
+        // a secret is compared with nothing, not even itself (`[ s ] == [ s ]`)
+        if matches!(left_forced, Value::Opaque(_)) || matches!(right_forced, Value::Opaque(_)) {
+            return Err(opaque_error(span));
+        }
         if !top && (same_object(left, right) || same_object(&left_forced, &right_forced)) {
+            // the same object is equal to itself without a look inside, but a secret
+            // already evaluated inside it is compared all the same
+            if holds_evaluated_secret(&left_forced) {
+                return Err(opaque_error(span));
+            }
             return Ok(true);
         }
         self.enter(span)?;
@@ -1871,6 +1901,40 @@ fn fresh_slot(value: Value) -> Value {
         }
         other => other,
     }
+}
+
+/// Does `value` hold a secret among its parts evaluated so far? Nothing is forced (the
+/// same object compares equal to itself in Nix without its parts being evaluated).
+pub(crate) fn holds_evaluated_secret(value: &Value) -> bool {
+    let mut pending: Vec<Value> = match value {
+        Value::List(_) | Value::Attrs(_) => vec![value.clone()],
+        _ => return false,
+    };
+    let mut seen = std::collections::HashSet::new();
+    while let Some(value) = pending.pop() {
+        let value = match value {
+            Value::Thunk(thunk) => match thunk.value() {
+                Some(value) => value,
+                None => continue,
+            },
+            other => other,
+        };
+        match &value {
+            Value::Opaque(_) => return true,
+            Value::List(items) => {
+                if seen.insert(items.as_ptr() as *const u8 as usize) {
+                    pending.extend(items.iter().cloned());
+                }
+            }
+            Value::Attrs(attrs) => {
+                if seen.insert(Rc::as_ptr(attrs) as *const u8 as usize) {
+                    pending.extend(attrs.iter().map(|attr| attr.value.clone()));
+                }
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Bytes of a string made that count as one step of work (see [`Machine::charge`]).
