@@ -1921,15 +1921,11 @@ pub(crate) fn holds_evaluated_secret(value: &Value) -> bool {
         };
         match &value {
             Value::Opaque(_) => return true,
-            Value::List(items) => {
-                if seen.insert(items.as_ptr() as *const u8 as usize) {
-                    pending.extend(items.iter().cloned());
-                }
+            Value::List(items) if seen.insert(items.as_ptr() as *const u8 as usize) => {
+                pending.extend(items.iter().cloned());
             }
-            Value::Attrs(attrs) => {
-                if seen.insert(Rc::as_ptr(attrs) as *const u8 as usize) {
-                    pending.extend(attrs.iter().map(|attr| attr.value.clone()));
-                }
+            Value::Attrs(attrs) if seen.insert(Rc::as_ptr(attrs) as *const u8 as usize) => {
+                pending.extend(attrs.iter().map(|attr| attr.value.clone()));
             }
             _ => {}
         }
