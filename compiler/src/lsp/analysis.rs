@@ -55,6 +55,13 @@ pub enum Outcome {
         generation: u64,
         index: Arc<Index>,
     },
+    /// From the syntax worker (`lsp/syntax.rs`): a buffer's errors as of an edit.
+    Syntax {
+        uri: Url,
+        in_repository: bool,
+        generation: u64,
+        diagnostics: Vec<lsp_types::Diagnostic>,
+    },
 }
 
 /// What hover, completion and go-to-definition know about a repository.
