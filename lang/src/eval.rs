@@ -1564,6 +1564,35 @@ impl Machine {
     /// Nix's `coerceToString`. `more` also turns numbers, Booleans, null and lists
     /// into text (`toString`); `to_store` is where Nix would copy a path into the
     /// store, which the mesh language refuses.
+    /// `toString` of a list: its elements, separated by spaces. What each element
+    /// that is no list writes counts against the memory bound (a list written out
+    /// again and again, shared, grows without end).
+    fn coerce_list_into(
+        &mut self,
+        items: &[Value],
+        span: Span,
+        to_store: bool,
+        out: &mut Vec<u8>,
+    ) -> EvalResult<()> {
+        let count = items.len();
+        for (index, item) in items.iter().enumerate() {
+            let before = out.len();
+            self.coerce_to_string_into(item, span, true, to_store, out)?;
+            let item = self.force(item, span)?;
+            let is_list = matches!(&item, Value::List(_));
+            if !is_list {
+                self.make_string(out.len() - before + 1, span)?;
+            }
+            if index + 1 < count {
+                let empty_list = matches!(&item, Value::List(list) if list.is_empty());
+                if !empty_list {
+                    out.push(b' ');
+                }
+            }
+        }
+        Ok(())
+    }
+
     pub fn coerce_to_string_into(
         &mut self,
         value: &Value,
@@ -1623,18 +1652,10 @@ impl Machine {
                 Ok(())
             }
             Value::List(items) if more => {
-                let count = items.len();
-                for (index, item) in items.iter().enumerate() {
-                    self.coerce_to_string_into(item, span, more, to_store, out)?;
-                    if index + 1 < count {
-                        let item = self.force(item, span)?;
-                        let empty_list = matches!(&item, Value::List(list) if list.is_empty());
-                        if !empty_list {
-                            out.push(b' ');
-                        }
-                    }
-                }
-                Ok(())
+                self.enter(span)?;
+                let result = self.coerce_list_into(items, span, to_store, out);
+                self.leave();
+                result
             }
             other => {
                 let help = match other {
