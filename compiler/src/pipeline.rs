@@ -306,6 +306,9 @@ fn work(
     if let Some(parses) = &session.parses {
         machine = machine.with_parse_cache(parses.clone());
     }
+    if let Some(cancelled) = &session.cancelled {
+        machine = machine.with_cancel_flag(cancelled.clone());
+    }
     let mut global = Vec::new();
     let mut per_node = BTreeMap::new();
     let mut barrier = Barrier {

@@ -129,7 +129,13 @@ pub struct Machine {
     pub traces: Vec<String>,
     /// Trees of files parsed by earlier compilations, if the host keeps them.
     parses: Option<std::sync::Arc<crate::ParseCache>>,
+    /// Set by the host to stop the evaluation early (an editor's stale compilation);
+    /// looked at every [`CANCEL_CHECK_STEPS`] steps.
+    cancelled: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
+
+/// How often (in steps) a cancelled evaluation notices: about a millisecond.
+const CANCEL_CHECK_STEPS: u64 = 1 << 15;
 
 pub fn error(
     code: codes::Code,
@@ -200,6 +206,7 @@ impl Machine {
             symbols: SymbolOrder::new(),
             traces: Vec::new(),
             parses: None,
+            cancelled: None,
         }
     }
 
@@ -207,6 +214,16 @@ impl Machine {
     /// id are unchanged is not parsed again.
     pub fn with_parse_cache(mut self, cache: std::sync::Arc<crate::ParseCache>) -> Machine {
         self.parses = Some(cache);
+        self
+    }
+
+    /// Ends the evaluation (with E043, which the host throws away) soon after `flag`
+    /// is set, instead of at its end.
+    pub fn with_cancel_flag(
+        mut self,
+        flag: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    ) -> Machine {
+        self.cancelled = Some(flag);
         self
     }
 
@@ -478,7 +495,18 @@ impl Machine {
             self.depth -= 1;
             return Err(self.budget_exceeded(max_steps, span));
         }
+        if self.steps.is_multiple_of(CANCEL_CHECK_STEPS) && self.is_cancelled() {
+            self.depth -= 1;
+            return Err(self.budget_exceeded(self.steps, span));
+        }
         Ok(())
+    }
+
+    #[cold]
+    fn is_cancelled(&self) -> bool {
+        self.cancelled
+            .as_ref()
+            .is_some_and(|flag| flag.load(std::sync::atomic::Ordering::Relaxed))
     }
 
     /// Counts `units` steps of work a builtin or operator does at once (elements it

@@ -2,6 +2,7 @@
 //! (in a value or in diagnostics) well within a timeout that the quadratic code they
 //! once met could not meet (it took minutes). Speed itself is measured in benchmarks,
 //! never asserted: the timeouts are ten to a hundred times what the cases take.
+//! An evaluation its host cancels must end the same way.
 //! Uses only memory; must not touch the filesystem.
 
 use std::path::{Path, PathBuf};
@@ -134,4 +135,38 @@ fn undefined_long_name_gets_no_quadratic_suggestion() {
     let program = format!("let {name} = 1; in {name}b");
     let result = within_timeout("the long undefined name", move || evaluate(program));
     assert_eq!(result, Err(vec!["E010".to_string()]));
+}
+
+/// An editor abandons a compilation a newer edit made stale: the evaluation notices
+/// its cancel flag within a few thousand steps, even without a step budget.
+#[test]
+fn a_cancelled_evaluation_ends_without_a_budget() {
+    let codes = within_timeout("the cancelled evaluation", || {
+        let cancelled = Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let limits = Limits {
+            max_steps: None,
+            max_memory: None,
+            ..Limits::default()
+        };
+        let mut machine = Machine::new(
+            Rc::new(MemoryLoader::new()),
+            vec![PathBuf::from("/hostile")],
+            limits,
+        )
+        .with_cancel_flag(cancelled);
+        let program = "let fib = n: if n < 2 then n else fib (n - 1) + fib (n - 2); in fib 90";
+        let result = machine.eval_source(
+            "hostile.nix",
+            None,
+            Arc::from(program.as_bytes()),
+            Path::new("/hostile"),
+        );
+        let codes: Vec<String> = match result {
+            Ok(_) => Vec::new(),
+            Err(diagnostics) => diagnostics.iter().map(|d| d.code.to_string()).collect(),
+        };
+        std::mem::forget(machine);
+        codes
+    });
+    assert_eq!(codes, ["E043"]);
 }
