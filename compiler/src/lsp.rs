@@ -22,7 +22,7 @@ use lsp_types::notification::{
     DidSaveTextDocument, Notification as _, Progress, PublishDiagnostics,
 };
 use lsp_types::request::{
-    Completion, GotoDefinition, HoverRequest, Request as _, WorkDoneProgressCreate,
+    Completion, GotoDefinition, HoverRequest, Request as _, Shutdown, WorkDoneProgressCreate,
 };
 use lsp_types::{
     CompletionOptions, CompletionParams, CompletionResponse, GotoDefinitionParams,
@@ -123,21 +123,33 @@ fn serve_on(connection: &Connection) -> Result<(), String> {
         globals: global_names(),
         progress,
     };
+    // after `shutdown`, only `exit` is acted on; requests get an error, and anything
+    // else that was on its way (a response to a progress request) is dropped
+    let mut shutting_down = false;
     let outcome = loop {
         select! {
             recv(connection.receiver) -> message => match message {
                 Ok(Message::Request(request)) => {
-                    match connection.handle_shutdown(&request) {
-                        Ok(true) => break Ok(()),
-                        Ok(false) => server.request(request),
-                        Err(error) => break Err(error.to_string()),
+                    if request.method == Shutdown::METHOD {
+                        shutting_down = true;
+                        server.respond(request.id, serde_json::Value::Null);
+                    } else if shutting_down {
+                        server.send(Response::new_err(
+                            request.id,
+                            ErrorCode::InvalidRequest as i32,
+                            "the server is shutting down".to_string(),
+                        ));
+                    } else {
+                        server.request(request);
                     }
                 }
                 Ok(Message::Notification(notification)) => {
                     if notification.method == "exit" {
                         break Ok(());
                     }
-                    server.notification(notification);
+                    if !shutting_down {
+                        server.notification(notification);
+                    }
                 }
                 Ok(Message::Response(_)) => {}
                 Err(_) => break Ok(()),

@@ -794,8 +794,53 @@ fn shutdown_is_answered_while_a_large_buffer_is_parsed() {
         "diagnostics came before the shutdown answer"
     );
     client.notify("exit", Value::Null);
+    assert_exits_successfully(&mut client);
+}
+
+/// A module whose evaluation runs to the budget is being analysed: `shutdown` is
+/// answered before the analysis ends, and `exit` ends the server (the analysis
+/// notices it is cancelled instead of running to its budget).
+#[test]
+fn shutdown_is_answered_while_a_heavy_module_is_analysed() {
+    let repository = repository();
+    let module = repository.path().join("modules/web/module.nix");
+    let heavy = WEB.replace(
+        "home = \"/srv/web\";",
+        "home = let fib = n: if n < 2 then \"/srv/web\" else builtins.substring 0 8 (fib (n - 1) + fib (n - 2)); in fib 200;",
+    );
+    let (mut client, _) = Client::start(&[]);
+    client.open(&module, &heavy);
+    let response = client.response("shutdown", Value::Null);
+    assert!(response.get("error").is_none(), "{response}");
+    let analysed_first = client
+        .backlog
+        .iter()
+        .any(|message| message["method"] == "textDocument/publishDiagnostics");
+    assert!(
+        !analysed_first,
+        "the analysis ended before the shutdown answer"
+    );
+    // after `shutdown`, a request is refused; the answer to the server's progress
+    // request, still on its way, made the server fail ("unexpected message during
+    // shutdown") and exit with status 1
+    let refused = client.response(
+        "textDocument/hover",
+        document_position(&module, &heavy, "fib", 0),
+    );
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    client.notify("exit", Value::Null);
+    assert_exits_successfully(&mut client);
+}
+
+/// Waits for the server to end after `exit`, with status 0 (the protocol's "exit
+/// after shutdown").
+fn assert_exits_successfully(client: &mut Client) {
     let deadline = Instant::now() + PATIENCE;
-    while client.child.try_wait().expect("wait").is_none() {
+    loop {
+        if let Some(status) = client.child.try_wait().expect("wait") {
+            assert!(status.success(), "meshc lsp exited with {status}");
+            return;
+        }
         assert!(Instant::now() < deadline, "meshc lsp did not exit");
         std::thread::sleep(Duration::from_millis(10));
     }
