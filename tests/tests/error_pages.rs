@@ -200,6 +200,11 @@ const UNTESTED: &[(&str, &str)] = &[(
      would skip reaches it, which is a bug in mesh-apply that no known plan shows; the \
      checker behind it is tested in applier/tests/kinds.rs \
      (quadlet_checker_refuses_what_quadlet_would_skip)",
+), (
+    "E522",
+    "only a kernel without `openat2` (Linux before 5.6) reaches it, and every machine the \
+     suite runs on has one; the mapping from ENOSYS to E522 is tested in applier/src/host.rs \
+     (a_kernel_without_openat2_is_refused_with_e522)",
 )];
 
 #[test]
