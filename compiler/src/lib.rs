@@ -31,6 +31,9 @@ mod source;
 mod stdlib;
 mod types;
 
+/// The evaluation limits as the command line gives them (`--max-steps`, `--max-memory`).
+pub mod limits;
+
 pub use diff::{
     FleetDiff, Snapshot, diff, render_human as render_diff, render_json as render_diff_json,
 };

@@ -115,6 +115,32 @@ impl WorkersArgs {
     }
 }
 
+/// The evaluation's bounds.
+#[derive(Debug, Args)]
+pub struct LimitsArgs {
+    /// The evaluation's step budget (default 1000000000)
+    #[arg(long, value_name = "N", value_parser = compiler::limits::parse_steps)]
+    pub max_steps: Option<u64>,
+    /// The evaluation's memory bound: bytes, or with K, M or G (default 4G)
+    #[arg(long, value_name = "SIZE", value_parser = compiler::limits::parse_size)]
+    pub max_memory: Option<u64>,
+}
+
+impl LimitsArgs {
+    /// The limits, with the defaults for those not given.
+    pub fn get(&self) -> lang::Limits {
+        compiler::limits::with(self.max_steps, self.max_memory)
+    }
+
+    /// A compilation session with these limits.
+    pub fn session(&self) -> compiler::Session {
+        compiler::Session {
+            limits: self.get(),
+            ..Default::default()
+        }
+    }
+}
+
 /// The build output of a repository when none is named: `REPO/build`.
 pub fn default_output(repository: &Path) -> PathBuf {
     repository.join("build")

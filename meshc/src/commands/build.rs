@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::cli::{ColorWhen, RepositoryArgs, WorkersArgs};
+use crate::cli::{ColorWhen, LimitsArgs, RepositoryArgs, WorkersArgs};
 use crate::say;
 use crate::terminal::{self, Failure};
 
@@ -35,6 +35,8 @@ pub struct BuildArgs {
     pub timings: bool,
     #[command(flatten)]
     pub workers: WorkersArgs,
+    #[command(flatten)]
+    pub limits: LimitsArgs,
 }
 
 pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
@@ -51,7 +53,7 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
         },
         workers: arguments.workers.get(),
     };
-    let compilation = compiler::compile_with(&root, options);
+    let compilation = compiler::compile_session(&root, options, &arguments.limits.session());
     let compiled_at = started.elapsed();
     terminal::report(&compilation.diagnostics, &compilation.sources, false, color);
     if compilation.has_errors() {

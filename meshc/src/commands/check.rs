@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::cli::{ColorWhen, Format, RepositoryArgs, WorkersArgs};
+use crate::cli::{ColorWhen, Format, LimitsArgs, RepositoryArgs, WorkersArgs};
 use crate::render;
 use crate::say;
 use crate::terminal::{self, Failure};
@@ -27,6 +27,8 @@ pub struct CheckArgs {
     pub format: Format,
     #[command(flatten)]
     pub workers: WorkersArgs,
+    #[command(flatten)]
+    pub limits: LimitsArgs,
 }
 
 pub fn run(arguments: CheckArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
@@ -35,7 +37,7 @@ pub fn run(arguments: CheckArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
         workers: arguments.workers.get(),
         ..compiler::Options::inspect()
     };
-    let compilation = compiler::compile_with(&root, options);
+    let compilation = compiler::compile_session(&root, options, &arguments.limits.session());
     if arguments.format == Format::Json {
         let items: Vec<serde_json::Value> = compilation
             .diagnostics

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::{ArgGroup, Args};
 
-use crate::cli::ColorWhen;
+use crate::cli::{ColorWhen, LimitsArgs};
 use crate::evaluate::{EvalRequest, Input, evaluate};
 use crate::say;
 use crate::terminal::{self, Failure};
@@ -41,6 +41,8 @@ pub struct EvalArgs {
     /// Where `import` and `readFile` may reach
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
+    #[command(flatten)]
+    pub limits: LimitsArgs,
     /// Accepted and ignored, for `nix-instantiate` habits (evaluation is always strict)
     #[arg(long, hide = true)]
     pub strict: bool,
@@ -63,6 +65,7 @@ pub fn run(arguments: EvalArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
         json: arguments.json,
         root: arguments.root,
         working_directory,
+        limits: arguments.limits.get(),
     });
     for message in &outcome.traces {
         say!("trace: {message}");
