@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use lang::codes;
 use lang::value::EvalResult;
-use lang::{Diagnostic, Limits, Machine, Span, Value};
+use lang::{Diagnostic, Limits, Machine, Sources, Span, Value};
 
 use crate::inventory::{self, unknown_key};
 use crate::source::literal_span;
@@ -57,7 +57,8 @@ pub fn read_tags(
     span: Span,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> EvalResult<Vec<String>> {
-    let help = "write `tags = [ \"web\" \"eu\" ];`: each a letter, then letters, digits, `-` or `_`";
+    let help =
+        "write `tags = [ \"web\" \"eu\" ];`: each a letter, then letters, digits, `-` or `_`";
     let value = machine.force(value, span)?;
     let Value::List(items) = &value else {
         diagnostics.push(invalid(
@@ -218,12 +219,26 @@ fn read_field(
     };
     let value_span = literal_span(machine, span, &text).unwrap_or(span);
     let refusal = match key {
-        "host" if text.is_empty() || text.starts_with('-') || text.contains(['@', ' ']) || has_control(&text) => Some(
-            "a host name or address: not empty, no `@`, spaces or control characters, not starting with `-`",
-        ),
-        "user" if text.is_empty() || text.starts_with('-') || text.contains(['@', ' ', ':']) || has_control(&text) => Some(
-            "a user name: not empty, no `@`, `:`, spaces or control characters, not starting with `-`",
-        ),
+        "host"
+            if text.is_empty()
+                || text.starts_with('-')
+                || text.contains(['@', ' '])
+                || has_control(&text) =>
+        {
+            Some(
+                "a host name or address: not empty, no `@`, spaces or control characters, not starting with `-`",
+            )
+        }
+        "user"
+            if text.is_empty()
+                || text.starts_with('-')
+                || text.contains(['@', ' ', ':'])
+                || has_control(&text) =>
+        {
+            Some(
+                "a user name: not empty, no `@`, `:`, spaces or control characters, not starting with `-`",
+            )
+        }
         "root" if !text.starts_with('/') || has_control(&text) => {
             Some("an absolute path without control characters")
         }
@@ -250,20 +265,20 @@ fn read_field(
 }
 
 /// Every node's tags and deployment, read from the inventory of the repository at
-/// `root` (the build has already reported the inventory's errors; any here are
-/// returned).
-pub fn targets(root: &Path) -> Result<BTreeMap<String, Target>, Vec<Diagnostic>> {
-    let repository = crate::repository::load(root).map_err(|diagnostic| vec![*diagnostic])?;
+/// `root`; its errors are returned with the sources they point into.
+pub fn targets(root: &Path) -> Result<BTreeMap<String, Target>, (Vec<Diagnostic>, Sources)> {
+    let repository =
+        crate::repository::load(root).map_err(|diagnostic| (vec![*diagnostic], Sources::new()))?;
     let loader = Rc::new(MeshLoader::new(repository.root.clone()));
     let mut machine = Machine::new(
         loader,
-        vec![
-            repository.root.clone(),
-            PathBuf::from(stdlib::VIRTUAL_ROOT),
-        ],
+        vec![repository.root.clone(), PathBuf::from(stdlib::VIRTUAL_ROOT)],
         Limits::default(),
     );
-    let value = machine.eval_file(&repository.inventory)?;
+    let value = match machine.eval_file(&repository.inventory) {
+        Ok(value) => value,
+        Err(errors) => return Err((errors, std::mem::take(&mut machine.sources))),
+    };
     let file = machine
         .sources
         .find_path(&repository.inventory)
@@ -275,10 +290,11 @@ pub fn targets(root: &Path) -> Result<BTreeMap<String, Target>, Vec<Diagnostic>>
         Span::new(file, 0, 0),
         &mut diagnostics,
     );
-    let inventory = read.map_err(|error| vec![*error])?;
-    if !diagnostics.is_empty() {
-        return Err(diagnostics);
-    }
+    let inventory = match read {
+        Ok(inventory) if diagnostics.is_empty() => inventory,
+        Ok(_) => return Err((diagnostics, std::mem::take(&mut machine.sources))),
+        Err(error) => return Err((vec![*error], std::mem::take(&mut machine.sources))),
+    };
     Ok(inventory
         .nodes
         .into_values()
@@ -293,4 +309,3 @@ pub fn targets(root: &Path) -> Result<BTreeMap<String, Target>, Vec<Diagnostic>>
         })
         .collect())
 }
-

@@ -57,7 +57,7 @@ impl Compilation {
 #[derive(Clone, Copy, Debug)]
 pub struct Options {
     pub secrets: SecretMode,
-    /// Evaluation workers; None is one per core (or `MESH_WORKERS`).
+    /// Evaluation workers; None is one per core (`meshc --workers`, `MESH_WORKERS`).
     pub workers: Option<usize>,
 }
 
@@ -97,18 +97,6 @@ pub fn compile(root: &Path) -> Compilation {
     compile_with(root, Options::inspect())
 }
 
-/// [`compile`] with a given number of workers (tests use it to check that the
-/// result does not depend on it).
-pub fn compile_with_workers(root: &Path, workers: usize) -> Compilation {
-    compile_with(
-        root,
-        Options {
-            workers: Some(workers),
-            ..Options::inspect()
-        },
-    )
-}
-
 /// Compiles the repository at `root`. Nodes are shared out between workers (one per
 /// core), each with its own evaluator, each evaluating the module files once and
 /// then its share of the nodes. Between the two halves of the per-node work the
@@ -138,11 +126,6 @@ pub fn compile_session(root: &Path, options: Options, session: &Session) -> Comp
     let repository = &repository;
     let workers = options
         .workers
-        .or_else(|| {
-            std::env::var("MESH_WORKERS")
-                .ok()
-                .and_then(|text| text.parse().ok())
-        })
         .unwrap_or_else(|| {
             std::thread::available_parallelism()
                 .map(|count| count.get())
@@ -301,10 +284,13 @@ fn work(
     let mut machine = Machine::new(
         loader,
         vec![repository.root.clone(), PathBuf::from(stdlib::VIRTUAL_ROOT)],
-        session.limits.clone(),
+        session.limits,
     );
     if let Some(parses) = &session.parses {
         machine = machine.with_parse_cache(parses.clone());
+    }
+    if let Some(cancelled) = &session.cancelled {
+        machine = machine.with_cancel_flag(cancelled.clone());
     }
     let mut global = Vec::new();
     let mut per_node = BTreeMap::new();
@@ -792,12 +778,18 @@ fn recover<T>(result: EvalResult<T>, diagnostics: &mut Vec<Diagnostic>) -> Optio
 }
 
 /// The diagnostics without repeats: a broken module is reported once, not once
-/// for every node that runs it.
+/// for every node that runs it; a budget that ran out once, not once for every
+/// node evaluated after.
 fn without_repeats(diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
     let mut seen = HashSet::new();
+    let mut exhausted = HashSet::new();
     diagnostics
         .into_iter()
         .filter(|d| {
+            let exhaustion = d.code == codes::BUDGET_EXCEEDED || d.code == codes::MEMORY_EXCEEDED;
+            if exhaustion && !exhausted.insert(d.code) {
+                return false;
+            }
             seen.insert((
                 d.code,
                 d.severity.as_str(),

@@ -12,6 +12,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 
 use compiler::deployment::Target;
+use lang::{Diagnostic, codes};
 
 /// What each node is asked to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,8 +43,11 @@ pub struct Outcome {
 
 /// The nodes `--on` selects, in name order: every node when none is given; `NAME`
 /// names a node, `@TAG` every node with that tag. An unknown name or a tag no node
-/// has is an error (the message says which).
-pub fn select(targets: &BTreeMap<String, Target>, on: &[String]) -> Result<Vec<String>, String> {
+/// has is E430, before anything is sent.
+pub fn select(
+    targets: &BTreeMap<String, Target>,
+    on: &[String],
+) -> Result<Vec<String>, Diagnostic> {
     if on.is_empty() {
         return Ok(targets.keys().cloned().collect());
     }
@@ -56,20 +60,32 @@ pub fn select(targets: &BTreeMap<String, Target>, on: &[String]) -> Result<Vec<S
                 .map(|(name, _)| name)
                 .collect();
             if tagged.is_empty() {
-                return Err(format!(
-                    "[E430] no node has the tag `{tag}` (`--on @{tag}`): tag nodes with `tags = [ \"{tag}\" ];` in mesh.nix"
-                ));
+                let tags: BTreeSet<&str> = targets
+                    .values()
+                    .flat_map(|target| target.tags.iter().map(String::as_str))
+                    .collect();
+                let help = lang::diagnostic::did_you_mean(tag, tags.iter().copied())
+                    .unwrap_or_else(|| {
+                        format!("tag nodes in mesh.nix with `tags = [ \"{tag}\" ];`")
+                    });
+                return Err(Diagnostic::error(
+                    codes::NO_SUCH_DEPLOY_TARGET,
+                    format!("no node has the tag `{tag}` (`--on @{tag}`)"),
+                )
+                .with_help(help));
             }
             selected.extend(tagged.into_iter().cloned());
         } else if targets.contains_key(selector) {
             selected.insert(selector.clone());
         } else {
             let known: Vec<&str> = targets.keys().map(String::as_str).collect();
-            let hint = lang::diagnostic::did_you_mean(selector, known.iter().copied())
+            let help = lang::diagnostic::did_you_mean(selector, known.iter().copied())
                 .unwrap_or_else(|| format!("the nodes are {}", known.join(", ")));
-            return Err(format!(
-                "[E430] there is no node `{selector}` in the inventory (`--on {selector}`): {hint}"
-            ));
+            return Err(Diagnostic::error(
+                codes::NO_SUCH_DEPLOY_TARGET,
+                format!("there is no node `{selector}` in the inventory (`--on {selector}`)"),
+            )
+            .with_help(help));
         }
     }
     Ok(selected.into_iter().collect())
@@ -148,7 +164,11 @@ pub fn run_one(job: &Job, mode: Mode, ssh_config: Option<&PathBuf>) -> Outcome {
         .spawn()
     {
         Ok(child) => child,
-        Err(error) => return failed(format!("cannot run `ssh`: {error} (install OpenSSH's client)")),
+        Err(error) => {
+            return failed(format!(
+                "cannot run `ssh`: {error} (install OpenSSH's client)"
+            ));
+        }
     };
     let plan = job.plan.clone().unwrap_or_default();
     let writer = child.stdin.take().map(|mut stdin| {
@@ -436,7 +456,9 @@ mod tests {
         // the shell reads it back as exactly those words
         let output = std::process::Command::new("sh")
             .arg("-c")
-            .arg(format!("for word in {command}; do printf '%s\\n' \"$word\"; done"))
+            .arg(format!(
+                "for word in {command}; do printf '%s\\n' \"$word\"; done"
+            ))
             .output()
             .unwrap();
         assert_eq!(
@@ -470,7 +492,11 @@ mod tests {
                 "'mesh-apply' '--rollback' '--format' 'json'"
             ]
         );
-        assert!(!words.iter().any(|word| word.contains("StrictHostKeyChecking")));
+        assert!(
+            !words
+                .iter()
+                .any(|word| word.contains("StrictHostKeyChecking"))
+        );
     }
 
     #[test]
@@ -486,8 +512,17 @@ mod tests {
             select(&targets, &["db1".to_string(), "@web".to_string()]).unwrap(),
             ["app1", "db1"]
         );
-        assert!(select(&targets, &["@eu".to_string()]).unwrap_err().contains("E430"));
-        assert!(select(&targets, &["db2".to_string()]).unwrap_err().contains("db1"));
+        let unknown_tag = select(&targets, &["@eu".to_string()]).unwrap_err();
+        assert_eq!(unknown_tag.code, codes::NO_SUCH_DEPLOY_TARGET);
+        let unknown_node = select(&targets, &["db2".to_string()]).unwrap_err();
+        assert!(
+            unknown_node
+                .help
+                .as_deref()
+                .unwrap_or_default()
+                .contains("db1"),
+            "{unknown_node:?}"
+        );
     }
 
     #[test]

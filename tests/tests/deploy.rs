@@ -172,7 +172,10 @@ fn age_key(directory: &Path) -> (PathBuf, String) {
         .arg(&identity)
         .output()
         .unwrap();
-    (identity, String::from_utf8(output.stdout).unwrap().trim().to_string())
+    (
+        identity,
+        String::from_utf8(output.stdout).unwrap().trim().to_string(),
+    )
 }
 
 /// A node of the test fleet: its root on this machine, and what the inventory says.
@@ -245,7 +248,10 @@ impl Fleet {
     }
 
     fn node(&mut self, name: &str) -> &mut Node {
-        self.nodes.iter_mut().find(|node| node.name == name).unwrap()
+        self.nodes
+            .iter_mut()
+            .find(|node| node.name == name)
+            .unwrap()
     }
 
     fn root(&self, name: &str) -> &Path {
@@ -316,7 +322,11 @@ fn tree(root: &Path) -> BTreeMap<String, (u32, Vec<u8>)> {
     while let Some(directory) = stack.pop() {
         for entry in std::fs::read_dir(&directory).unwrap() {
             let path = entry.unwrap().path();
-            let relative = path.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            let relative = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
             if relative.starts_with("var/lib/mesh") {
                 continue;
             }
@@ -345,15 +355,34 @@ fn summary_row(output: &Output, node: &str) -> String {
 #[test]
 fn deploy_to_all_to_a_tag_and_to_one_node() {
     let sshd = Sshd::start();
-    let mut fleet = Fleet::new(&sshd, &[("web1", &["web", "eu"]), ("web2", &["web"]), ("db1", &["db"])]);
+    let mut fleet = Fleet::new(
+        &sshd,
+        &[
+            ("web1", &["web", "eu"]),
+            ("web2", &["web"]),
+            ("db1", &["db"]),
+        ],
+    );
     let output = fleet.deploy(&sshd.config(), &[]);
     succeeded(&output);
     for name in ["web1", "web2", "db1"] {
-        assert_eq!(motd(fleet.root(name)).as_deref(), Some(format!("hello from {name}\n").as_str()));
-        assert!(summary_row(&output, name).contains(" ok "), "{}", text(&output));
+        assert_eq!(
+            motd(fleet.root(name)).as_deref(),
+            Some(format!("hello from {name}\n").as_str())
+        );
+        assert!(
+            summary_row(&output, name).contains(" ok "),
+            "{}",
+            text(&output)
+        );
     }
     // the plan's generation is kept on the node
-    assert!(fleet.root("db1").join("var/lib/mesh/generations/1.json").is_file());
+    assert!(
+        fleet
+            .root("db1")
+            .join("var/lib/mesh/generations/1.json")
+            .is_file()
+    );
 
     for name in ["web1", "web2", "db1"] {
         fleet.node(name).motd = format!("second for {name}\n");
@@ -361,20 +390,38 @@ fn deploy_to_all_to_a_tag_and_to_one_node() {
     fleet.write_inventory();
     let output = fleet.deploy(&sshd.config(), &["--on", "@web"]);
     succeeded(&output);
-    assert_eq!(motd(fleet.root("web1")).as_deref(), Some("second for web1\n"));
-    assert_eq!(motd(fleet.root("web2")).as_deref(), Some("second for web2\n"));
+    assert_eq!(
+        motd(fleet.root("web1")).as_deref(),
+        Some("second for web1\n")
+    );
+    assert_eq!(
+        motd(fleet.root("web2")).as_deref(),
+        Some("second for web2\n")
+    );
     assert_eq!(motd(fleet.root("db1")).as_deref(), Some("hello from db1\n"));
-    assert!(!String::from_utf8_lossy(&output.stdout).contains("db1"), "{}", text(&output));
+    assert!(
+        !String::from_utf8_lossy(&output.stdout).contains("db1"),
+        "{}",
+        text(&output)
+    );
 
     let output = fleet.deploy(&sshd.config(), &["--on", "db1", "--parallel", "1"]);
     succeeded(&output);
     assert_eq!(motd(fleet.root("db1")).as_deref(), Some("second for db1\n"));
-    assert!(summary_row(&output, "db1").contains("1 changed"), "{}", text(&output));
+    assert!(
+        summary_row(&output, "db1").contains("1 changed"),
+        "{}",
+        text(&output)
+    );
 
     // a tag no node has is refused before anything is sent
     let output = fleet.deploy(&sshd.config(), &["--on", "@nowhere"]);
     assert_eq!(output.status.code(), Some(1), "{}", text(&output));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("E430"), "{}", text(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("E430"),
+        "{}",
+        text(&output)
+    );
 }
 
 #[test]
@@ -385,10 +432,22 @@ fn an_unreachable_node_fails_while_the_others_apply() {
     fleet.write_inventory();
     let output = fleet.deploy(&sshd.config(), &[]);
     assert_eq!(output.status.code(), Some(1), "{}", text(&output));
-    assert!(summary_row(&output, "lost").contains("failed"), "{}", text(&output));
-    assert!(summary_row(&output, "lost").contains("ssh failed"), "{}", text(&output));
+    assert!(
+        summary_row(&output, "lost").contains("failed"),
+        "{}",
+        text(&output)
+    );
+    assert!(
+        summary_row(&output, "lost").contains("ssh failed"),
+        "{}",
+        text(&output)
+    );
     for name in ["app1", "app2"] {
-        assert!(summary_row(&output, name).contains(" ok "), "{}", text(&output));
+        assert!(
+            summary_row(&output, name).contains(" ok "),
+            "{}",
+            text(&output)
+        );
         assert!(motd(fleet.root(name)).is_some());
     }
     assert!(motd(fleet.root("lost")).is_none());
@@ -421,7 +480,11 @@ fn dry_run_changes_nothing() {
     fleet.write_inventory();
     let output = fleet.deploy(&sshd.config(), &["--dry-run"]);
     succeeded(&output);
-    assert!(summary_row(&output, "app1").contains("would: 1 changed"), "{}", text(&output));
+    assert!(
+        summary_row(&output, "app1").contains("would: 1 changed"),
+        "{}",
+        text(&output)
+    );
     assert_eq!(tree(fleet.root("app1")), before);
     let after = std::fs::read_dir(fleet.root("app1").join("var/lib/mesh/generations"))
         .unwrap()
@@ -434,18 +497,29 @@ fn two_generations_rolled_back_give_the_first_tree_byte_for_byte() {
     let sshd = Sshd::start();
     let mut fleet = Fleet::new(&sshd, &[("app1", &[]), ("app2", &[])]);
     succeeded(&fleet.deploy(&sshd.config(), &[]));
-    let first: Vec<_> = ["app1", "app2"].iter().map(|name| tree(fleet.root(name))).collect();
+    let first: Vec<_> = ["app1", "app2"]
+        .iter()
+        .map(|name| tree(fleet.root(name)))
+        .collect();
     for name in ["app1", "app2"] {
         fleet.node(name).motd = "the second generation\n".to_string();
     }
     fleet.write_inventory();
     succeeded(&fleet.deploy(&sshd.config(), &[]));
-    assert_eq!(motd(fleet.root("app1")).as_deref(), Some("the second generation\n"));
+    assert_eq!(
+        motd(fleet.root("app1")).as_deref(),
+        Some("the second generation\n")
+    );
     let output = fleet.deploy(&sshd.config(), &["--rollback"]);
     succeeded(&output);
     for (name, first) in ["app1", "app2"].iter().zip(&first) {
         assert_eq!(&tree(fleet.root(name)), first, "{name}");
-        assert!(fleet.root(name).join("var/lib/mesh/generations/3.json").is_file());
+        assert!(
+            fleet
+                .root(name)
+                .join("var/lib/mesh/generations/3.json")
+                .is_file()
+        );
     }
 }
 
@@ -460,13 +534,26 @@ fn a_rollback_of_a_withdrawal_restores_files_and_keeps_data() {
     fleet.write_inventory();
     let output = fleet.deploy(&sshd.config(), &[]);
     succeeded(&output);
-    assert!(summary_row(&output, "app1").contains("1 withdrawn"), "{}", text(&output));
+    assert!(
+        summary_row(&output, "app1").contains("1 withdrawn"),
+        "{}",
+        text(&output)
+    );
     assert!(!root.join("etc/app.conf").exists());
-    assert_eq!(std::fs::read(root.join("srv/app-data/rows")).unwrap(), b"precious");
+    assert_eq!(
+        std::fs::read(root.join("srv/app-data/rows")).unwrap(),
+        b"precious"
+    );
     let output = fleet.deploy(&sshd.config(), &["--rollback"]);
     succeeded(&output);
-    assert_eq!(std::fs::read_to_string(root.join("etc/app.conf")).unwrap(), "port = 8080\n");
-    assert_eq!(std::fs::read(root.join("srv/app-data/rows")).unwrap(), b"precious");
+    assert_eq!(
+        std::fs::read_to_string(root.join("etc/app.conf")).unwrap(),
+        "port = 8080\n"
+    );
+    assert_eq!(
+        std::fs::read(root.join("srv/app-data/rows")).unwrap(),
+        b"precious"
+    );
 }
 
 #[test]
@@ -484,6 +571,14 @@ fn a_hostile_deploy_root_runs_no_command_on_the_node() {
     std::fs::write(fleet.repository.path().join("mesh.nix"), inventory).unwrap();
     let output = fleet.deploy(&sshd.config(), &[]);
     assert_eq!(output.status.code(), Some(1), "{}", text(&output));
-    assert!(summary_row(&output, "app1").contains("failed"), "{}", text(&output));
-    assert!(!witness.exists(), "the hostile root ran a command: {}", text(&output));
+    assert!(
+        summary_row(&output, "app1").contains("failed"),
+        "{}",
+        text(&output)
+    );
+    assert!(
+        !witness.exists(),
+        "the hostile root ran a command: {}",
+        text(&output)
+    );
 }
