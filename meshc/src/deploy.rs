@@ -211,9 +211,8 @@ pub fn outcome_of(node: &str, code: Option<i32>, stdout: &[u8], stderr: &[u8]) -
         String::from_utf8_lossy(bytes)
             .lines()
             .map(str::trim)
-            .filter(|line| !line.is_empty())
-            .next_back()
-            .map(|line| crate::deploy::printable(line))
+            .rfind(|line| !line.is_empty())
+            .map(printable)
             .unwrap_or_default()
     };
     let Some(report) = report else {
