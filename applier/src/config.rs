@@ -154,6 +154,9 @@ fn validate(raw: RawArguments) -> Result<Command, String> {
     if raw.list_generations {
         return Ok(Command::ListGenerations(root, raw.format));
     }
+    if raw.to.is_some() && !raw.rollback {
+        return Err("`--to N` goes with `--rollback`".to_string());
+    }
     let plan = if raw.rollback {
         PlanSource::Generation(raw.to)
     } else {

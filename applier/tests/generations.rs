@@ -283,3 +283,21 @@ fn rollback_without_a_previous_generation_is_refused() {
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(error_codes(&report), vec!["E536"]);
 }
+
+#[test]
+fn a_generations_path_that_is_not_a_directory_is_e535_after_the_apply() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    std::fs::create_dir_all(root.host("/var/lib/mesh")).unwrap();
+    std::fs::write(root.host("/var/lib/mesh/generations"), "not a directory").unwrap();
+    let plans = tempfile::tempdir().unwrap();
+    let path = write_plan(plans.path(), "plan.json", &version("kept?\n"));
+    let (output, report) = run_apply(&root, &path, &keys, &[]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(error_codes(&report), vec!["E535"]);
+    // the plan itself was applied and recorded
+    assert_eq!(
+        std::fs::read_to_string(root.host("/etc/motd")).unwrap(),
+        "kept?\n"
+    );
+}
