@@ -376,6 +376,10 @@ fn deploy_to_all_to_a_tag_and_to_one_node() {
             text(&output)
         );
     }
+    // piped, progress is plain lines on standard error
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("web1: deploying"), "{}", text(&output));
+    assert!(stderr.contains("web1: ok"), "{}", text(&output));
     // the plan's generation is kept on the node
     assert!(
         fleet
@@ -506,6 +510,18 @@ fn two_generations_rolled_back_give_the_first_tree_byte_for_byte() {
     }
     fleet.write_inventory();
     succeeded(&fleet.deploy(&sshd.config(), &[]));
+    assert_eq!(
+        motd(fleet.root("app1")).as_deref(),
+        Some("the second generation\n")
+    );
+    // a dry rollback shows what the rollback would change, and changes nothing
+    let output = fleet.deploy(&sshd.config(), &["--rollback", "--dry-run", "--on", "app1"]);
+    succeeded(&output);
+    assert!(
+        summary_row(&output, "app1").contains("would: 1 changed"),
+        "{}",
+        text(&output)
+    );
     assert_eq!(
         motd(fleet.root("app1")).as_deref(),
         Some("the second generation\n")
