@@ -160,6 +160,23 @@ fn invalid(message: String, span: Span, help: &str) -> Diagnostic {
         .with_help(help.to_string())
 }
 
+/// A need, consume or provide name that would not be one plain path component
+/// under `secrets/` (`needs."../postgres/superuser"`).
+fn not_an_identifier(field: &str, entry_name: &str, module: &str, span: Span) -> Diagnostic {
+    let shown = plan::display::escaped(entry_name);
+    Diagnostic::error(
+        codes::NAME_NOT_IDENTIFIER,
+        format!(
+            "`{field}.\"{shown}\"` of module `{module}` is not an identifier: {}",
+            crate::names::why_not_identifier(entry_name)
+        ),
+    )
+    .with_primary(span, "named here")
+    .with_help(format!(
+        "the name becomes part of a path under `secrets/`: use ASCII letters, digits, `_` and `-`, starting with a letter or `_`, e.g. `{field}.app_db`"
+    ))
+}
+
 struct Entry<'a> {
     machine: &'a mut Machine,
     attrs: &'a Attrs,
@@ -324,6 +341,12 @@ pub fn declarations(
                     }
                     continue;
                 }
+                if matches!(field, "provides" | "consumes" | "needs")
+                    && !crate::names::is_identifier(&entry_name)
+                {
+                    diagnostics.push(not_an_identifier(field, &entry_name, name, span));
+                    continue;
+                }
                 let Value::Attrs(attrs) = &value else {
                     diagnostics.push(invalid(
                         format!(
@@ -391,6 +414,25 @@ pub fn declarations(
                             diagnostics,
                         );
                         let service = entry.text("service", None, diagnostics)?;
+                        let service = match service {
+                            Some(service) if !crate::names::is_identifier(&service) => {
+                                diagnostics.push(
+                                    Diagnostic::error(
+                                        codes::NAME_NOT_IDENTIFIER,
+                                        format!(
+                                            "the `service` of {} is not an identifier: \"{}\" ({})",
+                                            entry.what,
+                                            plan::display::escaped(&service),
+                                            crate::names::why_not_identifier(&service)
+                                        ),
+                                    )
+                                    .with_primary(span, "consumed here")
+                                    .with_help("`service` names a provider's `provides.NAME`, which is an identifier: ASCII letters, digits, `_` and `-`"),
+                                );
+                                None
+                            }
+                            other => other,
+                        };
                         let from = entry
                             .text("from", Some(""), diagnostics)?
                             .filter(|f| !f.is_empty());
@@ -518,6 +560,13 @@ fn store_diagnostic(error: StoreError, what: String, span: Span) -> Diagnostic {
                 .with_primary(span, "declared here")
                 .with_help(
                     "run `meshc build` without `--locked` to make it, then commit `secrets/`",
+                )
+        }
+        StoreError::Link { .. } => {
+            Diagnostic::error(codes::SECRET_STORE_LINK, format!("{what}: {error}"))
+                .with_primary(span, "declared here")
+                .with_help(
+                    "`secrets/` and everything in it must be real directories and files of the repository: replace the symbolic link with what it points at, or remove it and build again",
                 )
         }
         other => Diagnostic::error(codes::SECRET_STORE, format!("{what}: {other}"))

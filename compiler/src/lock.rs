@@ -98,7 +98,9 @@ pub fn write(repository_root: &Path, lock: &Lock) -> Result<(), Diagnostic> {
     let mut text = serde_json::to_string_pretty(&value)
         .map_err(|error| invalid(Path::new("mesh.lock"), error))?;
     text.push('\n');
-    crate::emit::write_atomically(&repository_root.join("mesh.lock"), text.as_bytes())
+    let repository = crate::confined::Beneath::open(repository_root, false)
+        .map_err(|error| invalid(repository_root, error))?;
+    crate::emit::write_atomically(&repository, "mesh.lock", text.as_bytes())
 }
 
 /// Is `reference` an upstream image reference with a tag or digest, like
