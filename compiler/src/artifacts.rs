@@ -3,4 +3,7 @@
 //! builder (`mesh-build`) makes the same archives and must not depend on the compiler;
 //! this module is the compiler's name for it. Must not grow a second archive format.
 
-pub use transport::artifacts::{Built, build, file_name, store};
+pub use transport::artifacts::{
+    BuildError, Built, EscapingLink, TreeEntry, TreeEntryKind, build, build_checked, file_name,
+    link_leaving_tree, store,
+};

@@ -488,7 +488,13 @@ pub fn declarations(
                         match machine.force(&directory, span)? {
                             Value::Path(path) => {
                                 let absolute = PathBuf::from(String::from_utf8_lossy(&path).into_owned());
+                                let resolved = absolute.canonicalize().unwrap_or_else(|_| absolute.clone());
                                 match absolute.strip_prefix(repository_root) {
+                                    Ok(_) if !resolved.starts_with(repository_root) => diagnostics.push(invalid(
+                                        format!("artifact `{entry_name}` of module `{name}` is a link to `{}`, outside the repository", plan::display::escaped(&resolved.to_string_lossy())),
+                                        span,
+                                        "artifacts are real directories of the repository: replace the link with the directory",
+                                    )),
                                     Ok(relative) => result.artifacts.push(Artifact {
                                         module: name.clone(),
                                         name: entry_name,
@@ -873,7 +879,7 @@ pub fn link(
     }
 
     // mirrors and artifacts
-    let mut built: BTreeMap<String, Result<String, String>> = BTreeMap::new();
+    let mut built: BTreeMap<String, Result<String, artifacts::BuildError>> = BTreeMap::new();
     for declaration in declarations {
         let Some(link) = links.get_mut(&declaration.node) else {
             continue;
@@ -909,11 +915,15 @@ pub fn link(
         for artifact in &declaration.artifacts {
             let result = built
                 .entry(artifact.directory.clone())
-                .or_insert_with(|| artifacts::build(&artifact.absolute).map(|b| b.digest))
+                .or_insert_with(|| artifacts::build_checked(&artifact.absolute).map(|b| b.digest))
                 .clone();
             let digest = match result {
                 Ok(digest) => digest,
-                Err(reason) => {
+                Err(artifacts::BuildError::EscapingLink(escaping)) => {
+                    link.diagnostics.push(escaping_link(artifact, &escaping));
+                    continue;
+                }
+                Err(artifacts::BuildError::Other(reason)) => {
                     link.diagnostics.push(
                         Diagnostic::error(
                             codes::UNBUILT_ARTIFACT,
@@ -963,6 +973,24 @@ pub fn link(
         }
     }
     links
+}
+
+/// An artifact whose directory holds a link that leaves it: refused before packing,
+/// since unpacking it on a node would reach outside the archive's directory.
+fn escaping_link(artifact: &Artifact, escaping: &artifacts::EscapingLink) -> Diagnostic {
+    Diagnostic::error(
+        codes::ARTIFACT_LINK_ESCAPES,
+        format!(
+            "artifact `{}` of module `{}` cannot be archived: in `{}`, {escaping}",
+            artifact.name, artifact.module, artifact.directory
+        ),
+    )
+    .with_primary(artifact.span, "declared here")
+    .with_help(format!(
+        "links of an artifact must resolve inside its directory (following its other links): change or remove `{}/{}`",
+        artifact.directory,
+        plan::display::escaped(&escaping.path.to_string_lossy())
+    ))
 }
 
 /// The grants manifest (`mesh-grants/1`) of `provide` on `node`, as the file shape

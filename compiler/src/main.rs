@@ -356,6 +356,11 @@ fn artifacts_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, Str
         );
     }
     let compilation = compiler::pipeline::compile(&repository);
+    if let Some(escaping) = (compilation.diagnostics.iter())
+        .find(|diagnostic| diagnostic.code == lang::codes::ARTIFACT_LINK_ESCAPES)
+    {
+        return Ok(failed(escaping, &compilation.sources));
+    }
     let store = store.unwrap_or_else(|| compilation.root.join(".mesh").join("artifacts"));
     let mut lock = match compiler::lock::read(&compilation.root) {
         Ok(lock) => lock,

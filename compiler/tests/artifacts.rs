@@ -220,3 +220,61 @@ fn an_artifact_is_built_recorded_and_named_by_digest_in_the_plan() {
     let stderr = String::from_utf8_lossy(&stale.stderr);
     assert!(stderr.contains("changed since it was built"), "{stderr}");
 }
+
+#[test]
+fn archive_link_escaping_through_link_refused() {
+    let temporary = tempfile::tempdir().expect("temporary directory");
+    let repository = temporary.path().join("repo");
+    write(
+        &repository.join("modules/site/public/index.html"),
+        "<h1>site</h1>\n",
+        0o644,
+    );
+    // lexically `esc` stays inside; through `up -> .` it leaves by three levels
+    let public = repository.join("modules/site/public");
+    std::os::unix::fs::symlink(".", public.join("up")).expect("symlink");
+    std::os::unix::fs::symlink("up/up/up/../../..", public.join("esc")).expect("symlink");
+    write(
+        &repository.join("modules/site/module.nix"),
+        r#"{ mesh, ... }:
+{
+  description = "a static site";
+  artifacts.site = { directory = ./public; };
+  shapes = { artifacts, ... }: [
+    (mesh.directory { path = "/srv"; })
+    (mesh.archive { path = "/srv/site"; artifact = artifacts.site; })
+  ];
+}
+"#,
+        0o644,
+    );
+    write(
+        &repository.join("mesh.nix"),
+        r#"{ nodes.web1 = { key = "age12y52ld3kt27sk7w3rpt4d6n0mpndj2v2u02z7q8ra8sjr0saepcshezt9w"; modules = [ "site" ]; base.paths = [ ]; }; }
+"#,
+        0o644,
+    );
+    let store = temporary.path().join("store");
+    let output = Command::new(MESHC)
+        .args(["artifacts", "build", "--repo"])
+        .arg(&repository)
+        .arg("--store")
+        .arg(&store)
+        .output()
+        .expect("meshc runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("E313"), "no E313:\n{stderr}");
+    assert!(
+        stderr.contains("`esc` -> `up/up/up/../../..`"),
+        "the message names the link:\n{stderr}"
+    );
+    assert!(
+        stderr.contains("modules/site/module.nix:4:"),
+        "located at the declaration:\n{stderr}"
+    );
+    assert!(!store.exists(), "something was stored");
+    assert!(!repository.join("mesh.lock").exists(), "mesh.lock written");
+    let built = compiler::artifacts::build(&public);
+    assert!(built.is_err(), "the archive code itself refuses it");
+}
