@@ -46,12 +46,17 @@ pub fn escaped(text: &str) -> Cow<'_, str> {
 /// (DEL, C1 controls, bidirectional controls, separators) as `\uXXXX` escapes; the
 /// JSON means the same. They can only occur inside strings, where the escape is valid.
 pub fn json_escaped(json: &str) -> Cow<'_, str> {
-    if !json.chars().any(is_unsafe_to_print) {
+    // C0 controls inside strings are escaped by every JSON writer; outside strings
+    // they are the layout's own whitespace (newline, indentation) and stay
+    let left_raw = |character: char| {
+        is_unsafe_to_print(character) && !character.is_ascii_control() || character == '\u{7f}'
+    };
+    if !json.chars().any(left_raw) {
         return Cow::Borrowed(json);
     }
     let mut out = String::with_capacity(json.len() + 16);
     for character in json.chars() {
-        if is_unsafe_to_print(character) {
+        if left_raw(character) {
             let _ = write!(out, "\\u{:04x}", character as u32);
         } else {
             out.push(character);
@@ -72,9 +77,9 @@ mod tests {
         assert_eq!(escaped("\u{9b}31m"), "\\u{9b}31m");
         assert_eq!(escaped("abc\u{202E}fdp.exe"), "abc\\u{202e}fdp.exe");
         assert_eq!(escaped("é ü 日本"), "é ü 日本");
-        let json = json_escaped("{\"a\":\"x\u{202E}y\u{7f}\"}");
-        assert_eq!(json, "{\"a\":\"x\\u202ey\\u007f\"}");
+        let json = json_escaped("{\n  \"a\":\"x\u{202E}y\u{7f}\u{9b}\"}");
+        assert_eq!(json, "{\n  \"a\":\"x\\u202ey\\u007f\\u009b\"}");
         let value: serde_json::Value = serde_json::from_str(&json).unwrap();
-        assert_eq!(value["a"], "x\u{202E}y\u{7f}");
+        assert_eq!(value["a"], "x\u{202E}y\u{7f}\u{9b}");
     }
 }
