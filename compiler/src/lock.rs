@@ -56,10 +56,12 @@ fn read_map(
 
 /// Reads `mesh.lock` of the repository (an absent file is an empty lock).
 pub fn read(repository_root: &Path) -> Result<Lock, Diagnostic> {
-    let path = repository_root.join("mesh.lock");
-    let text = match std::fs::read(&path) {
-        Ok(text) => text,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Lock::default()),
+    // read beneath the repository, never through a link to a file elsewhere
+    let text = crate::confined::Beneath::open(repository_root, false)
+        .and_then(|repository| repository.read(Path::new("mesh.lock")));
+    let text = match text {
+        Ok(Some(text)) => text,
+        Ok(None) => return Ok(Lock::default()),
         Err(error) => return Err(invalid(Path::new("mesh.lock"), error)),
     };
     // errors name the file as the operator sees it in the repository

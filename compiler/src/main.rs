@@ -361,7 +361,7 @@ fn artifacts_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, Str
     {
         return Ok(failed(escaping, &compilation.sources));
     }
-    let store = store.unwrap_or_else(|| compilation.root.join(".mesh").join("artifacts"));
+
     let mut lock = match compiler::lock::read(&compilation.root) {
         Ok(lock) => lock,
         Err(diagnostic) => {
@@ -384,8 +384,11 @@ fn artifacts_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, Str
         for (directory, absolute) in &compilation.artifact_directories {
             let built = compiler::artifacts::build(absolute)
                 .map_err(|e| format!("cannot archive `{directory}`: {e}"))?;
-            let path = compiler::artifacts::store(&store, &built)
-                .map_err(|e| format!("cannot store `{directory}`: {e}"))?;
+            let path = match &store {
+                Some(store) => compiler::artifacts::store(store, &built),
+                None => compiler::artifacts::store_in_repository(&compilation.root, &built),
+            }
+            .map_err(|e| format!("cannot store `{directory}`: {e}"))?;
             eprintln!(
                 "built {directory} -> {} ({} bytes)",
                 path.display(),
