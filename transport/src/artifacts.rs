@@ -335,8 +335,9 @@ pub fn store(store: &Path, built: &Built) -> Result<PathBuf, String> {
     Ok(path)
 }
 
-/// Writes `bytes` to `path` through a temp file beside it that is synced and renamed,
-/// then syncs the directory, so `path` is either absent or complete after a crash.
+/// Writes `bytes` to `path` through a new temp file beside it that is synced and
+/// renamed (replacing a link at `path` rather than writing through it), then syncs
+/// the directory, so `path` is either absent or complete after a crash.
 pub fn write_durably(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     let directory = path.parent().unwrap_or(Path::new("."));
@@ -346,7 +347,21 @@ pub fn write_durably(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .unwrap_or_default();
     let temporary = directory.join(format!(".{name}.{}.new", std::process::id()));
     let written = (|| {
-        let mut file = std::fs::File::create(&temporary)?;
+        // a new file only (O_EXCL): a link planted at the temporary name is removed,
+        // never followed
+        let create = || {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&temporary)
+        };
+        let mut file = match create() {
+            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
+                std::fs::remove_file(&temporary)?;
+                create()?
+            }
+            other => other?,
+        };
         file.write_all(bytes)?;
         file.sync_all()?;
         std::fs::rename(&temporary, path)?;
@@ -416,6 +431,21 @@ mod tests {
         let entries = [link("a", "b/x"), link("b", "a")];
         let escaping = link_leaving_tree(&entries).expect("refused");
         assert_eq!(escaping.reason, "is part of a loop of links");
+    }
+
+    #[test]
+    fn a_link_planted_at_the_temporary_name_is_not_written_through() {
+        let directory = tempfile::tempdir().unwrap();
+        let victim = directory.path().join("victim");
+        std::fs::write(&victim, "keep").unwrap();
+        let path = directory.path().join("archive.tar");
+        let temporary = directory
+            .path()
+            .join(format!(".archive.tar.{}.new", std::process::id()));
+        std::os::unix::fs::symlink(&victim, &temporary).unwrap();
+        write_durably(&path, b"archive").unwrap();
+        assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
+        assert_eq!(std::fs::read(&path).unwrap(), b"archive");
     }
 
     #[test]
