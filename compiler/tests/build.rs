@@ -200,3 +200,29 @@ fn planted_plan_links_are_replaced_or_removed_never_followed() {
     assert!(std::fs::symlink_metadata(out.join("nodes/gone.json")).is_err());
     assert_eq!(std::fs::read(&stale_victim).unwrap(), b"keep");
 }
+
+#[test]
+fn stale_removal_from_a_nodes_dir_of_another_user_refused() {
+    let (temporary, repository) = support::homelab_copy();
+    let out = temporary.path().join("out");
+    let nodes = out.join("nodes");
+    std::fs::create_dir_all(&nodes).expect("nodes");
+    std::fs::write(nodes.join("theirs.json"), "keep").expect("their file");
+    let own = std::fs::metadata(temporary.path()).expect("metadata").uid();
+    assert_eq!(
+        own, 0,
+        "this test gives a directory to another user, which only root can: run the suite as root"
+    );
+    let status = Command::new("chown")
+        .arg("4242")
+        .arg(&nodes)
+        .status()
+        .expect("chown runs");
+    assert!(status.success());
+    let output = support::build(&repository, &out);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "stderr:\n{stderr}");
+    assert!(stderr.contains("E409"), "{stderr}");
+    assert!(stderr.contains("uid 4242"), "{stderr}");
+    assert_eq!(std::fs::read(nodes.join("theirs.json")).unwrap(), b"keep");
+}
