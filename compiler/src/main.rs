@@ -356,12 +356,12 @@ fn artifacts_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, Str
         );
     }
     let compilation = compiler::pipeline::compile(&repository);
-    if let Some(escaping) = (compilation.diagnostics.iter())
-        .find(|diagnostic| diagnostic.code == lang::codes::ARTIFACT_LINK_ESCAPES)
-    {
+    // a link out of an artifact's directory is refused before anything is packed
+    let escaping_link =
+        |diagnostic: &&lang::Diagnostic| diagnostic.code == lang::codes::ARTIFACT_LINK_ESCAPES;
+    if let Some(escaping) = compilation.diagnostics.iter().find(escaping_link) {
         return Ok(failed(escaping, &compilation.sources));
     }
-
     let mut lock = match compiler::lock::read(&compilation.root) {
         Ok(lock) => lock,
         Err(diagnostic) => {
