@@ -1,11 +1,25 @@
 //! Users and groups as the host has them: parsed from `ROOT/etc/passwd` and
 //! `ROOT/etc/group` (never the names of the machine running a `--root` apply), with
-//! `getent` as a fallback on the live host. Must not change any account.
+//! `getent` as a fallback on the live host; and the proof, before a host tool edits
+//! them, that the account files are plain files reached without symlinks. Must not
+//! change any account.
 
 use std::collections::{BTreeSet, HashMap};
 use std::io;
 
+use crate::codes::Code;
+use crate::confined::{self, Directory, EntryKind};
 use crate::host::Host;
+use crate::problem::Problem;
+
+/// The shadow suite's files in `/etc`: each may be absent, or must be a regular file (or
+/// a directory, which the tools fail on by themselves), never a symlink or a device.
+/// `useradd`/`usermod` open them by name (following symlinks), with their backups
+/// (`-`), temp files (`+`) and lock files (`.lock`, `.pwd.lock`).
+const ACCOUNT_FILES: &[&str] = &["passwd", "group", "shadow", "gshadow", "subuid", "subgid"];
+
+/// Files the tools update in `/var/log` when they are there.
+const LOG_FILES: &[&str] = &["lastlog", "faillog"];
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UserEntry {
@@ -34,12 +48,12 @@ impl Accounts {
             live: host.is_live(),
             ..Accounts::default()
         };
-        for line in read_lines(&host.path("/etc/passwd"))? {
+        for line in read_lines(host, "/etc/passwd")? {
             if let Some((name, entry)) = parse_passwd(&line) {
                 accounts.users.entry(name).or_insert(entry);
             }
         }
-        for line in read_lines(&host.path("/etc/group"))? {
+        for line in read_lines(host, "/etc/group")? {
             if let Some((name, entry)) = parse_group(&line) {
                 accounts.groups.entry(name).or_insert(entry);
             }
@@ -111,12 +125,123 @@ impl Accounts {
     }
 }
 
-fn read_lines(path: &std::path::Path) -> io::Result<Vec<String>> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => Ok(text.lines().map(str::to_string).collect()),
-        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
-        Err(error) => Err(error),
+fn read_lines(host: &Host, node_path: &str) -> io::Result<Vec<String>> {
+    match host.fs().read(node_path)? {
+        Some(bytes) => Ok(String::from_utf8_lossy(&bytes)
+            .lines()
+            .map(str::to_string)
+            .collect()),
+        None => Ok(Vec::new()),
     }
+}
+
+fn unsafe_account_file(host: &Host, node_path: &str, reason: &str) -> Problem {
+    Problem::new(
+        Code::UnsafeAccountFile,
+        format!(
+            "`{}` {reason}, so `useradd`/`usermod` could write outside the root",
+            host.path(node_path).display()
+        ),
+        "make it a plain file (or remove the leftover) in a root-owned directory reached without symlinks, then apply again",
+    )
+}
+
+/// Proves, through the confined layer and before any host tool runs, that what
+/// `useradd`/`usermod` will open by name is inside the root: `/etc` (and `/var/log`
+/// when present) reached without a symlink, `/` and `/etc` root-owned and writable by
+/// root only, and
+/// each account file, backup, temp and lock file there, and `lastlog` and `faillog`,
+/// absent or a regular file. `/` and `/etc` being writable by root only, nobody else can
+/// swap an entry there between this proof and the tool's open.
+pub fn prove_account_files(host: &Host) -> Result<(), Problem> {
+    let root = host
+        .fs()
+        .directory("/")
+        .map_err(|error| Problem::filesystem("open", host.root(), &error))?;
+    check_directory(host, "/", &root)?;
+    let etc = host
+        .fs()
+        .directory_without_symlinks("/etc")
+        .map_err(|error| unsafe_account_file(host, "/etc", &directory_reason(&error)))?;
+    check_directory(host, "/etc", &etc)?;
+    let mut names: Vec<String> = vec![".pwd.lock".to_string()];
+    for base in ACCOUNT_FILES {
+        for suffix in ["", "-", "+", ".lock"] {
+            names.push(format!("{base}{suffix}"));
+        }
+    }
+    check_files(host, "/etc", &etc, &names)?;
+    match host.fs().directory_without_symlinks("/var/log") {
+        // `/var/log` may be group-writable (`root:syslog 0775` on Ubuntu): only reached
+        // without symlinks, and its two files not symlinks
+        Ok(log) => {
+            let names: Vec<String> = LOG_FILES.iter().map(|name| name.to_string()).collect();
+            check_files(host, "/var/log", &log, &names)
+        }
+        Err(error) if confined::absent(&error) => Ok(()),
+        Err(error) => Err(unsafe_account_file(
+            host,
+            "/var/log",
+            &directory_reason(&error),
+        )),
+    }
+}
+
+fn directory_reason(error: &io::Error) -> String {
+    if confined::is_symlink_refusal(error) {
+        "is reached through a symlink".to_string()
+    } else {
+        format!("cannot be opened ({error})")
+    }
+}
+
+fn check_directory(host: &Host, node_path: &str, directory: &Directory) -> Result<(), Problem> {
+    let entry = directory
+        .own_entry()
+        .map_err(|error| Problem::filesystem("inspect", &host.path(node_path), &error))?;
+    if entry.uid != 0 || entry.mode & 0o022 != 0 {
+        return Err(unsafe_account_file(
+            host,
+            node_path,
+            &format!(
+                "is owned by uid {} with mode {:04o}, not root-owned and writable by root only",
+                entry.uid, entry.mode
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn check_files(
+    host: &Host,
+    directory_path: &str,
+    directory: &Directory,
+    names: &[String],
+) -> Result<(), Problem> {
+    for name in names {
+        let node_path = format!("{directory_path}/{name}");
+        match directory.entry(name) {
+            Ok(None) => {}
+            // a directory cannot be written through: the tool fails on it by itself (E516)
+            Ok(Some(entry)) if matches!(entry.kind, EntryKind::File | EntryKind::Directory) => {}
+            Ok(Some(entry)) => {
+                let what = if entry.kind == EntryKind::Symlink {
+                    "is a symlink"
+                } else {
+                    "is a device, FIFO or socket"
+                };
+                return Err(unsafe_account_file(host, &node_path, what));
+            }
+            Err(error) => {
+                return Err(Problem::filesystem(
+                    "inspect",
+                    &host.path(&node_path),
+                    &error,
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn parse_passwd(line: &str) -> Option<(String, UserEntry)> {

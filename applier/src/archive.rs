@@ -1,28 +1,29 @@
 //! The `archive` shape on the host: an artifact (uncompressed POSIX tar, named by its
 //! digest) verified against the shape's digest, checked entry by entry, unpacked
-//! beside the target and swapped in atomically. Refuses path traversal, absolute or
-//! escaping links, hard links out of the archive and special files. Withdrawal keeps
-//! the data.
+//! beneath a directory handle beside the target and swapped in atomically. Refuses path
+//! traversal, absolute links, links that leave the archive's own tree once its other
+//! links are followed, hard links out of the archive and special files. Withdrawal
+//! keeps the data. Must never open a path of the host by name.
 
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{self, Read};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
 use crate::codes::Code;
-use crate::durable::{self, Flusher};
+use crate::confined::Directory;
+use crate::durable::Flusher;
+use crate::host::Host;
 use crate::problem::Problem;
 
-/// Where an archive is unpacked before it is swapped in (`/srv/.app.mesh-unpack`).
-pub fn staging_path_for(host_path: &Path) -> PathBuf {
-    let name = host_path
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    host_path.with_file_name(format!(".{name}.mesh-unpack"))
+/// Symlinks followed at most while resolving one link (the kernel's own limit).
+const LINKS_FOLLOWED: usize = 40;
+
+/// The name an archive is unpacked under before it is swapped in (`.app.mesh-unpack`).
+pub fn staging_name_for(name: &str) -> String {
+    format!(".{name}.mesh-unpack")
 }
 
 struct HashingReader<R> {
@@ -104,6 +105,8 @@ pub fn verify(artifact_path: &Path, expected_digest: &str) -> Result<(), Problem
 #[derive(Default)]
 struct Seen {
     kinds: HashMap<PathBuf, EntryKind>,
+    /// Every symlink of the archive and its target.
+    symlinks: HashMap<PathBuf, PathBuf>,
     /// Directories that earlier entries lie in (declared or not).
     parents: HashSet<PathBuf>,
     directories: Vec<(PathBuf, u32)>,
@@ -118,7 +121,9 @@ enum EntryKind {
 
 /// Where to unpack and as whom.
 struct Unpack<'a> {
-    staging: &'a Path,
+    staging: &'a Directory,
+    /// The staging directory's host path, for messages.
+    shown: &'a Path,
     uid: u32,
     gid: u32,
 }
@@ -153,117 +158,13 @@ fn walk<R: Read>(reader: R, unpack: Option<&Unpack<'_>>) -> Result<String, Probl
             seen.directories.push((PathBuf::new(), mode));
             continue;
         }
-        if seen.kinds.contains_key(&relative) {
-            return Err(unsafe_entry(&shown, "appears twice"));
-        }
-        for ancestor in relative.ancestors().skip(1) {
-            match seen.kinds.get(ancestor) {
-                Some(EntryKind::Symlink) => {
-                    return Err(unsafe_entry(&shown, "lies under a symlink of the archive"));
-                }
-                Some(EntryKind::File) => {
-                    return Err(unsafe_entry(&shown, "lies under a file of the archive"));
-                }
-                _ => {}
-            }
-        }
         let entry_type = entry.header().entry_type();
-        if entry_type != tar::EntryType::Directory && seen.parents.contains(&relative) {
-            return Err(unsafe_entry(
-                &shown,
-                "replaces a directory that earlier entries lie in",
-            ));
-        }
-        let kind = match entry_type {
-            tar::EntryType::Regular | tar::EntryType::Continuous => EntryKind::File,
-            tar::EntryType::Directory => EntryKind::Directory,
-            tar::EntryType::Symlink => {
-                let target = link_target(&entry, &shown)?;
-                if !symlink_stays_inside(&relative, &target) {
-                    return Err(unsafe_entry(
-                        &shown,
-                        &format!("is a link to `{}` outside the archive", target.display()),
-                    ));
-                }
-                EntryKind::Symlink
-            }
-            tar::EntryType::Link => {
-                let target = link_target(&entry, &shown)?;
-                let inside = normalize(&target)
-                    .filter(|target| seen.kinds.get(target) == Some(&EntryKind::File));
-                if inside.is_none() {
-                    return Err(unsafe_entry(
-                        &shown,
-                        &format!(
-                            "is a hard link to `{}`, which is not an earlier file of the archive",
-                            target.display()
-                        ),
-                    ));
-                }
-                EntryKind::File
-            }
-            other => {
-                return Err(unsafe_entry(
-                    &shown,
-                    &format!("is a special file ({other:?})"),
-                ));
-            }
-        };
+        check_placement(&seen, &relative, &shown, entry_type)?;
+        let kind = classify(&entry, &mut seen, &relative, &shown)?;
         if let Some(unpack) = unpack {
-            let destination = unpack.staging.join(&relative);
-            ensure_parents(unpack.staging, &relative)?;
-            match entry_type {
-                tar::EntryType::Directory => {
-                    match std::fs::DirBuilder::new().mode(0o700).create(&destination) {
-                        Ok(()) => {}
-                        Err(error)
-                            if error.kind() == io::ErrorKind::AlreadyExists
-                                && destination.is_dir() => {}
-                        Err(error) => {
-                            return Err(Problem::filesystem(
-                                "create the directory",
-                                &destination,
-                                &error,
-                            ));
-                        }
-                    }
-                    seen.directories.push((relative.clone(), mode));
-                }
-                tar::EntryType::Symlink => {
-                    let target = link_target(&entry, &shown)?;
-                    std::os::unix::fs::symlink(&target, &destination).map_err(|error| {
-                        Problem::filesystem("create the link", &destination, &error)
-                    })?;
-                    std::os::unix::fs::lchown(&destination, Some(unpack.uid), Some(unpack.gid))
-                        .map_err(|error| {
-                            Problem::filesystem("set the owner of", &destination, &error)
-                        })?;
-                }
-                tar::EntryType::Link => {
-                    let target = normalize(&link_target(&entry, &shown)?).unwrap_or_default();
-                    std::fs::hard_link(unpack.staging.join(target), &destination).map_err(
-                        |error| Problem::filesystem("create the hard link", &destination, &error),
-                    )?;
-                }
-                _ => {
-                    let mut output = std::fs::OpenOptions::new()
-                        .write(true)
-                        .create_new(true)
-                        .mode(0o600)
-                        .open(&destination)
-                        .map_err(|error| Problem::filesystem("create", &destination, &error))?;
-                    std::os::unix::fs::fchown(&output, Some(unpack.uid), Some(unpack.gid))
-                        .map_err(|error| {
-                            Problem::filesystem("set the owner of", &destination, &error)
-                        })?;
-                    output
-                        .set_permissions(std::fs::Permissions::from_mode(mode))
-                        .map_err(|error| {
-                            Problem::filesystem("set the mode of", &destination, &error)
-                        })?;
-                    io::copy(&mut entry, &mut output)
-                        .map_err(|error| Problem::filesystem("write", &destination, &error))?;
-                }
+            unpack_entry(unpack, &mut entry, entry_type, &relative, &shown, mode)?;
+            if entry_type == tar::EntryType::Directory {
+                seen.directories.push((relative.clone(), mode));
             }
         }
         for ancestor in relative.ancestors().skip(1) {
@@ -273,41 +174,98 @@ fn walk<R: Read>(reader: R, unpack: Option<&Unpack<'_>>) -> Result<String, Probl
         }
         seen.kinds.insert(relative, kind);
     }
+    let mut symlinks: Vec<(&PathBuf, &PathBuf)> = seen.symlinks.iter().collect();
+    symlinks.sort();
+    for (link, target) in symlinks {
+        if let Err(reason) = resolve_in_archive(&seen, link, target) {
+            return Err(unsafe_entry(&link.display().to_string(), &reason));
+        }
+    }
     if let Some(unpack) = unpack {
-        // directories last, deepest first, so a read-only one does not stop its children
-        let mut directories = seen.directories.clone();
-        if !directories
-            .iter()
-            .any(|(path, _)| path.as_os_str().is_empty())
-        {
-            directories.push((PathBuf::new(), 0o755));
-        }
-        for (path, _) in seen
-            .kinds
-            .iter()
-            .filter(|(_, kind)| **kind == EntryKind::Directory)
-        {
-            if !directories.iter().any(|(known, _)| known == path) {
-                directories.push((path.clone(), 0o755));
-            }
-        }
-        for implicit in implicit_directories(&seen) {
-            if !directories.iter().any(|(known, _)| *known == implicit) {
-                directories.push((implicit, 0o755));
-            }
-        }
-        directories.sort_by_key(|(path, _)| std::cmp::Reverse(path.components().count()));
-        for (path, mode) in directories {
-            let destination = unpack.staging.join(&path);
-            durable::set_owner_and_mode(&destination, true, mode, unpack.uid, unpack.gid).map_err(
-                |error| Problem::filesystem("set owner and mode of", &destination, &error),
-            )?;
-        }
+        finish_directories(unpack, &seen)?;
     }
     archive
         .into_inner()
         .finish()
         .map_err(|error| unsafe_entry("(end)", &format!("cannot be read: {error}")))
+}
+
+/// Refuses an entry that repeats one, lies under a file or symlink of the archive, or
+/// replaces a directory earlier entries lie in.
+fn check_placement(
+    seen: &Seen,
+    relative: &Path,
+    shown: &str,
+    entry_type: tar::EntryType,
+) -> Result<(), Problem> {
+    if seen.kinds.contains_key(relative) {
+        return Err(unsafe_entry(shown, "appears twice"));
+    }
+    for ancestor in relative.ancestors().skip(1) {
+        match seen.kinds.get(ancestor) {
+            Some(EntryKind::Symlink) => {
+                return Err(unsafe_entry(shown, "lies under a symlink of the archive"));
+            }
+            Some(EntryKind::File) => {
+                return Err(unsafe_entry(shown, "lies under a file of the archive"));
+            }
+            _ => {}
+        }
+    }
+    if entry_type != tar::EntryType::Directory && seen.parents.contains(relative) {
+        return Err(unsafe_entry(
+            shown,
+            "replaces a directory that earlier entries lie in",
+        ));
+    }
+    Ok(())
+}
+
+/// What the entry is; refuses special files, absolute or lexically escaping symlinks and
+/// hard links to anything but an earlier file. Symlinks are noted for the check of where
+/// they lead once every entry is known.
+fn classify<R: Read>(
+    entry: &tar::Entry<'_, R>,
+    seen: &mut Seen,
+    relative: &Path,
+    shown: &str,
+) -> Result<EntryKind, Problem> {
+    Ok(match entry.header().entry_type() {
+        tar::EntryType::Regular | tar::EntryType::Continuous => EntryKind::File,
+        tar::EntryType::Directory => EntryKind::Directory,
+        tar::EntryType::Symlink => {
+            let target = link_target(entry, shown)?;
+            if !symlink_stays_inside(relative, &target) {
+                return Err(unsafe_entry(
+                    shown,
+                    &format!("is a link to `{}` outside the archive", target.display()),
+                ));
+            }
+            seen.symlinks.insert(relative.to_path_buf(), target);
+            EntryKind::Symlink
+        }
+        tar::EntryType::Link => {
+            let target = link_target(entry, shown)?;
+            let inside = normalize(&target)
+                .filter(|target| seen.kinds.get(target) == Some(&EntryKind::File));
+            if inside.is_none() {
+                return Err(unsafe_entry(
+                    shown,
+                    &format!(
+                        "is a hard link to `{}`, which is not an earlier file of the archive",
+                        target.display()
+                    ),
+                ));
+            }
+            EntryKind::File
+        }
+        other => {
+            return Err(unsafe_entry(
+                shown,
+                &format!("is a special file ({other:?})"),
+            ));
+        }
+    })
 }
 
 fn implicit_directories(seen: &Seen) -> HashSet<PathBuf> {
@@ -367,115 +325,295 @@ fn symlink_stays_inside(link: &Path, target: &Path) -> bool {
     true
 }
 
-fn ensure_parents(staging: &Path, relative: &Path) -> Result<(), Problem> {
-    if let Some(parent) = relative.parent()
-        && !parent.as_os_str().is_empty()
-    {
-        let directory = staging.join(parent);
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&directory)
-            .map_err(|error| Problem::filesystem("create the directory", &directory, &error))?;
+/// Resolves the symlink `link` (relative to the archive root) to `target` against the
+/// archive's own tree, following its other symlinks as the kernel would. Refuses a
+/// target that, once followed, leaves the tree (`up -> .` then `esc -> up/up/up/../..`
+/// passes a lexical check and points outside), an absolute one, and a loop. A name the
+/// archive does not have cannot be a link in the unpacked tree, so it is a plain step.
+fn resolve_in_archive(seen: &Seen, link: &Path, target: &Path) -> Result<(), String> {
+    let mut position: Vec<std::ffi::OsString> = link
+        .parent()
+        .map(|parent| {
+            parent
+                .components()
+                .map(|part| part.as_os_str().to_os_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut pending: Vec<std::ffi::OsString> = Vec::new();
+    push_components(&mut pending, target)?;
+    let mut followed = 0;
+    while let Some(part) = pending.pop() {
+        if part == ".." {
+            if position.pop().is_none() {
+                return Err(format!(
+                    "is a link to `{}`, which leaves the archive once its links are followed",
+                    target.display()
+                ));
+            }
+            continue;
+        }
+        let mut candidate: PathBuf = position.iter().collect();
+        candidate.push(&part);
+        match seen.symlinks.get(&candidate) {
+            Some(next) => {
+                followed += 1;
+                if followed > LINKS_FOLLOWED {
+                    return Err(format!(
+                        "is a link to `{}`, which loops through the archive's links",
+                        target.display()
+                    ));
+                }
+                push_components(&mut pending, next)?;
+            }
+            None => position.push(part),
+        }
     }
     Ok(())
 }
 
-/// Unpacks the artifact beside `host_path` and swaps it in: the new tree replaces the
-/// old one in a single rename (`RENAME_EXCHANGE` where the filesystem has it), and the
-/// old tree is removed afterwards.
+/// Pushes a relative target's components so that the first is popped first.
+fn push_components(pending: &mut Vec<std::ffi::OsString>, target: &Path) -> Result<(), String> {
+    let mut parts = Vec::new();
+    for component in target.components() {
+        match component {
+            Component::Normal(part) => parts.push(part.to_os_string()),
+            Component::ParentDir => parts.push(std::ffi::OsString::from("..")),
+            Component::CurDir => {}
+            Component::RootDir | Component::Prefix(_) => {
+                return Err(format!(
+                    "is a link to the absolute path `{}`",
+                    target.display()
+                ));
+            }
+        }
+    }
+    pending.extend(parts.into_iter().rev());
+    Ok(())
+}
+
+/// A name of the archive as the confined layer takes it.
+fn entry_name(relative: &Path, shown: &str) -> Result<String, Problem> {
+    relative
+        .file_name()
+        .and_then(|name| name.to_str())
+        .map(str::to_string)
+        .ok_or_else(|| unsafe_entry(shown, "has a name that is not UTF-8"))
+}
+
+/// The directory an entry goes in, created (0700 until the end) beneath the staging
+/// handle one name at a time, never through a symlink.
+fn entry_parent(unpack: &Unpack<'_>, relative: &Path) -> Result<Directory, Problem> {
+    let mut directory = unpack
+        .staging
+        .duplicate()
+        .map_err(|error| Problem::filesystem("open", unpack.shown, &error))?;
+    let Some(parent) = relative.parent() else {
+        return Ok(directory);
+    };
+    for component in parent.components() {
+        let name = component.as_os_str().to_string_lossy().into_owned();
+        let shown = unpack.shown.join(parent);
+        directory
+            .create_directory(&name, 0o700)
+            .map_err(|error| Problem::filesystem("create the directory", &shown, &error))?;
+        directory = directory
+            .open_directory(&name)
+            .map_err(|error| Problem::filesystem("open the directory", &shown, &error))?;
+    }
+    Ok(directory)
+}
+
+fn unpack_entry<R: Read>(
+    unpack: &Unpack<'_>,
+    entry: &mut tar::Entry<'_, R>,
+    entry_type: tar::EntryType,
+    relative: &Path,
+    shown: &str,
+    mode: u32,
+) -> Result<(), Problem> {
+    let destination = unpack.shown.join(relative);
+    let parent = entry_parent(unpack, relative)?;
+    let name = entry_name(relative, shown)?;
+    match entry_type {
+        tar::EntryType::Directory => parent
+            .create_directory(&name, 0o700)
+            .map_err(|error| Problem::filesystem("create the directory", &destination, &error)),
+        tar::EntryType::Symlink => {
+            let target = link_target(entry, shown)?;
+            let target = target
+                .to_str()
+                .ok_or_else(|| unsafe_entry(shown, "has a link target that is not UTF-8"))?;
+            parent
+                .symlink(target, &name)
+                .map_err(|error| Problem::filesystem("create the link", &destination, &error))?;
+            parent
+                .set_link_owner(&name, unpack.uid, unpack.gid)
+                .map_err(|error| Problem::filesystem("set the owner of", &destination, &error))
+        }
+        tar::EntryType::Link => {
+            let target = normalize(&link_target(entry, shown)?).unwrap_or_default();
+            let source = unpack
+                .staging
+                .beneath(target.parent().unwrap_or(Path::new("")))
+                .map_err(|error| Problem::filesystem("open", &destination, &error))?;
+            let target_name = entry_name(&target, shown)?;
+            parent
+                .hard_link(&source, &target_name, &name)
+                .map_err(|error| Problem::filesystem("create the hard link", &destination, &error))
+        }
+        _ => {
+            let mut output = parent
+                .create_fresh(&name, mode, unpack.uid, unpack.gid)
+                .map_err(|error| Problem::filesystem("create", &destination, &error))?;
+            io::copy(entry, &mut output)
+                .map(|_| ())
+                .map_err(|error| Problem::filesystem("write", &destination, &error))
+        }
+    }
+}
+
+/// Sets owner and mode of every directory last, deepest first, so a read-only one does
+/// not stop its children.
+fn finish_directories(unpack: &Unpack<'_>, seen: &Seen) -> Result<(), Problem> {
+    let mut directories = seen.directories.clone();
+    if !directories
+        .iter()
+        .any(|(path, _)| path.as_os_str().is_empty())
+    {
+        directories.push((PathBuf::new(), 0o755));
+    }
+    for (path, _) in seen
+        .kinds
+        .iter()
+        .filter(|(_, kind)| **kind == EntryKind::Directory)
+    {
+        if !directories.iter().any(|(known, _)| known == path) {
+            directories.push((path.clone(), 0o755));
+        }
+    }
+    for implicit in implicit_directories(seen) {
+        if !directories.iter().any(|(known, _)| *known == implicit) {
+            directories.push((implicit, 0o755));
+        }
+    }
+    directories.sort_by_key(|(path, _)| std::cmp::Reverse(path.components().count()));
+    for (path, mode) in directories {
+        let destination = unpack.shown.join(&path);
+        let directory = unpack
+            .staging
+            .beneath(&path)
+            .map_err(|error| Problem::filesystem("open", &destination, &error))?;
+        directory
+            .set_own_owner_and_mode(mode, unpack.uid, unpack.gid)
+            .map_err(|error| Problem::filesystem("set owner and mode of", &destination, &error))?;
+    }
+    Ok(())
+}
+
+/// Unpacks the artifact beside the node path `node_path` and swaps it in: the new tree
+/// replaces the old one in a single rename (`RENAME_EXCHANGE` where the filesystem has
+/// it), and the old tree is removed afterwards. Everything happens in the target's
+/// parent, opened once through the confined layer.
 pub fn apply(
+    host: &Host,
     artifact_path: &Path,
     expected_digest: &str,
-    host_path: &Path,
+    node_path: &str,
     uid: u32,
     gid: u32,
 ) -> Result<(), Problem> {
-    let staging = staging_path_for(host_path);
-    remove_tree_if_present(&staging)?;
-    std::fs::DirBuilder::new()
-        .mode(0o700)
-        .create(&staging)
-        .map_err(|error| Problem::filesystem("create the directory", &staging, &error))?;
+    let host_path = host.path(node_path);
+    let (parent, name) = host
+        .fs()
+        .parent(node_path)
+        .map_err(|error| Problem::filesystem("open the directory of", &host_path, &error))?;
+    let staging_name = staging_name_for(&name);
+    let staging_path = host_path.with_file_name(&staging_name);
+    remove_tree(&parent, &staging_name, &staging_path)?;
+    parent
+        .create_new_directory(&staging_name, 0o700)
+        .map_err(|error| Problem::filesystem("create the directory", &staging_path, &error))?;
+    let staging = parent
+        .open_directory(&staging_name)
+        .map_err(|error| Problem::filesystem("open the directory", &staging_path, &error))?;
     let file = open_artifact(artifact_path)?;
     let unpack = Unpack {
         staging: &staging,
+        shown: &staging_path,
         uid,
         gid,
     };
     let found = match walk(io::BufReader::new(file), Some(&unpack)) {
         Ok(found) => found,
         Err(problem) => {
-            remove_tree_if_present(&staging)?;
+            remove_tree(&parent, &staging_name, &staging_path)?;
             return Err(problem);
         }
     };
     if found != expected_digest {
-        remove_tree_if_present(&staging)?;
+        remove_tree(&parent, &staging_name, &staging_path)?;
         return Err(digest_mismatch(artifact_path, expected_digest, &found));
     }
     // the staging directory is beside the target, on the same filesystem
     let mut flusher = Flusher::new();
-    flusher.touched_file(host_path);
+    flusher
+        .touched(&parent)
+        .and_then(|()| flusher.flush())
+        .map_err(|error| Problem::filesystem("flush", &staging_path, &error))?;
+    swap_in(&parent, &name, &staging_name, &host_path)?;
     flusher
         .flush()
-        .map_err(|error| Problem::filesystem("flush", &staging, &error))?;
-    let exists = std::fs::symlink_metadata(host_path).is_ok();
-    if exists {
-        let exchanged = rustix::fs::renameat_with(
-            rustix::fs::CWD,
-            &staging,
-            rustix::fs::CWD,
-            host_path,
-            rustix::fs::RenameFlags::EXCHANGE,
-        );
-        match exchanged {
-            Ok(()) => {}
-            Err(
-                rustix::io::Errno::INVAL | rustix::io::Errno::NOSYS | rustix::io::Errno::OPNOTSUPP,
-            ) => {
-                // no RENAME_EXCHANGE here: move the old tree aside, then the new one in
-                let aside = host_path.with_file_name(format!(
-                    ".{}.mesh-old",
-                    host_path
-                        .file_name()
-                        .map(|name| name.to_string_lossy().into_owned())
-                        .unwrap_or_default()
-                ));
-                remove_tree_if_present(&aside)?;
-                std::fs::rename(host_path, &aside)
-                    .map_err(|error| Problem::filesystem("move aside", host_path, &error))?;
-                std::fs::rename(&staging, host_path)
-                    .map_err(|error| Problem::filesystem("swap in", host_path, &error))?;
-                std::fs::rename(&aside, &staging)
-                    .map_err(|error| Problem::filesystem("move aside", &aside, &error))?;
-            }
-            Err(error) => {
-                return Err(Problem::filesystem(
-                    "swap in",
-                    host_path,
-                    &io::Error::from(error),
-                ));
-            }
-        }
-        remove_tree_if_present(&staging)?;
-    } else {
-        std::fs::rename(&staging, host_path)
-            .map_err(|error| Problem::filesystem("swap in", host_path, &error))?;
-    }
-    flusher
-        .flush()
-        .map_err(|error| Problem::filesystem("flush", host_path, &error))
+        .map_err(|error| Problem::filesystem("flush", &host_path, &error))
 }
 
-fn remove_tree_if_present(path: &Path) -> Result<(), Problem> {
-    match std::fs::symlink_metadata(path) {
-        Ok(metadata) if metadata.is_dir() => std::fs::remove_dir_all(path)
-            .map_err(|error| Problem::filesystem("remove", path, &error)),
-        Ok(_) => {
-            std::fs::remove_file(path).map_err(|error| Problem::filesystem("remove", path, &error))
-        }
-        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(()),
-        Err(error) => Err(Problem::filesystem("inspect", path, &error)),
+/// Puts the staging tree at `name` in `parent` and removes the old tree, if any.
+fn swap_in(
+    parent: &Directory,
+    name: &str,
+    staging_name: &str,
+    host_path: &Path,
+) -> Result<(), Problem> {
+    let staging_path = host_path.with_file_name(staging_name);
+    let exists = parent
+        .entry(name)
+        .map_err(|error| Problem::filesystem("inspect", host_path, &error))?
+        .is_some();
+    if !exists {
+        return parent
+            .rename(staging_name, name)
+            .map_err(|error| Problem::filesystem("swap in", host_path, &error));
     }
+    match parent.exchange(staging_name, name) {
+        Ok(()) => {}
+        Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOSYS | rustix::io::Errno::OPNOTSUPP) => {
+            // no RENAME_EXCHANGE here: move the old tree aside, then the new one in
+            let aside = format!(".{name}.mesh-old");
+            let aside_path = host_path.with_file_name(&aside);
+            remove_tree(parent, &aside, &aside_path)?;
+            parent
+                .rename(name, &aside)
+                .map_err(|error| Problem::filesystem("move aside", host_path, &error))?;
+            parent
+                .rename(staging_name, name)
+                .map_err(|error| Problem::filesystem("swap in", host_path, &error))?;
+            parent
+                .rename(&aside, staging_name)
+                .map_err(|error| Problem::filesystem("move aside", &aside_path, &error))?;
+        }
+        Err(error) => {
+            return Err(Problem::filesystem(
+                "swap in",
+                host_path,
+                &io::Error::from(error),
+            ));
+        }
+    }
+    remove_tree(parent, staging_name, &staging_path)
+}
+
+fn remove_tree(parent: &Directory, name: &str, shown: &Path) -> Result<(), Problem> {
+    parent
+        .remove_tree(name)
+        .map_err(|error| Problem::filesystem("remove", shown, &error))
 }

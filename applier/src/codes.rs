@@ -26,6 +26,8 @@ pub enum Code {
     RecordFailed,
     InTheWay,
     Locked,
+    ConfinementUnavailable,
+    UnsafeAccountFile,
 }
 
 /// Every code with its number and title, in number order.
@@ -120,6 +122,16 @@ pub const TABLE: &[(Code, &str, &str)] = &[
         "something the applier will not replace is in the way",
     ),
     (Code::Locked, "E521", "another mesh-apply is running"),
+    (
+        Code::ConfinementUnavailable,
+        "E522",
+        "paths cannot be confined beneath the root on this kernel",
+    ),
+    (
+        Code::UnsafeAccountFile,
+        "E523",
+        "an account file is not a plain file reached without symlinks",
+    ),
 ];
 
 impl Code {

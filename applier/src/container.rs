@@ -7,6 +7,8 @@ use std::path::PathBuf;
 
 use plan::Container;
 
+use crate::confined::Directory;
+
 use crate::Planned;
 use crate::codes::Code;
 use crate::host::{Host, run_tool};
@@ -15,9 +17,9 @@ use crate::unit;
 
 const QUADLET: &str = "/usr/libexec/podman/quadlet";
 
-pub fn quadlet_path(host: &Host, name: &str) -> PathBuf {
-    host.path("/etc/containers/systemd")
-        .join(format!("{name}.container"))
+/// The Quadlet file's node path (`/etc/containers/systemd/NAME.container`).
+pub fn quadlet_path(name: &str) -> String {
+    format!("/etc/containers/systemd/{name}.container")
 }
 
 /// The service Quadlet generates for the container.
@@ -188,8 +190,9 @@ pub fn check_quadlet(name: &str, text: &str) -> Result<(), String> {
 }
 
 /// Checks the text with our checker and, where Podman is installed, with
-/// `quadlet -dryrun` on a copy in a scratch directory.
-pub fn validate(container: &Container, scratch: &std::path::Path) -> Result<(), Problem> {
+/// `quadlet -dryrun` on a copy in a private scratch directory (made fresh, 0700, under
+/// an unpredictable name, removed afterwards).
+pub fn validate(container: &Container) -> Result<(), Problem> {
     let text = quadlet_text(container);
     let invalid = |reason: String| {
         Problem::new(
@@ -203,33 +206,62 @@ pub fn validate(container: &Container, scratch: &std::path::Path) -> Result<(), 
     };
     check_quadlet(&container.name, &text).map_err(invalid)?;
     if std::path::Path::new(QUADLET).is_file() {
-        let directory = scratch.join(format!("quadlet-{}", container.name));
-        std::fs::create_dir_all(&directory)
-            .map_err(|error| Problem::filesystem("create", &directory, &error))?;
-        let file = directory.join(format!("{}.container", container.name));
-        std::fs::write(&file, &text)
-            .map_err(|error| Problem::filesystem("write", &file, &error))?;
-        let output = std::process::Command::new(QUADLET)
-            .arg("-dryrun")
-            .env("QUADLET_UNIT_DIRS", &directory)
-            .output()
+        let base = std::env::temp_dir();
+        let (scratch, name, path) = private_scratch(&base)
+            .map_err(|error| Problem::filesystem("create a scratch directory in", &base, &error))?;
+        let file_name = format!("{}.container", container.name);
+        let written = scratch
+            .create_fresh(&file_name, 0o600, 0, 0)
+            .and_then(|mut file| std::io::Write::write_all(&mut file, text.as_bytes()));
+        let output = written.map(|()| {
+            std::process::Command::new(QUADLET)
+                .arg("-dryrun")
+                .env("QUADLET_UNIT_DIRS", &path)
+                .output()
+        });
+        let removed = Directory::open_path(&base).and_then(|base| base.remove_tree(&name));
+        let output = output
+            .map_err(|error| Problem::filesystem("write", &path.join(&file_name), &error))?
             .map_err(|error| invalid(format!("cannot run `{QUADLET}`: {error}")))?;
-        let removed = std::fs::remove_dir_all(&directory);
         if !output.status.success() {
             return Err(invalid(format!(
                 "`quadlet -dryrun` refused it: {}",
                 String::from_utf8_lossy(&output.stderr).trim()
             )));
         }
-        removed.map_err(|error| Problem::filesystem("remove", &directory, &error))?;
+        removed.map_err(|error| Problem::filesystem("remove", &path, &error))?;
     }
     Ok(())
 }
 
+/// A new directory in `base`, made with `mkdirat` (never an existing one, never through
+/// a symlink) mode 0700 under a name no other user can guess (`mkdtemp`).
+pub fn private_scratch(base: &std::path::Path) -> std::io::Result<(Directory, String, PathBuf)> {
+    use std::hash::{BuildHasher, Hasher};
+    let parent = Directory::open_path(base)?;
+    let mut attempt = 0u32;
+    loop {
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u32(std::process::id());
+        hasher.write_u32(attempt);
+        let name = format!("mesh-apply-{:016x}", hasher.finish());
+        match parent.create_new_directory(&name, 0o700) {
+            Ok(()) => {
+                let scratch = parent.open_directory(&name)?;
+                return Ok((scratch, name.clone(), base.join(&name)));
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists && attempt < 64 => {
+                attempt += 1;
+            }
+            Err(error) => return Err(error),
+        }
+    }
+}
+
 pub fn inspect(container: &Container, host: &Host) -> Result<Planned, Problem> {
-    let path = quadlet_path(host, &container.name);
-    let exists = std::fs::symlink_metadata(&path).is_ok();
-    let same = unit::has_content(&path, &quadlet_text(container))?;
+    let path = quadlet_path(&container.name);
+    let exists = unit::exists(host, &path)?;
+    let same = unit::has_content(host, &path, &quadlet_text(container))?;
     Ok(match (exists, same) {
         (false, _) => Planned::Create,
         (true, false) => Planned::change(vec!["quadlet".to_string()]),
@@ -241,10 +273,10 @@ pub fn inspect(container: &Container, host: &Host) -> Result<Planned, Problem> {
 }
 
 pub fn apply(container: &Container, host: &Host) -> Result<(), Problem> {
-    let path = quadlet_path(host, &container.name);
+    let path = quadlet_path(&container.name);
     let text = quadlet_text(container);
-    if !unit::has_content(&path, &text)? {
-        unit::write_unit(&path, &text)?;
+    if !unit::has_content(host, &path, &text)? {
+        unit::write_unit(host, &path, &text)?;
     }
     Ok(())
 }
@@ -255,7 +287,7 @@ pub fn withdraw(name: &str, host: &Host) -> Result<(), Problem> {
     if host.is_live() && unit::is_active(&service) {
         unit::systemctl(&["stop", &service])?;
     }
-    unit::remove_unit(&quadlet_path(host, name))
+    unit::remove_unit(host, &quadlet_path(name))
 }
 
 /// Checks that Podman's generator is on the live host before a container is applied.
@@ -264,5 +296,25 @@ pub fn podman_present() -> Result<(), Problem> {
         Ok(())
     } else {
         run_tool("podman", &["--version".to_string()]).map(|_| ())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+
+    #[test]
+    fn scratch_directories_are_fresh_private_and_unpredictable() {
+        let base = tempfile::tempdir().unwrap();
+        let (_first, first_name, first_path) = super::private_scratch(base.path()).unwrap();
+        let (_second, second_name, _) = super::private_scratch(base.path()).unwrap();
+        assert_ne!(first_name, second_name);
+        assert!(!first_name.contains(&std::process::id().to_string()));
+        let metadata = std::fs::symlink_metadata(&first_path).unwrap();
+        assert!(metadata.is_dir());
+        assert_eq!(metadata.permissions().mode() & 0o7777, 0o700);
+        // owned by whoever runs the applier, as the base made just now is
+        let own = std::fs::metadata(base.path()).unwrap().uid();
+        assert_eq!(metadata.uid(), own);
     }
 }

@@ -1,47 +1,47 @@
 //! The `directory` shape on the host: create it with owner and mode, or fix owner and
-//! mode. Never deletes a directory or anything in it, not even when withdrawn.
-
-use std::io;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
-use std::path::Path;
+//! mode, through the confined layer (`mkdirat` in the opened parent, then `fchown` and
+//! `fchmod` on the directory opened with `O_NOFOLLOW`). Never deletes a directory or
+//! anything in it, not even when withdrawn.
 
 use crate::Planned;
 use crate::accounts::Accounts;
 use crate::codes::Code;
-use crate::durable;
+use crate::confined::{Directory, EntryKind};
+use crate::host::Host;
 use crate::problem::Problem;
 
 pub fn inspect(
-    host_path: &Path,
+    host: &Host,
+    node_path: &str,
     mode: u32,
     owner: &str,
     group: &str,
     accounts: &Accounts,
 ) -> Result<Planned, Problem> {
-    let metadata = match std::fs::symlink_metadata(host_path) {
-        Ok(metadata) => metadata,
-        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(Planned::Create),
-        Err(error) => return Err(Problem::filesystem("inspect", host_path, &error)),
+    let shown = host.path(node_path);
+    let entry = match host.fs().entry(node_path) {
+        Ok(Some(entry)) => entry,
+        Ok(None) => return Ok(Planned::Create),
+        Err(error) => return Err(Problem::filesystem("inspect", &shown, &error)),
     };
-    if !metadata.is_dir() {
+    if entry.kind != EntryKind::Directory {
         return Err(Problem::new(
             Code::InTheWay,
             format!(
                 "a file or symlink not managed by this plan is in the way at `{}`",
-                host_path.display()
+                shown.display()
             ),
             "move it away by hand (mesh replaces only what it manages), then apply again",
         ));
     }
     let mut details = Vec::new();
-    let current_mode = metadata.permissions().mode() & 0o7777;
-    if current_mode != mode {
-        details.push(format!("mode {current_mode:04o} -> {mode:04o}"));
+    if entry.mode != mode {
+        details.push(format!("mode {:04o} -> {mode:04o}", entry.mode));
     }
-    if accounts.uid(owner) != Some(metadata.uid()) {
+    if accounts.uid(owner) != Some(entry.uid) {
         details.push(format!("owner -> `{owner}`"));
     }
-    if accounts.gid(group) != Some(metadata.gid()) {
+    if accounts.gid(group) != Some(entry.gid) {
         details.push(format!("group -> `{group}`"));
     }
     Ok(if details.is_empty() {
@@ -51,19 +51,30 @@ pub fn inspect(
     })
 }
 
-/// Creates the directory if absent, then sets owner and mode (never through a symlink).
-pub fn apply(host_path: &Path, mode: u32, uid: u32, gid: u32) -> Result<(), Problem> {
-    match std::fs::DirBuilder::new().mode(0o700).create(host_path) {
-        Ok(()) => {}
-        Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
-        Err(error) => {
-            return Err(Problem::filesystem(
-                "create the directory",
-                host_path,
-                &error,
-            ));
-        }
-    }
-    durable::set_owner_and_mode(host_path, true, mode, uid, gid)
-        .map_err(|error| Problem::filesystem("set owner and mode of", host_path, &error))
+/// Creates the directory if absent, then sets owner and mode on it (never through a
+/// symlink). Returns its parent, for the caller's flush.
+pub fn apply(
+    host: &Host,
+    node_path: &str,
+    mode: u32,
+    uid: u32,
+    gid: u32,
+) -> Result<Directory, Problem> {
+    let shown = host.path(node_path);
+    let (parent, name) = host
+        .fs()
+        .parent(node_path)
+        .map_err(|error| Problem::filesystem("create the directory", &shown, &error))?;
+    parent
+        .create_directory(&name, 0o700)
+        .map_err(|error| Problem::filesystem("create the directory", &shown, &error))?;
+    parent
+        .set_owner_and_mode(&name, true, mode, uid, gid)
+        .map_err(|error| Problem::filesystem("set owner and mode of", &shown, &error))?;
+    Ok(parent)
+}
+
+/// Is there a real directory (not a symlink) at `node_path`?
+pub fn is_real_directory(host: &Host, node_path: &str) -> bool {
+    matches!(host.fs().entry(node_path), Ok(Some(entry)) if entry.kind == EntryKind::Directory)
 }

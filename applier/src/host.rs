@@ -1,32 +1,47 @@
 //! The host the plan is applied to: the live system (`/`) or a tree under `--root`.
-//! Maps node paths into it and runs the host's own tools. Must not decide anything
-//! about shapes.
+//! Holds the confined layer every path goes through, names node paths for messages and
+//! host tools, and runs the host's own tools. Must not decide anything about shapes,
+//! and must not touch a path but through [`Confined`].
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Arc;
 
 use crate::codes::Code;
+use crate::confined::{Confined, Resolution};
 use crate::problem::Problem;
+
+/// The node path of the applier's state (record, lock, received plans).
+pub const STATE_DIRECTORY: &str = "/var/lib/mesh";
 
 #[derive(Clone, Debug)]
 pub struct Host {
     /// `/` on the live host, the canonical `--root` otherwise.
     root: PathBuf,
     live: bool,
+    fs: Arc<Confined>,
 }
 
 impl Host {
-    pub fn new(root: Option<&Path>) -> Host {
-        match root {
-            Some(root) => Host {
-                root: root.to_path_buf(),
-                live: false,
-            },
-            None => Host {
-                root: PathBuf::from("/"),
-                live: true,
-            },
-        }
+    /// Opens the root once: `RESOLVE_IN_ROOT` beneath `--root`, `RESOLVE_NO_SYMLINKS`
+    /// on the live host. A kernel without `openat2` is refused (E522), never worked
+    /// around with path walking.
+    pub fn new(root: Option<&Path>) -> Result<Host, Problem> {
+        let (root, live, resolution) = match root {
+            Some(root) => (root.to_path_buf(), false, Resolution::InRoot),
+            None => (PathBuf::from("/"), true, Resolution::NoSymlinks),
+        };
+        let fs = Confined::open(&root, resolution).map_err(|error| root_problem(&root, &error))?;
+        Ok(Host {
+            root,
+            live,
+            fs: Arc::new(fs),
+        })
+    }
+
+    /// The confined layer: every filesystem operation on this host goes through it.
+    pub fn fs(&self) -> &Confined {
+        &self.fs
     }
 
     /// Is this the running system (services are started), rather than a `--root` tree?
@@ -38,19 +53,37 @@ impl Host {
         &self.root
     }
 
-    /// Where a node path (`/etc/motd`) is on this host.
+    /// Where a node path (`/etc/motd`) is on this host: for messages and host tools,
+    /// never to be opened by name.
     pub fn path(&self, node_path: &str) -> PathBuf {
         self.root.join(node_path.trim_start_matches('/'))
     }
 
-    /// The mesh state directory (`/var/lib/mesh`) on this host.
+    /// The mesh state directory (`/var/lib/mesh`) on this host, for messages.
     pub fn state_directory(&self) -> PathBuf {
-        self.path("/var/lib/mesh")
+        self.path(STATE_DIRECTORY)
     }
 
     /// The `--root`/`--prefix` style argument for tools, when not live.
     pub fn offline_root(&self) -> Option<&Path> {
         if self.live { None } else { Some(&self.root) }
+    }
+}
+
+/// Why the root could not be opened: E522 when the kernel has no `openat2` (the layer
+/// fails closed rather than walk paths by name), else E517.
+fn root_problem(root: &Path, error: &std::io::Error) -> Problem {
+    if crate::confined::is_unavailable(error) {
+        Problem::new(
+            Code::ConfinementUnavailable,
+            format!(
+                "this kernel cannot resolve paths confined beneath `{}` (`openat2`: {error})",
+                root.display()
+            ),
+            "run mesh-apply on Linux 5.6 or later, outside any sandbox that refuses `openat2`",
+        )
+    } else {
+        Problem::filesystem("open the root", root, error)
     }
 }
 
@@ -87,4 +120,22 @@ pub fn has_tool(program: &str) -> bool {
         return false;
     };
     std::env::split_paths(&path).any(|directory| directory.join(program).is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kernel_without_openat2_is_refused_with_e522() {
+        let missing = std::io::Error::from(rustix::io::Errno::NOSYS);
+        let problem = root_problem(Path::new("/srv/image"), &missing);
+        assert_eq!(problem.code.as_str(), "E522");
+        assert!(problem.message.contains("openat2"), "{}", problem.message);
+        let other = std::io::Error::from(rustix::io::Errno::NOENT);
+        assert_eq!(
+            root_problem(Path::new("/srv/image"), &other).code.as_str(),
+            "E517"
+        );
+    }
 }

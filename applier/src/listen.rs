@@ -21,9 +21,12 @@ use transport::{Stop, names};
 
 use crate::codes::Code;
 use crate::config::{Config, OutputFormat};
-use crate::host::Host;
+use crate::host::{Host, STATE_DIRECTORY};
 use crate::record::{Record, RecordState};
 use crate::report::{Report, Status};
+
+/// Where a received plan is kept (node path), for the operator to read.
+const RECEIVED_PLAN: &str = "/var/lib/mesh/received.json";
 
 pub const USAGE: &str = "\
 usage: mesh-apply --listen --node NAME --identity KEY [--amqp URL] [--root DIR]
@@ -172,8 +175,10 @@ pub fn handler(config: ListenConfig, log: Log) -> Handler {
 
 fn print_line(config: &ListenConfig, report: &StatusReport) {
     let line = match config.format {
-        OutputFormat::Json => serde_json::to_string(report).unwrap_or_default(),
-        OutputFormat::Human => human_line(report),
+        OutputFormat::Json => {
+            crate::report::json_escaped(&serde_json::to_string(report).unwrap_or_default())
+        }
+        OutputFormat::Human => crate::report::escaped(&human_line(report)).into_owned(),
     };
     let mut stdout = std::io::stdout().lock();
     // a closed stdout must not stop the listener: the report also goes to the broker
@@ -242,7 +247,17 @@ pub fn handle(config: &ListenConfig, incoming: &Incoming) -> (StatusReport, bool
         ));
         return (report, false);
     }
-    let host = Host::new(config.root.as_deref());
+    let host = match Host::new(config.root.as_deref()) {
+        Ok(host) => host,
+        Err(problem) => {
+            report.outcome = Outcome::Failed;
+            report.errors.push(ReportedError {
+                code: problem.code.as_str().to_string(),
+                message: problem.message,
+            });
+            return (report, false);
+        }
+    };
     if let Ok(Some(record)) = Record::load(&host)
         && record.state == RecordState::Applied
         && record.plan == plan.digest()
@@ -252,9 +267,11 @@ pub fn handle(config: &ListenConfig, incoming: &Incoming) -> (StatusReport, bool
         report.reason = Some("the plan is the one last applied".to_string());
         return (report, false);
     }
-    let plan_path = host.state_directory().join("received.json");
-    let kept = std::fs::create_dir_all(host.state_directory())
-        .and_then(|()| crate::durable::write_file_now(&plan_path, &incoming.body, 0o600));
+    let plan_path = host.path(RECEIVED_PLAN);
+    let kept = host
+        .fs()
+        .create_directories(STATE_DIRECTORY, 0o755)
+        .and_then(|_| host.fs().write_now(RECEIVED_PLAN, &incoming.body, 0o600));
     if let Err(error) = kept {
         report.outcome = Outcome::Failed;
         report.errors.push(ReportedError {
@@ -263,15 +280,19 @@ pub fn handle(config: &ListenConfig, incoming: &Incoming) -> (StatusReport, bool
         });
         return (report, false);
     }
-    let applied = crate::run(&Config {
-        plan_path,
-        identity_path: config.identity_path.clone(),
-        root: config.root.clone(),
-        node: Some(config.node.clone()),
-        artifacts: config.artifacts.clone(),
-        dry_run: false,
-        format: OutputFormat::Json,
-    });
+    // the plan is applied from the bytes received, never read back by name
+    let applied = crate::run::run_with_plan(
+        &Config {
+            plan_path,
+            identity_path: config.identity_path.clone(),
+            root: config.root.clone(),
+            node: Some(config.node.clone()),
+            artifacts: config.artifacts.clone(),
+            dry_run: false,
+            format: OutputFormat::Json,
+        },
+        &incoming.body,
+    );
     if applied
         .problems
         .iter()

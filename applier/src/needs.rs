@@ -1,15 +1,16 @@
 //! Undeclared needs, checked before anything changes: every shape's parent directory,
 //! owner and group, a user's groups, a service's user and a container's mount sources
 //! must be declared in the plan or present on the host, and no path may run through a
-//! symlink or a non-directory on the host. Reads the host, never changes it.
+//! symlink or a non-directory on the host. Reads the host through the confined layer,
+//! never changes it.
 
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
 
 use plan::{Kind, Plan, Resource, Shape};
 
 use crate::accounts::Accounts;
 use crate::codes::Code;
+use crate::confined::EntryKind;
 use crate::host::Host;
 use crate::problem::Problem;
 
@@ -37,10 +38,15 @@ impl Needs<'_> {
         if let Some(known) = self.cache.get(node_path) {
             return known.clone();
         }
-        let state = match std::fs::symlink_metadata(self.host.path(node_path)) {
-            Ok(metadata) if metadata.file_type().is_symlink() => HostPath::Symlink,
-            Ok(metadata) if metadata.is_dir() => HostPath::Directory,
-            Ok(_) => HostPath::NotDirectory,
+        let state = match self.host.fs().entry(node_path) {
+            Ok(Some(entry)) => match entry.kind {
+                EntryKind::Symlink => HostPath::Symlink,
+                EntryKind::Directory => HostPath::Directory,
+                EntryKind::File | EntryKind::Other => HostPath::NotDirectory,
+            },
+            Ok(None) => HostPath::Missing,
+            // a parent on the way that the layer refuses: reported at that parent
+            Err(error) if crate::confined::is_symlink_refusal(&error) => HostPath::Symlink,
             Err(_) => HostPath::Missing,
         };
         self.cache.insert(node_path.to_string(), state.clone());
@@ -62,8 +68,12 @@ impl Needs<'_> {
         for ancestor in std::iter::once(parent).chain(ancestors) {
             match self.host_path(ancestor) {
                 HostPath::Symlink => {
-                    let real = std::fs::canonicalize(self.host.path(ancestor))
-                        .map(|real| real.display().to_string())
+                    let real = self
+                        .host
+                        .fs()
+                        .parent(ancestor)
+                        .and_then(|(directory, name)| directory.read_link(&name))
+                        .map(|target| String::from_utf8_lossy(&target).into_owned())
                         .unwrap_or_else(|_| "its target".to_string());
                     return Some(Problem::new(
                         Code::UnsafeHostPath,
@@ -221,9 +231,4 @@ pub fn check(
         problems.extend(found.into_iter().map(|problem| problem.about_shape(shape)));
     }
     problems
-}
-
-/// Is `path` (a host path) a directory that is not a symlink?
-pub fn is_real_directory(path: &Path) -> bool {
-    std::fs::symlink_metadata(path).is_ok_and(|metadata| metadata.is_dir())
 }

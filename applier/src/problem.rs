@@ -36,6 +36,9 @@ pub struct Problem {
     pub message: String,
     /// Boxed to keep `Result<_, Problem>` small.
     pub origin: Option<Box<Origin>>,
+    /// The step of the run that failed when it belongs to no shape (`flush the written
+    /// files`, `reload the accounts`).
+    pub step: Option<String>,
     pub help: String,
 }
 
@@ -45,6 +48,7 @@ impl Problem {
             code,
             message: message.into(),
             origin: None,
+            step: None,
             help: help.into(),
         }
     }
@@ -54,12 +58,30 @@ impl Problem {
         self
     }
 
+    /// Marks the problem as the failure of a step that belongs to no shape.
+    pub fn during(mut self, step: &str) -> Problem {
+        self.step = Some(step.to_string());
+        self
+    }
+
     pub fn about_shape(self, shape: &Shape) -> Problem {
         self.about(Origin::of(shape))
     }
 
-    /// A failed filesystem operation on `path`.
+    /// A failed filesystem operation on `path`. A symlink the confined layer would not
+    /// follow is E510, whenever it is met (a link declared by the plan, or one swapped
+    /// in while applying).
     pub fn filesystem(doing: &str, path: &std::path::Path, error: &std::io::Error) -> Problem {
+        if crate::confined::is_symlink_refusal(error) {
+            return Problem::new(
+                Code::UnsafeHostPath,
+                format!(
+                    "cannot {doing} `{}`: it is or goes through a symlink on the host, which mesh does not follow here",
+                    path.display()
+                ),
+                "write the path without the symlink; mesh does not write through links on the live host, or where a link replaced a directory while it applied",
+            );
+        }
         Problem::new(
             Code::FilesystemFailed,
             format!("cannot {doing} `{}`: {error}", path.display()),

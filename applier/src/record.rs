@@ -3,18 +3,19 @@
 //! was done to it. Withdrawal is computed from it. Must stay readable after a crash:
 //! it is only ever replaced atomically and durably.
 
-use std::io;
 use std::path::PathBuf;
 
 use plan::{Kind, Source};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::codes::Code;
-use crate::durable;
-use crate::host::Host;
+use crate::host::{Host, STATE_DIRECTORY};
 use crate::problem::{Origin, Problem};
 
 pub const RECORD_FORMAT: &str = "mesh-applied/1";
+
+/// The record's node path.
+pub const RECORD_PATH: &str = "/var/lib/mesh/applied.json";
 
 /// The state of the last apply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,15 +73,44 @@ impl RecordEntry {
         }
     }
 
-    fn to_json(&self) -> Value {
-        json!({
-            "kind": self.kind.name(),
-            "identity": self.identity,
-            "digest": self.digest,
-            "module": self.module,
-            "source": self.source.as_ref().map(|source| json!({"file": source.file, "line": source.line, "column": source.column})),
-            "result": self.result,
-        })
+    /// Writes the entry as the record's pretty JSON does (keys in sorted order), at
+    /// `indent`, without building a JSON tree (a record has one entry per shape).
+    fn write_json(&self, out: &mut Vec<u8>, indent: &str) {
+        let inner = format!("{indent}  ");
+        out.extend_from_slice(b"{\n");
+        write_key(out, &inner, "digest");
+        write_optional_string(out, self.digest.as_deref());
+        out.extend_from_slice(b",\n");
+        write_key(out, &inner, "identity");
+        write_string(out, &self.identity);
+        out.extend_from_slice(b",\n");
+        write_key(out, &inner, "kind");
+        write_string(out, self.kind.name());
+        out.extend_from_slice(b",\n");
+        write_key(out, &inner, "module");
+        write_optional_string(out, self.module.as_deref());
+        out.extend_from_slice(b",\n");
+        write_key(out, &inner, "result");
+        write_string(out, &self.result);
+        out.extend_from_slice(b",\n");
+        write_key(out, &inner, "source");
+        match &self.source {
+            Some(source) => {
+                let deeper = format!("{inner}  ");
+                out.extend_from_slice(b"{\n");
+                write_key(out, &deeper, "column");
+                out.extend_from_slice(source.column.to_string().as_bytes());
+                out.extend_from_slice(b",\n");
+                write_key(out, &deeper, "file");
+                write_string(out, &source.file);
+                out.extend_from_slice(b",\n");
+                write_key(out, &deeper, "line");
+                out.extend_from_slice(source.line.to_string().as_bytes());
+                out.extend_from_slice(format!("\n{inner}}}").as_bytes());
+            }
+            None => out.extend_from_slice(b"null"),
+        }
+        out.extend_from_slice(format!("\n{indent}}}").as_bytes());
     }
 
     fn from_json(value: &Value) -> Option<RecordEntry> {
@@ -113,19 +143,23 @@ pub struct Record {
     pub shapes: Vec<RecordEntry>,
     /// What the apply that wrote this record withdrew or kept.
     pub withdrawn: Vec<RecordEntry>,
+    /// The step that failed when the failure belongs to no shape (a flush, an account
+    /// reload); no shape is blamed for it.
+    pub failed_step: Option<String>,
 }
 
 impl Record {
+    /// Where the record is, for messages.
     pub fn path(host: &Host) -> PathBuf {
-        host.state_directory().join("applied.json")
+        host.path(RECORD_PATH)
     }
 
-    /// The record on `host`, if there is one.
+    /// The record on `host`, if there is one (read through the confined layer).
     pub fn load(host: &Host) -> Result<Option<Record>, Problem> {
         let path = Record::path(host);
-        let bytes = match std::fs::read(&path) {
-            Ok(bytes) => bytes,
-            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
+        let bytes = match host.fs().read(RECORD_PATH) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return Ok(None),
             Err(error) => return Err(unreadable(&path, &error.to_string())),
         };
         let value: Value = serde_json::from_slice(&bytes)
@@ -153,31 +187,56 @@ impl Record {
             state: RecordState::from_name(value.get("state")?.as_str()?)?,
             shapes: entries("shapes")?,
             withdrawn: entries("withdrawn")?,
+            failed_step: value
+                .get("failed_step")
+                .and_then(Value::as_str)
+                .map(str::to_string),
         })
     }
 
+    /// The record as pretty JSON, keys in sorted order (what `serde_json` prints for the
+    /// same tree), written directly: building the tree cost a quarter of a first apply of
+    /// 10,000 files.
     pub fn to_json_bytes(&self) -> Vec<u8> {
-        let value = json!({
-            "format": RECORD_FORMAT,
-            "node": self.node,
-            "plan": self.plan,
-            "state": self.state.name(),
-            "shapes": self.shapes.iter().map(RecordEntry::to_json).collect::<Vec<_>>(),
-            "withdrawn": self.withdrawn.iter().map(RecordEntry::to_json).collect::<Vec<_>>(),
-        });
-        let mut bytes = serde_json::to_vec_pretty(&value).unwrap_or_default();
-        bytes.push(b'\n');
-        bytes
+        let mut out = Vec::with_capacity(256 * (self.shapes.len() + self.withdrawn.len() + 1));
+        out.extend_from_slice(b"{\n");
+        if let Some(step) = &self.failed_step {
+            write_key(&mut out, "  ", "failed_step");
+            write_string(&mut out, step);
+            out.extend_from_slice(b",\n");
+        }
+        write_key(&mut out, "  ", "format");
+        write_string(&mut out, RECORD_FORMAT);
+        out.extend_from_slice(b",\n");
+        write_key(&mut out, "  ", "node");
+        write_string(&mut out, &self.node);
+        out.extend_from_slice(b",\n");
+        write_key(&mut out, "  ", "plan");
+        write_string(&mut out, &self.plan);
+        out.extend_from_slice(b",\n");
+        write_key(&mut out, "  ", "shapes");
+        write_entries(&mut out, &self.shapes);
+        out.extend_from_slice(b",\n");
+        write_key(&mut out, "  ", "state");
+        write_string(&mut out, self.state.name());
+        out.extend_from_slice(b",\n");
+        write_key(&mut out, "  ", "withdrawn");
+        write_entries(&mut out, &self.withdrawn);
+        out.extend_from_slice(b"\n}\n");
+        out
     }
 
     /// Replaces the record atomically and durably.
     pub fn store(&self, host: &Host) -> Result<(), Problem> {
         let path = Record::path(host);
-        durable::write_file_now(&path, &self.to_json_bytes(), 0o644).map_err(|error| {
+        host.fs()
+            .create_directories(STATE_DIRECTORY, 0o755)
+            .and_then(|_| host.fs().write_now(RECORD_PATH, &self.to_json_bytes(), 0o644))
+            .map_err(|error| {
             Problem::new(
                 Code::RecordFailed,
                 format!("cannot write the record `{}`: {error}", path.display()),
-                "make `/var/lib/mesh` writable and apply again",
+                "make `/var/lib/mesh` a writable directory of the root, reached without leaving it, and apply again",
             )
         })
     }
@@ -190,10 +249,126 @@ impl Record {
     }
 }
 
+fn write_string(out: &mut Vec<u8>, text: &str) {
+    // a string always serializes; an error here would be a bug in serde_json
+    if serde_json::to_writer(&mut *out, text).is_err() {
+        out.extend_from_slice(b"null");
+    }
+}
+
+fn write_optional_string(out: &mut Vec<u8>, text: Option<&str>) {
+    match text {
+        Some(text) => write_string(out, text),
+        None => out.extend_from_slice(b"null"),
+    }
+}
+
+fn write_key(out: &mut Vec<u8>, indent: &str, key: &str) {
+    out.extend_from_slice(indent.as_bytes());
+    write_string(out, key);
+    out.extend_from_slice(b": ");
+}
+
+fn write_entries(out: &mut Vec<u8>, entries: &[RecordEntry]) {
+    if entries.is_empty() {
+        out.extend_from_slice(b"[]");
+        return;
+    }
+    out.extend_from_slice(b"[\n");
+    for (position, entry) in entries.iter().enumerate() {
+        if position > 0 {
+            out.extend_from_slice(b",\n");
+        }
+        out.extend_from_slice(b"    ");
+        entry.write_json(out, "    ");
+    }
+    out.extend_from_slice(b"\n  ]");
+}
+
 fn unreadable(path: &std::path::Path, reason: &str) -> Problem {
     Problem::new(
         Code::RecordFailed,
         format!("cannot read the record `{}`: {reason}", path.display()),
         "the record says what mesh put on this host; restore it, or move it away to start over (nothing will be withdrawn)",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The record as the JSON tree it was once built as.
+    fn tree(record: &Record) -> Vec<u8> {
+        let entry = |entry: &RecordEntry| {
+            json!({
+                "kind": entry.kind.name(),
+                "identity": entry.identity,
+                "digest": entry.digest,
+                "module": entry.module,
+                "source": entry.source.as_ref().map(|source| json!({"file": source.file, "line": source.line, "column": source.column})),
+                "result": entry.result,
+            })
+        };
+        let mut value = json!({
+            "format": RECORD_FORMAT,
+            "node": record.node,
+            "plan": record.plan,
+            "state": record.state.name(),
+            "shapes": record.shapes.iter().map(entry).collect::<Vec<_>>(),
+            "withdrawn": record.withdrawn.iter().map(entry).collect::<Vec<_>>(),
+        });
+        if let (Some(step), Value::Object(object)) = (&record.failed_step, &mut value) {
+            object.insert("failed_step".to_string(), json!(step));
+        }
+        let mut bytes = serde_json::to_vec_pretty(&value).unwrap();
+        bytes.push(b'\n');
+        bytes
+    }
+
+    #[test]
+    fn the_record_is_written_as_its_json_tree_prints() {
+        let entry = RecordEntry {
+            kind: Kind::File,
+            identity: "/etc/m\"o\u{1b}td".to_string(),
+            digest: Some("sha256:ab".to_string()),
+            module: Some("app".to_string()),
+            source: Some(Source {
+                file: "modules/app/module.nix".to_string(),
+                line: 12,
+                column: 3,
+            }),
+            result: "created".to_string(),
+        };
+        let bare = RecordEntry {
+            digest: None,
+            module: None,
+            source: None,
+            ..entry.clone()
+        };
+        for (shapes, withdrawn, failed_step) in [
+            (vec![], vec![], None),
+            (vec![entry.clone(), bare.clone()], vec![bare.clone()], None),
+            (
+                vec![entry],
+                vec![],
+                Some("flush the written files".to_string()),
+            ),
+        ] {
+            let record = Record {
+                node: "db1".to_string(),
+                plan: "sha256:cd".to_string(),
+                state: RecordState::Failed,
+                shapes,
+                withdrawn,
+                failed_step,
+            };
+            assert_eq!(
+                String::from_utf8(record.to_json_bytes()).unwrap(),
+                String::from_utf8(tree(&record)).unwrap()
+            );
+            let parsed: Value = serde_json::from_slice(&record.to_json_bytes()).unwrap();
+            assert_eq!(Record::from_json(&parsed), Some(record));
+        }
+    }
 }

@@ -1,8 +1,61 @@
 //! What a run reports: one result per shape (created, changed, unchanged, withdrawn,
 //! kept, failed), the problems, and a summary; rendered for people or as JSON. Must
-//! never print secret content.
+//! never print secret content, and never a plan-supplied character raw that a terminal
+//! would act on (control characters, escape sequences, bidirectional overrides).
+
+use std::borrow::Cow;
 
 use serde_json::{Value, json};
+
+/// Would this character, printed raw, change what a terminal shows (a control
+/// character, the start of an escape sequence, a line break, or an invisible or
+/// bidirectional format character)?
+pub fn needs_escape(character: char) -> bool {
+    character.is_control()
+        || matches!(
+            character,
+            '\u{061c}'
+                | '\u{200b}'..='\u{200f}'
+                | '\u{2028}'..='\u{202e}'
+                | '\u{2060}'..='\u{2069}'
+                | '\u{feff}'
+        )
+}
+
+/// `text` with every character [`needs_escape`] names shown as `\u{..}`, so a hostile
+/// plan can neither drive the terminal nor fake a line of the report.
+pub fn escaped(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(needs_escape) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for character in text.chars() {
+        if needs_escape(character) {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(character)));
+        } else {
+            out.push(character);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// JSON text with every character [`needs_escape`] names written as a `\uXXXX` escape
+/// (serde_json leaves DEL, C1 controls and format characters raw). They occur only
+/// inside strings, where the escape means the same character: the data is unchanged.
+pub fn json_escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for character in text.chars() {
+        if needs_escape(character) && character != '\n' {
+            let mut units = [0u16; 2];
+            for unit in character.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        } else {
+            out.push(character);
+        }
+    }
+    out
+}
 
 use crate::problem::{Origin, Problem};
 
@@ -115,9 +168,9 @@ impl Report {
             } else {
                 result.status.name()
             };
-            out.push_str(&format!("{verb:<10} {}", result.origin.name()));
+            out.push_str(&format!("{verb:<10} {}", escaped(&result.origin.name())));
             if !result.detail.is_empty() {
-                out.push_str(&format!(" ({})", result.detail));
+                out.push_str(&format!(" ({})", escaped(&result.detail)));
             }
             out.push('\n');
         }
@@ -130,11 +183,7 @@ impl Report {
     }
 
     pub fn to_json(&self) -> Value {
-        let mut summary = serde_json::Map::new();
-        for status in Status::ALL {
-            summary.insert(status.name().to_string(), json!(self.count(status)));
-        }
-        summary.insert("not_reached".to_string(), json!(self.not_reached));
+        let summary = self.summary_json();
         json!({
             "format": "mesh-apply-report/1",
             "node": self.node,
@@ -154,11 +203,95 @@ impl Report {
         })
     }
 
+    /// [`Report::to_json`] printed pretty, escaped for the terminal. The results (one
+    /// per shape) are written directly rather than built as a tree first; the text is
+    /// the same (a test compares).
     pub fn render_json(&self) -> String {
-        let mut text = serde_json::to_string_pretty(&self.to_json()).unwrap_or_default();
+        let mut out = String::with_capacity(256 * (self.results.len() + 4));
+        out.push_str("{\n");
+        let small = [
+            ("dry_run", json!(self.dry_run)),
+            (
+                "errors",
+                json!(self.problems.iter().map(problem_json).collect::<Vec<_>>()),
+            ),
+            ("format", json!("mesh-apply-report/1")),
+            ("node", json!(self.node)),
+            (
+                "notes",
+                json!(self.notes.iter().map(problem_json).collect::<Vec<_>>()),
+            ),
+            ("plan", json!(self.plan_digest)),
+        ];
+        for (key, value) in &small {
+            write_member(&mut out, key, value);
+            out.push_str(",\n");
+        }
+        out.push_str("  \"results\": ");
+        write_results(&mut out, &self.results);
+        out.push_str(",\n");
+        write_member(&mut out, "summary", &self.summary_json());
+        out.push_str("\n}");
+        let mut text = json_escaped(&out);
         text.push('\n');
         text
     }
+
+    fn summary_json(&self) -> Value {
+        let mut summary = serde_json::Map::new();
+        for status in Status::ALL {
+            summary.insert(status.name().to_string(), json!(self.count(status)));
+        }
+        summary.insert("not_reached".to_string(), json!(self.not_reached));
+        Value::Object(summary)
+    }
+}
+
+/// `  "key": VALUE` with VALUE pretty-printed at the members' depth.
+fn write_member(out: &mut String, key: &str, value: &Value) {
+    out.push_str("  ");
+    out.push_str(&Value::from(key).to_string());
+    out.push_str(": ");
+    let pretty = serde_json::to_string_pretty(value).unwrap_or_default();
+    out.push_str(&pretty.replace('\n', "\n  "));
+}
+
+/// The results array, each result as `serde_json` prints its object (keys sorted).
+fn write_results(out: &mut String, results: &[ShapeResult]) {
+    if results.is_empty() {
+        out.push_str("[]");
+        return;
+    }
+    let text = |value: &str| Value::from(value).to_string();
+    out.push_str("[\n");
+    for (position, result) in results.iter().enumerate() {
+        if position > 0 {
+            out.push_str(",\n");
+        }
+        let origin = &result.origin;
+        out.push_str("    {\n      \"detail\": ");
+        out.push_str(&text(&result.detail));
+        out.push_str(",\n      \"identity\": ");
+        out.push_str(&text(&origin.identity));
+        out.push_str(",\n      \"kind\": ");
+        out.push_str(&text(origin.kind.name()));
+        out.push_str(",\n      \"module\": ");
+        out.push_str(&origin.module.as_deref().map_or("null".to_string(), text));
+        out.push_str(",\n      \"source\": ");
+        match &origin.source {
+            Some(source) => out.push_str(&format!(
+                "{{\n        \"column\": {},\n        \"file\": {},\n        \"line\": {}\n      }}",
+                source.column,
+                text(&source.file),
+                source.line
+            )),
+            None => out.push_str("null"),
+        }
+        out.push_str(",\n      \"status\": ");
+        out.push_str(&text(result.status.name()));
+        out.push_str("\n    }");
+    }
+    out.push_str("\n  ]");
 }
 
 fn origin_json(origin: &Origin) -> Value {
@@ -177,6 +310,7 @@ fn problem_json(problem: &Problem) -> Value {
         "message": problem.message,
         "help": problem.help,
         "shape": Value::Null,
+        "step": problem.step,
     });
     if let (Some(origin), Value::Object(object)) = (&problem.origin, &mut value) {
         object.insert("shape".to_string(), origin_json(origin));
@@ -184,17 +318,150 @@ fn problem_json(problem: &Problem) -> Value {
     value
 }
 
-/// `error[E507]: message`, then where the shape was declared, then the help line.
+/// `error[E507]: message`, then where the shape was declared (or the step that failed,
+/// when it belongs to no shape), then the help line. Every part is escaped.
 pub fn render_problem(problem: &Problem) -> String {
-    let mut out = format!("error[{}]: {}\n", problem.code.as_str(), problem.message);
+    let mut out = format!(
+        "error[{}]: {}\n",
+        problem.code.as_str(),
+        escaped(&problem.message)
+    );
     if let Some(origin) = &problem.origin {
         let location = match (&origin.source, &origin.module) {
             (Some(source), Some(module)) => format!("{source} (module `{module}`)"),
             (None, Some(module)) => format!("module `{module}`"),
             _ => "the applied record".to_string(),
         };
-        out.push_str(&format!("  --> {location}: {}\n", origin.name()));
+        out.push_str(&format!(
+            "  --> {}: {}\n",
+            escaped(&location),
+            escaped(&origin.name())
+        ));
+    } else if let Some(step) = &problem.step {
+        out.push_str(&format!("  --> step `{}` (no shape)\n", escaped(step)));
     }
-    out.push_str(&format!("  = help: {}\n", problem.help));
+    out.push_str(&format!("  = help: {}\n", escaped(&problem.help)));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codes::Code;
+
+    const HOSTILE: &str = "app\u{1b}[2J\u{7}\r\n0 created\u{9b}31m\u{202e}\u{7f}";
+
+    fn hostile_origin() -> Origin {
+        Origin {
+            kind: plan::Kind::File,
+            identity: format!("/srv/{HOSTILE}"),
+            module: Some(HOSTILE.to_string()),
+            source: Some(plan::Source {
+                file: format!("modules/{HOSTILE}.nix"),
+                line: 1,
+                column: 1,
+            }),
+        }
+    }
+
+    fn raw_controls(text: &str) -> Vec<char> {
+        text.chars()
+            .filter(|character| *character != '\n' && needs_escape(*character))
+            .collect()
+    }
+
+    #[test]
+    fn plan_text_reaches_the_terminal_escaped() {
+        let report = Report {
+            results: vec![ShapeResult {
+                origin: hostile_origin(),
+                status: Status::Changed,
+                detail: HOSTILE.to_string(),
+            }],
+            problems: vec![
+                Problem::new(Code::InTheWay, format!("in the way at `{HOSTILE}`"), "help")
+                    .about(hostile_origin()),
+            ],
+            ..Report::default()
+        };
+        let human = report.render_human();
+        assert_eq!(raw_controls(&human), Vec::<char>::new(), "{human}");
+        assert!(!human.lines().any(|line| line.starts_with("0 created\\")));
+        assert!(human.contains("app\\u{1b}[2J\\u{7}\\u{d}\\u{a}0 created\\u{9b}31m\\u{202e}"));
+        // the summary is the only line that starts like one
+        assert_eq!(
+            human
+                .lines()
+                .filter(|line| line.contains(" created, "))
+                .count(),
+            1
+        );
+        let json = report.render_json();
+        assert_eq!(raw_controls(&json), Vec::<char>::new(), "{json}");
+        let parsed: Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(parsed["results"][0]["module"], HOSTILE);
+        assert_eq!(parsed["errors"][0]["shape"]["module"], HOSTILE);
+    }
+
+    #[test]
+    fn the_json_report_is_written_as_its_tree_prints() {
+        let bare = Origin {
+            module: None,
+            source: None,
+            ..hostile_origin()
+        };
+        let problem = Problem::new(Code::InTheWay, "in the way", "help").about(hostile_origin());
+        for (results, problems, node) in [
+            (vec![], vec![], None),
+            (
+                vec![
+                    ShapeResult {
+                        origin: hostile_origin(),
+                        status: Status::Created,
+                        detail: String::new(),
+                    },
+                    ShapeResult {
+                        origin: bare,
+                        status: Status::Failed,
+                        detail: "why \"quoted\"".to_string(),
+                    },
+                ],
+                vec![problem.clone(), problem.during("flush the written files")],
+                Some("db1".to_string()),
+            ),
+        ] {
+            let report = Report {
+                node,
+                plan_digest: Some("sha256:ab".to_string()),
+                results,
+                notes: problems.clone(),
+                problems,
+                not_reached: 2,
+                ..Report::default()
+            };
+            let mut tree = json_escaped(&serde_json::to_string_pretty(&report.to_json()).unwrap());
+            tree.push('\n');
+            assert_eq!(report.render_json(), tree);
+        }
+    }
+
+    #[test]
+    fn a_step_failure_names_the_step_not_a_shape() {
+        let report = Report {
+            problems: vec![
+                Problem::new(Code::FilesystemFailed, "cannot flush", "help")
+                    .during("flush the written files"),
+            ],
+            ..Report::default()
+        };
+        let human = report.render_human();
+        assert!(
+            human.contains("  --> step `flush the written files` (no shape)"),
+            "{human}"
+        );
+        assert_eq!(
+            report.to_json()["errors"][0]["step"],
+            "flush the written files"
+        );
+    }
 }

@@ -12,45 +12,52 @@ use plan::{Kind, Plan, PlanError, Resource, Shape};
 use crate::accounts::Accounts;
 use crate::codes::Code;
 use crate::config::Config;
-use crate::durable::Flusher;
-use crate::file::{FileInspection, FileJob, WantedFile};
-use crate::host::Host;
+use crate::confined::EntryKind;
+use crate::execute::{Executed, FailedAt, execute};
+use crate::file::{FileInspection, WantedFile};
+use crate::host::{Host, STATE_DIRECTORY};
 use crate::problem::{Origin, Problem};
 use crate::record::{Record, RecordEntry, RecordState};
 use crate::report::{Report, ShapeResult, Status};
 use crate::secret::Identities;
-use crate::{Planned, archive, container, directory, file, link, needs, service, unit, user};
-
-/// Files written per durability batch (two `syncfs` each).
-const FILE_BATCH: usize = 4096;
+use crate::{Planned, archive, container, directory, file, link, needs, service, user};
 
 /// Applies (or, dry, inspects) the plan `config` names, and reports.
 pub fn run(config: &Config) -> Report {
+    match std::fs::read(&config.plan_path) {
+        Ok(bytes) => run_with_plan(config, &bytes),
+        Err(error) => Report {
+            dry_run: config.dry_run,
+            problems: vec![Problem::new(
+                Code::PlanUnreadable,
+                format!(
+                    "cannot read the plan `{}`: {error}",
+                    config.plan_path.display()
+                ),
+                "give the plan `meshc build` wrote for this node (`OUT/nodes/NODE.json`)",
+            )],
+            ..Report::default()
+        },
+    }
+}
+
+/// Applies the plan `bytes` (read by the caller) as `config` says.
+pub fn run_with_plan(config: &Config, bytes: &[u8]) -> Report {
     let mut report = Report {
         dry_run: config.dry_run,
         ..Report::default()
     };
-    if let Err(problems) = run_checked(config, &mut report) {
+    if let Err(problems) = run_checked(config, bytes, &mut report) {
         report.problems.extend(problems);
     }
     report
 }
 
-fn run_checked(config: &Config, report: &mut Report) -> Result<(), Vec<Problem>> {
-    let bytes = std::fs::read(&config.plan_path).map_err(|error| {
-        vec![Problem::new(
-            Code::PlanUnreadable,
-            format!(
-                "cannot read the plan `{}`: {error}",
-                config.plan_path.display()
-            ),
-            "give the plan `meshc build` wrote for this node (`OUT/nodes/NODE.json`)",
-        )]
-    })?;
-    let plan = Plan::read(&bytes).map_err(|error| vec![plan_problem(&error)])?;
+fn run_checked(config: &Config, bytes: &[u8], report: &mut Report) -> Result<(), Vec<Problem>> {
+    let plan = Plan::read(bytes).map_err(|error| vec![plan_problem(&error)])?;
     report.node = Some(plan.node().to_string());
     report.plan_digest = Some(plan.digest().to_string());
-    let host = Host::new(config.root.as_deref());
+    let host = Host::new(config.root.as_deref()).map_err(|problem| vec![problem])?;
     // an existing lock is taken now; a host mesh never touched gets one with the first change
     let mut lock = if config.dry_run {
         None
@@ -69,6 +76,8 @@ fn run_checked(config: &Config, report: &mut Report) -> Result<(), Vec<Problem>>
         &identities,
         config,
     )?;
+    // what inspection kept open for reading is never used to change anything
+    host.fs().forget_reading();
     if config.dry_run {
         report.results = dry_results(&plan, &host, &prepared);
         return Ok(());
@@ -181,7 +190,7 @@ fn check_node(config: &Config, record: Option<&Record>, plan: &Plan) -> Result<(
     ))
 }
 
-fn load_accounts(host: &Host) -> Result<Accounts, Problem> {
+pub(crate) fn load_accounts(host: &Host) -> Result<Accounts, Problem> {
     Accounts::load(host)
         .map_err(|error| Problem::filesystem("read", &host.path("/etc/passwd"), &error))
 }
@@ -194,23 +203,30 @@ struct Lock {
 impl Lock {
     /// Takes the lock if its file exists, creating nothing.
     fn acquire_existing(host: &Host) -> Result<Option<Lock>, Problem> {
-        if host.state_directory().join("lock").is_file() {
+        let exists = host
+            .fs()
+            .entry(LOCK_PATH)
+            .map_err(|error| Problem::filesystem("inspect", &host.path(LOCK_PATH), &error))?
+            .is_some();
+        if exists {
             Lock::acquire(host).map(Some)
         } else {
             Ok(None)
         }
     }
 
+    /// Creates the state directory and the lock file through the confined layer (so a
+    /// symlink in the root cannot send them outside), then takes the lock.
     fn acquire(host: &Host) -> Result<Lock, Problem> {
-        let directory = host.state_directory();
-        std::fs::create_dir_all(&directory)
-            .map_err(|error| Problem::filesystem("create the directory", &directory, &error))?;
-        let path = directory.join("lock");
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
+        let path = host.path(LOCK_PATH);
+        let directory = host
+            .fs()
+            .create_directories(STATE_DIRECTORY, 0o755)
+            .map_err(|error| {
+                Problem::filesystem("create the directory", &host.state_directory(), &error)
+            })?;
+        let file = directory
+            .open_or_create("lock", 0o644)
             .map_err(|error| Problem::filesystem("open", &path, &error))?;
         rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).map_err(
             |error| {
@@ -225,28 +241,31 @@ impl Lock {
     }
 }
 
+/// The lock's node path.
+const LOCK_PATH: &str = "/var/lib/mesh/lock";
+
 /// What inspection found for one shape of the plan.
-struct Inspection {
-    planned: Planned,
+pub(crate) struct Inspection {
+    pub(crate) planned: Planned,
     /// For files and secrets: the content must be rewritten (else owner/mode only).
-    rewrite: bool,
+    pub(crate) rewrite: bool,
 }
 
 /// A shape of the previous record that is gone from the plan.
-struct Withdrawal {
-    entry: RecordEntry,
+pub(crate) struct Withdrawal {
+    pub(crate) entry: RecordEntry,
     /// Removed (files, links, secrets, units); otherwise kept (directories, archives, users).
-    removes: bool,
+    pub(crate) removes: bool,
     /// Another shape of the new plan owns the path: the new shape replaces it in place.
-    replaced: bool,
+    pub(crate) replaced: bool,
 }
 
-struct Prepared {
-    inspections: Vec<Inspection>,
-    plaintexts: HashMap<usize, Vec<u8>>,
-    withdrawals: Vec<Withdrawal>,
+pub(crate) struct Prepared {
+    pub(crate) inspections: Vec<Inspection>,
+    pub(crate) plaintexts: HashMap<usize, Vec<u8>>,
+    pub(crate) withdrawals: Vec<Withdrawal>,
     /// Record entries by kind and identity (what mesh may have on the host).
-    claimed: HashMap<(Kind, String), RecordEntry>,
+    pub(crate) claimed: HashMap<(Kind, String), RecordEntry>,
 }
 
 /// Everything that can be refused is refused here, before any change.
@@ -327,10 +346,9 @@ fn prepare(
     {
         problems.push(problem);
     }
-    let scratch = std::env::temp_dir().join(format!("mesh-apply-{}", std::process::id()));
     for shape in plan.shapes() {
         if let Resource::Container(container) = shape.resource()
-            && let Err(problem) = container::validate(container, &scratch)
+            && let Err(problem) = container::validate(container)
         {
             problems.push(problem.about_shape(shape));
         }
@@ -385,7 +403,8 @@ fn inspect(
     match shape.resource() {
         Resource::User(user) => Ok(simple(user::inspect(user, accounts))),
         Resource::Directory(directory) => Ok(simple(directory::inspect(
-            &host.path(&directory.path),
+            host,
+            &directory.path,
             directory.mode_bits(),
             &directory.owner,
             &directory.group,
@@ -394,39 +413,38 @@ fn inspect(
         Resource::File(file) => {
             let content = file.content_bytes();
             let wanted = WantedFile {
-                host_path: host.path(&file.path),
+                node_path: &file.path,
                 content: &content,
                 mode: file.mode_bits(),
                 owner: &file.owner,
                 group: &file.group,
             };
-            let FileInspection { planned, rewrite } = file::inspect(&wanted, accounts, true)?;
+            let FileInspection { planned, rewrite } = file::inspect(host, &wanted, accounts, true)?;
             Ok(Inspection { planned, rewrite })
         }
         Resource::Secret(secret) => {
             let empty = Vec::new();
             let wanted = WantedFile {
-                host_path: host.path(&secret.path),
+                node_path: &secret.path,
                 content: plaintext.unwrap_or(&empty),
                 mode: secret.mode_bits(),
                 owner: &secret.owner,
                 group: &secret.group,
             };
-            let FileInspection { planned, rewrite } = file::inspect(&wanted, accounts, false)?;
+            let FileInspection { planned, rewrite } =
+                file::inspect(host, &wanted, accounts, false)?;
             Ok(Inspection { planned, rewrite })
         }
-        Resource::Link(link) => Ok(simple(link::inspect(&host.path(&link.path), &link.target)?)),
+        Resource::Link(link) => Ok(simple(link::inspect(host, &link.path, &link.target)?)),
         Resource::Archive(archive) => {
             let host_path = host.path(&archive.path);
-            let metadata = match std::fs::symlink_metadata(&host_path) {
-                Ok(metadata) => metadata,
-                Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                    return Ok(simple(Planned::Create));
-                }
+            let metadata = match host.fs().entry(&archive.path) {
+                Ok(Some(metadata)) => metadata,
+                Ok(None) => return Ok(simple(Planned::Create)),
                 Err(error) => return Err(Problem::filesystem("inspect", &host_path, &error)),
             };
             let entry = claimed.get(&(Kind::Archive, archive.path.clone()));
-            if !metadata.is_dir() || entry.is_none() {
+            if metadata.kind != EntryKind::Directory || entry.is_none() {
                 return Err(Problem::new(
                     Code::InTheWay,
                     format!(
@@ -443,11 +461,8 @@ fn inspect(
                         "created" | "changed" | "unchanged" | "previous"
                     )
             });
-            let same_owner = {
-                use std::os::unix::fs::MetadataExt;
-                accounts.uid(&archive.owner) == Some(metadata.uid())
-                    && accounts.gid(&archive.group) == Some(metadata.gid())
-            };
+            let same_owner = accounts.uid(&archive.owner) == Some(metadata.uid)
+                && accounts.gid(&archive.group) == Some(metadata.gid);
             Ok(simple(if same_digest && same_owner {
                 Planned::Unchanged
             } else {
@@ -459,7 +474,7 @@ fn inspect(
     }
 }
 
-fn planned_status(planned: &Planned) -> (Status, String) {
+pub(crate) fn planned_status(planned: &Planned) -> (Status, String) {
     match planned {
         Planned::Create => (Status::Created, String::new()),
         Planned::Change(details) => (Status::Changed, details.join(", ")),
@@ -484,7 +499,7 @@ fn withdrawal_result(withdrawal: &Withdrawal) -> ShapeResult {
 }
 
 /// Paths of path shapes that are (or would be) created or changed in this run.
-fn changed_paths(plan: &Plan, statuses: impl Fn(usize) -> Option<Status>) -> Vec<&str> {
+pub(crate) fn changed_paths(plan: &Plan, statuses: impl Fn(usize) -> Option<Status>) -> Vec<&str> {
     plan.shapes()
         .iter()
         .enumerate()
@@ -522,362 +537,6 @@ fn dry_results(plan: &Plan, host: &Host, prepared: &Prepared) -> Vec<ShapeResult
         });
     }
     results
-}
-
-/// Where a run stopped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum FailedAt {
-    Withdrawal(usize),
-    Shape(usize),
-}
-
-struct Executed {
-    /// Per plan shape: what was done, if it was reached and succeeded.
-    statuses: Vec<Option<(Status, String)>>,
-    /// How many withdrawals (in `Prepared::withdrawals` order) were carried out.
-    withdrawals_done: usize,
-    failure: Option<(FailedAt, Problem)>,
-    notes: Vec<Problem>,
-}
-
-impl Executed {
-    fn not_reached(&self, plan: &Plan) -> usize {
-        let failed_shape = matches!(self.failure, Some((FailedAt::Shape(_), _)));
-        let missing = self
-            .statuses
-            .iter()
-            .filter(|status| status.is_none())
-            .count();
-        if failed_shape {
-            missing.saturating_sub(1)
-        } else {
-            missing.min(plan.shapes().len())
-        }
-    }
-}
-
-fn owner_ids(
-    shape: &Shape,
-    accounts: &Accounts,
-    owner: &str,
-    group: &str,
-) -> Result<(u32, u32), Problem> {
-    let uid = accounts.uid(owner).ok_or_else(|| {
-        Problem::new(
-            Code::UndeclaredAccount,
-            format!("the user `{owner}` does not exist on the host"),
-            format!("declare `mesh.user {{ name = \"{owner}\"; }}`"),
-        )
-        .about_shape(shape)
-    })?;
-    let gid = accounts.gid(group).ok_or_else(|| {
-        Problem::new(
-            Code::UndeclaredAccount,
-            format!("the group `{group}` does not exist on the host"),
-            format!("declare `mesh.user {{ name = \"{group}\"; }}`"),
-        )
-        .about_shape(shape)
-    })?;
-    Ok((uid, gid))
-}
-
-fn execute(
-    plan: &Plan,
-    host: &Host,
-    config: &Config,
-    prepared: &Prepared,
-    accounts: Accounts,
-) -> Executed {
-    let mut executed = Executed {
-        statuses: vec![None; plan.shapes().len()],
-        withdrawals_done: 0,
-        failure: None,
-        notes: Vec::new(),
-    };
-    if let Err((at, problem)) =
-        execute_phases(plan, host, config, prepared, accounts, &mut executed)
-    {
-        executed.failure = Some((at, problem));
-    }
-    executed
-}
-
-fn execute_phases(
-    plan: &Plan,
-    host: &Host,
-    config: &Config,
-    prepared: &Prepared,
-    mut accounts: Accounts,
-    executed: &mut Executed,
-) -> Result<(), (FailedAt, Problem)> {
-    let shapes = plan.shapes();
-    let planned = |index: usize| {
-        prepared
-            .inspections
-            .get(index)
-            .map(|inspection| &inspection.planned)
-    };
-    let mark = |executed: &mut Executed, index: usize| {
-        if let (Some(slot), Some(planned)) = (executed.statuses.get_mut(index), planned(index)) {
-            *slot = Some(planned_status(planned));
-        }
-    };
-
-    // withdrawals
-    let mut units_changed = false;
-    for (position, withdrawal) in prepared.withdrawals.iter().enumerate() {
-        let entry = &withdrawal.entry;
-        let result = match entry.kind {
-            Kind::Service => {
-                units_changed = true;
-                service::withdraw(&entry.identity, host)
-            }
-            Kind::Container => {
-                units_changed = true;
-                container::withdraw(&entry.identity, host)
-            }
-            Kind::File | Kind::Secret | Kind::Link if !withdrawal.replaced => {
-                file::withdraw(&host.path(&entry.identity))
-            }
-            _ => Ok(()),
-        };
-        result.map_err(|problem| {
-            (
-                FailedAt::Withdrawal(position),
-                problem.about(entry.origin()),
-            )
-        })?;
-        executed.withdrawals_done = position + 1;
-    }
-
-    // users: create or change, then supplementary groups once all exist
-    for (index, shape) in shapes.iter().enumerate() {
-        if let Resource::User(wanted) = shape.resource() {
-            match planned(index) {
-                Some(Planned::Create) => {
-                    user::create(wanted, host, &accounts).map_err(fail_at(index, shape))?
-                }
-                Some(Planned::Change(_)) => {
-                    user::change(wanted, host, &accounts).map_err(fail_at(index, shape))?
-                }
-                _ => {}
-            }
-            if matches!(planned(index), Some(Planned::Create)) {
-                accounts = load_accounts(host).map_err(fail_at(index, shape))?;
-            }
-        }
-    }
-    for (index, shape) in shapes.iter().enumerate() {
-        if let Resource::User(wanted) = shape.resource() {
-            user::set_groups(wanted, host, &accounts).map_err(fail_at(index, shape))?;
-            mark(executed, index);
-        }
-    }
-    accounts = load_accounts(host).map_err(|problem| (FailedAt::Shape(0), problem))?;
-
-    // directories, parents first (canonical order sorts a parent before its children)
-    let mut flusher = Flusher::new();
-    for (index, shape) in shapes.iter().enumerate() {
-        if let Resource::Directory(wanted) = shape.resource() {
-            if !planned(index).is_some_and(Planned::is_unchanged) {
-                let (uid, gid) = owner_ids(shape, &accounts, &wanted.owner, &wanted.group)
-                    .map_err(|problem| (FailedAt::Shape(index), problem))?;
-                let host_path = host.path(&wanted.path);
-                directory::apply(&host_path, wanted.mode_bits(), uid, gid)
-                    .map_err(fail_at(index, shape))?;
-                flusher.touched_file(&host_path);
-            }
-            mark(executed, index);
-        }
-    }
-    if !flusher.is_empty() {
-        flusher.flush().map_err(|error| {
-            (
-                FailedAt::Shape(0),
-                Problem::filesystem("flush", host.root(), &error),
-            )
-        })?;
-    }
-
-    // files and secrets, in durable batches
-    let mut jobs: Vec<FileJob> = Vec::new();
-    for (index, shape) in shapes.iter().enumerate() {
-        let (content, mode, owner, group, path) = match shape.resource() {
-            Resource::File(wanted) => (
-                wanted.content_bytes(),
-                wanted.mode_bits(),
-                &wanted.owner,
-                &wanted.group,
-                &wanted.path,
-            ),
-            Resource::Secret(wanted) => (
-                prepared.plaintexts.get(&index).cloned().unwrap_or_default(),
-                wanted.mode_bits(),
-                &wanted.owner,
-                &wanted.group,
-                &wanted.path,
-            ),
-            _ => continue,
-        };
-        let Some(inspection) = prepared.inspections.get(index) else {
-            continue;
-        };
-        if inspection.planned.is_unchanged() {
-            mark(executed, index);
-            continue;
-        }
-        let (uid, gid) = owner_ids(shape, &accounts, owner, group)
-            .map_err(|problem| (FailedAt::Shape(index), problem))?;
-        jobs.push(FileJob {
-            index,
-            host_path: host.path(path),
-            content,
-            mode,
-            uid,
-            gid,
-            rewrite: inspection.rewrite,
-        });
-        if jobs.len() >= FILE_BATCH {
-            write_jobs(&mut jobs, shapes, executed, &mark)?;
-        }
-    }
-    write_jobs(&mut jobs, shapes, executed, &mark)?;
-
-    // archives
-    for (index, shape) in shapes.iter().enumerate() {
-        if let Resource::Archive(wanted) = shape.resource() {
-            if !planned(index).is_some_and(Planned::is_unchanged) {
-                let (uid, gid) = owner_ids(shape, &accounts, &wanted.owner, &wanted.group)
-                    .map_err(|problem| (FailedAt::Shape(index), problem))?;
-                archive::apply(
-                    &config.artifacts.join(&wanted.artifact),
-                    &wanted.artifact_digest,
-                    &host.path(&wanted.path),
-                    uid,
-                    gid,
-                )
-                .map_err(fail_at(index, shape))?;
-            }
-            mark(executed, index);
-        }
-    }
-
-    // links
-    let mut flusher = Flusher::new();
-    for (index, shape) in shapes.iter().enumerate() {
-        if let Resource::Link(wanted) = shape.resource() {
-            if !planned(index).is_some_and(Planned::is_unchanged) {
-                let host_path = host.path(&wanted.path);
-                link::apply(&host_path, &wanted.target).map_err(fail_at(index, shape))?;
-                flusher.touched_file(&host_path);
-            }
-            mark(executed, index);
-        }
-    }
-    if !flusher.is_empty() {
-        flusher.flush().map_err(|error| {
-            (
-                FailedAt::Shape(0),
-                Problem::filesystem("flush", host.root(), &error),
-            )
-        })?;
-    }
-
-    // services and containers: write units, then (live) reload, start and restart
-    let mut unit_shapes = Vec::new();
-    for (index, shape) in shapes.iter().enumerate() {
-        let result = match shape.resource() {
-            Resource::Service(wanted) => service::apply(wanted, host),
-            Resource::Container(wanted) => container::apply(wanted, host),
-            _ => continue,
-        };
-        if !planned(index).is_some_and(Planned::is_unchanged) {
-            result.map_err(fail_at(index, shape))?;
-            units_changed = true;
-        }
-        unit_shapes.push(index);
-    }
-    if host.is_live() {
-        if units_changed {
-            unit::systemctl(&["daemon-reload"]).map_err(|problem| {
-                (
-                    FailedAt::Shape(unit_shapes.first().copied().unwrap_or(0)),
-                    problem,
-                )
-            })?;
-        }
-        let statuses = executed.statuses.clone();
-        let changed = changed_paths(plan, |index| {
-            statuses
-                .get(index)
-                .and_then(|status| status.as_ref().map(|(status, _)| *status))
-        });
-        for index in unit_shapes {
-            let Some(shape) = shapes.get(index) else {
-                continue;
-            };
-            let unit_name = match shape.resource() {
-                Resource::Service(wanted) => service::unit_file_name(&wanted.name),
-                Resource::Container(wanted) => container::service_name(&wanted.name),
-                _ => continue,
-            };
-            let named = named_change(shape, &changed);
-            match (planned(index), named) {
-                (Some(Planned::Create), _) => unit::systemctl(&["start", &unit_name])
-                    .map_err(fail_at(index, shape))?
-                    .len(),
-                (Some(Planned::Change(_)), _) => unit::systemctl(&["restart", &unit_name])
-                    .map_err(fail_at(index, shape))?
-                    .len(),
-                (Some(Planned::Unchanged), Some(path)) => {
-                    unit::systemctl(&["restart", &unit_name]).map_err(fail_at(index, shape))?;
-                    if let Some(slot) = executed.statuses.get_mut(index) {
-                        *slot = Some((Status::Changed, format!("restarted: `{path}` changed")));
-                    }
-                    continue;
-                }
-                _ => 0,
-            };
-            mark(executed, index);
-        }
-    } else {
-        for index in unit_shapes {
-            mark(executed, index);
-        }
-    }
-    Ok(())
-}
-
-/// Turns a shape's problem into the run's failure at that shape.
-fn fail_at(index: usize, shape: &Shape) -> impl Fn(Problem) -> (FailedAt, Problem) + '_ {
-    move |problem: Problem| (FailedAt::Shape(index), problem.about_shape(shape))
-}
-
-fn write_jobs(
-    jobs: &mut Vec<FileJob>,
-    shapes: &[Shape],
-    executed: &mut Executed,
-    mark: &impl Fn(&mut Executed, usize),
-) -> Result<(), (FailedAt, Problem)> {
-    if jobs.is_empty() {
-        return Ok(());
-    }
-    let outcome = file::write_batch(jobs);
-    jobs.clear();
-    for index in &outcome.done {
-        mark(executed, *index);
-    }
-    executed.notes.extend(outcome.notes);
-    match outcome.failed {
-        Some((index, problem)) => {
-            let problem = match shapes.get(index) {
-                Some(shape) => problem.about_shape(shape),
-                None => problem,
-            };
-            Err((FailedAt::Shape(index), problem))
-        }
-        None => Ok(()),
-    }
 }
 
 fn executed_results(plan: &Plan, prepared: &Prepared, executed: &Executed) -> Vec<ShapeResult> {
@@ -959,6 +618,7 @@ fn interrupted_record(plan: &Plan, previous: Option<&Record>, prepared: &Prepare
         withdrawn: previous
             .map(|record| record.withdrawn.clone())
             .unwrap_or_default(),
+        failed_step: None,
     }
 }
 
@@ -1030,5 +690,9 @@ fn final_record(
         },
         shapes,
         withdrawn,
+        failed_step: match &executed.failure {
+            Some((FailedAt::Step(step), _)) => Some(step.clone()),
+            _ => None,
+        },
     }
 }

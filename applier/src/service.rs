@@ -3,8 +3,6 @@
 //! or restarted when the unit or a path it names changed. Withdrawal stops, disables
 //! and removes it.
 
-use std::path::PathBuf;
-
 use plan::Service;
 
 use crate::Planned;
@@ -16,8 +14,9 @@ pub fn unit_file_name(name: &str) -> String {
     format!("{name}.service")
 }
 
-pub fn unit_path(host: &Host, name: &str) -> PathBuf {
-    unit::system_unit_directory(host).join(unit_file_name(name))
+/// The unit's node path (`/etc/systemd/system/NAME.service`).
+pub fn unit_path(name: &str) -> String {
+    format!("{}/{}", unit::SYSTEM_UNIT_DIRECTORY, unit_file_name(name))
 }
 
 /// The unit file's text: a function of the digest-covered fields only, so moving the
@@ -56,9 +55,9 @@ pub fn unit_text(service: &Service) -> String {
 
 /// Compares the unit file and its enablement (and, live, whether it runs).
 pub fn inspect(service: &Service, host: &Host) -> Result<Planned, Problem> {
-    let path = unit_path(host, &service.name);
-    let exists = std::fs::symlink_metadata(&path).is_ok();
-    let same = unit::has_content(&path, &unit_text(service))?;
+    let path = unit_path(&service.name);
+    let exists = unit::exists(host, &path)?;
+    let same = unit::has_content(host, &path, &unit_text(service))?;
     let enabled = unit::is_enabled(host, &unit_file_name(&service.name));
     Ok(match (exists, same, enabled) {
         (false, _, _) => Planned::Create,
@@ -76,10 +75,10 @@ pub fn inspect(service: &Service, host: &Host) -> Result<Planned, Problem> {
 /// Writes the unit (if it differs) and enables it. Starting happens after every unit
 /// is written and systemd reloaded (see `run`).
 pub fn apply(service: &Service, host: &Host) -> Result<(), Problem> {
-    let path = unit_path(host, &service.name);
+    let path = unit_path(&service.name);
     let text = unit_text(service);
-    if !unit::has_content(&path, &text)? {
-        unit::write_unit(&path, &text)?;
+    if !unit::has_content(host, &path, &text)? {
+        unit::write_unit(host, &path, &text)?;
     }
     let name = unit_file_name(&service.name);
     if !unit::is_enabled(host, &name) {
@@ -95,5 +94,5 @@ pub fn withdraw(name: &str, host: &Host) -> Result<(), Problem> {
         unit::systemctl(&["stop", &unit_name])?;
     }
     unit::disable(host, &unit_name)?;
-    unit::remove_unit(&unit_path(host, name))
+    unit::remove_unit(host, &unit_path(name))
 }

@@ -1,12 +1,10 @@
 //! Writing systemd unit syntax faithfully: quoting of command lines and environment
 //! assignments, and the unit-file handling services and containers share (write,
-//! inspect, enable offline, daemon-reload and start on a live host). Must not decide
-//! what goes into a unit.
+//! inspect, enable offline, daemon-reload and start on a live host), all through the
+//! confined layer. Must not decide what goes into a unit.
 
-use std::io;
-use std::path::{Path, PathBuf};
-
-use crate::durable;
+use crate::confined::{self, EntryKind};
+use crate::file;
 use crate::host::{Host, has_tool, run_tool};
 use crate::problem::Problem;
 
@@ -74,92 +72,119 @@ pub fn unit_name(after: &str) -> String {
     }
 }
 
-/// Is the file at `path` exactly `content`? (Absent is no.)
-pub fn has_content(path: &Path, content: &str) -> Result<bool, Problem> {
-    match std::fs::symlink_metadata(path) {
-        Ok(metadata) if metadata.is_file() => {
-            if metadata.len() != content.len() as u64 {
+/// The base system's unit directory.
+pub const SYSTEM_UNIT_DIRECTORY: &str = "/etc/systemd/system";
+
+/// The directory of `multi-user.target.wants` links.
+const WANTS_DIRECTORY: &str = "/etc/systemd/system/multi-user.target.wants";
+
+/// Is the file at `node_path` exactly `content`? (Absent is no.)
+pub fn has_content(host: &Host, node_path: &str, content: &str) -> Result<bool, Problem> {
+    let shown = host.path(node_path);
+    let (directory, name) = match host.fs().parent_for_reading(node_path) {
+        Ok(found) => found,
+        Err(error) if confined::absent(&error) => return Ok(false),
+        Err(error) => return Err(Problem::filesystem("inspect", &shown, &error)),
+    };
+    match directory.entry(&name) {
+        Ok(Some(entry)) if entry.kind == EntryKind::File => {
+            if entry.size != content.len() as u64 {
                 return Ok(false);
             }
-            std::fs::read(path)
-                .map(|bytes| bytes == content.as_bytes())
-                .map_err(|error| Problem::filesystem("read", path, &error))
+            file::has_content(&directory, &name, content.as_bytes())
+                .map_err(|error| Problem::filesystem("read", &shown, &error))
         }
         Ok(_) => Ok(false),
-        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(false),
-        Err(error) => Err(Problem::filesystem("inspect", path, &error)),
+        Err(error) => Err(Problem::filesystem("inspect", &shown, &error)),
     }
+}
+
+/// Is there anything at `node_path` (a final symlink not followed)?
+pub fn exists(host: &Host, node_path: &str) -> Result<bool, Problem> {
+    host.fs()
+        .entry(node_path)
+        .map(|entry| entry.is_some())
+        .map_err(|error| Problem::filesystem("inspect", &host.path(node_path), &error))
 }
 
 /// Writes a unit file (root-owned, 0644) atomically and durably, creating the unit
 /// directory (part of the base system) when a bare `--root` tree lacks it.
-pub fn write_unit(path: &Path, content: &str) -> Result<(), Problem> {
-    if let Some(directory) = path.parent() {
-        std::fs::create_dir_all(directory)
-            .map_err(|error| Problem::filesystem("create the directory", directory, &error))?;
+pub fn write_unit(host: &Host, node_path: &str, content: &str) -> Result<(), Problem> {
+    let shown = host.path(node_path);
+    if let Some((directory, _)) = confined::split(node_path) {
+        host.fs()
+            .create_directories(directory, 0o755)
+            .map_err(|error| {
+                Problem::filesystem("create the directory", &host.path(directory), &error)
+            })?;
     }
-    durable::write_file_now(path, content.as_bytes(), 0o644)
-        .map_err(|error| Problem::filesystem("write", path, &error))
+    host.fs()
+        .write_now(node_path, content.as_bytes(), 0o644)
+        .map_err(|error| Problem::filesystem("write", &shown, &error))
 }
 
-/// Removes a unit file (absent is fine).
-pub fn remove_unit(path: &Path) -> Result<(), Problem> {
-    durable::remove_if_present(&durable::temp_path_for(path))
-        .map_err(|error| Problem::filesystem("remove", path, &error))?;
-    durable::remove_if_present(path).map_err(|error| Problem::filesystem("remove", path, &error))
+/// Removes a unit file and its temp (absent is fine).
+pub fn remove_unit(host: &Host, node_path: &str) -> Result<(), Problem> {
+    let shown = host.path(node_path);
+    let (directory, name) = match host.fs().parent(node_path) {
+        Ok(found) => found,
+        Err(error) if confined::absent(&error) => return Ok(()),
+        Err(error) => return Err(Problem::filesystem("remove", &shown, &error)),
+    };
+    directory
+        .remove_file(&confined::temp_name(&name))
+        .and_then(|()| directory.remove_file(&name))
+        .map_err(|error| Problem::filesystem("remove", &shown, &error))
 }
 
-/// `ROOT/etc/systemd/system`.
-pub fn system_unit_directory(host: &Host) -> PathBuf {
-    host.path("/etc/systemd/system")
-}
-
-/// The `multi-user.target.wants` link that enables `unit`.
-pub fn wants_link(host: &Host, unit: &str) -> PathBuf {
-    system_unit_directory(host)
-        .join("multi-user.target.wants")
-        .join(unit)
+/// The `multi-user.target.wants` link that enables `unit` (a node path).
+pub fn wants_link(unit: &str) -> String {
+    format!("{WANTS_DIRECTORY}/{unit}")
 }
 
 /// Is `unit` enabled (its wants link present)?
 pub fn is_enabled(host: &Host, unit: &str) -> bool {
-    std::fs::symlink_metadata(wants_link(host, unit))
-        .is_ok_and(|metadata| metadata.file_type().is_symlink())
+    matches!(host.fs().entry(&wants_link(unit)), Ok(Some(entry)) if entry.kind == EntryKind::Symlink)
 }
 
-/// Enables a unit: `systemctl [--root=ROOT] enable`, or, without systemctl, the wants
-/// link it would make.
+/// Enables a unit: on the live host `systemctl enable`; under `--root` (or without
+/// systemctl) the wants link it would make, through the confined layer.
 pub fn enable(host: &Host, unit: &str) -> Result<(), Problem> {
-    if has_tool("systemctl") {
-        let mut arguments = Vec::new();
-        if let Some(root) = host.offline_root() {
-            arguments.push(format!("--root={}", root.display()));
-        }
-        arguments.extend(["enable".to_string(), unit.to_string()]);
-        return run_tool("systemctl", &arguments).map(|_| ());
+    if host.is_live() && has_tool("systemctl") {
+        return run_tool("systemctl", &["enable".to_string(), unit.to_string()]).map(|_| ());
     }
-    let link = wants_link(host, unit);
-    if let Some(directory) = link.parent() {
-        std::fs::create_dir_all(directory)
-            .map_err(|error| Problem::filesystem("create the directory", directory, &error))?;
-    }
-    durable::replace_with_symlink(&link, &format!("/etc/systemd/system/{unit}"))
-        .map_err(|error| Problem::filesystem("create the link", &link, &error))
+    let link = wants_link(unit);
+    let directory = host
+        .fs()
+        .create_directories(WANTS_DIRECTORY, 0o755)
+        .map_err(|error| {
+            Problem::filesystem("create the directory", &host.path(WANTS_DIRECTORY), &error)
+        })?;
+    crate::link::replace_with_symlink(&directory, unit, &format!("{SYSTEM_UNIT_DIRECTORY}/{unit}"))
+        .and_then(|()| directory.sync())
+        .map_err(|error| Problem::filesystem("create the link", &host.path(&link), &error))
 }
 
 /// Disables a unit: removes its wants link, and the wants directory if that left it
 /// empty (as `systemctl disable` does).
 pub fn disable(host: &Host, unit: &str) -> Result<(), Problem> {
-    let link = wants_link(host, unit);
-    durable::remove_if_present(&link)
-        .map_err(|error| Problem::filesystem("remove", &link, &error))?;
-    if let Some(directory) = link.parent()
-        && std::fs::read_dir(directory).is_ok_and(|mut entries| entries.next().is_none())
-    {
-        std::fs::remove_dir(directory)
-            .map_err(|error| Problem::filesystem("remove", directory, &error))?;
-    }
-    Ok(())
+    let link = wants_link(unit);
+    let shown = host.path(&link);
+    let directory = match host.fs().directory(WANTS_DIRECTORY) {
+        Ok(directory) => directory,
+        Err(error) if confined::absent(&error) => return Ok(()),
+        Err(error) => return Err(Problem::filesystem("remove", &shown, &error)),
+    };
+    directory
+        .remove_file(unit)
+        .map_err(|error| Problem::filesystem("remove", &shown, &error))?;
+    let units = host
+        .fs()
+        .directory(SYSTEM_UNIT_DIRECTORY)
+        .map_err(|error| Problem::filesystem("open", &host.path(SYSTEM_UNIT_DIRECTORY), &error))?;
+    units
+        .remove_empty_directory("multi-user.target.wants")
+        .map_err(|error| Problem::filesystem("remove", &host.path(WANTS_DIRECTORY), &error))
 }
 
 /// `systemctl ARGUMENTS...` on the live host.

@@ -1,13 +1,14 @@
 //! The `user` shape on the host: a system user and its group, created and changed with
-//! the host's own `useradd`/`usermod` (`--prefix ROOT` under `--root`). Never removes a
-//! user or a group: withdrawn users are kept.
+//! the host's own `useradd`/`usermod` (`--prefix ROOT` under `--root`), each run only
+//! after the account files are proven to be inside the root. Never removes a user or a
+//! group: withdrawn users are kept.
 
 use std::collections::BTreeSet;
 
 use plan::User;
 
 use crate::Planned;
-use crate::accounts::Accounts;
+use crate::accounts::{self, Accounts};
 use crate::host::{Host, run_tool};
 use crate::problem::Problem;
 
@@ -52,6 +53,7 @@ fn prefix_arguments(host: &Host) -> Vec<String> {
 /// home directory is not created (declare a `directory` for it). Supplementary groups
 /// are set afterwards by [`set_groups`], once every user of the plan exists.
 pub fn create(user: &User, host: &Host, accounts: &Accounts) -> Result<(), Problem> {
+    accounts::prove_account_files(host)?;
     let mut arguments = prefix_arguments(host);
     if user.system {
         arguments.push("--system".to_string());
@@ -92,6 +94,7 @@ pub fn change(user: &User, host: &Host, accounts: &Accounts) -> Result<(), Probl
     if arguments.len() == before {
         return Ok(());
     }
+    accounts::prove_account_files(host)?;
     arguments.push(user.name.clone());
     run_tool("usermod", &arguments).map(|_| ())
 }
@@ -101,6 +104,7 @@ pub fn set_groups(user: &User, host: &Host, accounts: &Accounts) -> Result<bool,
     if !groups_differ(user, accounts) {
         return Ok(false);
     }
+    accounts::prove_account_files(host)?;
     let mut arguments = prefix_arguments(host);
     arguments.extend([
         "--groups".to_string(),

@@ -267,3 +267,106 @@ fn applier_source_has_no_unwrap_or_ignored_results() {
         }
     }
 }
+
+/// Every filesystem operation on the host goes through `confined.rs` (issue 13): no other
+/// source file opens, reads, writes, renames, removes or inspects a path by name, except
+/// for the operator's own paths named here with why.
+#[test]
+fn the_host_is_touched_only_through_the_confined_layer() {
+    // (file, exact text, why it may look a path up by name)
+    let allowed: &[(&str, &str, &str)] = &[
+        (
+            "run.rs",
+            "std::fs::read(&config.plan_path)",
+            "the plan the operator names",
+        ),
+        (
+            "run.rs",
+            "use std::fs::File;",
+            "the lock's opened descriptor",
+        ),
+        (
+            "secret.rs",
+            "std::fs::read(path)",
+            "the identity the operator names",
+        ),
+        ("archive.rs", "use std::fs::File;", "the opened artifact"),
+        (
+            "archive.rs",
+            "File::open(artifact_path)",
+            "artifacts: read only, every byte checked against the plan's digest",
+        ),
+        (
+            "container.rs",
+            "Path::new(QUADLET).is_file()",
+            "the running machine's Quadlet binary",
+        ),
+        (
+            "host.rs",
+            "directory.join(program).is_file()",
+            "a tool on PATH",
+        ),
+        (
+            "listen.rs",
+            "identity_path.is_file()",
+            "the identity the operator names",
+        ),
+        (
+            "config.rs",
+            ".canonicalize()",
+            "the `--root` the operator names",
+        ),
+        (
+            "config.rs",
+            "canonical.is_dir()",
+            "the `--root` the operator names",
+        ),
+    ];
+    let forbidden = [
+        "std::fs::",
+        "std::fs::{",
+        "File::open(",
+        "File::create(",
+        "OpenOptions",
+        "std::os::unix::fs::",
+        "rustix::fs::open",
+        "rustix::fs::mkdir",
+        "rustix::fs::unlink",
+        "rustix::fs::rename",
+        "rustix::fs::stat",
+        "rustix::fs::symlink",
+        "rustix::fs::readlink",
+        "rustix::fs::chown",
+        "rustix::fs::chmod",
+        ".is_file()",
+        ".is_dir()",
+        ".exists()",
+        "canonicalize(",
+    ];
+    let mut files = Vec::new();
+    rust_files(&workspace().join("applier/src"), &mut files);
+    for path in files {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if name == "confined.rs" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("read");
+        let mut code = text
+            .split("#[cfg(test)]")
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        for (file, exact, _why) in allowed {
+            if *file == name {
+                code = code.replace(exact, "");
+            }
+        }
+        for pattern in forbidden {
+            assert!(
+                !code.contains(pattern),
+                "{} uses `{pattern}`: go through `confined.rs`",
+                path.display()
+            );
+        }
+    }
+}

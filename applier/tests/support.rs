@@ -97,6 +97,12 @@ impl TestRoot {
         TestRoot::new_in(if shm.is_dir() { Some(shm) } else { None })
     }
 
+    /// In `parent` (a sealed directory the test owns, so anything written beside the
+    /// root is seen).
+    pub fn inside(parent: &Path) -> TestRoot {
+        TestRoot::new_in(Some(parent))
+    }
+
     fn new_in(parent: Option<&Path>) -> TestRoot {
         let directory = match parent {
             Some(parent) => tempfile::Builder::new()

@@ -20,6 +20,8 @@ pub struct EvalRequest {
     pub root: Option<PathBuf>,
     /// The working directory, for relative paths in expressions.
     pub working_directory: PathBuf,
+    /// The step budget and memory bound (`--max-steps`, `--max-memory`).
+    pub limits: Limits,
 }
 
 pub struct EvalOutcome {
@@ -72,7 +74,7 @@ fn evaluate_here(request: EvalRequest) -> EvalOutcome {
         .or_else(|| find_root(&base))
         .unwrap_or_else(|| base.clone());
     let loader = Rc::new(RealFs::new(vec![root.clone()]));
-    let mut machine = Machine::new(loader, vec![root], Limits::default());
+    let mut machine = Machine::new(loader, vec![root], request.limits);
     let value = match &request.input {
         Input::File(path) => machine.eval_file(&absolute(path, &request.working_directory)),
         Input::Expression(text) => machine.eval_source(

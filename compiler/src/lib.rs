@@ -21,6 +21,7 @@ pub mod emit;
 pub mod evaluate;
 pub mod fs;
 pub mod inventory;
+pub mod limits;
 pub mod link;
 pub mod lock;
 pub mod lsp;

@@ -8,6 +8,7 @@ mod analysis;
 mod builtin_docs;
 mod documents;
 mod features;
+mod syntax;
 mod transport;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -21,7 +22,7 @@ use lsp_types::notification::{
     DidSaveTextDocument, Notification as _, Progress, PublishDiagnostics,
 };
 use lsp_types::request::{
-    Completion, GotoDefinition, HoverRequest, Request as _, WorkDoneProgressCreate,
+    Completion, GotoDefinition, HoverRequest, Request as _, Shutdown, WorkDoneProgressCreate,
 };
 use lsp_types::{
     CompletionOptions, CompletionParams, CompletionResponse, GotoDefinitionParams,
@@ -35,6 +36,7 @@ use lsp_types::{
 use crate::fs::Overlay;
 use analysis::{Analyzer, Index, Outcome};
 use documents::{Document, Encoding};
+use syntax::SyntaxWorker;
 
 /// Runs the server on stdin and stdout until the client says `exit` (or goes away).
 pub fn run() -> Result<(), String> {
@@ -107,32 +109,47 @@ fn serve_on(connection: &Connection) -> Result<(), String> {
         .map_err(|error| error.to_string())?;
 
     let (results_sender, results) = unbounded();
+    let syntax = SyntaxWorker::start(encoding, results_sender.clone());
     let analyzer = Analyzer::start(encoding, results_sender);
     let mut server = Server {
         sender: connection.sender.clone(),
         encoding,
         documents: HashMap::new(),
+        edits: HashMap::new(),
         workspaces: BTreeMap::new(),
         analyzer,
+        syntax,
         generation: 0,
         globals: global_names(),
         progress,
     };
+    // after `shutdown`, only `exit` is acted on; requests get an error, and anything
+    // else that was on its way (a response to a progress request) is dropped
+    let mut shutting_down = false;
     let outcome = loop {
         select! {
             recv(connection.receiver) -> message => match message {
                 Ok(Message::Request(request)) => {
-                    match connection.handle_shutdown(&request) {
-                        Ok(true) => break Ok(()),
-                        Ok(false) => server.request(request),
-                        Err(error) => break Err(error.to_string()),
+                    if request.method == Shutdown::METHOD {
+                        shutting_down = true;
+                        server.respond(request.id, serde_json::Value::Null);
+                    } else if shutting_down {
+                        server.send(Response::new_err(
+                            request.id,
+                            ErrorCode::InvalidRequest as i32,
+                            "the server is shutting down".to_string(),
+                        ));
+                    } else {
+                        server.request(request);
                     }
                 }
                 Ok(Message::Notification(notification)) => {
                     if notification.method == "exit" {
                         break Ok(());
                     }
-                    server.notification(notification);
+                    if !shutting_down {
+                        server.notification(notification);
+                    }
                 }
                 Ok(Message::Response(_)) => {}
                 Err(_) => break Ok(()),
@@ -171,6 +188,9 @@ struct Workspace {
     index: Arc<Index>,
     /// The newest analysis asked for; older results are not published.
     generation: u64,
+    /// The analysis whose diagnostics were published last (a buffer's syntax errors
+    /// of the same edit or an older one come too late to show).
+    published_generation: u64,
     /// The progress token shown while analyses of this repository run.
     progress: Option<String>,
 }
@@ -179,8 +199,11 @@ struct Server {
     sender: crossbeam_channel::Sender<Message>,
     encoding: Encoding,
     documents: HashMap<Url, Document>,
+    /// The newest edit of each buffer (its syntax errors of older ones are stale).
+    edits: HashMap<Url, u64>,
     workspaces: BTreeMap<PathBuf, Workspace>,
     analyzer: Analyzer,
+    syntax: SyntaxWorker,
     generation: u64,
     globals: BTreeSet<String>,
     /// Whether the client shows `$/progress` (then each analysis shows as "checking").
@@ -371,10 +394,13 @@ impl Server {
                     return;
                 };
                 let uri = params.text_document.uri;
+                self.edits.remove(&uri);
                 if let Some(document) = self.documents.remove(&uri) {
                     match self.root_of(&document.path) {
                         // the file is read from disk again
-                        Some(root) => self.analyse(root),
+                        Some(root) => {
+                            self.analyse(root);
+                        }
                         None => self.publish(uri, Vec::new()),
                     }
                 }
@@ -389,42 +415,67 @@ impl Server {
         }
     }
 
-    /// A buffer changed: its syntax errors now, the repository's diagnostics when
-    /// the analysis is done.
+    /// A buffer changed: its syntax errors as soon as the syntax worker has them
+    /// (unless the repository's diagnostics of this edit came first), the
+    /// repository's diagnostics when the analysis is done. Nothing is parsed here.
     fn edited(&mut self, uri: &Url) {
         let Some(document) = self.documents.get(uri) else {
             return;
         };
-        let parsed = lang::parser::parse(document.text.as_bytes(), lang::FileId(0));
         let root = self.root_of(&document.path);
-        let syntax =
-            analysis::syntax_diagnostics(document.text.as_bytes(), &parsed.errors, self.encoding);
-        drop(parsed);
-        match root {
-            Some(root) => {
-                if !syntax.is_empty() {
-                    self.publish(uri.clone(), syntax);
-                    self.workspaces
-                        .entry(root.clone())
-                        .or_default()
-                        .published
-                        .insert(uri.clone());
-                }
-                self.analyse(root);
-            }
+        let path = document.path.clone();
+        let text: Arc<str> = Arc::from(document.text.as_str());
+        let generation = match &root {
+            Some(root) => self.analyse(root.clone()),
             None => {
-                // a file outside any repository: what the file alone can tell
-                let diagnostics = if syntax.is_empty() {
-                    standalone(document, self.encoding)
-                } else {
-                    syntax
-                };
-                self.publish(uri.clone(), diagnostics);
+                self.generation += 1;
+                self.generation
             }
-        }
+        };
+        self.edits.insert(uri.clone(), generation);
+        self.syntax.submit(syntax::Request {
+            uri: uri.clone(),
+            path,
+            text,
+            root,
+            generation,
+        });
     }
 
-    fn analyse(&mut self, root: PathBuf) {
+    /// A buffer's syntax errors (or, outside any repository, all its errors), if they
+    /// are still the newest news about it.
+    fn parsed(
+        &mut self,
+        uri: Url,
+        in_repository: bool,
+        generation: u64,
+        diagnostics: Vec<lsp_types::Diagnostic>,
+    ) {
+        if self.edits.get(&uri) != Some(&generation) {
+            return;
+        }
+        if !in_repository {
+            self.publish(uri, diagnostics);
+            return;
+        }
+        let Some(document) = self.documents.get(&uri) else {
+            return;
+        };
+        let Some(root) = self.root_of(&document.path) else {
+            return;
+        };
+        let Some(workspace) = self.workspaces.get_mut(&root) else {
+            return;
+        };
+        if diagnostics.is_empty() || workspace.published_generation >= generation {
+            return;
+        }
+        workspace.published.insert(uri.clone());
+        self.publish(uri, diagnostics);
+    }
+
+    /// Queues a compilation of `root` with the buffers; its generation.
+    fn analyse(&mut self, root: PathBuf) -> u64 {
         self.generation += 1;
         let overlay: BTreeMap<PathBuf, Arc<[u8]>> = self
             .documents
@@ -460,6 +511,7 @@ impl Server {
             overlay: Overlay::new(overlay),
             generation: self.generation,
         });
+        generation
     }
 
     fn analysed(&mut self, outcome: Outcome) {
@@ -493,8 +545,15 @@ impl Server {
                 }
                 if let Some(workspace) = self.workspaces.get_mut(&root) {
                     workspace.published = published;
+                    workspace.published_generation = generation;
                 }
             }
+            Outcome::Syntax {
+                uri,
+                in_repository,
+                generation,
+                diagnostics,
+            } => self.parsed(uri, in_repository, generation, diagnostics),
             Outcome::Index {
                 root,
                 generation,
@@ -513,29 +572,6 @@ impl Server {
                 }
             }
         }
-    }
-}
-
-/// The syntax and scope errors of a file outside any repository.
-fn standalone(document: &Document, encoding: Encoding) -> Vec<lsp_types::Diagnostic> {
-    let directory = document
-        .path
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from("/"));
-    let mut machine = lang::Machine::new(
-        std::rc::Rc::new(lang::MemoryLoader::new()),
-        vec![directory.clone()],
-        lang::Limits::default(),
-    );
-    match machine.compile_source(
-        &document.path.display().to_string(),
-        Some(document.path.clone()),
-        Arc::from(document.text.as_bytes()),
-        &directory,
-    ) {
-        Ok(_) => Vec::new(),
-        Err(errors) => analysis::syntax_diagnostics(document.text.as_bytes(), &errors, encoding),
     }
 }
 

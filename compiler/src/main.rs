@@ -28,6 +28,9 @@ commands:
   builds [--store DIR] [--format human|json]   the builder's record of every build result, failures included
   broker-permissions [--out DIR] [--vhost V]   print the rabbitmqctl commands that give each node, the builder
                                                and the operator their own least-privilege user
+
+eval, check and build also take --max-steps N (default 1000000000) and --max-memory SIZE
+(bytes, or with K/M/G; default 4G): the evaluation's step budget and memory bound
 ";
 
 fn main() -> ExitCode {
@@ -74,8 +77,11 @@ fn eval_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String> 
     let mut root = None;
     let mut expression = None;
     let mut file = None;
+    let (mut max_steps, mut max_memory) = (None, None);
     while let Some(argument) = parser.next().map_err(|e| e.to_string())? {
         match argument {
+            Long("max-steps") => max_steps = Some(steps_value(&mut parser)?),
+            Long("max-memory") => max_memory = Some(size_value(&mut parser)?),
             Long("json") => json = true,
             Long("trace") => trace = true,
             Long("strict") | Long("eval") => {}
@@ -104,6 +110,7 @@ fn eval_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String> 
         json,
         root,
         working_directory,
+        limits: compiler::limits::with(max_steps, max_memory),
     });
     let mut stderr = std::io::stderr();
     for message in &outcome.traces {
@@ -127,14 +134,22 @@ fn check_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String>
     let mut parser = lexopt::Parser::from_args(arguments);
     let mut repository = PathBuf::from(".");
     let mut json = false;
+    let (mut max_steps, mut max_memory) = (None, None);
     while let Some(argument) = parser.next().map_err(|e| e.to_string())? {
         match argument {
             Long("repo") => repository = path_value(&mut parser)?,
             Long("format") => json = json_format(&mut parser)?,
+            Long("max-steps") => max_steps = Some(steps_value(&mut parser)?),
+            Long("max-memory") => max_memory = Some(size_value(&mut parser)?),
             other => return Err(other.unexpected().to_string()),
         }
     }
-    let compilation = compiler::pipeline::compile(&repository);
+    let session = compiler::pipeline::Session {
+        limits: compiler::limits::with(max_steps, max_memory),
+        ..Default::default()
+    };
+    let options = compiler::pipeline::Options::inspect();
+    let compilation = compiler::pipeline::compile_session(&repository, options, &session);
     if json {
         let items: Vec<serde_json::Value> = compilation
             .diagnostics
@@ -202,11 +217,14 @@ fn build_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String>
     let mut repository = PathBuf::from(".");
     let mut out = PathBuf::from("build");
     let mut locked = false;
+    let (mut max_steps, mut max_memory) = (None, None);
     while let Some(argument) = parser.next().map_err(|e| e.to_string())? {
         match argument {
             Long("repo") => repository = path_value(&mut parser)?,
             Long("out") => out = path_value(&mut parser)?,
             Long("locked") => locked = true,
+            Long("max-steps") => max_steps = Some(steps_value(&mut parser)?),
+            Long("max-memory") => max_memory = Some(size_value(&mut parser)?),
             other => return Err(other.unexpected().to_string()),
         }
     }
@@ -219,7 +237,11 @@ fn build_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, String>
         },
         workers: None,
     };
-    let compilation = compiler::pipeline::compile_with(&repository, options);
+    let session = compiler::pipeline::Session {
+        limits: compiler::limits::with(max_steps, max_memory),
+        ..Default::default()
+    };
+    let compilation = compiler::pipeline::compile_session(&repository, options, &session);
     let compiled_at = started.elapsed();
     report(&compilation.diagnostics, &compilation.sources, false);
     if compilation.has_errors() {
@@ -437,6 +459,16 @@ fn json_format(parser: &mut lexopt::Parser) -> Result<bool, String> {
         "human" => Ok(false),
         _ => Err("--format takes `human` or `json`".into()),
     }
+}
+
+/// The value of `--max-steps`.
+fn steps_value(parser: &mut lexopt::Parser) -> Result<u64, String> {
+    compiler::limits::parse_steps(&string_value(parser)?)
+}
+
+/// The value of `--max-memory`.
+fn size_value(parser: &mut lexopt::Parser) -> Result<u64, String> {
+    compiler::limits::parse_size(&string_value(parser)?)
 }
 
 /// The next flag value as a UTF-8 string.

@@ -301,10 +301,13 @@ fn work(
     let mut machine = Machine::new(
         loader,
         vec![repository.root.clone(), PathBuf::from(stdlib::VIRTUAL_ROOT)],
-        session.limits.clone(),
+        session.limits,
     );
     if let Some(parses) = &session.parses {
         machine = machine.with_parse_cache(parses.clone());
+    }
+    if let Some(cancelled) = &session.cancelled {
+        machine = machine.with_cancel_flag(cancelled.clone());
     }
     let mut global = Vec::new();
     let mut per_node = BTreeMap::new();
@@ -805,12 +808,18 @@ fn recover<T>(result: EvalResult<T>, diagnostics: &mut Vec<Diagnostic>) -> Optio
 }
 
 /// The diagnostics without repeats: a broken module is reported once, not once
-/// for every node that runs it.
+/// for every node that runs it; a budget that ran out once, not once for every
+/// node evaluated after.
 fn without_repeats(diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
     let mut seen = HashSet::new();
+    let mut exhausted = HashSet::new();
     diagnostics
         .into_iter()
         .filter(|d| {
+            let exhaustion = d.code == codes::BUDGET_EXCEEDED || d.code == codes::MEMORY_EXCEEDED;
+            if exhaustion && !exhausted.insert(d.code) {
+                return false;
+            }
             seen.insert((
                 d.code,
                 d.severity.as_str(),

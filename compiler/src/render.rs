@@ -68,6 +68,37 @@ pub fn location(sources: &Sources, span: Span) -> String {
     }
 }
 
+/// Labels whose lines (with the line of context either side) are longer than this
+/// are shown as a location, not drawn: miette's padding overflows past 65,535
+/// columns, it reads a whole line per label, and a line that long is no help on a
+/// terminal.
+const MAX_DRAWN_LINES_LENGTH: usize = 3 * 4096;
+
+/// Are the lines a label of `diagnostic` in `primary`'s file is drawn on too long?
+fn is_too_wide(diagnostic: &Diagnostic, primary: &Label, sources: &Sources) -> bool {
+    let Some(file) = sources.get(primary.span.file) else {
+        return false;
+    };
+    let too_wide = |label: &Label| {
+        let (line, _) = file.line_column(label.span.start);
+        let start = file.line_start(line.saturating_sub(2));
+        let (end_line, _) = file.line_column(label.span.end);
+        let next_line_start = file.line_start(end_line);
+        let rest = file.text.get(next_line_start..).unwrap_or_default();
+        let end = next_line_start
+            + rest
+                .iter()
+                .take(MAX_DRAWN_LINES_LENGTH)
+                .take_while(|byte| **byte != b'\n')
+                .count();
+        end.saturating_sub(start) > MAX_DRAWN_LINES_LENGTH
+    };
+    std::iter::once(primary)
+        .chain(&diagnostic.secondary)
+        .filter(|label| label.span.file == primary.span.file)
+        .any(too_wide)
+}
+
 /// The diagnostic as miette renders it, plus the trace frames.
 pub fn render(diagnostic: &Diagnostic, sources: &Sources, full_trace: bool, color: bool) -> String {
     let severity = match diagnostic.severity {
@@ -83,7 +114,13 @@ pub fn render(diagnostic: &Diagnostic, sources: &Sources, full_trace: bool, colo
     }
     let mut other_files: Vec<&Label> = Vec::new();
     let mut source = None;
-    if let Some(primary) = &diagnostic.primary {
+    let primary = diagnostic.primary.as_ref();
+    let too_wide = primary.filter(|primary| is_too_wide(diagnostic, primary, sources));
+    if let Some(primary) = too_wide {
+        // shown as locations: miette cannot draw a label this far into a line
+        other_files.push(primary);
+        other_files.extend(&diagnostic.secondary);
+    } else if let Some(primary) = primary {
         source = source_of(sources, primary.span);
         let mut labels = vec![labeled(primary, true)];
         for secondary in &diagnostic.secondary {
@@ -184,5 +221,48 @@ mod tests {
         let printable = printable_source(text);
         assert_eq!(printable.len(), text.len());
         assert_eq!(printable, "a = \"?[2J???x\";\n\tb = 1;?\n");
+    }
+
+    /// miette panicked ("formatting argument out of range") drawing a label more
+    /// than 65,535 columns into its line.
+    #[test]
+    fn label_far_into_a_long_line_is_shown_as_a_location() {
+        let mut sources = Sources::new();
+        let mut text = "a".repeat(70_000);
+        text.push_str(" b");
+        let file = sources.add(
+            "long.nix".to_string(),
+            None,
+            std::sync::Arc::from(text.as_bytes()),
+        );
+        let diagnostic =
+            Diagnostic::error(lang::codes::UNDEFINED_VARIABLE, "undefined variable `b`")
+                .with_primary(Span::new(file, 70_001, 70_002), "not defined in this scope")
+                .with_help("bind `b`");
+        let rendered = render(&diagnostic, &sources, false, false);
+        assert!(rendered.contains("undefined variable `b`"), "{rendered}");
+        assert!(
+            rendered.contains("not defined in this scope (long.nix:1:70002)"),
+            "{rendered}"
+        );
+    }
+
+    #[test]
+    fn label_on_a_short_line_is_drawn() {
+        let mut sources = Sources::new();
+        let file = sources.add(
+            "short.nix".to_string(),
+            None,
+            std::sync::Arc::from(&b"x: y"[..]),
+        );
+        let diagnostic =
+            Diagnostic::error(lang::codes::UNDEFINED_VARIABLE, "undefined variable `y`")
+                .with_primary(Span::new(file, 3, 4), "not defined in this scope")
+                .with_help("bind `y`");
+        let rendered = render(&diagnostic, &sources, false, false);
+        assert!(
+            rendered.contains("╰── not defined in this scope"),
+            "{rendered}"
+        );
     }
 }

@@ -719,3 +719,129 @@ fn diagnostics_equal_meshc_check_on_every_fixture() {
     assert!(compared >= 85, "only {compared} fixtures compared");
     client.shutdown();
 }
+
+/// `Content-Length: 99999999999999999` made the server allocate that much and abort.
+/// Now the body is skipped unread (here: to the end of input) and the server ends by
+/// itself, saying why.
+#[test]
+fn a_lying_content_length_ends_the_server_without_an_abort() {
+    let mut child = Command::new(MESHC)
+        .arg("lsp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("meshc lsp starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    write!(stdin, "Content-Length: 99999999999999999\r\n\r\n{{}}").expect("write");
+    drop(stdin);
+    let output = child.wait_with_output().expect("meshc lsp ends");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.code().is_some(),
+        "killed by a signal: {stderr}"
+    );
+    assert!(stderr.contains("over the limit"), "{stderr}");
+}
+
+/// A message over 64 MiB is answered with an error, without being held, and the
+/// server goes on.
+#[test]
+fn an_oversized_message_gets_an_error_and_the_server_goes_on() {
+    let repository = repository();
+    let inventory = repository.path().join("mesh.nix");
+    let (mut client, _) = Client::start(&[]);
+    let oversized = " ".repeat((64 << 20) + 1);
+    client.send_raw(&oversized);
+    let error = client.wait_response(Value::Null);
+    assert_eq!(error["error"]["code"], -32700, "{error}");
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .is_some_and(|message| message.contains("over the limit")),
+        "{error}"
+    );
+    client.open(&inventory, INVENTORY);
+    client.analysed();
+    let hover = client.request(
+        "textDocument/hover",
+        document_position(&inventory, INVENTORY, "\"web\"", 2),
+    );
+    assert!(hover_text(&hover).contains("web"));
+    client.shutdown();
+}
+
+/// The main loop parsed every edited buffer before reading the next message, so a
+/// large buffer held `shutdown` (and everything else) until it was parsed and its
+/// syntax errors published. Parsing is now the syntax worker's: `shutdown` is
+/// answered first.
+#[test]
+fn shutdown_is_answered_while_a_large_buffer_is_parsed() {
+    let repository = repository();
+    let module = repository.path().join("modules/web/module.nix");
+    // about 8 MB, with a syntax error at its end
+    let large = format!("[ {} ;", "1 ".repeat(4_000_000));
+    let (mut client, _) = Client::start(&[]);
+    client.open(&module, &large);
+    let response = client.response("shutdown", Value::Null);
+    assert!(response.get("error").is_none(), "{response}");
+    let published_first = client
+        .backlog
+        .iter()
+        .any(|message| message["method"] == "textDocument/publishDiagnostics");
+    assert!(
+        !published_first,
+        "diagnostics came before the shutdown answer"
+    );
+    client.notify("exit", Value::Null);
+    assert_exits_successfully(&mut client);
+}
+
+/// A module whose evaluation runs to the budget is being analysed: `shutdown` is
+/// answered before the analysis ends, and `exit` ends the server (the analysis
+/// notices it is cancelled instead of running to its budget).
+#[test]
+fn shutdown_is_answered_while_a_heavy_module_is_analysed() {
+    let repository = repository();
+    let module = repository.path().join("modules/web/module.nix");
+    let heavy = WEB.replace(
+        "home = \"/srv/web\";",
+        "home = let fib = n: if n < 2 then \"/srv/web\" else builtins.substring 0 8 (fib (n - 1) + fib (n - 2)); in fib 200;",
+    );
+    let (mut client, _) = Client::start(&[]);
+    client.open(&module, &heavy);
+    let response = client.response("shutdown", Value::Null);
+    assert!(response.get("error").is_none(), "{response}");
+    let analysed_first = client
+        .backlog
+        .iter()
+        .any(|message| message["method"] == "textDocument/publishDiagnostics");
+    assert!(
+        !analysed_first,
+        "the analysis ended before the shutdown answer"
+    );
+    // after `shutdown`, a request is refused; the answer to the server's progress
+    // request, still on its way, made the server fail ("unexpected message during
+    // shutdown") and exit with status 1
+    let refused = client.response(
+        "textDocument/hover",
+        document_position(&module, &heavy, "fib", 0),
+    );
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    client.notify("exit", Value::Null);
+    assert_exits_successfully(&mut client);
+}
+
+/// Waits for the server to end after `exit`, with status 0 (the protocol's "exit
+/// after shutdown").
+fn assert_exits_successfully(client: &mut Client) {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        if let Some(status) = client.child.try_wait().expect("wait") {
+            assert!(status.success(), "meshc lsp exited with {status}");
+            return;
+        }
+        assert!(Instant::now() < deadline, "meshc lsp did not exit");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}

@@ -78,6 +78,7 @@ codes! {
     BUDGET_EXCEEDED = "E043", "evaluation budget exceeded";
     OPAQUE_MISUSE = "E044", "secret used where only a shape may take it";
     VALUE_TOO_LARGE = "E045", "value too large";
+    MEMORY_EXCEEDED = "E046", "evaluation memory bound exceeded";
     // E1xx: the repository, the inventory and resolution
     NOT_A_REPOSITORY = "E100", "not a mesh repository";
     UNKNOWN_MODULE = "E101", "unknown module";

@@ -316,8 +316,16 @@ fn name_text(name: &[u8]) -> String {
 }
 
 impl<'a> Compiler<'a> {
+    /// Records a scope error; after [`crate::parser::MAX_ERRORS`] of them the rest are
+    /// dropped (compilation goes on, as it cannot fail).
     fn error(&mut self, diagnostic: Diagnostic) {
-        self.errors.push(diagnostic);
+        if !self.has_too_many_errors() {
+            self.errors.push(diagnostic);
+        }
+    }
+
+    fn has_too_many_errors(&self) -> bool {
+        self.errors.len() >= crate::parser::MAX_ERRORS
     }
 
     fn error_node(&self, span: Span) -> Rc<Ir> {
@@ -368,6 +376,7 @@ impl<'a> Compiler<'a> {
                 }
                 node(kind, span)
             }
+            None if self.has_too_many_errors() => self.error_node(span),
             None => {
                 let mut candidates: Vec<String> = self.globals.global_names();
                 for scope in &self.scopes {

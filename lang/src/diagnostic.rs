@@ -129,18 +129,33 @@ pub fn edit_distance(left: &str, right: &str) -> usize {
     table[left.len() * width + right.len()]
 }
 
+/// Names longer than this get no "did you mean" by edit distance (its table grows
+/// with the product of the two lengths).
+const MAX_SUGGESTION_LENGTH: usize = 200;
+
 /// The closest candidates to `name`, best first, if any is close enough to be a
 /// plausible typo.
 pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
-    let limit = (name.chars().count() / 3).max(1);
+    let name_length = name.chars().count();
+    let limit = (name_length / 3).max(1);
     let mut scored: Vec<(usize, &str)> = candidates
         .into_iter()
         .filter(|candidate| *candidate != name)
-        .map(|candidate| (edit_distance(name, candidate), candidate))
-        .filter(|(distance, candidate)| {
+        .filter_map(|candidate| {
+            let same_but_case = name.len() >= 3 && candidate.to_lowercase() == name.to_lowercase();
+            // the distance is at least the difference in length, and its table is
+            // the product of the lengths: long names are compared only by case
+            let candidate_length = candidate.chars().count();
+            let comparable = name_length.abs_diff(candidate_length) <= limit
+                && name_length.max(candidate_length) <= MAX_SUGGESTION_LENGTH;
+            let distance = if comparable {
+                edit_distance(name, candidate)
+            } else {
+                usize::MAX
+            };
             // a name that shares nothing with the candidate is no typo of it
-            (*distance <= limit && *distance < name.chars().count())
-                || (name.len() >= 3 && candidate.to_lowercase() == name.to_lowercase())
+            ((distance <= limit && distance < name_length) || same_but_case)
+                .then_some((distance, candidate))
         })
         .collect();
     scored.sort();

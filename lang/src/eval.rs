@@ -22,23 +22,8 @@ use crate::value::{
     ThunkState, Value, same_object,
 };
 
-/// Limits that keep evaluation bounded.
-#[derive(Clone, Debug)]
-pub struct Limits {
-    /// Nested evaluation steps (calls, forces, sub-expressions) before giving up.
-    pub max_depth: usize,
-    /// Total evaluation steps before giving up (for editors); None is unlimited.
-    pub max_steps: Option<u64>,
-}
-
-impl Default for Limits {
-    fn default() -> Limits {
-        Limits {
-            max_depth: DEFAULT_MAX_DEPTH,
-            max_steps: None,
-        }
-    }
-}
+mod limits;
+pub use limits::{DEFAULT_MAX_MEMORY, DEFAULT_MAX_STEPS, Limits, describe_bytes};
 
 /// Depth limit; [`EVAL_STACK_SIZE`] is sized so that this depth fits.
 pub const DEFAULT_MAX_DEPTH: usize = 200_000;
@@ -103,6 +88,8 @@ pub struct Machine {
     depth: usize,
     limits: Limits,
     steps: u64,
+    /// Bytes counted against [`Limits::max_memory`] so far.
+    memory: u64,
     force_stack: Vec<ForceFrame>,
     binding_names: HashMap<Span, Bytes>,
     reference_names: HashMap<Span, Bytes>,
@@ -115,6 +102,9 @@ pub struct Machine {
     pub traces: Vec<String>,
     /// Trees of files parsed by earlier compilations, if the host keeps them.
     parses: Option<std::sync::Arc<crate::ParseCache>>,
+    /// Set by the host to stop the evaluation early (an editor's stale compilation);
+    /// looked at every [`CANCEL_CHECK_STEPS`] steps.
+    cancelled: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 pub fn error(
@@ -177,6 +167,7 @@ impl Machine {
             depth: 0,
             limits,
             steps: 0,
+            memory: 0,
             force_stack: Vec::new(),
             binding_names: HashMap::new(),
             reference_names: HashMap::new(),
@@ -185,6 +176,7 @@ impl Machine {
             symbols: SymbolOrder::new(),
             traces: Vec::new(),
             parses: None,
+            cancelled: None,
         }
     }
 
@@ -192,6 +184,16 @@ impl Machine {
     /// id are unchanged is not parsed again.
     pub fn with_parse_cache(mut self, cache: std::sync::Arc<crate::ParseCache>) -> Machine {
         self.parses = Some(cache);
+        self
+    }
+
+    /// Ends the evaluation (with E043, which the host throws away) soon after `flag`
+    /// is set, instead of at its end.
+    pub fn with_cancel_flag(
+        mut self,
+        flag: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    ) -> Machine {
+        self.cancelled = Some(flag);
         self
     }
 
@@ -445,58 +447,6 @@ impl Machine {
         Diagnostic::error(codes::INFINITE_RECURSION, message)
             .with_primary(span, "this import is already being evaluated")
             .with_help("a file's value cannot depend on importing itself; move the shared part into a third file")
-    }
-
-    // ---- depth and steps ------------------------------------------------------
-
-    #[inline]
-    pub(crate) fn enter(&mut self, span: Span) -> EvalResult<()> {
-        self.depth += 1;
-        if self.depth > self.limits.max_depth {
-            self.depth -= 1;
-            return Err(self.too_deep(span));
-        }
-        if let Some(max_steps) = self.limits.max_steps {
-            self.steps += 1;
-            if self.steps > max_steps {
-                self.depth -= 1;
-                return Err(budget_exceeded(max_steps, span));
-            }
-        }
-        Ok(())
-    }
-
-    /// Counts `units` steps of work a builtin or operator does at once (elements it
-    /// makes or copies), so that a step budget also bounds big lists, sets and
-    /// strings made without many calls (`genList f 1000000000`, `++` in a loop).
-    #[inline]
-    pub(crate) fn charge(&mut self, units: usize, span: Span) -> EvalResult<()> {
-        if let Some(max_steps) = self.limits.max_steps {
-            self.steps = self.steps.saturating_add(units as u64);
-            if self.steps > max_steps {
-                return Err(budget_exceeded(max_steps, span));
-            }
-        }
-        Ok(())
-    }
-
-    #[inline]
-    pub(crate) fn leave(&mut self) {
-        self.depth -= 1;
-    }
-
-    fn too_deep(&self, span: Span) -> Box<Diagnostic> {
-        error(
-            codes::TOO_DEEP,
-            format!(
-                "evaluation nested more than {} levels deep",
-                self.limits.max_depth
-            ),
-            span,
-            "the limit was reached while evaluating this",
-            "this is usually a function that calls itself without reaching a base case; \
-             deep recursion over long lists can be rewritten with `builtins.foldl'` or `builtins.genList`",
-        )
     }
 
     // ---- forcing --------------------------------------------------------------
@@ -800,7 +750,7 @@ impl Machine {
                     let value = self.eval(part, env)?;
                     self.coerce_to_string_into(&value, part.span, false, true, &mut result)?;
                 }
-                self.charge(result.len() / BYTES_PER_STEP, ir.span)?;
+                self.make_string(result.len(), ir.span)?;
                 Ok(Value::String(Rc::from(result)))
             }
             IrKind::CurrentPosition => Ok(self.position_value(ir.span)),
@@ -1346,7 +1296,7 @@ impl Machine {
                 if right_attrs.is_empty() {
                     return Ok(left);
                 }
-                self.charge(left_attrs.len() + right_attrs.len(), span)?;
+                self.make_attrs(left_attrs.len() + right_attrs.len(), span)?;
                 Ok(Value::Attrs(Rc::new(left_attrs.update(right_attrs))))
             }
             Operator::Concat => {
@@ -1372,8 +1322,8 @@ impl Machine {
                 if right_list.is_empty() {
                     return Ok(left);
                 }
-                self.charge(left_list.len() + right_list.len(), span)?;
-                let mut items = Vec::with_capacity(left_list.len() + right_list.len());
+                self.make_list(left_list.len() + right_list.len(), span)?;
+                let mut items = self.list_buffer(left_list.len() + right_list.len(), span)?;
                 items.extend(left_list.iter().cloned());
                 items.extend(right_list.iter().cloned());
                 Ok(Value::List(Rc::from(items)))
@@ -1419,10 +1369,19 @@ impl Machine {
                 Ok(Value::Path(Rc::from(compile::canonical_path(&result))))
             }
             (Value::String(string), _) => {
-                let mut result = Vec::with_capacity(string.len() + 16);
+                // counted before it is made when both sizes are known (a string
+                // doubled in a loop), after when the right side is coerced
+                let right_length = match &right {
+                    Value::String(right) => right.len(),
+                    _ => 0,
+                };
+                self.make_string(string.len() + right_length, right_span)?;
+                let mut result = Vec::with_capacity(string.len() + right_length.max(16));
                 result.extend_from_slice(string);
                 self.coerce_to_string_into(&right, right_span, false, true, &mut result)?;
-                self.charge(result.len() / BYTES_PER_STEP, right_span)?;
+                if right_length == 0 {
+                    self.make_string(result.len() - string.len(), right_span)?;
+                }
                 Ok(Value::String(Rc::from(result)))
             }
             _ => {
@@ -1437,6 +1396,35 @@ impl Machine {
     /// Nix's `coerceToString`. `more` also turns numbers, Booleans, null and lists
     /// into text (`toString`); `to_store` is where Nix would copy a path into the
     /// store, which the mesh language refuses.
+    /// `toString` of a list: its elements, separated by spaces. What each element
+    /// that is no list writes counts against the memory bound (a list written out
+    /// again and again, shared, grows without end).
+    fn coerce_list_into(
+        &mut self,
+        items: &[Value],
+        span: Span,
+        to_store: bool,
+        out: &mut Vec<u8>,
+    ) -> EvalResult<()> {
+        let count = items.len();
+        for (index, item) in items.iter().enumerate() {
+            let before = out.len();
+            self.coerce_to_string_into(item, span, true, to_store, out)?;
+            let item = self.force(item, span)?;
+            let is_list = matches!(&item, Value::List(_));
+            if !is_list {
+                self.make_string(out.len() - before + 1, span)?;
+            }
+            if index + 1 < count {
+                let empty_list = matches!(&item, Value::List(list) if list.is_empty());
+                if !empty_list {
+                    out.push(b' ');
+                }
+            }
+        }
+        Ok(())
+    }
+
     pub fn coerce_to_string_into(
         &mut self,
         value: &Value,
@@ -1496,18 +1484,10 @@ impl Machine {
                 Ok(())
             }
             Value::List(items) if more => {
-                let count = items.len();
-                for (index, item) in items.iter().enumerate() {
-                    self.coerce_to_string_into(item, span, more, to_store, out)?;
-                    if index + 1 < count {
-                        let item = self.force(item, span)?;
-                        let empty_list = matches!(&item, Value::List(list) if list.is_empty());
-                        if !empty_list {
-                            out.push(b' ');
-                        }
-                    }
-                }
-                Ok(())
+                self.enter(span)?;
+                let result = self.coerce_list_into(items, span, to_store, out);
+                self.leave();
+                result
             }
             other => {
                 let help = match other {
@@ -1554,7 +1534,16 @@ impl Machine {
     ) -> EvalResult<bool> {
         let left_forced = self.force(left, span)?;
         let right_forced = self.force(right, span)?;
+        // a secret is compared with nothing, not even itself (`[ s ] == [ s ]`)
+        if matches!(left_forced, Value::Opaque(_)) || matches!(right_forced, Value::Opaque(_)) {
+            return Err(opaque_error(span));
+        }
         if !top && (same_object(left, right) || same_object(&left_forced, &right_forced)) {
+            // the same object is equal to itself without a look inside, but a secret
+            // already evaluated inside it is compared all the same
+            if holds_evaluated_secret(&left_forced) {
+                return Err(opaque_error(span));
+            }
             return Ok(true);
         }
         self.enter(span)?;
@@ -1767,19 +1756,35 @@ fn fresh_slot(value: Value) -> Value {
     }
 }
 
-#[cold]
-fn budget_exceeded(max_steps: u64, span: Span) -> Box<Diagnostic> {
-    error(
-        codes::BUDGET_EXCEEDED,
-        format!("evaluation took more than {max_steps} steps"),
-        span,
-        "still evaluating here",
-        "the evaluation may not terminate; look for a function that calls itself without a base case",
-    )
+/// Does `value` hold a secret among its parts evaluated so far? Nothing is forced (the
+/// same object compares equal to itself in Nix without its parts being evaluated).
+pub(crate) fn holds_evaluated_secret(value: &Value) -> bool {
+    let mut pending: Vec<Value> = match value {
+        Value::List(_) | Value::Attrs(_) => vec![value.clone()],
+        _ => return false,
+    };
+    let mut seen = std::collections::HashSet::new();
+    while let Some(value) = pending.pop() {
+        let value = match value {
+            Value::Thunk(thunk) => match thunk.value() {
+                Some(value) => value,
+                None => continue,
+            },
+            other => other,
+        };
+        match &value {
+            Value::Opaque(_) => return true,
+            Value::List(items) if seen.insert(items.as_ptr() as *const u8 as usize) => {
+                pending.extend(items.iter().cloned());
+            }
+            Value::Attrs(attrs) if seen.insert(Rc::as_ptr(attrs) as *const u8 as usize) => {
+                pending.extend(attrs.iter().map(|attr| attr.value.clone()));
+            }
+            _ => {}
+        }
+    }
+    false
 }
-
-/// Bytes of a string made that count as one step of work (see [`Machine::charge`]).
-pub(crate) const BYTES_PER_STEP: usize = 64;
 
 fn lambda_name(lambda: &LambdaIr) -> String {
     match &lambda.name {

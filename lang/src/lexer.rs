@@ -187,8 +187,12 @@ fn float(input: Input) -> IResult<Input, Input> {
 
 /// `{PATH_CHAR}*(\/{PATH_CHAR}+)+\/?`
 fn path(input: Input) -> IResult<Input, Input> {
+    recognize((take_while(is_path_char), path_tail)).parse(input)
+}
+
+/// What follows a path's first run of path characters: `(\/{PATH_CHAR}+)+\/?`.
+fn path_tail(input: Input) -> IResult<Input, Input> {
     recognize((
-        take_while(is_path_char),
         many1(preceded(tag(&b"/"[..]), take_while1(is_path_char))),
         opt(tag(&b"/"[..])),
     ))
@@ -198,6 +202,11 @@ fn path(input: Input) -> IResult<Input, Input> {
 /// `{PATH_CHAR}*\/`
 fn path_segment(input: Input) -> IResult<Input, Input> {
     recognize(pair(take_while(is_path_char), tag(&b"/"[..]))).parse(input)
+}
+
+/// A URI scheme's characters after its first letter: `[a-zA-Z0-9\+\-\.]`.
+fn is_scheme_char(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || matches!(byte, b'+' | b'-' | b'.')
 }
 
 /// `\~(\/{PATH_CHAR}+)+\/?`
@@ -221,15 +230,17 @@ fn search_path(input: Input) -> IResult<Input, Input> {
     .parse(input)
 }
 
-/// `[a-zA-Z][a-zA-Z0-9\+\-\.]*\:{URI_CHAR}+`
-fn uri(input: Input) -> IResult<Input, Input> {
-    recognize((
-        take_while_first(|b: u8| b.is_ascii_alphabetic()),
-        take_while(|b: u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.')),
-        tag(&b":"[..]),
-        take_while1(is_uri_char),
-    ))
-    .parse(input)
+/// `[a-zA-Z][a-zA-Z0-9\+\-\.]*\:{URI_CHAR}+`, given the length of the run of
+/// scheme characters `input` starts with.
+fn uri_match_length(input: Input, scheme_run: usize) -> usize {
+    if !input.first().is_some_and(u8::is_ascii_alphabetic) || input.get(scheme_run) != Some(&b':') {
+        return 0;
+    }
+    let rest = &input[scheme_run + 1..];
+    match rest.iter().take_while(|b| is_uri_char(**b)).count() {
+        0 => 0,
+        length => scheme_run + 1 + length,
+    }
 }
 
 fn matched_len(result: IResult<Input, Input>) -> usize {
@@ -300,6 +311,8 @@ pub fn lex(source: &[u8], file: FileId) -> (Vec<Token>, Vec<LexError>) {
         modes: vec![Mode::Default],
         tokens: Vec::new(),
         errors: Vec::new(),
+        path_run: Run::NONE,
+        scheme_run: Run::NONE,
     };
     lexer.run();
     (lexer.tokens, lexer.errors)
@@ -312,6 +325,96 @@ struct Lexer<'a> {
     modes: Vec<Mode>,
     tokens: Vec<Token>,
     errors: Vec<LexError>,
+    /// The last run of path characters scanned (see [`Run`]).
+    path_run: Run,
+    /// The last run of URI scheme characters scanned.
+    scheme_run: Run,
+}
+
+/// A run of bytes of one class, `start..end`, scanned once: every position inside it
+/// shares its end. The candidates for a token all begin with such a run (`1+1+1`,
+/// `a.b.c` are one run of path characters), and most tokens end inside it, so without
+/// this each token would scan the rest of the run again: quadratic in its length.
+#[derive(Clone, Copy)]
+struct Run {
+    start: usize,
+    end: usize,
+}
+
+impl Run {
+    const NONE: Run = Run { start: 1, end: 0 };
+
+    /// The run's length from `position` on, scanning `source` only if `position` is
+    /// outside the run scanned last.
+    fn length_from(&mut self, source: &[u8], position: usize, class: fn(u8) -> bool) -> usize {
+        if !(self.start..=self.end).contains(&position) {
+            let length = source[position..]
+                .iter()
+                .take_while(|byte| class(**byte))
+                .count();
+            *self = Run {
+                start: position,
+                end: position + length,
+            };
+        }
+        self.end - position
+    }
+}
+
+/// The candidates for one token, in the lexer's rule order: the longest wins, ties
+/// go to the first considered.
+#[derive(Default)]
+struct Candidates {
+    best: Option<(usize, TokenKind)>,
+}
+
+impl Candidates {
+    fn consider(&mut self, length: usize, kind: impl FnOnce() -> TokenKind) {
+        if length > 0
+            && self
+                .best
+                .as_ref()
+                .is_none_or(|(best_length, _)| length > *best_length)
+        {
+            self.best = Some((length, kind()));
+        }
+    }
+}
+
+/// How an interpolated path would start here: the length of a segment followed by
+/// `${`, and whether `~/${` does.
+#[derive(Clone, Copy)]
+struct PathStarts {
+    segment: Option<usize>,
+    home: bool,
+}
+
+/// Keywords, operators, identifiers, integers and floats at the start of `rest`.
+fn word_candidates(rest: &[u8], candidates: &mut Candidates) {
+    let identifier_length = matched_len(identifier(rest));
+    for (word, kind) in KEYWORDS {
+        if identifier_length == word.len() && rest.starts_with(word.as_bytes()) {
+            candidates.consider(word.len(), || kind.clone());
+        }
+    }
+    for (text, kind) in OPERATORS {
+        if rest.starts_with(text) {
+            candidates.consider(text.len(), || kind.clone());
+        }
+    }
+    candidates.consider(identifier_length, || {
+        TokenKind::Identifier(String::from_utf8_lossy(&rest[..identifier_length]).into_owned())
+    });
+    let integer_length = matched_len(digits(rest));
+    candidates.consider(integer_length, || {
+        let text = std::str::from_utf8(&rest[..integer_length]).unwrap_or("");
+        TokenKind::Integer(text.parse::<i64>().ok())
+    });
+    let float_length = matched_len(float(rest));
+    candidates.consider(float_length, || {
+        let text = std::str::from_utf8(&rest[..float_length]).unwrap_or("0");
+        TokenKind::Float(float_value(text))
+    });
 }
 
 impl<'a> Lexer<'a> {
@@ -329,6 +432,9 @@ impl<'a> Lexer<'a> {
     }
 
     fn error(&mut self, code: Code, message: &str, start: usize, end: usize, help: &str) {
+        if self.errors.len() >= crate::parser::MAX_ERRORS {
+            return;
+        }
         self.errors.push(LexError {
             code,
             message: message.to_string(),
@@ -373,7 +479,35 @@ impl<'a> Lexer<'a> {
 
     /// Lexes one token in the default mode; returns true at the end of input.
     fn default_token(&mut self) -> bool {
-        // whitespace and comments
+        self.skip_trivia();
+        let rest = self.rest();
+        let Some(&first) = rest.first() else {
+            return true;
+        };
+        let mut candidates = Candidates::default();
+        word_candidates(rest, &mut candidates);
+        let starts = self.path_candidates(rest, &mut candidates);
+        if rest.starts_with(b"${") {
+            candidates.consider(2, || TokenKind::DollarCurly);
+        }
+        if rest.starts_with(b"''") {
+            let spaces = rest[2..].iter().take_while(|b| **b == b' ').count();
+            let length = if rest.get(2 + spaces) == Some(&b'\n') {
+                3 + spaces
+            } else {
+                2
+            };
+            candidates.consider(length, || TokenKind::IndentedOpen);
+        }
+        match candidates.best {
+            Some((length, kind)) => self.push_longest(length, kind, starts),
+            None => self.single_byte_token(first, rest.len()),
+        }
+        false
+    }
+
+    /// Skips whitespace and comments.
+    fn skip_trivia(&mut self) {
         loop {
             let rest = self.rest();
             let spaces = rest
@@ -411,127 +545,61 @@ impl<'a> Lexer<'a> {
             }
             break;
         }
-        let rest = self.rest();
-        let Some(&first) = rest.first() else {
-            return true;
-        };
+    }
 
-        // candidates, in the lexer's rule order; the longest wins, ties to the first
-        let mut best: Option<(usize, TokenKind)> = None;
-        let mut consider = |length: usize, kind: &dyn Fn() -> TokenKind| {
-            if length > 0
-                && best
-                    .as_ref()
-                    .is_none_or(|(best_length, _)| length > *best_length)
-            {
-                best = Some((length, kind()));
-            }
-        };
-        let identifier_length = matched_len(identifier(rest));
-        for (word, kind) in KEYWORDS {
-            if identifier_length == word.len() && rest.starts_with(word.as_bytes()) {
-                consider(word.len(), &|| kind.clone());
-            }
-        }
-        for (text, kind) in OPERATORS {
-            if rest.starts_with(text) {
-                consider(text.len(), &|| kind.clone());
-            }
-        }
-        consider(identifier_length, &|| {
-            TokenKind::Identifier(String::from_utf8_lossy(&rest[..identifier_length]).into_owned())
-        });
-        let integer_length = matched_len(digits(rest));
-        consider(integer_length, &|| {
-            let text = std::str::from_utf8(&rest[..integer_length]).unwrap_or("");
-            TokenKind::Integer(text.parse::<i64>().ok())
-        });
-        let float_length = matched_len(float(rest));
-        consider(float_length, &|| {
-            let text = std::str::from_utf8(&rest[..float_length]).unwrap_or("0");
-            TokenKind::Float(float_value(text))
-        });
+    /// Paths, home paths, search paths and URIs at the current position, each
+    /// scanned from the runs of characters they start with (see [`Run`]). Returns
+    /// how an interpolated path would start, for [`Lexer::push_longest`].
+    fn path_candidates(&mut self, rest: &'a [u8], candidates: &mut Candidates) -> PathStarts {
+        let path_run = self
+            .path_run
+            .length_from(self.source, self.position, is_path_char);
+        let scheme_run = self
+            .scheme_run
+            .length_from(self.source, self.position, is_scheme_char);
         // a path segment followed by `${` starts an interpolated path
-        let segment_length = matched_len(path_segment(rest));
-        let segment_interpolated = segment_length > 0 && rest[segment_length..].starts_with(b"${");
-        if segment_interpolated {
-            consider(segment_length + 2, &|| {
+        let segment_length = if rest.get(path_run) == Some(&b'/') {
+            path_run + 1
+        } else {
+            0
+        };
+        let starts = PathStarts {
+            segment: (segment_length > 0 && rest[segment_length..].starts_with(b"${"))
+                .then_some(segment_length),
+            home: rest.starts_with(b"~/") && rest[2..].starts_with(b"${"),
+        };
+        if let Some(segment_length) = starts.segment {
+            candidates.consider(segment_length + 2, || {
                 TokenKind::Path(String::from_utf8_lossy(&rest[..segment_length]).into_owned())
             });
         }
-        let home_start = rest.starts_with(b"~/") && rest[2..].starts_with(b"${");
-        if home_start {
-            consider(4, &|| TokenKind::HomePath("~/".to_string()));
+        if starts.home {
+            candidates.consider(4, || TokenKind::HomePath("~/".to_string()));
         }
-        let path_length = matched_len(path(rest));
-        consider(path_length, &|| {
+        let path_length = match matched_len(path_tail(&rest[path_run..])) {
+            0 => 0,
+            tail => path_run + tail,
+        };
+        candidates.consider(path_length, || {
             TokenKind::Path(String::from_utf8_lossy(&rest[..path_length]).into_owned())
         });
         let home_length = matched_len(home_path(rest));
-        consider(home_length, &|| {
+        candidates.consider(home_length, || {
             TokenKind::HomePath(String::from_utf8_lossy(&rest[..home_length]).into_owned())
         });
         let search_length = matched_len(search_path(rest));
-        consider(search_length, &|| {
+        candidates.consider(search_length, || {
             TokenKind::SearchPath(String::from_utf8_lossy(&rest[..search_length]).into_owned())
         });
-        let uri_length = matched_len(uri(rest));
-        consider(uri_length, &|| {
+        let uri_length = uri_match_length(rest, scheme_run);
+        candidates.consider(uri_length, || {
             TokenKind::Uri(String::from_utf8_lossy(&rest[..uri_length]).into_owned())
         });
-        if rest.starts_with(b"${") {
-            consider(2, &|| TokenKind::DollarCurly);
-        }
-        if rest.starts_with(b"''") {
-            let spaces = rest[2..].iter().take_while(|b| **b == b' ').count();
-            let length = if rest.get(2 + spaces) == Some(&b'\n') {
-                3 + spaces
-            } else {
-                2
-            };
-            consider(length, &|| TokenKind::IndentedOpen);
-        }
+        starts
+    }
 
-        let Some((length, kind)) = best else {
-            let kind = match first {
-                b'{' => TokenKind::LeftBrace,
-                b'}' => TokenKind::RightBrace,
-                b'[' => TokenKind::LeftBracket,
-                b']' => TokenKind::RightBracket,
-                b'(' => TokenKind::LeftParen,
-                b')' => TokenKind::RightParen,
-                b':' => TokenKind::Colon,
-                b';' => TokenKind::Semicolon,
-                b',' => TokenKind::Comma,
-                b'.' => TokenKind::Dot,
-                b'=' => TokenKind::Assign,
-                b'?' => TokenKind::Question,
-                b'@' => TokenKind::At,
-                b'!' => TokenKind::Bang,
-                b'+' => TokenKind::Plus,
-                b'-' => TokenKind::Minus,
-                b'*' => TokenKind::Star,
-                b'/' => TokenKind::Slash,
-                b'<' => TokenKind::Less,
-                b'>' => TokenKind::Greater,
-                b'"' => TokenKind::StringOpen,
-                other => TokenKind::Unknown(other),
-            };
-            match kind {
-                TokenKind::LeftBrace => self.modes.push(Mode::Default),
-                TokenKind::RightBrace => self.pop_mode(),
-                TokenKind::StringOpen => self.modes.push(Mode::String),
-                _ => {}
-            }
-            // an unknown byte that starts a UTF-8 sequence is reported as one token
-            let length = if let TokenKind::Unknown(byte) = kind {
-                utf8_sequence_length(byte).min(rest.len())
-            } else {
-                1
-            };
-            self.push(kind, length);
-            return false;
-        };
+    /// Pushes the longest candidate, entering the mode it opens.
+    fn push_longest(&mut self, length: usize, kind: TokenKind, starts: PathStarts) {
         match &kind {
             TokenKind::DollarCurly => {
                 self.modes.push(Mode::Default);
@@ -541,13 +609,15 @@ impl<'a> Lexer<'a> {
                 self.modes.push(Mode::Indented);
                 self.push(kind, length);
             }
-            TokenKind::Path(text) if segment_interpolated && length == segment_length + 2 => {
+            TokenKind::Path(text)
+                if starts.segment.is_some_and(|segment| length == segment + 2) =>
+            {
                 // interpolated path: the segment is the first part, `${` comes next
                 let text_length = text.len();
                 self.push(kind, text_length);
                 self.modes.push(Mode::InPathSlash);
             }
-            TokenKind::HomePath(_) if home_start && length == 4 => {
+            TokenKind::HomePath(_) if starts.home && length == 4 => {
                 self.push(kind, 2);
                 self.modes.push(Mode::InPathSlash);
             }
@@ -562,7 +632,47 @@ impl<'a> Lexer<'a> {
             }
             _ => self.push(kind, length),
         }
-        false
+    }
+
+    /// A token of one byte (or one unknown UTF-8 sequence), when no longer one matched.
+    fn single_byte_token(&mut self, first: u8, rest_length: usize) {
+        let kind = match first {
+            b'{' => TokenKind::LeftBrace,
+            b'}' => TokenKind::RightBrace,
+            b'[' => TokenKind::LeftBracket,
+            b']' => TokenKind::RightBracket,
+            b'(' => TokenKind::LeftParen,
+            b')' => TokenKind::RightParen,
+            b':' => TokenKind::Colon,
+            b';' => TokenKind::Semicolon,
+            b',' => TokenKind::Comma,
+            b'.' => TokenKind::Dot,
+            b'=' => TokenKind::Assign,
+            b'?' => TokenKind::Question,
+            b'@' => TokenKind::At,
+            b'!' => TokenKind::Bang,
+            b'+' => TokenKind::Plus,
+            b'-' => TokenKind::Minus,
+            b'*' => TokenKind::Star,
+            b'/' => TokenKind::Slash,
+            b'<' => TokenKind::Less,
+            b'>' => TokenKind::Greater,
+            b'"' => TokenKind::StringOpen,
+            other => TokenKind::Unknown(other),
+        };
+        match kind {
+            TokenKind::LeftBrace => self.modes.push(Mode::Default),
+            TokenKind::RightBrace => self.pop_mode(),
+            TokenKind::StringOpen => self.modes.push(Mode::String),
+            _ => {}
+        }
+        // an unknown byte that starts a UTF-8 sequence is reported as one token
+        let length = if let TokenKind::Unknown(byte) = kind {
+            utf8_sequence_length(byte).min(rest_length)
+        } else {
+            1
+        };
+        self.push(kind, length);
     }
 
     fn path_token(&mut self) -> bool {

@@ -15,6 +15,11 @@ use crate::syntax::{
 /// at about 5,000 nested lists).
 pub const MAX_NESTING: usize = 10_000;
 
+/// How many syntax errors one file reports; parsing stops at the last. Recovery
+/// after thousands of errors shows nothing new, and a hostile file with an error
+/// per byte would otherwise cost time per error in every stage that shows them.
+pub const MAX_ERRORS: usize = 100;
+
 /// The result of parsing one file.
 #[derive(Debug)]
 pub struct Parsed {
@@ -205,6 +210,18 @@ impl Parser {
         }
     }
 
+    /// Records a syntax error; the [`MAX_ERRORS`]th ends parsing.
+    fn report(&mut self, diagnostic: Diagnostic) {
+        if self.abandoned {
+            return;
+        }
+        self.errors.push(diagnostic);
+        if self.errors.len() >= MAX_ERRORS {
+            self.abandoned = true;
+            self.position = self.tokens.len() - 1;
+        }
+    }
+
     fn error_at(&mut self, span: Span, message: String, help: &str) {
         if self.abandoned {
             return;
@@ -218,7 +235,7 @@ impl Parser {
         {
             return;
         }
-        self.errors.push(
+        self.report(
             Diagnostic::error(codes::SYNTAX_ERROR, message)
                 .with_primary(span, "unexpected here")
                 .with_help(help.to_string()),
@@ -734,7 +751,7 @@ impl Parser {
                         span,
                     },
                     None => {
-                        self.errors.push(
+                        self.report(
                             Diagnostic::error(
                                 codes::INVALID_INTEGER,
                                 "integer literal is too large",
@@ -756,7 +773,7 @@ impl Parser {
                         span,
                     },
                     None => {
-                        self.errors.push(
+                        self.report(
                             Diagnostic::error(
                                 codes::INVALID_INTEGER,
                                 "float literal is out of range",
@@ -775,7 +792,7 @@ impl Parser {
             TokenKind::Path(_) => self.path(),
             TokenKind::HomePath(_) => {
                 let expr = self.path();
-                self.errors.push(
+                self.report(
                     Diagnostic::error(codes::HOME_PATH, "home-relative paths are not supported")
                         .with_primary(expr.span, "this depends on the user running the evaluation")
                         .with_help("evaluation is deterministic; use a path relative to this file (`./...`)"),
@@ -784,7 +801,7 @@ impl Parser {
             }
             TokenKind::SearchPath(text) => {
                 self.advance();
-                self.errors.push(
+                self.report(
                     Diagnostic::error(
                         codes::SEARCH_PATH,
                         format!("search path `{text}` is not supported"),

@@ -189,6 +189,21 @@ impl Machine {
 
     fn json_value(&mut self, value: &Value, span: Span, out: &mut Vec<u8>) -> EvalResult<()> {
         let value = self.force(value, span)?;
+        // what this value writes itself (not its elements) counts against the memory
+        // bound: a shared list written out again and again grows without end
+        let before = out.len();
+        self.json_own_value(&value, span, out)?;
+        let written = match &value {
+            Value::String(bytes) => bytes.len() + 2,
+            Value::Attrs(attrs) => attrs.iter().map(|attr| attr.name.len() + 4).sum::<usize>() + 2,
+            Value::List(items) => items.len() + 2,
+            _ => out.len().saturating_sub(before),
+        };
+        self.make_string(written, span)
+    }
+
+    fn json_own_value(&mut self, value: &Value, span: Span, out: &mut Vec<u8>) -> EvalResult<()> {
+        let value = value.clone();
         match &value {
             Value::Null => out.extend_from_slice(b"null"),
             Value::Bool(true) => out.extend_from_slice(b"true"),

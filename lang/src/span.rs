@@ -88,6 +88,13 @@ impl SourceFile {
         (line, prefix.encode_utf16().count() + 1)
     }
 
+    /// Byte offset where a zero-based line starts (the text's length past the end).
+    pub fn line_start(&self, line: usize) -> usize {
+        self.line_starts
+            .get(line)
+            .map_or(self.text.len(), |start| *start as usize)
+    }
+
     /// Byte offset of a zero-based line and UTF-16 column (clamped to the text).
     pub fn offset_of_utf16(&self, line: usize, column: usize) -> usize {
         let Some(&line_start) = self.line_starts.get(line) else {

@@ -120,13 +120,18 @@ enum Outcome {
 
 /// Evaluates a file the way `meshc eval [--json]` does (without the trailing newline
 /// handling, which is `nix-instantiate`'s: a newline after the plain form only).
-/// A `# max-steps: N` header sets the step budget an editor would set.
+/// A `# max-steps: N` header sets the step budget an editor would set, and
+/// `# max-memory: BYTES` the memory bound; without them, `meshc`'s defaults.
 fn evaluate(path: &Path, json: bool) -> Outcome {
     let source = std::fs::read_to_string(path).unwrap_or_default();
-    let limits = Limits {
-        max_steps: header(&source, "max-steps")
+    let limit = |name: &str| -> Option<u64> {
+        header(&source, name)
             .first()
-            .and_then(|steps| steps.parse().ok()),
+            .and_then(|value| value.parse().ok())
+    };
+    let limits = Limits {
+        max_steps: limit("max-steps").or(Limits::default().max_steps),
+        max_memory: limit("max-memory").or(Limits::default().max_memory),
         ..Limits::default()
     };
     let path = path.to_path_buf();

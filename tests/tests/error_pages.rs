@@ -194,13 +194,21 @@ fn tested_codes() -> BTreeSet<String> {
 /// Codes without a test case that expects them, each with the reason and where the
 /// condition behind it is tested instead. E9xx (internal errors) need none: a test
 /// that could produce one would be a test of a bug.
-const UNTESTED: &[(&str, &str)] = &[(
-    "E518",
-    "only a plan that passes the plan format's validation and still makes a unit Quadlet \
+const UNTESTED: &[(&str, &str)] = &[
+    (
+        "E518",
+        "only a plan that passes the plan format's validation and still makes a unit Quadlet \
      would skip reaches it, which is a bug in mesh-apply that no known plan shows; the \
      checker behind it is tested in applier/tests/kinds.rs \
      (quadlet_checker_refuses_what_quadlet_would_skip)",
-)];
+    ),
+    (
+        "E522",
+        "only a kernel without `openat2` (Linux before 5.6) reaches it, and every machine the \
+     suite runs on has one; the mapping from ENOSYS to E522 is tested in applier/src/host.rs \
+     (a_kernel_without_openat2_is_refused_with_e522)",
+    ),
+];
 
 #[test]
 fn every_code_has_a_page_with_its_heading() {

@@ -31,8 +31,8 @@ use crate::{module, prelude};
 /// Evaluation steps one compilation may take (each evaluation worker counts its
 /// own). A repository of 300 modules and 100 nodes takes less than 2 million; a
 /// file that does not terminate stops with E043 after about a second and a half.
-/// (The evaluator cannot be interrupted between steps, so this is also how long an
-/// edit that fixes such a file waits for the compilation it made stale.)
+/// A compilation a newer edit made stale is abandoned sooner: the evaluator looks at
+/// the session's cancel flag every few thousand steps.
 pub const MAX_STEPS: u64 = 50_000_000;
 
 /// What the main loop asks for: compile `root` with these buffers.
@@ -54,6 +54,13 @@ pub enum Outcome {
         root: PathBuf,
         generation: u64,
         index: Arc<Index>,
+    },
+    /// From the syntax worker (`lsp/syntax.rs`): a buffer's errors as of an edit.
+    Syntax {
+        uri: Url,
+        in_repository: bool,
+        generation: u64,
+        diagnostics: Vec<lsp_types::Diagnostic>,
     },
 }
 

@@ -3,7 +3,7 @@
 //! connection: it is answered with a JSON-RPC error (parse error or invalid request)
 //! and reading goes on with the next message. Knows nothing of the language server.
 
-use std::io::{self, BufRead, Write};
+use std::io::{self, BufRead, Read, Write};
 use std::thread;
 
 use crossbeam_channel::{Receiver, Sender, select, unbounded};
@@ -121,14 +121,23 @@ pub fn read_loop(
     }
 }
 
+/// The largest message body read (64 MiB): a larger one is skipped unread, so no
+/// header can make the server allocate more.
+pub const MAX_MESSAGE_BYTES: u64 = 64 << 20;
+
+/// The longest header line read; the rest of a longer one is read as further lines.
+const MAX_HEADER_LINE: u64 = 8 << 10;
+
 /// One message's body, or None at the end of input. A frame without a usable
-/// `Content-Length` is an error; reading resumes at the next header.
+/// `Content-Length` is an error; reading resumes at the next header. A body over
+/// [`MAX_MESSAGE_BYTES`] is an error too: its bytes are read and dropped as they
+/// come, never held.
 fn read_frame(input: &mut impl BufRead) -> Result<Option<Vec<u8>>, String> {
-    let mut length: Option<usize> = None;
+    let mut length: Option<u64> = None;
     let mut saw_header = false;
     loop {
         let mut line = String::new();
-        match input.read_line(&mut line) {
+        match input.by_ref().take(MAX_HEADER_LINE).read_line(&mut line) {
             Ok(0) => return Ok(None),
             Ok(_) => {}
             Err(error) => {
@@ -155,7 +164,19 @@ fn read_frame(input: &mut impl BufRead) -> Result<Option<Vec<u8>>, String> {
     let Some(length) = length else {
         return Err("a message without a valid `Content-Length` header".into());
     };
-    let mut body = vec![0; length];
+    if length > MAX_MESSAGE_BYTES {
+        let problem = format!(
+            "a message of {length} bytes is over the limit of {MAX_MESSAGE_BYTES} bytes; it is skipped"
+        );
+        eprintln!("meshc lsp: {problem}");
+        // read past it (to the end of input, if the header lied)
+        let skipped = io::copy(&mut input.by_ref().take(length), &mut io::sink());
+        if skipped.map_or(true, |skipped| skipped < length) {
+            return Ok(None);
+        }
+        return Err(problem);
+    }
+    let mut body = vec![0; length as usize];
     input
         .read_exact(&mut body)
         .map_err(|error| format!("the message ended early: {error}"))?;
@@ -241,6 +262,51 @@ fn classify(value: serde_json::Value) -> Result<Option<Message>, serde_json::Val
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `Content-Length: 99999999999999999` aborted the server: it allocated that much.
+    #[test]
+    fn an_oversized_message_is_skipped_without_being_held() {
+        let oversized = MAX_MESSAGE_BYTES + 1;
+        let mut input = format!("Content-Length: {oversized}\r\n\r\n").into_bytes();
+        input.resize(input.len() + oversized as usize, b' ');
+        input.extend(frame(r#"{"jsonrpc":"2.0","id":4,"method":"shutdown"}"#).into_bytes());
+        let (to_server, from_reader) = unbounded();
+        let (errors, raw) = unbounded();
+        read_loop(&mut input.as_slice(), &to_server, &errors);
+        let errors: Vec<serde_json::Value> = raw.try_iter().collect();
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(errors[0]["error"]["code"], ErrorCode::ParseError as i32);
+        assert!(
+            errors[0]["error"]["message"]
+                .as_str()
+                .is_some_and(|message| message.contains("over the limit")),
+            "{errors:?}"
+        );
+        let messages: Vec<Message> = from_reader.try_iter().collect();
+        assert!(matches!(&messages[..], [Message::Request(r)] if r.method == "shutdown"));
+    }
+
+    #[test]
+    fn a_length_past_the_end_of_input_ends_reading() {
+        let input = "Content-Length: 99999999999999999\r\n\r\n{}";
+        let (to_server, from_reader) = unbounded();
+        let (errors, _raw) = unbounded();
+        read_loop(&mut input.as_bytes(), &to_server, &errors);
+        assert_eq!(from_reader.try_iter().count(), 0);
+    }
+
+    #[test]
+    fn a_header_line_without_end_is_read_in_bounded_pieces() {
+        let mut input = "X-Padding: ".to_string();
+        input.push_str(&"a".repeat(1 << 20));
+        input.push_str("\r\n");
+        input.push_str(&frame(r#"{"jsonrpc":"2.0","id":4,"method":"shutdown"}"#));
+        let (to_server, from_reader) = unbounded();
+        let (errors, _raw) = unbounded();
+        read_loop(&mut input.as_bytes(), &to_server, &errors);
+        let messages: Vec<Message> = from_reader.try_iter().collect();
+        assert!(matches!(&messages[..], [Message::Request(r)] if r.method == "shutdown"));
+    }
 
     fn frame(body: &str) -> String {
         format!("Content-Length: {}\r\n\r\n{body}", body.len())

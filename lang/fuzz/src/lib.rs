@@ -15,6 +15,7 @@ pub fn limits() -> Limits {
     Limits {
         max_depth: 10_000,
         max_steps: Some(1_000_000),
+        max_memory: Some(1 << 30),
     }
 }
 

@@ -137,6 +137,7 @@ fn intersect_attrs(machine: &mut Machine, arguments: &[Value], span: Span) -> Ev
 
 fn list_to_attrs(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
     let list = machine.force_list(&arguments[0], span, "`listToAttrs`")?;
+    machine.make_attrs(list.len(), span)?;
     let mut entries = Vec::with_capacity(list.len());
     for item in list.iter() {
         let pair = machine.force_attrs(item, span, "`listToAttrs` element")?;

@@ -133,8 +133,8 @@ fn concatenate(machine: &mut Machine, lists: Vec<Rc<[Value]>>, span: Span) -> Ev
     {
         return Ok(Value::List(only.clone()));
     }
-    machine.charge(total, span)?;
-    let mut items = Vec::with_capacity(total);
+    machine.make_list(total, span)?;
+    let mut items = machine.list_buffer(total, span)?;
     for list in &lists {
         items.extend(list.iter().cloned());
     }
@@ -251,11 +251,10 @@ fn gen_list(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResul
             "lists are limited to 2^32 elements",
         ));
     }
-    machine.charge(count as usize, span)?;
+    machine.make_list(count as usize, span)?;
     let function = arguments[0].clone();
-    let items: Vec<Value> = (0..count)
-        .map(|index| Thunk::apply1(function.clone(), Value::Int(index), span))
-        .collect();
+    let mut items = machine.list_buffer(count as usize, span)?;
+    items.extend((0..count).map(|index| Thunk::apply1(function.clone(), Value::Int(index), span)));
     Ok(Value::List(Rc::from(items)))
 }
 
@@ -286,6 +285,10 @@ fn generic_closure(machine: &mut Machine, arguments: &[Value], span: Span) -> Ev
         let attrs = machine.force_attrs(&item, span, "`genericClosure` element")?;
         let key = attrs.get(b"key").cloned().ok_or_else(|| missing("key"))?;
         let key = machine.force(&key, span)?;
+        // a key is compared with every other, the first one too
+        if matches!(key, Value::Opaque(_)) || crate::eval::holds_evaluated_secret(&key) {
+            return Err(crate::eval::opaque_error(span));
+        }
         // keep the seen keys sorted; equal means neither is less than the other
         let mut low = 0;
         let mut high = done_keys.len();

@@ -48,12 +48,19 @@ pub(super) fn builtins() -> Vec<Builtin> {
 fn concat_strings_sep(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
     let separator = machine.force_string(&arguments[0], span, "`concatStringsSep` separator")?;
     let list = machine.force_list(&arguments[1], span, "`concatStringsSep`")?;
+    // the separators before they are made, the items as they come
+    machine.make_string(
+        separator.len().saturating_mul(list.len().saturating_sub(1)),
+        span,
+    )?;
     let mut result = Vec::new();
     for (index, item) in list.iter().enumerate() {
         if index > 0 {
             result.extend_from_slice(&separator);
         }
+        let before = result.len();
         machine.coerce_to_string_into(item, span, false, true, &mut result)?;
+        machine.make_string(result.len() - before, span)?;
     }
     Ok(Value::String(Rc::from(result)))
 }
@@ -95,6 +102,8 @@ fn replace_strings(machine: &mut Machine, arguments: &[Value], span: Span) -> Ev
                     )?);
                 }
                 if let Some(replacement) = &replacements[index] {
+                    // a short subject with long replacements can grow a lot
+                    machine.make_string(replacement.len(), span)?;
                     result.extend_from_slice(replacement);
                 }
                 if pattern.is_empty() {

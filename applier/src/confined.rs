@@ -1,0 +1,782 @@
+//! The one confined filesystem layer: every path the applier touches on the host (the
+//! plan's shapes and its own record, lock, unit and scratch files) is resolved beneath a
+//! directory handle on the root, and every change is made on an opened parent directory
+//! (`mkdirat`, `openat` with `O_NOFOLLOW`, `renameat`, `unlinkat`, `symlinkat`, `fchown`
+//! and `fchmod` on the opened file). The check is the open: this module must never look
+//! a path up by name and then use the name again, and nothing here may resolve a path
+//! from the process's working directory or from `/` once the root is opened.
+//!
+//! Two resolutions, both `openat2`: under `--root`, `RESOLVE_IN_ROOT` (a symlink in the
+//! tree is read as if the tree were `/`: an absolute target means a path inside the root
+//! and `..` stops at it, as in a chroot); on the live host, `RESOLVE_NO_SYMLINKS` for the
+//! walk to a path's parent (a symlink on the way is refused). Without `openat2` (Linux
+//! before 5.6) the layer fails closed: see [`Confined::open`].
+
+use std::collections::HashMap;
+use std::ffi::{CString, OsStr};
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use rustix::fs::{AtFlags, FileType, Gid, Mode, OFlags, RenameFlags, ResolveFlags, Uid};
+use rustix::io::Errno;
+
+/// How paths are resolved beneath the root.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resolution {
+    /// `--root`: symlinks are followed as if the root were `/` (`RESOLVE_IN_ROOT`).
+    InRoot,
+    /// The live host: no symlink on the way to a path's parent (`RESOLVE_NO_SYMLINKS`).
+    NoSymlinks,
+}
+
+/// What is at a path, read without following a final symlink.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryKind {
+    File,
+    Directory,
+    Symlink,
+    Other,
+}
+
+/// The metadata the applier compares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entry {
+    pub kind: EntryKind,
+    /// Permission bits (`0o7777`).
+    pub mode: u32,
+    pub uid: u32,
+    pub gid: u32,
+    pub size: u64,
+    pub device: u64,
+    /// Hard links to the inode.
+    pub links: u64,
+}
+
+impl Entry {
+    // the field types differ between architectures (`st_nlink` is u64 or u32)
+    #[allow(clippy::useless_conversion)]
+    fn of(stat: &rustix::fs::Stat) -> Entry {
+        let raw_mode = stat.st_mode;
+        let kind = match FileType::from_raw_mode(raw_mode) {
+            FileType::RegularFile => EntryKind::File,
+            FileType::Directory => EntryKind::Directory,
+            FileType::Symlink => EntryKind::Symlink,
+            _ => EntryKind::Other,
+        };
+        Entry {
+            kind,
+            mode: raw_mode & 0o7777,
+            uid: stat.st_uid,
+            gid: stat.st_gid,
+            size: u64::try_from(stat.st_size).unwrap_or(0),
+            device: stat.st_dev,
+            links: u64::from(stat.st_nlink),
+        }
+    }
+}
+
+/// The root, opened once; every path of a run is resolved beneath it.
+#[derive(Debug)]
+pub struct Confined {
+    root: OwnedFd,
+    root_path: PathBuf,
+    resolution: Resolution,
+    /// Parents opened for reading while inspecting (one `openat2` per directory, not
+    /// per file), `None` for one found absent. Never used to change anything, and
+    /// `None` as a whole once the first change may be made: see
+    /// [`Confined::parent_for_reading`].
+    reading: Mutex<Option<HashMap<String, Option<Arc<Directory>>>>>,
+}
+
+/// An opened directory: the parent every change is made in.
+#[derive(Debug)]
+pub struct Directory {
+    fd: OwnedFd,
+}
+
+/// Why a path could not be resolved safely (the caller turns it into a diagnostic).
+pub fn is_symlink_refusal(error: &io::Error) -> bool {
+    matches!(
+        error.raw_os_error().map(Errno::from_raw_os_error),
+        Some(Errno::LOOP | Errno::XDEV)
+    )
+}
+
+/// `openat2` is missing (old kernel, or a seccomp filter refusing it).
+pub fn is_unavailable(error: &io::Error) -> bool {
+    matches!(
+        error.raw_os_error().map(Errno::from_raw_os_error),
+        Some(Errno::NOSYS | Errno::PERM)
+    )
+}
+
+/// The components of a node path (`/etc/motd` -> `etc`, `motd`). A component that is
+/// empty, `.` or `..` is refused: plan paths are normalized, and a name must never step.
+fn components(node_path: &str) -> io::Result<Vec<&str>> {
+    let mut parts = Vec::new();
+    for part in node_path.split('/') {
+        match part {
+            "" => {}
+            "." | ".." => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("`{node_path}` is not a normalized path"),
+                ));
+            }
+            part if part.contains('\0') => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "a path holds a NUL byte",
+                ));
+            }
+            part => parts.push(part),
+        }
+    }
+    Ok(parts)
+}
+
+fn directory_flags() -> OFlags {
+    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC
+}
+
+impl Confined {
+    /// Opens the root. The root itself is the operator's argument and is trusted; only
+    /// what lies beneath it is confined. `openat2` is probed here, so an old kernel is
+    /// refused before anything is read.
+    pub fn open(root_path: &Path, resolution: Resolution) -> io::Result<Confined> {
+        let root = rustix::fs::open(root_path, directory_flags(), Mode::empty())?;
+        let confined = Confined {
+            root,
+            root_path: root_path.to_path_buf(),
+            resolution,
+            reading: Mutex::new(Some(HashMap::new())),
+        };
+        // probe: a kernel without openat2 answers ENOSYS here, before any change
+        confined.open_relative(".", directory_flags())?;
+        Ok(confined)
+    }
+
+    pub fn resolution(&self) -> Resolution {
+        self.resolution
+    }
+
+    pub fn root_path(&self) -> &Path {
+        &self.root_path
+    }
+
+    /// Where a node path is, for messages and host tools.
+    pub fn display_path(&self, node_path: &str) -> PathBuf {
+        self.root_path.join(node_path.trim_start_matches('/'))
+    }
+
+    fn resolve_flags(&self) -> ResolveFlags {
+        match self.resolution {
+            Resolution::InRoot => ResolveFlags::IN_ROOT | ResolveFlags::NO_MAGICLINKS,
+            Resolution::NoSymlinks => {
+                ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS | ResolveFlags::BENEATH
+            }
+        }
+    }
+
+    /// `openat2(root, relative, flags, resolve)`, retried when the kernel saw a rename
+    /// race (`EAGAIN`).
+    fn open_relative(&self, relative: &str, flags: OFlags) -> io::Result<OwnedFd> {
+        let mut attempts = 0;
+        loop {
+            match rustix::fs::openat2(
+                &self.root,
+                relative,
+                flags,
+                Mode::empty(),
+                self.resolve_flags(),
+            ) {
+                Err(Errno::AGAIN) if attempts < 16 => attempts += 1,
+                result => return result.map_err(io::Error::from),
+            }
+        }
+    }
+
+    /// The directory at `node_path` (`/` is the root), resolved beneath the root.
+    pub fn directory(&self, node_path: &str) -> io::Result<Directory> {
+        let parts = components(node_path)?;
+        let relative = if parts.is_empty() {
+            ".".to_string()
+        } else {
+            parts.join("/")
+        };
+        self.open_relative(&relative, directory_flags())
+            .map(|fd| Directory { fd })
+    }
+
+    /// The directory at `node_path` reached without any symlink, whatever the
+    /// resolution (for files a host tool will open by name: it would follow them).
+    pub fn directory_without_symlinks(&self, node_path: &str) -> io::Result<Directory> {
+        let parts = components(node_path)?;
+        let relative = if parts.is_empty() {
+            ".".to_string()
+        } else {
+            parts.join("/")
+        };
+        let fd = rustix::fs::openat2(
+            &self.root,
+            relative.as_str(),
+            directory_flags(),
+            Mode::empty(),
+            ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS | ResolveFlags::BENEATH,
+        )?;
+        Ok(Directory { fd })
+    }
+
+    /// The parent directory of `node_path`, opened, and the final name in it. Every
+    /// operation on the path itself is then made on this directory with this name.
+    pub fn parent(&self, node_path: &str) -> io::Result<(Directory, String)> {
+        let parts = components(node_path)?;
+        let Some((name, ancestors)) = parts.split_last() else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the root has no parent",
+            ));
+        };
+        let relative = if ancestors.is_empty() {
+            ".".to_string()
+        } else {
+            ancestors.join("/")
+        };
+        let directory = self
+            .open_relative(&relative, directory_flags())
+            .map(|fd| Directory { fd })?;
+        Ok((directory, (*name).to_string()))
+    }
+
+    /// The parent of `node_path` for reading only (inspection: `fstatat`, reading a
+    /// file's content, `readlinkat`), opened once per directory and kept until
+    /// [`Confined::forget_reading`]. A change is never made through it: a kept handle
+    /// may name a directory that was moved since, which is harmless to read from and
+    /// must not be written to.
+    pub fn parent_for_reading(&self, node_path: &str) -> io::Result<(Arc<Directory>, String)> {
+        let Some((parent, name)) = split(node_path) else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("`{node_path}` has no parent"),
+            ));
+        };
+        components(node_path)?;
+        let cached = match self.reading.lock() {
+            Ok(cache) => cache.as_ref().and_then(|cache| cache.get(parent).cloned()),
+            Err(_) => None,
+        };
+        match cached {
+            Some(Some(directory)) => return Ok((directory, name.to_string())),
+            Some(None) => return Err(io::Error::from(Errno::NOENT)),
+            None => {}
+        }
+        let opened = match self.directory(parent) {
+            Ok(directory) => Some(Arc::new(directory)),
+            Err(error) if absent(&error) => None,
+            Err(error) => return Err(error),
+        };
+        if let Ok(mut cache) = self.reading.lock()
+            && let Some(cache) = cache.as_mut()
+        {
+            cache.insert(parent.to_string(), opened.clone());
+        }
+        match opened {
+            Some(directory) => Ok((directory, name.to_string())),
+            None => Err(io::Error::from(Errno::NOENT)),
+        }
+    }
+
+    /// Drops the handles kept for reading and keeps no more: called before the first
+    /// change, after which a directory found absent may be created.
+    pub fn forget_reading(&self) {
+        if let Ok(mut cache) = self.reading.lock() {
+            *cache = None;
+        }
+    }
+
+    /// What is at `node_path` (a final symlink is not followed); `None` when it or a
+    /// parent is absent. Reads through [`Confined::parent_for_reading`].
+    pub fn entry(&self, node_path: &str) -> io::Result<Option<Entry>> {
+        let (directory, name) = match self.parent_for_reading(node_path) {
+            Ok(found) => found,
+            Err(error) if absent(&error) => return Ok(None),
+            Err(error) => return Err(error),
+        };
+        directory.entry(&name)
+    }
+
+    /// Creates `node_path` and its missing ancestors as directories (`mode`, owned by
+    /// whoever runs the applier), each made with `mkdirat` in its resolved parent.
+    pub fn create_directories(&self, node_path: &str, mode: u32) -> io::Result<Directory> {
+        let parts = components(node_path)?;
+        for end in 1..=parts.len() {
+            let prefix = parts.get(..end).unwrap_or_default().join("/");
+            let (parent, name) = self.parent(&prefix)?;
+            parent.create_directory(&name, mode)?;
+        }
+        self.directory(node_path)
+    }
+
+    /// Reads a whole file, `None` when absent. Refuses anything but a regular file.
+    pub fn read(&self, node_path: &str) -> io::Result<Option<Vec<u8>>> {
+        let (directory, name) = match self.parent(node_path) {
+            Ok(found) => found,
+            Err(error) if absent(&error) => return Ok(None),
+            Err(error) => return Err(error),
+        };
+        match directory.open_regular(&name) {
+            Ok(mut file) => {
+                let mut bytes = Vec::new();
+                io::Read::read_to_end(&mut file, &mut bytes)?;
+                Ok(Some(bytes))
+            }
+            Err(error) if absent(&error) => Ok(None),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Writes a small file atomically and durably right away (temp, fsync, rename,
+    /// fsync of the directory), root-owned. For the record and unit files.
+    pub fn write_now(&self, node_path: &str, content: &[u8], mode: u32) -> io::Result<()> {
+        let (directory, name) = self.parent(node_path)?;
+        let temp = temp_name(&name);
+        let mut file = directory.create_fresh(&temp, mode, 0, 0)?;
+        io::Write::write_all(&mut file, content)?;
+        file.sync_all()?;
+        directory.rename(&temp, &name)?;
+        directory.sync()
+    }
+}
+
+/// A node path's parent node path and final name (`/etc/motd` -> `/etc`, `motd`).
+pub fn split(node_path: &str) -> Option<(&str, &str)> {
+    let trimmed = node_path.trim_end_matches('/');
+    let (parent, name) = trimmed.rsplit_once('/')?;
+    if name.is_empty() {
+        return None;
+    }
+    Some((if parent.is_empty() { "/" } else { parent }, name))
+}
+
+/// Is this "not there" (the path or one of its parents)?
+pub fn absent(error: &io::Error) -> bool {
+    matches!(
+        error.raw_os_error().map(Errno::from_raw_os_error),
+        Some(Errno::NOENT | Errno::NOTDIR)
+    )
+}
+
+/// The temp name beside `name` (`.motd.mesh-new`). Deterministic, so a temp file left by
+/// a killed run is found and replaced by the next one.
+pub fn temp_name(name: &str) -> String {
+    format!(".{name}.mesh-new")
+}
+
+fn c_name(name: &str) -> io::Result<CString> {
+    if name.is_empty() || name == "." || name == ".." || name.contains('/') {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("`{name}` is not a single name"),
+        ));
+    }
+    CString::new(name).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL byte"))
+}
+
+impl Directory {
+    pub fn as_fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+
+    /// Opens a directory the operator named (a scratch base such as `TMPDIR`), which is
+    /// trusted like the root; what lies beneath it is opened through the handle.
+    pub fn open_path(path: &Path) -> io::Result<Directory> {
+        let fd = rustix::fs::open(path, directory_flags(), Mode::empty())?;
+        Ok(Directory { fd })
+    }
+
+    /// What `name` is here, without following it; `None` when absent.
+    pub fn entry(&self, name: &str) -> io::Result<Option<Entry>> {
+        match rustix::fs::statat(
+            &self.fd,
+            c_name(name)?.as_c_str(),
+            AtFlags::SYMLINK_NOFOLLOW,
+        ) {
+            Ok(stat) => Ok(Some(Entry::of(&stat))),
+            Err(Errno::NOENT) => Ok(None),
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    /// The metadata of this directory itself.
+    pub fn own_entry(&self) -> io::Result<Entry> {
+        Ok(Entry::of(&rustix::fs::fstat(&self.fd)?))
+    }
+
+    /// The subdirectory `name`, never through a symlink.
+    pub fn open_directory(&self, name: &str) -> io::Result<Directory> {
+        let fd = rustix::fs::openat(
+            &self.fd,
+            c_name(name)?.as_c_str(),
+            directory_flags() | OFlags::NOFOLLOW,
+            Mode::empty(),
+        )?;
+        Ok(Directory { fd })
+    }
+
+    /// Opens the regular file `name` for reading: never a symlink, never a FIFO or a
+    /// device (opened non-blocking, then checked on the descriptor).
+    pub fn open_regular(&self, name: &str) -> io::Result<File> {
+        let fd = rustix::fs::openat(
+            &self.fd,
+            c_name(name)?.as_c_str(),
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        let stat = rustix::fs::fstat(&fd)?;
+        if Entry::of(&stat).kind != EntryKind::File {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("`{name}` is not a regular file"),
+            ));
+        }
+        Ok(File::from(fd))
+    }
+
+    /// `mkdirat(name, mode)`; an existing entry of that name is left as it is (the
+    /// next open of it decides whether it is usable).
+    pub fn create_directory(&self, name: &str, mode: u32) -> io::Result<()> {
+        match rustix::fs::mkdirat(
+            &self.fd,
+            c_name(name)?.as_c_str(),
+            Mode::from_raw_mode(mode),
+        ) {
+            Ok(()) | Err(Errno::EXIST) => Ok(()),
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    /// Opens the regular file `name` for writing, creating it (`mode`) if absent; never
+    /// through a symlink. For the lock.
+    pub fn open_or_create(&self, name: &str, mode: u32) -> io::Result<File> {
+        let fd = rustix::fs::openat(
+            &self.fd,
+            c_name(name)?.as_c_str(),
+            OFlags::WRONLY | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+            Mode::from_raw_mode(mode),
+        )?;
+        if Entry::of(&rustix::fs::fstat(&fd)?).kind != EntryKind::File {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("`{name}` is not a regular file"),
+            ));
+        }
+        Ok(File::from(fd))
+    }
+
+    /// `mkdirat(name, mode)` that fails when anything of that name exists.
+    pub fn create_new_directory(&self, name: &str, mode: u32) -> io::Result<()> {
+        rustix::fs::mkdirat(
+            &self.fd,
+            c_name(name)?.as_c_str(),
+            Mode::from_raw_mode(mode),
+        )
+        .map_err(io::Error::from)
+    }
+
+    /// A new file `name` (an old one of that name, or a symlink, is removed first),
+    /// created with `O_CREAT|O_EXCL|O_NOFOLLOW`, whose owner and mode are set on the
+    /// descriptor before any byte is written.
+    pub fn create_fresh(&self, name: &str, mode: u32, uid: u32, gid: u32) -> io::Result<File> {
+        let c_name = c_name(name)?;
+        let create = || {
+            rustix::fs::openat(
+                &self.fd,
+                c_name.as_c_str(),
+                OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::from_raw_mode(0o600),
+            )
+        };
+        // the name is usually free; a leftover (a killed run's temp file) is removed once
+        let fd = match create() {
+            Err(Errno::EXIST) => {
+                self.remove_file(name)?;
+                create()?
+            }
+            result => result?,
+        };
+        set_owner_and_mode(&fd, mode, uid, gid)?;
+        Ok(File::from(fd))
+    }
+
+    /// Opens `name` (a directory when `directory`, else a regular file) without
+    /// following it and sets owner and mode on the descriptor.
+    pub fn set_owner_and_mode(
+        &self,
+        name: &str,
+        directory: bool,
+        mode: u32,
+        uid: u32,
+        gid: u32,
+    ) -> io::Result<()> {
+        if directory {
+            let opened = self.open_directory(name)?;
+            set_owner_and_mode(&opened.fd, mode, uid, gid)
+        } else {
+            let file = self.open_regular(name)?;
+            set_owner_and_mode(&file, mode, uid, gid)
+        }
+    }
+
+    /// Sets owner and mode of this directory itself.
+    pub fn set_own_owner_and_mode(&self, mode: u32, uid: u32, gid: u32) -> io::Result<()> {
+        set_owner_and_mode(&self.fd, mode, uid, gid)
+    }
+
+    /// Sets owner and mode of the regular file `name` in place, on its descriptor, when
+    /// it is the inode's only name. Returns `false` (and changes nothing) when the inode
+    /// has other hard links: one of them may be a file elsewhere that a local user linked
+    /// here, which must not be chowned or chmodded; the caller rewrites it instead.
+    pub fn set_owner_and_mode_of_sole_file(
+        &self,
+        name: &str,
+        mode: u32,
+        uid: u32,
+        gid: u32,
+    ) -> io::Result<bool> {
+        let file = self.open_regular(name)?;
+        if Entry::of(&rustix::fs::fstat(&file)?).links != 1 {
+            return Ok(false);
+        }
+        set_owner_and_mode(&file, mode, uid, gid)?;
+        Ok(true)
+    }
+
+    /// `renameat(from, to)` within this directory.
+    pub fn rename(&self, from: &str, to: &str) -> io::Result<()> {
+        rustix::fs::renameat(
+            &self.fd,
+            c_name(from)?.as_c_str(),
+            &self.fd,
+            c_name(to)?.as_c_str(),
+        )
+        .map_err(io::Error::from)
+    }
+
+    /// Swaps two entries of this directory atomically (`RENAME_EXCHANGE`).
+    pub fn exchange(&self, first: &str, second: &str) -> Result<(), Errno> {
+        rustix::fs::renameat_with(
+            &self.fd,
+            c_name(first).map_err(|_| Errno::INVAL)?.as_c_str(),
+            &self.fd,
+            c_name(second).map_err(|_| Errno::INVAL)?.as_c_str(),
+            RenameFlags::EXCHANGE,
+        )
+    }
+
+    /// Removes a file or symlink `name`; absent is fine; a directory is refused.
+    pub fn remove_file(&self, name: &str) -> io::Result<()> {
+        match rustix::fs::unlinkat(&self.fd, c_name(name)?.as_c_str(), AtFlags::empty()) {
+            Ok(()) | Err(Errno::NOENT) => Ok(()),
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    /// Removes the directory `name` if it is empty; absent or not empty is fine.
+    pub fn remove_empty_directory(&self, name: &str) -> io::Result<()> {
+        match rustix::fs::unlinkat(&self.fd, c_name(name)?.as_c_str(), AtFlags::REMOVEDIR) {
+            Ok(()) | Err(Errno::NOENT | Errno::NOTEMPTY | Errno::EXIST) => Ok(()),
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    /// Removes `name` and, if it is a directory, everything beneath it, walking by
+    /// descriptors (never through a symlink). Absent is fine.
+    pub fn remove_tree(&self, name: &str) -> io::Result<()> {
+        let Some(entry) = self.entry(name)? else {
+            return Ok(());
+        };
+        if entry.kind != EntryKind::Directory {
+            return self.remove_file(name);
+        }
+        let child = self.open_directory(name)?;
+        let names = child.names()?;
+        for child_name in names {
+            child.remove_tree(&child_name)?;
+        }
+        match rustix::fs::unlinkat(&self.fd, c_name(name)?.as_c_str(), AtFlags::REMOVEDIR) {
+            Ok(()) | Err(Errno::NOENT) => Ok(()),
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    /// The names in this directory (without `.` and `..`).
+    pub fn names(&self) -> io::Result<Vec<String>> {
+        let mut directory = rustix::fs::Dir::read_from(&self.fd)?;
+        let mut names = Vec::new();
+        while let Some(entry) = directory.read() {
+            let entry = entry?;
+            let bytes = entry.file_name().to_bytes();
+            if bytes == b"." || bytes == b".." {
+                continue;
+            }
+            names.push(OsStr::from_bytes(bytes).to_string_lossy().into_owned());
+        }
+        Ok(names)
+    }
+
+    /// `symlinkat(target, name)`.
+    pub fn symlink(&self, target: &str, name: &str) -> io::Result<()> {
+        rustix::fs::symlinkat(target, &self.fd, c_name(name)?.as_c_str()).map_err(io::Error::from)
+    }
+
+    /// `readlinkat(name)`.
+    pub fn read_link(&self, name: &str) -> io::Result<Vec<u8>> {
+        Ok(rustix::fs::readlinkat(&self.fd, c_name(name)?.as_c_str(), Vec::new())?.into_bytes())
+    }
+
+    /// Sets the owner of the symlink `name` itself.
+    pub fn set_link_owner(&self, name: &str, uid: u32, gid: u32) -> io::Result<()> {
+        rustix::fs::chownat(
+            &self.fd,
+            c_name(name)?.as_c_str(),
+            Some(Uid::from_raw(uid)),
+            Some(Gid::from_raw(gid)),
+            AtFlags::SYMLINK_NOFOLLOW,
+        )
+        .map_err(io::Error::from)
+    }
+
+    /// A hard link `name` here to the file `target` of `source` (never following it).
+    pub fn hard_link(&self, source: &Directory, target: &str, name: &str) -> io::Result<()> {
+        rustix::fs::linkat(
+            &source.fd,
+            c_name(target)?.as_c_str(),
+            &self.fd,
+            c_name(name)?.as_c_str(),
+            AtFlags::empty(),
+        )
+        .map_err(io::Error::from)
+    }
+
+    /// Resolves a relative path of names beneath this directory, never through a
+    /// symlink and never above it (`RESOLVE_NO_SYMLINKS|RESOLVE_BENEATH`). For trees the
+    /// applier builds itself (an archive's staging directory).
+    pub fn beneath(&self, relative: &Path) -> io::Result<Directory> {
+        let text = relative.as_os_str().as_bytes();
+        let relative: &[u8] = if text.is_empty() { b"." } else { text };
+        let fd = rustix::fs::openat2(
+            &self.fd,
+            relative,
+            directory_flags(),
+            Mode::empty(),
+            ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS | ResolveFlags::BENEATH,
+        )?;
+        Ok(Directory { fd })
+    }
+
+    /// fsyncs this directory.
+    pub fn sync(&self) -> io::Result<()> {
+        rustix::fs::fsync(&self.fd).map_err(io::Error::from)
+    }
+
+    /// Flushes the whole filesystem this directory is on.
+    pub fn sync_filesystem(&self) -> io::Result<()> {
+        rustix::fs::syncfs(&self.fd).map_err(io::Error::from)
+    }
+
+    /// A second handle on the same directory.
+    pub fn duplicate(&self) -> io::Result<Directory> {
+        Ok(Directory {
+            fd: self.fd.try_clone()?,
+        })
+    }
+}
+
+fn set_owner_and_mode(fd: impl AsFd, mode: u32, uid: u32, gid: u32) -> io::Result<()> {
+    rustix::fs::fchown(&fd, Some(Uid::from_raw(uid)), Some(Gid::from_raw(gid)))?;
+    rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sealed() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let parent = tempfile::tempdir().unwrap();
+        let root = parent.path().join("root");
+        let outside = parent.path().join("outside");
+        std::fs::create_dir_all(root.join("etc")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        (parent, root, outside)
+    }
+
+    #[test]
+    fn in_root_reads_an_absolute_link_as_a_path_inside_the_root() {
+        let (_parent, root, outside) = sealed();
+        std::os::unix::fs::symlink(&outside, root.join("etc/away")).unwrap();
+        std::os::unix::fs::symlink("../../../..", root.join("etc/up")).unwrap();
+        let confined = Confined::open(&root, Resolution::InRoot).unwrap();
+        // the absolute target names ROOT/<outside>, which does not exist
+        let error = confined.write_now("/etc/away/x", b"x", 0o644).unwrap_err();
+        assert!(absent(&error), "{error}");
+        // `..` stops at the root
+        confined.write_now("/etc/up/y", b"y", 0o644).unwrap();
+        assert!(root.join("y").is_file());
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn no_symlinks_refuses_any_link_on_the_way() {
+        let (_parent, root, outside) = sealed();
+        std::os::unix::fs::symlink(&outside, root.join("etc/away")).unwrap();
+        std::os::unix::fs::symlink("away", root.join("etc/relative")).unwrap();
+        let confined = Confined::open(&root, Resolution::NoSymlinks).unwrap();
+        for path in ["/etc/away/x", "/etc/relative/x"] {
+            let error = confined.write_now(path, b"x", 0o644).unwrap_err();
+            assert!(is_symlink_refusal(&error), "{path}: {error}");
+            let error = confined.create_directories(path, 0o755).unwrap_err();
+            assert!(is_symlink_refusal(&error), "{path}: {error}");
+        }
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+        confined.write_now("/etc/plain", b"x", 0o644).unwrap();
+        assert_eq!(std::fs::read(root.join("etc/plain")).unwrap(), b"x");
+    }
+
+    #[test]
+    fn a_final_symlink_is_never_followed() {
+        let (_parent, root, outside) = sealed();
+        std::fs::write(outside.join("target"), "old").unwrap();
+        std::os::unix::fs::symlink(outside.join("target"), root.join("etc/file")).unwrap();
+        let confined = Confined::open(&root, Resolution::NoSymlinks).unwrap();
+        let (directory, name) = confined.parent("/etc/file").unwrap();
+        assert!(directory.open_regular(&name).is_err());
+        assert!(
+            directory
+                .set_owner_and_mode(&name, false, 0o600, 0, 0)
+                .is_err()
+        );
+        assert_eq!(
+            directory.entry(&name).unwrap().map(|entry| entry.kind),
+            Some(EntryKind::Symlink)
+        );
+        confined.write_now("/etc/file", b"new", 0o644).unwrap();
+        assert_eq!(std::fs::read(outside.join("target")).unwrap(), b"old");
+        assert_eq!(std::fs::read(root.join("etc/file")).unwrap(), b"new");
+    }
+
+    #[test]
+    fn names_that_step_are_refused() {
+        let (_parent, root, _outside) = sealed();
+        let confined = Confined::open(&root, Resolution::InRoot).unwrap();
+        assert!(confined.parent("/etc/../x").is_err());
+        assert!(confined.parent("/").is_err());
+        let directory = confined.directory("/etc").unwrap();
+        assert!(directory.create_fresh("..", 0o644, 0, 0).is_err());
+        assert!(directory.create_fresh("a/b", 0o644, 0, 0).is_err());
+    }
+}

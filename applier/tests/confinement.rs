@@ -1,0 +1,513 @@
+//! Confinement: no plan, and no symlink already in the tree or swapped in while applying,
+//! makes `mesh-apply --root` write, chown or chmod anything outside its root; archive
+//! links that leave the archive once followed are refused; plan-supplied text reaches
+//! the output escaped. Each test builds a sealed parent (`parent/root`, `parent/outside`)
+//! and compares everything outside the root before and after.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use plan::{Plan, Resource, Source};
+use support::*;
+
+/// A sealed parent holding `root` (a test root) and `outside` (files owned by uid 12345
+/// with mode 0600, so a stray chown or chmod shows).
+struct Sealed {
+    parent: tempfile::TempDir,
+    root: TestRoot,
+    outside: PathBuf,
+}
+
+impl Sealed {
+    fn new() -> Sealed {
+        let parent = tempfile::Builder::new()
+            .prefix("mesh-sealed")
+            .tempdir()
+            .unwrap();
+        let root = TestRoot::inside(parent.path());
+        let outside = parent.path().join("outside");
+        std::fs::create_dir_all(outside.join("system")).unwrap();
+        for name in ["passwd", "group", "shadow", "gshadow", "victim"] {
+            let path = outside.join(name);
+            std::fs::write(&path, format!("{name}: not the root's\n")).unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+            std::os::unix::fs::chown(&path, Some(12345), Some(12345)).unwrap();
+        }
+        Sealed {
+            parent,
+            root,
+            outside,
+        }
+    }
+
+    /// Everything in the parent but the root.
+    fn outside_snapshot(&self) -> BTreeMap<String, Node> {
+        let root_name = self.root.path().file_name().unwrap().to_str().unwrap();
+        snapshot(self.parent.path(), &[root_name])
+    }
+}
+
+fn plan(shapes: Vec<plan::Shape>) -> Plan {
+    Plan::new("db1", shapes)
+}
+
+fn apply(
+    root: &TestRoot,
+    plan: &Plan,
+    keys: &Keys,
+    extra: &[&str],
+) -> (std::process::Output, serde_json::Value) {
+    let plans = tempfile::tempdir().unwrap();
+    let path = write_plan(plans.path(), "plan.json", plan);
+    run_apply(root, &path, keys, extra)
+}
+
+#[test]
+fn a_plan_linking_the_unit_directory_out_of_the_root_writes_nothing_outside() {
+    let sealed = Sealed::new();
+    let keys = Keys::new();
+    std::fs::remove_dir_all(sealed.root.host("/etc/systemd")).unwrap();
+    let before = sealed.outside_snapshot();
+    for target in [sealed.outside.to_str().unwrap(), "../../outside"] {
+        let shapes = vec![
+            link("/etc/systemd", target),
+            service("web", &["/usr/bin/web"], "root"),
+        ];
+        let (_output, report) = apply(&sealed.root, &plan(shapes), &keys, &[]);
+        assert_same_tree(&before, &sealed.outside_snapshot(), "outside the root");
+        // refused, or confined: the unit is then inside the root, wherever the link
+        // leads when read as if the root were `/`
+        let status = status_of(&report, "service", "web");
+        assert!(status == "failed" || status == "created", "{report:#}");
+        std::fs::remove_file(sealed.root.host("/etc/systemd")).unwrap();
+    }
+}
+
+#[test]
+fn a_plan_linking_etc_out_of_the_root_leaves_the_account_files_outside_untouched() {
+    let sealed = Sealed::new();
+    let keys = Keys::new();
+    std::fs::remove_dir_all(sealed.root.host("/etc")).unwrap();
+    let before = sealed.outside_snapshot();
+    for target in [sealed.outside.to_str().unwrap(), "../outside"] {
+        let linked = vec![link("/etc", target)];
+        apply_ok(&sealed.root, &plan(linked.clone()), &keys);
+        let mut with_user = linked;
+        with_user.push(user("app"));
+        let report = apply_fails(&sealed.root, &plan(with_user), &keys);
+        assert!(
+            error_codes(&report).contains(&"E523".to_string()),
+            "{report:#}"
+        );
+        assert_same_tree(&before, &sealed.outside_snapshot(), "outside the root");
+        std::fs::remove_file(sealed.root.host("/etc")).unwrap();
+    }
+}
+
+#[test]
+fn a_symlink_at_var_keeps_the_record_and_the_lock_inside_the_root() {
+    let sealed = Sealed::new();
+    let keys = Keys::new();
+    std::fs::remove_dir_all(sealed.root.host("/var")).unwrap();
+    let before = sealed.outside_snapshot();
+    let shapes = vec![file("/etc/motd", "hello\n", "root", "0644")];
+    // absolute: read inside the root, where it leads nowhere: refused
+    std::os::unix::fs::symlink(&sealed.outside, sealed.root.host("/var")).unwrap();
+    let (output, report) = apply(&sealed.root, &plan(shapes.clone()), &keys, &[]);
+    assert_eq!(output.status.code(), Some(1), "{report:#}");
+    assert!(
+        error_codes(&report).contains(&"E517".to_string()),
+        "{report:#}"
+    );
+    assert_same_tree(&before, &sealed.outside_snapshot(), "outside the root");
+    // relative and climbing: `..` stops at the root, so the state lands inside it
+    std::fs::remove_file(sealed.root.host("/var")).unwrap();
+    std::os::unix::fs::symlink("../outside", sealed.root.host("/var")).unwrap();
+    let (output, report) = apply(&sealed.root, &plan(shapes.clone()), &keys, &[]);
+    assert_eq!(output.status.code(), Some(1), "{report:#}");
+    assert_same_tree(&before, &sealed.outside_snapshot(), "outside the root");
+    // once `ROOT/outside` exists, that is where the link leads
+    std::fs::create_dir(sealed.root.host("/outside")).unwrap();
+    apply_ok(&sealed.root, &plan(shapes), &keys);
+    assert_same_tree(&before, &sealed.outside_snapshot(), "outside the root");
+    let inside = sealed.root.host("/outside/lib/mesh");
+    assert!(inside.join("applied.json").is_file() && inside.join("lock").is_file());
+}
+
+#[test]
+fn an_archive_link_that_leaves_once_its_links_are_followed_is_refused() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    let bytes = tar_bytes(
+        &[("index.html", "x")],
+        &[("up", "."), ("esc", "up/up/up/../../..")],
+    );
+    let artifact = root.add_artifact(&bytes);
+    let report = apply_fails(
+        &root,
+        &plan(vec![archive("/srv/site", &artifact, "root")]),
+        &keys,
+    );
+    assert!(
+        error_codes(&report).contains(&"E515".to_string()),
+        "{report:#}"
+    );
+    let message = report["errors"][0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("`esc`") && message.contains("leaves the archive"),
+        "{message}"
+    );
+    assert!(!root.host("/srv/site").exists());
+    // links that stay inside once followed are still unpacked
+    let bytes = tar_bytes(
+        &[("a/b/index.html", "x")],
+        &[
+            ("up", "."),
+            ("a/b/top", "../../up/a"),
+            ("a/deep", "b/../b/index.html"),
+        ],
+    );
+    let artifact = root.add_artifact(&bytes);
+    apply_ok(
+        &root,
+        &plan(vec![archive("/srv/site", &artifact, "root")]),
+        &keys,
+    );
+    assert_eq!(std::fs::read(root.host("/srv/site/a/deep")).unwrap(), b"x");
+}
+
+#[test]
+fn an_archive_link_loop_is_refused() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    let bytes = tar_bytes(&[], &[("a", "b"), ("b", "a")]);
+    let artifact = root.add_artifact(&bytes);
+    let report = apply_fails(
+        &root,
+        &plan(vec![archive("/srv/site", &artifact, "root")]),
+        &keys,
+    );
+    assert!(
+        error_codes(&report).contains(&"E515".to_string()),
+        "{report:#}"
+    );
+}
+
+const HOSTILE: &str = "app\u{1b}[2J\u{1b}]0;owned\u{7}\r\n0 created, 0 changed, 0 unchanged, 0 withdrawn, 0 kept, 0 failed\n\u{9b}31m\u{202e}txt.exe";
+
+fn hostile_shape(resource: Resource) -> plan::Shape {
+    plan::Shape::new(
+        resource,
+        HOSTILE,
+        Source {
+            file: format!("modules/{HOSTILE}/module.nix"),
+            line: 1,
+            column: 1,
+        },
+    )
+}
+
+fn assert_no_raw_controls(text: &str, what: &str) {
+    let raw: Vec<char> = text
+        .chars()
+        .filter(|character| {
+            *character != '\n'
+                && (character.is_control() || ('\u{202a}'..='\u{202e}').contains(character))
+        })
+        .collect();
+    assert!(raw.is_empty(), "{what} has raw {raw:?}:\n{text}");
+    assert!(
+        !text.lines().any(|line| line.starts_with("0 created")),
+        "{what} has a faked summary line:\n{text}"
+    );
+}
+
+#[test]
+fn hostile_module_and_source_are_printed_escaped() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    let ok = hostile_shape(Resource::Directory(plan::Directory {
+        path: "/srv/data".into(),
+        owner: "root".into(),
+        group: "root".into(),
+        mode: "0755".into(),
+    }));
+    // an undeclared parent: an error header that names the module and the source
+    let refused = hostile_shape(Resource::File(plan::File {
+        path: "/nowhere/x".into(),
+        content: Some("x".into()),
+        content_base64: None,
+        owner: "root".into(),
+        group: "root".into(),
+        mode: "0644".into(),
+    }));
+    for (shapes, expect_success) in [(vec![ok.clone()], true), (vec![ok, refused], false)] {
+        let plans = tempfile::tempdir().unwrap();
+        let path = write_plan(plans.path(), "plan.json", &plan(shapes));
+        for format in ["human", "json"] {
+            let output = Command::new(BINARY)
+                .arg(&path)
+                .arg("--identity")
+                .arg(&keys.identity)
+                .arg("--root")
+                .arg(root.path())
+                .args(["--format", format, "--dry-run"])
+                .output()
+                .unwrap();
+            let stdout = String::from_utf8(output.stdout).unwrap();
+            assert_no_raw_controls(&stdout, format);
+            // plan validation may refuse control characters in `module` and `source`
+            // (E503) before anything is printed of the shape; the output is escaped either way
+            let refused_by_validation = stdout.contains("E503");
+            if !refused_by_validation {
+                assert_eq!(output.status.success(), expect_success, "{stdout}");
+            }
+            if format == "json" {
+                // escaped on the wire, the same text once parsed
+                let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+                let module = report["results"][0]["module"].as_str();
+                let error_module = report["errors"][0]["shape"]["module"].as_str();
+                assert!(
+                    refused_by_validation
+                        || module == Some(HOSTILE)
+                        || error_module == Some(HOSTILE),
+                    "{report:#}"
+                );
+            } else if !expect_success && !refused_by_validation {
+                assert!(stdout.contains("\\u{1b}[2J"), "{stdout}");
+            }
+        }
+    }
+}
+
+/// A plan of `directories` x `files` files under `/srv/race/dNN`, in `variant`.
+fn race_plan(directories: usize, files: usize, variant: usize) -> Plan {
+    let mut shapes = vec![directory("/srv/race", "root", "0755")];
+    for number in 0..directories {
+        let directory_path = format!("/srv/race/d{number:02}");
+        shapes.push(directory(&directory_path, "root", "0755"));
+        for file_number in 0..files {
+            // consecutive variants differ in mode only, then in content too: both the
+            // in-place chmod and the rewrite are raced
+            let content = format!("variant {} of {file_number}\n", (variant / 2) % 2);
+            let mode = ["0644", "0640", "0600"][variant % 3];
+            shapes.push(file(
+                &format!("{directory_path}/f{file_number:03}"),
+                &content,
+                "root",
+                mode,
+            ));
+        }
+    }
+    plan(shapes)
+}
+
+#[test]
+fn a_directory_swapped_for_a_symlink_while_applying_leads_nothing_outside() {
+    let sealed = Sealed::new();
+    let keys = Keys::new();
+    const DIRECTORIES: usize = 8;
+    apply_ok(&sealed.root, &race_plan(DIRECTORIES, 100, 0), &keys);
+    let before = sealed.outside_snapshot();
+    let race = sealed.root.host("/srv/race");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let racer = {
+        let stop = std::sync::Arc::clone(&stop);
+        let race = race.clone();
+        let outside = sealed.outside.clone();
+        std::thread::spawn(move || {
+            let mut round = 0usize;
+            let mut swaps = 0usize;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let name = format!("d{:02}", round % DIRECTORIES);
+                let real = race.join(&name);
+                let away = race.join(format!("{name}.away"));
+                // relative (leads to parent/outside) and absolute (to `outside` by name)
+                let target: &Path = if round.is_multiple_of(2) {
+                    Path::new("../../../outside")
+                } else {
+                    &outside
+                };
+                // mostly real (so the checks before any change pass), swapped in bursts
+                std::thread::sleep(std::time::Duration::from_micros(300));
+                if std::fs::rename(&real, &away).is_ok() {
+                    if std::os::unix::fs::symlink(target, &real).is_ok() {
+                        swaps += 1;
+                        std::thread::sleep(std::time::Duration::from_micros(150));
+                        std::fs::remove_file(&real).unwrap();
+                    }
+                    std::fs::rename(&away, &real).unwrap();
+                }
+                round += 1;
+            }
+            swaps
+        })
+    };
+    let started = std::time::Instant::now();
+    let mut rounds = 0;
+    while rounds < 12 && started.elapsed() < std::time::Duration::from_secs(6) {
+        rounds += 1;
+        let (_output, _report) = apply(
+            &sealed.root,
+            &race_plan(DIRECTORIES, 100, rounds),
+            &keys,
+            &[],
+        );
+        assert_same_tree(&before, &sealed.outside_snapshot(), "outside the root");
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let swaps = racer.join().unwrap();
+    assert!(swaps > 0 && rounds >= 3, "{swaps} swaps in {rounds} rounds");
+    assert_same_tree(&before, &sealed.outside_snapshot(), "outside the root");
+}
+
+mod random_links {
+    use super::*;
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+
+    /// Link targets that climb, stay, or name the outside absolutely and relatively.
+    fn target(outside: String) -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("/".to_string()),
+            Just("..".to_string()),
+            Just("../..".to_string()),
+            Just("../../..".to_string()),
+            Just("../../outside".to_string()),
+            Just("../../../outside".to_string()),
+            Just("../../../../outside".to_string()),
+            Just(outside.clone()),
+            Just(format!("{outside}/system")),
+            Just("/srv".to_string()),
+            Just("/etc".to_string()),
+            Just("a".to_string()),
+            Just("../a/b".to_string()),
+            Just("./b/../..".to_string()),
+        ]
+    }
+
+    #[derive(Clone, Debug)]
+    enum Wanted {
+        Directory(String),
+        File(String),
+        Link(String, String),
+        /// A service and a container: their units are written after the links.
+        Service,
+    }
+
+    fn path() -> impl Strategy<Value = String> {
+        prop_oneof![
+            4 => proptest::collection::vec(prop_oneof![Just("a"), Just("b"), Just("c")], 1..4)
+                .prop_map(|parts| format!("/srv/{}", parts.join("/"))),
+            1 => Just("/etc/systemd".to_string()),
+            1 => Just("/etc/systemd/system".to_string()),
+            1 => Just("/etc/containers".to_string()),
+        ]
+    }
+
+    /// Links favour the unit directories, which units are written through later.
+    fn link_path() -> impl Strategy<Value = String> {
+        prop_oneof![
+            2 => path(),
+            1 => Just("/etc/systemd".to_string()),
+            1 => Just("/etc/containers".to_string()),
+        ]
+    }
+
+    fn wanted(outside: String) -> impl Strategy<Value = Wanted> {
+        prop_oneof![
+            1 => Just(Wanted::Service),
+            1 => path().prop_map(Wanted::Directory),
+            1 => path().prop_map(Wanted::File),
+            2 => (link_path(), target(outside)).prop_map(|(path, target)| Wanted::Link(path, target)),
+        ]
+    }
+
+    fn shapes_of(wanted: &[Wanted]) -> Vec<plan::Shape> {
+        let mut seen = std::collections::HashSet::new();
+        let mut shapes = Vec::new();
+        for item in wanted {
+            let (path, shape) = match item {
+                Wanted::Directory(path) => (path, directory(path, "root", "0755")),
+                Wanted::File(path) => (path, file(path, "x\n", "root", "0600")),
+                Wanted::Link(path, target) => (path, link(path, target)),
+                Wanted::Service => {
+                    if seen.insert("units".to_string()) {
+                        shapes.push(service("web", &["/usr/bin/web"], "root"));
+                        shapes.push(container("cache", &[]));
+                    }
+                    continue;
+                }
+            };
+            if seen.insert(path.clone()) {
+                shapes.push(shape);
+            }
+        }
+        shapes
+    }
+
+    #[test]
+    fn random_plans_with_links_never_touch_anything_outside_the_root() {
+        let keys = Keys::new();
+        let mut runner = TestRunner::new(Config {
+            cases: 40,
+            failure_persistence: None,
+            ..Config::default()
+        });
+        let probe = Sealed::new();
+        let outside = probe.outside.to_str().unwrap().to_string();
+        drop(probe);
+        let plans = || proptest::collection::vec(wanted(outside.clone()), 1..10);
+        let result = runner.run(&(plans(), plans()), |(first, second)| {
+            let sealed = Sealed::new();
+            // unit directories absent, so links may take their place
+            std::fs::remove_dir_all(sealed.root.host("/etc/systemd")).unwrap();
+            std::fs::remove_dir_all(sealed.root.host("/etc/containers")).unwrap();
+            // the outside is named the same in every case, so absolute targets reach it
+            std::fs::remove_dir_all(&sealed.outside).unwrap();
+            let _ = std::fs::remove_dir_all(&outside);
+            std::fs::create_dir_all(Path::new(&outside).join("system")).unwrap();
+            std::fs::write(Path::new(&outside).join("victim"), "v").unwrap();
+            std::os::unix::fs::symlink(&outside, &sealed.outside).unwrap();
+            let before = snapshot(Path::new(&outside), &[]);
+            let before_parent = sealed.outside_snapshot();
+            for wanted in [&first, &second, &first] {
+                let _ = apply(&sealed.root, &plan(shapes_of(wanted)), &keys, &[]);
+                prop_assert_eq!(&snapshot(Path::new(&outside), &[]), &before);
+                prop_assert_eq!(&sealed.outside_snapshot(), &before_parent);
+            }
+            Ok(())
+        });
+        if let Some(probe_parent) = Path::new(&outside).parent() {
+            let _ = std::fs::remove_dir_all(probe_parent);
+        }
+        if let Err(error) = result {
+            panic!("{error}");
+        }
+    }
+}
+
+#[test]
+fn a_hard_link_to_a_file_outside_is_replaced_not_chowned_or_chmodded() {
+    let sealed = Sealed::new();
+    let keys = Keys::new();
+    // a local user links a file of the outside into a directory the plan manages
+    let victim = sealed.outside.join("victim");
+    std::fs::hard_link(&victim, sealed.root.host("/srv/linked")).unwrap();
+    let before = sealed.outside_snapshot();
+    let content = std::fs::read_to_string(&victim).unwrap();
+    // the same content: only owner and mode differ, which is changed in place otherwise
+    let report = apply_ok(
+        &sealed.root,
+        &plan(vec![file("/srv/linked", &content, "root", "0644")]),
+        &keys,
+    );
+    assert_eq!(status_of(&report, "file", "/srv/linked"), "changed");
+    assert_same_tree(&before, &sealed.outside_snapshot(), "outside the root");
+    assert_eq!(mode_of(&sealed.root.host("/srv/linked")), 0o644);
+    assert_eq!(owner_of(&sealed.root.host("/srv/linked")), (0, 0));
+}
