@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
+use plan::display::escaped;
 use transport::message::{BuildOutcome, BuildResult};
 
 /// How long `meshc artifacts build --remote` waits for results by default.
@@ -29,9 +30,10 @@ pub fn build_remotely(
         match (&result.outcome, &result.digest) {
             (BuildOutcome::Built, Some(digest)) => {
                 eprintln!(
-                    "built {} -> {digest} on `{}` ({} bytes, request {})",
+                    "built {} -> {} on `{}` ({} bytes, request {})",
                     answer.directory,
-                    result.builder,
+                    escaped(digest),
+                    escaped(&result.builder),
                     result.size.unwrap_or_default(),
                     answer.correlation_id
                 );
@@ -41,10 +43,13 @@ pub fn build_remotely(
                 all = false;
                 eprintln!(
                     "error: the build of `{}` failed on `{}` (request {}):",
-                    answer.directory, result.builder, answer.correlation_id
+                    answer.directory,
+                    escaped(&result.builder),
+                    escaped(&answer.correlation_id)
                 );
+                // the log comes from the builder: shown, never obeyed by the terminal
                 for line in result.log.lines() {
-                    eprintln!("  {line}");
+                    eprintln!("  {}", escaped(line));
                 }
             }
         }

@@ -14,6 +14,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 pub mod artifacts;
 pub mod builds;
+pub mod confined;
 pub mod contribute;
 pub mod diff;
 pub mod emit;
@@ -25,6 +26,7 @@ pub mod link;
 pub mod lock;
 pub mod lsp;
 pub mod module;
+pub mod names;
 pub mod pipeline;
 pub mod prelude;
 pub mod publish;

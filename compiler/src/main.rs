@@ -378,7 +378,12 @@ fn artifacts_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, Str
         );
     }
     let compilation = compiler::pipeline::compile(&repository);
-    let store = store.unwrap_or_else(|| compilation.root.join(".mesh").join("artifacts"));
+    // a link out of an artifact's directory is refused before anything is packed
+    let escaping_link =
+        |diagnostic: &&lang::Diagnostic| diagnostic.code == lang::codes::ARTIFACT_LINK_ESCAPES;
+    if let Some(escaping) = compilation.diagnostics.iter().find(escaping_link) {
+        return Ok(failed(escaping, &compilation.sources));
+    }
     let mut lock = match compiler::lock::read(&compilation.root) {
         Ok(lock) => lock,
         Err(diagnostic) => {
@@ -401,8 +406,11 @@ fn artifacts_command(arguments: Vec<std::ffi::OsString>) -> Result<ExitCode, Str
         for (directory, absolute) in &compilation.artifact_directories {
             let built = compiler::artifacts::build(absolute)
                 .map_err(|e| format!("cannot archive `{directory}`: {e}"))?;
-            let path = compiler::artifacts::store(&store, &built)
-                .map_err(|e| format!("cannot store `{directory}`: {e}"))?;
+            let path = match &store {
+                Some(store) => compiler::artifacts::store(store, &built),
+                None => compiler::artifacts::store_in_repository(&compilation.root, &built),
+            }
+            .map_err(|e| format!("cannot store `{directory}`: {e}"))?;
             eprintln!(
                 "built {directory} -> {} ({} bytes)",
                 path.display(),

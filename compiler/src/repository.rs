@@ -30,6 +30,9 @@ pub struct Repository {
     pub modules: BTreeMap<String, ModuleLocation>,
     /// Repository modules with the name of a standard module.
     pub shadowed: Vec<String>,
+    /// Directories under `modules/` whose names are not identifiers: left out (a
+    /// module's name becomes part of paths under `secrets/` and is shown by `diff`).
+    pub refused: Vec<String>,
 }
 
 /// Is `name` usable as a module or node name: `[a-z][a-z0-9-]*`?
@@ -72,6 +75,7 @@ pub fn load(root: &Path) -> Result<Repository, Box<Diagnostic>> {
         );
     }
     let mut shadowed = Vec::new();
+    let mut refused = Vec::new();
     let modules_directory = root.join("modules");
     if modules_directory.is_dir() {
         let walker = walkdir::WalkDir::new(&modules_directory)
@@ -84,6 +88,10 @@ pub fn load(root: &Path) -> Result<Repository, Box<Diagnostic>> {
                 continue;
             }
             let name = entry.file_name().to_string_lossy().into_owned();
+            if !crate::names::is_identifier(&name) {
+                refused.push(name);
+                continue;
+            }
             if modules
                 .get(&name)
                 .is_some_and(|m: &ModuleLocation| m.origin == Origin::Standard)
@@ -104,5 +112,6 @@ pub fn load(root: &Path) -> Result<Repository, Box<Diagnostic>> {
         inventory,
         modules,
         shadowed,
+        refused,
     })
 }
