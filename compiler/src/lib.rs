@@ -10,6 +10,7 @@
 #![allow(clippy::result_large_err)]
 
 mod artifacts;
+mod confined;
 mod contribute;
 mod diff;
 mod emit;
@@ -18,6 +19,7 @@ mod inventory;
 mod link;
 mod lock;
 mod module;
+mod names;
 mod pipeline;
 mod prelude;
 mod repository;
@@ -36,6 +38,7 @@ pub mod deployment;
 /// The evaluation limits as the command line gives them (`--max-steps`, `--max-memory`).
 pub mod limits;
 
+pub use artifacts::store_in_repository;
 pub use diff::{
     FleetDiff, Snapshot, diff, render_human as render_diff, render_json as render_diff_json,
 };
