@@ -19,6 +19,7 @@ use crate::inventory::{self, Inventory};
 use crate::link::{self, NodeLink, SecretMode};
 use crate::lock;
 use crate::module::{self, Module};
+use crate::node_view::{self, NodeView};
 use crate::prelude;
 use crate::repository::{self, Origin, Repository};
 use crate::resolve;
@@ -121,10 +122,26 @@ pub fn compile_with(root: &Path, options: Options) -> Compilation {
 
 /// [`compile_with`] as an editor asks for it (see [`Session`]).
 pub fn compile_session(root: &Path, options: Options, session: &Session) -> Compilation {
+    compile_inspecting(root, options, session, None).0
+}
+
+/// Compiles the repository at `root` as `meshc check` does and returns, beside the
+/// compilation, the view of `node` (`meshc show`): None when the inventory has no
+/// such node (the compilation's diagnostics then say so, with E120).
+pub fn inspect_node(root: &Path, node: &str) -> (Compilation, Option<NodeView>) {
+    compile_inspecting(root, Options::inspect(), &Session::default(), Some(node))
+}
+
+fn compile_inspecting(
+    root: &Path,
+    options: Options,
+    session: &Session,
+    inspected: Option<&str>,
+) -> (Compilation, Option<NodeView>) {
     let repository = match repository::load(root) {
         Ok(repository) => repository,
         Err(diagnostic) => {
-            return Compilation {
+            let compilation = Compilation {
                 root: root.to_path_buf(),
                 plans: BTreeMap::new(),
                 diagnostics: vec![*diagnostic],
@@ -133,6 +150,7 @@ pub fn compile_session(root: &Path, options: Options, session: &Session) -> Comp
                 artifact_directories: BTreeMap::new(),
                 keys: BTreeMap::new(),
             };
+            return (compilation, None);
         }
     };
     let repository = &repository;
@@ -161,6 +179,7 @@ pub fn compile_session(root: &Path, options: Options, session: &Session) -> Comp
     let mut coordinator_diagnostics = Vec::new();
     let mut artifact_directories = BTreeMap::new();
     let mut keys = BTreeMap::new();
+    let mut fleet: Option<Vec<link::Declarations>> = None;
     let results: Vec<WorkerResult> = std::thread::scope(|scope| {
         let handles: Vec<_> = receivers
             .into_iter()
@@ -171,7 +190,9 @@ pub fn compile_session(root: &Path, options: Options, session: &Session) -> Comp
                     .name(format!("mesh-eval-{index}"))
                     .stack_size(lang::eval::EVAL_STACK_SIZE)
                     .spawn_scoped(scope, move || {
-                        work(repository, session, index, workers, sender, receiver)
+                        work(
+                            repository, session, index, workers, sender, receiver, inspected,
+                        )
                     })
             })
             .collect();
@@ -207,6 +228,9 @@ pub fn compile_session(root: &Path, options: Options, session: &Session) -> Comp
                 artifact_directories.insert(artifact.directory.clone(), artifact.absolute.clone());
             }
         }
+        if inspected.is_some() {
+            fleet = Some(declarations.clone());
+        }
         let mut links = link::link(
             &declarations,
             &store,
@@ -240,7 +264,16 @@ pub fn compile_session(root: &Path, options: Options, session: &Session) -> Comp
             })
             .collect()
     });
+    let mut view = results.iter().find_map(|result| result.view.clone());
     let mut compilation = merge(repository, results);
+    if let Some(view) = &mut view {
+        if let Some(fleet) = &fleet {
+            node_view::links(view, fleet);
+        }
+        if let Some(plan) = compilation.plans.get(&view.node) {
+            node_view::shapes(view, plan);
+        }
+    }
     compilation
         .diagnostics
         .splice(0..0, coordinator_diagnostics);
@@ -250,7 +283,7 @@ pub fn compile_session(root: &Path, options: Options, session: &Session) -> Comp
         .into_iter()
         .filter(|(node, _)| compilation.plans.contains_key(node))
         .collect();
-    compilation
+    (compilation, view)
 }
 
 /// What a worker sends the coordinator after the first half of its work.
@@ -267,6 +300,8 @@ struct WorkerResult {
     /// Diagnostics per node.
     per_node: BTreeMap<String, Vec<Diagnostic>>,
     sources: Sources,
+    /// The inspected node's view, from the worker that compiled it.
+    view: Option<NodeView>,
 }
 
 impl WorkerResult {
@@ -282,6 +317,7 @@ impl WorkerResult {
             ],
             per_node: BTreeMap::new(),
             sources: Sources::new(),
+            view: None,
         }
     }
 }
@@ -293,6 +329,7 @@ fn work(
     workers: usize,
     to_coordinator: mpsc::Sender<(usize, PhaseA)>,
     from_coordinator: mpsc::Receiver<BTreeMap<String, NodeLink>>,
+    inspected: Option<&str>,
 ) -> WorkerResult {
     let loader = Rc::new(MeshLoader::with_overlay(
         repository.root.clone(),
@@ -316,6 +353,10 @@ fn work(
         to_coordinator: Some(to_coordinator),
         from_coordinator,
     };
+    let mut view = Inspected {
+        node: inspected,
+        view: None,
+    };
     let plans = match run(
         &mut machine,
         repository,
@@ -325,6 +366,7 @@ fn work(
         &mut barrier,
         &mut global,
         &mut per_node,
+        &mut view,
     ) {
         Ok(plans) => plans,
         Err(error) => {
@@ -345,7 +387,14 @@ fn work(
         global,
         per_node,
         sources,
+        view: view.view,
     }
+}
+
+/// The node `meshc show` asks for, and its view once made.
+struct Inspected<'a> {
+    node: Option<&'a str>,
+    view: Option<NodeView>,
 }
 
 /// Merges the workers' results: sources by path, diagnostics remapped to the merged
@@ -471,6 +520,7 @@ fn run(
     barrier: &mut Barrier,
     diagnostics: &mut Vec<Diagnostic>,
     per_node: &mut BTreeMap<String, Vec<Diagnostic>>,
+    inspected: &mut Inspected<'_>,
 ) -> EvalResult<BTreeMap<String, Plan>> {
     let inventory_value = match machine.eval_file(&repository.inventory) {
         Ok(value) => value,
@@ -487,6 +537,11 @@ fn run(
     let inventory: Inventory =
         inventory::read(machine, &inventory_value, inventory_span, diagnostics)?;
     let node_names: Vec<String> = inventory.nodes.keys().cloned().collect();
+    if let Some(wanted) = inspected.node
+        && !inventory.nodes.contains_key(wanted)
+    {
+        diagnostics.push(node_view::unknown_node(wanted, &node_names, inventory.span));
+    }
     let context = CheckContext {
         node_names: &node_names,
     };
@@ -611,6 +666,12 @@ fn run(
         ) else {
             continue;
         };
+        if inspected.node == Some(name.as_str()) {
+            let mut view =
+                node_view::node_part(machine, node, &resolved, &collected, &modules, &repository.root);
+            view.needs = node_view::needs(&declared);
+            inspected.view = Some(view);
+        }
         declarations.push(declared);
         pending.push(Pending {
             name,

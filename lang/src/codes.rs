@@ -92,6 +92,8 @@ codes! {
     STAGE_ARGUMENT = "E109", "module field asks for an argument its stage cannot know";
     INVALID_MODULE_FIELD = "E110", "module field of the wrong type";
     DUPLICATE_ASSIGNMENT = "E111", "module assigned twice to a node";
+    UNKNOWN_NODE = "E120", "unknown node";
+    UNKNOWN_CODE = "E121", "unknown diagnostic code";
     // E2xx: settings and contributions
     UNKNOWN_SETTING = "E200", "override of an unknown setting";
     SETTING_FOR_ABSENT_MODULE = "E201", "settings for a module that is not on the node";
