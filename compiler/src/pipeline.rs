@@ -58,7 +58,7 @@ impl Compilation {
 #[derive(Clone, Copy, Debug)]
 pub struct Options {
     pub secrets: SecretMode,
-    /// Evaluation workers; None is one per core (or `MESH_WORKERS`).
+    /// Evaluation workers; None is one per core (`meshc --workers`, `MESH_WORKERS`).
     pub workers: Option<usize>,
 }
 
@@ -96,18 +96,6 @@ impl Session {
 /// Compiles the repository at `root` without making secrets (`meshc check`).
 pub fn compile(root: &Path) -> Compilation {
     compile_with(root, Options::inspect())
-}
-
-/// [`compile`] with a given number of workers (tests use it to check that the
-/// result does not depend on it).
-pub fn compile_with_workers(root: &Path, workers: usize) -> Compilation {
-    compile_with(
-        root,
-        Options {
-            workers: Some(workers),
-            ..Options::inspect()
-        },
-    )
 }
 
 /// Compiles the repository at `root`. Nodes are shared out between workers (one per
@@ -156,11 +144,6 @@ fn compile_inspecting(
     let repository = &repository;
     let workers = options
         .workers
-        .or_else(|| {
-            std::env::var("MESH_WORKERS")
-                .ok()
-                .and_then(|text| text.parse().ok())
-        })
         .unwrap_or_else(|| {
             std::thread::available_parallelism()
                 .map(|count| count.get())

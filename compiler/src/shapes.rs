@@ -157,19 +157,6 @@ pub struct ShapeArguments {
     pub artifacts: Value,
 }
 
-impl ShapeArguments {
-    pub fn empty() -> ShapeArguments {
-        let empty = Value::Attrs(Rc::new(Attrs::new()));
-        ShapeArguments {
-            credentials: empty.clone(),
-            grants: empty.clone(),
-            secrets: empty.clone(),
-            images: empty.clone(),
-            artifacts: empty,
-        }
-    }
-}
-
 /// All shapes of one node, conflicts removed (and reported), sorted by namespace
 /// and identity.
 #[allow(clippy::too_many_arguments)]

@@ -33,8 +33,8 @@ use lsp_types::{
     WorkDoneProgressBegin, WorkDoneProgressCreateParams, WorkDoneProgressEnd,
 };
 
-use crate::fs::Overlay;
 use analysis::{Analyzer, Index, Outcome};
+use compiler::Overlay;
 use documents::{Document, Encoding};
 use syntax::SyntaxWorker;
 
@@ -256,7 +256,7 @@ impl Server {
     }
 
     fn root_of(&self, path: &Path) -> Option<PathBuf> {
-        crate::evaluate::find_root(path.parent()?)
+        compiler::find_root(path.parent()?)
     }
 
     /// The URI a file is known by: the client's, if it has the file open.

@@ -2,10 +2,11 @@
 //! ustar: entries sorted by path, times zero, owner and group 0 with no names,
 //! modes normalised, no pax records), named by the sha256 of its bytes. The same
 //! directory gives byte-identical archives on any machine, whatever the files'
-//! mtimes, owners or the umask they were made with. Lives here, not in the compiler,
-//! because both `meshc artifacts build` and the builder (`mesh-build`) make these
-//! archives and must make them byte for byte alike; the builder must not depend on
-//! the compiler.
+//! mtimes, owners or the umask they were made with. A crate of its own, because both
+//! the compiler (`meshc artifacts build`, the plans' artifact digests) and the builder
+//! (`mesh-build`) make these archives and must make them byte for byte alike; it
+//! depends on `plan` only (for the digest), never on the compiler or the transport.
+#![forbid(unsafe_code)]
 
 use std::path::{Path, PathBuf};
 

@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use transport::message::{BuildOutcome, BuildResult};
 
+use crate::say;
+
 /// How long `meshc artifacts build --remote` waits for results by default.
 pub const DEFAULT_REMOTE_TIMEOUT: Duration = Duration::from_secs(300);
 
@@ -28,7 +30,7 @@ pub fn build_remotely(
         let result = &answer.result;
         match (&result.outcome, &result.digest) {
             (BuildOutcome::Built, Some(digest)) => {
-                eprintln!(
+                say!(
                     "built {} -> {digest} on `{}` ({} bytes, request {})",
                     answer.directory,
                     result.builder,
@@ -39,18 +41,20 @@ pub fn build_remotely(
             }
             _ => {
                 all = false;
-                eprintln!(
+                say!(
                     "error: the build of `{}` failed on `{}` (request {}):",
-                    answer.directory, result.builder, answer.correlation_id
+                    answer.directory,
+                    result.builder,
+                    answer.correlation_id
                 );
                 for line in result.log.lines() {
-                    eprintln!("  {line}");
+                    say!("  {line}");
                 }
             }
         }
     }
     if ignored > 0 {
-        eprintln!("({ignored} result(s) for other requests ignored)");
+        say!("({ignored} result(s) for other requests ignored)");
     }
     Ok((digests, all))
 }
@@ -63,7 +67,7 @@ pub fn render(store: &Path, json: bool) -> Result<String, String> {
         unreadable,
     } = transport::builder::read_record(store)?;
     for (line, reason) in &unreadable {
-        eprintln!(
+        say!(
             "note: line {line} of `{}` cannot be read ({reason}); a build killed while writing it leaves such a line",
             store.join(transport::builder::RECORD_FILE).display()
         );

@@ -6,6 +6,8 @@
 use std::path::Path;
 
 use plan::Plan;
+
+use crate::say;
 use transport::publish::{PlanMessage, Published};
 
 /// The plans of the build in `out`, in node-name order; `only` (if not empty) picks
@@ -21,11 +23,11 @@ pub fn read_output(out: &Path, only: &[String]) -> Result<Vec<PlanMessage>, Stri
     })?;
     let manifest: serde_json::Value = serde_json::from_slice(&bytes)
         .map_err(|error| format!("`{}` is not JSON: {error}", manifest_path.display()))?;
-    if manifest["format"] != crate::emit::MANIFEST_FORMAT {
+    if manifest["format"] != compiler::MANIFEST_FORMAT {
         return Err(format!(
             "`{}` is not a `{}` manifest",
             manifest_path.display(),
-            crate::emit::MANIFEST_FORMAT
+            compiler::MANIFEST_FORMAT
         ));
     }
     let Some(nodes) = manifest["nodes"].as_object() else {
@@ -64,16 +66,18 @@ pub fn read_output(out: &Path, only: &[String]) -> Result<Vec<PlanMessage>, Stri
     Ok(plans)
 }
 
-/// Publishes and prints one line per node; `Ok(true)` when every plan was confirmed.
-pub fn publish(out: &Path, url: &str, only: &[String]) -> Result<bool, String> {
+/// Publishes; the table to print (one line per node) and whether every plan was
+/// confirmed.
+pub fn publish(out: &Path, url: &str, only: &[String]) -> Result<(String, bool), String> {
     let plans = read_output(out, only)?;
     if plans.is_empty() {
-        eprintln!("the build in `{}` has no nodes", out.display());
-        return Ok(true);
+        say!("the build in `{}` has no nodes", out.display());
+        return Ok((String::new(), true));
     }
     let published = transport::publish::publish_plans(url, &plans).map_err(|e| e.to_string())?;
     let width = published.iter().map(|p| p.node.len()).max().unwrap_or(0);
     let mut all = true;
+    let mut table = String::new();
     for Published {
         node,
         digest,
@@ -81,20 +85,22 @@ pub fn publish(out: &Path, url: &str, only: &[String]) -> Result<bool, String> {
     } in &published
     {
         match result {
-            Ok(()) => println!("{node:<width$}  {digest}  published"),
+            Ok(()) => table.push_str(&format!("{node:<width$}  {digest}  published\n")),
             Err(error) => {
                 all = false;
-                println!("{node:<width$}  {digest}  not published: {error}");
+                table.push_str(&format!(
+                    "{node:<width$}  {digest}  not published: {error}\n"
+                ));
             }
         }
     }
     let confirmed = published.iter().filter(|p| p.result.is_ok()).count();
-    eprintln!(
+    say!(
         "published {confirmed} of {} plan(s) to {}",
         published.len(),
         transport::names::redact(url)
     );
-    Ok(all)
+    Ok((table, all))
 }
 
 /// The `rabbitmqctl` script for the nodes of the build in `out`.

@@ -69,8 +69,8 @@ fn the_same_directory_gives_byte_identical_archives() {
             set_mtime(&path, time);
         }
     }
-    let first_archive = compiler::artifacts::build(&first).expect("archive");
-    let second_archive = compiler::artifacts::build(&second).expect("archive");
+    let first_archive = archive::build(&first).expect("archive");
+    let second_archive = archive::build(&second).expect("archive");
     assert_eq!(first_archive.bytes, second_archive.bytes);
     assert_eq!(first_archive.digest, second_archive.digest);
     assert_eq!(
@@ -108,7 +108,7 @@ fn the_same_directory_gives_byte_identical_archives() {
     // any change of content changes the digest
     write(&second.join("index.html"), "<h1>hello!</h1>\n", 0o644);
     assert_ne!(
-        compiler::artifacts::build(&second).expect("archive").digest,
+        archive::build(&second).expect("archive").digest,
         first_archive.digest
     );
 }

@@ -1,7 +1,7 @@
 //! `meshc diff` on pairs of fleets: the example repository, built, then edited in one
 //! way per scenario and diffed against that build. Each scenario's output (plain, as
 //! when piped) is compared with `tests/golden/diffs/<scenario>.txt`; regenerate them
-//! with `MESH_BLESS=1 cargo test -p compiler --test diff` and review them as code. No
+//! with `MESH_BLESS=1 cargo test -p meshc --test diff` and review them as code. No
 //! diff may contain a ciphertext or a plaintext of any secret of either build.
 
 #[path = "support/repository.rs"]
@@ -60,7 +60,7 @@ fn check_golden(name: &str, output: &Output) {
     let text = String::from_utf8(output.stdout.clone()).expect("UTF-8 output");
     assert!(!text.contains('\u{1b}'), "colour codes in piped output");
     let golden = workspace()
-        .join("compiler/tests/golden/diffs")
+        .join("meshc/tests/golden/diffs")
         .join(format!("{name}.txt"));
     if std::env::var_os("MESH_BLESS").is_some() {
         std::fs::create_dir_all(golden.parent().expect("parent")).expect("create");

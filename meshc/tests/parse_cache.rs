@@ -8,7 +8,7 @@ mod support;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use compiler::pipeline::{Compilation, Options, Session, compile_session};
+use compiler::{Compilation, Options, Session, compile_session};
 use support::homelab;
 
 fn compile(

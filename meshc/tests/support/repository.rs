@@ -107,3 +107,25 @@ pub fn assert_built(output: &Output) {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+/// The file of a build output that names its repository (`compiler::REPOSITORY_FILE`).
+pub const REPOSITORY_FILE: &str = ".mesh-repository";
+
+/// The files of the build output `out` that must be the same bytes wherever the
+/// repository is (the manifest and the plans), after checking that the one file that
+/// may not, `.mesh-repository`, names `repository`.
+pub fn build_files(out: &Path, repository: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut files = files_under(out);
+    let identity = files
+        .remove(REPOSITORY_FILE)
+        .unwrap_or_else(|| panic!("the build in {} has no {REPOSITORY_FILE}", out.display()));
+    let identity: serde_json::Value =
+        serde_json::from_slice(&identity).expect("the repository file is JSON");
+    let canonical = repository.canonicalize().expect("the repository exists");
+    assert_eq!(
+        identity["root"].as_str(),
+        Some(canonical.to_str().expect("a UTF-8 path")),
+        "{REPOSITORY_FILE} names the repository the build was made from"
+    );
+    files
+}

@@ -20,13 +20,10 @@ use lsp_types::{
     Url,
 };
 
-use crate::fs::Overlay;
 use crate::lsp::documents::{Encoding, LineIndex};
-use crate::pipeline::{self, Compilation, Options, Session};
-use crate::repository::{self, Origin};
-use crate::stdlib::{self, MeshLoader};
-use crate::types::CheckContext;
-use crate::{module, prelude};
+use compiler::Overlay;
+use compiler::analysis::{CheckContext, MeshLoader, VIRTUAL_ROOT, load_module, prelude};
+use compiler::{Compilation, ModuleLocation, Options, Origin, Session};
 
 /// Evaluation steps one compilation may take (each evaluation worker counts its
 /// own). A repository of 300 modules and 100 nodes takes less than 2 million; a
@@ -184,7 +181,7 @@ fn work(queue: &(Mutex<Queue>, Condvar), encoding: Encoding, results: &Sender<Ou
         // a bug in the compiler must not end the worker: it is reported instead
         let files = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let compilation =
-                pipeline::compile_session(&request.root, Options::inspect(), &session);
+                compiler::compile_session(&request.root, Options::inspect(), &session);
             diagnostics_by_file(&compilation, &request.root, encoding)
         }))
         .unwrap_or_else(|panic| internal_error(&request.root, panic.as_ref()));
@@ -247,7 +244,7 @@ fn real_path(sources: &Sources, file: lang::FileId) -> Option<&Path> {
     sources
         .get(file)
         .and_then(|file| file.path.as_deref())
-        .filter(|path| !path.starts_with(stdlib::VIRTUAL_ROOT))
+        .filter(|path| !path.starts_with(VIRTUAL_ROOT))
 }
 
 /// The compilation's diagnostics as the editor shows them, by file. A diagnostic
@@ -368,7 +365,7 @@ const DEFAULT_LENGTH: usize = 200;
 
 impl IndexCache {
     fn refresh(&mut self, root: &Path, overlay: &Overlay, encoding: Encoding) -> Arc<Index> {
-        let Ok(repository) = repository::load(root) else {
+        let Ok(repository) = compiler::load_repository(root) else {
             return Arc::default();
         };
         let loader = Rc::new(MeshLoader::with_overlay(
@@ -425,21 +422,21 @@ fn read_module(
     root: &Path,
     loader: &Rc<MeshLoader>,
     name: &str,
-    location: &repository::ModuleLocation,
+    location: &ModuleLocation,
     encoding: Encoding,
 ) -> Option<ModuleInfo> {
     let mut machine = Machine::new(
         loader.clone(),
-        vec![root.to_path_buf(), PathBuf::from(stdlib::VIRTUAL_ROOT)],
+        vec![root.to_path_buf(), PathBuf::from(VIRTUAL_ROOT)],
         Limits {
             max_steps: Some(MAX_STEPS / 10),
             ..Limits::default()
         },
     );
-    let (prelude, _) = prelude::prelude(root);
+    let (prelude, _) = prelude(root);
     let context = CheckContext { node_names: &[] };
     let mut diagnostics = Vec::new();
-    let module = module::load(
+    let module = load_module(
         &mut machine,
         name,
         location,

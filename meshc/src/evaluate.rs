@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use lang::{Diagnostic, Limits, Machine};
 
-use crate::fs::RealFs;
+use compiler::{RealFs, find_root};
 
 pub enum Input {
     File(PathBuf),
@@ -30,18 +30,6 @@ pub struct EvalOutcome {
     /// `builtins.trace` messages, in order.
     pub traces: Vec<String>,
     pub sources: lang::Sources,
-}
-
-/// The repository root for `start`: the nearest ancestor holding `mesh.nix`.
-pub fn find_root(start: &Path) -> Option<PathBuf> {
-    let mut current = Some(start);
-    while let Some(directory) = current {
-        if directory.join("mesh.nix").is_file() {
-            return Some(directory.to_path_buf());
-        }
-        current = directory.parent();
-    }
-    None
 }
 
 fn absolute(path: &Path, working_directory: &Path) -> PathBuf {

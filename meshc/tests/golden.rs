@@ -1,9 +1,10 @@
 //! Golden plans for the example repository: the real `meshc build` compiles
 //! `examples/homelab` into a temporary directory, and every file it writes
 //! (`manifest.json`, `nodes/*.json`) must equal `tests/golden/homelab/` byte for
-//! byte, with no file missing or extra.
+//! byte, with no file missing or extra; but `.mesh-repository`, which must name the
+//! repository the build was made from (and so differs between copies of it).
 //!
-//! Regenerate the golden files with `MESH_BLESS=1 cargo test -p compiler --test golden`
+//! Regenerate the golden files with `MESH_BLESS=1 cargo test -p meshc --test golden`
 //! and review the diff like code: it is what every node of the example will apply.
 //!
 //! Also here: the same repository gives the same bytes from any directory, under
@@ -17,7 +18,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use support::{MESHC, assert_built, copy_tree, files_under, homelab};
+use support::{MESHC, REPOSITORY_FILE, assert_built, build_files, copy_tree, files_under, homelab};
 
 fn golden_directory() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/homelab")
@@ -48,7 +49,7 @@ fn assert_same_files(
 fn homelab_plans_match_the_golden_files() {
     let out = tempfile::tempdir().expect("temporary directory");
     assert_built(&support::build(&homelab(), out.path()));
-    let built = files_under(out.path());
+    let built = build_files(out.path(), &homelab());
     assert!(built.contains_key("manifest.json"), "{:?}", show(&built));
     assert!(built.keys().any(|name| name.starts_with("nodes/")));
 
@@ -58,6 +59,7 @@ fn homelab_plans_match_the_golden_files() {
             std::fs::remove_dir_all(&golden).expect("old golden files removed");
         }
         copy_tree(out.path(), &golden);
+        std::fs::remove_file(golden.join(REPOSITORY_FILE)).expect("no repository file in golden");
     }
     assert_same_files(&built, &files_under(&golden), "golden plans");
 }
@@ -82,8 +84,11 @@ fn build_in_environment(
         .output()
         .expect("meshc runs");
     assert_built(&output);
-    // `out` may be relative to the working directory
-    files_under(&working_directory.join(out))
+    // `out` and the repository may be relative to the working directory
+    build_files(
+        &working_directory.join(out),
+        &working_directory.join(repository),
+    )
 }
 
 #[test]
@@ -158,7 +163,7 @@ fn homelab_with_a_withdrawn_consumer_matches_its_golden_files() {
     std::fs::write(&inventory_path, edited).expect("write mesh.nix");
     let out = temporary.path().join("out");
     assert_built(&support::build(&repository, &out));
-    let built = files_under(&out);
+    let built = build_files(&out, &repository);
     let golden =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/homelab-consumer-withdrawn");
     if std::env::var_os("MESH_BLESS").is_some() {
@@ -166,6 +171,7 @@ fn homelab_with_a_withdrawn_consumer_matches_its_golden_files() {
             std::fs::remove_dir_all(&golden).expect("old golden files removed");
         }
         copy_tree(&out, &golden);
+        std::fs::remove_file(golden.join(REPOSITORY_FILE)).expect("no repository file in golden");
         return;
     }
     assert_same_files(
