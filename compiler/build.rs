@@ -71,8 +71,8 @@ fn error_pages(directory: &Path) {
         })
         .unwrap_or_default();
     pages.sort();
-    let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"))
-        .join("error_pages.rs");
+    let out =
+        PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("error_pages.rs");
     let mut generated = fs::File::create(&out).expect("OUT_DIR is writable");
     writeln!(generated, "/// The book's error pages: (code, markdown).").expect("write");
     writeln!(generated, "pub static PAGES: &[(&str, &str)] = &[").expect("write");

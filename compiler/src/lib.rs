@@ -41,15 +41,15 @@ pub use diff::{
     FleetDiff, Snapshot, diff, render_human as render_diff, render_json as render_diff_json,
 };
 pub use emit::{MANIFEST_FORMAT, write as write_build};
+pub use explain::{error_page, error_page_codes, unknown_code_help};
 pub use fs::{Overlay, RealFs};
+pub use inspect::{
+    ModuleDeclaration, ModuleListing, SettingDeclaration, list_modules, render_modules_markdown,
+};
 pub use link::SecretMode;
 pub use lock::{Lock, is_upstream_reference, read as read_lock, write as write_lock};
 pub use pipeline::{
     Compilation, Options, Session, compile, compile_session, compile_with, inspect_node,
-};
-pub use explain::{error_page, error_page_codes, unknown_code_help};
-pub use inspect::{
-    ModuleDeclaration, ModuleListing, SettingDeclaration, list_modules, render_modules_markdown,
 };
 
 /// `meshc show`'s view of one node (see [`inspect_node`]).

@@ -132,7 +132,9 @@ pub fn node_part(
                 module: module.clone(),
                 at: place(machine, *span, root),
             })
-            .collect();
+            .collect::<Vec<_>>();
+        let mut required_by = required_by;
+        required_by.sort_by(|a, b| a.module.cmp(&b.module));
         view.modules.push(ModuleOnNode {
             name: name.clone(),
             assigned,
@@ -202,7 +204,9 @@ fn collections(
             let Some(other) = modules.get(contributor) else {
                 continue;
             };
-            if let Some(span) = contribution_span(machine, node, other, resolved, &module.name, &name) {
+            if let Some(span) =
+                contribution_span(machine, node, other, resolved, &module.name, &name)
+            {
                 contributors.push(Requirement {
                     module: contributor.clone(),
                     at: place(machine, span, root),
@@ -345,7 +349,7 @@ pub fn shapes(view: &mut NodeView, plan: &Plan) {
 }
 
 /// E120: `meshc show` names a node the inventory does not have.
-pub fn unknown_node(name: &str, known: &[String], span: lang::Span) -> lang::Diagnostic {
+pub fn unknown_node(name: &str, known: &[String]) -> lang::Diagnostic {
     let help = lang::diagnostic::did_you_mean(name, known.iter().map(String::as_str))
         .unwrap_or_else(|| {
             format!(
@@ -357,6 +361,5 @@ pub fn unknown_node(name: &str, known: &[String], span: lang::Span) -> lang::Dia
         lang::codes::UNKNOWN_NODE,
         format!("the inventory has no node `{name}`"),
     )
-    .with_primary(span, "the nodes are declared here")
     .with_help(help)
 }

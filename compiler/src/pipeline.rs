@@ -523,7 +523,7 @@ fn run(
     if let Some(wanted) = inspected.node
         && !inventory.nodes.contains_key(wanted)
     {
-        diagnostics.push(node_view::unknown_node(wanted, &node_names, inventory.span));
+        diagnostics.push(node_view::unknown_node(wanted, &node_names));
     }
     let context = CheckContext {
         node_names: &node_names,
@@ -650,8 +650,14 @@ fn run(
             continue;
         };
         if inspected.node == Some(name.as_str()) {
-            let mut view =
-                node_view::node_part(machine, node, &resolved, &collected, &modules, &repository.root);
+            let mut view = node_view::node_part(
+                machine,
+                node,
+                &resolved,
+                &collected,
+                &modules,
+                &repository.root,
+            );
             view.needs = node_view::needs(&declared);
             inspected.view = Some(view);
         }

@@ -10,10 +10,13 @@ pub mod check;
 pub mod completions;
 pub mod diff;
 pub mod eval;
+pub mod explain;
 pub mod lock;
 pub mod lsp;
 pub mod man;
+pub mod options;
 pub mod publish;
+pub mod show;
 
 use std::process::ExitCode;
 
@@ -36,6 +39,9 @@ pub fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Command::BrokerPermissions(arguments) => broker_permissions::run(arguments),
         Command::Completions(arguments) => completions::run(arguments),
         Command::Man(arguments) => man::run(arguments),
+        Command::Show(arguments) => show::run(arguments, color),
+        Command::Options(arguments) => options::run(arguments, color),
+        Command::Explain(arguments) => explain::run(arguments, color),
     }
 }
 
