@@ -57,6 +57,8 @@ pub fn print_value(machine: &mut Machine, value: &Value) -> String {
     }
     match machine.print_strict(value) {
         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        // a secret deeper inside, reached while forcing
+        Err(error) if error.code == lang::codes::OPAQUE_MISUSE => "<secret>".to_string(),
         Err(_) => "<cannot be printed>".to_string(),
     }
 }
@@ -231,4 +233,22 @@ pub fn render_modules_markdown(modules: &[ModuleDeclaration]) -> String {
 /// Text that fits in one markdown table cell.
 fn cell(text: &str) -> String {
     text.replace('\n', " ").replace('|', "\\|")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_secret_is_printed_as_secret_never_as_its_sealed_content() {
+        let loader = Rc::new(MeshLoader::new(PathBuf::from("/nonexistent")));
+        let mut machine = Machine::new(loader, Vec::new(), Limits::default());
+        let secret = Value::Opaque(Rc::new(crate::link::SecretHandle {
+            sealed: "SEALED-CONTENT".to_string(),
+        }));
+        assert_eq!(print_value(&mut machine, &secret), "<secret>");
+        let inside = Value::List(Rc::from(vec![Value::Int(1), secret]));
+        assert_eq!(print_value(&mut machine, &inside), "<secret>");
+        assert_eq!(print_value(&mut machine, &Value::Int(3)), "3");
+    }
 }
