@@ -308,7 +308,8 @@ fn the_host_is_touched_only_through_the_confined_layer() {
             "a tool on PATH",
         ),
         (
-            "listen.rs",
+            // `mesh-apply --listen`'s flags are validated with the others
+            "config.rs",
             "identity_path.is_file()",
             "the identity the operator names",
         ),

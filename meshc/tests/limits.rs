@@ -130,7 +130,8 @@ fn limits_must_be_positive_numbers() {
         ("--max-memory", "4T"),
     ] {
         let output = meshc(&["eval", flag, value, "--expr", "1"]);
-        assert_eq!(output.status.code(), Some(1));
+        // a usage error, like every invalid flag value
+        assert_eq!(output.status.code(), Some(2));
         assert!(
             stderr(&output).contains(&format!("{flag} takes")),
             "{}",
