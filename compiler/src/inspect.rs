@@ -41,6 +41,17 @@ pub struct ModuleDeclaration {
     /// `provides`, `consumes`, `needs`, `mirrors`, `artifacts`, `shapes` (their values
     /// depend on the node, so only their presence is known without one).
     pub fields: Vec<String>,
+    /// What `collects`, `provides`, `consumes` and `needs` declare, when the field is
+    /// a plain set (not a function of the node): field -> entries (`name`, or
+    /// `name: type` for a collection). A field that is a function is `per node`.
+    pub declares: Vec<DeclaredEntries>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct DeclaredEntries {
+    pub field: String,
+    /// None when the field is a function of the node.
+    pub entries: Option<Vec<String>>,
 }
 
 /// Every module of a repository (the standard library's included) with its settings.
@@ -177,6 +188,14 @@ fn declaration(machine: &mut Machine, module: &Module, root: &Path) -> ModuleDec
         .filter(|field| !matches!(*field, "description" | "settings") && module.has_field(field))
         .map(str::to_string)
         .collect();
+    let declares = ["collects", "provides", "consumes", "needs"]
+        .into_iter()
+        .filter(|field| module.has_field(field))
+        .map(|field| DeclaredEntries {
+            field: field.to_string(),
+            entries: declared_entries(machine, module, field),
+        })
+        .collect();
     let (file, _, _) = prelude::location(machine, module.span, root);
     ModuleDeclaration {
         name: module.name.clone(),
@@ -188,7 +207,31 @@ fn declaration(machine: &mut Machine, module: &Module, root: &Path) -> ModuleDec
         description: module.description.clone(),
         settings,
         fields,
+        declares,
     }
+}
+
+/// The entry names of a module field that is a plain set, without calling anything.
+fn declared_entries(machine: &mut Machine, module: &Module, field: &str) -> Option<Vec<String>> {
+    let entry = module.record.get_attr(field.as_bytes())?;
+    let span = entry.span.unwrap_or(module.span);
+    let Ok(Value::Attrs(set)) = machine.force(&entry.value.clone(), span) else {
+        return None;
+    };
+    let mut entries = Vec::new();
+    for item in set.iter() {
+        let name = String::from_utf8_lossy(&item.name).into_owned();
+        let described = if field == "collects" {
+            match crate::types::read_type(machine, &item.value, span) {
+                Ok(Ok(collection_type)) => format!("{name}: {}", collection_type.name()),
+                _ => name,
+            }
+        } else {
+            name
+        };
+        entries.push(described);
+    }
+    Some(entries)
 }
 
 /// Markdown of the listed modules: one section per module, a table of its settings.
@@ -205,6 +248,20 @@ pub fn render_modules_markdown(modules: &[ModuleDeclaration]) -> String {
             out.push_str(&format!(" Fields: {}.", fields.join(", ")));
         }
         out.push_str("\n\n");
+        for declared in &module.declares {
+            let entries = match &declared.entries {
+                Some(entries) => entries
+                    .iter()
+                    .map(|entry| format!("`{}`", cell(entry)))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                None => "per node (a function of `node` and `settings`)".to_string(),
+            };
+            out.push_str(&format!("- {}: {entries}\n", declared.field));
+        }
+        if !module.declares.is_empty() {
+            out.push('\n');
+        }
         if module.settings.is_empty() {
             out.push_str("No settings.\n\n");
             continue;

@@ -121,3 +121,41 @@ fn an_unknown_module_is_e101_with_the_closest_name() {
     assert!(stderr.contains("did you mean `postgres`?"), "{stderr}");
     assert!(output.stdout.is_empty());
 }
+
+#[test]
+fn collections_and_links_are_listed_when_the_field_is_a_plain_set() {
+    let json = stdout_of(&options(&["--format", "json"]));
+    let value: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    let module = |name: &str| {
+        value
+            .as_array()
+            .expect("an array")
+            .iter()
+            .find(|module| module["name"] == name)
+            .unwrap_or_else(|| panic!("no module `{name}`"))
+            .clone()
+    };
+    let declares = |name: &str, field: &str| {
+        module(name)["declares"]
+            .as_array()
+            .expect("declares")
+            .iter()
+            .find(|declared| declared["field"] == field)
+            .unwrap_or_else(|| panic!("`{name}` declares no `{field}`"))["entries"]
+            .clone()
+    };
+    assert_eq!(
+        declares("monitoring", "collects"),
+        serde_json::json!(["targets: attrsOf (str)"])
+    );
+    assert_eq!(
+        declares("postgres", "provides"),
+        serde_json::json!(["postgres"])
+    );
+    assert_eq!(
+        declares("postgres", "needs"),
+        serde_json::json!(["superuser"])
+    );
+    // the shop's `consumes` is a function of the node: its entries are not known
+    assert_eq!(declares("shop", "consumes"), serde_json::Value::Null);
+}
