@@ -10,6 +10,7 @@
 #![allow(clippy::result_large_err)]
 
 mod artifacts;
+mod confined;
 mod contribute;
 mod diff;
 mod emit;
@@ -20,6 +21,7 @@ mod inventory;
 mod link;
 mod lock;
 mod module;
+mod names;
 mod node_view;
 mod pipeline;
 mod prelude;
@@ -34,9 +36,12 @@ mod source;
 mod stdlib;
 mod types;
 
+/// A node's `tags` and `deploy`, for `meshc deploy`.
+pub mod deployment;
 /// The evaluation limits as the command line gives them (`--max-steps`, `--max-memory`).
 pub mod limits;
 
+pub use artifacts::store_in_repository;
 pub use diff::{
     FleetDiff, Snapshot, diff, render_human as render_diff, render_json as render_diff_json,
 };

@@ -545,6 +545,19 @@ fn run(
             modules.insert(name.clone(), module);
         }
     }
+    for name in &repository.refused {
+        diagnostics.push(
+            Diagnostic::error(
+                codes::MODULE_NAME_NOT_IDENTIFIER,
+                format!(
+                    "the module directory `modules/{}` is not an identifier: {}; it is left out",
+                    plan::display::escaped(name),
+                    crate::names::why_not_identifier(name)
+                ),
+            )
+            .with_help("rename the directory: module names use ASCII letters, digits, `_` and `-`, starting with a letter or `_`, because they become parts of paths under `secrets/`"),
+        );
+    }
     for name in &repository.shadowed {
         if let Some(module) = modules.get(name)
             && module.location.origin == Origin::Repository

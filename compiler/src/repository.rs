@@ -32,6 +32,9 @@ pub struct Repository {
     pub modules: BTreeMap<String, ModuleLocation>,
     /// Repository modules with the name of a standard module.
     pub shadowed: Vec<String>,
+    /// Directories under `modules/` whose names are not identifiers: left out (a
+    /// module's name becomes part of paths under `secrets/` and is shown by `diff`).
+    pub refused: Vec<String>,
 }
 
 /// Is `name` usable as a module or node name: `[a-z][a-z0-9-]*`?
@@ -88,7 +91,10 @@ pub fn record_repository(out: &Path, root: &Path) -> Result<(), Box<Diagnostic>>
     });
     let mut bytes = plan::canonical_json(&value);
     bytes.push(b'\n');
-    crate::emit::write_atomically(&out.join(REPOSITORY_FILE), &bytes).map_err(Box::new)
+    // beneath the output without following links, as the plans are written
+    let output = crate::confined::Beneath::open(out, true)
+        .map_err(|error| Box::new(crate::emit::output_error(out, error)))?;
+    crate::emit::write_atomically(&output, REPOSITORY_FILE, &bytes).map_err(Box::new)
 }
 
 /// The repository the build output `out` was made from, if it says (builds made
@@ -157,6 +163,7 @@ pub fn load(root: &Path) -> Result<Repository, Box<Diagnostic>> {
         );
     }
     let mut shadowed = Vec::new();
+    let mut refused = Vec::new();
     let modules_directory = root.join("modules");
     if modules_directory.is_dir() {
         let walker = walkdir::WalkDir::new(&modules_directory)
@@ -169,6 +176,10 @@ pub fn load(root: &Path) -> Result<Repository, Box<Diagnostic>> {
                 continue;
             }
             let name = entry.file_name().to_string_lossy().into_owned();
+            if !crate::names::is_identifier(&name) {
+                refused.push(name);
+                continue;
+            }
             if modules
                 .get(&name)
                 .is_some_and(|m: &ModuleLocation| m.origin == Origin::Standard)
@@ -189,5 +200,6 @@ pub fn load(root: &Path) -> Result<Repository, Box<Diagnostic>> {
         inventory,
         modules,
         shadowed,
+        refused,
     })
 }

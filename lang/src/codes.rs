@@ -103,6 +103,7 @@ codes! {
     STAGE_ARGUMENT = "E109", "module field asks for an argument its stage cannot know";
     INVALID_MODULE_FIELD = "E110", "module field of the wrong type";
     DUPLICATE_ASSIGNMENT = "E111", "module assigned twice to a node";
+    MODULE_NAME_NOT_IDENTIFIER = "E112", "module directory name is not an identifier";
     UNKNOWN_NODE = "E120", "unknown node";
     UNKNOWN_CODE = "E121", "unknown diagnostic code";
     // E2xx: settings and contributions
@@ -129,6 +130,9 @@ codes! {
     INVALID_LOCK = "E308", "invalid `mesh.lock`";
     LOGIN_CONFLICT = "E309", "two consumers would get the same login";
     MIRROR_WITHOUT_REGISTRY = "E310", "mirrored image but no registry in the inventory";
+    NAME_NOT_IDENTIFIER = "E311", "need, consume or provide name is not an identifier";
+    SECRET_STORE_LINK = "E312", "sealed store reached through a symbolic link";
+    ARTIFACT_LINK_ESCAPES = "E313", "artifact link points outside its directory";
     // E4xx: shapes and plans
     INVALID_SHAPE = "E400", "invalid shape";
     SHAPE_CONFLICT = "E401", "two shapes declare the same resource differently";
@@ -139,7 +143,9 @@ codes! {
     UNDECLARED_GROUP = "E406", "group is not declared";
     OUTPUT_UNWRITABLE = "E407", "build output cannot be written";
     BUILD_UNREADABLE = "E408", "build output cannot be read";
+    OUTPUT_LINK = "E409", "build output directory is a symbolic link or not the builder's";
     BUILD_OF_ANOTHER_REPOSITORY = "E420", "build output was made from another repository";
+    NO_SUCH_DEPLOY_TARGET = "E430", "`meshc deploy --on` selects no node";
     // E9xx: internal
     INTERNAL = "E900", "internal error (please report)";
 }

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
+use plan::display::escaped;
 use transport::message::{BuildOutcome, BuildResult};
 
 use crate::say;
@@ -31,9 +32,10 @@ pub fn build_remotely(
         match (&result.outcome, &result.digest) {
             (BuildOutcome::Built, Some(digest)) => {
                 say!(
-                    "built {} -> {digest} on `{}` ({} bytes, request {})",
+                    "built {} -> {} on `{}` ({} bytes, request {})",
                     answer.directory,
-                    result.builder,
+                    escaped(digest),
+                    escaped(&result.builder),
                     result.size.unwrap_or_default(),
                     answer.correlation_id
                 );
@@ -44,11 +46,12 @@ pub fn build_remotely(
                 say!(
                     "error: the build of `{}` failed on `{}` (request {}):",
                     answer.directory,
-                    result.builder,
-                    answer.correlation_id
+                    escaped(&result.builder),
+                    escaped(&answer.correlation_id)
                 );
+                // the log comes from the builder: shown, never obeyed by the terminal
                 for line in result.log.lines() {
-                    say!("  {line}");
+                    say!("  {}", escaped(line));
                 }
             }
         }

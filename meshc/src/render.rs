@@ -1,6 +1,9 @@
 //! Renders diagnostics for people (miette, on a terminal or plain) and for tools
 //! (JSON with byte and line/column ranges). The only place diagnostics meet a
-//! terminal.
+//! terminal. Everything shown comes from the repository (which may hold a hostile
+//! module) and reaches the terminal escaped: messages with `plan::display::escaped`,
+//! source lines with each control or bidirectional character replaced by as many `?`
+//! as it has bytes, so spans still point at the same bytes.
 
 use lang::{Diagnostic, Label, Severity, Sources, Span};
 use miette::{LabeledSpan, MietteDiagnostic, NamedSource, Report};
@@ -8,11 +11,37 @@ use miette::{LabeledSpan, MietteDiagnostic, NamedSource, Report};
 /// How many trace frames are shown without `--trace`.
 pub const DEFAULT_TRACE_FRAMES: usize = 3;
 
+/// Text for the terminal: controls and bidirectional controls written out.
+fn shown(text: &str) -> String {
+    plan::display::escaped(text).into_owned()
+}
+
+/// A source file for the terminal: line breaks and tabs kept, every other control or
+/// bidirectional character (an escape sequence in a string literal, an override that
+/// reorders the line) replaced by `?`s of its length in bytes, so offsets stay.
+fn printable_source(text: &str) -> String {
+    if !text
+        .chars()
+        .any(|c| plan::display::is_unsafe_to_print(c) && !matches!(c, '\n' | '\t'))
+    {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    for character in text.chars() {
+        if plan::display::is_unsafe_to_print(character) && !matches!(character, '\n' | '\t') {
+            out.extend(std::iter::repeat_n('?', character.len_utf8()));
+        } else {
+            out.push(character);
+        }
+    }
+    out
+}
+
 fn source_of(sources: &Sources, span: Span) -> Option<NamedSource<String>> {
     let file = sources.get(span.file)?;
     Some(NamedSource::new(
-        file.name.clone(),
-        String::from_utf8_lossy(&file.text).into_owned(),
+        shown(&file.name),
+        printable_source(&String::from_utf8_lossy(&file.text)),
     ))
 }
 
@@ -20,7 +49,7 @@ fn labeled(label: &Label, primary: bool) -> LabeledSpan {
     let text = if label.message.is_empty() {
         None
     } else {
-        Some(label.message.clone())
+        Some(shown(&label.message))
     };
     if primary {
         LabeledSpan::new_primary_with_span(text, (label.span.start as usize, label.span.len()))
@@ -33,7 +62,7 @@ pub fn location(sources: &Sources, span: Span) -> String {
     match sources.get(span.file) {
         Some(file) => {
             let (line, column) = file.line_column(span.start);
-            format!("{}:{line}:{column}", file.name)
+            format!("{}:{line}:{column}", shown(&file.name))
         }
         None => "<unknown>".to_string(),
     }
@@ -77,11 +106,11 @@ pub fn render(diagnostic: &Diagnostic, sources: &Sources, full_trace: bool, colo
         Severity::Warning => miette::Severity::Warning,
         Severity::Note => miette::Severity::Advice,
     };
-    let mut inner = MietteDiagnostic::new(diagnostic.message.clone())
+    let mut inner = MietteDiagnostic::new(shown(&diagnostic.message))
         .with_code(diagnostic.code.as_str())
         .with_severity(severity);
     if let Some(help) = &diagnostic.help {
-        inner = inner.with_help(help.clone());
+        inner = inner.with_help(shown(help));
     }
     let mut other_files: Vec<&Label> = Vec::new();
     let mut source = None;
@@ -115,12 +144,16 @@ pub fn render(diagnostic: &Diagnostic, sources: &Sources, full_trace: bool, colo
     .with_context_lines(1);
     let mut out = String::new();
     if handler.render_report(&mut out, report.as_ref()).is_err() {
-        out = format!("error[{}]: {}\n", diagnostic.code, diagnostic.message);
+        out = format!(
+            "error[{}]: {}\n",
+            diagnostic.code,
+            shown(&diagnostic.message)
+        );
     }
     for label in other_files {
         out.push_str(&format!(
             "  note: {} ({})\n",
-            label.message,
+            shown(&label.message),
             location(sources, label.span)
         ));
     }
@@ -132,7 +165,7 @@ pub fn render(diagnostic: &Diagnostic, sources: &Sources, full_trace: bool, colo
     for frame in &diagnostic.trace[..frames] {
         out.push_str(&format!(
             "  … {} at {}\n",
-            frame.message,
+            shown(&frame.message),
             location(sources, frame.span)
         ));
     }
@@ -181,6 +214,14 @@ pub fn to_json(diagnostic: &Diagnostic, sources: &Sources) -> serde_json::Value 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn source_lines_keep_their_offsets_and_lose_their_escapes() {
+        let text = "a = \"\u{1b}[2J\u{202E}x\";\n\tb = 1;\r\n";
+        let printable = printable_source(text);
+        assert_eq!(printable.len(), text.len());
+        assert_eq!(printable, "a = \"?[2J???x\";\n\tb = 1;?\n");
+    }
 
     /// miette panicked ("formatting argument out of range") drawing a label more
     /// than 65,535 columns into its line.

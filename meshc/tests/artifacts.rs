@@ -220,3 +220,88 @@ fn an_artifact_is_built_recorded_and_named_by_digest_in_the_plan() {
     let stderr = String::from_utf8_lossy(&stale.stderr);
     assert!(stderr.contains("changed since it was built"), "{stderr}");
 }
+
+/// A repository with one module `site` whose artifact is `modules/site/public`.
+fn site_repository(repository: &Path) {
+    write(
+        &repository.join("modules/site/public/index.html"),
+        "<h1>site</h1>\n",
+        0o644,
+    );
+    write(
+        &repository.join("modules/site/module.nix"),
+        r#"{ mesh, ... }:
+{
+  description = "a static site";
+  artifacts.site = { directory = ./public; };
+  shapes = { artifacts, ... }: [
+    (mesh.directory { path = "/srv"; })
+    (mesh.archive { path = "/srv/site"; artifact = artifacts.site; })
+  ];
+}
+"#,
+        0o644,
+    );
+    write(
+        &repository.join("mesh.nix"),
+        r#"{ nodes.web1 = { key = "age12y52ld3kt27sk7w3rpt4d6n0mpndj2v2u02z7q8ra8sjr0saepcshezt9w"; modules = [ "site" ]; base.paths = [ ]; }; }
+"#,
+        0o644,
+    );
+}
+
+fn artifacts_build(repository: &Path, extra: &[&std::ffi::OsStr]) -> std::process::Output {
+    Command::new(MESHC)
+        .args(["artifacts", "build", "--repo"])
+        .arg(repository)
+        .args(extra)
+        .output()
+        .expect("meshc runs")
+}
+
+#[test]
+fn archive_link_escaping_through_link_refused() {
+    let temporary = tempfile::tempdir().expect("temporary directory");
+    let repository = temporary.path().join("repo");
+    site_repository(&repository);
+    // lexically `esc` stays inside; through `up -> .` it leaves by three levels
+    let public = repository.join("modules/site/public");
+    std::os::unix::fs::symlink(".", public.join("up")).expect("symlink");
+    std::os::unix::fs::symlink("up/up/up/../../..", public.join("esc")).expect("symlink");
+    let store = temporary.path().join("store");
+    let output = artifacts_build(&repository, &["--store".as_ref(), store.as_os_str()]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("E313"), "no E313:\n{stderr}");
+    assert!(
+        stderr.contains("`esc` -> `up/up/up/../../..`"),
+        "the message names the link:\n{stderr}"
+    );
+    assert!(
+        stderr.contains("modules/site/module.nix:4:"),
+        "located at the declaration:\n{stderr}"
+    );
+    assert!(!store.exists(), "something was stored");
+    assert!(!repository.join("mesh.lock").exists(), "mesh.lock written");
+    let built = archive::build(&public);
+    assert!(built.is_err(), "the archive code itself refuses it");
+}
+
+#[test]
+fn repository_store_linked_out_of_the_repository_refused() {
+    let temporary = tempfile::tempdir().expect("temporary directory");
+    let repository = temporary.path().join("repo");
+    site_repository(&repository);
+    let elsewhere = temporary.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).expect("elsewhere");
+    std::os::unix::fs::symlink(&elsewhere, repository.join(".mesh")).expect("symlink");
+    let output = artifacts_build(&repository, &[]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(stderr.contains("symbolic link"), "{stderr}");
+    assert_eq!(
+        std::fs::read_dir(&elsewhere).expect("readable").count(),
+        0,
+        "an archive was written through `.mesh`"
+    );
+}

@@ -150,3 +150,79 @@ fn removed_node_loses_its_stale_plan() {
         .collect();
     assert_eq!(nodes, ["app1", "db1", "gateway"]);
 }
+
+#[test]
+fn stale_removal_through_symlinked_nodes_refused() {
+    let (temporary, repository) = support::homelab_copy();
+    let out = temporary.path().join("out");
+    let elsewhere = temporary.path().join("elsewhere");
+    std::fs::create_dir_all(&out).expect("out");
+    std::fs::create_dir_all(&elsewhere).expect("elsewhere");
+    std::fs::write(elsewhere.join("victim.json"), "keep").expect("victim");
+    std::os::unix::fs::symlink(&elsewhere, out.join("nodes")).expect("link");
+    let output = support::build(&repository, &out);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "stderr:\n{stderr}");
+    assert!(stderr.contains("E409"), "no E409 in stderr:\n{stderr}");
+    assert!(stderr.contains("symbolic link"), "{stderr}");
+    assert_eq!(
+        std::fs::read(elsewhere.join("victim.json")).expect("victim kept"),
+        b"keep"
+    );
+    assert_eq!(
+        files_under(&elsewhere).len(),
+        1,
+        "a plan was written through the link"
+    );
+}
+
+#[test]
+fn planted_plan_links_are_replaced_or_removed_never_followed() {
+    let (temporary, repository) = support::homelab_copy();
+    let out = temporary.path().join("out");
+    assert_built(&support::build(&repository, &out));
+    let plan = std::fs::read(out.join("nodes/app1.json")).expect("plan");
+    // a link where a plan goes, to a file that already holds the plan's bytes (a
+    // comparison that follows it would leave the link in place), and a stale one
+    let victim = temporary.path().join("victim");
+    let stale_victim = temporary.path().join("stale-victim.json");
+    std::fs::write(&victim, &plan).expect("victim");
+    std::fs::write(&stale_victim, "keep").expect("stale victim");
+    std::fs::remove_file(out.join("nodes/app1.json")).expect("remove");
+    std::os::unix::fs::symlink(&victim, out.join("nodes/app1.json")).expect("link");
+    std::os::unix::fs::symlink(&stale_victim, out.join("nodes/gone.json")).expect("link");
+    assert_built(&support::build(&repository, &out));
+    let app1 = std::fs::symlink_metadata(out.join("nodes/app1.json")).expect("app1");
+    assert!(app1.is_file(), "the planted link was kept");
+    assert_eq!(std::fs::read(out.join("nodes/app1.json")).unwrap(), plan);
+    assert_eq!(std::fs::read(&victim).unwrap(), plan);
+    assert!(!out.join("nodes/gone.json").exists());
+    assert!(std::fs::symlink_metadata(out.join("nodes/gone.json")).is_err());
+    assert_eq!(std::fs::read(&stale_victim).unwrap(), b"keep");
+}
+
+#[test]
+fn stale_removal_from_a_nodes_dir_of_another_user_refused() {
+    let (temporary, repository) = support::homelab_copy();
+    let out = temporary.path().join("out");
+    let nodes = out.join("nodes");
+    std::fs::create_dir_all(&nodes).expect("nodes");
+    std::fs::write(nodes.join("theirs.json"), "keep").expect("their file");
+    let own = std::fs::metadata(temporary.path()).expect("metadata").uid();
+    assert_eq!(
+        own, 0,
+        "this test gives a directory to another user, which only root can: run the suite as root"
+    );
+    let status = Command::new("chown")
+        .arg("4242")
+        .arg(&nodes)
+        .status()
+        .expect("chown runs");
+    assert!(status.success());
+    let output = support::build(&repository, &out);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "stderr:\n{stderr}");
+    assert!(stderr.contains("E409"), "{stderr}");
+    assert!(stderr.contains("uid 4242"), "{stderr}");
+    assert_eq!(std::fs::read(nodes.join("theirs.json")).unwrap(), b"keep");
+}

@@ -312,3 +312,117 @@ fn an_unreadable_build_is_reported_as_e408() {
     assert!(stderr.contains("E408"), "{stderr}");
     assert!(stderr.contains("nodes/app1.json"), "{stderr}");
 }
+
+/// Rewrites the plan of `node` in the build `directory` with `edit` applied to each
+/// resource, re-digested and re-listed in the manifest, as a hostile build would be.
+fn forge_plan(
+    directory: &Path,
+    node: &str,
+    edit: impl Fn(plan::Resource) -> plan::Resource,
+    module: impl Fn(&str) -> String,
+) {
+    let plan_path = directory.join(format!("nodes/{node}.json"));
+    let old = plan::Plan::read(&std::fs::read(&plan_path).expect("plan")).expect("valid plan");
+    let shapes = old
+        .shapes()
+        .iter()
+        .map(|shape| {
+            plan::Shape::new(
+                edit(shape.resource().clone()),
+                module(shape.module()),
+                shape.source().clone(),
+            )
+        })
+        .collect();
+    let forged = plan::Plan::new(node, shapes);
+    std::fs::write(&plan_path, forged.to_json_bytes()).expect("write plan");
+    let manifest_path = directory.join("manifest.json");
+    let mut manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&manifest_path).expect("manifest")).expect("JSON");
+    manifest["nodes"][node] = serde_json::Value::String(forged.digest().to_string());
+    std::fs::write(&manifest_path, manifest.to_string()).expect("write manifest");
+}
+
+#[test]
+fn diff_escapes_control_characters() {
+    let scenario = Scenario::new();
+    let hostile = scenario._temporary.path().join("hostile");
+    support::copy_tree(&scenario.old, &hostile);
+    const INJECTED: &str = "\u{1b}[2J\u{1b}[Hno changes\u{9b}31m\u{202E}";
+    forge_plan(
+        &hostile,
+        "app1",
+        |resource| match resource {
+            plan::Resource::File(mut file) if file.content.is_some() => {
+                file.content = Some(format!("hello {INJECTED}\n"));
+                plan::Resource::File(file)
+            }
+            plan::Resource::Service(mut service) => {
+                service.exec.push(format!("--title={INJECTED}"));
+                plan::Resource::Service(service)
+            }
+            other => other,
+        },
+        str::to_string,
+    );
+    for format in [&[][..], &["--format", "json"][..]] {
+        let output = Command::new(MESHC)
+            .arg("diff")
+            .arg(&scenario.old)
+            .arg(&hostile)
+            .args(format)
+            .output()
+            .expect("meshc runs");
+        let stdout = String::from_utf8(output.stdout).expect("UTF-8");
+        assert!(output.status.success(), "{format:?}");
+        assert!(
+            stdout.contains("no changes"),
+            "the edit is shown:\n{stdout}"
+        );
+        for raw in ['\u{1b}', '\u{9b}', '\u{202E}'] {
+            assert!(
+                !stdout.contains(raw),
+                "{format:?}: raw {raw:?} reaches the terminal:\n{stdout}"
+            );
+        }
+    }
+    let plain = Command::new(MESHC)
+        .arg("diff")
+        .arg(&scenario.old)
+        .arg(&hostile)
+        .output()
+        .expect("meshc runs");
+    let stdout = String::from_utf8_lossy(&plain.stdout);
+    assert!(
+        stdout.contains("\\u{1b}[2J\\u{1b}[Hno changes\\u{9b}31m\\u{202e}"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn diff_refuses_a_plan_whose_module_holds_an_escape_and_says_so_escaped() {
+    let scenario = Scenario::new();
+    let hostile = scenario._temporary.path().join("hostile");
+    support::copy_tree(&scenario.old, &hostile);
+    forge_plan(
+        &hostile,
+        "app1",
+        |resource| resource,
+        |module| format!("{module}\u{1b}[2K\rall nodes up to date"),
+    );
+    let output = Command::new(MESHC)
+        .arg("diff")
+        .arg(&scenario.old)
+        .arg(&hostile)
+        .output()
+        .expect("meshc runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("E408"), "{stderr}");
+    assert!(stderr.contains("`module`"), "{stderr}");
+    assert!(
+        !stderr.contains('\u{1b}') && !stderr.contains('\r'),
+        "{stderr:?}"
+    );
+    assert!(!String::from_utf8_lossy(&output.stdout).contains('\u{1b}'));
+}

@@ -428,3 +428,71 @@ fn an_unwritable_store_is_reported_as_e305() {
     assert!(stderr.contains("secrets/"), "{stderr}");
     assert!(!fleet.out.join("nodes").exists());
 }
+
+/// A build that was refused with E312 and wrote no plan.
+fn assert_refused_as_link(fleet: &Fleet, output: &Output) {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "stderr:\n{stderr}");
+    assert!(stderr.contains("E312"), "no E312 in stderr:\n{stderr}");
+    assert!(
+        stderr.contains("symbolic link"),
+        "the message says why:\n{stderr}"
+    );
+    assert!(!fleet.out.join("nodes").exists(), "a plan was written");
+}
+
+/// Moves `relative` (below the repository) to `outside` and leaves a link to it.
+fn replace_with_link(fleet: &Fleet, relative: &str, outside: &Path) {
+    let inside = fleet.repository.join(relative);
+    std::fs::rename(&inside, outside).expect("move out");
+    std::os::unix::fs::symlink(outside, &inside).expect("link");
+}
+
+#[test]
+fn symlinked_secrets_dir_refused() {
+    let fleet = Fleet::new();
+    let elsewhere = fleet._temporary.path().join("elsewhere");
+    replace_with_link(&fleet, "secrets", &elsewhere);
+    // a new need would be written through the link: remove one so that it is made
+    std::fs::remove_dir_all(elsewhere.join("needs")).expect("remove needs");
+    let before = files_under(&elsewhere);
+    let output = fleet.build(&[]);
+    assert_refused_as_link(&fleet, &output);
+    assert_eq!(files_under(&elsewhere), before, "written through the link");
+}
+
+#[test]
+fn symlinked_node_dir_in_secrets_refused() {
+    let fleet = Fleet::new();
+    let elsewhere = fleet._temporary.path().join("db1-needs");
+    replace_with_link(&fleet, "secrets/needs/db1", &elsewhere);
+    let output = fleet.build(&["--locked"]);
+    assert_refused_as_link(&fleet, &output);
+}
+
+#[test]
+fn symlinked_sealed_file_neither_read_nor_written_through() {
+    let fleet = Fleet::new();
+    let sealed = "secrets/needs/db1/postgres/superuser.age";
+    let outside = fleet._temporary.path().join("superuser.age");
+    replace_with_link(&fleet, sealed, &outside);
+    let before = std::fs::read(&outside).expect("outside file");
+    // read: the plan would carry what the link points at
+    assert_refused_as_link(&fleet, &fleet.build(&["--locked"]));
+    // written: without its recorded key the need is made again, next to the link
+    std::fs::remove_file(
+        fleet
+            .repository
+            .join("secrets/needs/db1/postgres/superuser.recipient"),
+    )
+    .expect("remove the recipient");
+    let output = fleet.build(&[]);
+    assert!(!output.status.success());
+    assert_eq!(std::fs::read(&outside).expect("outside file"), before);
+    assert!(
+        std::fs::symlink_metadata(fleet.repository.join(sealed))
+            .expect("still there")
+            .file_type()
+            .is_symlink()
+    );
+}

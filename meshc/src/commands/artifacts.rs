@@ -74,9 +74,11 @@ pub fn run(arguments: ArtifactsArgs, color: ColorWhen) -> Result<ExitCode, Failu
 fn build(arguments: BuildArtifactsArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
     let root = arguments.repository.root(color)?;
     let compilation = compiler::compile(&root);
-    let store = arguments
-        .store
-        .unwrap_or_else(|| compilation.root.join(".mesh").join("artifacts"));
+    if let Some(escaping) = (compilation.diagnostics.iter())
+        .find(|diagnostic| diagnostic.code == lang::codes::ARTIFACT_LINK_ESCAPES)
+    {
+        return Err(terminal::fail(escaping, &compilation.sources, color));
+    }
     let mut lock = compiler::read_lock(&compilation.root)
         .map_err(|diagnostic| terminal::fail(&diagnostic, &compilation.sources, color))?;
     if compilation.artifact_directories.is_empty() {
@@ -96,8 +98,11 @@ fn build(arguments: BuildArtifactsArgs, color: ColorWhen) -> Result<ExitCode, Fa
         for (directory, absolute) in &compilation.artifact_directories {
             let built = archive::build(absolute)
                 .map_err(|e| format!("cannot archive `{directory}`: {e}"))?;
-            let path = archive::store(&store, &built)
-                .map_err(|e| format!("cannot store `{directory}`: {e}"))?;
+            let path = match &arguments.store {
+                Some(store) => archive::store(store, &built),
+                None => compiler::store_in_repository(&compilation.root, &built),
+            }
+            .map_err(|e| format!("cannot store `{directory}`: {e}"))?;
             say!(
                 "built {directory} -> {} ({} bytes)",
                 path.display(),
