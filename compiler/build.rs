@@ -1,5 +1,7 @@
-//! Embeds the standard module library (`../stdlib-modules`) into `meshc`, so it works
-//! from any directory. Files are listed in sorted order for reproducible builds.
+//! Embeds the standard module library (`../stdlib-modules`) and the book's error
+//! pages (`../book/src/errors/CODE.md`, for `meshc explain`) into the compiler, so
+//! they work from any directory. Files are listed in sorted order for reproducible
+//! builds. Must not read anything outside those two directories.
 
 use std::fs;
 use std::io::Write;
@@ -42,6 +44,44 @@ fn main() {
         writeln!(
             generated,
             "    ({relative:?}, include_bytes!({:?})),",
+            absolute.display().to_string()
+        )
+        .expect("write");
+    }
+    writeln!(generated, "];").expect("write");
+    error_pages(&manifest.join("..").join("book").join("src").join("errors"));
+}
+
+/// `error_pages.rs`: every `CODE.md` of the book's error directory, sorted by code.
+fn error_pages(directory: &Path) {
+    println!("cargo:rerun-if-changed={}", directory.display());
+    let mut pages: Vec<(String, PathBuf)> = fs::read_dir(directory)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|entry| entry.path())
+                .filter_map(|path| {
+                    let stem = path.file_stem()?.to_str()?.to_string();
+                    let is_page = path.extension().is_some_and(|e| e == "md")
+                        && stem.len() == 4
+                        && stem.starts_with('E');
+                    is_page.then_some((stem, path))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    pages.sort();
+    let out =
+        PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("error_pages.rs");
+    let mut generated = fs::File::create(&out).expect("OUT_DIR is writable");
+    writeln!(generated, "/// The book's error pages: (code, markdown).").expect("write");
+    writeln!(generated, "pub static PAGES: &[(&str, &str)] = &[").expect("write");
+    for (code, path) in pages {
+        println!("cargo:rerun-if-changed={}", path.display());
+        let absolute = path.canonicalize().unwrap_or(path);
+        writeln!(
+            generated,
+            "    ({code:?}, include_str!({:?})),",
             absolute.display().to_string()
         )
         .expect("write");

@@ -14,12 +14,15 @@ mod confined;
 mod contribute;
 mod diff;
 mod emit;
+mod explain;
 mod fs;
+mod inspect;
 mod inventory;
 mod link;
 mod lock;
 mod module;
 mod names;
+mod node_view;
 mod pipeline;
 mod prelude;
 mod repository;
@@ -43,10 +46,24 @@ pub use diff::{
     FleetDiff, Snapshot, diff, render_human as render_diff, render_json as render_diff_json,
 };
 pub use emit::{MANIFEST_FORMAT, write as write_build};
+pub use explain::{error_page, error_page_codes, unknown_code_help};
 pub use fs::{Overlay, RealFs};
+pub use inspect::{
+    ModuleDeclaration, ModuleListing, SettingDeclaration, list_modules, render_modules_markdown,
+};
 pub use link::SecretMode;
 pub use lock::{Lock, is_upstream_reference, read as read_lock, write as write_lock};
-pub use pipeline::{Compilation, Options, Session, compile, compile_session, compile_with};
+pub use pipeline::{
+    Compilation, Options, Session, compile, compile_session, compile_with, inspect_node,
+};
+
+/// `meshc show`'s view of one node (see [`inspect_node`]).
+pub mod view {
+    pub use crate::node_view::{
+        CollectionView, ConsumeView, EffectiveSetting, ModuleOnNode, NeedView, NodeView,
+        ProvideView, Requirement, SECRET, ShapeView,
+    };
+}
 pub use prelude::display_path;
 pub use repository::{
     ModuleLocation, Origin, REPOSITORY_FILE, Repository, built_from, check_built_from, discover,

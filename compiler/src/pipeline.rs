@@ -19,6 +19,7 @@ use crate::inventory::{self, Inventory};
 use crate::link::{self, NodeLink, SecretMode};
 use crate::lock;
 use crate::module::{self, Module};
+use crate::node_view::{self, NodeView};
 use crate::prelude;
 use crate::repository::{self, Origin, Repository};
 use crate::resolve;
@@ -109,10 +110,26 @@ pub fn compile_with(root: &Path, options: Options) -> Compilation {
 
 /// [`compile_with`] as an editor asks for it (see [`Session`]).
 pub fn compile_session(root: &Path, options: Options, session: &Session) -> Compilation {
+    compile_inspecting(root, options, session, None).0
+}
+
+/// Compiles the repository at `root` as `meshc check` does and returns, beside the
+/// compilation, the view of `node` (`meshc show`): None when the inventory has no
+/// such node (the compilation's diagnostics then say so, with E120).
+pub fn inspect_node(root: &Path, node: &str) -> (Compilation, Option<NodeView>) {
+    compile_inspecting(root, Options::inspect(), &Session::default(), Some(node))
+}
+
+fn compile_inspecting(
+    root: &Path,
+    options: Options,
+    session: &Session,
+    inspected: Option<&str>,
+) -> (Compilation, Option<NodeView>) {
     let repository = match repository::load(root) {
         Ok(repository) => repository,
         Err(diagnostic) => {
-            return Compilation {
+            let compilation = Compilation {
                 root: root.to_path_buf(),
                 plans: BTreeMap::new(),
                 diagnostics: vec![*diagnostic],
@@ -121,6 +138,7 @@ pub fn compile_session(root: &Path, options: Options, session: &Session) -> Comp
                 artifact_directories: BTreeMap::new(),
                 keys: BTreeMap::new(),
             };
+            return (compilation, None);
         }
     };
     let repository = &repository;
@@ -144,6 +162,7 @@ pub fn compile_session(root: &Path, options: Options, session: &Session) -> Comp
     let mut coordinator_diagnostics = Vec::new();
     let mut artifact_directories = BTreeMap::new();
     let mut keys = BTreeMap::new();
+    let mut fleet: Option<Vec<link::Declarations>> = None;
     let results: Vec<WorkerResult> = std::thread::scope(|scope| {
         let handles: Vec<_> = receivers
             .into_iter()
@@ -154,7 +173,9 @@ pub fn compile_session(root: &Path, options: Options, session: &Session) -> Comp
                     .name(format!("mesh-eval-{index}"))
                     .stack_size(lang::eval::EVAL_STACK_SIZE)
                     .spawn_scoped(scope, move || {
-                        work(repository, session, index, workers, sender, receiver)
+                        work(
+                            repository, session, index, workers, sender, receiver, inspected,
+                        )
                     })
             })
             .collect();
@@ -190,6 +211,9 @@ pub fn compile_session(root: &Path, options: Options, session: &Session) -> Comp
                 artifact_directories.insert(artifact.directory.clone(), artifact.absolute.clone());
             }
         }
+        if inspected.is_some() {
+            fleet = Some(declarations.clone());
+        }
         let mut links = link::link(
             &declarations,
             &store,
@@ -223,7 +247,16 @@ pub fn compile_session(root: &Path, options: Options, session: &Session) -> Comp
             })
             .collect()
     });
+    let mut view = results.iter().find_map(|result| result.view.clone());
     let mut compilation = merge(repository, results);
+    if let Some(view) = &mut view {
+        if let Some(fleet) = &fleet {
+            node_view::links(view, fleet);
+        }
+        if let Some(plan) = compilation.plans.get(&view.node) {
+            node_view::shapes(view, plan);
+        }
+    }
     compilation
         .diagnostics
         .splice(0..0, coordinator_diagnostics);
@@ -233,7 +266,7 @@ pub fn compile_session(root: &Path, options: Options, session: &Session) -> Comp
         .into_iter()
         .filter(|(node, _)| compilation.plans.contains_key(node))
         .collect();
-    compilation
+    (compilation, view)
 }
 
 /// What a worker sends the coordinator after the first half of its work.
@@ -250,6 +283,8 @@ struct WorkerResult {
     /// Diagnostics per node.
     per_node: BTreeMap<String, Vec<Diagnostic>>,
     sources: Sources,
+    /// The inspected node's view, from the worker that compiled it.
+    view: Option<NodeView>,
 }
 
 impl WorkerResult {
@@ -265,6 +300,7 @@ impl WorkerResult {
             ],
             per_node: BTreeMap::new(),
             sources: Sources::new(),
+            view: None,
         }
     }
 }
@@ -276,6 +312,7 @@ fn work(
     workers: usize,
     to_coordinator: mpsc::Sender<(usize, PhaseA)>,
     from_coordinator: mpsc::Receiver<BTreeMap<String, NodeLink>>,
+    inspected: Option<&str>,
 ) -> WorkerResult {
     let loader = Rc::new(MeshLoader::with_overlay(
         repository.root.clone(),
@@ -299,6 +336,10 @@ fn work(
         to_coordinator: Some(to_coordinator),
         from_coordinator,
     };
+    let mut view = Inspected {
+        node: inspected,
+        view: None,
+    };
     let plans = match run(
         &mut machine,
         repository,
@@ -308,6 +349,7 @@ fn work(
         &mut barrier,
         &mut global,
         &mut per_node,
+        &mut view,
     ) {
         Ok(plans) => plans,
         Err(error) => {
@@ -328,7 +370,14 @@ fn work(
         global,
         per_node,
         sources,
+        view: view.view,
     }
+}
+
+/// The node `meshc show` asks for, and its view once made.
+struct Inspected<'a> {
+    node: Option<&'a str>,
+    view: Option<NodeView>,
 }
 
 /// Merges the workers' results: sources by path, diagnostics remapped to the merged
@@ -454,6 +503,7 @@ fn run(
     barrier: &mut Barrier,
     diagnostics: &mut Vec<Diagnostic>,
     per_node: &mut BTreeMap<String, Vec<Diagnostic>>,
+    inspected: &mut Inspected<'_>,
 ) -> EvalResult<BTreeMap<String, Plan>> {
     let inventory_value = match machine.eval_file(&repository.inventory) {
         Ok(value) => value,
@@ -470,6 +520,11 @@ fn run(
     let inventory: Inventory =
         inventory::read(machine, &inventory_value, inventory_span, diagnostics)?;
     let node_names: Vec<String> = inventory.nodes.keys().cloned().collect();
+    if let Some(wanted) = inspected.node
+        && !inventory.nodes.contains_key(wanted)
+    {
+        diagnostics.push(node_view::unknown_node(wanted, &node_names));
+    }
     let context = CheckContext {
         node_names: &node_names,
     };
@@ -607,6 +662,18 @@ fn run(
         ) else {
             continue;
         };
+        if inspected.node == Some(name.as_str()) {
+            let mut view = node_view::node_part(
+                machine,
+                node,
+                &resolved,
+                &collected,
+                &modules,
+                &repository.root,
+            );
+            view.needs = node_view::needs(&declared);
+            inspected.view = Some(view);
+        }
         declarations.push(declared);
         pending.push(Pending {
             name,

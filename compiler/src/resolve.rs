@@ -18,6 +18,8 @@ use crate::source::literal_span;
 pub struct Resolved {
     pub modules: Vec<String>,
     pub settings: BTreeMap<String, Value>,
+    /// Module -> the modules whose `requires` name it, with where (for `meshc show`).
+    pub required_by: BTreeMap<String, Vec<(String, Span)>>,
 }
 
 pub fn unknown_module(name: &str, span: Span, known: &[String], context: &str) -> Diagnostic {
@@ -50,6 +52,7 @@ pub fn resolve(
     let errors_before = diagnostics.len();
     let mut graph: DiGraphMap<&str, Span> = DiGraphMap::new();
     let mut settings = BTreeMap::new();
+    let mut required_by: BTreeMap<String, Vec<(String, Span)>> = BTreeMap::new();
     let mut work: Vec<&str> = Vec::new();
     for (name, span) in &node.modules {
         match modules.get_key_value(name.as_str()) {
@@ -118,6 +121,10 @@ pub fn resolve(
             match modules.get_key_value(required.as_str()) {
                 Some((key, _)) => {
                     graph.add_edge(current, key.as_str(), span);
+                    required_by
+                        .entry(key.clone())
+                        .or_default()
+                        .push((current.to_string(), span));
                     work.push(key.as_str());
                 }
                 None if known.contains(&required) => {}
@@ -167,6 +174,7 @@ pub fn resolve(
     Ok(Some(Resolved {
         modules: resolved,
         settings,
+        required_by,
     }))
 }
 

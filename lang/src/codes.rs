@@ -104,6 +104,8 @@ codes! {
     INVALID_MODULE_FIELD = "E110", "module field of the wrong type";
     DUPLICATE_ASSIGNMENT = "E111", "module assigned twice to a node";
     MODULE_NAME_NOT_IDENTIFIER = "E112", "module directory name is not an identifier";
+    UNKNOWN_NODE = "E120", "unknown node";
+    UNKNOWN_CODE = "E121", "unknown diagnostic code";
     // E2xx: settings and contributions
     UNKNOWN_SETTING = "E200", "override of an unknown setting";
     SETTING_FOR_ABSENT_MODULE = "E201", "settings for a module that is not on the node";

@@ -61,6 +61,9 @@ pub enum Command {
     BrokerPermissions(commands::broker_permissions::BrokerPermissionsArgs),
     Completions(commands::completions::CompletionsArgs),
     Man(commands::man::ManArgs),
+    Show(commands::show::ShowArgs),
+    Options(commands::options::OptionsArgs),
+    Explain(commands::explain::ExplainArgs),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -11,10 +11,13 @@ pub mod completions;
 pub mod deploy;
 pub mod diff;
 pub mod eval;
+pub mod explain;
 pub mod lock;
 pub mod lsp;
 pub mod man;
+pub mod options;
 pub mod publish;
+pub mod show;
 
 use std::process::ExitCode;
 
@@ -38,6 +41,9 @@ pub fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Command::BrokerPermissions(arguments) => broker_permissions::run(arguments),
         Command::Completions(arguments) => completions::run(arguments),
         Command::Man(arguments) => man::run(arguments),
+        Command::Show(arguments) => show::run(arguments, color),
+        Command::Options(arguments) => options::run(arguments, color),
+        Command::Explain(arguments) => explain::run(arguments, color),
     }
 }
 

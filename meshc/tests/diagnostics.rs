@@ -248,6 +248,18 @@ const COVERED_ELSEWHERE: &[(&str, &str, &str)] = &[
         "tests/build.rs",
         "read_only_output_directory_is_reported_as_e407",
     ),
+    // E120, unknown node: only `meshc show NODE` names a node
+    (
+        "E120",
+        "tests/show.rs",
+        "an_unknown_node_is_e120_with_the_closest_name",
+    ),
+    // E121, unknown diagnostic code: only `meshc explain CODE` names a code
+    (
+        "E121",
+        "tests/explain.rs",
+        "an_unknown_code_is_e121_with_the_closest_codes",
+    ),
 ];
 
 #[test]

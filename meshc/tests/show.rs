@@ -1,0 +1,138 @@
+//! `meshc show` on the example repository: for every node of `examples/homelab`, the
+//! human output (and one node's JSON) must equal the golden file in
+//! `tests/golden/show/`; an unknown node is E120 with the closest name, exit 1; no
+//! output holds sealed content. Regenerate the golden files with
+//! `MESH_REGENERATE=1 cargo test --release -p meshc --test show` and review the diff.
+
+#[path = "support/repository.rs"]
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use support::{MESHC, homelab};
+
+const NODES: &[&str] = &["app1", "app2", "db1", "gateway"];
+
+fn header() -> String {
+    "# meshc show on examples/homelab; regenerate with\n\
+     # MESH_REGENERATE=1 cargo test --release -p meshc --test show\n"
+        .to_string()
+}
+
+fn show(arguments: &[&str]) -> Output {
+    Command::new(MESHC)
+        .arg("show")
+        .args(arguments)
+        .arg("--repo")
+        .arg(homelab())
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("meshc runs")
+}
+
+fn golden(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden/show")
+        .join(name)
+}
+
+/// Compares `actual` with the golden file (header, then the output), or writes it.
+fn check_golden(name: &str, actual: &str) {
+    let path = golden(name);
+    let expected_text = format!("{}{actual}", header());
+    if std::env::var_os("MESH_REGENERATE").is_some() {
+        std::fs::write(&path, &expected_text).expect("golden file written");
+        return;
+    }
+    let golden = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; regenerate it (see this file's header)",
+            path.display()
+        )
+    });
+    assert_eq!(
+        golden, expected_text,
+        "{name} differs from `meshc show`'s output; if the change is meant, regenerate \
+         (see the golden file's header)"
+    );
+}
+
+fn stdout_of(output: &Output, what: &str) -> String {
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{what}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout.clone()).expect("utf-8")
+}
+
+#[test]
+fn every_node_of_the_example_matches_its_golden_view() {
+    for node in NODES {
+        let text = stdout_of(&show(&[node]), node);
+        check_golden(&format!("{node}.txt"), &text);
+    }
+}
+
+#[test]
+fn the_json_view_matches_its_golden_file_and_names_every_part() {
+    let text = stdout_of(&show(&["app1", "--format", "json"]), "app1 json");
+    let value: serde_json::Value = serde_json::from_str(&text).expect("one JSON object");
+    for part in [
+        "node",
+        "modules",
+        "settings",
+        "collections",
+        "consumes",
+        "provides",
+        "needs",
+        "shapes",
+    ] {
+        assert!(value.get(part).is_some(), "no `{part}` in {text}");
+    }
+    check_golden("app1.json", &text);
+}
+
+#[test]
+fn settings_say_whether_the_value_is_the_default_or_the_inventorys() {
+    let text = stdout_of(&show(&["app2"]), "app2");
+    assert!(
+        text.contains("web.port = 8080\n    (inventory at mesh.nix:"),
+        "{text}"
+    );
+    assert!(
+        text.contains("shop.port = 8000\n    (default at modules/shop/module.nix:"),
+        "{text}"
+    );
+}
+
+#[test]
+fn links_name_the_provider_and_the_consumers_and_secrets_stay_opaque() {
+    let database = stdout_of(&show(&["db1"]), "db1");
+    assert!(
+        database.contains("`postgres` to app1/shop, app2/shop"),
+        "{database}"
+    );
+    let application = stdout_of(&show(&["app1"]), "app1");
+    assert!(
+        application.contains("shop.db: `postgres` from db1, <secret> at "),
+        "{application}"
+    );
+    // nothing sealed reaches the output: no age armour, no sealed store content
+    for text in [&database, &application] {
+        assert!(!text.contains("age-encryption.org"), "{text}");
+        assert!(!text.contains("-----BEGIN"), "{text}");
+    }
+}
+
+#[test]
+fn an_unknown_node_is_e120_with_the_closest_name() {
+    let output = show(&["gatway"]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("E120"), "{stderr}");
+    assert!(stderr.contains("did you mean `gateway`?"), "{stderr}");
+    assert!(output.stdout.is_empty());
+}
