@@ -19,6 +19,7 @@ pub mod diff;
 pub mod emit;
 pub mod evaluate;
 pub mod fs;
+pub mod interactive;
 pub mod inventory;
 pub mod limits;
 pub mod link;

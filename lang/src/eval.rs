@@ -23,6 +23,7 @@ use crate::value::{
 };
 
 mod limits;
+mod session;
 pub use limits::{DEFAULT_MAX_MEMORY, DEFAULT_MAX_STEPS, Limits, describe_bytes};
 
 /// Depth limit; [`EVAL_STACK_SIZE`] is sized so that this depth fits.

@@ -1,0 +1,60 @@
+//! Nix source in the community's style, for `meshc fmt` and the editor's formatting:
+//! alejandra (the formatter crate, used as a library) does the formatting; this file
+//! turns its refusals into diagnostics and finds the `.nix` files of a repository.
+//! It never writes a file: the command does, with what this returns.
+
+use std::path::{Path, PathBuf};
+
+use lang::{Diagnostic, Sources, codes};
+
+/// `text` formatted, or why it cannot be: the mesh parser's syntax errors when it
+/// has some (they point into `sources`), else the formatter's own refusal.
+pub fn format_text(name: &str, text: &str, sources: &mut Sources) -> Result<String, Vec<Diagnostic>> {
+    let formatted = std::panic::catch_unwind(|| alejandra::format::in_memory(name.to_string(), text.to_string()));
+    let refusal = match formatted {
+        Ok((alejandra::format::Status::Changed(_), after)) => return Ok(after),
+        Ok((alejandra::format::Status::Error(message), _)) => message,
+        Err(_) => "the formatter failed on this file".to_string(),
+    };
+    let file = sources.add(name.to_string(), None, std::sync::Arc::from(text.as_bytes()));
+    let parsed = lang::parser::parse(text.as_bytes(), file);
+    if !parsed.errors.is_empty() {
+        return Err(parsed.errors);
+    }
+    Err(vec![
+        Diagnostic::error(
+            codes::FORMATTER_REFUSED,
+            format!("`{name}` cannot be formatted: {refusal}"),
+        )
+        .with_help("the formatter reads the Nix language as current Nix does; rewrite the construct it names, or leave the file out of `meshc fmt`'s paths"),
+    ])
+}
+
+/// Every `.nix` file under `path` (itself if it is a file), in name order. Hidden
+/// directories (`.git`) and the build output `build/` of a repository are skipped.
+pub fn nix_files(path: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    if std::fs::metadata(path)?.is_file() {
+        files.push(path.to_path_buf());
+        return Ok(files);
+    }
+    let mut pending = vec![path.to_path_buf()];
+    while let Some(directory) = pending.pop() {
+        for entry in std::fs::read_dir(&directory)? {
+            let entry = entry?;
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            let file_type = entry.file_type()?;
+            if file_type.is_dir() {
+                let is_build_output = name == "build" && directory.join("mesh.nix").is_file();
+                if !name.starts_with('.') && name != "target" && !is_build_output {
+                    pending.push(entry.path());
+                }
+            } else if file_type.is_file() && name.ends_with(".nix") {
+                files.push(entry.path());
+            }
+        }
+    }
+    files.sort();
+    Ok(files)
+}
