@@ -7,20 +7,27 @@ use std::path::{Path, PathBuf};
 
 use lang::{Diagnostic, Sources, codes};
 
+/// Passes of the formatter until its output no longer changes: alejandra reaches its
+/// fixed point in one pass on nearly every file, in two on a few (a comment after a
+/// `let` binding moves once more), so `meshc fmt` is idempotent.
+const MAX_PASSES: usize = 4;
+
 /// `text` formatted, or why it cannot be: the mesh parser's syntax errors when it
-/// has some (they point into `sources`), else the formatter's own refusal.
+/// has some (they point into `sources`; its nesting bound keeps the formatter, which
+/// recurses, off files nested deeper than evaluation allows), else the formatter's
+/// own refusal. The formatter runs on a thread with the evaluator's large stack.
 pub fn format_text(name: &str, text: &str, sources: &mut Sources) -> Result<String, Vec<Diagnostic>> {
-    let formatted = std::panic::catch_unwind(|| alejandra::format::in_memory(name.to_string(), text.to_string()));
-    let refusal = match formatted {
-        Ok((alejandra::format::Status::Changed(_), after)) => return Ok(after),
-        Ok((alejandra::format::Status::Error(message), _)) => message,
-        Err(_) => "the formatter failed on this file".to_string(),
-    };
     let file = sources.add(name.to_string(), None, std::sync::Arc::from(text.as_bytes()));
     let parsed = lang::parser::parse(text.as_bytes(), file);
     if !parsed.errors.is_empty() {
         return Err(parsed.errors);
     }
+    drop(parsed);
+    let (owned_name, owned_text) = (name.to_string(), text.to_string());
+    let refusal = match lang::eval::run_with_stack(move || fixed_point(owned_name, owned_text)) {
+        Ok(formatted) => return Ok(formatted),
+        Err(refusal) => refusal,
+    };
     Err(vec![
         Diagnostic::error(
             codes::FORMATTER_REFUSED,
@@ -28,6 +35,21 @@ pub fn format_text(name: &str, text: &str, sources: &mut Sources) -> Result<Stri
         )
         .with_help("the formatter reads the Nix language as current Nix does; rewrite the construct it names, or leave the file out of `meshc fmt`'s paths"),
     ])
+}
+
+fn fixed_point(name: String, mut text: String) -> Result<String, String> {
+    for _ in 0..MAX_PASSES {
+        let input = text.clone();
+        let pass_name = name.clone();
+        let outcome = std::panic::catch_unwind(move || alejandra::format::in_memory(pass_name, input));
+        match outcome {
+            Ok((alejandra::format::Status::Changed(false), _)) => return Ok(text),
+            Ok((alejandra::format::Status::Changed(true), after)) => text = after,
+            Ok((alejandra::format::Status::Error(message), _)) => return Err(message),
+            Err(_) => return Err("the formatter failed on this file".to_string()),
+        }
+    }
+    Ok(text)
 }
 
 /// Every `.nix` file under `path` (itself if it is a file), in name order. Hidden
