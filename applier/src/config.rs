@@ -1,12 +1,21 @@
-//! Command-line flags, parsed raw with lexopt and then validated into a plain
-//! `Config`. Must not touch the host beyond checking that named paths exist.
+//! Command-line flags, the ripgrep way: clap parses them raw (one definition, which
+//! also gives `--help`, `--version` and usage errors that exit 2 with suggestions),
+//! then `validate` turns them into a plain `Config` (or a `ListenConfig` for
+//! `--listen`). Must not touch the host beyond checking that named paths exist.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+use clap::error::ErrorKind;
+use clap::{CommandFactory, Parser, ValueEnum};
+
+use crate::listen::ListenConfig;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum OutputFormat {
+    /// for people
     Human,
+    /// for tools: the report (or, with `--listen`, each status report) as JSON
     Json,
 }
 
@@ -29,110 +38,94 @@ pub struct Config {
 #[derive(Debug)]
 pub enum Command {
     Apply(Config),
-    Help,
-    Version,
+    Listen(ListenConfig),
 }
 
-pub const USAGE: &str = "\
-usage: mesh-apply PLAN --identity KEY [--root DIR] [--node NAME] [--artifacts DIR]
-                  [--dry-run] [--format human|json]
+const EXAMPLES: &str = "\
+Examples:
+  mesh-apply build/nodes/db1.json --identity /etc/mesh/identity.txt --dry-run
+  mesh-apply db1.json --identity key.txt --root /tmp/db1-root --format json
+  mesh-apply --listen --node db1 --identity /etc/mesh/identity.txt --amqp amqps://db1:secret@broker/%2f
 
-Makes one node's plan true on this host.
+Exit status: 0 the plan holds, 1 a problem (reported), 2 a usage error.";
 
-  PLAN               the plan file written by `meshc build` (nodes/NODE.json)
-  --identity KEY     the node's age identity file (as written by age-keygen)
-  --root DIR         apply into DIR instead of / (offline: no services are started)
-  --node NAME        the node this is; a plan for another node is refused
-  --artifacts DIR    where archive artifacts are (default ROOT/var/lib/mesh/artifacts)
-  --dry-run          show what would be done and change nothing
-  --format FORMAT    `human` (default) or `json`
-  -h, --help         show this help
-  -V, --version      show the version
-";
-
-/// The flags as given, before validation.
-#[derive(Default)]
-struct RawArguments {
-    plan: Option<OsString>,
-    identity: Option<OsString>,
-    root: Option<OsString>,
+/// Makes one node's plan true on this host; with `--listen`, every plan that arrives
+/// on the node's queue (`mesh.node.NAME`), one at a time, each outcome reported to the
+/// `mesh` exchange (`status.NAME`) and acknowledged only once applied and recorded.
+#[derive(Debug, Parser)]
+#[command(
+    name = "mesh-apply",
+    version,
+    arg_required_else_help = true,
+    args_override_self = true,
+    after_help = EXAMPLES
+)]
+pub struct RawArguments {
+    /// The plan file written by `meshc build` (`nodes/NODE.json`)
+    #[arg(value_name = "PLAN")]
+    plan: Option<PathBuf>,
+    /// Apply the plans that arrive on this node's queue instead of one file
+    #[arg(long)]
+    listen: bool,
+    /// The node's age identity file (as written by age-keygen)
+    #[arg(long, value_name = "KEY")]
+    identity: Option<PathBuf>,
+    /// Apply into DIR instead of / (offline: no services are started)
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+    /// The node this is; a plan for another node is refused (required with `--listen`)
+    #[arg(long, value_name = "NAME")]
     node: Option<String>,
-    artifacts: Option<OsString>,
+    /// Where archive artifacts are; default: ROOT/var/lib/mesh/artifacts
+    #[arg(long, value_name = "DIR")]
+    artifacts: Option<PathBuf>,
+    /// Show what would be done and change nothing
+    #[arg(long)]
     dry_run: bool,
-    format: Option<String>,
-    help: bool,
-    version: bool,
+    /// `human`, or `json` (the report; with `--listen`, one status report per line)
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = OutputFormat::Human)]
+    format: OutputFormat,
+    /// The broker, with `--listen`; default: amqp://guest:guest@127.0.0.1:5672/%2f
+    #[arg(long, value_name = "URL", env = transport::names::URL_VARIABLE, hide_env_values = true)]
+    amqp: Option<String>,
 }
 
-/// Parses and validates the arguments after the program name.
-pub fn parse_arguments(arguments: impl IntoIterator<Item = OsString>) -> Result<Command, String> {
-    let raw = parse_raw(arguments)?;
+/// The definition of the command line, for the help, the book's check and tests.
+pub fn command() -> clap::Command {
+    RawArguments::command()
+}
+
+/// Parses and validates the arguments after the program name. A usage error (clap's,
+/// or a validation's) is a `clap::Error`: `exit()` prints it and exits 2, or prints
+/// the help or version and exits 0.
+pub fn parse_arguments(
+    arguments: impl IntoIterator<Item = OsString>,
+) -> Result<Command, clap::Error> {
+    let raw = RawArguments::try_parse_from(
+        std::iter::once(OsString::from("mesh-apply")).chain(arguments),
+    )?;
     validate(raw)
-}
-
-fn parse_raw(arguments: impl IntoIterator<Item = OsString>) -> Result<RawArguments, String> {
-    use lexopt::prelude::*;
-    let mut raw = RawArguments::default();
-    let mut parser = lexopt::Parser::from_args(arguments);
-    while let Some(argument) = parser.next().map_err(describe)? {
-        match argument {
-            Long("identity") => raw.identity = Some(parser.value().map_err(describe)?),
-            Long("root") => raw.root = Some(parser.value().map_err(describe)?),
-            Long("artifacts") => raw.artifacts = Some(parser.value().map_err(describe)?),
-            Long("node") => raw.node = Some(text(&mut parser)?),
-            Long("format") => raw.format = Some(text(&mut parser)?),
-            Long("dry-run") => raw.dry_run = true,
-            Short('h') | Long("help") => raw.help = true,
-            Short('V') | Long("version") => raw.version = true,
-            Long("listen") => {
-                let help = "see `mesh-apply --listen --help`";
-                return Err(format!(
-                    "`--listen` takes the listener's own arguments; {help}"
-                ));
-            }
-            Value(value) if raw.plan.is_none() => raw.plan = Some(value),
-            Value(value) => {
-                return Err(format!(
-                    "unexpected argument `{}`: give one plan",
-                    value.to_string_lossy()
-                ));
-            }
-            other => return Err(describe(other.unexpected())),
-        }
-    }
-    Ok(raw)
+        .map_err(|message| RawArguments::command().error(ErrorKind::ValueValidation, message))
 }
 
 fn validate(raw: RawArguments) -> Result<Command, String> {
-    if raw.help {
-        return Ok(Command::Help);
+    if raw.listen {
+        return validate_listen(raw).map(Command::Listen);
     }
-    if raw.version {
-        return Ok(Command::Version);
-    }
-    let plan_path = PathBuf::from(
-        raw.plan
-            .ok_or("missing the plan: `mesh-apply PLAN --identity KEY`")?,
-    );
-    let identity_path = PathBuf::from(
-        raw.identity
-            .ok_or("missing `--identity KEY`: the node's age identity file")?,
-    );
+    let plan_path = raw
+        .plan
+        .ok_or("missing the plan: `mesh-apply PLAN --identity KEY`")?;
+    let identity_path = raw
+        .identity
+        .ok_or("missing `--identity KEY`: the node's age identity file")?;
     let root = match raw.root {
         None => None,
-        Some(root) => target_root(&PathBuf::from(root))?,
+        Some(root) => target_root(&root)?,
     };
     if let Some(node) = &raw.node {
         plan::check::name(node).map_err(|reason| format!("`--node`: {reason}"))?;
     }
-    let format = output_format(raw.format.as_deref().unwrap_or("human"))?;
-    let artifacts = match raw.artifacts {
-        Some(artifacts) => PathBuf::from(artifacts),
-        None => root
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("/"))
-            .join("var/lib/mesh/artifacts"),
-    };
+    let artifacts = raw.artifacts.unwrap_or_else(|| default_artifacts(&root));
     Ok(Command::Apply(Config {
         plan_path,
         identity_path,
@@ -140,8 +133,52 @@ fn validate(raw: RawArguments) -> Result<Command, String> {
         node: raw.node,
         artifacts,
         dry_run: raw.dry_run,
-        format,
+        format: raw.format,
     }))
+}
+
+fn validate_listen(raw: RawArguments) -> Result<ListenConfig, String> {
+    if let Some(plan) = &raw.plan {
+        return Err(format!(
+            "unexpected argument `{}`: `--listen` takes plans from the broker, not a file",
+            plan.display()
+        ));
+    }
+    if raw.dry_run {
+        return Err("`--dry-run` applies one plan file; `--listen` always applies".into());
+    }
+    let node = raw.node.ok_or("missing `--node NAME`: the node this is")?;
+    transport::names::check_node(&node).map_err(|reason| format!("`--node`: {reason}"))?;
+    let identity_path = raw
+        .identity
+        .ok_or("missing `--identity KEY`: the node's age identity file")?;
+    if !identity_path.is_file() {
+        return Err(format!(
+            "`--identity {}` is not a readable file",
+            identity_path.display()
+        ));
+    }
+    let root = match raw.root {
+        None => None,
+        Some(root) => target_root(&root)?,
+    };
+    let artifacts = raw.artifacts.unwrap_or_else(|| default_artifacts(&root));
+    Ok(ListenConfig {
+        node,
+        identity_path,
+        root,
+        artifacts,
+        url: transport::names::url_or_default(raw.amqp),
+        format: raw.format,
+        print: true,
+    })
+}
+
+/// `ROOT/var/lib/mesh/artifacts`, where `meshc`'s archives are installed.
+fn default_artifacts(root: &Option<PathBuf>) -> PathBuf {
+    root.clone()
+        .unwrap_or_else(|| PathBuf::from("/"))
+        .join("var/lib/mesh/artifacts")
 }
 
 /// `--root DIR` as the applier uses it: canonical, a directory, and `None` for `/`
@@ -154,24 +191,4 @@ pub fn target_root(root: &std::path::Path) -> Result<Option<PathBuf>, String> {
         return Err(format!("`--root {}` is not a directory", root.display()));
     }
     Ok((canonical != std::path::Path::new("/")).then_some(canonical))
-}
-
-/// A command-line error as `mesh-apply` words it.
-pub(crate) fn describe(error: lexopt::Error) -> String {
-    error.to_string().to_lowercase()
-}
-
-/// A flag's value that must be UTF-8 text.
-pub(crate) fn text(parser: &mut lexopt::Parser) -> Result<String, String> {
-    use lexopt::ValueExt;
-    parser.value().map_err(describe)?.string().map_err(describe)
-}
-
-/// `--format FORMAT`.
-pub(crate) fn output_format(name: &str) -> Result<OutputFormat, String> {
-    match name {
-        "human" => Ok(OutputFormat::Human),
-        "json" => Ok(OutputFormat::Json),
-        other => Err(format!("unknown format `{other}`: use `human` or `json`")),
-    }
 }

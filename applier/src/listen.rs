@@ -8,7 +8,6 @@
 //! after a dropped connection harmless. Malformed messages are rejected without
 //! requeue. Knows messages and the record, not how shapes are applied.
 
-use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -21,29 +20,15 @@ use transport::{Stop, names};
 
 use crate::codes::Code;
 use crate::config::{Config, OutputFormat};
+
+// `ListenConfig` is made from the command line by `crate::config`, with the flags
+// of `mesh-apply PLAN`.
 use crate::host::{Host, STATE_DIRECTORY};
 use crate::record::{Record, RecordState};
 use crate::report::{Report, Status};
 
 /// Where a received plan is kept (node path), for the operator to read.
 const RECEIVED_PLAN: &str = "/var/lib/mesh/received.json";
-
-pub const USAGE: &str = "\
-usage: mesh-apply --listen --node NAME --identity KEY [--amqp URL] [--root DIR]
-                  [--artifacts DIR] [--format human|json]
-
-Applies the plans that arrive on this node's queue (`mesh.node.NAME`), one at a time,
-and reports each outcome to the `mesh` exchange (`status.NAME`). A message is
-acknowledged only after its plan was applied and recorded; after the broker drops the
-connection it reconnects with backoff and goes on.
-
-  --node NAME        the node this is; plans for another node are rejected
-  --identity KEY     the node's age identity file
-  --amqp URL         the broker (default $MESH_AMQP_URL, else amqp://guest:guest@127.0.0.1:5672/%2f)
-  --root DIR         apply into DIR instead of / (offline: no services are started)
-  --artifacts DIR    where archive artifacts are (default ROOT/var/lib/mesh/artifacts)
-  --format FORMAT    one line per message: `human` (default) or `json` (the status report)
-";
 
 /// What `mesh-apply --listen` is asked to do, validated.
 #[derive(Clone, Debug)]
@@ -56,70 +41,6 @@ pub struct ListenConfig {
     pub format: OutputFormat,
     /// Print one line per message on stdout (off for many listeners in one process).
     pub print: bool,
-}
-
-/// Is this command line a `--listen` one?
-pub fn is_listen(arguments: &[OsString]) -> bool {
-    arguments.iter().any(|argument| argument == "--listen")
-}
-
-/// Parses and validates the arguments of `mesh-apply --listen` (after the program name).
-pub fn parse_arguments(arguments: Vec<OsString>) -> Result<Option<ListenConfig>, String> {
-    use crate::config::{describe, output_format, text};
-    use lexopt::prelude::*;
-    let mut parser = lexopt::Parser::from_args(arguments);
-    let mut node = None;
-    let mut identity = None;
-    let mut url = None;
-    let mut root = None;
-    let mut artifacts = None;
-    let mut format = OutputFormat::Human;
-    while let Some(argument) = parser.next().map_err(describe)? {
-        match argument {
-            Long("listen") => {}
-            Long("node") => node = Some(text(&mut parser)?),
-            Long("identity") => identity = Some(PathBuf::from(parser.value().map_err(describe)?)),
-            Long("amqp") => url = Some(text(&mut parser)?),
-            Long("root") => root = Some(PathBuf::from(parser.value().map_err(describe)?)),
-            Long("artifacts") => artifacts = Some(PathBuf::from(parser.value().map_err(describe)?)),
-            Long("format") => format = output_format(&text(&mut parser)?)?,
-            Short('h') | Long("help") => return Ok(None),
-            Value(value) => {
-                return Err(format!(
-                    "unexpected argument `{}`: `--listen` takes plans from the broker, not a file",
-                    value.to_string_lossy()
-                ));
-            }
-            other => return Err(describe(other.unexpected())),
-        }
-    }
-    let node = node.ok_or("missing `--node NAME`: the node this is")?;
-    names::check_node(&node).map_err(|reason| format!("`--node`: {reason}"))?;
-    let identity_path = identity.ok_or("missing `--identity KEY`: the node's age identity file")?;
-    if !identity_path.is_file() {
-        return Err(format!(
-            "`--identity {}` is not a readable file",
-            identity_path.display()
-        ));
-    }
-    let root = match root {
-        None => None,
-        Some(root) => crate::config::target_root(&root)?,
-    };
-    let artifacts = artifacts.unwrap_or_else(|| {
-        root.clone()
-            .unwrap_or_else(|| PathBuf::from("/"))
-            .join("var/lib/mesh/artifacts")
-    });
-    Ok(Some(ListenConfig {
-        node,
-        identity_path,
-        root,
-        artifacts,
-        url: names::url_or_default(url),
-        format,
-        print: true,
-    }))
 }
 
 /// Listens until the process is stopped. Only a configuration error returns.

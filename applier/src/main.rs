@@ -1,5 +1,6 @@
-//! The `mesh-apply` binary: parses flags into a config, runs the applier library, prints
-//! the report and exits 0 or 1. Must not contain applying logic of its own.
+//! The `mesh-apply` binary: parses flags into a config (`applier::config`: usage
+//! errors exit 2, help and version exit 0), runs the applier library or the listener,
+//! prints the report and exits 0 or 1. Must not contain applying logic of its own.
 #![forbid(unsafe_code)]
 
 use std::io::Write;
@@ -8,27 +9,10 @@ use std::process::ExitCode;
 use applier::{Command, OutputFormat, parse_arguments};
 
 fn main() -> ExitCode {
-    let arguments: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-    if applier::listen::is_listen(&arguments) {
-        return listen(arguments);
-    }
-    let config = match parse_arguments(arguments) {
+    let config = match parse_arguments(std::env::args_os().skip(1)) {
         Ok(Command::Apply(config)) => config,
-        Ok(Command::Help) => {
-            let usage = format!("{}\n{}", applier::config::USAGE, applier::listen::USAGE);
-            return print_and_exit(&usage, 0);
-        }
-        Ok(Command::Version) => {
-            return print_and_exit(&format!("mesh-apply {}\n", env!("CARGO_PKG_VERSION")), 0);
-        }
-        Err(message) => {
-            let mut stderr = std::io::stderr().lock();
-            let written = write!(stderr, "error: {message}\n\n{}", applier::config::USAGE);
-            // a usage error exits 1 whether or not stderr took the message
-            return match written {
-                Ok(()) | Err(_) => ExitCode::from(1),
-            };
-        }
+        Ok(Command::Listen(config)) => return listen(config),
+        Err(error) => error.exit(),
     };
     let report = applier::run(&config);
     let text = match config.format {
@@ -39,28 +23,26 @@ fn main() -> ExitCode {
 }
 
 /// `mesh-apply --listen`: runs until stopped; a configuration error exits 1.
-fn listen(arguments: Vec<std::ffi::OsString>) -> ExitCode {
-    let failure = match applier::listen::parse_arguments(arguments) {
-        Ok(None) => return print_and_exit(applier::listen::USAGE, 0),
-        Ok(Some(config)) => match applier::listen::listen(config) {
-            Ok(()) => return ExitCode::SUCCESS,
-            Err(message) => format!("error: {message}\n"),
-        },
-        Err(message) => format!("error: {message}\n\n{}", applier::listen::USAGE),
+fn listen(config: applier::listen::ListenConfig) -> ExitCode {
+    let Err(message) = applier::listen::listen(config) else {
+        return ExitCode::SUCCESS;
     };
     let mut stderr = std::io::stderr().lock();
-    match stderr.write_all(failure.as_bytes()) {
+    match writeln!(stderr, "error: {message}") {
         Ok(()) | Err(_) => ExitCode::from(1),
     }
 }
 
+/// Prints the report; its exit status, also when the reader closed standard output
+/// (the plan was applied whether or not the report was read).
 fn print_and_exit(text: &str, code: i32) -> ExitCode {
     let mut stdout = std::io::stdout().lock();
     let written = stdout
         .write_all(text.as_bytes())
         .and_then(|()| stdout.flush());
     match (written, code) {
-        (Ok(()), 0) => ExitCode::SUCCESS,
+        (Err(error), _) if error.kind() != std::io::ErrorKind::BrokenPipe => ExitCode::from(1),
+        (_, 0) => ExitCode::SUCCESS,
         _ => ExitCode::from(1),
     }
 }

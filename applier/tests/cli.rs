@@ -1,5 +1,6 @@
-//! The command line: flags parsed raw and validated, usage errors exit 1 with a message
-//! that names the flag, help and version exit 0.
+//! The command line: flags parsed raw (clap) and validated, usage errors exit 2 with
+//! a message that names the flag (and clap's suggestion for a misspelt one), help and
+//! version exit 0.
 
 mod support;
 
@@ -20,18 +21,54 @@ fn run(arguments: &[&str]) -> (i32, String, String) {
 fn help_and_version_exit_zero() {
     let (code, stdout, _) = run(&["--help"]);
     assert_eq!(code, 0);
-    assert!(stdout.starts_with("usage: mesh-apply PLAN --identity KEY"));
-    let (code, stdout, _) = run(&["-V"]);
-    assert_eq!(code, 0);
-    assert!(stdout.starts_with("mesh-apply "));
+    assert!(
+        stdout.contains("Usage: mesh-apply [OPTIONS] [PLAN]"),
+        "{stdout}"
+    );
+    for flag in [
+        "--listen",
+        "--identity",
+        "--root",
+        "--node",
+        "--artifacts",
+        "--dry-run",
+        "--format",
+        "--amqp",
+        "[env: MESH_AMQP_URL",
+        "Examples:",
+    ] {
+        assert!(stdout.contains(flag), "{flag}:\n{stdout}");
+    }
+    for flag in ["-V", "--version"] {
+        let (code, stdout, _) = run(&[flag]);
+        assert_eq!(code, 0);
+        assert_eq!(
+            stdout,
+            format!("mesh-apply {}\n", env!("CARGO_PKG_VERSION"))
+        );
+    }
+}
+
+#[test]
+fn no_arguments_print_usage_and_exit_2() {
+    let (code, _, stderr) = run(&[]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("Usage: mesh-apply"), "{stderr}");
+}
+
+#[test]
+fn a_misspelt_flag_gets_a_suggestion() {
+    let (code, _, stderr) = run(&["plan.json", "--identiy", "k"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("'--identity'"), "{stderr}");
 }
 
 #[test]
 fn missing_identity_is_a_usage_error() {
     let (code, _, stderr) = run(&["plan.json"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert!(
-        stderr.starts_with("error: missing `--identity KEY`"),
+        stderr.starts_with("error: missing `--identity KEY`: the node's age identity file"),
         "{stderr}"
     );
 }
@@ -39,55 +76,59 @@ fn missing_identity_is_a_usage_error() {
 #[test]
 fn missing_plan_is_a_usage_error() {
     let (code, _, stderr) = run(&["--identity", "key.txt"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert!(stderr.starts_with("error: missing the plan"), "{stderr}");
 }
 
 #[test]
 fn unknown_flag_and_second_plan_are_usage_errors() {
     let (code, _, stderr) = run(&["plan.json", "--identity", "k", "--force"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert!(stderr.contains("--force"), "{stderr}");
     let (code, _, stderr) = run(&["a.json", "b.json", "--identity", "k"]);
-    assert_eq!(code, 1);
-    assert!(stderr.contains("`b.json`"), "{stderr}");
+    assert_eq!(code, 2);
+    assert!(stderr.contains("'b.json'"), "{stderr}");
 }
 
 #[test]
 fn unknown_format_and_bad_root_are_refused() {
     let (code, _, stderr) = run(&["p", "--identity", "k", "--format", "yaml"]);
-    assert_eq!(code, 1);
-    assert!(stderr.contains("unknown format `yaml`"), "{stderr}");
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("invalid value 'yaml' for '--format <FORMAT>'"),
+        "{stderr}"
+    );
     let (code, _, stderr) = run(&["p", "--identity", "k", "--root", "/nonexistent/root"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert!(stderr.contains("`--root /nonexistent/root`"), "{stderr}");
     let (code, _, stderr) = run(&["p", "--identity", "k", "--node", "Bad Name"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert!(stderr.contains("`--node`"), "{stderr}");
 }
 
 #[test]
 fn listen_names_what_it_misses_and_has_its_own_help() {
     let (code, _, stderr) = run(&["--listen"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert!(
         stderr.starts_with("error: missing `--node NAME`"),
         "{stderr}"
     );
     let (code, _, stderr) = run(&["--listen", "--node", "db1"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert!(
-        stderr.starts_with("error: missing `--identity KEY`"),
+        stderr.starts_with("error: missing `--identity KEY`: the node's age identity file"),
         "{stderr}"
     );
     let (code, _, stderr) = run(&["--listen", "plan.json", "--node", "db1"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert!(stderr.contains("not a file"), "{stderr}");
+    let (code, _, stderr) = run(&["--listen", "--node", "db1", "--identity", "k", "--dry-run"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("`--dry-run`"), "{stderr}");
     let (code, stdout, _) = run(&["--listen", "--help"]);
     assert_eq!(code, 0);
-    assert!(stdout.starts_with("usage: mesh-apply --listen"), "{stdout}");
-    let (_, stdout, _) = run(&["--help"]);
-    assert!(stdout.contains("mesh-apply --listen"), "{stdout}");
+    assert!(stdout.contains("mesh-apply --listen --node"), "{stdout}");
 }
 
 #[test]
@@ -112,5 +153,51 @@ fn flags_take_equals_signs() {
     assert_eq!(
         config.artifacts,
         std::path::PathBuf::from("/var/lib/mesh/artifacts")
+    );
+}
+
+/// Nothing listens on port 1: each attempt fails at once, and each is reported.
+#[test]
+fn listen_reports_an_unreachable_broker_on_every_retry() {
+    use std::io::Read;
+    let directory = tempfile::tempdir().unwrap();
+    let identity = directory.path().join("identity.txt");
+    std::fs::write(&identity, "AGE-SECRET-KEY-1").unwrap();
+    let mut child = Command::new(BINARY)
+        .args([
+            "--listen",
+            "--node",
+            "db1",
+            "--amqp",
+            "amqp://db1:hunter2@127.0.0.1:1/%2f",
+        ])
+        .arg("--identity")
+        .arg(&identity)
+        .arg("--root")
+        .arg(directory.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    let retries = stderr
+        .lines()
+        .filter(|line| {
+            line.contains("cannot connect to the broker at") && line.contains("trying again")
+        })
+        .count();
+    assert!(retries >= 3, "one line per retry:\n{stderr}");
+    assert!(
+        !stderr.contains("hunter2"),
+        "the password is redacted:\n{stderr}"
     );
 }

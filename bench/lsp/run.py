@@ -5,7 +5,7 @@ nodes (bench/fleet/generate.py).
 
     bench/lsp/run.py [--meshc PATH] [--rounds N] [--nodes N] [--modules M]
 
-Build first: `cargo build --release -p compiler` (the default PATH is
+Build first: `cargo build --release -p meshc` (the default PATH is
 target/release/meshc, or $CARGO_TARGET_DIR/release/meshc). Three kinds of edit, each
 alternating between a broken and a fixed text of one module so that every edit
 changes what is published:

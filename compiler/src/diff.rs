@@ -55,8 +55,20 @@ impl Snapshot {
                 })
                 .unwrap_or_default()
         };
+        let digests = read_map("nodes");
+        // a node name becomes a path (`nodes/NODE.json`) and is printed: it must be
+        // a name, or a hostile manifest could point the diff at any file
+        if let Some(node) = digests.keys().find(|node| plan::check::name(node).is_err()) {
+            return Err(unreadable(
+                &manifest_path,
+                format!(
+                    "it names a node `{}` that is not a valid node name",
+                    plan::display::escaped(node)
+                ),
+            ));
+        }
         Ok(Snapshot {
-            digests: read_map("nodes"),
+            digests,
             keys: read_map("keys"),
             plans: Source::Directory(directory.to_path_buf()),
         })
@@ -626,45 +638,76 @@ impl Paint {
     }
 }
 
-/// The diff for people: stable order, colour only when asked.
+/// Plan-supplied text as it may reach a terminal: every control, escape and
+/// bidirectional character written out (`\u{1b}`), so a hostile build cannot move
+/// the cursor, recolour the output or fake a line.
+fn esc(text: &str) -> std::borrow::Cow<'_, str> {
+    plan::display::escaped(text)
+}
+
+/// The diff for people: stable order, colour only when asked. Everything taken from
+/// a plan is printed escaped ([`esc`]).
 pub fn render_human(diff: &FleetDiff, color: bool) -> String {
     let paint = Paint { color };
     let mut out = String::new();
     for node in &diff.nodes {
         match node.status {
             NodeStatus::Added => {
-                out.push_str(&paint.green(&format!("+ node {} (new)\n", node.node)))
+                out.push_str(&paint.green(&format!("+ node {} (new)\n", esc(&node.node))))
             }
             NodeStatus::Removed => {
                 out.push_str(&paint.red(&format!(
                     "- node {} (removed from the fleet; nothing is applied to it)\n",
-                    node.node
+                    esc(&node.node)
                 )));
                 continue;
             }
-            NodeStatus::Changed => out.push_str(&paint.yellow(&format!("~ node {}\n", node.node))),
+            NodeStatus::Changed => {
+                out.push_str(&paint.yellow(&format!("~ node {}\n", esc(&node.node))))
+            }
         }
         for change in &node.changes {
-            let origin = paint.dim(&format!("{} ({})", change.module, change.source));
+            let origin = paint.dim(&format!(
+                "{} ({})",
+                esc(&change.module),
+                esc(&change.source)
+            ));
             let line = match change.action {
-                Action::Add => paint.green(&format!("  + {} {}", change.kind, change.identity)),
-                Action::Change => paint.yellow(&format!("  ~ {} {}", change.kind, change.identity)),
-                Action::Withdraw => paint.red(&format!("  - {} {}", change.kind, change.identity)),
+                Action::Add => paint.green(&format!(
+                    "  + {} {}",
+                    esc(change.kind),
+                    esc(&change.identity)
+                )),
+                Action::Change => paint.yellow(&format!(
+                    "  ~ {} {}",
+                    esc(change.kind),
+                    esc(&change.identity)
+                )),
+                Action::Withdraw => paint.red(&format!(
+                    "  - {} {}",
+                    esc(change.kind),
+                    esc(&change.identity)
+                )),
             };
             out.push_str(&format!("{line}  {origin}\n"));
             if change.kept {
                 out.push_str("      withdrawn from the plan; its data stays on the node\n");
             }
             if let Some(reason) = &change.restart {
-                out.push_str(&format!("      {}: {reason}\n", paint.yellow("restarts")));
+                out.push_str(&format!(
+                    "      {}: {}\n",
+                    paint.yellow("restarts"),
+                    esc(reason)
+                ));
             }
             for field in &change.fields {
                 match field {
                     FieldChange::Value { field, old, new } => {
                         out.push_str(&format!(
-                            "      {field}: {} -> {}\n",
-                            paint.red(old),
-                            paint.green(new)
+                            "      {}: {} -> {}\n",
+                            esc(field),
+                            paint.red(&esc(old)),
+                            paint.green(&esc(new))
                         ));
                     }
                     FieldChange::Sealed { field, resealed } => {
@@ -673,11 +716,12 @@ pub fn render_human(diff: &FleetDiff, color: bool) -> String {
                         } else {
                             "sealed value changed"
                         };
-                        out.push_str(&format!("      {field}: {what}\n"));
+                        out.push_str(&format!("      {}: {what}\n", esc(field)));
                     }
                     FieldChange::Text { field, unified } => {
-                        out.push_str(&format!("      {field}:\n"));
+                        out.push_str(&format!("      {}:\n", esc(field)));
                         for line in unified.lines() {
+                            let line = &*esc(line);
                             let painted = match line.chars().next() {
                                 Some('+') => paint.green(line),
                                 Some('-') => paint.red(line),
@@ -688,21 +732,25 @@ pub fn render_human(diff: &FleetDiff, color: bool) -> String {
                         }
                     }
                     FieldChange::Json { field, changes } => {
-                        out.push_str(&format!("      {field} (JSON):\n"));
+                        out.push_str(&format!("      {} (JSON):\n", esc(field)));
                         for change in changes {
                             match (&change.old, &change.new) {
                                 (Some(old), Some(new)) => out.push_str(&format!(
                                     "        ~ {}: {} -> {}\n",
-                                    change.path,
-                                    paint.red(old),
-                                    paint.green(new)
+                                    esc(&change.path),
+                                    paint.red(&esc(old)),
+                                    paint.green(&esc(new))
                                 )),
-                                (None, Some(new)) => out.push_str(
-                                    &paint.green(&format!("        + {}: {new}\n", change.path)),
-                                ),
-                                (Some(old), None) => out.push_str(
-                                    &paint.red(&format!("        - {}: {old}\n", change.path)),
-                                ),
+                                (None, Some(new)) => out.push_str(&paint.green(&format!(
+                                    "        + {}: {}\n",
+                                    esc(&change.path),
+                                    esc(new)
+                                ))),
+                                (Some(old), None) => out.push_str(&paint.red(&format!(
+                                    "        - {}: {}\n",
+                                    esc(&change.path),
+                                    esc(old)
+                                ))),
                                 (None, None) => {}
                             }
                         }
@@ -712,12 +760,17 @@ pub fn render_human(diff: &FleetDiff, color: bool) -> String {
         }
         for grants in &node.grants {
             for login in &grants.added {
-                out.push_str(&paint.green(&format!("  + grant {login} on {}\n", grants.service)));
+                out.push_str(&paint.green(&format!(
+                    "  + grant {} on {}\n",
+                    esc(login),
+                    esc(&grants.service)
+                )));
             }
             for login in &grants.withdrawn {
                 out.push_str(&paint.red(&format!(
-                    "  - grant {login} on {} (login disabled by the provisioner)\n",
-                    grants.service
+                    "  - grant {} on {} (login disabled by the provisioner)\n",
+                    esc(login),
+                    esc(&grants.service)
                 )));
             }
         }
@@ -742,7 +795,9 @@ pub fn render_human(diff: &FleetDiff, color: bool) -> String {
 
 /// The diff for tools.
 pub fn render_json(diff: &FleetDiff) -> String {
-    serde_json::to_string_pretty(diff).unwrap_or_else(|_| "{}".into())
+    let json = serde_json::to_string_pretty(diff).unwrap_or_else(|_| "{}".into());
+    // serde_json escapes C0 controls; DEL, C1 and bidirectional controls too
+    plan::display::json_escaped(&json).into_owned()
 }
 
 #[cfg(test)]

@@ -1,15 +1,16 @@
 //! Emit: turns each node's shape declarations into a `plan::Plan` (canonical order,
 //! digests) and writes the build output: `OUT/nodes/NODE.json` and
 //! `OUT/manifest.json`. Files are written atomically; node files of nodes that no
-//! longer exist are removed. Nothing nondeterministic reaches the bytes.
+//! longer exist are removed. Nothing nondeterministic reaches the bytes. Everything
+//! below `OUT` goes through `crate::confined`: no symbolic link is followed there.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::Path;
 
 use lang::{Diagnostic, codes};
 use plan::{Plan, Shape};
 
+use crate::confined::{self, Beneath};
 use crate::shapes::ShapeDecl;
 
 /// The manifest format: node name -> plan digest.
@@ -55,7 +56,13 @@ pub fn manifest(plans: &BTreeMap<String, Plan>, keys: &BTreeMap<String, String>)
     bytes
 }
 
-fn output_error(path: &Path, error: std::io::Error) -> Diagnostic {
+pub(crate) fn output_error(path: &Path, error: std::io::Error) -> Diagnostic {
+    if confined::is_link_refusal(&error) {
+        return output_link(format!(
+            "cannot write `{}`: it is a symbolic link or passes through one",
+            path.display()
+        ));
+    }
     Diagnostic::error(
         codes::OUTPUT_UNWRITABLE,
         format!("cannot write `{}`: {error}", path.display()),
@@ -63,49 +70,77 @@ fn output_error(path: &Path, error: std::io::Error) -> Diagnostic {
     .with_help("check that the output directory is writable, or choose another with `--out DIR`")
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same directory, unless
-/// the file already holds exactly these bytes.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), Diagnostic> {
-    if std::fs::read(path).is_ok_and(|existing| existing == bytes) {
-        return Ok(());
-    }
-    let directory = path.parent().unwrap_or(Path::new("."));
-    let mut temporary =
-        tempfile::NamedTempFile::new_in(directory).map_err(|e| output_error(path, e))?;
-    temporary
-        .write_all(bytes)
-        .map_err(|e| output_error(path, e))?;
-    // no fsync: the output is rebuilt from the repository at will, and readers see
-    // either the old file or the new one because of the rename
-    temporary
-        .persist(path)
-        .map_err(|e| output_error(path, e.error))?;
-    Ok(())
+fn output_link(message: String) -> Diagnostic {
+    Diagnostic::error(codes::OUTPUT_LINK, message).with_help(
+        "`OUT/nodes` must be a real directory made by meshc: remove the link (or the directory someone else made) and build again, or choose another output with `--out DIR`",
+    )
 }
 
-/// Writes every plan and the manifest; removes plans of nodes that are gone.
+/// Writes `bytes` to the file `name` of `directory` through a new file and a rename
+/// (never through a link planted at `name`), unless it already holds these bytes.
+pub fn write_atomically(directory: &Beneath, name: &str, bytes: &[u8]) -> Result<(), Diagnostic> {
+    let path = directory.path().join(name);
+    if directory
+        .read(Path::new(name))
+        .is_ok_and(|existing| existing.as_deref() == Some(bytes))
+    {
+        return Ok(());
+    }
+    // no fsync: the output is rebuilt from the repository at will, and readers see
+    // either the old file or the new one because of the rename
+    directory
+        .write(name, bytes, false)
+        .map_err(|error| output_error(&path, error))
+}
+
+/// Writes every plan and the manifest; removes plans of nodes that are gone. `OUT`
+/// is the user's choice; `OUT/nodes` must be a real directory (no symbolic link)
+/// owned by this user, and nothing below it is followed: a link planted at
+/// `nodes/NODE.json` is replaced, a stale one removed, never written through.
 pub fn write(
     out: &Path,
     plans: &BTreeMap<String, Plan>,
     keys: &BTreeMap<String, String>,
 ) -> Result<(), Diagnostic> {
-    let nodes_directory = out.join("nodes");
-    std::fs::create_dir_all(&nodes_directory).map_err(|e| output_error(&nodes_directory, e))?;
-    for (name, plan) in plans {
-        write_atomically(
-            &nodes_directory.join(format!("{name}.json")),
-            &plan.to_json_bytes(),
-        )?;
+    let output = Beneath::open(out, true).map_err(|e| output_error(out, e))?;
+    let nodes_path = out.join("nodes");
+    let nodes = match output.directory(Path::new("nodes"), true) {
+        Ok(Some(nodes)) => nodes,
+        Ok(None) => {
+            return Err(output_error(
+                &nodes_path,
+                std::io::ErrorKind::NotFound.into(),
+            ));
+        }
+        Err(error) if confined::is_link_refusal(&error) => {
+            return Err(output_link(format!(
+                "`{}` is a symbolic link: meshc writes plans and removes stale ones only in a real directory",
+                nodes_path.display()
+            )));
+        }
+        Err(error) => return Err(output_error(&nodes_path, error)),
+    };
+    let own = confined::own_uid().map_err(|e| output_error(&nodes_path, e))?;
+    let owner = nodes.owner().map_err(|e| output_error(&nodes_path, e))?;
+    if owner != own {
+        return Err(output_link(format!(
+            "`{}` belongs to uid {owner}, not to this user (uid {own}): meshc removes stale plans only from a directory it owns",
+            nodes_path.display()
+        )));
     }
-    if let Ok(entries) = std::fs::read_dir(&nodes_directory) {
-        for entry in entries.filter_map(Result::ok) {
-            let file_name = entry.file_name().to_string_lossy().into_owned();
-            if let Some(node) = file_name.strip_suffix(".json")
-                && !plans.contains_key(node)
-            {
-                std::fs::remove_file(entry.path()).map_err(|e| output_error(&entry.path(), e))?;
-            }
+    for (name, plan) in plans {
+        write_atomically(&nodes, &format!("{name}.json"), &plan.to_json_bytes())?;
+    }
+    let names = nodes.names().map_err(|e| output_error(&nodes_path, e))?;
+    for file_name in names {
+        let file_name = file_name.to_string_lossy().into_owned();
+        if let Some(node) = file_name.strip_suffix(".json")
+            && !plans.contains_key(node)
+        {
+            nodes
+                .remove(&file_name)
+                .map_err(|e| output_error(&nodes_path.join(&file_name), e))?;
         }
     }
-    write_atomically(&out.join("manifest.json"), &manifest(plans, keys))
+    write_atomically(&output, "manifest.json", &manifest(plans, keys))
 }

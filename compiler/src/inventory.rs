@@ -83,7 +83,11 @@ pub struct Node {
     pub name: String,
     pub span: Span,
     pub key: String,
+    // read by no stage yet: kept with the node for the diagnostics and the
+    // deployment that will need them
+    #[allow(dead_code)]
     pub key_span: Span,
+    #[allow(dead_code)]
     pub address: Option<String>,
     /// Assigned modules with where each is named.
     pub modules: Vec<(String, Span)>,
@@ -97,6 +101,7 @@ pub struct Node {
 pub struct Inventory {
     pub registry: Option<String>,
     pub nodes: BTreeMap<String, Node>,
+    #[allow(dead_code)]
     pub span: Span,
 }
 

@@ -1,42 +1,64 @@
-//! meshc: compiles a mesh repository into one digest-addressed plan per node.
-//! The only crate that knows the terminal, the real filesystem and the editor.
+//! The mesh compiler as a library: a repository compiled into one digest-addressed
+//! plan per node, the difference between two builds, and what an editor's analysis
+//! reads. It knows the real filesystem but not the terminal, the command line, the
+//! editor's protocol or the transport: those are the `meshc` crate's, which also
+//! chooses the allocator. The public API is the items re-exported here; the stages
+//! are private modules.
 #![forbid(unsafe_code)]
 // `lang::Diagnostic` is the error of every stage; it is made on the error path only,
 // so its size costs nothing on the path that succeeds
 #![allow(clippy::result_large_err)]
 
-// The evaluator makes and frees many small objects (thunks, frames, sets); mimalloc
-// serves them from thread-local free lists much as Nix's Boehm GC does: 1.3x to 2.4x
-// less time on the evaluation benchmarks of bench/lang. Every binary linking the
-// compiler uses it; the applier does not link the compiler.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+mod artifacts;
+mod confined;
+mod contribute;
+mod diff;
+mod emit;
+mod fs;
+mod interactive;
+mod inventory;
+mod link;
+mod lock;
+mod module;
+mod names;
+mod pipeline;
+mod prelude;
+mod repository;
+mod resolve;
+mod scram;
+mod secrets;
+mod settings;
+mod shape;
+mod shapes;
+mod source;
+mod stdlib;
+mod types;
 
-pub mod artifacts;
-pub mod builds;
-pub mod contribute;
-pub mod diff;
-pub mod emit;
-pub mod evaluate;
-pub mod fs;
-pub mod interactive;
-pub mod inventory;
+/// The evaluation limits as the command line gives them (`--max-steps`, `--max-memory`).
 pub mod limits;
-pub mod link;
-pub mod lock;
-pub mod lsp;
-pub mod module;
-pub mod pipeline;
-pub mod prelude;
-pub mod publish;
-pub mod render;
-pub mod repository;
-pub mod resolve;
-pub mod scram;
-pub mod secrets;
-pub mod settings;
-pub mod shape;
-pub mod shapes;
-pub mod source;
-pub mod stdlib;
-pub mod types;
+
+pub use artifacts::store_in_repository;
+pub use diff::{
+    FleetDiff, Snapshot, diff, render_human as render_diff, render_json as render_diff_json,
+};
+pub use emit::{MANIFEST_FORMAT, write as write_build};
+pub use fs::{Overlay, RealFs};
+pub use interactive::{InteractiveScope, ScopeFailure, interactive_scope};
+pub use link::SecretMode;
+pub use lock::{Lock, is_upstream_reference, read as read_lock, write as write_lock};
+pub use pipeline::{Compilation, Options, Session, compile, compile_session, compile_with};
+pub use prelude::display_path;
+pub use repository::{
+    ModuleLocation, Origin, REPOSITORY_FILE, Repository, built_from, check_built_from, discover,
+    find_root, load as load_repository, record_repository,
+};
+pub use scram::verifier_with_salt;
+
+/// What an editor reads beyond a compilation: one module file loaded alone, for the
+/// hover and completion index (`meshc lsp`).
+pub mod analysis {
+    pub use crate::module::{Module, OptionDecl, load as load_module};
+    pub use crate::prelude::prelude;
+    pub use crate::stdlib::{MeshLoader, VIRTUAL_ROOT};
+    pub use crate::types::{CheckContext, Type};
+}

@@ -11,15 +11,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use lang::diagnostic::did_you_mean;
-use lang::value::{Attrs, EvalResult};
-use lang::{Diagnostic, Machine, Span, Value, codes};
+use lang::{Diagnostic, Span, codes};
 
 use crate::artifacts;
 use crate::lock::{self, Lock};
-use crate::module::{self, Module};
-use crate::prelude;
 use crate::secrets::{Form, Store, StoreError};
-use crate::shape;
 
 #[derive(Clone, Debug)]
 pub struct Provide {
@@ -152,337 +148,10 @@ impl lang::value::Opaque for SecretHandle {
     }
 }
 
-// ---- reading declarations (workers) -----------------------------------------
+// ---- reading declarations (workers): `link/declarations.rs` ---------------------
 
-fn invalid(message: String, span: Span, help: &str) -> Diagnostic {
-    Diagnostic::error(codes::INVALID_DECLARATION, message)
-        .with_primary(span, "declared here")
-        .with_help(help.to_string())
-}
-
-struct Entry<'a> {
-    machine: &'a mut Machine,
-    attrs: &'a Attrs,
-    span: Span,
-    what: String,
-}
-
-impl Entry<'_> {
-    fn text(
-        &mut self,
-        name: &str,
-        default: Option<&str>,
-        diagnostics: &mut Vec<Diagnostic>,
-    ) -> EvalResult<Option<String>> {
-        let Some(value) = self.attrs.get(name.as_bytes()).cloned() else {
-            if default.is_none() {
-                diagnostics.push(invalid(
-                    format!("{} has no `{name}`", self.what),
-                    self.span,
-                    &format!("add `{name} = \"...\";`"),
-                ));
-            }
-            return Ok(default.map(str::to_string));
-        };
-        match self.machine.force(&value, self.span)? {
-            Value::String(text) => Ok(Some(String::from_utf8_lossy(&text).into_owned())),
-            Value::Null if default.is_some() => Ok(default.map(str::to_string)),
-            other => {
-                diagnostics.push(invalid(
-                    format!(
-                        "`{name}` of {} must be a string, not {}",
-                        self.what,
-                        other.describe_type()
-                    ),
-                    self.span,
-                    &format!("write `{name} = \"...\";`"),
-                ));
-                Ok(None)
-            }
-        }
-    }
-
-    fn path(
-        &mut self,
-        name: &str,
-        diagnostics: &mut Vec<Diagnostic>,
-    ) -> EvalResult<Option<String>> {
-        let text = self.text(name, None, diagnostics)?;
-        match text {
-            Some(path) if shape::is_canonical_absolute(path.as_bytes()) && path != "/" => {
-                Ok(Some(path))
-            }
-            Some(path) => {
-                diagnostics.push(invalid(
-                    format!(
-                        "`{name}` of {} must be an absolute path on the node, not {path:?}",
-                        self.what
-                    ),
-                    self.span,
-                    "write the path as a string, e.g. \"/run/mesh/credentials/app-db\"",
-                ));
-                Ok(None)
-            }
-            None => Ok(None),
-        }
-    }
-
-    fn check_keys(&self, allowed: &[&str], diagnostics: &mut Vec<Diagnostic>) {
-        for entry in self.attrs.iter() {
-            let key = String::from_utf8_lossy(&entry.name).into_owned();
-            if !allowed.contains(&key.as_str()) {
-                let help = did_you_mean(&key, allowed.iter().copied()).unwrap_or_else(|| {
-                    format!("{} takes {}", self.what, lang::diagnostic::quoted(allowed))
-                });
-                diagnostics.push(
-                    Diagnostic::error(
-                        codes::INVALID_DECLARATION,
-                        format!("{} has no field `{key}`", self.what),
-                    )
-                    .with_primary(entry.span.unwrap_or(self.span), "unknown field")
-                    .with_help(help),
-                );
-            }
-        }
-    }
-}
-
-fn mode_of(text: &str) -> Option<String> {
-    ((3..=4).contains(&text.len()) && text.bytes().all(|b| (b'0'..=b'7').contains(&b)))
-        .then(|| format!("{text:0>4}"))
-}
-
-/// Reads the linking fields of every module running on a node.
-#[allow(clippy::too_many_arguments)]
-pub fn declarations(
-    machine: &mut Machine,
-    node: &crate::inventory::Node,
-    resolved: &crate::resolve::Resolved,
-    modules: &BTreeMap<String, Module>,
-    repository_root: &std::path::Path,
-    diagnostics: &mut Vec<Diagnostic>,
-) -> EvalResult<Declarations> {
-    let mut result = Declarations {
-        node: node.name.clone(),
-        key: node.key.clone(),
-        ..Declarations::default()
-    };
-    for name in &resolved.modules {
-        let Some(module) = modules.get(name) else {
-            continue;
-        };
-        let settings = resolved.settings.get(name).cloned().unwrap_or(Value::Null);
-        let arguments = [("node", node.value.clone()), ("settings", settings)];
-        for field in ["provides", "consumes", "needs", "mirrors", "artifacts"] {
-            let Some(value) = module::field_value(machine, module, field, &arguments)? else {
-                continue;
-            };
-            let field_span = module.field_span(field);
-            let Value::Attrs(entries) = value else {
-                diagnostics.push(invalid(
-                    format!(
-                        "`{field}` of module `{name}` must be a set, not {}",
-                        value.describe_type()
-                    ),
-                    field_span,
-                    "write `NAME = { ... };` entries",
-                ));
-                continue;
-            };
-            for entry in entries.iter() {
-                let entry_name = String::from_utf8_lossy(&entry.name).into_owned();
-                let span = entry.span.unwrap_or(field_span);
-                let source = location(machine, span, repository_root);
-                let value = machine.force(&entry.value, span)?;
-                if field == "mirrors" {
-                    match value {
-                        Value::String(reference) => {
-                            let reference = String::from_utf8_lossy(&reference).into_owned();
-                            if lock::is_upstream_reference(&reference) {
-                                result.mirrors.push(Mirror {
-                                    module: name.clone(),
-                                    name: entry_name,
-                                    reference,
-                                    span,
-                                });
-                            } else {
-                                diagnostics.push(invalid(
-                                    format!("mirror `{entry_name}` of module `{name}` is not an image reference with a tag: {reference:?}"),
-                                    span,
-                                    "write the upstream image with its registry and tag, e.g. \"docker.io/library/postgres:16\"",
-                                ));
-                            }
-                        }
-                        other => diagnostics.push(invalid(
-                            format!(
-                                "mirror `{entry_name}` of module `{name}` must be a string, not {}",
-                                other.describe_type()
-                            ),
-                            span,
-                            "write e.g. `mirrors.postgres = \"docker.io/library/postgres:16\";`",
-                        )),
-                    }
-                    continue;
-                }
-                let Value::Attrs(attrs) = &value else {
-                    diagnostics.push(invalid(
-                        format!(
-                            "`{field}.{entry_name}` of module `{name}` must be a set, not {}",
-                            value.describe_type()
-                        ),
-                        span,
-                        "see the book's chapter on credentials and secrets",
-                    ));
-                    continue;
-                };
-                let mut entry = Entry {
-                    machine,
-                    attrs,
-                    span,
-                    what: format!("`{field}.{entry_name}` of module `{name}`"),
-                };
-                match field {
-                    "provides" => {
-                        entry.check_keys(
-                            &["manifest", "credentials", "form", "owner", "group"],
-                            diagnostics,
-                        );
-                        let manifest = entry.path("manifest", diagnostics)?;
-                        let credentials = entry.path("credentials", diagnostics)?;
-                        let form_text = entry.text("form", None, diagnostics)?;
-                        let owner = entry.text("owner", Some("root"), diagnostics)?;
-                        let group = entry.text("group", Some("root"), diagnostics)?;
-                        let form = match form_text.as_deref().map(Form::from_name) {
-                            Some(Some(form)) => Some(form),
-                            Some(None) => {
-                                diagnostics.push(invalid(
-                                    format!("{} has an unknown `form` {:?}", entry.what, form_text.unwrap_or_default()),
-                                    span,
-                                    "`form` is \"scram-sha-256\" (the provider gets a verifier) or \"plain\" (the provider gets the password)",
-                                ));
-                                None
-                            }
-                            None => None,
-                        };
-                        if let (
-                            Some(manifest),
-                            Some(credentials),
-                            Some(form),
-                            Some(owner),
-                            Some(group),
-                        ) = (manifest, credentials, form, owner, group)
-                        {
-                            result.provides.push(Provide {
-                                module: name.clone(),
-                                service: entry_name,
-                                manifest,
-                                credentials,
-                                form,
-                                owner,
-                                group,
-                                span,
-                                source,
-                            });
-                        }
-                    }
-                    "consumes" => {
-                        entry.check_keys(
-                            &["service", "from", "path", "owner", "group", "mode"],
-                            diagnostics,
-                        );
-                        let service = entry.text("service", None, diagnostics)?;
-                        let from = entry
-                            .text("from", Some(""), diagnostics)?
-                            .filter(|f| !f.is_empty());
-                        let path = entry.path("path", diagnostics)?;
-                        let owner = entry.text("owner", Some("root"), diagnostics)?;
-                        let group = entry.text("group", Some("root"), diagnostics)?;
-                        let mode = entry
-                            .text("mode", Some("0400"), diagnostics)?
-                            .and_then(|m| mode_of(&m));
-                        if let (Some(service), Some(path), Some(owner), Some(group), Some(mode)) =
-                            (service, path, owner, group, mode)
-                        {
-                            result.consumes.push(Consume {
-                                module: name.clone(),
-                                name: entry_name,
-                                service,
-                                from,
-                                path,
-                                owner,
-                                group,
-                                mode,
-                                span,
-                                source,
-                            });
-                        }
-                    }
-                    "needs" => {
-                        entry.check_keys(&["path", "owner", "group", "mode"], diagnostics);
-                        let path = entry.path("path", diagnostics)?;
-                        let owner = entry.text("owner", Some("root"), diagnostics)?;
-                        let group = entry.text("group", Some("root"), diagnostics)?;
-                        let mode = entry
-                            .text("mode", Some("0400"), diagnostics)?
-                            .and_then(|m| mode_of(&m));
-                        if let (Some(path), Some(owner), Some(group), Some(mode)) =
-                            (path, owner, group, mode)
-                        {
-                            result.needs.push(Need {
-                                module: name.clone(),
-                                name: entry_name,
-                                path,
-                                owner,
-                                group,
-                                mode,
-                                span,
-                                source,
-                            });
-                        }
-                    }
-                    _ => {
-                        entry.check_keys(&["directory"], diagnostics);
-                        let directory = attrs.get(b"directory").cloned().unwrap_or(Value::Null);
-                        match machine.force(&directory, span)? {
-                            Value::Path(path) => {
-                                let absolute = PathBuf::from(String::from_utf8_lossy(&path).into_owned());
-                                match absolute.strip_prefix(repository_root) {
-                                    Ok(relative) => result.artifacts.push(Artifact {
-                                        module: name.clone(),
-                                        name: entry_name,
-                                        directory: relative.to_string_lossy().into_owned(),
-                                        absolute,
-                                        span,
-                                    }),
-                                    Err(_) => diagnostics.push(invalid(
-                                        format!("artifact `{entry_name}` of module `{name}` is not a directory of the repository"),
-                                        span,
-                                        "artifacts are directories of repository modules, e.g. `artifacts.site = { directory = ./site; };`",
-                                    )),
-                                }
-                            }
-                            other => diagnostics.push(invalid(
-                                format!("artifact `{entry_name}` of module `{name}` needs `directory`, a path such as `./site`, not {}", other.describe_type()),
-                                span,
-                                "write `artifacts.NAME = { directory = ./dir; };`",
-                            )),
-                        }
-                    }
-                }
-            }
-        }
-    }
-    Ok(result)
-}
-
-fn location(machine: &Machine, span: Span, root: &std::path::Path) -> plan::Source {
-    let (file, line, column) = prelude::location(machine, span, root);
-    plan::Source {
-        file,
-        line: line as u32,
-        column: column as u32,
-    }
-}
+mod declarations;
+pub use declarations::declarations;
 
 // ---- linking (once, for the fleet) -------------------------------------------
 
@@ -518,6 +187,13 @@ fn store_diagnostic(error: StoreError, what: String, span: Span) -> Diagnostic {
                 .with_primary(span, "declared here")
                 .with_help(
                     "run `meshc build` without `--locked` to make it, then commit `secrets/`",
+                )
+        }
+        StoreError::Link { .. } => {
+            Diagnostic::error(codes::SECRET_STORE_LINK, format!("{what}: {error}"))
+                .with_primary(span, "declared here")
+                .with_help(
+                    "`secrets/` and everything in it must be real directories and files of the repository: replace the symbolic link with what it points at, or remove it and build again",
                 )
         }
         other => Diagnostic::error(codes::SECRET_STORE, format!("{what}: {other}"))
@@ -824,7 +500,7 @@ pub fn link(
     }
 
     // mirrors and artifacts
-    let mut built: BTreeMap<String, Result<String, String>> = BTreeMap::new();
+    let mut built: BTreeMap<String, Result<String, artifacts::BuildError>> = BTreeMap::new();
     for declaration in declarations {
         let Some(link) = links.get_mut(&declaration.node) else {
             continue;
@@ -860,11 +536,15 @@ pub fn link(
         for artifact in &declaration.artifacts {
             let result = built
                 .entry(artifact.directory.clone())
-                .or_insert_with(|| artifacts::build(&artifact.absolute).map(|b| b.digest))
+                .or_insert_with(|| artifacts::build_checked(&artifact.absolute).map(|b| b.digest))
                 .clone();
             let digest = match result {
                 Ok(digest) => digest,
-                Err(reason) => {
+                Err(artifacts::BuildError::EscapingLink(escaping)) => {
+                    link.diagnostics.push(escaping_link(artifact, &escaping));
+                    continue;
+                }
+                Err(artifacts::BuildError::Other(reason)) => {
                     link.diagnostics.push(
                         Diagnostic::error(
                             codes::UNBUILT_ARTIFACT,
@@ -914,6 +594,24 @@ pub fn link(
         }
     }
     links
+}
+
+/// An artifact whose directory holds a link that leaves it: refused before packing,
+/// since unpacking it on a node would reach outside the archive's directory.
+fn escaping_link(artifact: &Artifact, escaping: &artifacts::EscapingLink) -> Diagnostic {
+    Diagnostic::error(
+        codes::ARTIFACT_LINK_ESCAPES,
+        format!(
+            "artifact `{}` of module `{}` cannot be archived: in `{}`, {escaping}",
+            artifact.name, artifact.module, artifact.directory
+        ),
+    )
+    .with_primary(artifact.span, "declared here")
+    .with_help(format!(
+        "links of an artifact must resolve inside its directory (following its other links): change or remove `{}/{}`",
+        artifact.directory,
+        plan::display::escaped(&escaping.path.to_string_lossy())
+    ))
 }
 
 /// The grants manifest (`mesh-grants/1`) of `provide` on `node`, as the file shape

@@ -56,10 +56,12 @@ fn read_map(
 
 /// Reads `mesh.lock` of the repository (an absent file is an empty lock).
 pub fn read(repository_root: &Path) -> Result<Lock, Diagnostic> {
-    let path = repository_root.join("mesh.lock");
-    let text = match std::fs::read(&path) {
-        Ok(text) => text,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Lock::default()),
+    // read beneath the repository, never through a link to a file elsewhere
+    let text = crate::confined::Beneath::open(repository_root, false)
+        .and_then(|repository| repository.read(Path::new("mesh.lock")));
+    let text = match text {
+        Ok(Some(text)) => text,
+        Ok(None) => return Ok(Lock::default()),
         Err(error) => return Err(invalid(Path::new("mesh.lock"), error)),
     };
     // errors name the file as the operator sees it in the repository
@@ -98,7 +100,9 @@ pub fn write(repository_root: &Path, lock: &Lock) -> Result<(), Diagnostic> {
     let mut text = serde_json::to_string_pretty(&value)
         .map_err(|error| invalid(Path::new("mesh.lock"), error))?;
     text.push('\n');
-    crate::emit::write_atomically(&repository_root.join("mesh.lock"), text.as_bytes())
+    let repository = crate::confined::Beneath::open(repository_root, false)
+        .map_err(|error| invalid(repository_root, error))?;
+    crate::emit::write_atomically(&repository, "mesh.lock", text.as_bytes())
 }
 
 /// Is `reference` an upstream image reference with a tag or digest, like

@@ -57,7 +57,7 @@ impl Compilation {
 #[derive(Clone, Copy, Debug)]
 pub struct Options {
     pub secrets: SecretMode,
-    /// Evaluation workers; None is one per core (or `MESH_WORKERS`).
+    /// Evaluation workers; None is one per core (`meshc --workers`, `MESH_WORKERS`).
     pub workers: Option<usize>,
 }
 
@@ -97,18 +97,6 @@ pub fn compile(root: &Path) -> Compilation {
     compile_with(root, Options::inspect())
 }
 
-/// [`compile`] with a given number of workers (tests use it to check that the
-/// result does not depend on it).
-pub fn compile_with_workers(root: &Path, workers: usize) -> Compilation {
-    compile_with(
-        root,
-        Options {
-            workers: Some(workers),
-            ..Options::inspect()
-        },
-    )
-}
-
 /// Compiles the repository at `root`. Nodes are shared out between workers (one per
 /// core), each with its own evaluator, each evaluating the module files once and
 /// then its share of the nodes. Between the two halves of the per-node work the
@@ -138,11 +126,6 @@ pub fn compile_session(root: &Path, options: Options, session: &Session) -> Comp
     let repository = &repository;
     let workers = options
         .workers
-        .or_else(|| {
-            std::env::var("MESH_WORKERS")
-                .ok()
-                .and_then(|text| text.parse().ok())
-        })
         .unwrap_or_else(|| {
             std::thread::available_parallelism()
                 .map(|count| count.get())
@@ -506,6 +489,19 @@ fn run(
         {
             modules.insert(name.clone(), module);
         }
+    }
+    for name in &repository.refused {
+        diagnostics.push(
+            Diagnostic::error(
+                codes::MODULE_NAME_NOT_IDENTIFIER,
+                format!(
+                    "the module directory `modules/{}` is not an identifier: {}; it is left out",
+                    plan::display::escaped(name),
+                    crate::names::why_not_identifier(name)
+                ),
+            )
+            .with_help("rename the directory: module names use ASCII letters, digits, `_` and `-`, starting with a letter or `_`, because they become parts of paths under `secrets/`"),
+        );
     }
     for name in &repository.shadowed {
         if let Some(module) = modules.get(name)

@@ -1,6 +1,8 @@
 //! Finds a repository's files: the inventory `mesh.nix`, the modules under
 //! `modules/NAME/module.nix`, and the standard modules a repository module may
-//! shadow. Reads directory listings only; evaluation happens later.
+//! shadow; where the repository is when none is named (the nearest `mesh.nix` above
+//! the working directory); which repository a build output was made from. Reads
+//! directory listings only; evaluation happens later.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -30,6 +32,9 @@ pub struct Repository {
     pub modules: BTreeMap<String, ModuleLocation>,
     /// Repository modules with the name of a standard module.
     pub shadowed: Vec<String>,
+    /// Directories under `modules/` whose names are not identifiers: left out (a
+    /// module's name becomes part of paths under `secrets/` and is shown by `diff`).
+    pub refused: Vec<String>,
 }
 
 /// Is `name` usable as a module or node name: `[a-z][a-z0-9-]*`?
@@ -37,6 +42,92 @@ pub fn is_valid_name(name: &str) -> bool {
     let mut bytes = name.bytes();
     matches!(bytes.next(), Some(b'a'..=b'z'))
         && bytes.all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
+/// The repository root for `start`: the nearest ancestor holding `mesh.nix`, as cargo
+/// finds a workspace. `meshc` uses it for every command when `--repo` is not given.
+pub fn find_root(start: &Path) -> Option<PathBuf> {
+    let mut current = Some(start);
+    while let Some(directory) = current {
+        if directory.join("mesh.nix").is_file() {
+            return Some(directory.to_path_buf());
+        }
+        current = directory.parent();
+    }
+    None
+}
+
+/// The repository for a command given no `--repo`: the nearest ancestor of `start`
+/// (the working directory) holding `mesh.nix`.
+pub fn discover(start: &Path) -> Result<PathBuf, Box<Diagnostic>> {
+    find_root(start).ok_or_else(|| {
+        Diagnostic::error(
+            codes::NOT_A_REPOSITORY,
+            format!(
+                "`{}` is not in a mesh repository: neither it nor a parent directory has `mesh.nix`",
+                start.display()
+            ),
+        )
+        .with_help("run meshc inside a repository (the directory with `mesh.nix` or below it) or pass `--repo DIR`")
+        .into()
+    })
+}
+
+/// The file of a build output that names the repository it was made from. Beside
+/// the manifest, not in it: the plans and the manifest are the same bytes whichever
+/// directory the repository is built from, and this file is the only part of the
+/// output that depends on where the repository is. It is never published.
+pub const REPOSITORY_FILE: &str = ".mesh-repository";
+
+/// The format of [`REPOSITORY_FILE`].
+const REPOSITORY_FORMAT: &str = "mesh-repository/1";
+
+/// Records in the build output `out` that it was made from the repository whose
+/// canonical root is `root`.
+pub fn record_repository(out: &Path, root: &Path) -> Result<(), Box<Diagnostic>> {
+    let value = serde_json::json!({
+        "format": REPOSITORY_FORMAT,
+        "root": root.to_string_lossy(),
+    });
+    let mut bytes = plan::canonical_json(&value);
+    bytes.push(b'\n');
+    // beneath the output without following links, as the plans are written
+    let output = crate::confined::Beneath::open(out, true)
+        .map_err(|error| Box::new(crate::emit::output_error(out, error)))?;
+    crate::emit::write_atomically(&output, REPOSITORY_FILE, &bytes).map_err(Box::new)
+}
+
+/// The repository the build output `out` was made from, if it says (builds made
+/// before meshc recorded it do not).
+pub fn built_from(out: &Path) -> Option<PathBuf> {
+    let bytes = std::fs::read(out.join(REPOSITORY_FILE)).ok()?;
+    let value: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    if value["format"] != REPOSITORY_FORMAT {
+        return None;
+    }
+    value["root"].as_str().map(PathBuf::from)
+}
+
+/// Refuses to compare the repository at `root` (canonical) with the build output
+/// `out` when that build was made from another repository.
+pub fn check_built_from(out: &Path, root: &Path) -> Result<(), Box<Diagnostic>> {
+    match built_from(out) {
+        Some(recorded) if recorded != root => Err(Diagnostic::error(
+            codes::BUILD_OF_ANOTHER_REPOSITORY,
+            format!(
+                "the build in `{}` was made from the repository `{}`, not from `{}`",
+                out.display(),
+                recorded.display(),
+                root.display()
+            ),
+        )
+        .with_help(format!(
+            "build this repository first (`meshc build --repo {}`), or pass `--against DIR` with a build of it",
+            root.display()
+        ))
+        .into()),
+        _ => Ok(()),
+    }
 }
 
 pub fn load(root: &Path) -> Result<Repository, Box<Diagnostic>> {
@@ -72,6 +163,7 @@ pub fn load(root: &Path) -> Result<Repository, Box<Diagnostic>> {
         );
     }
     let mut shadowed = Vec::new();
+    let mut refused = Vec::new();
     let modules_directory = root.join("modules");
     if modules_directory.is_dir() {
         let walker = walkdir::WalkDir::new(&modules_directory)
@@ -84,6 +176,10 @@ pub fn load(root: &Path) -> Result<Repository, Box<Diagnostic>> {
                 continue;
             }
             let name = entry.file_name().to_string_lossy().into_owned();
+            if !crate::names::is_identifier(&name) {
+                refused.push(name);
+                continue;
+            }
             if modules
                 .get(&name)
                 .is_some_and(|m: &ModuleLocation| m.origin == Origin::Standard)
@@ -104,5 +200,6 @@ pub fn load(root: &Path) -> Result<Repository, Box<Diagnostic>> {
         inventory,
         modules,
         shadowed,
+        refused,
     })
 }

@@ -12,14 +12,19 @@
 //! secrets/grants/PROVIDER/SERVICE/CONSUMER/MODULE/NAME/provider.age  what PROVIDER checks it with, sealed to PROVIDER
 //! secrets/grants/PROVIDER/SERVICE/CONSUMER/MODULE/NAME/recipients    the two keys and the form
 //! ```
+//!
+//! Every part of those paths is an identifier (`crate::names`), and every file is
+//! read and written through `crate::confined`: beneath the repository, following
+//! no symbolic link, so a linked `secrets/` or a planted `NEED.age` link is refused.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use base64::Engine;
 use zeroize::Zeroizing;
 
+use crate::confined::{self, Beneath};
+use crate::names;
 use crate::scram;
 
 /// How a provider checks a consumer's password.
@@ -64,6 +69,11 @@ pub enum StoreError {
         path: PathBuf,
         reason: String,
     },
+    /// `secrets/` or something in it is a symbolic link (or a name would leave it).
+    Link {
+        path: PathBuf,
+        reason: String,
+    },
 }
 
 impl std::fmt::Display for StoreError {
@@ -73,7 +83,9 @@ impl std::fmt::Display for StoreError {
             StoreError::BadRecipient { key, reason } => {
                 write!(formatter, "`{key}` is not an age recipient: {reason}")
             }
-            StoreError::Io { path, reason } => write!(formatter, "`{}`: {reason}", path.display()),
+            StoreError::Io { path, reason } | StoreError::Link { path, reason } => {
+                write!(formatter, "`{}`: {reason}", path.display())
+            }
         }
     }
 }
@@ -93,9 +105,23 @@ pub struct Made {
 }
 
 pub struct Store {
+    /// The repository, opened once; `secrets/` is reached beneath it.
+    repository: Result<Beneath, String>,
+    /// `REPOSITORY/secrets`, for messages.
     root: PathBuf,
     locked: bool,
     made: std::cell::Cell<Made>,
+}
+
+fn store_error(path: &Path, error: std::io::Error) -> StoreError {
+    if confined::is_link_refusal(&error) {
+        StoreError::Link {
+            path: path.to_path_buf(),
+            reason: error.to_string(),
+        }
+    } else {
+        io_error(path, error)
+    }
 }
 
 fn io_error(path: &Path, error: impl std::fmt::Display) -> StoreError {
@@ -129,38 +155,49 @@ pub fn seal(key: &str, plaintext: &[u8]) -> Result<String, StoreError> {
         .map_err(|error| io_error(Path::new("<age>"), error))
 }
 
-/// Writes `bytes` to `path` durably: temporary file, fsync, rename, fsync the directory.
-fn write_durably(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
-    let directory = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(directory).map_err(|e| io_error(directory, e))?;
-    let mut temporary =
-        tempfile::NamedTempFile::new_in(directory).map_err(|e| io_error(path, e))?;
-    temporary.write_all(bytes).map_err(|e| io_error(path, e))?;
-    temporary
-        .as_file()
-        .sync_all()
-        .map_err(|e| io_error(path, e))?;
-    temporary
-        .persist(path)
-        .map_err(|e| io_error(path, e.error))?;
-    if let Ok(handle) = std::fs::File::open(directory) {
-        let _ = handle.sync_all();
+/// Refuses a path part that is not an identifier (the declarations were checked
+/// already; this keeps the store safe whoever calls it).
+fn check_parts(parts: &[&str]) -> Result<(), StoreError> {
+    match parts.iter().find(|part| !names::is_identifier(part)) {
+        Some(part) => Err(StoreError::Link {
+            path: PathBuf::from(part),
+            reason: format!(
+                "is not an identifier ({}), so it cannot name a file of the store",
+                names::why_not_identifier(part)
+            ),
+        }),
+        None => Ok(()),
     }
-    Ok(())
 }
 
-fn read_text(path: &Path) -> Result<Option<String>, StoreError> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => Ok(Some(text)),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(error) => Err(io_error(path, error)),
+fn read_text(directory: Option<&Beneath>, name: &str) -> Result<Option<String>, StoreError> {
+    let Some(directory) = directory else {
+        return Ok(None);
+    };
+    match directory.read(Path::new(name)) {
+        Ok(Some(bytes)) => String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|_| io_error(&directory.path().join(name), "not UTF-8 text")),
+        Ok(None) => Ok(None),
+        Err(error) => Err(store_error(&directory.path().join(name), error)),
     }
+}
+
+/// Writes `bytes` to `name` in `directory` durably: new file, fsync, rename, fsync
+/// of the directory.
+fn write_durably(directory: &Beneath, name: &str, bytes: &[u8]) -> Result<(), StoreError> {
+    directory
+        .write(name, bytes, true)
+        .map_err(|error| store_error(&directory.path().join(name), error))
 }
 
 impl Store {
     /// The store of the repository at `repository_root`. `locked` makes nothing.
     pub fn new(repository_root: &Path, locked: bool) -> Store {
+        let repository = Beneath::open(repository_root, false)
+            .map_err(|error| format!("cannot open `{}`: {error}", repository_root.display()));
         Store {
+            repository,
             root: repository_root.join("secrets"),
             locked,
             made: std::cell::Cell::new(Made::default()),
@@ -169,6 +206,24 @@ impl Store {
 
     pub fn made(&self) -> Made {
         self.made.get()
+    }
+
+    /// The store's directory `secrets/PARTS...`, made when `create`.
+    fn directory(&self, parts: &[&str], create: bool) -> Result<Option<Beneath>, StoreError> {
+        let relative: PathBuf = std::iter::once("secrets")
+            .chain(parts.iter().copied())
+            .collect();
+        let shown = self.root.join(parts.iter().collect::<PathBuf>());
+        let repository = self
+            .repository
+            .as_ref()
+            .map_err(|reason| io_error(&self.root, reason))?;
+        match repository.directory(&relative, create) {
+            Ok(Some(directory)) => Ok(Some(directory)),
+            Ok(None) if create => Err(io_error(&shown, "was not made")),
+            Ok(None) => Ok(None),
+            Err(error) => Err(store_error(&shown, error)),
+        }
     }
 
     /// The sealed need `name` of `module` on `node`, made if missing or if the node's
@@ -180,11 +235,13 @@ impl Store {
         name: &str,
         key: &str,
     ) -> Result<String, StoreError> {
-        let base = self.root.join("needs").join(node).join(module);
-        let sealed_path = base.join(format!("{name}.age"));
-        let recipient_path = base.join(format!("{name}.recipient"));
-        let recorded = read_text(&recipient_path)?;
-        let sealed = read_text(&sealed_path)?;
+        check_parts(&[node, module, name])?;
+        let parts = ["needs", node, module];
+        let sealed_name = format!("{name}.age");
+        let recipient_name = format!("{name}.recipient");
+        let existing = self.directory(&parts, false)?;
+        let recorded = read_text(existing.as_ref(), &recipient_name)?;
+        let sealed = read_text(existing.as_ref(), &sealed_name)?;
         if let (Some(recorded), Some(sealed)) = (&recorded, &sealed)
             && recorded.trim() == key
         {
@@ -200,8 +257,12 @@ impl Store {
         }
         let password = random_password()?;
         let sealed = seal(key, password.as_bytes())?;
-        write_durably(&sealed_path, sealed.as_bytes())?;
-        write_durably(&recipient_path, format!("{key}\n").as_bytes())?;
+        let directory = self.directory(&parts, true)?;
+        let directory = directory
+            .as_ref()
+            .ok_or_else(|| io_error(&self.root, "not made"))?;
+        write_durably(directory, &sealed_name, sealed.as_bytes())?;
+        write_durably(directory, &recipient_name, format!("{key}\n").as_bytes())?;
         let mut made = self.made.get();
         made.needs += 1;
         self.made.set(made);
@@ -222,24 +283,16 @@ impl Store {
         provider_key: &str,
         form: Form,
     ) -> Result<GrantMaterial, StoreError> {
-        let base = self
-            .root
-            .join("grants")
-            .join(provider)
-            .join(service)
-            .join(consumer)
-            .join(module)
-            .join(name);
-        let recipients_path = base.join("recipients");
-        let consumer_path = base.join("consumer.age");
-        let provider_path = base.join("provider.age");
+        check_parts(&[provider, service, consumer, module, name])?;
+        let parts = ["grants", provider, service, consumer, module, name];
         let expected = format!(
             "consumer {consumer_key}\nprovider {provider_key}\nform {}\n",
             form.name()
         );
-        let recorded = read_text(&recipients_path)?;
-        let consumer_sealed = read_text(&consumer_path)?;
-        let provider_sealed = read_text(&provider_path)?;
+        let existing = self.directory(&parts, false)?;
+        let recorded = read_text(existing.as_ref(), "recipients")?;
+        let consumer_sealed = read_text(existing.as_ref(), "consumer.age")?;
+        let provider_sealed = read_text(existing.as_ref(), "provider.age")?;
         if let (Some(recorded), Some(consumer_sealed), Some(provider_sealed)) =
             (&recorded, &consumer_sealed, &provider_sealed)
             && *recorded == expected
@@ -264,9 +317,13 @@ impl Store {
         };
         let consumer_sealed = seal(consumer_key, password.as_bytes())?;
         let provider_sealed = seal(provider_key, check.as_bytes())?;
-        write_durably(&consumer_path, consumer_sealed.as_bytes())?;
-        write_durably(&provider_path, provider_sealed.as_bytes())?;
-        write_durably(&recipients_path, expected.as_bytes())?;
+        let directory = self.directory(&parts, true)?;
+        let directory = directory
+            .as_ref()
+            .ok_or_else(|| io_error(&self.root, "not made"))?;
+        write_durably(directory, "consumer.age", consumer_sealed.as_bytes())?;
+        write_durably(directory, "provider.age", provider_sealed.as_bytes())?;
+        write_durably(directory, "recipients", expected.as_bytes())?;
         let mut made = self.made.get();
         made.grants += 1;
         self.made.set(made);

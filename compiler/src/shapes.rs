@@ -157,19 +157,6 @@ pub struct ShapeArguments {
     pub artifacts: Value,
 }
 
-impl ShapeArguments {
-    pub fn empty() -> ShapeArguments {
-        let empty = Value::Attrs(Rc::new(Attrs::new()));
-        ShapeArguments {
-            credentials: empty.clone(),
-            grants: empty.clone(),
-            secrets: empty.clone(),
-            images: empty.clone(),
-            artifacts: empty,
-        }
-    }
-}
-
 /// All shapes of one node, conflicts removed (and reported), sorted by namespace
 /// and identity.
 #[allow(clippy::too_many_arguments)]
@@ -239,17 +226,78 @@ pub fn node_shapes(
             else {
                 continue;
             };
-            add(&mut by_identity, declaration, diagnostics);
+            if let Some(declaration) = follows_plan_rules(declaration, diagnostics) {
+                add(&mut by_identity, declaration, diagnostics);
+            }
         }
     }
     made.clear();
     // what the compiler places (credentials, grants manifests, needs) joins last
     for declaration in placed {
-        add(&mut by_identity, declaration, diagnostics);
+        if let Some(declaration) = follows_plan_rules(declaration, diagnostics) {
+            add(&mut by_identity, declaration, diagnostics);
+        }
     }
     let shapes: Vec<ShapeDecl> = by_identity.into_values().collect();
     check_needs(node, &shapes, diagnostics);
     Ok(shapes)
+}
+
+/// The declaration if the plan's own validation (the host tools' rules) accepts it;
+/// otherwise a diagnostic at the declaration, so that no plan the compiler writes
+/// is refused later by `Plan::validate` or by the applier.
+fn follows_plan_rules(
+    declaration: ShapeDecl,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<ShapeDecl> {
+    let checked = declaration.resource.validate().and_then(|()| {
+        plan::shape::validate_origin(
+            &declaration.resource.shape_name(),
+            &declaration.module,
+            &declaration.source,
+        )
+    });
+    let Err(error) = checked else {
+        return Some(declaration);
+    };
+    let field = match &error {
+        plan::PlanError::InvalidField { field, .. } => field.as_str(),
+        _ => "",
+    };
+    let help = match (declaration.kind(), field) {
+        (Kind::User, "name" | "groups") => {
+            "user and group names are what `useradd` accepts: lowercase letters, digits, `_` and `-`, starting with a letter or `_`, at most 32 bytes, not all digits"
+        }
+        (Kind::User, "home" | "shell") => {
+            "a home or shell is an absolute path without `:` (the field separator of `/etc/passwd`) or control characters"
+        }
+        (Kind::Secret, "mode") => {
+            "a secret's mode is at most \"0640\": readable by its owner, at most by its group, never by others, never executable"
+        }
+        (_, "owner" | "group") => {
+            "owners and groups are names, not numeric ids: declare the user with `mesh.user` and name it"
+        }
+        (_, "source") => {
+            "rename the file: its name holds a character that cannot be shown faithfully"
+        }
+        (_, "path" | "target") => {
+            "paths on the node hold no control or bidirectional control characters"
+        }
+        _ => "fix the field the message names (the rules are in the book's chapter on shapes)",
+    };
+    diagnostics.push(
+        Diagnostic::error(
+            codes::INVALID_SHAPE,
+            format!(
+                "`mesh.{}` of module `{}` breaks the plan's rules: {error}",
+                declaration.kind().name(),
+                plan::display::escaped(&declaration.module)
+            ),
+        )
+        .with_primary(declaration.span, "declared here")
+        .with_help(help),
+    );
+    None
 }
 
 /// Adds a declaration; the same resource declared twice must be declared the same.

@@ -5,35 +5,46 @@
 
 use std::fmt;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Code(pub &'static str);
-
-impl Code {
-    pub fn as_str(self) -> &'static str {
-        self.0
-    }
-
-    /// The short title of this code, from the registry.
-    pub fn title(self) -> &'static str {
-        REGISTRY
-            .iter()
-            .find(|(code, _)| *code == self)
-            .map(|(_, title)| *title)
-            .unwrap_or("unknown code")
-    }
-}
-
 impl fmt::Display for Code {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str(self.0)
+        formatter.write_str(self.as_str())
     }
 }
 
+/// Declares the registry: one variant of [`Code`] per entry, with its number and its
+/// title in two exhaustive `match`es (tvix's `ErrorKind::code`), so that a code cannot
+/// exist without both; `REGISTRY` lists them all for the tests that check every code
+/// has a book page and a failing case. Each entry is also a constant of this module
+/// (`codes::NOT_A_REPOSITORY`), the name diagnostics use.
 macro_rules! codes {
     ($($name:ident = $code:literal, $title:literal;)*) => {
-        $(pub const $name: Code = Code($code);)*
-        /// Every code with its title.
-        pub const REGISTRY: &[(Code, &str)] = &[$(($name, $title),)*];
+        /// One diagnostic code of the language and the compiler.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[allow(non_camel_case_types)] // the variants are the registry's names
+        pub enum Code {
+            $($name,)*
+        }
+
+        impl Code {
+            /// `E0NN` .. `E9NN`.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Code::$name => $code,)*
+                }
+            }
+
+            /// The short title of this code (the heading of its book page).
+            pub fn title(self) -> &'static str {
+                match self {
+                    $(Code::$name => $title,)*
+                }
+            }
+        }
+
+        $(pub const $name: Code = Code::$name;)*
+
+        /// Every code with its title, in the registry's order.
+        pub const REGISTRY: &[(Code, &str)] = &[$((Code::$name, $title),)*];
     };
 }
 
@@ -97,6 +108,7 @@ codes! {
     STAGE_ARGUMENT = "E109", "module field asks for an argument its stage cannot know";
     INVALID_MODULE_FIELD = "E110", "module field of the wrong type";
     DUPLICATE_ASSIGNMENT = "E111", "module assigned twice to a node";
+    MODULE_NAME_NOT_IDENTIFIER = "E112", "module directory name is not an identifier";
     // E2xx: settings and contributions
     UNKNOWN_SETTING = "E200", "override of an unknown setting";
     SETTING_FOR_ABSENT_MODULE = "E201", "settings for a module that is not on the node";
@@ -121,6 +133,9 @@ codes! {
     INVALID_LOCK = "E308", "invalid `mesh.lock`";
     LOGIN_CONFLICT = "E309", "two consumers would get the same login";
     MIRROR_WITHOUT_REGISTRY = "E310", "mirrored image but no registry in the inventory";
+    NAME_NOT_IDENTIFIER = "E311", "need, consume or provide name is not an identifier";
+    SECRET_STORE_LINK = "E312", "sealed store reached through a symbolic link";
+    ARTIFACT_LINK_ESCAPES = "E313", "artifact link points outside its directory";
     // E4xx: shapes and plans
     INVALID_SHAPE = "E400", "invalid shape";
     SHAPE_CONFLICT = "E401", "two shapes declare the same resource differently";
@@ -131,6 +146,8 @@ codes! {
     UNDECLARED_GROUP = "E406", "group is not declared";
     OUTPUT_UNWRITABLE = "E407", "build output cannot be written";
     BUILD_UNREADABLE = "E408", "build output cannot be read";
+    OUTPUT_LINK = "E409", "build output directory is a symbolic link or not the builder's";
+    BUILD_OF_ANOTHER_REPOSITORY = "E420", "build output was made from another repository";
     // E9xx: internal
     INTERNAL = "E900", "internal error (please report)";
 }
@@ -144,10 +161,12 @@ mod tests {
     fn codes_are_unique_and_well_formed() {
         let mut seen = HashSet::new();
         for (code, title) in REGISTRY {
-            assert!(seen.insert(code.0), "code {code} is registered twice");
-            assert!(code.0.len() == 4 && code.0.starts_with('E'), "{code}");
-            assert!(code.0[1..].chars().all(|c| c.is_ascii_digit()), "{code}");
+            let number = code.as_str();
+            assert!(seen.insert(number), "code {code} is registered twice");
+            assert!(number.len() == 4 && number.starts_with('E'), "{code}");
+            assert!(number[1..].chars().all(|c| c.is_ascii_digit()), "{code}");
             assert!(!title.is_empty());
+            assert_eq!(code.title(), *title);
         }
     }
 }

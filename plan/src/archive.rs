@@ -57,8 +57,8 @@ impl Archive {
                 ),
             ));
         }
-        check::name(&self.owner).map_err(|reason| ("owner", reason))?;
-        check::name(&self.group).map_err(|reason| ("group", reason))?;
+        check::account(&self.owner).map_err(|reason| ("owner", reason))?;
+        check::account(&self.group).map_err(|reason| ("group", reason))?;
         Ok(())
     }
 }

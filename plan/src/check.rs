@@ -1,5 +1,9 @@
 //! Value rules shared by the shape kinds: names, node paths, modes, environment.
 //! Each returns a lowercase reason on refusal; it must not know about any one kind.
+//! Reasons show the refused text escaped, so a hostile plan cannot reach a terminal
+//! through an error message.
+
+use crate::display::escaped;
 
 /// A user, group, service or container name: `[a-z0-9_][a-z0-9_.@-]*`, at most 64 bytes.
 pub fn name(text: &str) -> Result<(), String> {
@@ -14,19 +18,89 @@ pub fn name(text: &str) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "`{text}` is not a valid name (lowercase letters, digits, `_`, `-`, `.`, `@`; at most 64 bytes)"
+            "`{}` is not a valid name (lowercase letters, digits, `_`, `-`, `.`, `@`; at most 64 bytes)",
+            escaped(text)
         ))
     }
 }
 
-/// An absolute path on the node: starts with `/`, is not `/` itself, has no empty,
-/// `.` or `..` component, no trailing `/`, and no control character.
-pub fn node_path(text: &str) -> Result<(), String> {
-    if text.bytes().any(|byte| byte.is_ascii_control()) {
-        return Err(format!("{text:?} contains a control character"));
+/// An owner or group of a path: a [`name`] that is not all digits (`chown` and the
+/// shadow tools would take `1000` for a uid, not a name).
+pub fn account(text: &str) -> Result<(), String> {
+    name(text)?;
+    if text.bytes().all(|byte| byte.is_ascii_digit()) {
+        return Err(format!(
+            "`{text}` is all digits, which the host tools read as a numeric id, not a name"
+        ));
     }
+    Ok(())
+}
+
+/// A user or group the applier creates, as `useradd` and `groupadd` accept it:
+/// `[a-z_][a-z0-9_-]*[$]?`, at most 32 bytes, not all digits.
+pub fn user_name(text: &str) -> Result<(), String> {
+    let bytes = text.as_bytes();
+    let body = bytes.strip_suffix(b"$").unwrap_or(bytes);
+    let first_ok =
+        matches!(body.first(), Some(first) if first.is_ascii_lowercase() || *first == b'_');
+    let rest_ok = body.iter().all(|byte| {
+        byte.is_ascii_lowercase() || byte.is_ascii_digit() || matches!(byte, b'_' | b'-')
+    });
+    if bytes.is_empty() {
+        return Err("the name is empty".to_string());
+    }
+    if bytes.iter().all(u8::is_ascii_digit) {
+        return Err(format!(
+            "`{text}` is all digits, which `useradd` refuses (it would read as a uid)"
+        ));
+    }
+    if !(first_ok && rest_ok) {
+        return Err(format!(
+            "`{}` is not a name `useradd` accepts (`[a-z_][a-z0-9_-]*`, optionally ending in `$`)",
+            escaped(text)
+        ));
+    }
+    if bytes.len() > 32 {
+        return Err(format!("`{text}` is longer than 32 bytes"));
+    }
+    Ok(())
+}
+
+/// Text shown to people and written into files and units: no control character
+/// (C0, DEL, C1) and no bidirectional control (U+202A-U+202E, U+2066-U+2069, U+200E,
+/// U+200F, U+061C), which would make it display as something else.
+pub fn display_text(text: &str) -> Result<(), String> {
+    if text.chars().any(char::is_control) {
+        return Err(format!("{:?} contains a control character", escaped(text)));
+    }
+    if text.chars().any(crate::display::is_bidi_control) {
+        return Err(format!(
+            "\"{}\" contains a bidirectional control character, which makes it display as something else",
+            escaped(text)
+        ));
+    }
+    Ok(())
+}
+
+/// A user's home or login shell: a [`node_path`] without `:` (the field separator
+/// of `/etc/passwd`).
+pub fn account_path(text: &str) -> Result<(), String> {
+    node_path(text)?;
+    if text.contains(':') {
+        return Err(format!(
+            "`{text}` contains `:`, the field separator of `/etc/passwd`"
+        ));
+    }
+    Ok(())
+}
+
+/// An absolute path on the node: starts with `/`, is not `/` itself, has no empty,
+/// `.` or `..` component, no trailing `/`, and no control or bidirectional control
+/// character ([`display_text`]).
+pub fn node_path(text: &str) -> Result<(), String> {
+    display_text(text)?;
     let Some(rest) = text.strip_prefix('/') else {
-        return Err(format!("`{text}` is not an absolute path"));
+        return Err(format!("`{}` is not an absolute path", escaped(text)));
     };
     if rest.is_empty() {
         return Err("`/` itself cannot be a shape's path".to_string());
@@ -53,7 +127,8 @@ pub fn mode(text: &str) -> Result<u32, String> {
         u32::from_str_radix(text, 8).map_err(|error| format!("`{text}`: {error}"))
     } else {
         Err(format!(
-            "`{text}` is not a mode of four octal digits such as \"0644\""
+            "`{}` is not a mode of four octal digits such as \"0644\"",
+            escaped(text)
         ))
     }
 }
@@ -70,12 +145,25 @@ pub fn file_mode(text: &str) -> Result<u32, String> {
     Ok(bits)
 }
 
+/// A secret's mode: a [`file_mode`] of at most `0640` (owner read and write,
+/// group read): no bit for others, no execute bit, no setuid, setgid or sticky bit.
+pub fn secret_mode(text: &str) -> Result<u32, String> {
+    let bits = mode(text)?;
+    if bits & !0o640 != 0 {
+        return Err(format!(
+            "`{text}` gives more than `0640` allows (others, execute, setuid, setgid or sticky bits): a secret is readable by its owner and at most its group"
+        ));
+    }
+    Ok(bits)
+}
+
 /// A command-line argument or environment value: no NUL, newline or carriage return
 /// (they cannot be written into a unit file faithfully).
 pub fn unit_text(text: &str) -> Result<(), String> {
     if text.bytes().any(|byte| matches!(byte, 0 | b'\n' | b'\r')) {
         Err(format!(
-            "{text:?} contains a NUL, newline or carriage return"
+            "\"{}\" contains a NUL, newline or carriage return",
+            escaped(text)
         ))
     } else {
         Ok(())
@@ -94,7 +182,10 @@ pub fn environment_name(text: &str) -> Result<(), String> {
     {
         Ok(())
     } else {
-        Err(format!("`{text}` is not a valid environment variable name"))
+        Err(format!(
+            "`{}` is not a valid environment variable name",
+            escaped(text)
+        ))
     }
 }
 

@@ -24,8 +24,8 @@ impl Directory {
 
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
         check::node_path(&self.path).map_err(|reason| ("path", reason))?;
-        check::name(&self.owner).map_err(|reason| ("owner", reason))?;
-        check::name(&self.group).map_err(|reason| ("group", reason))?;
+        check::account(&self.owner).map_err(|reason| ("owner", reason))?;
+        check::account(&self.group).map_err(|reason| ("group", reason))?;
         check::mode(&self.mode).map_err(|reason| ("mode", reason))?;
         Ok(())
     }

@@ -13,7 +13,12 @@ pub struct ShapeName {
 
 impl fmt::Display for ShapeName {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(formatter, "{} `{}`", self.kind, self.identity)
+        write!(
+            formatter,
+            "{} `{}`",
+            crate::display::escaped(&self.kind),
+            crate::display::escaped(&self.identity)
+        )
     }
 }
 
@@ -79,11 +84,16 @@ impl fmt::Display for PlanError {
             PlanError::NotJson { reason } => {
                 write!(formatter, "the plan is not valid JSON: {reason}")
             }
-            PlanError::Malformed { reason } => write!(formatter, "the plan is malformed: {reason}"),
+            PlanError::Malformed { reason } => write!(
+                formatter,
+                "the plan is malformed: {}",
+                crate::display::escaped(reason)
+            ),
             PlanError::UnknownFormat { found } => {
                 write!(
                     formatter,
-                    "unknown plan format `{found}`, expected `{}`",
+                    "unknown plan format `{}`, expected `{}`",
+                    crate::display::escaped(found),
                     crate::FORMAT
                 )
             }
@@ -92,10 +102,18 @@ impl fmt::Display for PlanError {
                 "the plan's digest `{recorded}` does not match its content (`{computed}`)"
             ),
             PlanError::UnknownKind { position, kind } => {
-                write!(formatter, "shape {position} has unknown kind `{kind}`")
+                write!(
+                    formatter,
+                    "shape {position} has unknown kind `{}`",
+                    crate::display::escaped(kind)
+                )
             }
             PlanError::UnknownField { shape, field } => {
-                write!(formatter, "{shape} has unknown field `{field}`")
+                write!(
+                    formatter,
+                    "{shape} has unknown field `{}`",
+                    crate::display::escaped(field)
+                )
             }
             PlanError::MissingField { shape, field } => {
                 write!(formatter, "{shape} has no field `{field}`")
@@ -105,7 +123,11 @@ impl fmt::Display for PlanError {
                 field,
                 reason,
             } => {
-                write!(formatter, "{shape} has an invalid `{field}`: {reason}")
+                write!(
+                    formatter,
+                    "{shape} has an invalid `{field}`: {}",
+                    crate::display::escaped(reason)
+                )
             }
             PlanError::ShapeDigestMismatch {
                 shape,

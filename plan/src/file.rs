@@ -56,8 +56,8 @@ impl File {
                 ));
             }
         }
-        check::name(&self.owner).map_err(|reason| ("owner", reason))?;
-        check::name(&self.group).map_err(|reason| ("group", reason))?;
+        check::account(&self.owner).map_err(|reason| ("owner", reason))?;
+        check::account(&self.group).map_err(|reason| ("group", reason))?;
         check::file_mode(&self.mode).map_err(|reason| ("mode", reason))?;
         Ok(())
     }

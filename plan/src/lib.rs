@@ -7,6 +7,7 @@ pub mod canonical;
 pub mod check;
 pub mod container;
 pub mod directory;
+pub mod display;
 pub mod error;
 pub mod file;
 pub mod link;
@@ -244,6 +245,7 @@ impl Plan {
         let mut seen: HashMap<(Kind, &str), &Shape> = HashMap::new();
         for shape in &self.shapes {
             shape.resource().validate()?;
+            shape.validate_origin()?;
             if seen
                 .insert((shape.kind(), shape.identity()), shape)
                 .is_some()

@@ -25,12 +25,7 @@ impl Link {
         if self.target.is_empty() {
             return Err(("target", "the target is empty".to_string()));
         }
-        if self.target.bytes().any(|byte| byte.is_ascii_control()) {
-            return Err((
-                "target",
-                format!("{:?} contains a control character", self.target),
-            ));
-        }
+        check::display_text(&self.target).map_err(|reason| ("target", reason))?;
         if self.target.len() > 4095 {
             return Err(("target", "the target is longer than 4095 bytes".to_string()));
         }

@@ -16,7 +16,7 @@ pub struct Secret {
     pub sealed: String,
     pub owner: String,
     pub group: String,
-    /// Four octal digits, `0400` by default; setuid and setgid are refused.
+    /// Four octal digits, `0400` by default, at most `0640`.
     pub mode: String,
 }
 
@@ -36,14 +36,14 @@ impl Secret {
                 format!("not an ASCII-armored age file (`{ARMOR_BEGIN}`)"),
             ));
         }
-        check::name(&self.owner).map_err(|reason| ("owner", reason))?;
-        check::name(&self.group).map_err(|reason| ("group", reason))?;
-        check::file_mode(&self.mode).map_err(|reason| ("mode", reason))?;
+        check::account(&self.owner).map_err(|reason| ("owner", reason))?;
+        check::account(&self.group).map_err(|reason| ("group", reason))?;
+        check::secret_mode(&self.mode).map_err(|reason| ("mode", reason))?;
         Ok(())
     }
 
     /// The mode as bits; valid once `validate` passed.
     pub fn mode_bits(&self) -> u32 {
-        check::file_mode(&self.mode).unwrap_or(0o400)
+        check::secret_mode(&self.mode).unwrap_or(0o400)
     }
 }

@@ -380,6 +380,13 @@ impl Shape {
         self.resource.shape_name()
     }
 
+    /// Checks who declared the shape and where: `module` and `source.file` are shown
+    /// to people (`meshc diff`, the applier's report), so neither may hold a control
+    /// or bidirectional control character.
+    pub fn validate_origin(&self) -> Result<(), PlanError> {
+        validate_origin(&self.shape_name(), &self.module, &self.source)
+    }
+
     /// The shape's JSON object as written in a plan.
     pub fn to_json(&self) -> Value {
         let mut value = self.resource.to_json();
@@ -458,6 +465,7 @@ impl Shape {
         if let Some(absent) = allowed.iter().find(|field| !object.contains_key(**field)) {
             return Err(missing(&shape_name, absent));
         }
+        validate_origin(&shape_name, &module, &source)?;
         let resource = Resource::from_fields(kind, object, &shape_name)?;
         resource.validate()?;
         let shape = Shape::new(resource, module, source);
@@ -470,6 +478,13 @@ impl Shape {
         }
         Ok(shape)
     }
+}
+
+/// The rules of [`Shape::validate_origin`], for a shape not made yet.
+pub fn validate_origin(shape: &ShapeName, module: &str, source: &Source) -> Result<(), PlanError> {
+    crate::check::display_text(module).map_err(|reason| invalid_field(shape, "module", &reason))?;
+    crate::check::display_text(&source.file)
+        .map_err(|reason| invalid_field(shape, "source", &reason))
 }
 
 fn missing(shape: &ShapeName, field: &str) -> PlanError {

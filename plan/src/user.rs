@@ -27,18 +27,15 @@ impl User {
     }
 
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
-        check::name(&self.name).map_err(|reason| ("name", reason))?;
-        if self.name.len() > 32 {
-            return Err(("name", format!("`{}` is longer than 32 bytes", self.name)));
-        }
+        check::user_name(&self.name).map_err(|reason| ("name", reason))?;
         if let Some(home) = &self.home {
-            check::node_path(home).map_err(|reason| ("home", reason))?;
+            check::account_path(home).map_err(|reason| ("home", reason))?;
         }
         if let Some(shell) = &self.shell {
-            check::node_path(shell).map_err(|reason| ("shell", reason))?;
+            check::account_path(shell).map_err(|reason| ("shell", reason))?;
         }
         for group in &self.groups {
-            check::name(group).map_err(|reason| ("groups", reason))?;
+            check::user_name(group).map_err(|reason| ("groups", reason))?;
         }
         Ok(())
     }

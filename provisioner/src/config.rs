@@ -1,4 +1,5 @@
-//! Command-line flags, parsed raw with lexopt and then validated into a plain `Config`.
+//! Command-line flags, parsed raw with clap (one definition, which also gives `--help`,
+//! `--version` and usage errors that exit 2) and then validated into a plain `Config`.
 //! Must not touch the filesystem or the database: a bad file is found when it is read,
 //! so that a watching provisioner can report it and keep polling.
 
@@ -7,9 +8,14 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+use clap::error::ErrorKind;
+use clap::{CommandFactory, Parser, ValueEnum};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum OutputFormat {
+    /// for people
     Human,
+    /// for tools: one JSON object per reconcile
     Json,
 }
 
@@ -37,108 +43,87 @@ pub struct Config {
     pub format: OutputFormat,
 }
 
-/// What the command line asks for.
+/// What the command line asks for (`--help` and `--version` are clap's).
 #[derive(Debug)]
 pub enum Command {
     Run(Config),
-    Help,
-    Version,
 }
 
 pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(5);
 pub const DEFAULT_REPAIR_EVERY: u32 = 12;
 
-pub const USAGE: &str = "\
-usage: mesh-provision --manifest FILE --postgres URL [--password-file FILE] [--root DIR]
-                      [--watch [--interval SECS] [--repair-every N]] [--format human|json]
+const EXAMPLES: &str = "\
+Examples:
+  mesh-provision --manifest /etc/mesh/grants/postgres.json --postgres postgres://postgres@127.0.0.1/postgres
+  mesh-provision --manifest M --postgres 'host=/run/postgresql user=postgres' --watch --interval 5
 
-Keeps PostgreSQL logins in step with a mesh grants manifest (`mesh-grants/1`).
+Once: reconcile and exit 0, or 1 when anything failed; 2 is a usage error. Watching
+never exits on its own; a problem is reported on stderr and the last good state is
+kept.";
 
-  --manifest FILE       the grants manifest, as mesh-apply placed it
-  --postgres URL        the server and a superuser to act as:
-                        postgres://USER@HOST:PORT/DATABASE or `host=... user=...`
-  --password-file FILE  the superuser's password (its first line); wins over a
-                        password in URL
-  --root DIR            find the manifest's credential paths inside DIR
-                        (as `mesh-apply --root DIR` placed them)
-  --watch               keep running: poll the manifest and its credentials every
-                        interval and reconcile when their digest changes
-  --interval SECS       seconds between polls (default 5; fractions allowed)
-  --repair-every N      reconcile every N polls even when nothing changed, to repair
-                        drift (default 12)
-  --format FORMAT       `human` (default) or `json` (one object per reconcile)
-  -h, --help            show this help
-  -V, --version         show the version
-
-Once: reconcile and exit 0, or 1 when anything failed. Watching never exits on its
-own; a problem is reported on stderr and the last good state is kept.
-";
-
-/// The flags as given, before validation.
-#[derive(Default)]
+/// Keeps PostgreSQL logins in step with a mesh grants manifest (`mesh-grants/1`):
+/// creates, updates and disables the logins it manages, never touches other roles.
+#[derive(Debug, Parser)]
+#[command(
+    name = "mesh-provision",
+    version,
+    arg_required_else_help = true,
+    args_override_self = true,
+    after_help = EXAMPLES
+)]
 struct RawArguments {
-    manifest: Option<OsString>,
+    /// The grants manifest, as mesh-apply placed it
+    #[arg(long, value_name = "FILE")]
+    manifest: Option<PathBuf>,
+    /// The server and a superuser to act as: postgres://USER@HOST:PORT/DATABASE or
+    /// `host=... user=...`
+    #[arg(long, value_name = "URL")]
     postgres: Option<String>,
-    password_file: Option<OsString>,
-    root: Option<OsString>,
+    /// The superuser's password (its first line); wins over a password in the URL
+    #[arg(long, value_name = "FILE")]
+    password_file: Option<PathBuf>,
+    /// Find the manifest's credential paths inside DIR (as `mesh-apply --root DIR`
+    /// placed them)
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+    /// Keep running: poll the manifest and its credentials every interval and
+    /// reconcile when their digest changes
+    #[arg(long)]
     watch: bool,
+    /// Seconds between polls, with `--watch` (default 5; fractions allowed)
+    #[arg(long, value_name = "SECONDS")]
     interval: Option<String>,
+    /// Reconcile every N polls even when nothing changed, to repair drift, with
+    /// `--watch` (default 12)
+    #[arg(long, value_name = "N")]
     repair_every: Option<String>,
-    format: Option<String>,
-    help: bool,
-    version: bool,
+    /// `human`, or `json` (one object per reconcile)
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = OutputFormat::Human)]
+    format: OutputFormat,
 }
 
-/// Parses and validates the arguments after the program name.
-pub fn parse_arguments(arguments: impl IntoIterator<Item = OsString>) -> Result<Command, String> {
-    let raw = parse_raw(arguments)?;
+/// The definition of the command line, for the help, the book's check and tests.
+pub fn command() -> clap::Command {
+    RawArguments::command()
+}
+
+/// Parses and validates the arguments after the program name. A usage error (clap's,
+/// or a validation's) is a `clap::Error`: `exit()` prints it and exits 2, or prints
+/// the help or version and exits 0.
+pub fn parse_arguments(
+    arguments: impl IntoIterator<Item = OsString>,
+) -> Result<Command, clap::Error> {
+    let raw = RawArguments::try_parse_from(
+        std::iter::once(OsString::from("mesh-provision")).chain(arguments),
+    )?;
     validate(raw)
-}
-
-fn parse_raw(arguments: impl IntoIterator<Item = OsString>) -> Result<RawArguments, String> {
-    use lexopt::prelude::*;
-    let mut raw = RawArguments::default();
-    let mut parser = lexopt::Parser::from_args(arguments);
-    let describe = |error: lexopt::Error| error.to_string().to_lowercase();
-    // a flag's value that must be UTF-8 text
-    let text = |parser: &mut lexopt::Parser| -> Result<String, String> {
-        parser.value().map_err(describe)?.string().map_err(describe)
-    };
-    while let Some(argument) = parser.next().map_err(describe)? {
-        match argument {
-            Long("manifest") => raw.manifest = Some(parser.value().map_err(describe)?),
-            Long("password-file") => raw.password_file = Some(parser.value().map_err(describe)?),
-            Long("root") => raw.root = Some(parser.value().map_err(describe)?),
-            Long("postgres") => raw.postgres = Some(text(&mut parser)?),
-            Long("interval") => raw.interval = Some(text(&mut parser)?),
-            Long("repair-every") => raw.repair_every = Some(text(&mut parser)?),
-            Long("format") => raw.format = Some(text(&mut parser)?),
-            Long("watch") => raw.watch = true,
-            Short('h') | Long("help") => raw.help = true,
-            Short('V') | Long("version") => raw.version = true,
-            Value(value) => {
-                return Err(format!(
-                    "unexpected argument `{}`: every input is a flag",
-                    value.to_string_lossy()
-                ));
-            }
-            other => return Err(describe(other.unexpected())),
-        }
-    }
-    Ok(raw)
+        .map_err(|message| RawArguments::command().error(ErrorKind::ValueValidation, message))
 }
 
 fn validate(raw: RawArguments) -> Result<Command, String> {
-    if raw.help {
-        return Ok(Command::Help);
-    }
-    if raw.version {
-        return Ok(Command::Version);
-    }
-    let manifest = PathBuf::from(
-        raw.manifest
-            .ok_or("missing `--manifest FILE`: the grants manifest")?,
-    );
+    let manifest = raw
+        .manifest
+        .ok_or("missing `--manifest FILE`: the grants manifest")?;
     let postgres = raw
         .postgres
         .ok_or("missing `--postgres URL`: the server to keep in step")?;
@@ -147,9 +132,8 @@ fn validate(raw: RawArguments) -> Result<Command, String> {
         .map_err(|error| format!("`--postgres` is not a connection string: {error}"))?;
     let root = match raw.root {
         None => None,
-        Some(root) if root.is_empty() => return Err("`--root` is empty".to_string()),
+        Some(root) if root.as_os_str().is_empty() => return Err("`--root` is empty".to_string()),
         Some(root) => {
-            let root = PathBuf::from(root);
             if root == std::path::Path::new("/") {
                 None
             } else {
@@ -186,17 +170,11 @@ fn validate(raw: RawArguments) -> Result<Command, String> {
         }
         Mode::Once
     };
-    let format = match raw.format.as_deref() {
-        None | Some("human") => OutputFormat::Human,
-        Some("json") => OutputFormat::Json,
-        Some(other) => {
-            return Err(format!("unknown format `{other}`: use `human` or `json`"));
-        }
-    };
+    let format = raw.format;
     Ok(Command::Run(Config {
         manifest,
         postgres,
-        password_file: raw.password_file.map(PathBuf::from),
+        password_file: raw.password_file,
         root,
         mode,
         format,
@@ -218,7 +196,7 @@ mod tests {
     use super::*;
 
     fn parse(arguments: &[&str]) -> Result<Command, String> {
-        parse_arguments(arguments.iter().map(OsString::from))
+        parse_arguments(arguments.iter().map(OsString::from)).map_err(|error| error.to_string())
     }
 
     fn config(arguments: &[&str]) -> Config {

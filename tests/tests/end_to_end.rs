@@ -18,7 +18,7 @@ struct Binaries {
 
 fn binaries() -> Binaries {
     Binaries {
-        meshc: binary("compiler", "meshc"),
+        meshc: binary("meshc", "meshc"),
         apply: binary("applier", "mesh-apply"),
     }
 }

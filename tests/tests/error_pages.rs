@@ -1,6 +1,6 @@
 //! Every diagnostic code has its book page and a failing test (STYLE.md, "Diagnostics").
-//! The registries are read as text (`lang/src/codes.rs` and `applier/src/codes.rs`),
-//! so this crate needs no dependency on the crates it checks. For every code of both:
+//! The registries are read as data (`lang::codes` and `applier::codes`), not as text.
+//! For every code of both:
 //! a page `book/src/errors/CODE.md` whose first line is a `# CODE` heading holding its
 //! title; a link in the index `book/src/errors.md` and in `book/src/SUMMARY.md`; and a
 //! test case that expects it. No page, index row or summary entry names a code that
@@ -65,48 +65,24 @@ fn between<'a>(source: &'a str, start: &str, end: &str, file: &str) -> &'a str {
     &rest[..to]
 }
 
-/// (code, title) pairs: the literals of `body`, which alternate code and title.
-fn pairs(body: &str, file: &str) -> Vec<(String, String)> {
-    let literals = string_literals(body);
-    assert!(
-        !literals.is_empty() && literals.chunks_exact(2).remainder().is_empty(),
-        "{file}: the registry does not read as code and title pairs"
-    );
-    literals
-        .chunks(2)
-        .map(|pair| {
-            assert!(
-                is_code(&pair[0]),
-                "{file}: `{}` where a code was expected",
-                pair[0]
-            );
-            (pair[0].clone(), pair[1].clone())
-        })
-        .collect()
-}
-
-/// Every registered code with its title: the language's and compiler's, then the
-/// applier's.
+/// Every registered code with its title, read from the registries themselves (the
+/// language's and compiler's `lang::codes::Code`, whose number and title come from
+/// one exhaustive match each, then the applier's `applier::codes::TABLE`).
 fn registry() -> BTreeMap<String, String> {
-    let lang_file = "lang/src/codes.rs";
-    let lang = read(lang_file);
-    let lang_body = between(&lang, "codes! {", "\n}", lang_file);
-    let lang_codes = pairs(lang_body, lang_file);
-    assert_eq!(
-        lang_codes.len(),
-        lang_body.matches("= \"E").count(),
-        "{lang_file}: every `NAME = \"EXXX\", \"title\";` line should be read"
-    );
-    let applier_file = "applier/src/codes.rs";
-    let applier = read(applier_file);
-    let applier_codes = pairs(
-        between(&applier, "pub const TABLE", "];", applier_file),
-        applier_file,
-    );
+    let language = lang::codes::REGISTRY
+        .iter()
+        .map(|(code, title)| (code.as_str(), *title));
+    let applier = applier::codes::TABLE.iter().map(|(code, number, title)| {
+        assert_eq!(code.as_str(), *number, "{code:?}");
+        (*number, *title)
+    });
     let mut registry = BTreeMap::new();
-    for (code, title) in lang_codes.into_iter().chain(applier_codes) {
+    for (code, title) in language.chain(applier) {
+        assert!(is_code(code), "`{code}` is not a code");
         assert!(
-            registry.insert(code.clone(), title).is_none(),
+            registry
+                .insert(code.to_string(), title.to_string())
+                .is_none(),
             "{code} is registered twice"
         );
     }
@@ -140,7 +116,7 @@ fn tested_codes() -> BTreeSet<String> {
             }
         }
     }
-    let fixtures = root.join("compiler/tests/data");
+    let fixtures = root.join("meshc/tests/data");
     for area in std::fs::read_dir(&fixtures).expect("compiler fixtures") {
         let area = area.expect("readable").path();
         if !area.is_dir() {
@@ -156,7 +132,7 @@ fn tested_codes() -> BTreeSet<String> {
             }
         }
     }
-    let diagnostics_file = "compiler/tests/diagnostics.rs";
+    let diagnostics_file = "meshc/tests/diagnostics.rs";
     let diagnostics = read(diagnostics_file);
     let covered = string_literals(between(
         &diagnostics,
@@ -170,10 +146,10 @@ fn tested_codes() -> BTreeSet<String> {
     );
     for entry in covered.chunks(3) {
         let (code, file, test) = (&entry[0], &entry[1], &entry[2]);
-        let source = read(&format!("compiler/{file}"));
+        let source = read(&format!("meshc/{file}"));
         assert!(
             source.contains(&format!("fn {test}()")),
-            "{code} is said to be covered by `{test}` in compiler/{file}, which has no such test"
+            "{code} is said to be covered by `{test}` in meshc/{file}, which has no such test"
         );
         tested.insert(code.clone());
     }

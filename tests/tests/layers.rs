@@ -1,7 +1,9 @@
 //! The layers of ARCHITECTURE.md, read from `cargo metadata`: `plan` and `lang`
-//! depend on no crate of ours, `transport` on `plan` only, `applier` on `plan` and
-//! `transport` only (for `--listen`), and neither ever on the language, the compiler,
-//! nom or petgraph. Also the edge that tools read: `meshc check
+//! depend on no crate of ours, `archive` on `plan` only, `transport` on `plan` and
+//! `archive` only, `applier` on those and `transport` (for `--listen`), and neither
+//! ever on the language, the compiler, nom or petgraph; `compiler` is a library that
+//! knows neither the terminal, the command line, the editor's protocol, the transport
+//! nor the allocator (the `meshc` crate chooses those). Also the edge that tools read: `meshc check
 //! --format json` carries every field of a diagnostic. Nothing here builds plans.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -105,7 +107,16 @@ const NORMAL_AND_BUILD: &[Option<&str>] = &[None, Some("build")];
 #[test]
 fn the_workspace_has_the_crates_the_layers_name() {
     let graph = Graph::read();
-    for name in ["lang", "compiler", "plan", "applier", "transport", "tests"] {
+    for name in [
+        "lang",
+        "compiler",
+        "meshc",
+        "plan",
+        "archive",
+        "applier",
+        "transport",
+        "tests",
+    ] {
         assert!(
             graph.workspace.contains(name),
             "no workspace crate `{name}`"
@@ -179,25 +190,68 @@ fn assert_layer(root: &str, expected: &[&str]) {
 /// transport; nothing that knows the language or the compiler.
 #[test]
 fn applier_depends_on_plan_and_transport_only() {
-    assert_layer("applier", &["plan", "transport"]);
+    assert_layer("applier", &["archive", "plan", "transport"]);
 }
 
 /// The transport carries plans and builds without knowing how plans are made: a
 /// change to module resolution cannot reach it.
 #[test]
 fn transport_depends_on_plan_only() {
-    assert_layer("transport", &["plan"]);
+    assert_layer("transport", &["archive", "plan"]);
+}
+
+/// The reproducible archive format is shared by the compiler and the builder and
+/// belongs to neither.
+#[test]
+fn archive_depends_on_plan_only() {
+    assert_layer("archive", &["plan"]);
+}
+
+/// rust-analyzer's split of `ide` from its binary: the compiler is a library; the
+/// terminal (miette), the command line (clap), the editor's protocol, the transport
+/// and the allocator are chosen by the `meshc` crate.
+#[test]
+fn compiler_is_a_library_without_terminal_protocol_transport_or_allocator() {
+    let graph = Graph::read();
+    let reachable = graph.reachable("compiler", NORMAL_AND_BUILD);
+    assert_eq!(
+        graph.ours(&reachable),
+        ["archive", "lang", "plan"]
+            .iter()
+            .map(|name| name.to_string())
+            .collect(),
+        "compiler's crates of ours"
+    );
+    let direct: BTreeSet<&str> = graph.edges["compiler"]
+        .iter()
+        .filter(|(_, kind)| kind.is_none())
+        .map(|(name, _)| name.as_str())
+        .collect();
+    for forbidden in [
+        "transport",
+        "miette",
+        "clap",
+        "lexopt",
+        "lsp-server",
+        "lsp-types",
+        "mimalloc",
+    ] {
+        assert!(
+            !direct.contains(forbidden),
+            "compiler depends on `{forbidden}`"
+        );
+    }
 }
 
 /// The `meshc` binary, built (or found up to date) by cargo in this test's profile.
 fn meshc() -> PathBuf {
-    tests::binary("compiler", "meshc")
+    tests::binary("meshc", "meshc")
 }
 
 #[test]
 fn meshc_check_json_carries_every_field_of_a_diagnostic() {
     let repository =
-        workspace_root().join("compiler/tests/data/settings/override-wrong-type-shows-both-spans");
+        workspace_root().join("meshc/tests/data/settings/override-wrong-type-shows-both-spans");
     let output = Command::new(meshc())
         .args(["check", "--format", "json", "--repo"])
         .arg(&repository)

@@ -43,7 +43,7 @@ fn binaries() -> Binaries {
     command.current_dir(workspace_root()).args([
         "build",
         "--package",
-        "compiler",
+        "meshc",
         "--bin",
         "meshc",
         "--package",

@@ -195,7 +195,7 @@ struct Binaries {
 
 fn binaries() -> Binaries {
     Binaries {
-        meshc: binary("compiler", "meshc"),
+        meshc: binary("meshc", "meshc"),
         apply: binary("applier", "mesh-apply"),
         build: binary("transport", "mesh-build"),
     }
@@ -739,9 +739,7 @@ fn a_builder_killed_during_a_build_leaves_the_request_for_the_next_one() {
     assert_eq!(results[0].outcome, transport::BuildOutcome::Built);
     let digest = results[0].digest.clone().expect("a digest");
     assert!(
-        store
-            .join(transport::artifacts::file_name(&digest))
-            .is_file(),
+        store.join(archive::file_name(&digest)).is_file(),
         "stored content-addressed"
     );
     let record = transport::builder::read_record(&store)

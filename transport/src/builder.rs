@@ -18,9 +18,9 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::artifacts;
 use crate::consume::{Handled, Handler, Log};
 use crate::message::{BUILD_RESULT_FORMAT, BuildOutcome, BuildRequest, BuildResult, Incoming};
+use archive as artifacts;
 
 /// The record's file name in the store.
 pub const RECORD_FILE: &str = "builds.jsonl";

@@ -2,16 +2,15 @@
 //! keys (`names`), the message formats (`message`), connecting and publishing with
 //! confirms (`connection`), the supervised consumer that acknowledges only after its
 //! work and its replies are done (`consume`), a blocking client for one-shot commands
-//! (`client`, `publish`, `remote`), the builder and its record (`builder`), the
-//! reproducible archives builds make (`artifacts`) and the broker permissions
-//! (`permissions`).
+//! (`client`, `publish`, `remote`), the builder and its record (`builder`; its
+//! archives are the `archive` crate's) and the broker permissions (`permissions`).
 //!
-//! Depends on `plan` only among our crates: never on the language, module resolution
+//! Depends on `plan` and `archive` only among our crates: never on the language, module resolution
 //! or the compiler, so a change to how plans are made cannot reach the wire, and the
 //! applier (which runs as root and uses this crate for `--listen`) stays small.
 #![forbid(unsafe_code)]
 
-pub mod artifacts;
+pub mod build_command;
 pub mod builder;
 pub mod client;
 pub mod connection;

@@ -1,0 +1,298 @@
+//! Files beneath a directory handle, never through a symbolic link: what `meshc`
+//! writes into the repository's `secrets/` and into the build output `OUT/`. Every
+//! path is resolved by the kernel from an open directory with `openat2`
+//! (`RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`), so a planted link, or `..`, cannot lead
+//! a read, write or removal out of it; the check is the open itself. Files are
+//! replaced by a new file and `renameat`, which replaces a planted link rather than
+//! writing through it. Must not use path-based `std::fs` calls below the base.
+
+use std::ffi::OsString;
+use std::io::{self, Read, Write};
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStringExt;
+use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rustix::fs::{AtFlags, Mode, OFlags, ResolveFlags};
+
+/// A directory opened once; everything below it is reached through it.
+#[derive(Debug)]
+pub struct Beneath {
+    directory: OwnedFd,
+    /// Where it is, for messages only.
+    path: PathBuf,
+}
+
+/// Resolution that stays below the directory and follows no link at all.
+fn resolve_flags() -> ResolveFlags {
+    ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS
+}
+
+/// The kernel refused a symbolic link (or a way out) on a path: the message names it.
+#[derive(Debug)]
+struct LinkRefused(String);
+
+impl std::fmt::Display for LinkRefused {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for LinkRefused {}
+
+/// Is this error the kernel refusing a symbolic link (or a way out) on the path?
+pub fn is_link_refusal(error: &io::Error) -> bool {
+    error
+        .get_ref()
+        .is_some_and(|inner| inner.is::<LinkRefused>())
+        || matches!(
+            rustix::io::Errno::from_io_error(error),
+            Some(rustix::io::Errno::LOOP | rustix::io::Errno::XDEV)
+        )
+}
+
+fn explain(path: &Path, errno: rustix::io::Errno) -> io::Error {
+    let error = io::Error::from(errno);
+    if matches!(errno, rustix::io::Errno::LOOP | rustix::io::Errno::XDEV) {
+        let message = format!(
+            "`{}` is a symbolic link or passes through one ({error})",
+            path.display()
+        );
+        io::Error::new(error.kind(), LinkRefused(message))
+    } else {
+        error
+    }
+}
+
+/// Refuses `..`, `/` and empty paths: everything here is relative and goes down.
+fn downward(relative: &Path) -> io::Result<()> {
+    let plain = relative
+        .components()
+        .all(|component| matches!(component, Component::Normal(_)));
+    if plain && relative.components().next().is_some() {
+        Ok(())
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("`{}` is not a plain relative path", relative.display()),
+        ))
+    }
+}
+
+static TEMPORARY_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+impl Beneath {
+    /// Opens `path` as the base (made first when `create`). The base itself is the
+    /// user's choice (`--repo`, `--out`) and may be reached through links; nothing
+    /// below it may.
+    pub fn open(path: &Path, create: bool) -> io::Result<Beneath> {
+        if create {
+            std::fs::create_dir_all(path)?;
+        }
+        let directory = rustix::fs::open(
+            path,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        Ok(Beneath {
+            directory,
+            path: path.to_path_buf(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The directory `relative` below this one, made (mode 0755) when `create`;
+    /// `None` when it does not exist and is not to be made. A link anywhere on the
+    /// way is refused.
+    pub fn directory(&self, relative: &Path, create: bool) -> io::Result<Option<Beneath>> {
+        downward(relative)?;
+        // no O_NOFOLLOW: with O_DIRECTORY it turns a link into ENOTDIR; RESOLVE_NO_SYMLINKS
+        // refuses a link as the last component too, with ELOOP
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let mut current: Option<Beneath> = None;
+        for component in relative.components() {
+            let parent = current.as_ref().unwrap_or(self);
+            let path = parent.path.join(component);
+            let opened = match rustix::fs::openat2(
+                &parent.directory,
+                component.as_os_str(),
+                flags,
+                Mode::empty(),
+                resolve_flags(),
+            ) {
+                Ok(opened) => opened,
+                Err(rustix::io::Errno::NOENT) if create => {
+                    match rustix::fs::mkdirat(
+                        &parent.directory,
+                        component.as_os_str(),
+                        Mode::from_raw_mode(0o755),
+                    ) {
+                        Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+                        Err(error) => return Err(explain(&path, error)),
+                    }
+                    rustix::fs::openat2(
+                        &parent.directory,
+                        component.as_os_str(),
+                        flags,
+                        Mode::empty(),
+                        resolve_flags(),
+                    )
+                    .map_err(|error| explain(&path, error))?
+                }
+                Err(rustix::io::Errno::NOENT) => return Ok(None),
+                Err(error) => return Err(explain(&path, error)),
+            };
+            current = Some(Beneath {
+                directory: opened,
+                path,
+            });
+        }
+        Ok(current)
+    }
+
+    /// The bytes of the regular file `relative` below, `None` if there is none.
+    pub fn read(&self, relative: &Path) -> io::Result<Option<Vec<u8>>> {
+        downward(relative)?;
+        let path = self.path.join(relative);
+        let opened = match rustix::fs::openat2(
+            &self.directory,
+            relative,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
+            Mode::empty(),
+            resolve_flags(),
+        ) {
+            Ok(opened) => opened,
+            Err(rustix::io::Errno::NOENT) => return Ok(None),
+            Err(error) => return Err(explain(&path, error)),
+        };
+        let mut file = std::fs::File::from(opened);
+        if !file.metadata()?.is_file() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("`{}` is not a regular file", path.display()),
+            ));
+        }
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)?;
+        Ok(Some(bytes))
+    }
+
+    /// Replaces the file `name` of this directory with `bytes` (mode 0600): a new
+    /// file, then `renameat` over the old name, which replaces a link planted there
+    /// instead of writing through it. `durable` syncs the file and the directory.
+    pub fn write(&self, name: &str, bytes: &[u8], durable: bool) -> io::Result<()> {
+        downward(Path::new(name))?;
+        if Path::new(name).components().count() != 1 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("`{name}` is not a file name"),
+            ));
+        }
+        let (temporary, file) = self.new_file(name)?;
+        let written = (|| {
+            let mut file = std::fs::File::from(file);
+            file.write_all(bytes)?;
+            if durable {
+                file.sync_all()?;
+            }
+            rustix::fs::renameat(&self.directory, &temporary, &self.directory, name)?;
+            if durable {
+                rustix::fs::fsync(&self.directory)?;
+            }
+            Ok(())
+        })();
+        if written.is_err() {
+            let _ = rustix::fs::unlinkat(&self.directory, &temporary, AtFlags::empty());
+        }
+        written.map_err(|error: io::Error| {
+            io::Error::new(
+                error.kind(),
+                format!("`{}`: {error}", self.path.join(name).display()),
+            )
+        })
+    }
+
+    /// A new, exclusively created temporary file beside `name`.
+    fn new_file(&self, name: &str) -> io::Result<(String, OwnedFd)> {
+        loop {
+            let counter = TEMPORARY_COUNTER.fetch_add(1, Ordering::Relaxed);
+            let temporary = format!(".{name}.{}.{counter}.new", std::process::id());
+            match rustix::fs::openat(
+                &self.directory,
+                temporary.as_str(),
+                OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::from_raw_mode(0o600),
+            ) {
+                Ok(file) => return Ok((temporary, file)),
+                Err(rustix::io::Errno::EXIST) => continue,
+                Err(error) => return Err(explain(&self.path.join(temporary), error)),
+            }
+        }
+    }
+
+    /// Removes the entry `name` of this directory (a link is removed, never followed).
+    pub fn remove(&self, name: &str) -> io::Result<()> {
+        rustix::fs::unlinkat(&self.directory, name, AtFlags::empty())
+            .map_err(|error| explain(&self.path.join(name), error))
+    }
+
+    /// The names in this directory (not `.` and `..`).
+    pub fn names(&self) -> io::Result<Vec<OsString>> {
+        let mut names = Vec::new();
+        for entry in rustix::fs::Dir::read_from(&self.directory)? {
+            let entry = entry?;
+            let name = entry.file_name().to_bytes();
+            if name != b"." && name != b".." {
+                names.push(OsString::from_vec(name.to_vec()));
+            }
+        }
+        Ok(names)
+    }
+
+    /// The uid owning this directory.
+    pub fn owner(&self) -> io::Result<u32> {
+        Ok(rustix::fs::fstat(self.directory.as_fd())?.st_uid)
+    }
+}
+
+/// The effective uid of this process: the owner of a file it has just made.
+pub fn own_uid() -> io::Result<u32> {
+    use std::os::unix::fs::MetadataExt;
+    Ok(tempfile::tempfile()?.metadata()?.uid())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_link_on_the_way_is_refused_and_a_planted_link_is_replaced() {
+        let temporary = tempfile::tempdir().unwrap();
+        let base = temporary.path().join("base");
+        let outside = temporary.path().join("outside");
+        std::fs::create_dir_all(&base).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("victim"), "keep").unwrap();
+        std::os::unix::fs::symlink(&outside, base.join("linked")).unwrap();
+        let beneath = Beneath::open(&base, false).unwrap();
+        let refused = beneath.directory(Path::new("linked"), true).unwrap_err();
+        assert!(is_link_refusal(&refused), "{refused}");
+        let refused = beneath.read(Path::new("linked/victim")).unwrap_err();
+        assert!(is_link_refusal(&refused), "{refused}");
+        assert!(beneath.directory(Path::new("../outside"), false).is_err());
+
+        std::os::unix::fs::symlink(outside.join("victim"), base.join("planted")).unwrap();
+        beneath.write("planted", b"new", false).unwrap();
+        assert_eq!(std::fs::read(outside.join("victim")).unwrap(), b"keep");
+        assert!(
+            std::fs::symlink_metadata(base.join("planted"))
+                .unwrap()
+                .is_file()
+        );
+        beneath.remove("linked").unwrap();
+        assert!(outside.join("victim").exists());
+    }
+}

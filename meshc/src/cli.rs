@@ -1,0 +1,149 @@
+//! The command line of `meshc`, defined once with clap: the global options, the
+//! commands, and the arguments several commands share. Each command's own arguments
+//! are defined beside the code that runs it (`commands/NAME.rs`). The help, the
+//! completions, the man pages and the book's check (`meshc/tests/book.rs`) all read
+//! these definitions. Must not run anything.
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::commands;
+
+const EXAMPLES: &str = "\
+Examples:
+  meshc build                          compile the repository around the current directory
+  meshc check --format json            every diagnostic, for tools
+  meshc diff                           what the next build would change on each node
+  meshc eval --expr '1 + 2'            evaluate an expression as nix-instantiate would
+  meshc completions bash > /etc/bash_completion.d/meshc
+
+Commands that read a repository find it as cargo finds a workspace: the nearest
+directory with `mesh.nix` at or above the current one, unless `--repo DIR` names it.
+
+Exit status: 0 success, 1 an error was reported, 2 a usage error (and, with
+`meshc diff --detailed-exitcode`, a difference was found).";
+
+/// The fleet configuration compiler: a repository of modules in (a subset of) the Nix
+/// language, compiled into one digest-addressed plan per node.
+#[derive(Debug, Parser)]
+#[command(
+    name = "meshc",
+    version,
+    propagate_version = true,
+    subcommand_required = true,
+    arg_required_else_help = true,
+    args_override_self = true,
+    after_help = EXAMPLES
+)]
+pub struct Cli {
+    /// When to colour diagnostics and diffs: `auto` colours a terminal unless
+    /// `NO_COLOR` is set to something
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto)]
+    pub color: ColorWhen,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    Eval(commands::eval::EvalArgs),
+    Check(commands::check::CheckArgs),
+    Lsp(commands::lsp::LspArgs),
+    Build(commands::build::BuildArgs),
+    Lock(commands::lock::LockArgs),
+    Diff(commands::diff::DiffArgs),
+    Artifacts(commands::artifacts::ArtifactsArgs),
+    Publish(commands::publish::PublishArgs),
+    Builds(commands::builds::BuildsArgs),
+    BrokerPermissions(commands::broker_permissions::BrokerPermissionsArgs),
+    Completions(commands::completions::CompletionsArgs),
+    Man(commands::man::ManArgs),
+    Repl(commands::repl::ReplArgs),
+    Fmt(commands::fmt::FmtArgs),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ColorWhen {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    // each command's `--format` says what the two mean for it
+    Human,
+    Json,
+}
+
+/// Which repository: `--repo`, else the nearest `mesh.nix` above the working
+/// directory.
+#[derive(Debug, Args)]
+pub struct RepositoryArgs {
+    /// The repository (the directory with `mesh.nix`); default: the nearest
+    /// directory with `mesh.nix` at or above the current one
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<PathBuf>,
+}
+
+impl RepositoryArgs {
+    /// The repository's directory: as given, or found by walking up.
+    pub fn root(&self, color: ColorWhen) -> Result<PathBuf, crate::terminal::Failure> {
+        match &self.repo {
+            Some(path) => Ok(path.clone()),
+            None => {
+                let here = std::env::current_dir()
+                    .map_err(|error| format!("cannot read the current directory: {error}"))?;
+                compiler::discover(&here)
+                    .map_err(|diagnostic| crate::terminal::fail_alone(&diagnostic, color))
+            }
+        }
+    }
+}
+
+/// How many evaluation workers compile nodes.
+#[derive(Debug, Args)]
+pub struct WorkersArgs {
+    /// Evaluation workers; default: one per core, at most 8 are used. The output
+    /// does not depend on it
+    #[arg(long, value_name = "N", env = "MESH_WORKERS", value_parser = clap::value_parser!(u16).range(1..))]
+    pub workers: Option<u16>,
+}
+
+impl WorkersArgs {
+    pub fn get(&self) -> Option<usize> {
+        self.workers.map(usize::from)
+    }
+}
+
+/// The evaluation's bounds.
+#[derive(Debug, Args)]
+pub struct LimitsArgs {
+    /// The evaluation's step budget (default 1000000000)
+    #[arg(long, value_name = "N", value_parser = compiler::limits::parse_steps)]
+    pub max_steps: Option<u64>,
+    /// The evaluation's memory bound: bytes, or with K, M or G (default 4G)
+    #[arg(long, value_name = "SIZE", value_parser = compiler::limits::parse_size)]
+    pub max_memory: Option<u64>,
+}
+
+impl LimitsArgs {
+    /// The limits, with the defaults for those not given.
+    pub fn get(&self) -> lang::Limits {
+        compiler::limits::with(self.max_steps, self.max_memory)
+    }
+
+    /// A compilation session with these limits.
+    pub fn session(&self) -> compiler::Session {
+        compiler::Session {
+            limits: self.get(),
+            ..Default::default()
+        }
+    }
+}
+
+/// The build output of a repository when none is named: `REPO/build`.
+pub fn default_output(repository: &Path) -> PathBuf {
+    repository.join("build")
+}

@@ -1,0 +1,62 @@
+//! One module per `meshc` command: its arguments (clap) and what it does with the
+//! compiler's result. Each `run` returns the exit status or a [`Failure`]; none
+//! writes to standard output but through `terminal::print`.
+
+pub mod artifacts;
+pub mod broker_permissions;
+pub mod build;
+pub mod builds;
+pub mod check;
+pub mod completions;
+pub mod diff;
+pub mod eval;
+pub mod fmt;
+pub mod lock;
+pub mod lsp;
+pub mod man;
+pub mod publish;
+pub mod repl;
+
+use std::process::ExitCode;
+
+use crate::cli::{Cli, Command};
+use crate::terminal::Failure;
+
+/// Runs the command the command line names.
+pub fn run(cli: Cli) -> Result<ExitCode, Failure> {
+    let color = cli.color;
+    match cli.command {
+        Command::Eval(arguments) => eval::run(arguments, color),
+        Command::Check(arguments) => check::run(arguments, color),
+        Command::Lsp(arguments) => lsp::run(arguments),
+        Command::Build(arguments) => build::run(arguments, color),
+        Command::Lock(arguments) => lock::run(arguments, color),
+        Command::Diff(arguments) => diff::run(arguments, color),
+        Command::Artifacts(arguments) => artifacts::run(arguments, color),
+        Command::Publish(arguments) => publish::run(arguments),
+        Command::Builds(arguments) => builds::run(arguments),
+        Command::BrokerPermissions(arguments) => broker_permissions::run(arguments),
+        Command::Completions(arguments) => completions::run(arguments),
+        Command::Man(arguments) => man::run(arguments),
+        Command::Repl(arguments) => repl::run(arguments, color),
+        Command::Fmt(arguments) => fmt::run(arguments, color),
+    }
+}
+
+/// Counts the errors among a compilation's diagnostics.
+fn error_count(compilation: &compiler::Compilation) -> usize {
+    compilation
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == lang::Severity::Error)
+        .count()
+}
+
+/// The exit status for "failed or not".
+fn status(failed: bool) -> ExitCode {
+    if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}

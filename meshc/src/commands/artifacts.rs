@@ -1,0 +1,119 @@
+//! `meshc artifacts build`: build the repository's declared artifacts into
+//! reproducible archives, here or on the builder through the broker, and record their
+//! digests in `mesh.lock`. The archive format is the `archive` crate's.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+
+use crate::cli::{ColorWhen, RepositoryArgs};
+use crate::say;
+use crate::terminal::{self, Failure};
+
+/// Build the artifacts the repository declares
+#[derive(Debug, Args)]
+#[command(
+    subcommand_required = true,
+    arg_required_else_help = true,
+    after_help = "\
+Examples:
+  meshc artifacts build
+  meshc artifacts build --remote --amqp amqp://operator:secret@broker:5672/%2f"
+)]
+pub struct ArtifactsArgs {
+    #[command(subcommand)]
+    pub command: ArtifactsCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ArtifactsCommand {
+    /// Build every declared artifact and record its digest in `mesh.lock`
+    #[command(after_help = "\
+Examples:
+  meshc artifacts build                      archives in REPO/.mesh/artifacts
+  meshc artifacts build --store /var/cache/mesh
+  meshc artifacts build --remote --timeout 600
+
+A digest in `mesh.lock` for a directory no module declares any more is removed.")]
+    Build(BuildArtifactsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BuildArtifactsArgs {
+    #[command(flatten)]
+    pub repository: RepositoryArgs,
+    /// Where local builds keep their archives; default: `.mesh/artifacts` in the repository
+    #[arg(long, value_name = "DIR", conflicts_with = "remote")]
+    pub store: Option<PathBuf>,
+    /// Ask the builder (`mesh-build`) through the broker instead of building here
+    #[arg(long)]
+    pub remote: bool,
+    /// The broker's URL, with `--remote`
+    #[arg(
+        long,
+        value_name = "URL",
+        env = transport::names::URL_VARIABLE,
+        hide_env_values = true,
+        default_value = transport::names::DEFAULT_URL,
+        hide_default_value = true
+    )]
+    pub amqp: String,
+    /// How long to wait for the builder's answers, in seconds, with `--remote`
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::builds::DEFAULT_REMOTE_TIMEOUT.as_secs(), requires = "remote")]
+    pub timeout: u64,
+}
+
+pub fn run(arguments: ArtifactsArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
+    match arguments.command {
+        ArtifactsCommand::Build(arguments) => build(arguments, color),
+    }
+}
+
+fn build(arguments: BuildArtifactsArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
+    let root = arguments.repository.root(color)?;
+    let compilation = compiler::compile(&root);
+    if let Some(escaping) = (compilation.diagnostics.iter())
+        .find(|diagnostic| diagnostic.code == lang::codes::ARTIFACT_LINK_ESCAPES)
+    {
+        return Err(terminal::fail(escaping, &compilation.sources, color));
+    }
+    let mut lock = compiler::read_lock(&compilation.root)
+        .map_err(|diagnostic| terminal::fail(&diagnostic, &compilation.sources, color))?;
+    if compilation.artifact_directories.is_empty() {
+        say!("the repository declares no artifacts");
+    }
+    let mut all_built = true;
+    if arguments.remote {
+        let directories: Vec<String> = compilation.artifact_directories.keys().cloned().collect();
+        if !directories.is_empty() {
+            let timeout = Duration::from_secs(arguments.timeout);
+            let (digests, all) =
+                crate::builds::build_remotely(&directories, &arguments.amqp, timeout)?;
+            all_built = all;
+            lock.artifacts.extend(digests);
+        }
+    } else {
+        for (directory, absolute) in &compilation.artifact_directories {
+            let built = archive::build(absolute)
+                .map_err(|e| format!("cannot archive `{directory}`: {e}"))?;
+            let path = match &arguments.store {
+                Some(store) => archive::store(store, &built),
+                None => compiler::store_in_repository(&compilation.root, &built),
+            }
+            .map_err(|e| format!("cannot store `{directory}`: {e}"))?;
+            say!(
+                "built {directory} -> {} ({} bytes)",
+                path.display(),
+                built.bytes.len()
+            );
+            lock.artifacts.insert(directory.clone(), built.digest);
+        }
+    }
+    lock.artifacts
+        .retain(|directory, _| compilation.artifact_directories.contains_key(directory));
+    compiler::write_lock(&compilation.root, &lock)
+        .map_err(|diagnostic| terminal::fail(&diagnostic, &compilation.sources, color))?;
+    Ok(super::status(!all_built))
+}

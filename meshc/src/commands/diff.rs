@@ -1,0 +1,106 @@
+//! `meshc diff`: what would change on each node, either between the repository and
+//! its last build (refused when that build was made from another repository) or
+//! between two build outputs. Writes nothing.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use compiler::Snapshot;
+
+use crate::cli::{ColorWhen, Format, RepositoryArgs, WorkersArgs};
+use crate::say;
+use crate::terminal::{self, Failure};
+
+/// Show what would change on each node, against the last build or between two builds
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  meshc diff                           the repository against REPO/build
+  meshc diff --against /srv/mesh/deployed
+  meshc diff old-build new-build --format json
+  meshc diff --detailed-exitcode       in CI: exit 2 when something would change
+
+Exit status: 0 no difference (or no --detailed-exitcode), 1 an error, 2 a difference
+with --detailed-exitcode.")]
+pub struct DiffArgs {
+    #[command(flatten)]
+    pub repository: RepositoryArgs,
+    /// The build to compare the repository with; default: `build` in the repository
+    #[arg(long, value_name = "DIR", conflicts_with = "outputs")]
+    pub against: Option<PathBuf>,
+    /// `human` is a readable diff; `json` one object for tools
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = Format::Human)]
+    pub format: Format,
+    /// Exit 2 when there is a difference (0 when there is none)
+    #[arg(long)]
+    pub detailed_exitcode: bool,
+    /// Two build outputs to compare (OLD NEW) instead of the repository
+    #[arg(value_names = ["OLD", "NEW"], num_args = 2, conflicts_with = "repo")]
+    pub outputs: Vec<PathBuf>,
+    #[command(flatten)]
+    pub workers: WorkersArgs,
+}
+
+fn read(directory: &std::path::Path, color: ColorWhen) -> Result<Snapshot, Failure> {
+    Snapshot::read(directory).map_err(|diagnostic| terminal::fail_alone(&diagnostic, color))
+}
+
+/// The repository compiled, and its last build (checked to be of this repository).
+fn repository_and_build(
+    arguments: &DiffArgs,
+    color: ColorWhen,
+) -> Result<(Snapshot, Snapshot), Failure> {
+    let root = arguments.repository.root(color)?;
+    let against = arguments
+        .against
+        .clone()
+        .unwrap_or_else(|| crate::cli::default_output(&root));
+    let options = compiler::Options {
+        workers: arguments.workers.get(),
+        ..compiler::Options::inspect()
+    };
+    let compilation = compiler::compile_with(&root, options);
+    if compilation.has_errors() {
+        terminal::report(&compilation.diagnostics, &compilation.sources, false, color);
+        return Err(Failure::Reported);
+    }
+    let old = if against.join("manifest.json").exists() {
+        compiler::check_built_from(&against, &compilation.root)
+            .map_err(|diagnostic| terminal::fail_alone(&diagnostic, color))?;
+        read(&against, color)?
+    } else {
+        say!(
+            "note: there is no build in `{}`: every node is new",
+            against.display()
+        );
+        Snapshot::empty()
+    };
+    Ok((
+        old,
+        Snapshot::from_plans(compilation.plans, compilation.keys),
+    ))
+}
+
+pub fn run(arguments: DiffArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
+    let (old, new) = match arguments.outputs.as_slice() {
+        [old, new] => (read(old, color)?, read(new, color)?),
+        _ => repository_and_build(&arguments, color)?,
+    };
+    let difference = compiler::diff(&old, &new)
+        .map_err(|diagnostic| terminal::fail_alone(&diagnostic, color))?;
+    let text = match arguments.format {
+        Format::Json => {
+            let mut text = compiler::render_diff_json(&difference);
+            text.push('\n');
+            text
+        }
+        Format::Human => compiler::render_diff(&difference, color.colour(&std::io::stdout())),
+    };
+    terminal::print(text)?;
+    Ok(if arguments.detailed_exitcode && !difference.is_empty() {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

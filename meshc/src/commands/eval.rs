@@ -1,0 +1,86 @@
+//! `meshc eval`: evaluate a file or an expression deeply and print it exactly as
+//! `nix-instantiate --eval --strict [--json]` would. The evaluation is
+//! `crate::evaluate`'s; this file only reads the arguments and prints.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{ArgGroup, Args};
+
+use crate::cli::{ColorWhen, LimitsArgs};
+use crate::evaluate::{EvalRequest, Input, evaluate};
+use crate::say;
+use crate::terminal::{self, Failure};
+
+/// Evaluate a file or an expression as `nix-instantiate --eval --strict` would
+#[derive(Debug, Args)]
+#[command(
+    group(ArgGroup::new("input").required(true).args(["file", "expr"])),
+    after_help = "\
+Examples:
+  meshc eval examples/language/fibonacci.nix
+  meshc eval --json --expr 'builtins.map (x: x * 2) [ 1 2 3 ]'
+
+`import` and `readFile` reach only below the root: `--root`, else the nearest
+directory with `mesh.nix` above the file (or the working directory), else the
+file's directory."
+)]
+pub struct EvalArgs {
+    /// The file to evaluate
+    #[arg(value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    /// Evaluate this expression instead of a file
+    #[arg(long, short = 'E', value_name = "EXPR")]
+    pub expr: Option<String>,
+    /// Print the value as JSON (`nix-instantiate --json`)
+    #[arg(long)]
+    pub json: bool,
+    /// Show every frame of an error's trace, not only the first three
+    #[arg(long)]
+    pub trace: bool,
+    /// Where `import` and `readFile` may reach
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    #[command(flatten)]
+    pub limits: LimitsArgs,
+    /// Accepted and ignored, for `nix-instantiate` habits (evaluation is always strict)
+    #[arg(long, hide = true)]
+    pub strict: bool,
+    /// Accepted and ignored, for `nix-instantiate` habits
+    #[arg(long, hide = true)]
+    pub eval: bool,
+}
+
+pub fn run(arguments: EvalArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
+    let input = match (arguments.file, arguments.expr) {
+        (Some(path), None) => Input::File(path),
+        (None, Some(text)) => Input::Expression(text),
+        // clap's group `input` lets neither case through
+        _ => return Err(Failure::Message("give either FILE or --expr EXPR".into())),
+    };
+    let working_directory = std::env::current_dir()
+        .map_err(|error| format!("cannot read the current directory: {error}"))?;
+    let outcome = evaluate(EvalRequest {
+        input,
+        json: arguments.json,
+        root: arguments.root,
+        working_directory,
+        limits: arguments.limits.get(),
+    });
+    for message in &outcome.traces {
+        say!("trace: {message}");
+    }
+    for message in &outcome.warnings {
+        say!("evaluation warning: {message}");
+    }
+    match outcome.output {
+        Ok(bytes) => {
+            terminal::print(bytes)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(diagnostics) => {
+            terminal::report(&diagnostics, &outcome.sources, arguments.trace, color);
+            Ok(ExitCode::from(1))
+        }
+    }
+}

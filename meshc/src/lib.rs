@@ -1,0 +1,33 @@
+//! The `meshc` command line: the clap definitions (`cli`), one module per command
+//! (`commands/`), diagnostics rendered for the terminal and for tools (`render`,
+//! `terminal`), and the language server (`lsp`). The only crate that knows the
+//! terminal and the editor's protocol; what a command computes is the `compiler`
+//! crate's. A library beside the binary so that tests read the very definitions the
+//! binary parses (the book's commands chapter is checked against them).
+#![forbid(unsafe_code)]
+#![allow(clippy::result_large_err)]
+
+pub mod builds;
+pub mod cli;
+pub mod commands;
+pub mod evaluate;
+pub mod format;
+pub mod lsp;
+pub mod publish;
+pub mod render;
+pub mod repl;
+pub mod terminal;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+/// Parses the command line and runs the command. Usage errors exit 2 (with clap's
+/// suggestions), failures 1; a closed standard output ends the program quietly.
+pub fn run() -> ExitCode {
+    let cli = cli::Cli::parse();
+    match commands::run(cli) {
+        Ok(code) => code,
+        Err(failure) => failure.exit_code(),
+    }
+}

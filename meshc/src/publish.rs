@@ -1,0 +1,116 @@
+//! `meshc publish` and `meshc broker-permissions`: read a build output
+//! (`OUT/manifest.json` and `OUT/nodes/NODE.json`), check that every plan verifies and
+//! is the one the manifest names, and hand them to `transport`. Must not compile
+//! anything: what is published is exactly what `meshc build` wrote.
+
+use std::path::Path;
+
+use plan::Plan;
+
+use crate::say;
+use transport::publish::{PlanMessage, Published};
+
+/// The plans of the build in `out`, in node-name order; `only` (if not empty) picks
+/// nodes by name.
+pub fn read_output(out: &Path, only: &[String]) -> Result<Vec<PlanMessage>, String> {
+    let manifest_path = out.join("manifest.json");
+    let bytes = std::fs::read(&manifest_path).map_err(|error| {
+        format!(
+            "cannot read `{}` ({error}): build first with `meshc build --out {}`",
+            manifest_path.display(),
+            out.display()
+        )
+    })?;
+    let manifest: serde_json::Value = serde_json::from_slice(&bytes)
+        .map_err(|error| format!("`{}` is not JSON: {error}", manifest_path.display()))?;
+    if manifest["format"] != compiler::MANIFEST_FORMAT {
+        return Err(format!(
+            "`{}` is not a `{}` manifest",
+            manifest_path.display(),
+            compiler::MANIFEST_FORMAT
+        ));
+    }
+    let Some(nodes) = manifest["nodes"].as_object() else {
+        return Err(format!("`{}` has no `nodes`", manifest_path.display()));
+    };
+    for name in only {
+        if !nodes.contains_key(name) {
+            return Err(format!(
+                "node `{name}` is not in the build in `{}`",
+                out.display()
+            ));
+        }
+    }
+    let mut plans = Vec::new();
+    for (node, digest) in nodes {
+        if !only.is_empty() && !only.contains(node) {
+            continue;
+        }
+        transport::names::check_node(node)?;
+        let path = out.join("nodes").join(format!("{node}.json"));
+        let bytes =
+            std::fs::read(&path).map_err(|error| format!("`{}`: {error}", path.display()))?;
+        let plan = Plan::read(&bytes).map_err(|error| format!("`{}`: {error}", path.display()))?;
+        if plan.node() != node || Some(plan.digest()) != digest.as_str() {
+            return Err(format!(
+                "`{}` is not the plan the manifest names for `{node}`: build again",
+                path.display()
+            ));
+        }
+        plans.push(PlanMessage {
+            node: node.clone(),
+            digest: plan.digest().to_string(),
+            bytes,
+        });
+    }
+    Ok(plans)
+}
+
+/// Publishes; the table to print (one line per node) and whether every plan was
+/// confirmed.
+pub fn publish(out: &Path, url: &str, only: &[String]) -> Result<(String, bool), String> {
+    let plans = read_output(out, only)?;
+    if plans.is_empty() {
+        say!("the build in `{}` has no nodes", out.display());
+        return Ok((String::new(), true));
+    }
+    let published = transport::publish::publish_plans(url, &plans).map_err(|e| e.to_string())?;
+    let width = published.iter().map(|p| p.node.len()).max().unwrap_or(0);
+    let mut all = true;
+    let mut table = String::new();
+    for Published {
+        node,
+        digest,
+        result,
+    } in &published
+    {
+        match result {
+            Ok(()) => table.push_str(&format!("{node:<width$}  {digest}  published\n")),
+            Err(error) => {
+                all = false;
+                table.push_str(&format!(
+                    "{node:<width$}  {digest}  not published: {error}\n"
+                ));
+            }
+        }
+    }
+    let confirmed = published.iter().filter(|p| p.result.is_ok()).count();
+    say!(
+        "published {confirmed} of {} plan(s) to {}",
+        published.len(),
+        transport::names::redact(url)
+    );
+    Ok((table, all))
+}
+
+/// The `rabbitmqctl` script for the nodes of the build in `out`.
+pub fn broker_permissions(out: &Path, vhost: &str) -> Result<String, String> {
+    let plans = read_output(out, &[])?;
+    let nodes: Vec<&str> = plans.iter().map(|plan| plan.node.as_str()).collect();
+    let source = out.join("manifest.json");
+    Ok(transport::permissions::script(
+        &nodes,
+        vhost,
+        &source.display().to_string(),
+    ))
+}

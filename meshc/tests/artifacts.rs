@@ -1,0 +1,307 @@
+//! Artifacts: reproducible archives (the same directory gives the same bytes whatever
+//! its files' times, modes, owners or the umask), `meshc artifacts build` recording
+//! digests in `mesh.lock`, and archive shapes naming the built digest.
+
+#[path = "support/repository.rs"]
+mod support;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::Command;
+
+use support::MESHC;
+
+fn write(path: &Path, content: &str, mode: u32) {
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("create parent");
+    std::fs::write(path, content).expect("write");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+}
+
+fn set_mtime(path: &Path, seconds: i64) {
+    let status = Command::new("touch")
+        .arg("-h")
+        .arg("-d")
+        .arg(format!("@{seconds}"))
+        .arg(path)
+        .status()
+        .expect("touch runs");
+    assert!(status.success());
+}
+
+fn chown(path: &Path, owner: &str) {
+    let status = Command::new("chown")
+        .arg("-h")
+        .arg(owner)
+        .arg(path)
+        .status()
+        .expect("chown runs");
+    assert!(status.success());
+}
+
+#[test]
+fn the_same_directory_gives_byte_identical_archives() {
+    let temporary = tempfile::tempdir().expect("temporary directory");
+    let first = temporary.path().join("first");
+    let second = temporary.path().join("second/deeper");
+    for (root, file_mode, time, owner) in [
+        (&first, 0o600, 1_000_000, "0:0"),
+        (&second, 0o664, 2_000_000_000, "1234:5678"),
+    ] {
+        write(&root.join("index.html"), "<h1>hello</h1>\n", file_mode);
+        write(
+            &root.join("bin/run"),
+            "#!/bin/sh\necho run\n",
+            file_mode | 0o111,
+        );
+        write(&root.join("assets/style.css"), "body {}\n", file_mode);
+        std::os::unix::fs::symlink("index.html", root.join("default.html")).expect("symlink");
+        for path in [
+            "index.html",
+            "bin/run",
+            "assets/style.css",
+            "default.html",
+            "bin",
+            "assets",
+            "",
+        ] {
+            let path = root.join(path);
+            chown(&path, owner);
+            set_mtime(&path, time);
+        }
+    }
+    let first_archive = archive::build(&first).expect("archive");
+    let second_archive = archive::build(&second).expect("archive");
+    assert_eq!(first_archive.bytes, second_archive.bytes);
+    assert_eq!(first_archive.digest, second_archive.digest);
+    assert_eq!(
+        first_archive.file_name(),
+        format!("sha256-{}.tar", &first_archive.digest["sha256:".len()..])
+    );
+
+    // the archive holds what it should, with numeric owner 0 and zero times
+    let mut archive = tar::Archive::new(first_archive.bytes.as_slice());
+    let mut listed = Vec::new();
+    for entry in archive.entries().expect("entries") {
+        let entry = entry.expect("entry");
+        let header = entry.header();
+        assert_eq!(header.uid().expect("uid"), 0);
+        assert_eq!(header.gid().expect("gid"), 0);
+        assert_eq!(header.mtime().expect("mtime"), 0);
+        assert!(header.as_ustar().is_some(), "not a plain ustar header");
+        listed.push((
+            entry.path().expect("path").display().to_string(),
+            header.mode().expect("mode"),
+        ));
+    }
+    assert_eq!(
+        listed,
+        [
+            ("assets/".to_string(), 0o755),
+            ("assets/style.css".to_string(), 0o644),
+            ("bin/".to_string(), 0o755),
+            ("bin/run".to_string(), 0o755),
+            ("default.html".to_string(), 0o777),
+            ("index.html".to_string(), 0o644),
+        ]
+    );
+
+    // any change of content changes the digest
+    write(&second.join("index.html"), "<h1>hello!</h1>\n", 0o644);
+    assert_ne!(
+        archive::build(&second).expect("archive").digest,
+        first_archive.digest
+    );
+}
+
+#[test]
+fn an_artifact_is_built_recorded_and_named_by_digest_in_the_plan() {
+    let temporary = tempfile::tempdir().expect("temporary directory");
+    let repository = temporary.path().join("repo");
+    write(
+        &repository.join("modules/site/public/index.html"),
+        "<h1>site</h1>\n",
+        0o644,
+    );
+    write(
+        &repository.join("modules/site/module.nix"),
+        r#"{ mesh, ... }:
+{
+  description = "a static site";
+  artifacts.site = { directory = ./public; };
+  shapes = { artifacts, ... }: [
+    (mesh.directory { path = "/srv"; })
+    (mesh.archive { path = "/srv/site"; artifact = artifacts.site; })
+  ];
+}
+"#,
+        0o644,
+    );
+    write(
+        &repository.join("mesh.nix"),
+        r#"{ nodes.web1 = { key = "age12y52ld3kt27sk7w3rpt4d6n0mpndj2v2u02z7q8ra8sjr0saepcshezt9w"; modules = [ "site" ]; base.paths = [ ]; }; }
+"#,
+        0o644,
+    );
+    let out = temporary.path().join("out");
+    let build = || {
+        Command::new(MESHC)
+            .arg("build")
+            .arg("--repo")
+            .arg(&repository)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .expect("meshc runs")
+    };
+
+    let unbuilt = build();
+    assert!(!unbuilt.status.success());
+    let stderr = String::from_utf8_lossy(&unbuilt.stderr);
+    assert!(
+        stderr.contains("E307") && stderr.contains("meshc artifacts build"),
+        "{stderr}"
+    );
+
+    let store = temporary.path().join("store");
+    let artifacts = Command::new(MESHC)
+        .args(["artifacts", "build", "--repo"])
+        .arg(&repository)
+        .arg("--store")
+        .arg(&store)
+        .output()
+        .expect("meshc runs");
+    assert!(
+        artifacts.status.success(),
+        "{}",
+        String::from_utf8_lossy(&artifacts.stderr)
+    );
+    let lock: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(repository.join("mesh.lock")).expect("mesh.lock"))
+            .expect("JSON");
+    let digest = lock["artifacts"]["modules/site/public"]
+        .as_str()
+        .expect("artifact digest")
+        .to_string();
+    let stored = store.join(format!("sha256-{}.tar", &digest["sha256:".len()..]));
+    assert_eq!(
+        plan::sha256_digest(&std::fs::read(&stored).expect("stored archive")),
+        digest
+    );
+
+    let built = build();
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let plan: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("nodes/web1.json")).expect("plan"))
+            .expect("JSON");
+    let archive = plan["shapes"]
+        .as_array()
+        .expect("shapes")
+        .iter()
+        .find(|s| s["kind"] == "archive")
+        .expect("archive shape");
+    assert_eq!(archive["artifact_digest"], digest.as_str());
+    assert_eq!(
+        archive["artifact"],
+        stored.file_name().expect("name").to_string_lossy().as_ref()
+    );
+
+    // editing the directory makes the recorded build stale
+    write(
+        &repository.join("modules/site/public/index.html"),
+        "<h1>changed</h1>\n",
+        0o644,
+    );
+    let stale = build();
+    assert!(!stale.status.success());
+    let stderr = String::from_utf8_lossy(&stale.stderr);
+    assert!(stderr.contains("changed since it was built"), "{stderr}");
+}
+
+/// A repository with one module `site` whose artifact is `modules/site/public`.
+fn site_repository(repository: &Path) {
+    write(
+        &repository.join("modules/site/public/index.html"),
+        "<h1>site</h1>\n",
+        0o644,
+    );
+    write(
+        &repository.join("modules/site/module.nix"),
+        r#"{ mesh, ... }:
+{
+  description = "a static site";
+  artifacts.site = { directory = ./public; };
+  shapes = { artifacts, ... }: [
+    (mesh.directory { path = "/srv"; })
+    (mesh.archive { path = "/srv/site"; artifact = artifacts.site; })
+  ];
+}
+"#,
+        0o644,
+    );
+    write(
+        &repository.join("mesh.nix"),
+        r#"{ nodes.web1 = { key = "age12y52ld3kt27sk7w3rpt4d6n0mpndj2v2u02z7q8ra8sjr0saepcshezt9w"; modules = [ "site" ]; base.paths = [ ]; }; }
+"#,
+        0o644,
+    );
+}
+
+fn artifacts_build(repository: &Path, extra: &[&std::ffi::OsStr]) -> std::process::Output {
+    Command::new(MESHC)
+        .args(["artifacts", "build", "--repo"])
+        .arg(repository)
+        .args(extra)
+        .output()
+        .expect("meshc runs")
+}
+
+#[test]
+fn archive_link_escaping_through_link_refused() {
+    let temporary = tempfile::tempdir().expect("temporary directory");
+    let repository = temporary.path().join("repo");
+    site_repository(&repository);
+    // lexically `esc` stays inside; through `up -> .` it leaves by three levels
+    let public = repository.join("modules/site/public");
+    std::os::unix::fs::symlink(".", public.join("up")).expect("symlink");
+    std::os::unix::fs::symlink("up/up/up/../../..", public.join("esc")).expect("symlink");
+    let store = temporary.path().join("store");
+    let output = artifacts_build(&repository, &["--store".as_ref(), store.as_os_str()]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("E313"), "no E313:\n{stderr}");
+    assert!(
+        stderr.contains("`esc` -> `up/up/up/../../..`"),
+        "the message names the link:\n{stderr}"
+    );
+    assert!(
+        stderr.contains("modules/site/module.nix:4:"),
+        "located at the declaration:\n{stderr}"
+    );
+    assert!(!store.exists(), "something was stored");
+    assert!(!repository.join("mesh.lock").exists(), "mesh.lock written");
+    let built = archive::build(&public);
+    assert!(built.is_err(), "the archive code itself refuses it");
+}
+
+#[test]
+fn repository_store_linked_out_of_the_repository_refused() {
+    let temporary = tempfile::tempdir().expect("temporary directory");
+    let repository = temporary.path().join("repo");
+    site_repository(&repository);
+    let elsewhere = temporary.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).expect("elsewhere");
+    std::os::unix::fs::symlink(&elsewhere, repository.join(".mesh")).expect("symlink");
+    let output = artifacts_build(&repository, &[]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(stderr.contains("symbolic link"), "{stderr}");
+    assert_eq!(
+        std::fs::read_dir(&elsewhere).expect("readable").count(),
+        0,
+        "an archive was written through `.mesh`"
+    );
+}

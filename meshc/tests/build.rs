@@ -1,0 +1,228 @@
+//! `meshc build` as a user runs it: what happens to the output directory. An
+//! output that cannot be written is E407 (the one code `compile()` alone cannot
+//! produce, so the diagnostic fixtures list it as covered here); a rebuild of an
+//! unchanged repository touches no file; a node removed from the inventory loses
+//! its plan file.
+
+#[path = "support/repository.rs"]
+mod support;
+
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
+use std::process::{Command, Output};
+
+use support::{MESHC, assert_built, files_under, homelab};
+
+fn assert_output_unwritable(output: &Output) {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "exit status; stderr:\n{stderr}"
+    );
+    assert!(stderr.contains("E407"), "no E407 in stderr:\n{stderr}");
+    assert!(
+        stderr.contains("--out DIR"),
+        "no help line in stderr:\n{stderr}"
+    );
+}
+
+/// Can this process write into `directory` despite its mode (root has
+/// CAP_DAC_OVERRIDE)?
+fn writable_anyway(directory: &Path) -> bool {
+    let probe = directory.join("probe");
+    let written = std::fs::write(&probe, b"").is_ok();
+    let _ = std::fs::remove_file(&probe);
+    written
+}
+
+#[test]
+fn read_only_output_directory_is_reported_as_e407() {
+    let temporary = tempfile::tempdir().expect("temporary directory");
+    let out = temporary.path().join("out");
+    std::fs::create_dir(&out).expect("output directory");
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o555)).expect("chmod");
+    // Permission bits do not stop root: run meshc without CAP_DAC_OVERRIDE then,
+    // so the directory is read-only for it too.
+    let mut command = if writable_anyway(&out) {
+        let mut command = Command::new("setpriv");
+        command.args(["--bounding-set", "-dac_override", "--", MESHC]);
+        command
+    } else {
+        Command::new(MESHC)
+    };
+    let output = command
+        .arg("build")
+        .arg("--repo")
+        .arg(homelab())
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .expect("meshc runs (as root this needs `setpriv`, from util-linux)");
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o755)).expect("chmod back");
+    assert_output_unwritable(&output);
+    assert!(
+        files_under(&out).is_empty(),
+        "nothing is written into a read-only directory"
+    );
+}
+
+#[test]
+fn output_below_a_regular_file_is_reported_as_e407() {
+    let temporary = tempfile::tempdir().expect("temporary directory");
+    let file = temporary.path().join("a-file");
+    std::fs::write(&file, b"not a directory\n").expect("write");
+    let output = support::build(&homelab(), &file.join("out"));
+    assert_output_unwritable(&output);
+}
+
+#[test]
+fn rebuilding_into_the_same_output_changes_no_file() {
+    let temporary = tempfile::tempdir().expect("temporary directory");
+    let out = temporary.path().join("out");
+    assert_built(&support::build(&homelab(), &out));
+    let identity = |path: &Path| {
+        let metadata = std::fs::metadata(path).expect("built file");
+        (metadata.ino(), metadata.mtime(), metadata.mtime_nsec())
+    };
+    let before: Vec<_> = files_under(&out)
+        .into_iter()
+        .map(|(name, bytes)| {
+            let id = identity(&out.join(&name));
+            (name, bytes, id)
+        })
+        .collect();
+    // long enough for a rewritten file to get a different modification time
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert_built(&support::build(&homelab(), &out));
+    let after: Vec<_> = files_under(&out)
+        .into_iter()
+        .map(|(name, bytes)| {
+            let id = identity(&out.join(&name));
+            (name, bytes, id)
+        })
+        .collect();
+    assert_eq!(before.len(), after.len());
+    for ((name, bytes, id), (name_after, bytes_after, id_after)) in before.iter().zip(&after) {
+        assert_eq!(name, name_after);
+        assert!(bytes == bytes_after, "`{name}` changed");
+        assert_eq!(
+            id, id_after,
+            "`{name}` was rewritten (inode and modification time)"
+        );
+    }
+}
+
+#[test]
+fn removed_node_loses_its_stale_plan() {
+    let (temporary, repository) = support::homelab_copy();
+    let out = temporary.path().join("out");
+    assert_built(&support::build(&repository, &out));
+    assert!(out.join("nodes/app2.json").is_file());
+
+    // remove the node `app2 = { ... };` from the inventory
+    let inventory_path = repository.join("mesh.nix");
+    let inventory = std::fs::read_to_string(&inventory_path).expect("mesh.nix");
+    let start = inventory.find("    app2 = {").expect("app2 in the example");
+    let end =
+        start + inventory[start..].find("\n    };\n").expect("end of app2") + "\n    };\n".len();
+    std::fs::write(
+        &inventory_path,
+        format!("{}{}", &inventory[..start], &inventory[end..]),
+    )
+    .expect("write mesh.nix");
+
+    assert_built(&support::build(&repository, &out));
+    let files = files_under(&out);
+    assert!(
+        !files.contains_key("nodes/app2.json"),
+        "stale plan kept: {:?}",
+        files.keys().collect::<Vec<_>>()
+    );
+    assert!(files.contains_key("nodes/app1.json"));
+    assert!(files.contains_key("nodes/gateway.json"));
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&files["manifest.json"]).expect("manifest is JSON");
+    let nodes: Vec<&String> = manifest["nodes"]
+        .as_object()
+        .expect("manifest nodes")
+        .keys()
+        .collect();
+    assert_eq!(nodes, ["app1", "db1", "gateway"]);
+}
+
+#[test]
+fn stale_removal_through_symlinked_nodes_refused() {
+    let (temporary, repository) = support::homelab_copy();
+    let out = temporary.path().join("out");
+    let elsewhere = temporary.path().join("elsewhere");
+    std::fs::create_dir_all(&out).expect("out");
+    std::fs::create_dir_all(&elsewhere).expect("elsewhere");
+    std::fs::write(elsewhere.join("victim.json"), "keep").expect("victim");
+    std::os::unix::fs::symlink(&elsewhere, out.join("nodes")).expect("link");
+    let output = support::build(&repository, &out);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "stderr:\n{stderr}");
+    assert!(stderr.contains("E409"), "no E409 in stderr:\n{stderr}");
+    assert!(stderr.contains("symbolic link"), "{stderr}");
+    assert_eq!(
+        std::fs::read(elsewhere.join("victim.json")).expect("victim kept"),
+        b"keep"
+    );
+    assert_eq!(
+        files_under(&elsewhere).len(),
+        1,
+        "a plan was written through the link"
+    );
+}
+
+#[test]
+fn planted_plan_links_are_replaced_or_removed_never_followed() {
+    let (temporary, repository) = support::homelab_copy();
+    let out = temporary.path().join("out");
+    assert_built(&support::build(&repository, &out));
+    let plan = std::fs::read(out.join("nodes/app1.json")).expect("plan");
+    // a link where a plan goes, to a file that already holds the plan's bytes (a
+    // comparison that follows it would leave the link in place), and a stale one
+    let victim = temporary.path().join("victim");
+    let stale_victim = temporary.path().join("stale-victim.json");
+    std::fs::write(&victim, &plan).expect("victim");
+    std::fs::write(&stale_victim, "keep").expect("stale victim");
+    std::fs::remove_file(out.join("nodes/app1.json")).expect("remove");
+    std::os::unix::fs::symlink(&victim, out.join("nodes/app1.json")).expect("link");
+    std::os::unix::fs::symlink(&stale_victim, out.join("nodes/gone.json")).expect("link");
+    assert_built(&support::build(&repository, &out));
+    let app1 = std::fs::symlink_metadata(out.join("nodes/app1.json")).expect("app1");
+    assert!(app1.is_file(), "the planted link was kept");
+    assert_eq!(std::fs::read(out.join("nodes/app1.json")).unwrap(), plan);
+    assert_eq!(std::fs::read(&victim).unwrap(), plan);
+    assert!(!out.join("nodes/gone.json").exists());
+    assert!(std::fs::symlink_metadata(out.join("nodes/gone.json")).is_err());
+    assert_eq!(std::fs::read(&stale_victim).unwrap(), b"keep");
+}
+
+#[test]
+fn stale_removal_from_a_nodes_dir_of_another_user_refused() {
+    let (temporary, repository) = support::homelab_copy();
+    let out = temporary.path().join("out");
+    let nodes = out.join("nodes");
+    std::fs::create_dir_all(&nodes).expect("nodes");
+    std::fs::write(nodes.join("theirs.json"), "keep").expect("their file");
+    let own = std::fs::metadata(temporary.path()).expect("metadata").uid();
+    assert_eq!(
+        own, 0,
+        "this test gives a directory to another user, which only root can: run the suite as root"
+    );
+    let status = Command::new("chown")
+        .arg("4242")
+        .arg(&nodes)
+        .status()
+        .expect("chown runs");
+    assert!(status.success());
+    let output = support::build(&repository, &out);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "stderr:\n{stderr}");
+    assert!(stderr.contains("E409"), "{stderr}");
+    assert!(stderr.contains("uid 4242"), "{stderr}");
+    assert_eq!(std::fs::read(nodes.join("theirs.json")).unwrap(), b"keep");
+}

@@ -1,0 +1,418 @@
+//! The conventions of `meshc`'s command line, tested on the built binary: help on
+//! every command naming every flag, the version, usage errors that exit 2 with
+//! clap's suggestions, completions a shell accepts, man pages, a closed standard
+//! output that ends the program quietly, the repository found by walking up, the
+//! default output `REPO/build`, and the refused comparison of a repository with
+//! another repository's build.
+
+#[path = "support/repository.rs"]
+mod support;
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use clap::CommandFactory;
+use support::{MESHC, assert_built, homelab_copy};
+
+fn meshc(arguments: &[&str]) -> Output {
+    Command::new(MESHC)
+        .args(arguments)
+        .env_remove("NO_COLOR")
+        .output()
+        .expect("meshc runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Every command path (`["build"]`, `["artifacts", "build"]`) and its definition.
+fn command_paths() -> Vec<(Vec<String>, clap::Command)> {
+    fn walk(
+        command: &clap::Command,
+        path: Vec<String>,
+        paths: &mut Vec<(Vec<String>, clap::Command)>,
+    ) {
+        for sub in command.get_subcommands() {
+            if sub.get_name() == "help" {
+                continue;
+            }
+            let mut sub_path = path.clone();
+            sub_path.push(sub.get_name().to_string());
+            paths.push((sub_path.clone(), sub.clone()));
+            walk(sub, sub_path, paths);
+        }
+    }
+    let mut command = meshc::cli::Cli::command();
+    command.build();
+    let mut paths = vec![(Vec::new(), command.clone())];
+    walk(&command, Vec::new(), &mut paths);
+    paths
+}
+
+#[test]
+fn help_on_every_command_exits_0_and_names_every_flag_and_an_example() {
+    let paths = command_paths();
+    assert!(paths.len() > 12, "the commands: {}", paths.len());
+    for (path, definition) in paths {
+        let mut arguments: Vec<&str> = path.iter().map(String::as_str).collect();
+        arguments.push("--help");
+        let output = meshc(&arguments);
+        let help = text(&output.stdout);
+        assert_eq!(output.status.code(), Some(0), "meshc {arguments:?}: {help}");
+        assert!(
+            output.stderr.is_empty(),
+            "meshc {arguments:?}: {}",
+            text(&output.stderr)
+        );
+        assert!(
+            help.contains("Examples:"),
+            "no example in meshc {arguments:?}:\n{help}"
+        );
+        for argument in definition.get_arguments() {
+            if argument.is_hide_set() {
+                continue;
+            }
+            if let Some(long) = argument.get_long() {
+                assert!(
+                    help.contains(&format!("--{long}")),
+                    "meshc {arguments:?} --help does not name --{long}:\n{help}"
+                );
+                assert!(
+                    argument.get_help().is_some(),
+                    "--{long} of meshc {arguments:?} is not described"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_environment_variables_are_shown_on_their_flags() {
+    let help = text(&meshc(&["build", "--help"]).stdout);
+    for variable in ["MESH_WORKERS", "MESH_TIMINGS"] {
+        assert!(
+            help.contains(&format!("[env: {variable}")),
+            "{variable}:\n{help}"
+        );
+    }
+    let help = text(&meshc(&["publish", "--help"]).stdout);
+    assert!(help.contains("[env: MESH_AMQP_URL"), "{help}");
+}
+
+#[test]
+fn the_broker_url_in_the_environment_is_not_shown_in_help() {
+    let output = Command::new(MESHC)
+        .args(["publish", "--help"])
+        .env("MESH_AMQP_URL", "amqp://operator:hunter2@broker/%2f")
+        .output()
+        .expect("meshc runs");
+    assert!(
+        !text(&output.stdout).contains("hunter2"),
+        "{}",
+        text(&output.stdout)
+    );
+}
+
+#[test]
+fn version_is_printed_by_both_spellings() {
+    for flag in ["--version", "-V"] {
+        let output = meshc(&[flag]);
+        assert_eq!(output.status.code(), Some(0));
+        assert_eq!(
+            text(&output.stdout),
+            format!("meshc {}\n", env!("CARGO_PKG_VERSION"))
+        );
+    }
+}
+
+#[test]
+fn a_misspelt_command_exits_2_and_suggests_build() {
+    let output = meshc(&["bulid"]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("'build'"), "{stderr}");
+}
+
+#[test]
+fn a_misspelt_flag_exits_2_and_suggests_repo() {
+    let output = meshc(&["build", "--rpo", "x"]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("'--repo'"), "{stderr}");
+}
+
+#[test]
+fn usage_errors_found_in_values_exit_2() {
+    for arguments in [
+        &["eval"][..],
+        &["eval", "file.nix", "--expr", "1"],
+        &["lock", "--pin", "postgres=sha256:0"],
+        &["check", "--format", "yaml"],
+        &["diff", "one-build"],
+        &["artifacts", "build", "--remote", "--store", "x"],
+        &[],
+    ] {
+        let output = meshc(arguments);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "meshc {arguments:?}: {}",
+            text(&output.stderr)
+        );
+    }
+}
+
+#[test]
+fn bash_completions_pass_bash_n() {
+    let output = meshc(&["completions", "bash"]);
+    assert_eq!(output.status.code(), Some(0));
+    let script = tempfile::NamedTempFile::new().expect("temporary file");
+    std::fs::write(script.path(), &output.stdout).expect("write the script");
+    let check = Command::new("bash")
+        .arg("-n")
+        .arg(script.path())
+        .output()
+        .expect("bash runs");
+    assert!(check.status.success(), "bash -n: {}", text(&check.stderr));
+    assert!(text(&output.stdout).contains("--detailed-exitcode"));
+}
+
+#[test]
+fn completions_are_made_for_every_shell() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let output = meshc(&["completions", shell]);
+        assert_eq!(output.status.code(), Some(0), "{shell}");
+        assert!(text(&output.stdout).contains("artifacts"), "{shell}");
+    }
+}
+
+#[test]
+fn man_pages_are_written_for_meshc_and_each_command() {
+    let out = tempfile::tempdir().expect("temporary directory");
+    let output = Command::new(MESHC)
+        .args(["man", "--out"])
+        .arg(out.path())
+        .output()
+        .expect("meshc runs");
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    for page in [
+        "meshc.1",
+        "meshc-build.1",
+        "meshc-artifacts-build.1",
+        "meshc-diff.1",
+    ] {
+        let bytes = std::fs::read(out.path().join(page)).unwrap_or_else(|e| panic!("{page}: {e}"));
+        assert!(text(&bytes).contains(".TH"), "{page} is not a man page");
+    }
+    let build = std::fs::read_to_string(out.path().join("meshc-build.1")).expect("page");
+    assert!(build.contains("locked"), "{build}");
+    let apply = std::fs::read_to_string(out.path().join("mesh-apply.1")).expect("page");
+    assert!(apply.contains("identity"), "{apply}");
+}
+
+/// Runs meshc with a standard output whose reader is already closed, so that its
+/// first write fails with a broken pipe.
+fn with_closed_output(arguments: &[&str], directory: &Path) -> Output {
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    let child = Command::new(MESHC)
+        .args(arguments)
+        .current_dir(directory)
+        .stdout(Stdio::from(writer))
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("meshc runs");
+    child.wait_with_output().expect("meshc ends")
+}
+
+#[test]
+fn help_into_a_closed_pipe_ends_quietly() {
+    let output = with_closed_output(&["--help"], Path::new("."));
+    assert_eq!(output.status.code(), Some(0));
+    assert!(output.stderr.is_empty(), "{}", text(&output.stderr));
+}
+
+#[test]
+fn check_json_into_a_closed_pipe_ends_quietly() {
+    let repository =
+        support::workspace().join("meshc/tests/data/settings/override-wrong-type-shows-both-spans");
+    let output = with_closed_output(&["check", "--format", "json"], &repository);
+    assert_eq!(output.status.code(), Some(0));
+    assert!(output.stderr.is_empty(), "{}", text(&output.stderr));
+}
+
+#[test]
+fn completions_into_a_closed_pipe_end_quietly() {
+    let output = with_closed_output(&["completions", "zsh"], Path::new("."));
+    assert_eq!(output.status.code(), Some(0));
+    assert!(output.stderr.is_empty(), "{}", text(&output.stderr));
+}
+
+#[test]
+fn color_always_colours_a_pipe_and_never_does_not() {
+    let coloured = |arguments: &[&str]| {
+        let output = meshc(arguments);
+        assert_eq!(output.status.code(), Some(1));
+        output.stderr.windows(2).any(|window| window == b"\x1b[")
+    };
+    assert!(coloured(&["--color", "always", "eval", "--expr", "x + 1"]));
+    assert!(!coloured(&["eval", "--expr", "x + 1", "--color", "never"]));
+}
+
+#[test]
+fn check_walks_up_from_a_module_directory_to_mesh_nix() {
+    let (_temporary, repository) = homelab_copy();
+    let output = Command::new(MESHC)
+        .arg("check")
+        .current_dir(repository.join("modules/web"))
+        .output()
+        .expect("meshc runs");
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("node(s) checked, 0 error(s)"),
+        "{}",
+        text(&output.stderr)
+    );
+}
+
+#[test]
+fn outside_a_repository_check_says_so_with_e100() {
+    let directory = tempfile::tempdir().expect("temporary directory");
+    let output = Command::new(MESHC)
+        .arg("check")
+        .current_dir(directory.path())
+        .output()
+        .expect("meshc runs");
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("E100") && stderr.contains("--repo DIR"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn build_from_a_module_directory_writes_repo_build() {
+    let (_temporary, repository) = homelab_copy();
+    let output = Command::new(MESHC)
+        .arg("build")
+        .current_dir(repository.join("modules/web"))
+        .output()
+        .expect("meshc runs");
+    assert_built(&output);
+    assert!(repository.join("build/manifest.json").is_file());
+    assert!(!repository.join("modules/web/build").exists());
+    // diff, from the same place, finds the repository and its build: nothing changed
+    let output = Command::new(MESHC)
+        .args(["diff", "--detailed-exitcode"])
+        .current_dir(repository.join("modules/web"))
+        .output()
+        .expect("meshc runs");
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(
+        !text(&output.stderr).contains("no build"),
+        "{}",
+        text(&output.stderr)
+    );
+    // and lock, too, edits the repository's own mesh.lock
+    let output = Command::new(MESHC)
+        .args(["lock", "--pin"])
+        .arg(format!(
+            "docker.io/library/redis:7=sha256:{}",
+            "a".repeat(64)
+        ))
+        .current_dir(repository.join("modules/web"))
+        .output()
+        .expect("meshc runs");
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let lock = std::fs::read_to_string(repository.join("mesh.lock")).expect("mesh.lock");
+    assert!(lock.contains("docker.io/library/redis:7"), "{lock}");
+    assert!(!repository.join("modules/web/mesh.lock").exists());
+}
+
+#[test]
+fn build_with_repo_writes_repo_build_not_the_working_directory() {
+    let (temporary, repository) = homelab_copy();
+    let elsewhere = temporary.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).expect("a working directory");
+    let output = Command::new(MESHC)
+        .arg("build")
+        .arg("--repo")
+        .arg(&repository)
+        .current_dir(&elsewhere)
+        .output()
+        .expect("meshc runs");
+    assert_built(&output);
+    assert!(repository.join("build/manifest.json").is_file());
+    assert!(!elsewhere.join("build").exists());
+    // and diff finds that build by itself: nothing changed
+    let output = Command::new(MESHC)
+        .args(["diff", "--detailed-exitcode", "--repo"])
+        .arg(&repository)
+        .current_dir(&elsewhere)
+        .output()
+        .expect("meshc runs");
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+}
+
+/// The report's scenario: two repositories built into the same `./build`, then the
+/// first compared with it.
+#[test]
+fn diff_refuses_a_build_of_another_repository() {
+    let (temporary, first) = homelab_copy();
+    let second = temporary.path().join("other");
+    support::copy_tree(&first, &second);
+    let work = temporary.path();
+    for repository in [&first, &second] {
+        let output = Command::new(MESHC)
+            .args(["build", "--out", "build", "--repo"])
+            .arg(repository)
+            .current_dir(work)
+            .output()
+            .expect("meshc runs");
+        assert_built(&output);
+    }
+    let output = Command::new(MESHC)
+        .args(["diff", "--against", "build", "--repo"])
+        .arg(&first)
+        .current_dir(work)
+        .output()
+        .expect("meshc runs");
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stdout));
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("E420"), "{stderr}");
+    assert!(stderr.contains("was made from the repository"), "{stderr}");
+    assert!(
+        output.stdout.is_empty(),
+        "no diff is shown: {}",
+        text(&output.stdout)
+    );
+    // the second repository may compare with its own build
+    let output = Command::new(MESHC)
+        .args([
+            "diff",
+            "--detailed-exitcode",
+            "--against",
+            "build",
+            "--repo",
+        ])
+        .arg(&second)
+        .current_dir(work)
+        .output()
+        .expect("meshc runs");
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+}
+
+#[test]
+fn publish_outside_a_repository_asks_for_out() {
+    let directory = tempfile::tempdir().expect("temporary directory");
+    let output = Command::new(MESHC)
+        .arg("publish")
+        .current_dir(directory.path())
+        .output()
+        .expect("meshc runs");
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("pass `--out DIR`"), "{stderr}");
+}

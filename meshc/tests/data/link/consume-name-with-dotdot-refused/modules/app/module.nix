@@ -1,0 +1,4 @@
+{
+  description = "an app";
+  consumes."../../db" = { service = "kv"; path = "/etc/app-db"; };
+}

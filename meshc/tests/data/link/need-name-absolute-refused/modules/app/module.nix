@@ -1,0 +1,4 @@
+{
+  description = "an app";
+  needs."/abs" = { path = "/etc/app/x"; };
+}

@@ -1,0 +1,4 @@
+{
+  description = "an app";
+  needs."../postgres/superuser" = { path = "/etc/app/db-password"; };
+}

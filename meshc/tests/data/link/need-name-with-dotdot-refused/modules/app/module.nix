@@ -1,0 +1,4 @@
+{
+  description = "an app";
+  needs."../../x" = { path = "/etc/app/x"; };
+}

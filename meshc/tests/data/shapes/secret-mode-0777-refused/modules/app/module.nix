@@ -1,0 +1,4 @@
+{
+  description = "an app";
+  needs.key = { path = "/etc/app-key"; mode = "0777"; };
+}

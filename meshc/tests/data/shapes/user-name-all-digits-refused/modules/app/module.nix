@@ -1,0 +1,4 @@
+{ mesh, ... }: {
+  description = "an app";
+  shapes = [ (mesh.user { name = "1000"; }) ];
+}

@@ -1,0 +1,274 @@
+//! One fixture repository per diagnostic: `tests/data/<area>/<case>/` holds a small
+//! repository and `expect.txt`, whose header lines state the code, the primary
+//! location and what the message and help contain, followed by the rendered
+//! diagnostics exactly as `meshc check` shows them (no colour, paths relative).
+//! Regenerate the rendered part with `MESH_BLESS=1 cargo test -p meshc --test diagnostics`
+//! and review it like code; the header lines are written by hand.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use compiler::compile;
+use meshc::render;
+
+struct Expectation {
+    code: String,
+    primary: Option<String>,
+    message_contains: Vec<String>,
+    help_contains: Vec<String>,
+    secondary: Vec<String>,
+    rendered: String,
+}
+
+const SEPARATOR: &str = "---- rendered ----\n";
+
+fn read_expectation(path: &Path) -> Expectation {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let (header, rendered) = text.split_once(SEPARATOR).unwrap_or((&text, ""));
+    let mut expectation = Expectation {
+        code: String::new(),
+        primary: None,
+        message_contains: Vec::new(),
+        help_contains: Vec::new(),
+        secondary: Vec::new(),
+        rendered: rendered.to_string(),
+    };
+    for line in header.lines() {
+        let Some((key, value)) = line.split_once(": ") else {
+            continue;
+        };
+        let value = value.trim().to_string();
+        match key {
+            "code" => expectation.code = value,
+            "primary" => expectation.primary = Some(value),
+            "message-contains" => expectation.message_contains.push(value),
+            "help-contains" => expectation.help_contains.push(value),
+            "secondary" => expectation.secondary.push(value),
+            _ => {}
+        }
+    }
+    assert!(
+        !expectation.code.is_empty(),
+        "{}: no `code:` line",
+        path.display()
+    );
+    expectation
+}
+
+fn cases() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let mut cases = Vec::new();
+    for area in std::fs::read_dir(&root).expect("tests/data exists") {
+        let area = area.expect("readable").path();
+        if !area.is_dir() {
+            continue;
+        }
+        for case in std::fs::read_dir(&area).expect("readable") {
+            let case = case.expect("readable").path();
+            if case.join("expect.txt").is_file() {
+                cases.push(case);
+            }
+        }
+    }
+    cases.sort();
+    cases
+}
+
+fn location(sources: &lang::Sources, span: lang::Span, root: &Path) -> String {
+    let file = sources.get(span.file).expect("span in a known file");
+    let (line, column) = file.line_column(span.start);
+    let name = file
+        .path
+        .as_ref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| file.name.clone());
+    format!("{}:{line}:{column}", compiler::display_path(&name, root))
+}
+
+fn check_case(case: &Path, bless: bool) -> Result<(), String> {
+    let expectation = read_expectation(&case.join("expect.txt"));
+    let compilation = compile(case);
+    let mut rendered = String::new();
+    for diagnostic in &compilation.diagnostics {
+        let text = render::render(diagnostic, &compilation.sources, false, false);
+        let root = compilation.root.display().to_string();
+        rendered.push_str(&text.replace(&root, "<repo>"));
+    }
+    if bless {
+        let text = std::fs::read_to_string(case.join("expect.txt")).map_err(|e| e.to_string())?;
+        let header = text
+            .split_once(SEPARATOR)
+            .map(|(h, _)| h.to_string())
+            .unwrap_or(text);
+        std::fs::write(
+            case.join("expect.txt"),
+            format!("{header}{SEPARATOR}{rendered}"),
+        )
+        .map_err(|e| e.to_string())?;
+    }
+    let Some(diagnostic) = compilation
+        .diagnostics
+        .iter()
+        .find(|d| d.code.as_str() == expectation.code)
+    else {
+        let found: Vec<String> = compilation
+            .diagnostics
+            .iter()
+            .map(|d| format!("{} {}", d.code, d.message))
+            .collect();
+        return Err(format!("expected {}, found: {found:?}", expectation.code));
+    };
+    let mut problems = String::new();
+    if let Some(primary) = &expectation.primary {
+        match &diagnostic.primary {
+            Some(label) => {
+                let actual = location(&compilation.sources, label.span, &compilation.root);
+                if &actual != primary {
+                    let _ = writeln!(problems, "primary at {actual}, expected {primary}");
+                }
+            }
+            None => {
+                let _ = writeln!(problems, "no primary span, expected {primary}");
+            }
+        }
+    }
+    if diagnostic.help.as_deref().unwrap_or("").is_empty() {
+        let _ = writeln!(problems, "no help line");
+    }
+    for needle in &expectation.message_contains {
+        if !diagnostic.message.contains(needle.as_str()) {
+            let _ = writeln!(
+                problems,
+                "message {:?} lacks {needle:?}",
+                diagnostic.message
+            );
+        }
+    }
+    for needle in &expectation.help_contains {
+        if !diagnostic
+            .help
+            .as_deref()
+            .unwrap_or("")
+            .contains(needle.as_str())
+        {
+            let _ = writeln!(problems, "help {:?} lacks {needle:?}", diagnostic.help);
+        }
+    }
+    for expected in &expectation.secondary {
+        let found = diagnostic.secondary.iter().any(|label| {
+            &location(&compilation.sources, label.span, &compilation.root) == expected
+        });
+        if !found {
+            let _ = writeln!(problems, "no secondary label at {expected}");
+        }
+    }
+    if !bless && rendered != expectation.rendered {
+        let _ = writeln!(
+            problems,
+            "rendered output differs:\n--- expected\n{}--- actual\n{rendered}",
+            expectation.rendered
+        );
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems)
+    }
+}
+
+#[test]
+fn every_fixture_reports_its_diagnostic() {
+    let bless = std::env::var_os("MESH_BLESS").is_some();
+    let cases = cases();
+    assert!(!cases.is_empty());
+    let mut failures = Vec::new();
+    for case in &cases {
+        if let Err(problem) = check_case(case, bless) {
+            failures.push(format!("{}:\n{problem}", case.display()));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} fixtures failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}
+
+/// Codes that `compile()` alone cannot produce, each with the test file and test
+/// that covers it instead. The test must exist there.
+const COVERED_ELSEWHERE: &[(&str, &str, &str)] = &[
+    // E420 comes from comparing a repository with a build output, which only
+    // `meshc diff` does
+    (
+        "E420",
+        "tests/cli.rs",
+        "diff_refuses_a_build_of_another_repository",
+    ),
+    // E408 comes from reading a build output, which only `meshc diff` does
+    (
+        "E408",
+        "tests/diff.rs",
+        "an_unreadable_build_is_reported_as_e408",
+    ),
+    // E304 and E305 come from making secrets, which `meshc check` never does
+    (
+        "E304",
+        "tests/secrets.rs",
+        "locked_build_refuses_an_unmade_need_and_makes_nothing",
+    ),
+    (
+        "E305",
+        "tests/secrets.rs",
+        "an_unwritable_store_is_reported_as_e305",
+    ),
+    // E312 and E409 need symbolic links made at run time into a copy of the example
+    ("E312", "tests/secrets.rs", "symlinked_secrets_dir_refused"),
+    (
+        "E409",
+        "tests/build.rs",
+        "stale_removal_through_symlinked_nodes_refused",
+    ),
+    // E313 needs links in an artifact directory, made at run time
+    (
+        "E313",
+        "tests/artifacts.rs",
+        "archive_link_escaping_through_link_refused",
+    ),
+    // E407, build output cannot be written: only `meshc build` writes, after compiling
+    (
+        "E407",
+        "tests/build.rs",
+        "read_only_output_directory_is_reported_as_e407",
+    ),
+];
+
+#[test]
+fn every_compiler_code_has_a_fixture() {
+    let mut covered: std::collections::BTreeSet<String> = cases()
+        .iter()
+        .map(|case| read_expectation(&case.join("expect.txt")).code)
+        .collect();
+    for (code, file, test) in COVERED_ELSEWHERE {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+        let source = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert!(
+            source.contains(&format!("fn {test}()")),
+            "{code} is said to be covered by `{test}` in {file}, which has no such test"
+        );
+        covered.insert(code.to_string());
+    }
+    let missing: Vec<&str> = lang::codes::REGISTRY
+        .iter()
+        .map(|(code, _)| code.as_str())
+        .filter(|code| {
+            code.starts_with("E1")
+                || code.starts_with("E2")
+                || code.starts_with("E3")
+                || code.starts_with("E4")
+        })
+        .filter(|code| !covered.contains(*code))
+        .collect();
+    assert!(missing.is_empty(), "codes without a fixture: {missing:?}");
+}

@@ -1,0 +1,428 @@
+//! `meshc diff` on pairs of fleets: the example repository, built, then edited in one
+//! way per scenario and diffed against that build. Each scenario's output (plain, as
+//! when piped) is compared with `tests/golden/diffs/<scenario>.txt`; regenerate them
+//! with `MESH_BLESS=1 cargo test -p meshc --test diff` and review them as code. No
+//! diff may contain a ciphertext or a plaintext of any secret of either build.
+
+#[path = "support/repository.rs"]
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use support::{MESHC, assert_built, files_under, workspace};
+
+struct Scenario {
+    _temporary: tempfile::TempDir,
+    repository: PathBuf,
+    old: PathBuf,
+}
+
+impl Scenario {
+    /// The example, built into `old`.
+    fn new() -> Scenario {
+        let (temporary, repository) = support::homelab_copy();
+        let old = temporary.path().join("old");
+        assert_built(&support::build(&repository, &old));
+        Scenario {
+            _temporary: temporary,
+            repository,
+            old,
+        }
+    }
+
+    fn edit(&self, file: &str, from: &str, to: &str) {
+        let path = self.repository.join(file);
+        let text = std::fs::read_to_string(&path).expect("readable");
+        assert!(text.contains(from), "{file} has no {from:?}");
+        std::fs::write(&path, text.replacen(from, to, 1)).expect("writable");
+    }
+
+    fn diff(&self, extra: &[&str]) -> Output {
+        Command::new(MESHC)
+            .arg("diff")
+            .arg("--repo")
+            .arg(&self.repository)
+            .arg("--against")
+            .arg(&self.old)
+            .args(extra)
+            .output()
+            .expect("meshc runs")
+    }
+}
+
+fn check_golden(name: &str, output: &Output) {
+    assert!(
+        output.status.code() == Some(2) || output.status.success(),
+        "meshc diff failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = String::from_utf8(output.stdout.clone()).expect("UTF-8 output");
+    assert!(!text.contains('\u{1b}'), "colour codes in piped output");
+    let golden = workspace()
+        .join("meshc/tests/golden/diffs")
+        .join(format!("{name}.txt"));
+    if std::env::var_os("MESH_BLESS").is_some() {
+        std::fs::create_dir_all(golden.parent().expect("parent")).expect("create");
+        std::fs::write(&golden, &text).expect("write golden");
+        return;
+    }
+    let expected = std::fs::read_to_string(&golden).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (run with MESH_BLESS=1 to create it)",
+            golden.display()
+        )
+    });
+    assert_eq!(text, expected, "the diff of scenario `{name}` changed");
+}
+
+/// Every sealed value in the plans under `out`, and each one's plaintext.
+fn secrets_of(out: &Path, identities: &Path) -> Vec<Vec<u8>> {
+    let mut found = Vec::new();
+    for (file, bytes) in files_under(&out.join("nodes")) {
+        let node = file.trim_end_matches(".json");
+        let plan: serde_json::Value = serde_json::from_slice(&bytes).expect("JSON");
+        for shape in plan["shapes"].as_array().expect("shapes") {
+            let Some(sealed) = shape["sealed"].as_str() else {
+                continue;
+            };
+            // the armored body, line by line: any of it in a diff would be a leak
+            for line in sealed
+                .lines()
+                .filter(|line| line.len() > 20 && !line.starts_with("-----"))
+            {
+                found.push(line.as_bytes().to_vec());
+            }
+            let directory = tempfile::tempdir().expect("temporary directory");
+            let input = directory.path().join("sealed");
+            std::fs::write(&input, sealed).expect("write");
+            let opened = Command::new("age")
+                .arg("-d")
+                .arg("-i")
+                .arg(identities.join(format!("{node}.key")))
+                .arg(&input)
+                .output()
+                .expect("age runs");
+            if opened.status.success() {
+                found.push(opened.stdout);
+            }
+        }
+    }
+    found
+}
+
+fn assert_no_secret(scenario: &Scenario, outputs: &[&Output]) {
+    let secrets = secrets_of(&scenario.old, &scenario.repository.join("identities"));
+    assert!(!secrets.is_empty());
+    for output in outputs {
+        let all = [output.stdout.as_slice(), output.stderr.as_slice()].concat();
+        for secret in &secrets {
+            assert!(
+                !all.windows(secret.len())
+                    .any(|window| window == secret.as_slice()),
+                "a secret (or a line of its ciphertext) is in the diff output"
+            );
+        }
+    }
+}
+
+#[test]
+fn no_changes_says_so_and_exits_zero() {
+    let scenario = Scenario::new();
+    let output = scenario.diff(&["--detailed-exitcode"]);
+    assert_eq!(output.status.code(), Some(0));
+    check_golden("no-changes", &output);
+}
+
+#[test]
+fn text_content_service_unit_and_restart() {
+    let scenario = Scenario::new();
+    scenario.edit(
+        "mesh.nix",
+        "settings.web.title = \"app1\";",
+        "settings.web.title = \"shop front\";",
+    );
+    scenario.edit(
+        "mesh.nix",
+        "settings.web = { title = \"app2\"; port = 8080; };",
+        "settings.web = { title = \"app2\"; port = 8081; };",
+    );
+    let output = scenario.diff(&["--detailed-exitcode"]);
+    assert_eq!(output.status.code(), Some(2));
+    check_golden("text-content-service-unit-and-restart", &output);
+    assert_no_secret(&scenario, &[&output]);
+}
+
+#[test]
+fn withdrawn_consumer_loses_its_grant_and_credential() {
+    let scenario = Scenario::new();
+    scenario.edit(
+        "mesh.nix",
+        "modules = [ \"web\" \"shop\" ];",
+        "modules = [ \"web\" ];",
+    );
+    scenario.edit("mesh.nix", "      settings.shop.database = \"db1\";\n", "");
+    let output = scenario.diff(&[]);
+    check_golden("withdrawn-consumer", &output);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("- grant app2_shop_db on postgres"));
+    assert!(text.contains("- secret /var/lib/mesh/credentials/shop-db"));
+    assert!(text.contains("- secret /var/lib/mesh/grants/postgres/app2_shop_db"));
+    assert_no_secret(&scenario, &[&output]);
+}
+
+#[test]
+fn added_consumer_gets_a_grant() {
+    let scenario = Scenario::new();
+    scenario.edit(
+        "mesh.nix",
+        "modules = [ \"proxy\" \"users\" ];",
+        "modules = [ \"proxy\" \"users\" \"shop\" ];",
+    );
+    let output = scenario.diff(&[]);
+    check_golden("added-consumer", &output);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("+ grant gateway_shop_db on postgres"));
+    assert_no_secret(&scenario, &[&output]);
+}
+
+#[test]
+fn a_new_node_key_shows_as_resealed() {
+    let scenario = Scenario::new();
+    let generated = Command::new("age-keygen")
+        .output()
+        .expect("age-keygen runs");
+    let identity = String::from_utf8(generated.stdout).expect("text");
+    let public = identity
+        .lines()
+        .find_map(|line| line.strip_prefix("# public key: "))
+        .expect("public key");
+    let inventory =
+        std::fs::read_to_string(scenario.repository.join("mesh.nix")).expect("mesh.nix");
+    let app2 = inventory.find("    app2 = {").expect("app2");
+    let start = app2 + inventory[app2..].find("key = \"").expect("key") + "key = \"".len();
+    let end = start + inventory[start..].find('"').expect("end");
+    scenario.edit("mesh.nix", &inventory[start..end], public);
+    let output = scenario.diff(&[]);
+    check_golden("node-key-changed", &output);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("sealed: resealed to a new key"), "{text}");
+    assert!(text.contains("sealed: sealed value changed"), "{text}");
+    assert_no_secret(&scenario, &[&output]);
+}
+
+#[test]
+fn nodes_added_and_removed() {
+    let scenario = Scenario::new();
+    let inventory =
+        std::fs::read_to_string(scenario.repository.join("mesh.nix")).expect("mesh.nix");
+    let start = inventory.find("    gateway = {").expect("gateway");
+    let end = start + inventory[start..].find("\n    };\n").expect("end") + "\n    };\n".len();
+    let gateway = inventory[start..end].to_string();
+    let app3 = gateway
+        .replace("gateway = {", "app3 = {")
+        .replace(
+            "modules = [ \"proxy\" \"users\" ];",
+            "modules = [ \"web\" ];",
+        )
+        .replace(
+            "settings.proxy.upstreams = [ \"10.0.0.11:8080\" \"10.0.0.12:8080\" ];\n",
+            "",
+        )
+        .replace("      settings.users.accounts = admins;\n", "");
+    scenario.edit("mesh.nix", &gateway, &app3);
+    let output = scenario.diff(&[]);
+    check_golden("nodes-added-and-removed", &output);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("+ node app3 (new)"));
+    assert!(text.contains("- node gateway (removed"));
+}
+
+#[test]
+fn modes_owners_and_json_content() {
+    let scenario = Scenario::new();
+    scenario.edit(
+        "modules/web/module.nix",
+        "path = \"/srv/web/index.html\";\n      owner = \"web\";",
+        "path = \"/srv/web/index.html\";\n      mode = \"0640\";\n      owner = \"web\";",
+    );
+    scenario.edit(
+        "modules/monitoring/module.nix",
+        "default = 30;",
+        "default = 15;",
+    );
+    let output = scenario.diff(&["--format", "json"]);
+    let parsed: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("--format json is JSON");
+    // app1: targets.json, index.html and the monitoring restart; app2: index.html
+    assert_eq!(parsed["summary"]["change"], 4, "{parsed:#}");
+    check_golden("modes-owners-and-json-content", &scenario.diff(&[]));
+    let changes = parsed["nodes"][0]["changes"].as_array().expect("changes");
+    let mode = changes
+        .iter()
+        .flat_map(|c| c["fields"].as_array().expect("fields"))
+        .find(|f| f["field"] == "mode")
+        .expect("a mode change");
+    assert_eq!(mode["old"], "\"0644\"");
+    assert_eq!(mode["new"], "\"0640\"");
+    let json_change = changes
+        .iter()
+        .flat_map(|c| c["fields"].as_array().expect("fields"))
+        .find(|f| f["kind"] == "json")
+        .expect("a JSON content change");
+    assert_eq!(json_change["changes"][0]["path"], "interval");
+}
+
+#[test]
+fn two_build_outputs_compare_like_a_repository() {
+    let scenario = Scenario::new();
+    scenario.edit(
+        "mesh.nix",
+        "settings.web.title = \"app1\";",
+        "settings.web.title = \"shop front\";",
+    );
+    let new = scenario._temporary.path().join("new");
+    assert_built(&support::build(&scenario.repository, &new));
+    let between = Command::new(MESHC)
+        .arg("diff")
+        .arg(&scenario.old)
+        .arg(&new)
+        .output()
+        .expect("meshc runs");
+    let against = scenario.diff(&[]);
+    assert!(between.status.success());
+    assert_eq!(between.stdout, against.stdout);
+}
+
+#[test]
+fn an_unreadable_build_is_reported_as_e408() {
+    let scenario = Scenario::new();
+    // a plan that no longer matches its manifest digest
+    let plan_path = scenario.old.join("nodes/app1.json");
+    let text = std::fs::read_to_string(&plan_path).expect("plan");
+    std::fs::write(&plan_path, text.replacen("app1", "app9", 1)).expect("write");
+    scenario.edit(
+        "mesh.nix",
+        "settings.web.title = \"app1\";",
+        "settings.web.title = \"shop front\";",
+    );
+    let output = scenario.diff(&["--detailed-exitcode"]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("E408"), "{stderr}");
+    assert!(stderr.contains("nodes/app1.json"), "{stderr}");
+}
+
+/// Rewrites the plan of `node` in the build `directory` with `edit` applied to each
+/// resource, re-digested and re-listed in the manifest, as a hostile build would be.
+fn forge_plan(
+    directory: &Path,
+    node: &str,
+    edit: impl Fn(plan::Resource) -> plan::Resource,
+    module: impl Fn(&str) -> String,
+) {
+    let plan_path = directory.join(format!("nodes/{node}.json"));
+    let old = plan::Plan::read(&std::fs::read(&plan_path).expect("plan")).expect("valid plan");
+    let shapes = old
+        .shapes()
+        .iter()
+        .map(|shape| {
+            plan::Shape::new(
+                edit(shape.resource().clone()),
+                module(shape.module()),
+                shape.source().clone(),
+            )
+        })
+        .collect();
+    let forged = plan::Plan::new(node, shapes);
+    std::fs::write(&plan_path, forged.to_json_bytes()).expect("write plan");
+    let manifest_path = directory.join("manifest.json");
+    let mut manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&manifest_path).expect("manifest")).expect("JSON");
+    manifest["nodes"][node] = serde_json::Value::String(forged.digest().to_string());
+    std::fs::write(&manifest_path, manifest.to_string()).expect("write manifest");
+}
+
+#[test]
+fn diff_escapes_control_characters() {
+    let scenario = Scenario::new();
+    let hostile = scenario._temporary.path().join("hostile");
+    support::copy_tree(&scenario.old, &hostile);
+    const INJECTED: &str = "\u{1b}[2J\u{1b}[Hno changes\u{9b}31m\u{202E}";
+    forge_plan(
+        &hostile,
+        "app1",
+        |resource| match resource {
+            plan::Resource::File(mut file) if file.content.is_some() => {
+                file.content = Some(format!("hello {INJECTED}\n"));
+                plan::Resource::File(file)
+            }
+            plan::Resource::Service(mut service) => {
+                service.exec.push(format!("--title={INJECTED}"));
+                plan::Resource::Service(service)
+            }
+            other => other,
+        },
+        str::to_string,
+    );
+    for format in [&[][..], &["--format", "json"][..]] {
+        let output = Command::new(MESHC)
+            .arg("diff")
+            .arg(&scenario.old)
+            .arg(&hostile)
+            .args(format)
+            .output()
+            .expect("meshc runs");
+        let stdout = String::from_utf8(output.stdout).expect("UTF-8");
+        assert!(output.status.success(), "{format:?}");
+        assert!(
+            stdout.contains("no changes"),
+            "the edit is shown:\n{stdout}"
+        );
+        for raw in ['\u{1b}', '\u{9b}', '\u{202E}'] {
+            assert!(
+                !stdout.contains(raw),
+                "{format:?}: raw {raw:?} reaches the terminal:\n{stdout}"
+            );
+        }
+    }
+    let plain = Command::new(MESHC)
+        .arg("diff")
+        .arg(&scenario.old)
+        .arg(&hostile)
+        .output()
+        .expect("meshc runs");
+    let stdout = String::from_utf8_lossy(&plain.stdout);
+    assert!(
+        stdout.contains("\\u{1b}[2J\\u{1b}[Hno changes\\u{9b}31m\\u{202e}"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn diff_refuses_a_plan_whose_module_holds_an_escape_and_says_so_escaped() {
+    let scenario = Scenario::new();
+    let hostile = scenario._temporary.path().join("hostile");
+    support::copy_tree(&scenario.old, &hostile);
+    forge_plan(
+        &hostile,
+        "app1",
+        |resource| resource,
+        |module| format!("{module}\u{1b}[2K\rall nodes up to date"),
+    );
+    let output = Command::new(MESHC)
+        .arg("diff")
+        .arg(&scenario.old)
+        .arg(&hostile)
+        .output()
+        .expect("meshc runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("E408"), "{stderr}");
+    assert!(stderr.contains("`module`"), "{stderr}");
+    assert!(
+        !stderr.contains('\u{1b}') && !stderr.contains('\r'),
+        "{stderr:?}"
+    );
+    assert!(!String::from_utf8_lossy(&output.stdout).contains('\u{1b}'));
+}

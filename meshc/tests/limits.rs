@@ -1,0 +1,141 @@
+//! `meshc eval`, `check` and `build` end a runaway evaluation in a diagnostic (E043
+//! for the step budget, E046 for the memory bound), never in an abort or a hang, and
+//! take `--max-steps` and `--max-memory` to move the bounds. Runs the real binary on
+//! repositories in temporary directories; writes nowhere else.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+const MESHC: &str = env!("CARGO_BIN_EXE_meshc");
+
+const INVENTORY: &str = r#"{
+  nodes.web1 = { key = "age12y52ld3kt27sk7w3rpt4d6n0mpndj2v2u02z7q8ra8sjr0saepcshezt9w"; modules = [ "app" ]; };
+}
+"#;
+
+/// A repository with one module `app` whose file content is `content`.
+fn repository(directory: &Path, content: &str) {
+    std::fs::create_dir_all(directory.join("modules/app")).expect("module directory");
+    std::fs::write(directory.join("mesh.nix"), INVENTORY).expect("inventory");
+    let module = format!(
+        "{{ mesh, ... }}:\n{{\n  description = \"an app\";\n  shapes = {{ ... }}: [\n    \
+         (mesh.file {{ path = \"/etc/app.conf\"; content = {content}; }})\n  ];\n}}\n"
+    );
+    std::fs::write(directory.join("modules/app/module.nix"), module).expect("module");
+}
+
+fn meshc(arguments: &[&str]) -> Output {
+    Command::new(MESHC)
+        .args(arguments)
+        .output()
+        .expect("meshc runs")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Exit status 1 (a diagnostic), not a signal or a panic's 101.
+fn assert_failed_with(output: &Output, code: &str, text: &str) {
+    let stderr = stderr(output);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains(code), "no {code} in: {stderr}");
+    assert!(stderr.contains(text), "no `{text}` in: {stderr}");
+}
+
+/// This aborted the process (SIGABRT: the allocator could not make 16 GB).
+#[test]
+fn eval_refuses_a_billion_element_list_before_making_it() {
+    let output = meshc(&[
+        "eval",
+        "--expr",
+        "builtins.length (builtins.genList (x: x) 1000000000)",
+    ]);
+    assert_failed_with(
+        &output,
+        "E046",
+        "more than 4 GiB of lists, sets and strings",
+    );
+}
+
+#[test]
+fn eval_takes_a_larger_memory_bound() {
+    let expression = "builtins.length (builtins.genList (x: x) 100000)";
+    let small = meshc(&["eval", "--max-memory", "1M", "--expr", expression]);
+    assert_failed_with(&small, "E046", "more than 1 MiB");
+    let large = meshc(&["eval", "--max-memory", "64M", "--expr", expression]);
+    assert_eq!(
+        String::from_utf8_lossy(&large.stdout),
+        "100000\n",
+        "{}",
+        stderr(&large)
+    );
+}
+
+/// Exponential recursion in a module hung the build: it ends at the budget, naming
+/// the binding that ran away, and writes no plan.
+#[test]
+fn build_ends_exponential_recursion_at_the_step_budget() {
+    let directory = tempfile::tempdir().expect("temporary directory");
+    let repo = directory.path().join("repo");
+    repository(
+        &repo,
+        "let fib = n: if n < 2 then n else fib (n - 1) + fib (n - 2); in toString (fib 90)",
+    );
+    let out = directory.path().join("build");
+    let output = meshc(&[
+        "build",
+        "--repo",
+        repo.to_str().expect("UTF-8 path"),
+        "--out",
+        out.to_str().expect("UTF-8 path"),
+        "--max-steps",
+        "2000000",
+    ]);
+    assert_failed_with(
+        &output,
+        "E043",
+        "evaluation took more than 2000000 steps while evaluating `content`",
+    );
+    assert!(stderr(&output).contains("while calling function `fib`"));
+    assert!(!out.join("nodes").exists(), "a plan was written");
+    // reported once, not once per evaluation that followed
+    assert_eq!(
+        stderr(&output).matches("E043").count(),
+        1,
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn check_takes_the_memory_bound() {
+    let directory = tempfile::tempdir().expect("temporary directory");
+    repository(
+        directory.path(),
+        "builtins.concatStringsSep \"\\n\" (builtins.genList (line: toString line) 100000)",
+    );
+    let repo = directory.path().to_str().expect("UTF-8 path");
+    let small = meshc(&["check", "--repo", repo, "--max-memory", "1M"]);
+    assert_failed_with(&small, "E046", "while evaluating `content`");
+    let default = meshc(&["check", "--repo", repo]);
+    assert!(default.status.success(), "{}", stderr(&default));
+}
+
+#[test]
+fn limits_must_be_positive_numbers() {
+    for (flag, value) in [
+        ("--max-steps", "0"),
+        ("--max-steps", "many"),
+        ("--max-memory", "4T"),
+    ] {
+        let output = meshc(&["eval", flag, value, "--expr", "1"]);
+        // a usage error, like every invalid flag value
+        assert_eq!(output.status.code(), Some(2));
+        assert!(
+            stderr(&output).contains(&format!("{flag} takes")),
+            "{}",
+            stderr(&output)
+        );
+    }
+}

@@ -1,0 +1,131 @@
+//! Helpers the `meshc build` tests share: copying a repository, reading a build
+//! output back as bytes by relative path, and running the real binary. Included
+//! with `#[path]` by each test file; it is not a test target of its own.
+
+#![allow(dead_code)] // each test file uses a part of it
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The `meshc` binary cargo built for these tests.
+pub const MESHC: &str = env!("CARGO_BIN_EXE_meshc");
+
+/// The workspace's root directory.
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the compiler crate is inside the workspace")
+        .to_path_buf()
+}
+
+/// The example repository `examples/homelab`.
+pub fn homelab() -> PathBuf {
+    workspace().join("examples/homelab")
+}
+
+/// Copies the directory tree `from` to `to` (which must not exist yet).
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("{}: {e}", to.display()));
+    let mut entries: Vec<_> = std::fs::read_dir(from)
+        .unwrap_or_else(|e| panic!("{}: {e}", from.display()))
+        .map(|entry| entry.expect("readable entry").path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        let target = to.join(path.file_name().expect("entries have names"));
+        if path.is_dir() {
+            copy_tree(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        }
+    }
+}
+
+/// Every file under `root`, by path relative to it (with `/`), with its bytes.
+pub fn files_under(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut files = BTreeMap::new();
+    collect(root, root, &mut files);
+    files
+}
+
+fn collect(root: &Path, directory: &Path, files: &mut BTreeMap<String, Vec<u8>>) {
+    let Ok(entries) = std::fs::read_dir(directory) else {
+        return;
+    };
+    for entry in entries {
+        let path = entry.expect("readable entry").path();
+        if path.is_dir() {
+            collect(root, &path, files);
+        } else {
+            let relative = path
+                .strip_prefix(root)
+                .expect("under the root")
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join("/");
+            let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            files.insert(relative, bytes);
+        }
+    }
+}
+
+/// A copy of the example repository at `homelab` in a new temporary directory,
+/// which lives as long as the returned handle; and the copy's path.
+pub fn homelab_copy() -> (tempfile::TempDir, PathBuf) {
+    let temporary = tempfile::tempdir().expect("temporary directory");
+    let repository = temporary.path().join("homelab");
+    copy_tree(&homelab(), &repository);
+    (temporary, repository)
+}
+
+/// Runs `meshc build --repo REPO --out OUT` with the test's own environment.
+pub fn build(repository: &Path, out: &Path) -> Output {
+    build_with(repository, out, &[])
+}
+
+/// [`build`] with more arguments (`--locked`).
+pub fn build_with(repository: &Path, out: &Path, extra: &[&str]) -> Output {
+    Command::new(MESHC)
+        .arg("build")
+        .arg("--repo")
+        .arg(repository)
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .output()
+        .expect("meshc runs")
+}
+
+/// Panics with meshc's stderr unless the build succeeded.
+pub fn assert_built(output: &Output) {
+    assert!(
+        output.status.success(),
+        "meshc build failed ({}):\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// The file of a build output that names its repository (`compiler::REPOSITORY_FILE`).
+pub const REPOSITORY_FILE: &str = ".mesh-repository";
+
+/// The files of the build output `out` that must be the same bytes wherever the
+/// repository is (the manifest and the plans), after checking that the one file that
+/// may not, `.mesh-repository`, names `repository`.
+pub fn build_files(out: &Path, repository: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut files = files_under(out);
+    let identity = files
+        .remove(REPOSITORY_FILE)
+        .unwrap_or_else(|| panic!("the build in {} has no {REPOSITORY_FILE}", out.display()));
+    let identity: serde_json::Value =
+        serde_json::from_slice(&identity).expect("the repository file is JSON");
+    let canonical = repository.canonicalize().expect("the repository exists");
+    assert_eq!(
+        identity["root"].as_str(),
+        Some(canonical.to_str().expect("a UTF-8 path")),
+        "{REPOSITORY_FILE} names the repository the build was made from"
+    );
+    files
+}

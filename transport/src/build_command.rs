@@ -1,0 +1,44 @@
+//! The command line of `mesh-build`, defined once with clap: read by the binary
+//! (`src/bin/mesh-build.rs`) and by the book's check of its commands chapter. Must not
+//! run anything, and gives no default broker or store: both are required.
+
+use std::path::PathBuf;
+
+use clap::Parser;
+
+use crate::names;
+
+/// The builder: builds the artifacts requested on the build queue (`mesh.builds`),
+/// one at a time, from its own checkout of the repository; stores each archive
+/// content-addressed in the store, keeps every result (failures included) in
+/// STORE/builds.jsonl, and answers through the `mesh` exchange with the request's
+/// correlation id. While the broker cannot be reached it says so on standard error at
+/// every retry.
+#[derive(Debug, Parser)]
+#[command(
+    name = "mesh-build",
+    version,
+    arg_required_else_help = true,
+    args_override_self = true,
+    after_help = "\
+Examples:
+  mesh-build --amqp amqps://builder:secret@broker/%2f --repo /srv/mesh --store /var/lib/mesh/builds
+  MESH_AMQP_URL=amqp://builder:secret@127.0.0.1/%2f mesh-build --repo . --store /tmp/builds
+
+Exit status: 0 when stopped, 1 on an error, 2 on a usage error."
+)]
+pub struct Arguments {
+    /// The broker to take requests from
+    #[arg(long, value_name = "URL", env = names::URL_VARIABLE, hide_env_values = true)]
+    pub amqp: String,
+    /// The repository checkout that requests name directories of
+    #[arg(long, value_name = "DIR")]
+    pub repo: PathBuf,
+    /// Where archives and the record of every build are kept (for example
+    /// /var/lib/mesh/builds)
+    #[arg(long, value_name = "DIR")]
+    pub store: PathBuf,
+    /// The builder's name in results; default: the host name
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+}

@@ -1,0 +1,105 @@
+//! The command line of `mesh-build`, on the built binary: it takes its broker and
+//! store explicitly (no arguments is a usage error, exit 2), prints its version, and
+//! says on every retry that it cannot reach its broker.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+const MESH_BUILD: &str = env!("CARGO_BIN_EXE_mesh-build");
+
+#[test]
+fn no_arguments_print_usage_and_exit_2() {
+    let output = Command::new(MESH_BUILD)
+        .env_remove("MESH_AMQP_URL")
+        .output()
+        .expect("mesh-build runs");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("Usage: mesh-build"), "{stderr}");
+}
+
+#[test]
+fn a_missing_store_is_a_usage_error() {
+    let output = Command::new(MESH_BUILD)
+        .args(["--amqp", "amqp://127.0.0.1:1/%2f", "--repo", "."])
+        .output()
+        .expect("mesh-build runs");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--store"));
+}
+
+#[test]
+fn version_is_printed_by_both_spellings() {
+    for flag in ["--version", "-V"] {
+        let output = Command::new(MESH_BUILD)
+            .arg(flag)
+            .output()
+            .expect("mesh-build runs");
+        assert_eq!(output.status.code(), Some(0));
+        assert_eq!(
+            String::from_utf8_lossy(&output.stdout),
+            format!("mesh-build {}\n", env!("CARGO_PKG_VERSION"))
+        );
+    }
+}
+
+#[test]
+fn help_describes_every_flag_with_an_example() {
+    let output = Command::new(MESH_BUILD)
+        .arg("--help")
+        .output()
+        .expect("mesh-build runs");
+    assert_eq!(output.status.code(), Some(0));
+    let help = String::from_utf8_lossy(&output.stdout);
+    for flag in [
+        "--amqp",
+        "--repo",
+        "--store",
+        "--name",
+        "[env: MESH_AMQP_URL",
+        "Examples:",
+    ] {
+        assert!(help.contains(flag), "{flag}:\n{help}");
+    }
+}
+
+/// Nothing listens on port 1: each attempt fails at once, and each is reported.
+#[test]
+fn an_unreachable_broker_is_reported_on_every_retry() {
+    let store = tempfile::tempdir().expect("temporary directory");
+    let mut child = Command::new(MESH_BUILD)
+        .args([
+            "--amqp",
+            "amqp://builder:hunter2@127.0.0.1:1/%2f",
+            "--repo",
+            ".",
+        ])
+        .arg("--store")
+        .arg(store.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("mesh-build runs");
+    std::thread::sleep(Duration::from_millis(1500));
+    child.kill().expect("mesh-build is still retrying");
+    child.wait().expect("mesh-build ends");
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .expect("piped")
+        .read_to_string(&mut stderr)
+        .expect("stderr is UTF-8");
+    let retries = stderr
+        .lines()
+        .filter(|line| {
+            line.contains("cannot connect to the broker at") && line.contains("trying again")
+        })
+        .count();
+    assert!(retries >= 3, "one line per retry:\n{stderr}");
+    assert!(
+        !stderr.contains("hunter2"),
+        "the password is redacted:\n{stderr}"
+    );
+}
