@@ -23,6 +23,15 @@ pub fn format_text(name: &str, text: &str, sources: &mut Sources) -> Result<Stri
         return Err(parsed.errors);
     }
     drop(parsed);
+    if let Some(line) = changes_indented_strings(text) {
+        return Err(vec![
+            Diagnostic::error(
+                codes::FORMATTER_REFUSED,
+                format!("`{name}` cannot be formatted: line {line} has a tab, a carriage return or trailing whitespace, and the file has an indented string (`''`), whose value the formatter would change"),
+            )
+            .with_help("alejandra strips trailing whitespace, carriage returns and tabs inside indented strings, which changes their values; remove them (or use a `\"...\"` string) and format again"),
+        ]);
+    }
     let (owned_name, owned_text) = (name.to_string(), text.to_string());
     let refusal = match lang::eval::run_with_stack(move || fixed_point(owned_name, owned_text)) {
         Ok(formatted) => return Ok(formatted),
@@ -35,6 +44,19 @@ pub fn format_text(name: &str, text: &str, sources: &mut Sources) -> Result<Stri
         )
         .with_help("the formatter reads the Nix language as current Nix does; rewrite the construct it names, or leave the file out of `meshc fmt`'s paths"),
     ])
+}
+
+/// The first line (1-based) that could make alejandra change a value: in a file with
+/// an indented string, a line with a tab, a carriage return or trailing whitespace.
+/// Conservative (the line need not be inside the string); measured on the language
+/// corpus, where those are the only value changes formatting makes.
+fn changes_indented_strings(text: &str) -> Option<usize> {
+    if !text.contains("''") {
+        return None;
+    }
+    text.split('\n')
+        .position(|line| line.contains('\t') || line.contains('\r') || line.ends_with(' '))
+        .map(|index| index + 1)
 }
 
 fn fixed_point(name: String, mut text: String) -> Result<String, String> {

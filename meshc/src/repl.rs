@@ -80,13 +80,20 @@ pub fn is_identifier(name: &str) -> bool {
 }
 
 impl Session {
-    pub fn new(machine: Machine, names: Vec<(String, Value)>, base_directory: PathBuf) -> Session {
+    pub fn new(mut machine: Machine, names: Vec<(String, Value)>, base_directory: PathBuf) -> Session {
+        // in weak head normal form, as the compiler takes a name's value (a name
+        // that fails to evaluate is left out: using it says it is undefined)
+        let names = names
+            .into_iter()
+            .filter_map(|(name, value)| {
+                let value = machine.force(&value, Span::default()).ok()?;
+                Some((Rc::from(name.as_bytes()), value))
+            })
+            .collect();
+        machine.start_next_evaluation();
         Session {
             machine,
-            names: names
-                .into_iter()
-                .map(|(name, value)| (Rc::from(name.as_bytes()), value))
-                .collect(),
+            names,
             base_directory,
             lines: 0,
         }
@@ -210,7 +217,13 @@ impl Session {
         };
         let mut added = 0;
         for attr in attrs.iter() {
-            self.names.insert(attr.name.clone(), attr.value.clone());
+            // a name of the session is a value the compiler takes as it is: in weak
+            // head normal form, not a thunk
+            let value = match self.machine.force(&attr.value, Span::default()) {
+                Ok(value) => value,
+                Err(error) => return Reply::Failed(vec![*error]),
+            };
+            self.names.insert(attr.name.clone(), value);
             added += 1;
         }
         Reply::Note(format!("Added {added} variables."))

@@ -96,7 +96,7 @@ fn node_puts_the_nodes_node_and_settings_in_scope() {
     );
     write(
         &repository.path().join("modules/web/module.nix"),
-        "{ mesh, ... }: { settings = { port = mesh.option { type = mesh.types.port; default = 80; }; greeting = mesh.option { type = mesh.types.str; default = \"hello\"; }; }; }\n",
+        "{ mesh, ... }: { settings = { port = mesh.option { type = mesh.types.port; default = 80; description = \"the port\"; }; greeting = mesh.option { type = mesh.types.str; default = \"hello\"; description = \"the greeting\"; }; }; }\n",
     );
     let output = piped(
         &["--node", "web-1"],
