@@ -16,8 +16,16 @@ const MAX_PASSES: usize = 4;
 /// has some (they point into `sources`; its nesting bound keeps the formatter, which
 /// recurses, off files nested deeper than evaluation allows), else the formatter's
 /// own refusal. The formatter runs on a thread with the evaluator's large stack.
-pub fn format_text(name: &str, text: &str, sources: &mut Sources) -> Result<String, Vec<Diagnostic>> {
-    let file = sources.add(name.to_string(), None, std::sync::Arc::from(text.as_bytes()));
+pub fn format_text(
+    name: &str,
+    text: &str,
+    sources: &mut Sources,
+) -> Result<String, Vec<Diagnostic>> {
+    let file = sources.add(
+        name.to_string(),
+        None,
+        std::sync::Arc::from(text.as_bytes()),
+    );
     let parsed = lang::parser::parse(text.as_bytes(), file);
     if !parsed.errors.is_empty() {
         return Err(parsed.errors);
@@ -63,7 +71,8 @@ fn fixed_point(name: String, mut text: String) -> Result<String, String> {
     for _ in 0..MAX_PASSES {
         let input = text.clone();
         let pass_name = name.clone();
-        let outcome = std::panic::catch_unwind(move || alejandra::format::in_memory(pass_name, input));
+        let outcome =
+            std::panic::catch_unwind(move || alejandra::format::in_memory(pass_name, input));
         match outcome {
             Ok((alejandra::format::Status::Changed(false), _)) => return Ok(text),
             Ok((alejandra::format::Status::Changed(true), after)) => text = after,

@@ -22,7 +22,8 @@ use lsp_types::notification::{
     DidSaveTextDocument, Notification as _, Progress, PublishDiagnostics,
 };
 use lsp_types::request::{
-    Completion, Formatting, GotoDefinition, HoverRequest, Request as _, Shutdown, WorkDoneProgressCreate,
+    Completion, Formatting, GotoDefinition, HoverRequest, Request as _, Shutdown,
+    WorkDoneProgressCreate,
 };
 use lsp_types::{
     CompletionOptions, CompletionParams, CompletionResponse, GotoDefinitionParams,

@@ -80,7 +80,11 @@ pub fn is_identifier(name: &str) -> bool {
 }
 
 impl Session {
-    pub fn new(mut machine: Machine, names: Vec<(String, Value)>, base_directory: PathBuf) -> Session {
+    pub fn new(
+        mut machine: Machine,
+        names: Vec<(String, Value)>,
+        base_directory: PathBuf,
+    ) -> Session {
         // in weak head normal form, as the compiler takes a name's value (a name
         // that fails to evaluate is left out: using it says it is undefined)
         let names = names
@@ -124,8 +128,12 @@ impl Session {
         self.machine.start_next_evaluation();
         let name = format!("«repl {}»", self.lines);
         let base = self.base_directory.clone();
-        self.machine
-            .eval_source_in_scope(&name, std::sync::Arc::from(text.as_bytes()), &base, &self.names)
+        self.machine.eval_source_in_scope(
+            &name,
+            std::sync::Arc::from(text.as_bytes()),
+            &base,
+            &self.names,
+        )
     }
 
     /// Handles one line of input.
@@ -177,7 +185,9 @@ impl Session {
                     codes::UNKNOWN_REPL_COMMAND,
                     format!("unknown command `:{other}`"),
                 )
-                .with_help("the commands are `:l FILE`, `:t EXPR`, `:?` and `:q`; `:?` describes them"),
+                .with_help(
+                    "the commands are `:l FILE`, `:t EXPR`, `:?` and `:q`; `:?` describes them",
+                ),
             ]),
         }
     }

@@ -38,10 +38,14 @@ fn copy(relative: &str, into: &Path) -> PathBuf {
     let status = Command::new("cp")
         .args(["-a"])
         .arg(&from)
-        .arg(to.parent().map(|parent| {
-            std::fs::create_dir_all(parent).expect("make the copy's directory");
-            parent.to_path_buf()
-        }).expect("a parent"))
+        .arg(
+            to.parent()
+                .map(|parent| {
+                    std::fs::create_dir_all(parent).expect("make the copy's directory");
+                    parent.to_path_buf()
+                })
+                .expect("a parent"),
+        )
         .status()
         .expect("cp runs");
     assert!(status.success(), "cannot copy {}", from.display());
@@ -60,7 +64,10 @@ fn nix_files(directory: &Path, files: &mut Vec<PathBuf>) {
 }
 
 fn contents(files: &[PathBuf]) -> Vec<Vec<u8>> {
-    files.iter().map(|file| std::fs::read(file).expect("readable")).collect()
+    files
+        .iter()
+        .map(|file| std::fs::read(file).expect("readable"))
+        .collect()
 }
 
 const CORPUS: &[&str] = &[
@@ -84,8 +91,15 @@ fn formatting_twice_changes_nothing_over_every_nix_file_of_the_repository() {
     for path in &paths {
         nix_files(path, &mut files);
     }
-    assert!(files.len() > 500, "the corpus is there: {} files", files.len());
-    let arguments: Vec<String> = paths.iter().map(|path| path.display().to_string()).collect();
+    assert!(
+        files.len() > 500,
+        "the corpus is there: {} files",
+        files.len()
+    );
+    let arguments: Vec<String> = paths
+        .iter()
+        .map(|path| path.display().to_string())
+        .collect();
     let mut first: Vec<&str> = vec!["fmt"];
     first.extend(arguments.iter().map(String::as_str));
     // files the formatter refuses (the corpus' syntax errors, forms only Nix 2.8
@@ -96,11 +110,16 @@ fn formatting_twice_changes_nothing_over_every_nix_file_of_the_repository() {
         .iter()
         .zip(&after_once)
         .filter(|(file, bytes)| {
-            let original = workspace().join(file.strip_prefix(scratch.path()).expect("in the copy"));
+            let original =
+                workspace().join(file.strip_prefix(scratch.path()).expect("in the copy"));
             std::fs::read(original).expect("readable") != **bytes
         })
         .count();
-    assert!(changed > 100, "the first pass formats most files: {changed} changed; {}", text(&once.stderr));
+    assert!(
+        changed > 100,
+        "the first pass formats most files: {changed} changed; {}",
+        text(&once.stderr)
+    );
     let twice = meshc(&first, scratch.path());
     assert_eq!(
         once.status.code(),
@@ -119,12 +138,19 @@ fn formatting_twice_changes_nothing_over_every_nix_file_of_the_repository() {
     let mut check = vec!["fmt", "--check"];
     check.extend(arguments.iter().map(String::as_str));
     let checked = meshc(&check, scratch.path());
-    assert!(checked.stdout.is_empty(), "nothing would change: {}", text(&checked.stdout));
+    assert!(
+        checked.stdout.is_empty(),
+        "nothing would change: {}",
+        text(&checked.stdout)
+    );
 }
 
 /// `meshc eval` of a file: its status and standard output.
 fn evaluate(file: &Path) -> (Option<i32>, Vec<u8>) {
-    let output = meshc(&["eval", &file.display().to_string()], file.parent().expect("a parent"));
+    let output = meshc(
+        &["eval", &file.display().to_string()],
+        file.parent().expect("a parent"),
+    );
     (output.status.code(), output.stdout)
 }
 
@@ -163,7 +189,10 @@ fn every_formatted_program_of_the_corpus_evaluates_to_the_same_value() {
         }
     }
     assert!(compared > 500, "the corpus is there: {compared} programs");
-    assert!(different.is_empty(), "formatting changed values: {different:#?}");
+    assert!(
+        different.is_empty(),
+        "formatting changed values: {different:#?}"
+    );
 }
 
 fn repository_with(file: &str, content: &str) -> tempfile::TempDir {
@@ -177,7 +206,10 @@ fn repository_with(file: &str, content: &str) -> tempfile::TempDir {
 
 #[test]
 fn check_exits_1_listing_the_files_that_would_change_and_writes_nothing() {
-    let repository = repository_with("modules/web/module.nix", "{ mesh, ... }: {   settings = {}; }\n");
+    let repository = repository_with(
+        "modules/web/module.nix",
+        "{ mesh, ... }: {   settings = {}; }\n",
+    );
     let module = repository.path().join("modules/web/module.nix");
     let inside = repository.path().join("modules/web");
     // no PATH: the repository found by walking up from a directory inside it
@@ -185,14 +217,22 @@ fn check_exits_1_listing_the_files_that_would_change_and_writes_nothing() {
     assert_eq!(checked.status.code(), Some(1), "{}", text(&checked.stderr));
     let listed = text(&checked.stdout);
     assert!(listed.contains("modules/web/module.nix"), "{listed}");
-    assert!(!listed.contains("mesh.nix\n") || listed.contains("module.nix"), "{listed}");
+    assert!(
+        !listed.contains("mesh.nix\n") || listed.contains("module.nix"),
+        "{listed}"
+    );
     assert_eq!(
         std::fs::read_to_string(&module).expect("readable"),
         "{ mesh, ... }: {   settings = {}; }\n",
         "--check writes nothing"
     );
     let formatted = meshc(&["fmt"], &inside);
-    assert_eq!(formatted.status.code(), Some(0), "{}", text(&formatted.stderr));
+    assert_eq!(
+        formatted.status.code(),
+        Some(0),
+        "{}",
+        text(&formatted.stderr)
+    );
     assert_ne!(
         std::fs::read_to_string(&module).expect("readable"),
         "{ mesh, ... }: {   settings = {}; }\n"
@@ -207,7 +247,11 @@ fn a_file_with_a_syntax_error_is_reported_with_the_parsers_diagnostic() {
     let repository = repository_with("broken.nix", "{ a = ; }\n");
     let output = meshc(&["fmt", "--check", "broken.nix"], repository.path());
     assert_eq!(output.status.code(), Some(1));
-    assert!(text(&output.stderr).contains("E001"), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("E001"),
+        "{}",
+        text(&output.stderr)
+    );
     assert_eq!(
         std::fs::read_to_string(repository.path().join("broken.nix")).expect("readable"),
         "{ a = ; }\n"
@@ -217,10 +261,15 @@ fn a_file_with_a_syntax_error_is_reported_with_the_parsers_diagnostic() {
 #[test]
 fn a_form_only_nix_2_8_reads_is_refused_with_e052() {
     // `1.e5`-style float forms parse in Nix 2.8 (and mesh) but not in the formatter
-    let source = std::fs::read_to_string(workspace().join("lang/tests/data/eval/ok/syntax-float-forms.nix"))
-        .expect("the corpus case");
+    let source =
+        std::fs::read_to_string(workspace().join("lang/tests/data/eval/ok/syntax-float-forms.nix"))
+            .expect("the corpus case");
     let repository = repository_with("floats.nix", &source);
     let output = meshc(&["fmt", "floats.nix"], repository.path());
     assert_eq!(output.status.code(), Some(1));
-    assert!(text(&output.stderr).contains("E052"), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("E052"),
+        "{}",
+        text(&output.stderr)
+    );
 }

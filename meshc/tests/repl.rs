@@ -39,8 +39,17 @@ fn piped(arguments: &[&str], input: &str, directory: &Path) -> Output {
 #[test]
 fn piped_input_prints_one_value_a_line() {
     let directory = tempfile::tempdir().expect("a temporary directory");
-    let output = piped(&[], "1 + 2\nx = [ 1 2 ]\nbuiltins.length x\n\"a\" + \"b\"\n:t x\n", directory.path());
-    assert_eq!(text(&output.stdout), "3\n2\n\"ab\"\na list\n", "{}", text(&output.stderr));
+    let output = piped(
+        &[],
+        "1 + 2\nx = [ 1 2 ]\nbuiltins.length x\n\"a\" + \"b\"\n:t x\n",
+        directory.path(),
+    );
+    assert_eq!(
+        text(&output.stdout),
+        "3\n2\n\"ab\"\na list\n",
+        "{}",
+        text(&output.stderr)
+    );
     assert_eq!(output.status.code(), Some(0));
 }
 
@@ -52,7 +61,12 @@ fn the_prelude_is_in_scope_with_mesh_lib() {
         "mesh.lib.optionals true [ 1 ]\nbuiltins.isFunction mesh.option\n",
         directory.path(),
     );
-    assert_eq!(text(&output.stdout), "[ 1 ]\ntrue\n", "{}", text(&output.stderr));
+    assert_eq!(
+        text(&output.stdout),
+        "[ 1 ]\ntrue\n",
+        "{}",
+        text(&output.stderr)
+    );
 }
 
 #[test]
@@ -64,7 +78,10 @@ fn a_runaway_line_ends_in_a_diagnostic_and_the_session_goes_on() {
         directory.path(),
     );
     let stderr = text(&output.stderr);
-    assert!(stderr.contains("E043"), "the budget ends the loop: {stderr}");
+    assert!(
+        stderr.contains("E043"),
+        "the budget ends the loop: {stderr}"
+    );
     assert!(stderr.contains("E010"), "{stderr}");
     assert!(stderr.contains("E051"), "{stderr}");
     // the next line has a budget of its own
@@ -75,10 +92,22 @@ fn a_runaway_line_ends_in_a_diagnostic_and_the_session_goes_on() {
 #[test]
 fn load_brings_a_files_attributes_into_scope() {
     let directory = tempfile::tempdir().expect("a temporary directory");
-    std::fs::write(directory.path().join("values.nix"), "{ answer = 42; greet = name: \"hi ${name}\"; }\n")
-        .expect("writable");
-    let output = piped(&[], ":l values.nix\ngreet \"mesh\"\nanswer\n", directory.path());
-    assert_eq!(text(&output.stdout), "\"hi mesh\"\n42\n", "{}", text(&output.stderr));
+    std::fs::write(
+        directory.path().join("values.nix"),
+        "{ answer = 42; greet = name: \"hi ${name}\"; }\n",
+    )
+    .expect("writable");
+    let output = piped(
+        &[],
+        ":l values.nix\ngreet \"mesh\"\nanswer\n",
+        directory.path(),
+    );
+    assert_eq!(
+        text(&output.stdout),
+        "\"hi mesh\"\n42\n",
+        "{}",
+        text(&output.stderr)
+    );
     assert!(text(&output.stderr).contains("Added 2 variables."));
 }
 
@@ -111,8 +140,15 @@ fn node_puts_the_nodes_node_and_settings_in_scope() {
     );
     let unknown = piped(&["--node", "web-9"], "1\n", repository.path());
     assert_eq!(unknown.status.code(), Some(1));
-    assert!(text(&unknown.stderr).contains("E050"), "{}", text(&unknown.stderr));
-    assert!(text(&unknown.stderr).contains("web-1"), "the help names the nodes");
+    assert!(
+        text(&unknown.stderr).contains("E050"),
+        "{}",
+        text(&unknown.stderr)
+    );
+    assert!(
+        text(&unknown.stderr).contains("web-1"),
+        "the help names the nodes"
+    );
 }
 
 /// Types `lines` into `meshc repl` on a pty, one at a time; what the terminal showed.
@@ -148,8 +184,11 @@ fn on_a_terminal(lines: &[&str], directory: &Path, state: &Path) -> String {
 fn on_a_terminal_it_evaluates_loads_completes_keeps_history_and_quits() {
     let directory = tempfile::tempdir().expect("a temporary directory");
     let state = tempfile::tempdir().expect("a temporary directory");
-    std::fs::write(directory.path().join("values.nix"), "{ distinctive-name = { deep-attribute = 7; }; }\n")
-        .expect("writable");
+    std::fs::write(
+        directory.path().join("values.nix"),
+        "{ distinctive-name = { deep-attribute = 7; }; }\n",
+    )
+    .expect("writable");
     let screen = on_a_terminal(
         &[
             "6 * 7\r",
@@ -165,9 +204,19 @@ fn on_a_terminal_it_evaluates_loads_completes_keeps_history_and_quits() {
     );
     assert!(screen.contains("42"), "{screen}");
     assert!(screen.contains("Added 1 variables."), "{screen}");
-    assert!(screen.contains("distinctive-name.deep-attribute"), "completed: {screen}");
-    assert!(screen.contains("\n7") || screen.contains("\r7"), "the completed line ran: {screen}");
-    let history = std::fs::read_to_string(state.path().join("mesh/repl-history")).expect("the history is kept");
+    assert!(
+        screen.contains("distinctive-name.deep-attribute"),
+        "completed: {screen}"
+    );
+    assert!(
+        screen.contains("\n7") || screen.contains("\r7"),
+        "the completed line ran: {screen}"
+    );
+    let history = std::fs::read_to_string(state.path().join("mesh/repl-history"))
+        .expect("the history is kept");
     assert!(history.contains("6 * 7"), "{history}");
-    assert!(history.contains("distinctive-name.deep-attribute"), "{history}");
+    assert!(
+        history.contains("distinctive-name.deep-attribute"),
+        "{history}"
+    );
 }

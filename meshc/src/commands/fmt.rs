@@ -44,14 +44,18 @@ pub fn run(arguments: FmtArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
     let paths = if arguments.paths.is_empty() {
         let here = std::env::current_dir()
             .map_err(|error| format!("cannot read the current directory: {error}"))?;
-        vec![compiler::discover(&here).map_err(|diagnostic| terminal::fail_alone(&diagnostic, color))?]
+        vec![
+            compiler::discover(&here)
+                .map_err(|diagnostic| terminal::fail_alone(&diagnostic, color))?,
+        ]
     } else {
         arguments.paths
     };
     let mut files = Vec::new();
     for path in &paths {
         files.extend(
-            nix_files(path).map_err(|error| format!("cannot read `{}`: {error}", path.display()))?,
+            nix_files(path)
+                .map_err(|error| format!("cannot read `{}`: {error}", path.display()))?,
         );
     }
     let (mut changed, mut failed) = (0usize, 0usize);
@@ -63,9 +67,14 @@ pub fn run(arguments: FmtArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
         }
     }
     if !arguments.check && files.len() > 1 {
-        say!("formatted {} files: {changed} changed, {failed} could not be formatted", files.len());
+        say!(
+            "formatted {} files: {changed} changed, {failed} could not be formatted",
+            files.len()
+        );
     }
-    Ok(super::status(failed > 0 || (arguments.check && changed > 0)))
+    Ok(super::status(
+        failed > 0 || (arguments.check && changed > 0),
+    ))
 }
 
 fn format_one(file: &Path, check: bool, color: ColorWhen) -> Result<Outcome, Failure> {
@@ -76,15 +85,21 @@ fn format_one(file: &Path, check: bool, color: ColorWhen) -> Result<Outcome, Fai
         Ok(bytes) => match String::from_utf8(bytes) {
             Ok(text) => text,
             Err(_) => {
-                let diagnostic = diagnostic_of(format!("`{name}` is not UTF-8 text"), lang::codes::FORMATTER_REFUSED)
-                    .with_help("the formatter reads UTF-8 text only; convert the file");
+                let diagnostic = diagnostic_of(
+                    format!("`{name}` is not UTF-8 text"),
+                    lang::codes::FORMATTER_REFUSED,
+                )
+                .with_help("the formatter reads UTF-8 text only; convert the file");
                 terminal::report(&[diagnostic], &sources, false, color);
                 return Ok(Outcome::Failed);
             }
         },
         Err(error) => {
-            let diagnostic = diagnostic_of(format!("cannot read `{name}`: {error}"), lang::codes::FILE_UNREADABLE)
-                .with_help("check that the file exists and can be read");
+            let diagnostic = diagnostic_of(
+                format!("cannot read `{name}`: {error}"),
+                lang::codes::FILE_UNREADABLE,
+            )
+            .with_help("check that the file exists and can be read");
             terminal::report(&[diagnostic], &sources, false, color);
             return Ok(Outcome::Failed);
         }
@@ -104,8 +119,11 @@ fn format_one(file: &Path, check: bool, color: ColorWhen) -> Result<Outcome, Fai
         return Ok(Outcome::Changed);
     }
     if let Err(error) = std::fs::write(file, formatted) {
-        let diagnostic = diagnostic_of(format!("cannot write `{name}`: {error}"), lang::codes::FORMATTED_FILE_UNWRITABLE)
-            .with_help("check that the file and its directory can be written");
+        let diagnostic = diagnostic_of(
+            format!("cannot write `{name}`: {error}"),
+            lang::codes::FORMATTED_FILE_UNWRITABLE,
+        )
+        .with_help("check that the file and its directory can be written");
         terminal::report(&[diagnostic], &sources, false, color);
         return Ok(Outcome::Failed);
     }

@@ -50,7 +50,9 @@ fn history_file() -> Option<PathBuf> {
     let state = std::env::var_os("XDG_STATE_HOME")
         .filter(|value| !value.is_empty())
         .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local/state")))?;
+        .or_else(|| {
+            std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local/state"))
+        })?;
     Some(state.join("mesh").join("repl-history"))
 }
 
@@ -59,7 +61,9 @@ pub fn run(arguments: ReplArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
         .map_err(|error| format!("cannot read the current directory: {error}"))?;
     let root = match &arguments.repo {
         Some(root) => working_directory.join(root),
-        None => compiler::find_root(&working_directory).unwrap_or_else(|| working_directory.clone()),
+        None => {
+            compiler::find_root(&working_directory).unwrap_or_else(|| working_directory.clone())
+        }
     };
     let limits = arguments.limits.get();
     let node = arguments.node.clone();
@@ -67,7 +71,10 @@ pub fn run(arguments: ReplArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
         let scope = match compiler::interactive_scope(&root, node.as_deref(), limits) {
             Ok(scope) => scope,
             Err(failure) => {
-                let sources = failure.machine.map(|machine| machine.sources).unwrap_or_default();
+                let sources = failure
+                    .machine
+                    .map(|machine| machine.sources)
+                    .unwrap_or_default();
                 terminal::report(&failure.diagnostics, &sources, false, color);
                 return Err(Failure::Reported);
             }
@@ -119,8 +126,9 @@ fn interactive(session: Session, color: ColorWhen) -> Result<ExitCode, Failure> 
         .completion_type(CompletionType::List)
         .auto_add_history(false)
         .build();
-    let mut editor = rustyline::Editor::<ReplHelper, rustyline::history::DefaultHistory>::with_config(config)
-        .map_err(|error| format!("cannot start the line editor: {error}"))?;
+    let mut editor =
+        rustyline::Editor::<ReplHelper, rustyline::history::DefaultHistory>::with_config(config)
+            .map_err(|error| format!("cannot start the line editor: {error}"))?;
     editor.set_helper(Some(ReplHelper {
         session: session.clone(),
     }));
@@ -155,7 +163,10 @@ fn interactive(session: Session, color: ColorWhen) -> Result<ExitCode, Failure> 
             .map_err(|error| error.to_string())
             .and_then(|_| editor.save_history(file).map_err(|error| error.to_string()));
         if let Err(error) = saved {
-            say!("warning: cannot save the history in `{}`: {error}", file.display());
+            say!(
+                "warning: cannot save the history in `{}`: {error}",
+                file.display()
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -53,7 +53,13 @@ pub fn candidates(session: &mut Session, line: &str, position: usize) -> (usize,
             names.dedup();
             let quoted = names
                 .into_iter()
-                .map(|name| if is_identifier(&name) { name } else { format!("{name:?}") })
+                .map(|name| {
+                    if is_identifier(&name) {
+                        name
+                    } else {
+                        format!("{name:?}")
+                    }
+                })
                 .collect();
             return (start_of_partial, quoted);
         }
