@@ -58,6 +58,8 @@ codes! {
     Locked = "E521", "another mesh-apply is running";
     ConfinementUnavailable = "E522", "paths cannot be confined beneath the root on this kernel";
     UnsafeAccountFile = "E523", "an account file is not a plain file reached without symlinks";
+    GenerationFailed = "E535", "the kept generations cannot be read or written";
+    NoSuchGeneration = "E536", "there is no such generation";
 }
 
 impl std::fmt::Display for Code {

@@ -22,8 +22,13 @@ pub enum OutputFormat {
 /// What one run of `mesh-apply` is asked to do, validated.
 #[derive(Clone, Debug)]
 pub struct Config {
-    pub plan_path: PathBuf,
-    pub identity_path: PathBuf,
+    /// Where the plan comes from.
+    pub plan: PlanSource,
+    /// The node's age identity; `None` is `ROOT/var/lib/mesh/identity`, read through
+    /// the confined layer.
+    pub identity_path: Option<PathBuf>,
+    /// How many applied plans are kept as generations.
+    pub keep_generations: usize,
     /// The tree to apply into; `None` is the live host (`/`).
     pub root: Option<PathBuf>,
     /// The node this is, if known from the command line.
@@ -34,10 +39,23 @@ pub struct Config {
     pub format: OutputFormat,
 }
 
+/// Where the plan to apply comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PlanSource {
+    /// A file the operator names.
+    File(PathBuf),
+    /// Standard input (`mesh-apply -`).
+    Stdin,
+    /// A kept generation (`--rollback`): the one named, or the one before the current.
+    Generation(Option<u64>),
+}
+
 /// What the command line asks for.
 #[derive(Debug)]
 pub enum Command {
     Apply(Config),
+    /// `--list-generations`: the root (`None` is `/`) and the output format.
+    ListGenerations(Option<PathBuf>, OutputFormat),
     Listen(ListenConfig),
 }
 
@@ -45,6 +63,9 @@ const EXAMPLES: &str = "\
 Examples:
   mesh-apply build/nodes/db1.json --identity /etc/mesh/identity.txt --dry-run
   mesh-apply db1.json --identity key.txt --root /tmp/db1-root --format json
+  meshc build && mesh-apply - < build/nodes/db1.json    (identity: /var/lib/mesh/identity)
+  mesh-apply --list-generations
+  mesh-apply --rollback --to 3 --dry-run
   mesh-apply --listen --node db1 --identity /etc/mesh/identity.txt --amqp amqps://db1:secret@broker/%2f
 
 Exit status: 0 the plan holds, 1 a problem (reported), 2 a usage error.";
@@ -61,13 +82,15 @@ Exit status: 0 the plan holds, 1 a problem (reported), 2 a usage error.";
     after_help = EXAMPLES
 )]
 pub struct RawArguments {
-    /// The plan file written by `meshc build` (`nodes/NODE.json`)
+    /// The plan file written by `meshc build` (`nodes/NODE.json`); `-` reads it from
+    /// standard input
     #[arg(value_name = "PLAN")]
     plan: Option<PathBuf>,
     /// Apply the plans that arrive on this node's queue instead of one file
     #[arg(long)]
     listen: bool,
-    /// The node's age identity file (as written by age-keygen)
+    /// The node's age identity file (as written by age-keygen); default:
+    /// ROOT/var/lib/mesh/identity (required with `--listen`)
     #[arg(long, value_name = "KEY")]
     identity: Option<PathBuf>,
     /// Apply into DIR instead of / (offline: no services are started)
@@ -85,6 +108,18 @@ pub struct RawArguments {
     /// `human`, or `json` (the report; with `--listen`, one status report per line)
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = OutputFormat::Human)]
     format: OutputFormat,
+    /// How many applied plans are kept as generations in ROOT/var/lib/mesh/generations
+    #[arg(long, value_name = "N", default_value_t = crate::generations::DEFAULT_KEEP, value_parser = keep_generations)]
+    keep_generations: usize,
+    /// Apply a kept generation instead of a plan: the one before the current, or `--to N`
+    #[arg(long, conflicts_with_all = ["plan", "listen", "list_generations"])]
+    rollback: bool,
+    /// With `--rollback`: the generation to apply (see `--list-generations`)
+    #[arg(long, value_name = "N", requires = "rollback")]
+    to: Option<u64>,
+    /// List the kept generations (the current one marked `*`) and apply nothing
+    #[arg(long, conflicts_with_all = ["plan", "listen"])]
+    list_generations: bool,
     /// The broker, with `--listen`; default: amqp://guest:guest@127.0.0.1:5672/%2f
     #[arg(long, value_name = "URL", env = transport::names::URL_VARIABLE, hide_env_values = true)]
     amqp: Option<String>,
@@ -112,23 +147,36 @@ fn validate(raw: RawArguments) -> Result<Command, String> {
     if raw.listen {
         return validate_listen(raw).map(Command::Listen);
     }
-    let plan_path = raw
-        .plan
-        .ok_or("missing the plan: `mesh-apply PLAN --identity KEY`")?;
-    let identity_path = raw
-        .identity
-        .ok_or("missing `--identity KEY`: the node's age identity file")?;
-    let root = match raw.root {
+    let root = match &raw.root {
         None => None,
-        Some(root) => target_root(&root)?,
+        Some(root) => target_root(root)?,
+    };
+    if raw.list_generations {
+        return Ok(Command::ListGenerations(root, raw.format));
+    }
+    if raw.to.is_some() && !raw.rollback {
+        return Err("`--to N` goes with `--rollback`".to_string());
+    }
+    let plan = if raw.rollback {
+        PlanSource::Generation(raw.to)
+    } else {
+        match raw.plan {
+            None => return Err(
+                "missing the plan: `mesh-apply PLAN` (or `-` for standard input), or `--rollback`"
+                    .to_string(),
+            ),
+            Some(plan) if plan.as_os_str() == "-" => PlanSource::Stdin,
+            Some(plan) => PlanSource::File(plan),
+        }
     };
     if let Some(node) = &raw.node {
         plan::check::name(node).map_err(|reason| format!("`--node`: {reason}"))?;
     }
     let artifacts = raw.artifacts.unwrap_or_else(|| default_artifacts(&root));
     Ok(Command::Apply(Config {
-        plan_path,
-        identity_path,
+        plan,
+        identity_path: raw.identity,
+        keep_generations: raw.keep_generations,
         root,
         node: raw.node,
         artifacts,
@@ -172,6 +220,14 @@ fn validate_listen(raw: RawArguments) -> Result<ListenConfig, String> {
         format: raw.format,
         print: true,
     })
+}
+
+/// `--keep-generations N`: at least 1.
+fn keep_generations(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(keep) if keep >= 1 => Ok(keep),
+        _ => Err("give a number of generations, at least 1".to_string()),
+    }
 }
 
 /// `ROOT/var/lib/mesh/artifacts`, where `meshc`'s archives are installed.

@@ -411,6 +411,16 @@ impl Directory {
         }
     }
 
+    /// When `name` was last modified, in seconds since the epoch (not following it).
+    pub fn modified_seconds(&self, name: &str) -> io::Result<i64> {
+        let stat = rustix::fs::statat(
+            &self.fd,
+            c_name(name)?.as_c_str(),
+            AtFlags::SYMLINK_NOFOLLOW,
+        )?;
+        Ok(stat.st_mtime)
+    }
+
     /// The metadata of this directory itself.
     pub fn own_entry(&self) -> io::Result<Entry> {
         Ok(Entry::of(&rustix::fs::fstat(&self.fd)?))

@@ -23,6 +23,7 @@ pub mod directory;
 pub mod durable;
 mod execute;
 pub mod file;
+pub mod generations;
 pub mod host;
 pub mod link;
 pub mod listen;
@@ -36,7 +37,7 @@ pub mod service;
 pub mod unit;
 pub mod user;
 
-pub use config::{Command, Config, OutputFormat, parse_arguments};
+pub use config::{Command, Config, OutputFormat, PlanSource, parse_arguments};
 pub use report::{Report, ShapeResult, Status};
 pub use run::run;
 

@@ -204,8 +204,9 @@ pub fn handle(config: &ListenConfig, incoming: &Incoming) -> (StatusReport, bool
     // the plan is applied from the bytes received, never read back by name
     let applied = crate::run::run_with_plan(
         &Config {
-            plan_path,
-            identity_path: config.identity_path.clone(),
+            plan: crate::config::PlanSource::File(plan_path),
+            identity_path: Some(config.identity_path.clone()),
+            keep_generations: crate::generations::DEFAULT_KEEP,
             root: config.root.clone(),
             node: Some(config.node.clone()),
             artifacts: config.artifacts.clone(),

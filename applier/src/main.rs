@@ -11,6 +11,7 @@ use applier::{Command, OutputFormat, parse_arguments};
 fn main() -> ExitCode {
     let config = match parse_arguments(std::env::args_os().skip(1)) {
         Ok(Command::Apply(config)) => config,
+        Ok(Command::ListGenerations(root, format)) => return list_generations(root, format),
         Ok(Command::Listen(config)) => return listen(config),
         Err(error) => error.exit(),
     };
@@ -20,6 +21,32 @@ fn main() -> ExitCode {
         OutputFormat::Json => report.render_json(),
     };
     print_and_exit(&text, report.exit_code())
+}
+
+/// `mesh-apply --list-generations`: the kept generations, or the problem (exit 1).
+fn list_generations(root: Option<std::path::PathBuf>, format: OutputFormat) -> ExitCode {
+    let listed = applier::host::Host::new(root.as_deref())
+        .and_then(|host| applier::generations::list(&host));
+    match listed {
+        Ok(generations) => {
+            let text = match format {
+                OutputFormat::Human => applier::generations::render_human(&generations),
+                OutputFormat::Json => applier::generations::render_json(&generations),
+            };
+            print_and_exit(&text, 0)
+        }
+        Err(problem) => {
+            let report = applier::Report {
+                problems: vec![problem],
+                ..applier::Report::default()
+            };
+            let text = match format {
+                OutputFormat::Human => report.render_human(),
+                OutputFormat::Json => report.render_json(),
+            };
+            print_and_exit(&text, 1)
+        }
+    }
 }
 
 /// `mesh-apply --listen`: runs until stopped; a configuration error exits 1.

@@ -11,7 +11,7 @@ use plan::{Kind, Plan, PlanError, Resource, Shape};
 
 use crate::accounts::Accounts;
 use crate::codes::Code;
-use crate::config::Config;
+use crate::config::{Config, PlanSource};
 use crate::confined::EntryKind;
 use crate::execute::{Executed, FailedAt, execute};
 use crate::file::{FileInspection, WantedFile};
@@ -20,26 +20,70 @@ use crate::problem::{Origin, Problem};
 use crate::record::{Record, RecordEntry, RecordState};
 use crate::report::{Report, ShapeResult, Status};
 use crate::secret::Identities;
-use crate::{Planned, archive, container, directory, file, link, needs, service, user};
+use crate::{
+    Planned, archive, container, directory, file, generations, link, needs, service, user,
+};
 
 /// Applies (or, dry, inspects) the plan `config` names, and reports.
 pub fn run(config: &Config) -> Report {
-    match std::fs::read(&config.plan_path) {
+    match read_plan(config) {
         Ok(bytes) => run_with_plan(config, &bytes),
-        Err(error) => Report {
+        Err(problem) => Report {
             dry_run: config.dry_run,
-            problems: vec![Problem::new(
-                Code::PlanUnreadable,
-                format!(
-                    "cannot read the plan `{}`: {error}",
-                    config.plan_path.display()
-                ),
-                "give the plan `meshc build` wrote for this node (`OUT/nodes/NODE.json`)",
-            )],
+            problems: vec![problem],
             ..Report::default()
         },
     }
 }
+
+/// The plan's bytes: the file the operator names, standard input, or a generation.
+fn read_plan(config: &Config) -> Result<Vec<u8>, Problem> {
+    let unreadable = |what: String, error: &std::io::Error| {
+        Problem::new(
+            Code::PlanUnreadable,
+            format!("cannot read the plan {what}: {error}"),
+            "give the plan `meshc build` wrote for this node (`OUT/nodes/NODE.json`)",
+        )
+    };
+    match &config.plan {
+        PlanSource::File(path) => {
+            std::fs::read(path).map_err(|error| unreadable(format!("`{}`", path.display()), &error))
+        }
+        PlanSource::Stdin => {
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes)
+                .map_err(|error| unreadable("from standard input".to_string(), &error))?;
+            Ok(bytes)
+        }
+        PlanSource::Generation(to) => {
+            let host = Host::new(config.root.as_deref())?;
+            let number = generations::rollback_target(&host, *to)?;
+            generations::read(&host, number)
+        }
+    }
+}
+
+/// The identity the operator names, or `ROOT/var/lib/mesh/identity` read through the
+/// confined layer.
+fn load_identities(config: &Config, host: &Host) -> Result<Identities, Problem> {
+    match &config.identity_path {
+        Some(path) => Identities::load(path),
+        None => {
+            let path = host.path(IDENTITY_PATH);
+            match host.fs().read(IDENTITY_PATH) {
+                Ok(Some(bytes)) => Identities::from_bytes(&path, &bytes),
+                Ok(None) => Err(Identities::unreadable(
+                    &path,
+                    "it does not exist (give `--identity KEY`, or put the node's identity there)",
+                )),
+                Err(error) => Err(Identities::unreadable(&path, &error.to_string())),
+            }
+        }
+    }
+}
+
+/// Where the node's identity is when `--identity` is not given.
+pub const IDENTITY_PATH: &str = "/var/lib/mesh/identity";
 
 /// Applies the plan `bytes` (read by the caller) as `config` says.
 pub fn run_with_plan(config: &Config, bytes: &[u8]) -> Report {
@@ -66,7 +110,7 @@ fn run_checked(config: &Config, bytes: &[u8], report: &mut Report) -> Result<(),
     };
     let record = Record::load(&host).map_err(|problem| vec![problem])?;
     check_node(config, record.as_ref(), &plan).map_err(|problem| vec![problem])?;
-    let identities = Identities::load(&config.identity_path).map_err(|problem| vec![problem])?;
+    let identities = load_identities(config, &host).map_err(|problem| vec![problem])?;
     let accounts = load_accounts(&host).map_err(|problem| vec![problem])?;
     let prepared = prepare(
         &plan,
@@ -116,6 +160,12 @@ fn run_checked(config: &Config, bytes: &[u8], report: &mut Report) -> Result<(),
         problems.push(problem.clone());
     }
     if let Err(problem) = stored {
+        problems.push(problem);
+    }
+    if problems.is_empty()
+        && final_record.state == RecordState::Applied
+        && let Err(problem) = generations::remember(&host, &plan, bytes, config.keep_generations)
+    {
         problems.push(problem);
     }
     if problems.is_empty() {

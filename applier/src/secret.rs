@@ -15,19 +15,16 @@ pub struct Identities {
 
 impl Identities {
     pub fn load(path: &Path) -> Result<Identities, Problem> {
-        let unreadable = |reason: String| {
-            Problem::new(
-                Code::UnreadableIdentity,
-                format!(
-                    "cannot read the age identity `{}`: {reason}",
-                    path.display()
-                ),
-                "give the node's identity file as written by `age-keygen` with `--identity`",
-            )
-        };
-        let bytes = std::fs::read(path).map_err(|error| unreadable(error.to_string()))?;
-        let file = age::IdentityFile::from_buffer(bytes.as_slice())
-            .map_err(|error| unreadable(error.to_string()))?;
+        let bytes = std::fs::read(path)
+            .map_err(|error| Identities::unreadable(path, &error.to_string()))?;
+        Identities::from_bytes(path, &bytes)
+    }
+
+    /// The identities in `bytes`, read from `path` (named in messages).
+    pub fn from_bytes(path: &Path, bytes: &[u8]) -> Result<Identities, Problem> {
+        let unreadable = |reason: String| Identities::unreadable(path, &reason);
+        let file =
+            age::IdentityFile::from_buffer(bytes).map_err(|error| unreadable(error.to_string()))?;
         let identities = file
             .into_identities()
             .map_err(|error| unreadable(error.to_string()))?;
@@ -35,6 +32,18 @@ impl Identities {
             return Err(unreadable("it holds no identity".to_string()));
         }
         Ok(Identities { identities })
+    }
+
+    /// E512 for the identity at `path`.
+    pub fn unreadable(path: &Path, reason: &str) -> Problem {
+        Problem::new(
+            Code::UnreadableIdentity,
+            format!(
+                "cannot read the age identity `{}`: {reason}",
+                path.display()
+            ),
+            "give the node's identity file as written by `age-keygen` with `--identity`, or put it at `/var/lib/mesh/identity`",
+        )
     }
 
     /// Decrypts an ASCII-armored age file. Refuses anything it cannot decrypt

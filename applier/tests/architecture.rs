@@ -278,7 +278,7 @@ fn the_host_is_touched_only_through_the_confined_layer() {
     let allowed: &[(&str, &str, &str)] = &[
         (
             "run.rs",
-            "std::fs::read(&config.plan_path)",
+            "std::fs::read(path)",
             "the plan the operator names",
         ),
         (

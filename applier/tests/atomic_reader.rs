@@ -31,8 +31,9 @@ fn a_concurrent_reader_sees_only_whole_versions() {
         })
         .collect();
     let config = |plan_path: &std::path::Path| applier::Config {
-        plan_path: plan_path.to_path_buf(),
-        identity_path: keys.identity.clone(),
+        plan: applier::PlanSource::File(plan_path.to_path_buf()),
+        identity_path: Some(keys.identity.clone()),
+        keep_generations: 10,
         root: Some(root.path().to_path_buf()),
         node: None,
         artifacts: root.artifacts.clone(),

@@ -64,13 +64,35 @@ fn a_misspelt_flag_gets_a_suggestion() {
 }
 
 #[test]
-fn missing_identity_is_a_usage_error() {
-    let (code, _, stderr) = run(&["plan.json"]);
-    assert_eq!(code, 2);
-    assert!(
-        stderr.starts_with("error: missing `--identity KEY`: the node's age identity file"),
-        "{stderr}"
+fn without_identity_the_default_is_used_and_dash_is_standard_input() {
+    let parse = |arguments: &[&str]| match applier::parse_arguments(
+        arguments.iter().map(std::ffi::OsString::from),
+    ) {
+        Ok(applier::Command::Apply(config)) => config,
+        other => panic!("{other:?}"),
+    };
+    let config = parse(&["-"]);
+    assert_eq!(config.identity_path, None);
+    assert_eq!(config.plan, applier::PlanSource::Stdin);
+    assert_eq!(config.keep_generations, 10);
+    let config = parse(&["--rollback", "--to", "3", "--keep-generations", "5"]);
+    assert_eq!(config.plan, applier::PlanSource::Generation(Some(3)));
+    assert_eq!(config.keep_generations, 5);
+    assert_eq!(
+        parse(&["--rollback"]).plan,
+        applier::PlanSource::Generation(None)
     );
+    for bad in [
+        &["--rollback", "plan.json"][..],
+        &["plan.json", "--to", "2"],
+        &["--rollback", "--to", "x"],
+        &["plan.json", "--keep-generations", "0"],
+        &["--list-generations", "plan.json"],
+    ] {
+        let (code, _, stderr) = run(bad);
+        assert_eq!(code, 2, "{bad:?}");
+        assert!(stderr.starts_with("error: "), "{stderr}");
+    }
 }
 
 #[test]
@@ -146,7 +168,10 @@ fn flags_take_equals_signs() {
         Ok(applier::Command::Apply(config)) => config,
         other => panic!("{other:?}"),
     };
-    assert_eq!(config.identity_path, std::path::PathBuf::from("key.txt"));
+    assert_eq!(
+        config.identity_path,
+        Some(std::path::PathBuf::from("key.txt"))
+    );
     assert_eq!(config.format, applier::OutputFormat::Json);
     assert!(config.dry_run);
     assert_eq!(config.node.as_deref(), Some("db1"));

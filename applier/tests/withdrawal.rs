@@ -150,7 +150,9 @@ fn build(choices: &Choices, fixed: &Fixed, root: &TestRoot) -> (Plan, Vec<String
     (Plan::new("db1", shapes), keeps)
 }
 
-const SKIP: &[&str] = &["var/lib/mesh/applied.json"];
+/// The applier's own state: the record, and the generations (the history of what was
+/// applied, which differs between A-then-B and B by design).
+const SKIP: &[&str] = &["var/lib/mesh/applied.json", "var/lib/mesh/generations"];
 
 fn tree(root: &TestRoot) -> BTreeMap<String, Node> {
     let mut nodes = snapshot(root.path(), SKIP);

@@ -93,6 +93,10 @@ pub struct Node {
     pub modules: Vec<(String, Span)>,
     pub settings: BTreeMap<String, ModuleOverrides>,
     pub base: Base,
+    /// `tags`, for `meshc deploy --on @TAG`.
+    pub tags: Vec<String>,
+    /// How `meshc deploy` reaches the node (`deploy`, defaults filled in).
+    pub deploy: crate::deployment::Deployment,
     /// The entry as modules see it (`node`): the inventory's set plus `name`.
     pub value: Value,
 }
@@ -113,10 +117,12 @@ const NODE_KEYS: &[&str] = &[
     "settings",
     "base",
     "description",
+    "tags",
+    "deploy",
 ];
 const BASE_KEYS: &[&str] = &["paths", "users", "groups"];
 
-fn unknown_key(name: &str, known: &[&str], span: Span, context: &str) -> Diagnostic {
+pub(crate) fn unknown_key(name: &str, known: &[&str], span: Span, context: &str) -> Diagnostic {
     let help = did_you_mean(name, known.iter().copied())
         .unwrap_or_else(|| format!("{context} takes {}", lang::diagnostic::quoted(known)));
     Diagnostic::error(
@@ -542,6 +548,26 @@ fn read_node(
             diagnostics,
         )?);
     }
+    let tags = match attrs.get_attr(b"tags") {
+        Some(entry) => crate::deployment::read_tags(
+            machine,
+            name,
+            &entry.value.clone(),
+            entry.span.unwrap_or(span),
+            diagnostics,
+        )?,
+        None => Vec::new(),
+    };
+    let deploy_entry = attrs
+        .get_attr(b"deploy")
+        .map(|entry| (entry.value.clone(), entry.span.unwrap_or(span)));
+    let deploy = crate::deployment::read_deploy(
+        machine,
+        name,
+        address.as_deref(),
+        deploy_entry.as_ref().map(|(value, span)| (value, *span)),
+        diagnostics,
+    )?;
     let mut entries: Vec<Attr> = attrs.iter().cloned().collect();
     entries.retain(|attr| &*attr.name != b"name");
     entries.push(Attr {
@@ -558,6 +584,8 @@ fn read_node(
         modules,
         settings,
         base,
+        tags,
+        deploy,
         value: Value::Attrs(Rc::new(Attrs::from_unsorted(entries))),
     }))
 }

@@ -34,6 +34,8 @@ mod source;
 mod stdlib;
 mod types;
 
+/// A node's `tags` and `deploy`, for `meshc deploy`.
+pub mod deployment;
 /// The evaluation limits as the command line gives them (`--max-steps`, `--max-memory`).
 pub mod limits;
 

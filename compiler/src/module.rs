@@ -56,6 +56,7 @@ fn why_not(argument: &str) -> &'static str {
             "images and artifacts are pinned after every mirror and artifact is declared"
         }
         "node" | "settings" => "the module file itself is evaluated once for the whole fleet",
+        "lib" => "there is no `lib` argument: the helpers are in the prelude, as `mesh.lib`",
         _ => "no stage gives it",
     }
 }
@@ -129,6 +130,11 @@ fn check_arguments(
         } else {
             format!("{what} can take {}", lang::diagnostic::quoted(allowed))
         });
+        if name == "lib" {
+            help.push_str(
+                "; nixpkgs' `lib` helpers are `mesh.lib` here: write `{ mesh, ... }:` and use `mesh.lib.optionals`, or `let inherit (mesh) lib; in ...`",
+            );
+        }
         if allowed == ["mesh"] && matches!(name.as_str(), "node" | "settings") {
             help.push_str(&format!(
                 "; a field that depends on the node takes `{name}` itself, e.g. `shapes = {{ {name}, ... }}: [ ... ];`"

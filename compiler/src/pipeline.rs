@@ -474,7 +474,7 @@ fn run(
         node_names: &node_names,
     };
 
-    let (prelude, made) = prelude::prelude(&repository.root);
+    let (prelude, made) = prelude::prelude(&repository.root, machine);
     let known: Vec<String> = repository.modules.keys().cloned().collect();
     let mut modules: BTreeMap<String, Module> = BTreeMap::new();
     for (name, location) in &repository.modules {

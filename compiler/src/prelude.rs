@@ -266,12 +266,32 @@ fn shape_constructor(
     })
 }
 
+/// Where `mesh.lib` is, under the standard library's virtual root.
+pub const LIB_FILE: &str = "lib/default.nix";
+
 /// The `mesh` prelude value, and the registry of the shapes its constructors make.
-pub fn prelude(repository_root: &Path) -> (Value, Rc<Made>) {
+/// `machine` evaluates `mesh.lib` (its members stay lazy until a module uses them).
+pub fn prelude(repository_root: &Path, machine: &mut Machine) -> (Value, Rc<Made>) {
     let root = Rc::new(repository_root.to_path_buf());
     let made = Rc::new(Made::default());
     let files: Rc<FileNames> = Rc::default();
-    let mut entries = vec![attr("option", option_value()), attr("types", types_value())];
+    let lib_path = PathBuf::from(format!("{}/{LIB_FILE}", stdlib::VIRTUAL_ROOT));
+    // the standard library's own file: it evaluates (compiler/tests/lib.rs holds it to
+    // that), so an error here is a bug in meshc, shown where `mesh.lib` is used
+    let lib = machine.eval_file(&lib_path).unwrap_or_else(|errors| {
+        let message = errors
+            .first()
+            .map(|error| error.message.clone())
+            .unwrap_or_default();
+        Value::string_from(&format!(
+            "mesh.lib failed to load (please report): {message}"
+        ))
+    });
+    let mut entries = vec![
+        attr("option", option_value()),
+        attr("types", types_value()),
+        attr("lib", lib),
+    ];
     for kind in Kind::ALL {
         entries.push(attr(
             kind.name(),

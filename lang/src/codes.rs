@@ -148,6 +148,7 @@ codes! {
     BUILD_UNREADABLE = "E408", "build output cannot be read";
     OUTPUT_LINK = "E409", "build output directory is a symbolic link or not the builder's";
     BUILD_OF_ANOTHER_REPOSITORY = "E420", "build output was made from another repository";
+    NO_SUCH_DEPLOY_TARGET = "E430", "`meshc deploy --on` selects no node";
     // E9xx: internal
     INTERNAL = "E900", "internal error (please report)";
 }

@@ -15,6 +15,7 @@ Examples:
   meshc build                          compile the repository around the current directory
   meshc check --format json            every diagnostic, for tools
   meshc diff                           what the next build would change on each node
+  meshc deploy --on @web               build, then apply the plans of the nodes tagged web over SSH
   meshc eval --expr '1 + 2'            evaluate an expression as nix-instantiate would
   meshc completions bash > /etc/bash_completion.d/meshc
 
@@ -55,6 +56,7 @@ pub enum Command {
     Diff(commands::diff::DiffArgs),
     Artifacts(commands::artifacts::ArtifactsArgs),
     Publish(commands::publish::PublishArgs),
+    Deploy(commands::deploy::DeployArgs),
     Builds(commands::builds::BuildsArgs),
     BrokerPermissions(commands::broker_permissions::BrokerPermissionsArgs),
     Completions(commands::completions::CompletionsArgs),

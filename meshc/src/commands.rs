@@ -8,6 +8,7 @@ pub mod build;
 pub mod builds;
 pub mod check;
 pub mod completions;
+pub mod deploy;
 pub mod diff;
 pub mod eval;
 pub mod fmt;
@@ -34,6 +35,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Diff(arguments) => diff::run(arguments, color),
         Command::Artifacts(arguments) => artifacts::run(arguments, color),
         Command::Publish(arguments) => publish::run(arguments),
+        Command::Deploy(arguments) => deploy::run(arguments, color),
         Command::Builds(arguments) => builds::run(arguments),
         Command::BrokerPermissions(arguments) => broker_permissions::run(arguments),
         Command::Completions(arguments) => completions::run(arguments),

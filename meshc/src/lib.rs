@@ -10,6 +10,7 @@
 pub mod builds;
 pub mod cli;
 pub mod commands;
+pub mod deploy;
 pub mod evaluate;
 pub mod format;
 pub mod lsp;

@@ -239,6 +239,12 @@ const COVERED_ELSEWHERE: &[(&str, &str, &str)] = &[
         "tests/secrets.rs",
         "an_unwritable_store_is_reported_as_e305",
     ),
+    // E430 comes from `meshc deploy --on`, which selects among compiled nodes
+    (
+        "E430",
+        "../tests/tests/deploy.rs",
+        "deploy_to_all_to_a_tag_and_to_one_node",
+    ),
     // E312 and E409 need symbolic links made at run time into a copy of the example
     ("E312", "tests/secrets.rs", "symlinked_secrets_dir_refused"),
     (

@@ -433,7 +433,7 @@ fn read_module(
             ..Limits::default()
         },
     );
-    let (prelude, _) = prelude(root);
+    let (prelude, _) = prelude(root, &mut machine);
     let context = CheckContext { node_names: &[] };
     let mut diagnostics = Vec::new();
     let module = load_module(

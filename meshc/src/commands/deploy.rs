@@ -1,0 +1,157 @@
+//! `meshc deploy`: build as `meshc build` does, then apply each selected node's plan
+//! over SSH (or, with `--rollback`, its previous generation), several nodes at once,
+//! with per-node progress and a summary. The work is in `crate::deploy`; this file
+//! is its command line. Must not weaken ssh's host key checking.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use lang::Diagnostic;
+
+use crate::cli::{ColorWhen, LimitsArgs, RepositoryArgs, WorkersArgs};
+use crate::deploy::{Job, Mode};
+use crate::say;
+use crate::terminal::{self, Failure};
+
+/// Build, then apply each selected node's plan over SSH (per-node progress, a summary)
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  meshc deploy                         build, then every node
+  meshc deploy --on @web --on db1      the nodes tagged web, and db1
+  meshc deploy --dry-run               what would change on each node; nothing changes
+  meshc deploy --on app1 --rollback    app1 applies its previous generation again
+  meshc deploy --ssh-config ./ssh_config --parallel 16
+
+Each node is reached as `deploy.user@deploy.host` (default root@ADDRESS, port 22) with
+the system's ssh: your ssh configuration, agent and known_hosts apply, and an unknown
+host key is refused. The plan goes on standard input to `mesh-apply -` on the node.
+Exit status: 0 every node applied, 1 a node failed (the others still ran).")]
+pub struct DeployArgs {
+    #[command(flatten)]
+    pub repository: RepositoryArgs,
+    /// Where to write the plans and the manifest; default: `build` in the repository
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Deploy to this node, or with `@TAG` to every node with that tag (repeat for
+    /// more); default: every node
+    #[arg(long, value_name = "NODE|@TAG")]
+    pub on: Vec<String>,
+    /// How many nodes to deploy to at once
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..))]
+    pub parallel: u16,
+    /// Run `mesh-apply --dry-run` on each node: show what would change, change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Apply each node's previous generation (`mesh-apply --rollback`); builds nothing
+    #[arg(long)]
+    pub rollback: bool,
+    /// The ssh configuration file to use instead of ~/.ssh/config (`ssh -F FILE`)
+    #[arg(long, value_name = "FILE")]
+    pub ssh_config: Option<PathBuf>,
+    #[command(flatten)]
+    pub workers: WorkersArgs,
+    #[command(flatten)]
+    pub limits: LimitsArgs,
+}
+
+pub fn run(arguments: DeployArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
+    let root = arguments.repository.root(color)?;
+    let out = arguments
+        .out
+        .clone()
+        .unwrap_or_else(|| crate::cli::default_output(&root));
+    if !arguments.rollback {
+        let built = super::build::run(
+            super::build::BuildArgs {
+                repository: RepositoryArgs {
+                    repo: Some(root.clone()),
+                },
+                out: Some(out.clone()),
+                locked: false,
+                timings: false,
+                workers: WorkersArgs {
+                    workers: arguments.workers.workers,
+                },
+                limits: LimitsArgs {
+                    max_steps: arguments.limits.max_steps,
+                    max_memory: arguments.limits.max_memory,
+                },
+            },
+            color,
+        )?;
+        if built != ExitCode::SUCCESS {
+            return Ok(built);
+        }
+    }
+    let targets = match compiler::deployment::targets(&root) {
+        Ok(targets) => targets,
+        Err((diagnostics, sources)) => {
+            terminal::report(&diagnostics, &sources, false, color);
+            return Err(Failure::Reported);
+        }
+    };
+    let selected = crate::deploy::select(&targets, &arguments.on)
+        .map_err(|diagnostic| terminal::fail_alone(&diagnostic, color))?;
+    let mut jobs = Vec::new();
+    for node in selected {
+        let Some(target) = targets.get(&node).cloned() else {
+            continue;
+        };
+        let plan = if arguments.rollback {
+            None
+        } else {
+            Some(read_plan(&out, &node, color)?)
+        };
+        jobs.push(Job { node, target, plan });
+    }
+    let mode = if arguments.rollback {
+        Mode::Rollback {
+            dry_run: arguments.dry_run,
+        }
+    } else {
+        Mode::Apply {
+            dry_run: arguments.dry_run,
+        }
+    };
+    let outcomes = crate::deploy::run_all(
+        jobs,
+        mode,
+        arguments.ssh_config.clone(),
+        usize::from(arguments.parallel),
+    );
+    terminal::print(crate::deploy::summary_table(&outcomes))?;
+    Ok(super::status(
+        outcomes.iter().any(|outcome| !outcome.succeeded),
+    ))
+}
+
+/// The plan `meshc build` just wrote for `node`, with a note when it unpacks archives
+/// (their artifacts must already be on the node: deploy does not copy them).
+fn read_plan(out: &std::path::Path, node: &str, color: ColorWhen) -> Result<Vec<u8>, Failure> {
+    let path = out.join("nodes").join(format!("{node}.json"));
+    let bytes = std::fs::read(&path).map_err(|error| {
+        terminal::fail_alone(
+            &Diagnostic::error(
+                lang::codes::BUILD_UNREADABLE,
+                format!("cannot read the plan `{}`: {error}", path.display()),
+            )
+            .with_help("build again with `meshc build`, or name the output with `--out DIR`"),
+            color,
+        )
+    })?;
+    if let Ok(plan) = plan::Plan::read(&bytes) {
+        let archives = plan
+            .shapes()
+            .iter()
+            .filter(|shape| shape.kind() == plan::Kind::Archive)
+            .count();
+        if archives > 0 {
+            say!(
+                "note: `{node}` unpacks {archives} archive(s): their artifacts must be in /var/lib/mesh/artifacts on the node (meshc deploy does not copy them)"
+            );
+        }
+    }
+    Ok(bytes)
+}

@@ -1,0 +1,7 @@
+{
+  nodes.db1 = {
+    key = "age17nkegg8q77unmvtxew9kpydfjgkq87lnenhucmkty0fwj2d4qfdq3p59xc";
+    modules = [ ];
+    deploy = { hots = "10.0.0.5"; };
+  };
+}

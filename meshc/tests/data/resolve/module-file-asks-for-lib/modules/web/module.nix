@@ -1,0 +1,4 @@
+{ mesh, lib, ... }: {
+  description = "a website";
+  shapes = _: lib.optionals true [ ];
+}
