@@ -48,26 +48,6 @@ fn set(entries: BTreeMap<String, Value>) -> Value {
     )))
 }
 
-/// The prelude, with `mesh.lib` added from the standard library if the prelude does
-/// not carry it yet.
-fn prelude_with_lib(machine: &mut Machine, root: &Path) -> Result<Value, Vec<Diagnostic>> {
-    let (prelude, _made) = prelude::prelude(root);
-    let Value::Attrs(attrs) = &prelude else {
-        return Ok(prelude);
-    };
-    if attrs.get(b"lib").is_some() {
-        return Ok(prelude);
-    }
-    let lib = machine.eval_file(&Path::new(stdlib::VIRTUAL_ROOT).join("lib/default.nix"))?;
-    let mut with_lib = (**attrs).clone();
-    with_lib.insert(Attr {
-        name: Rc::from(&b"lib"[..]),
-        value: lib,
-        span: None,
-    });
-    Ok(Value::Attrs(Rc::new(with_lib)))
-}
-
 /// Starts a session reading from `root` (a repository, or any directory when no
 /// node is asked for). Must run on an evaluation stack (`lang::eval::run_with_stack`).
 pub fn interactive_scope(
@@ -82,15 +62,7 @@ pub fn interactive_scope(
         vec![root.clone(), PathBuf::from(stdlib::VIRTUAL_ROOT)],
         limits,
     );
-    let mesh = match prelude_with_lib(&mut machine, &root) {
-        Ok(mesh) => mesh,
-        Err(diagnostics) => {
-            return Err(ScopeFailure {
-                diagnostics,
-                machine: Some(machine),
-            });
-        }
-    };
+    let (mesh, _made) = prelude::prelude(&root, &mut machine);
     let mut names = vec![("mesh".to_string(), mesh.clone())];
     if let Some(node) = node {
         let mut diagnostics = Vec::new();
