@@ -137,7 +137,7 @@ fn list_on_this_thread(repository: &repository::Repository) -> ModuleListing {
     let context = CheckContext {
         node_names: &node_names,
     };
-    let (prelude, _) = prelude::prelude(&repository.root);
+    let (prelude, _) = prelude::prelude(&repository.root, &mut machine);
     let mut diagnostics = Vec::new();
     let mut modules = Vec::new();
     for (name, location) in &repository.modules {

@@ -17,6 +17,7 @@ mod emit;
 mod explain;
 mod fs;
 mod inspect;
+mod interactive;
 mod inventory;
 mod link;
 mod lock;
@@ -51,6 +52,7 @@ pub use fs::{Overlay, RealFs};
 pub use inspect::{
     ModuleDeclaration, ModuleListing, SettingDeclaration, list_modules, render_modules_markdown,
 };
+pub use interactive::{InteractiveScope, ScopeFailure, interactive_scope};
 pub use link::SecretMode;
 pub use lock::{Lock, is_upstream_reference, read as read_lock, write as write_lock};
 pub use pipeline::{

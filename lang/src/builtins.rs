@@ -7,6 +7,7 @@ mod attrs;
 mod formats;
 mod json;
 mod lists;
+mod newer;
 mod posix_regex;
 pub(crate) mod regex;
 mod strings;
@@ -47,6 +48,7 @@ const UNPREFIXED: &[&str] = &[
     "fetchTarball",
     "fetchTree",
     "import",
+    "fromTOML",
     "isNull",
     "map",
     "placeholder",
@@ -310,6 +312,7 @@ fn all_builtins() -> Vec<Builtin> {
     list.extend(regex::builtins());
     list.extend(versions::builtins());
     list.extend(formats::builtins());
+    list.extend(newer::builtins());
     list
 }
 
@@ -369,7 +372,9 @@ pub(crate) fn globals() -> Globals {
     for (name, value) in &members {
         let mut prefixed = b"__".to_vec();
         prefixed.extend_from_slice(name.as_bytes());
-        if !matches!(*name, "true" | "false" | "null") {
+        // as in Nix 2.8, a name global without the prefix has no `__` form
+        // (`__map`, `__toString` and `__fromTOML` are undefined there)
+        if !matches!(*name, "true" | "false" | "null") && !UNPREFIXED.contains(name) {
             names.insert(Rc::from(prefixed), value.clone());
         }
         if UNPREFIXED.contains(name) || matches!(*name, "true" | "false" | "null") {

@@ -90,6 +90,11 @@ codes! {
     OPAQUE_MISUSE = "E044", "secret used where only a shape may take it";
     VALUE_TOO_LARGE = "E045", "value too large";
     MEMORY_EXCEEDED = "E046", "evaluation memory bound exceeded";
+    // E05x: the interactive session and the formatter
+    UNKNOWN_REPL_NODE = "E050", "`meshc repl --node` names no node of the inventory";
+    UNKNOWN_REPL_COMMAND = "E051", "unknown `meshc repl` command";
+    FORMATTER_REFUSED = "E052", "file the formatter cannot format";
+    FORMATTED_FILE_UNWRITABLE = "E053", "formatted file cannot be written";
     // E1xx: the repository, the inventory and resolution
     NOT_A_REPOSITORY = "E100", "not a mesh repository";
     UNKNOWN_MODULE = "E101", "unknown module";

@@ -23,6 +23,7 @@ use crate::value::{
 };
 
 mod limits;
+mod session;
 pub use limits::{DEFAULT_MAX_MEMORY, DEFAULT_MAX_STEPS, Limits, describe_bytes};
 
 /// Depth limit; [`EVAL_STACK_SIZE`] is sized so that this depth fits.
@@ -100,6 +101,8 @@ pub struct Machine {
     symbols: SymbolOrder,
     /// Messages of `builtins.trace`, in order; the host decides where they go.
     pub traces: Vec<String>,
+    /// Messages of `builtins.warn`, in the order they were given.
+    pub warnings: Vec<String>,
     /// Trees of files parsed by earlier compilations, if the host keeps them.
     parses: Option<std::sync::Arc<crate::ParseCache>>,
     /// Set by the host to stop the evaluation early (an editor's stale compilation);
@@ -175,6 +178,7 @@ impl Machine {
             regex_cache: HashMap::new(),
             symbols: SymbolOrder::new(),
             traces: Vec::new(),
+            warnings: Vec::new(),
             parses: None,
             cancelled: None,
         }

@@ -64,6 +64,8 @@ pub enum Command {
     Show(commands::show::ShowArgs),
     Options(commands::options::OptionsArgs),
     Explain(commands::explain::ExplainArgs),
+    Repl(commands::repl::ReplArgs),
+    Fmt(commands::fmt::FmtArgs),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

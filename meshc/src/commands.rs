@@ -12,11 +12,13 @@ pub mod deploy;
 pub mod diff;
 pub mod eval;
 pub mod explain;
+pub mod fmt;
 pub mod lock;
 pub mod lsp;
 pub mod man;
 pub mod options;
 pub mod publish;
+pub mod repl;
 pub mod show;
 
 use std::process::ExitCode;
@@ -44,6 +46,8 @@ pub fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Show(arguments) => show::run(arguments, color),
         Command::Options(arguments) => options::run(arguments, color),
         Command::Explain(arguments) => explain::run(arguments, color),
+        Command::Repl(arguments) => repl::run(arguments, color),
+        Command::Fmt(arguments) => fmt::run(arguments, color),
     }
 }
 

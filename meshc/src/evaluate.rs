@@ -29,6 +29,8 @@ pub struct EvalOutcome {
     pub output: Result<Vec<u8>, Vec<Diagnostic>>,
     /// `builtins.trace` messages, in order.
     pub traces: Vec<String>,
+    /// `builtins.warn` messages, in order.
+    pub warnings: Vec<String>,
     pub sources: lang::Sources,
 }
 
@@ -96,12 +98,14 @@ fn evaluate_here(request: EvalRequest) -> EvalOutcome {
             .map_err(|error| vec![*error])
     });
     let traces = std::mem::take(&mut machine.traces);
+    let warnings = std::mem::take(&mut machine.warnings);
     let sources = std::mem::take(&mut machine.sources);
     // as the value: the thunks the machine holds may hold it too
     std::mem::forget(machine);
     EvalOutcome {
         output,
         traces,
+        warnings,
         sources,
     }
 }

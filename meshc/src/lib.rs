@@ -12,9 +12,11 @@ pub mod cli;
 pub mod commands;
 pub mod deploy;
 pub mod evaluate;
+pub mod format;
 pub mod lsp;
 pub mod publish;
 pub mod render;
+pub mod repl;
 pub mod terminal;
 
 use std::process::ExitCode;

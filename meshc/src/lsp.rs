@@ -22,7 +22,8 @@ use lsp_types::notification::{
     DidSaveTextDocument, Notification as _, Progress, PublishDiagnostics,
 };
 use lsp_types::request::{
-    Completion, GotoDefinition, HoverRequest, Request as _, Shutdown, WorkDoneProgressCreate,
+    Completion, Formatting, GotoDefinition, HoverRequest, Request as _, Shutdown,
+    WorkDoneProgressCreate,
 };
 use lsp_types::{
     CompletionOptions, CompletionParams, CompletionResponse, GotoDefinitionParams,
@@ -91,6 +92,7 @@ fn serve_on(connection: &Connection) -> Result<(), String> {
         )),
         hover_provider: Some(HoverProviderCapability::Simple(true)),
         definition_provider: Some(OneOf::Left(true)),
+        document_formatting_provider: Some(OneOf::Left(true)),
         completion_provider: Some(CompletionOptions {
             trigger_characters: Some(vec![".".into(), "\"".into()]),
             ..CompletionOptions::default()
@@ -274,6 +276,7 @@ impl Server {
             HoverRequest::METHOD => self.hover(request),
             GotoDefinition::METHOD => self.definition(request),
             Completion::METHOD => self.completion(request),
+            Formatting::METHOD => self.formatting(request),
             method => Err((
                 ErrorCode::MethodNotFound,
                 format!("`meshc lsp` does not handle `{method}`"),
@@ -326,6 +329,30 @@ impl Server {
             .view(&position.text_document.uri, &is_global)
             .and_then(|view| features::definition(&view, position.position));
         Ok(serde_json::to_value(location.map(GotoDefinitionResponse::Scalar)).unwrap_or_default())
+    }
+
+    /// `textDocument/formatting`: the whole document formatted as `meshc fmt` does,
+    /// as one edit (none if it is formatted already or cannot be formatted: its
+    /// syntax errors are published already).
+    fn formatting(&self, request: Request) -> Result<serde_json::Value, (ErrorCode, String)> {
+        let params: lsp_types::DocumentFormattingParams = parameters(request)?;
+        let Some(document) = self.documents.get(&params.text_document.uri) else {
+            return Ok(serde_json::Value::Null);
+        };
+        let mut sources = lang::Sources::new();
+        let name = document.path.display().to_string();
+        let edits = match crate::format::format_text(&name, &document.text, &mut sources) {
+            Ok(formatted) if formatted != document.text => {
+                let whole = documents::LineIndex::new(document.text.as_bytes()).range(
+                    0,
+                    document.text.len(),
+                    self.encoding,
+                );
+                vec![lsp_types::TextEdit::new(whole, formatted)]
+            }
+            _ => Vec::new(),
+        };
+        Ok(serde_json::to_value(edits).unwrap_or_default())
     }
 
     fn completion(&self, request: Request) -> Result<serde_json::Value, (ErrorCode, String)> {

@@ -70,6 +70,9 @@ pub fn run(arguments: EvalArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
     for message in &outcome.traces {
         say!("trace: {message}");
     }
+    for message in &outcome.warnings {
+        say!("evaluation warning: {message}");
+    }
     match outcome.output {
         Ok(bytes) => {
             terminal::print(bytes)?;

@@ -1,0 +1,3 @@
+# expect: E010
+# message-contains: __fromTOML
+__fromTOML "a = 1"

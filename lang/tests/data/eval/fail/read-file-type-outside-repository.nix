@@ -1,0 +1,2 @@
+# expect: E034
+builtins.readFileType /etc/passwd

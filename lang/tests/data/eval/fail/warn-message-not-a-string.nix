@@ -1,0 +1,2 @@
+# expect: E020
+builtins.warn 1 2

@@ -1,0 +1,131 @@
+//! `meshc fmt`: formats `.nix` files in place in the community's style (see
+//! `crate::format`), or with `--check` only lists those that would change, for CI.
+//! It writes only the files it was given (or found), and only when they change.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Args;
+
+use crate::cli::ColorWhen;
+use crate::format::{format_text, nix_files};
+use crate::say;
+use crate::terminal::{self, Failure};
+
+/// Format `.nix` files in the community's style (alejandra's)
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  meshc fmt
+  meshc fmt --check
+  meshc fmt modules/web/module.nix examples/
+
+With no PATH, every `.nix` file of the repository: the nearest directory with
+`mesh.nix` at or above the current one (hidden directories and `build/` left out).
+With `--check`, nothing is written: the files that would change are listed on
+standard output and the status is 1 if there is one.")]
+pub struct FmtArgs {
+    /// Files or directories to format (directories: every `.nix` file below)
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Write nothing; list the files that would change and exit with 1 if any would
+    #[arg(long)]
+    pub check: bool,
+}
+
+/// What happened to one file.
+enum Outcome {
+    Unchanged,
+    Changed,
+    Failed,
+}
+
+pub fn run(arguments: FmtArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
+    let paths = if arguments.paths.is_empty() {
+        let here = std::env::current_dir()
+            .map_err(|error| format!("cannot read the current directory: {error}"))?;
+        vec![
+            compiler::discover(&here)
+                .map_err(|diagnostic| terminal::fail_alone(&diagnostic, color))?,
+        ]
+    } else {
+        arguments.paths
+    };
+    let mut files = Vec::new();
+    for path in &paths {
+        files.extend(
+            nix_files(path)
+                .map_err(|error| format!("cannot read `{}`: {error}", path.display()))?,
+        );
+    }
+    let (mut changed, mut failed) = (0usize, 0usize);
+    for file in &files {
+        match format_one(file, arguments.check, color)? {
+            Outcome::Unchanged => {}
+            Outcome::Changed => changed += 1,
+            Outcome::Failed => failed += 1,
+        }
+    }
+    if !arguments.check && files.len() > 1 {
+        say!(
+            "formatted {} files: {changed} changed, {failed} could not be formatted",
+            files.len()
+        );
+    }
+    Ok(super::status(
+        failed > 0 || (arguments.check && changed > 0),
+    ))
+}
+
+fn format_one(file: &Path, check: bool, color: ColorWhen) -> Result<Outcome, Failure> {
+    let name = file.display().to_string();
+    let mut sources = lang::Sources::new();
+    let diagnostic_of = |message: String, code| lang::Diagnostic::error(code, message);
+    let text = match std::fs::read(file) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(_) => {
+                let diagnostic = diagnostic_of(
+                    format!("`{name}` is not UTF-8 text"),
+                    lang::codes::FORMATTER_REFUSED,
+                )
+                .with_help("the formatter reads UTF-8 text only; convert the file");
+                terminal::report(&[diagnostic], &sources, false, color);
+                return Ok(Outcome::Failed);
+            }
+        },
+        Err(error) => {
+            let diagnostic = diagnostic_of(
+                format!("cannot read `{name}`: {error}"),
+                lang::codes::FILE_UNREADABLE,
+            )
+            .with_help("check that the file exists and can be read");
+            terminal::report(&[diagnostic], &sources, false, color);
+            return Ok(Outcome::Failed);
+        }
+    };
+    let formatted = match format_text(&name, &text, &mut sources) {
+        Ok(formatted) => formatted,
+        Err(diagnostics) => {
+            terminal::report(&diagnostics, &sources, false, color);
+            return Ok(Outcome::Failed);
+        }
+    };
+    if formatted == text {
+        return Ok(Outcome::Unchanged);
+    }
+    if check {
+        terminal::print(format!("{name}\n"))?;
+        return Ok(Outcome::Changed);
+    }
+    if let Err(error) = std::fs::write(file, formatted) {
+        let diagnostic = diagnostic_of(
+            format!("cannot write `{name}`: {error}"),
+            lang::codes::FORMATTED_FILE_UNWRITABLE,
+        )
+        .with_help("check that the file and its directory can be written");
+        terminal::report(&[diagnostic], &sources, false, color);
+        return Ok(Outcome::Failed);
+    }
+    Ok(Outcome::Changed)
+}

@@ -1,0 +1,275 @@
+//! `meshc fmt` on the built binary: formatting twice changes nothing, over every
+//! `.nix` file of the repository's examples, standard library and test data; every
+//! formatted program of the language corpus (`lang/tests/data/eval/ok`) evaluates to
+//! what it did before; `--check` lists what would change and exits 1, 0 when nothing
+//! would; the repository is found by walking up to `mesh.nix`. Every file formatted
+//! is a copy in a temporary directory; the checkout is never written.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const MESHC: &str = env!("CARGO_BIN_EXE_meshc");
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the workspace holds meshc")
+        .to_path_buf()
+}
+
+fn meshc(arguments: &[&str], directory: &Path) -> Output {
+    Command::new(MESHC)
+        .args(arguments)
+        .current_dir(directory)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("meshc runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Copies the `.nix` files (and everything beside them the corpus reads) of
+/// `relative` into `into`.
+fn copy(relative: &str, into: &Path) -> PathBuf {
+    let from = workspace().join(relative);
+    let to = into.join(relative);
+    let status = Command::new("cp")
+        .args(["-a"])
+        .arg(&from)
+        .arg(
+            to.parent()
+                .map(|parent| {
+                    std::fs::create_dir_all(parent).expect("make the copy's directory");
+                    parent.to_path_buf()
+                })
+                .expect("a parent"),
+        )
+        .status()
+        .expect("cp runs");
+    assert!(status.success(), "cannot copy {}", from.display());
+    to
+}
+
+fn nix_files(directory: &Path, files: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(directory).expect("readable") {
+        let path = entry.expect("readable").path();
+        if path.is_dir() {
+            nix_files(&path, files);
+        } else if path.extension().is_some_and(|extension| extension == "nix") {
+            files.push(path);
+        }
+    }
+}
+
+fn contents(files: &[PathBuf]) -> Vec<Vec<u8>> {
+    files
+        .iter()
+        .map(|file| std::fs::read(file).expect("readable"))
+        .collect()
+}
+
+const CORPUS: &[&str] = &[
+    "examples",
+    "stdlib-modules",
+    "compiler/tests/data",
+    "meshc/tests/data",
+    "lang/tests/data",
+];
+
+#[test]
+fn formatting_twice_changes_nothing_over_every_nix_file_of_the_repository() {
+    let scratch = tempfile::tempdir().expect("a temporary directory");
+    let mut paths = Vec::new();
+    for relative in CORPUS {
+        if workspace().join(relative).exists() {
+            paths.push(copy(relative, scratch.path()));
+        }
+    }
+    let mut files = Vec::new();
+    for path in &paths {
+        nix_files(path, &mut files);
+    }
+    assert!(
+        files.len() > 500,
+        "the corpus is there: {} files",
+        files.len()
+    );
+    let arguments: Vec<String> = paths
+        .iter()
+        .map(|path| path.display().to_string())
+        .collect();
+    let mut first: Vec<&str> = vec!["fmt"];
+    first.extend(arguments.iter().map(String::as_str));
+    // files the formatter refuses (the corpus' syntax errors, forms only Nix 2.8
+    // reads) are reported and left alone: the status is 1, the rest is formatted
+    let once = meshc(&first, scratch.path());
+    let after_once = contents(&files);
+    let changed = files
+        .iter()
+        .zip(&after_once)
+        .filter(|(file, bytes)| {
+            let original =
+                workspace().join(file.strip_prefix(scratch.path()).expect("in the copy"));
+            std::fs::read(original).expect("readable") != **bytes
+        })
+        .count();
+    assert!(
+        changed > 100,
+        "the first pass formats most files: {changed} changed; {}",
+        text(&once.stderr)
+    );
+    let twice = meshc(&first, scratch.path());
+    assert_eq!(
+        once.status.code(),
+        twice.status.code(),
+        "the same files are refused: {}",
+        text(&twice.stderr)
+    );
+    let after_twice = contents(&files);
+    let unstable: Vec<String> = files
+        .iter()
+        .zip(after_once.iter().zip(&after_twice))
+        .filter(|(_, (once, twice))| once != twice)
+        .map(|(file, _)| file.display().to_string())
+        .collect();
+    assert!(unstable.is_empty(), "the second pass changed: {unstable:?}");
+    let mut check = vec!["fmt", "--check"];
+    check.extend(arguments.iter().map(String::as_str));
+    let checked = meshc(&check, scratch.path());
+    assert!(
+        checked.stdout.is_empty(),
+        "nothing would change: {}",
+        text(&checked.stdout)
+    );
+}
+
+/// `meshc eval` of a file: its status and standard output.
+fn evaluate(file: &Path) -> (Option<i32>, Vec<u8>) {
+    let output = meshc(
+        &["eval", &file.display().to_string()],
+        file.parent().expect("a parent"),
+    );
+    (output.status.code(), output.stdout)
+}
+
+#[test]
+fn every_formatted_program_of_the_corpus_evaluates_to_the_same_value() {
+    let scratch = tempfile::tempdir().expect("a temporary directory");
+    let ok = copy("lang/tests/data/eval/ok", scratch.path());
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&ok)
+        .expect("readable")
+        .map(|entry| entry.expect("readable").path())
+        .filter(|path| path.extension().is_some_and(|extension| extension == "nix"))
+        .collect();
+    files.sort();
+    // positions are values in these (`unsafeGetAttrPos`, `__curPos`): formatting moves them
+    files.retain(|file| {
+        let source = std::fs::read_to_string(file).unwrap_or_default();
+        !source.contains("unsafeGetAttrPos") && !source.contains("__curPos")
+    });
+    let before: Vec<_> = files.iter().map(|file| evaluate(file)).collect();
+    let mut arguments = vec!["fmt".to_string()];
+    arguments.extend(files.iter().map(|file| file.display().to_string()));
+    let arguments: Vec<&str> = arguments.iter().map(String::as_str).collect();
+    meshc(&arguments, scratch.path());
+    let mut compared = 0;
+    let mut different = Vec::new();
+    for (file, before) in files.iter().zip(before) {
+        let after = evaluate(file);
+        compared += 1;
+        if after != before {
+            different.push(format!(
+                "{}: {} became {}",
+                file.display(),
+                text(&before.1),
+                text(&after.1)
+            ));
+        }
+    }
+    assert!(compared > 500, "the corpus is there: {compared} programs");
+    assert!(
+        different.is_empty(),
+        "formatting changed values: {different:#?}"
+    );
+}
+
+fn repository_with(file: &str, content: &str) -> tempfile::TempDir {
+    let repository = tempfile::tempdir().expect("a temporary directory");
+    std::fs::write(repository.path().join("mesh.nix"), "{ nodes = { }; }\n").expect("writable");
+    let path = repository.path().join(file);
+    std::fs::create_dir_all(path.parent().expect("a parent")).expect("writable");
+    std::fs::write(path, content).expect("writable");
+    repository
+}
+
+#[test]
+fn check_exits_1_listing_the_files_that_would_change_and_writes_nothing() {
+    let repository = repository_with(
+        "modules/web/module.nix",
+        "{ mesh, ... }: {   settings = {}; }\n",
+    );
+    let module = repository.path().join("modules/web/module.nix");
+    let inside = repository.path().join("modules/web");
+    // no PATH: the repository found by walking up from a directory inside it
+    let checked = meshc(&["fmt", "--check"], &inside);
+    assert_eq!(checked.status.code(), Some(1), "{}", text(&checked.stderr));
+    let listed = text(&checked.stdout);
+    assert!(listed.contains("modules/web/module.nix"), "{listed}");
+    assert!(
+        !listed.contains("mesh.nix\n") || listed.contains("module.nix"),
+        "{listed}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&module).expect("readable"),
+        "{ mesh, ... }: {   settings = {}; }\n",
+        "--check writes nothing"
+    );
+    let formatted = meshc(&["fmt"], &inside);
+    assert_eq!(
+        formatted.status.code(),
+        Some(0),
+        "{}",
+        text(&formatted.stderr)
+    );
+    assert_ne!(
+        std::fs::read_to_string(&module).expect("readable"),
+        "{ mesh, ... }: {   settings = {}; }\n"
+    );
+    let clean = meshc(&["fmt", "--check"], &inside);
+    assert_eq!(clean.status.code(), Some(0), "{}", text(&clean.stdout));
+    assert!(clean.stdout.is_empty());
+}
+
+#[test]
+fn a_file_with_a_syntax_error_is_reported_with_the_parsers_diagnostic() {
+    let repository = repository_with("broken.nix", "{ a = ; }\n");
+    let output = meshc(&["fmt", "--check", "broken.nix"], repository.path());
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        text(&output.stderr).contains("E001"),
+        "{}",
+        text(&output.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(repository.path().join("broken.nix")).expect("readable"),
+        "{ a = ; }\n"
+    );
+}
+
+#[test]
+fn a_form_only_nix_2_8_reads_is_refused_with_e052() {
+    // `1.e5`-style float forms parse in Nix 2.8 (and mesh) but not in the formatter
+    let source =
+        std::fs::read_to_string(workspace().join("lang/tests/data/eval/ok/syntax-float-forms.nix"))
+            .expect("the corpus case");
+    let repository = repository_with("floats.nix", &source);
+    let output = meshc(&["fmt", "floats.nix"], repository.path());
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        text(&output.stderr).contains("E052"),
+        "{}",
+        text(&output.stderr)
+    );
+}
