@@ -399,6 +399,11 @@ pub const BUILTINS: &[(&str, &str, &str)] = &[
         "The contents of a repository file as a string.",
     ),
     (
+        "readFileType",
+        "builtins.readFileType path",
+        "The type of a repository file: `\"regular\"`, `\"directory\"`, `\"symlink\"` or `\"unknown\"` (newer than Nix 2.8).",
+    ),
+    (
         "removeAttrs",
         "removeAttrs set names",
         "The set without the attributes named in the list `names`.",
@@ -523,6 +528,11 @@ pub const BUILTINS: &[(&str, &str, &str)] = &[
         "unsafeGetAttrPos",
         "builtins.unsafeGetAttrPos name set",
         "`{ file; line; column; }` of where attribute `name` of `set` is defined, or null.",
+    ),
+    (
+        "warn",
+        "builtins.warn message value",
+        "Prints `evaluation warning: message` and returns `value`, as `trace` does (newer than Nix 2.8).",
     ),
     (
         "zipAttrsWith",
