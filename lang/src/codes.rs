@@ -95,6 +95,7 @@ codes! {
     UNKNOWN_REPL_COMMAND = "E051", "unknown `meshc repl` command";
     FORMATTER_REFUSED = "E052", "file the formatter cannot format";
     FORMATTED_FILE_UNWRITABLE = "E053", "formatted file cannot be written";
+    FORMATTING_TOO_SLOW = "E054", "file the formatter would take too long on";
     // E1xx: the repository, the inventory and resolution
     NOT_A_REPOSITORY = "E100", "not a mesh repository";
     UNKNOWN_MODULE = "E101", "unknown module";

@@ -1,11 +1,28 @@
 //! Nix source in the community's style, for `meshc fmt` and the editor's formatting:
 //! alejandra (the formatter crate, used as a library) does the formatting; this file
 //! turns its refusals into diagnostics and finds the `.nix` files of a repository.
-//! It never writes a file: the command does, with what this returns.
+//! It never writes a file: the command does, with what this returns. alejandra is
+//! slow on long chains (`chains`), so formatting is bounded twice: a file with a chain
+//! too long is refused before it starts, and a formatting that outlasts its time limit
+//! is abandoned (E054), so neither `meshc fmt` nor an editor waits on hostile input.
+
+mod chains;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use lang::{Diagnostic, Sources, codes};
+
+/// How long `meshc fmt` lets the formatter work on one file.
+pub const COMMAND_TIME_LIMIT: Duration = Duration::from_secs(20);
+/// How long the editor's formatting request waits for the formatter.
+pub const EDITOR_TIME_LIMIT: Duration = Duration::from_secs(3);
+
+/// Set while a formatting runs, including one abandoned at its time limit (a thread
+/// cannot be stopped): a new formatting is refused meanwhile rather than piling a
+/// second slow one onto the first.
+static FORMATTING: AtomicBool = AtomicBool::new(false);
 
 /// Passes of the formatter until its output no longer changes: alejandra reaches its
 /// fixed point in one pass on nearly every file, in two on a few (a comment after a
@@ -15,11 +32,13 @@ const MAX_PASSES: usize = 4;
 /// `text` formatted, or why it cannot be: the mesh parser's syntax errors when it
 /// has some (they point into `sources`; its nesting bound keeps the formatter, which
 /// recurses, off files nested deeper than evaluation allows), else the formatter's
-/// own refusal. The formatter runs on a thread with the evaluator's large stack.
+/// own refusal, or E054 for a chain too long or a formatting past `time_limit`. The
+/// formatter runs on a thread with the evaluator's large stack.
 pub fn format_text(
     name: &str,
     text: &str,
     sources: &mut Sources,
+    time_limit: Duration,
 ) -> Result<String, Vec<Diagnostic>> {
     let file = sources.add(
         name.to_string(),
@@ -30,7 +49,18 @@ pub fn format_text(
     if !parsed.errors.is_empty() {
         return Err(parsed.errors);
     }
+    let (chain, chain_span) = chains::longest_chain(&parsed.expr);
     drop(parsed);
+    if chain > chains::MAX_CHAIN {
+        return Err(vec![
+            Diagnostic::error(
+                codes::FORMATTING_TOO_SLOW,
+                format!("`{name}` is not formatted: it has a chain of {chain} arguments or attribute names, more than the {} the formatter takes in reasonable time", chains::MAX_CHAIN),
+            )
+            .with_primary(chain_span, format!("the first of {chain} in a row"))
+            .with_help("the formatter's time grows with the square of a chain's length; split it (bind parts with `let`, or nest sets), or leave the file out of `meshc fmt`'s paths"),
+        ]);
+    }
     if let Some(line) = changes_indented_strings(text) {
         return Err(vec![
             Diagnostic::error(
@@ -40,10 +70,18 @@ pub fn format_text(
             .with_help("alejandra strips trailing whitespace, carriage returns and tabs inside indented strings, which changes their values; remove them (or use a `\"...\"` string) and format again"),
         ]);
     }
-    let (owned_name, owned_text) = (name.to_string(), text.to_string());
-    let refusal = match lang::eval::run_with_stack(move || fixed_point(owned_name, owned_text)) {
-        Ok(formatted) => return Ok(formatted),
-        Err(refusal) => refusal,
+    let refusal = match bounded(name, text, time_limit) {
+        Ok(Ok(formatted)) => return Ok(formatted),
+        Ok(Err(refusal)) => refusal,
+        Err(why) => {
+            return Err(vec![
+                Diagnostic::error(
+                    codes::FORMATTING_TOO_SLOW,
+                    format!("`{name}` is not formatted: {why}"),
+                )
+                .with_help("the formatter is slow on some very long or repetitive files; split the file, or leave it out of `meshc fmt`'s paths"),
+            ]);
+        }
     };
     Err(vec![
         Diagnostic::error(
@@ -65,6 +103,39 @@ fn changes_indented_strings(text: &str) -> Option<usize> {
     text.split('\n')
         .position(|line| line.contains('\t') || line.contains('\r') || line.ends_with(' '))
         .map(|index| index + 1)
+}
+
+/// The formatter's answer within `time_limit`, or why there is none: the time ran out
+/// (the thread is left to finish, and [`FORMATTING`] stays set until it does) or an
+/// abandoned formatting still runs.
+fn bounded(name: &str, text: &str, time_limit: Duration) -> Result<Result<String, String>, String> {
+    if FORMATTING.swap(true, Ordering::SeqCst) {
+        return Err(
+            "an earlier formatting that ran out of time is still running; try again when it ends"
+                .to_string(),
+        );
+    }
+    let (owned_name, owned_text) = (name.to_string(), text.to_string());
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let started = std::thread::Builder::new()
+        .name("mesh-format".into())
+        .stack_size(lang::eval::EVAL_STACK_SIZE)
+        .spawn(move || {
+            let outcome = fixed_point(owned_name, owned_text);
+            FORMATTING.store(false, Ordering::SeqCst);
+            // the receiver is gone when the caller stopped waiting
+            let _unwaited = sender.send(outcome);
+        });
+    if let Err(error) = started {
+        FORMATTING.store(false, Ordering::SeqCst);
+        return Err(format!("the formatter cannot start: {error}"));
+    }
+    receiver.recv_timeout(time_limit).map_err(|_| {
+        format!(
+            "the formatter did not finish within {} s",
+            time_limit.as_secs_f64()
+        )
+    })
 }
 
 fn fixed_point(name: String, mut text: String) -> Result<String, String> {
@@ -110,4 +181,38 @@ pub fn nix_files(path: &Path) -> std::io::Result<Vec<PathBuf>> {
     }
     files.sort();
     Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_formatting_past_its_time_limit_is_abandoned_with_e054() {
+        // 400 arguments: under the chain bound, and some hundred milliseconds of work
+        let text = format!("f {}\n", vec!["a.b"; 400].join(" "));
+        let mut sources = Sources::new();
+        let refused = format_text("slow.nix", &text, &mut sources, Duration::from_millis(1))
+            .expect_err("1 ms is too short");
+        assert_eq!(refused[0].code, codes::FORMATTING_TOO_SLOW);
+        assert!(
+            refused[0].message.contains("did not finish within"),
+            "{}",
+            refused[0].message
+        );
+        // the abandoned formatting ends, and the next one is done
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while FORMATTING.load(Ordering::SeqCst) && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(
+            format_text(
+                "fast.nix",
+                "{ a = 1; }\n",
+                &mut sources,
+                Duration::from_secs(60)
+            ),
+            Ok("{a = 1;}\n".to_string())
+        );
+    }
 }

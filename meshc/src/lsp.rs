@@ -333,7 +333,9 @@ impl Server {
 
     /// `textDocument/formatting`: the whole document formatted as `meshc fmt` does,
     /// as one edit (none if it is formatted already or cannot be formatted: its
-    /// syntax errors are published already).
+    /// syntax errors are published already). A document the formatter would take too
+    /// long on (E054: a chain too long, or [`crate::format::EDITOR_TIME_LIMIT`] spent)
+    /// gets an error the editor shows, so the request never keeps the editor waiting.
     fn formatting(&self, request: Request) -> Result<serde_json::Value, (ErrorCode, String)> {
         let params: lsp_types::DocumentFormattingParams = parameters(request)?;
         let Some(document) = self.documents.get(&params.text_document.uri) else {
@@ -341,7 +343,13 @@ impl Server {
         };
         let mut sources = lang::Sources::new();
         let name = document.path.display().to_string();
-        let edits = match crate::format::format_text(&name, &document.text, &mut sources) {
+        let formatted = crate::format::format_text(
+            &name,
+            &document.text,
+            &mut sources,
+            crate::format::EDITOR_TIME_LIMIT,
+        );
+        let edits = match formatted {
             Ok(formatted) if formatted != document.text => {
                 let whole = documents::LineIndex::new(document.text.as_bytes()).range(
                     0,
@@ -350,7 +358,20 @@ impl Server {
                 );
                 vec![lsp_types::TextEdit::new(whole, formatted)]
             }
-            _ => Vec::new(),
+            Err(diagnostics) => {
+                if let Some(slow) = diagnostics
+                    .iter()
+                    .find(|diagnostic| diagnostic.code == lang::codes::FORMATTING_TOO_SLOW)
+                {
+                    let help = slow.help.as_deref().unwrap_or_default();
+                    return Err((
+                        ErrorCode::RequestFailed,
+                        format!("{}: {}; {help}", slow.code.as_str(), slow.message),
+                    ));
+                }
+                Vec::new()
+            }
+            Ok(_) => Vec::new(),
         };
         Ok(serde_json::to_value(edits).unwrap_or_default())
     }

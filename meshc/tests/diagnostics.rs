@@ -199,7 +199,7 @@ fn every_fixture_reports_its_diagnostic() {
 /// Codes that `compile()` alone cannot produce, each with the test file and test
 /// that covers it instead. The test must exist there.
 const COVERED_ELSEWHERE: &[(&str, &str, &str)] = &[
-    // E050 and E051 come from `meshc repl`, E052 from `meshc fmt`
+    // E050 and E051 come from `meshc repl`, E052 and E054 from `meshc fmt`
     (
         "E050",
         "tests/repl.rs",
@@ -214,6 +214,11 @@ const COVERED_ELSEWHERE: &[(&str, &str, &str)] = &[
         "E052",
         "tests/fmt.rs",
         "a_form_only_nix_2_8_reads_is_refused_with_e052",
+    ),
+    (
+        "E054",
+        "tests/fmt.rs",
+        "a_chain_too_long_for_the_formatter_is_refused_quickly_with_e054",
     ),
     // E420 comes from comparing a repository with a build output, which only
     // `meshc diff` does

@@ -273,3 +273,38 @@ fn a_form_only_nix_2_8_reads_is_refused_with_e052() {
         text(&output.stderr)
     );
 }
+
+#[test]
+fn a_chain_too_long_for_the_formatter_is_refused_quickly_with_e054() {
+    // alejandra takes minutes on these (a path of 16,000 names, an application of
+    // 16,000 arguments); both are refused before it starts, and the file is left alone
+    for (file, source, chain) in [
+        (
+            "path.nix",
+            format!("{{ }}.{} or 1\n", vec!["a"; 16_000].join(".")),
+            "a chain of 16000 ",
+        ),
+        (
+            "apply.nix",
+            format!("f {}\n", vec!["a.b"; 16_000].join(" ")),
+            "a chain of 16001 ",
+        ),
+    ] {
+        let repository = repository_with(file, &source);
+        let started = std::time::Instant::now();
+        let output = meshc(&["fmt", file], repository.path());
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains("E054"), "{stderr}");
+        assert!(stderr.contains(chain), "{stderr}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "refusing took {:?}",
+            started.elapsed()
+        );
+        assert_eq!(
+            std::fs::read_to_string(repository.path().join(file)).expect("readable"),
+            source
+        );
+    }
+}

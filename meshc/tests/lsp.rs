@@ -845,3 +845,78 @@ fn assert_exits_successfully(client: &mut Client) {
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+/// What `meshc fmt` makes of `text` (formatted in a repository of its own).
+fn formatted_by_meshc_fmt(text: &str) -> String {
+    let repository = repository();
+    let file = repository.path().join("modules/web/module.nix");
+    std::fs::write(&file, text).expect("write");
+    let output = Command::new(MESHC)
+        .args(["fmt", "modules/web/module.nix"])
+        .current_dir(repository.path())
+        .output()
+        .expect("meshc fmt runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    std::fs::read_to_string(&file).expect("readable")
+}
+
+fn formatting(client: &mut Client, path: &Path) -> Value {
+    client.response(
+        "textDocument/formatting",
+        json!({
+            "textDocument": { "uri": uri(path) },
+            "options": { "tabSize": 2, "insertSpaces": true },
+        }),
+    )
+}
+
+#[test]
+fn formatting_gives_meshc_fmts_edit_and_none_for_a_formatted_document() {
+    let expected = formatted_by_meshc_fmt(WEB);
+    assert_ne!(expected, WEB, "the fixture is not in alejandra's style");
+    let repository = repository();
+    let module = repository.path().join("modules/web/module.nix");
+    let (mut client, _) = Client::start(&[]);
+    client.open(&module, WEB);
+    client.analysed();
+
+    let edits = formatting(&mut client, &module);
+    assert!(edits.get("error").is_none(), "{edits}");
+    let edits = edits["result"]
+        .as_array()
+        .cloned()
+        .expect("a list of edits");
+    assert_eq!(edits.len(), 1, "{edits:?}");
+    assert_eq!(edits[0]["newText"], json!(expected));
+    let lines = WEB.split('\n').count() - 1;
+    assert_eq!(
+        edits[0]["range"],
+        json!({ "start": { "line": 0, "character": 0 },
+                "end": { "line": lines, "character": 0 } }),
+        "the edit replaces the whole document"
+    );
+
+    // the editor applies it: the document is formatted, and there is nothing to do
+    client.change(&module, 2, &expected);
+    client.analysed();
+    let edits = formatting(&mut client, &module);
+    assert_eq!(edits["result"], json!([]), "{edits}");
+
+    // a chain the formatter would take minutes on is refused at once, with E054
+    let hostile = format!("f {}\n", vec!["a.b"; 16_000].join(" "));
+    client.change(&module, 3, &hostile);
+    let started = Instant::now();
+    let refused = formatting(&mut client, &module);
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "refusing took {:?}",
+        started.elapsed()
+    );
+    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.starts_with("E054: "), "{refused}");
+    client.shutdown();
+}

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use clap::Args;
 
 use crate::cli::ColorWhen;
-use crate::format::{format_text, nix_files};
+use crate::format::{COMMAND_TIME_LIMIT, format_text, nix_files};
 use crate::say;
 use crate::terminal::{self, Failure};
 
@@ -104,7 +104,7 @@ fn format_one(file: &Path, check: bool, color: ColorWhen) -> Result<Outcome, Fai
             return Ok(Outcome::Failed);
         }
     };
-    let formatted = match format_text(&name, &text, &mut sources) {
+    let formatted = match format_text(&name, &text, &mut sources, COMMAND_TIME_LIMIT) {
         Ok(formatted) => formatted,
         Err(diagnostics) => {
             terminal::report(&diagnostics, &sources, false, color);
