@@ -14,7 +14,13 @@ use crate::terminal::{self, Failure};
 
 /// Work on the sealed store in `secrets/`
 #[derive(Debug, Args)]
-#[command(subcommand_required = true, arg_required_else_help = true)]
+#[command(
+    subcommand_required = true,
+    arg_required_else_help = true,
+    after_help = "\
+Examples:
+  meshc secrets reseal db1 --identity old-db1.identity"
+)]
 pub struct SecretsArgs {
     #[command(subcommand)]
     pub command: SecretsCommand,
