@@ -17,6 +17,7 @@ use crate::secrets::{Form, Store};
 
 mod artifacts;
 mod declarations;
+mod facts;
 mod grants;
 mod mirrors;
 mod needs;
@@ -24,6 +25,7 @@ mod provider;
 mod store;
 
 pub use declarations::declarations;
+pub use facts::{Facts, to_value as facts_value};
 pub use provider::Providers;
 
 #[derive(Clone, Debug)]
@@ -35,6 +37,8 @@ pub struct Provide {
     pub form: Form,
     pub owner: String,
     pub group: String,
+    /// What the provider publishes to its consumers (`facts`).
+    pub facts: Facts,
     pub span: Span,
     pub source: plan::Source,
 }
@@ -88,6 +92,8 @@ pub struct Artifact {
 pub struct Declarations {
     pub node: String,
     pub key: String,
+    /// The node's `address` in the inventory, if it has one.
+    pub address: Option<String>,
     pub provides: Vec<Provide>,
     pub consumes: Vec<Consume>,
     pub needs: Vec<Need>,
@@ -114,6 +120,18 @@ pub struct Grant {
     pub form: Form,
 }
 
+/// What a consumer's `shapes` learns of one of its logins (`logins.NAME`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Login {
+    pub login: String,
+    /// The provider's node name and address.
+    pub provider: String,
+    pub address: Option<String>,
+    /// Where the credential is placed on the consumer's node.
+    pub path: String,
+    pub facts: Facts,
+}
+
 /// What linking gives one node.
 #[derive(Clone, Debug, Default)]
 pub struct NodeLink {
@@ -122,6 +140,8 @@ pub struct NodeLink {
     pub secrets: BTreeMap<(String, String), String>,
     /// (module, consume name) -> sealed credential.
     pub credentials: BTreeMap<(String, String), String>,
+    /// (module, consume name) -> the login, its provider and the provider's facts.
+    pub logins: BTreeMap<(String, String), Login>,
     /// (module, service) -> grants, sorted by login.
     pub grants: BTreeMap<(String, String), Vec<Grant>>,
     /// (module, mirror name) -> pinned image.

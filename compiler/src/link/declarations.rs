@@ -84,6 +84,7 @@ pub fn declarations(
     let mut result = Declarations {
         node: node.name.clone(),
         key: node.key.clone(),
+        address: node.address.clone(),
         ..Declarations::default()
     };
     for name in &resolved.modules {

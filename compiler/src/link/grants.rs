@@ -1,5 +1,6 @@
 //! Grants: for each active consumption, its material from the store, the
-//! credential placed at the consumer's path, and on the provider's node one secret
+//! credential placed at the consumer's path and its `logins` entry (the login, the
+//! provider's node, address and facts), and on the provider's node one secret
 //! per grant and the grants manifest (`mesh-grants/1`, sorted by login). Built from
 //! the consumptions declared, never from what the store holds, so an unassigned
 //! consumer has no grant and no credential file. Must not choose providers: that is
@@ -11,7 +12,7 @@ use lang::{Diagnostic, codes};
 
 use super::provider::Providers;
 use super::store::{self, NOT_YET_MADE};
-use super::{Consume, Declarations, Grant, NodeLink, Placed, Provide, SecretMode, login};
+use super::{Consume, Declarations, Grant, Login, NodeLink, Placed, Provide, SecretMode, login};
 use crate::secrets::{GrantMaterial, Store};
 
 /// One grant of a provider with its sealed check.
@@ -31,10 +32,8 @@ pub(super) fn place(
     links: &mut BTreeMap<String, NodeLink>,
 ) {
     let providers = Providers::of(declarations);
-    let keys: BTreeMap<&str, &str> = declarations
-        .iter()
-        .map(|d| (d.node.as_str(), d.key.as_str()))
-        .collect();
+    let nodes: BTreeMap<&str, &Declarations> =
+        declarations.iter().map(|d| (d.node.as_str(), d)).collect();
     let mut granted: ByProvider = BTreeMap::new();
     for declaration in declarations {
         for consume in &declaration.consumes {
@@ -48,7 +47,8 @@ pub(super) fn place(
                     continue;
                 }
             };
-            let provider_key = keys.get(provider).copied().unwrap_or_default();
+            let provider_node = nodes.get(provider);
+            let provider_key = provider_node.map(|d| d.key.as_str()).unwrap_or_default();
             let material = store::sealed(
                 store.grant(
                     provider,
@@ -81,6 +81,16 @@ pub(super) fn place(
                 }
             };
             let grant = grant_of(&declaration.node, consume, provide);
+            link.logins.insert(
+                (consume.module.clone(), consume.name.clone()),
+                Login {
+                    login: grant.login.clone(),
+                    provider: provider.to_string(),
+                    address: provider_node.and_then(|d| d.address.clone()),
+                    path: consume.path.clone(),
+                    facts: provide.facts.clone(),
+                },
+            );
             granted
                 .entry((provider.to_string(), consume.service.clone()))
                 .or_insert_with(|| (provide.clone(), Vec::new()))

@@ -8,9 +8,10 @@ use lang::{Diagnostic, Machine, Value};
 use super::Declared;
 use super::entry::{Entry, invalid};
 use crate::link::Provide;
+use crate::link::facts::{self, Facts};
 use crate::secrets::Form;
 
-const FIELDS: &[&str] = &["manifest", "credentials", "form", "owner", "group"];
+const FIELDS: &[&str] = &["manifest", "credentials", "form", "owner", "group", "facts"];
 
 pub(super) fn read(
     machine: &mut Machine,
@@ -27,6 +28,17 @@ pub(super) fn read(
     let form_text = entry.text("form", None, diagnostics)?;
     let owner = entry.text("owner", Some("root"), diagnostics)?;
     let group = entry.text("group", Some("root"), diagnostics)?;
+    let facts = match entry.attrs.get(b"facts").cloned() {
+        Some(value) => {
+            let span = entry
+                .attrs
+                .get_attr(b"facts")
+                .and_then(|attr| attr.span)
+                .unwrap_or(declared.span);
+            facts::read(entry.machine, &value, span, &entry.what, diagnostics)?
+        }
+        None => Some(Facts::new()),
+    };
     let form = match form_text.as_deref().map(Form::from_name) {
         Some(Some(form)) => Some(form),
         Some(None) => {
@@ -43,8 +55,8 @@ pub(super) fn read(
         }
         None => None,
     };
-    let (Some(manifest), Some(credentials), Some(form), Some(owner), Some(group)) =
-        (manifest, credentials, form, owner, group)
+    let (Some(manifest), Some(credentials), Some(form), Some(owner), Some(group), Some(facts)) =
+        (manifest, credentials, form, owner, group, facts)
     else {
         return Ok(None);
     };
@@ -56,6 +68,7 @@ pub(super) fn read(
         form,
         owner,
         group,
+        facts,
         span: declared.span,
         source: declared.source,
     }))
