@@ -96,6 +96,9 @@ pub struct Machine {
     depth: usize,
     limits: Limits,
     steps: u64,
+    /// The step count at which [`Machine::enter`] next looks at the budget and the
+    /// cancel flag (0: at the next step).
+    step_check: u64,
     /// Bytes counted against [`Limits::max_memory`] so far.
     memory: u64,
     force_stack: Vec<ForceFrame>,
@@ -132,6 +135,7 @@ impl Machine {
             depth: 0,
             limits,
             steps: 0,
+            step_check: 0,
             memory: 0,
             force_stack: Vec::new(),
             binding_names: HashMap::new(),

@@ -14,7 +14,10 @@ use crate::value::{Closure, Env, EnvFrame, EvalResult, PrimFunction, PrimOp, Pri
 impl Machine {
     /// Applies a function value to one argument.
     pub fn call(&mut self, function: Value, argument: Value, span: Span) -> EvalResult<Value> {
-        let function = self.force(&function, span)?;
+        let function = match function {
+            Value::Thunk(thunk) => self.force_thunk(&thunk, span)?,
+            other => other,
+        };
         match function {
             Value::Lambda(closure) => self.call_lambda(&closure, argument, span),
             Value::PrimOp(primop) => {
@@ -137,11 +140,17 @@ impl Machine {
                 if *at {
                     frame.slots.set(formals.len(), argument.clone());
                 }
+                // formals' names are unique: when every attribute matched one, none
+                // is unexpected
+                let mut matched = 0;
                 for &slot in order.iter() {
                     let slot = slot as usize;
                     let formal = &formals[slot];
                     match attrs.get(&formal.name) {
-                        Some(value) => frame.slots.set(slot, value.clone()),
+                        Some(value) => {
+                            matched += 1;
+                            frame.slots.set(slot, value.clone())
+                        }
                         None => match &formal.default {
                             Some(default) => {
                                 let value = self.delay(default, &frame);
@@ -162,7 +171,7 @@ impl Machine {
                         },
                     }
                 }
-                if !*ellipsis {
+                if !*ellipsis && matched != attrs.len() {
                     for attr in attrs.iter() {
                         if !formals.iter().any(|formal| formal.name == attr.name) {
                             let name = String::from_utf8_lossy(&attr.name).into_owned();

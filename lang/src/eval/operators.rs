@@ -52,6 +52,11 @@ impl Machine {
             _ => {
                 let left_value = self.eval(left, env)?;
                 let right_value = self.eval(right, env)?;
+                if let (Value::Int(a), Value::Int(b)) = (&left_value, &right_value)
+                    && let Some(result) = int_operation(op, *a, *b)
+                {
+                    return Ok(result);
+                }
                 self.binary_values(op, left_value, right_value, left.span, right.span, span)
             }
         }
@@ -266,5 +271,20 @@ pub(crate) fn as_float(value: &Value) -> f64 {
         Value::Int(number) => *number as f64,
         Value::Float(number) => *number,
         _ => 0.0,
+    }
+}
+
+/// An operator on two integers that cannot fail (no overflow, no division), or
+/// `None` for the general path (which reports what went wrong).
+#[inline]
+pub(super) fn int_operation(op: Operator, left: i64, right: i64) -> Option<Value> {
+    match op {
+        Operator::Add => left.checked_add(right).map(Value::Int),
+        Operator::Subtract => left.checked_sub(right).map(Value::Int),
+        Operator::Multiply => left.checked_mul(right).map(Value::Int),
+        Operator::Less => Some(Value::Bool(left < right)),
+        Operator::Equal => Some(Value::Bool(left == right)),
+        Operator::NotEqual => Some(Value::Bool(left != right)),
+        _ => None,
     }
 }
