@@ -26,6 +26,7 @@ mod force;
 mod limits;
 mod operators;
 mod session;
+pub(crate) use coerce::push_decimal;
 pub use errors::{error, opaque_error, type_error};
 use errors::{lambda_name, overflow, unreachable_done, unreachable_logic};
 use force::fresh_slot;

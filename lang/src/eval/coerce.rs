@@ -90,7 +90,7 @@ impl Machine {
             }
             Value::Bool(false) | Value::Null if more => Ok(()),
             Value::Int(number) if more => {
-                out.extend_from_slice(number.to_string().as_bytes());
+                push_decimal(out, *number);
                 Ok(())
             }
             Value::Float(number) if more => {
@@ -135,5 +135,49 @@ impl Machine {
         let mut out = Vec::new();
         self.coerce_to_string_into(value, span, more, to_store, &mut out)?;
         Ok(out)
+    }
+}
+
+/// Writes `number` in decimal, as `i64`'s `Display` does, without making a `String`
+/// first (`toString` of an integer in a loop is the common case).
+pub(crate) fn push_decimal(out: &mut Vec<u8>, number: i64) {
+    let mut digits = [0u8; 20];
+    let mut start = digits.len();
+    let mut rest = number.unsigned_abs();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    if number < 0 {
+        out.push(b'-');
+    }
+    out.extend_from_slice(&digits[start..]);
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    proptest! {
+        /// `toString` of an integer is its `Display` text, sign and all.
+        #[test]
+        fn push_decimal_is_display(number in any::<i64>()) {
+            let mut out = b"x".to_vec();
+            super::push_decimal(&mut out, number);
+            prop_assert_eq!(out, format!("x{number}").into_bytes());
+        }
+    }
+
+    #[test]
+    fn push_decimal_of_the_extremes() {
+        for number in [0, -1, 9, 10, i64::MIN, i64::MAX] {
+            let mut out = Vec::new();
+            super::push_decimal(&mut out, number);
+            assert_eq!(out, number.to_string().into_bytes());
+        }
     }
 }

@@ -229,7 +229,8 @@ impl Machine {
 
     #[inline(never)]
     fn interpolate(&mut self, parts: &[Rc<Ir>], env: &Env, span: Span) -> EvalResult<Value> {
-        let mut result = Vec::new();
+        // room for the usual line of text: most interpolations never grow the buffer
+        let mut result = Vec::with_capacity(64);
         for part in parts.iter() {
             let value = self.eval(part, env)?;
             self.coerce_to_string_into(&value, part.span, false, true, &mut result)?;
@@ -322,6 +323,14 @@ impl Machine {
         env: &Env,
         span: Span,
     ) -> EvalResult<Value> {
+        // `x.name` of a set already in a variable: borrowed, the set not copied
+        if let IrKind::Var { up, slot } = &expr.kind
+            && let [IrAttrName::Static(name)] = path
+            && let Some(Value::Attrs(attrs)) = lookup_ref(env, *up, *slot)
+            && let Some(value) = attrs.get(name)
+        {
+            return self.force(value, span);
+        }
         let mut current = self.eval(expr, env)?;
         let mut current_span = expr.span;
         for (index, name) in path.iter().enumerate() {
