@@ -4,7 +4,9 @@
 //! comparison. For changed nodes: shapes added, withdrawn and changed, the fields
 //! that changed (text as a unified diff, JSON by key), services and containers that
 //! will restart, and grants added and withdrawn at each provider. Secrets are shown
-//! as changed, never their ciphertext or anything derived from their plaintext.
+//! as changed, never their ciphertext or anything derived from their plaintext: a
+//! changed secret is "the same value, resealed" only when both builds record the same
+//! value id for it (`crate::sealed_value`), and a new value names what reads it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -12,10 +14,14 @@ use std::path::{Path, PathBuf};
 use lang::{Diagnostic, codes};
 use plan::{Kind, Plan, Resource, Shape};
 
-/// One side of a diff: plan digests (and node keys) by node, and where the plans are.
+use crate::sealed_value::{self, Identity, NodeValues, Of, SealedValue};
+
+/// One side of a diff: plan digests (and node keys and secret values) by node, and
+/// where the plans are.
 pub struct Snapshot {
     pub digests: BTreeMap<String, String>,
     pub keys: BTreeMap<String, String>,
+    secrets: NodeValues,
     plans: Source,
 }
 
@@ -70,20 +76,31 @@ impl Snapshot {
         Ok(Snapshot {
             digests,
             keys: read_map("keys"),
+            secrets: sealed_value::from_manifest(&manifest["secrets"]),
             plans: Source::Directory(directory.to_path_buf()),
         })
     }
 
-    /// Plans compiled in memory.
-    pub fn from_plans(plans: BTreeMap<String, Plan>, keys: BTreeMap<String, String>) -> Snapshot {
+    /// Plans compiled in memory, with their nodes' keys and secret values.
+    pub fn from_plans(
+        plans: BTreeMap<String, Plan>,
+        keys: BTreeMap<String, String>,
+        secrets: NodeValues,
+    ) -> Snapshot {
         Snapshot {
             digests: plans
                 .iter()
                 .map(|(node, plan)| (node.clone(), plan.digest().to_string()))
                 .collect(),
             keys,
+            secrets,
             plans: Source::Memory(plans),
         }
+    }
+
+    /// What this snapshot records of the secret at `path` on `node`.
+    fn value(&self, node: &str, path: &str) -> Option<&SealedValue> {
+        self.secrets.get(node).and_then(|values| values.get(path))
     }
 
     /// An empty fleet (diffing against a build that does not exist yet).
@@ -91,6 +108,7 @@ impl Snapshot {
         Snapshot {
             digests: BTreeMap::new(),
             keys: BTreeMap::new(),
+            secrets: NodeValues::new(),
             plans: Source::Memory(BTreeMap::new()),
         }
     }
@@ -141,8 +159,58 @@ pub enum FieldChange {
         field: String,
         changes: Vec<JsonChange>,
     },
-    /// A secret's sealed value. `resealed` when the node's key changed.
-    Sealed { field: String, resealed: bool },
+    /// A secret's sealed value. `resealed` only when both builds hold the same value
+    /// (by its id) sealed anew; otherwise `value` says whether it is new or unknown,
+    /// and `consumers` what on the node reads it.
+    Sealed {
+        field: String,
+        resealed: bool,
+        value: ValueChange,
+        /// A need, a grant's credential (at the consumer) or its check (at the provider).
+        of: Option<Of>,
+        /// The services and containers on the node that read the secret's path.
+        consumers: Vec<Consumer>,
+        /// What the operator must know about a new value, when there is something.
+        warning: Option<String>,
+    },
+}
+
+/// What became of a secret's value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ValueChange {
+    /// The same value (the same id on both sides), sealed anew.
+    Same,
+    /// Another value.
+    New,
+    /// Another value, which the next `meshc build` makes (a diff compiled in memory
+    /// makes nothing).
+    Unmade,
+    /// A side records no id: made before ids were kept.
+    Unknown,
+}
+
+impl ValueChange {
+    fn of(old: Option<&SealedValue>, new: Option<&SealedValue>) -> ValueChange {
+        let identity = |value: Option<&SealedValue>| {
+            value.map_or(Identity::Unknown, |value| value.identity.clone())
+        };
+        match (identity(old), identity(new)) {
+            (_, Identity::NotYetMade) => ValueChange::Unmade,
+            (Identity::Known(before), Identity::Known(after)) if before == after => {
+                ValueChange::Same
+            }
+            (Identity::Known(_), Identity::Known(_)) => ValueChange::New,
+            _ => ValueChange::Unknown,
+        }
+    }
+}
+
+/// A service or container that reads a secret.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Consumer {
+    pub kind: &'static str,
+    pub name: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -240,19 +308,13 @@ pub fn diff(old: &Snapshot, new: &Snapshot) -> Result<FleetDiff, Diagnostic> {
     for node in nodes {
         let node_diff = match (old.digests.get(node), new.digests.get(node)) {
             (Some(before), Some(after)) if before == after => continue,
-            (Some(_), Some(_)) => {
-                let resealed = old
-                    .keys
-                    .get(node)
-                    .is_some_and(|k| new.keys.get(node).is_some_and(|n| n != k));
-                compare(
-                    node,
-                    Some(&old.plan(node)?),
-                    Some(&new.plan(node)?),
-                    resealed,
-                )
-            }
-            (None, Some(_)) => compare(node, None, Some(&new.plan(node)?), false),
+            (Some(_), Some(_)) => compare(
+                node,
+                Some(&old.plan(node)?),
+                Some(&new.plan(node)?),
+                (old, new),
+            ),
+            (None, Some(_)) => compare(node, None, Some(&new.plan(node)?), (old, new)),
             (Some(_), None) => NodeDiff {
                 node: node.clone(),
                 status: NodeStatus::Removed,
@@ -285,7 +347,12 @@ fn key(shape: &Shape) -> (Kind, &str) {
     (shape.kind(), shape.identity())
 }
 
-fn compare(node: &str, old: Option<&Plan>, new: Option<&Plan>, resealed: bool) -> NodeDiff {
+fn compare(
+    node: &str,
+    old: Option<&Plan>,
+    new: Option<&Plan>,
+    snapshots: (&Snapshot, &Snapshot),
+) -> NodeDiff {
     let empty: Vec<Shape> = Vec::new();
     let old_shapes = old.map(Plan::shapes).unwrap_or(&empty);
     let new_shapes = new.map(Plan::shapes).unwrap_or(&empty);
@@ -308,7 +375,9 @@ fn compare(node: &str, old: Option<&Plan>, new: Option<&Plan>, resealed: bool) -
         match old_by_key.get(&key(shape)) {
             None => changes.push(Change::of(Action::Add, shape)),
             Some(before) if before.digest() != shape.digest() => changes.push(Change {
-                fields: field_changes(before, shape, resealed),
+                fields: field_changes(before, shape, &|path| {
+                    sealed_change(node, path, snapshots, new_shapes)
+                }),
                 restart: matches!(shape.kind(), Kind::Service | Kind::Container)
                     .then(|| "its unit changes".to_string()),
                 ..Change::of(Action::Change, shape)
@@ -351,7 +420,69 @@ fn fields_of(shape: &Shape) -> serde_json::Map<String, serde_json::Value> {
     }
 }
 
-fn field_changes(old: &Shape, new: &Shape, resealed: bool) -> Vec<FieldChange> {
+/// What became of the value of the secret at `path` on `node`, what reads it, and
+/// what to know about it.
+fn sealed_change(
+    node: &str,
+    path: &str,
+    (old, new): (&Snapshot, &Snapshot),
+    shapes: &[Shape],
+) -> FieldChange {
+    let before = old.value(node, path);
+    let after = new.value(node, path);
+    let value = ValueChange::of(before, after);
+    let of = after
+        .and_then(|v| v.of)
+        .or_else(|| before.and_then(|v| v.of));
+    let consumers = if value == ValueChange::Same {
+        Vec::new()
+    } else {
+        consumers(path, shapes)
+    };
+    let warning = match (value, of) {
+        (ValueChange::Same, _) => None,
+        (ValueChange::Unknown, _) => Some(
+            "it may be a new value: a service initialised with the old one keeps using it"
+                .to_string(),
+        ),
+        (_, Some(Of::Need) | None) => Some(
+            "a service initialised with the old value (a database's superuser password, say) will not pick up the new one"
+                .to_string(),
+        ),
+        (_, Some(Of::Credential | Of::Grant)) => None,
+    };
+    FieldChange::Sealed {
+        field: "sealed".to_string(),
+        resealed: value == ValueChange::Same,
+        value,
+        of,
+        consumers,
+        warning,
+    }
+}
+
+/// The services and containers among `shapes` that read `path`: their command,
+/// environment or mounts name it, or a container mounts a directory holding it.
+fn consumers(path: &str, shapes: &[Shape]) -> Vec<Consumer> {
+    shapes
+        .iter()
+        .filter(|shape| {
+            plan::restart::named_change(shape, &[path]).is_some()
+                || matches!(shape.resource(), Resource::Container(container)
+                    if container.mounts.iter().any(|mount| plan::restart::mentions(path, &mount.source)))
+        })
+        .map(|shape| Consumer {
+            kind: shape.kind().name(),
+            name: shape.identity().to_string(),
+        })
+        .collect()
+}
+
+fn field_changes(
+    old: &Shape,
+    new: &Shape,
+    sealed: &dyn Fn(&str) -> FieldChange,
+) -> Vec<FieldChange> {
     let before = fields_of(old);
     let after = fields_of(new);
     let names: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
@@ -362,10 +493,7 @@ fn field_changes(old: &Shape, new: &Shape, resealed: bool) -> Vec<FieldChange> {
             continue;
         }
         if name == "sealed" {
-            changes.push(FieldChange::Sealed {
-                field: name.clone(),
-                resealed,
-            });
+            changes.push(sealed(new.identity()));
             continue;
         }
         if name == "content"
@@ -710,13 +838,37 @@ pub fn render_human(diff: &FleetDiff, color: bool) -> String {
                             paint.green(&esc(new))
                         ));
                     }
-                    FieldChange::Sealed { field, resealed } => {
-                        let what = if *resealed {
-                            "resealed to a new key"
-                        } else {
-                            "sealed value changed"
+                    FieldChange::Sealed {
+                        field,
+                        value,
+                        of,
+                        consumers,
+                        warning,
+                        ..
+                    } => {
+                        let what = match value {
+                            ValueChange::Same => "same value, resealed to a new key",
+                            ValueChange::New => "new value",
+                            ValueChange::Unmade => "new value, made by the next `meshc build`",
+                            ValueChange::Unknown => {
+                                "value identity unknown: made before ids were kept"
+                            }
                         };
-                        out.push_str(&format!("      {}: {what}\n", esc(field)));
+                        let of = of.map(|of| format!(" ({})", of.name())).unwrap_or_default();
+                        out.push_str(&format!("      {}: {what}{of}\n", esc(field)));
+                        if !consumers.is_empty() {
+                            let names: Vec<String> = consumers
+                                .iter()
+                                .map(|c| format!("{} {}", c.kind, esc(&c.name)))
+                                .collect();
+                            out.push_str(&format!("      read by: {}\n", names.join(", ")));
+                        }
+                        if let Some(warning) = warning {
+                            out.push_str(&format!(
+                                "      {}: {warning}\n",
+                                paint.yellow("warning")
+                            ));
+                        }
                     }
                     FieldChange::Text { field, unified } => {
                         out.push_str(&format!("      {}:\n", esc(field)));

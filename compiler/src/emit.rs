@@ -11,6 +11,7 @@ use lang::{Diagnostic, codes};
 use plan::{Plan, Shape};
 
 use crate::confined::{self, Beneath};
+use crate::sealed_value::NodeValues;
 use crate::shapes::ShapeDecl;
 
 /// The manifest format: node name -> plan digest.
@@ -34,8 +35,13 @@ pub fn plan(node: &str, declarations: Vec<ShapeDecl>) -> Result<Plan, Diagnostic
 }
 
 /// The manifest bytes: canonical JSON of `{ format, nodes: { NODE: DIGEST },
-/// keys: { NODE: RECIPIENT } }`.
-pub fn manifest(plans: &BTreeMap<String, Plan>, keys: &BTreeMap<String, String>) -> Vec<u8> {
+/// keys: { NODE: RECIPIENT }, secrets: { NODE: { PATH: { of, value } } } }`. `keys`
+/// and `secrets` are for `meshc diff` only; nothing on a node reads them.
+pub fn manifest(
+    plans: &BTreeMap<String, Plan>,
+    keys: &BTreeMap<String, String>,
+    secrets: &NodeValues,
+) -> Vec<u8> {
     let nodes: serde_json::Map<String, serde_json::Value> = plans
         .iter()
         .map(|(name, plan)| {
@@ -50,7 +56,17 @@ pub fn manifest(plans: &BTreeMap<String, Plan>, keys: &BTreeMap<String, String>)
         .filter(|(node, _)| plans.contains_key(*node))
         .map(|(node, key)| (node.clone(), serde_json::Value::String(key.clone())))
         .collect();
-    let value = serde_json::json!({ "format": MANIFEST_FORMAT, "nodes": nodes, "keys": keys });
+    let secrets: NodeValues = secrets
+        .iter()
+        .filter(|(node, values)| plans.contains_key(*node) && !values.is_empty())
+        .map(|(node, values)| (node.clone(), values.clone()))
+        .collect();
+    let value = serde_json::json!({
+        "format": MANIFEST_FORMAT,
+        "nodes": nodes,
+        "keys": keys,
+        "secrets": crate::sealed_value::to_manifest(&secrets),
+    });
     let mut bytes = plan::canonical_json(&value);
     bytes.push(b'\n');
     bytes
@@ -101,6 +117,7 @@ pub fn write(
     out: &Path,
     plans: &BTreeMap<String, Plan>,
     keys: &BTreeMap<String, String>,
+    secrets: &NodeValues,
 ) -> Result<(), Diagnostic> {
     let output = Beneath::open(out, true).map_err(|e| output_error(out, e))?;
     let nodes_path = out.join("nodes");
@@ -142,5 +159,5 @@ pub fn write(
                 .map_err(|e| output_error(&nodes_path.join(&file_name), e))?;
         }
     }
-    write_atomically(&output, "manifest.json", &manifest(plans, keys))
+    write_atomically(&output, "manifest.json", &manifest(plans, keys, secrets))
 }

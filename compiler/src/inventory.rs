@@ -406,6 +406,25 @@ fn read_node(
         Some(entry) => {
             let key_span = entry.span.unwrap_or(span);
             match machine.force(&entry.value.clone(), key_span)? {
+                Value::String(text)
+                    if crate::private_key::contains_private_key(&String::from_utf8_lossy(
+                        &text,
+                    )) =>
+                {
+                    // never echoed: not in the message, and the source line shown
+                    // beside it has the key blotted out (`redact_private_keys`)
+                    let shown = String::from_utf8_lossy(&text).into_owned();
+                    let value_span = literal_span(machine, key_span, &shown).unwrap_or(key_span);
+                    diagnostics.push(
+                        Diagnostic::error(
+                            codes::PRIVATE_KEY,
+                            format!("node `{name}`'s `key` is not a public key: this is a private key: treat it as leaked and make a new one"),
+                        )
+                        .with_primary(value_span, "a private key, not the node's public key")
+                        .with_help("remove it from mesh.nix (and from the repository's history), make a new identity on the node with `age-keygen -o /var/lib/mesh/identity`, and write the public key it prints (`age1...`) here"),
+                    );
+                    return Ok(None);
+                }
                 Value::String(text) if is_age_recipient(&text) => {
                     (String::from_utf8_lossy(&text).into_owned(), key_span)
                 }

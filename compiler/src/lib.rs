@@ -26,9 +26,12 @@ mod names;
 mod node_view;
 mod pipeline;
 mod prelude;
+mod private_key;
 mod repository;
+mod reseal;
 mod resolve;
 mod scram;
+mod sealed_value;
 mod secrets;
 mod settings;
 mod shape;
@@ -67,10 +70,12 @@ pub mod view {
     };
 }
 pub use prelude::display_path;
+pub use private_key::{contains_private_key, redact_private_keys};
 pub use repository::{
     ModuleLocation, Origin, REPOSITORY_FILE, Repository, built_from, check_built_from, discover,
     find_root, load as load_repository, record_repository,
 };
+pub use reseal::{Resealed, reseal};
 pub use scram::verifier_with_salt;
 
 /// What an editor reads beyond a compilation: one module file loaded alone, for the

@@ -178,7 +178,7 @@ fn provided_by(service: &str, nodes: &[&str]) -> String {
 }
 
 /// What the store gives when it may not make anything and has nothing (`check`).
-const NOT_YET_MADE: &str = "-----BEGIN AGE ENCRYPTED FILE-----\nnot yet made: run `meshc build`\n-----END AGE ENCRYPTED FILE-----\n";
+pub(crate) const NOT_YET_MADE: &str = "-----BEGIN AGE ENCRYPTED FILE-----\nnot yet made: run `meshc build`\n-----END AGE ENCRYPTED FILE-----\n";
 
 fn store_diagnostic(error: StoreError, what: String, span: Span) -> Diagnostic {
     match error {

@@ -23,6 +23,7 @@ use crate::node_view::{self, NodeView};
 use crate::prelude;
 use crate::repository::{self, Origin, Repository};
 use crate::resolve;
+use crate::sealed_value;
 use crate::secrets;
 use crate::settings::{self, DefaultsCache};
 use crate::shape;
@@ -44,6 +45,10 @@ pub struct Compilation {
     /// Each compiled node's sealing key (recorded in the manifest, so a diff can say
     /// "resealed to a new key").
     pub keys: BTreeMap<String, String>,
+    /// What each compiled node's secret shapes hold, by path: a need or a grant's
+    /// material, and the value's id (recorded in the manifest, so a diff can tell a
+    /// reseal of the same value from a new value).
+    pub secrets: sealed_value::NodeValues,
 }
 
 impl Compilation {
@@ -137,6 +142,7 @@ fn compile_inspecting(
                 made: secrets::Made::default(),
                 artifact_directories: BTreeMap::new(),
                 keys: BTreeMap::new(),
+                secrets: BTreeMap::new(),
             };
             return (compilation, None);
         }
@@ -266,7 +272,47 @@ fn compile_inspecting(
         .into_iter()
         .filter(|(node, _)| compilation.plans.contains_key(node))
         .collect();
+    compilation.secrets = sealed_values(&compilation.plans, &store);
     (compilation, view)
+}
+
+/// Each plan's secret shapes with what the store says their sealed values are. A
+/// value the store did not give (none can be, but a lookup is no proof) is of
+/// unknown identity.
+fn sealed_values(
+    plans: &BTreeMap<String, Plan>,
+    store: &secrets::Store,
+) -> sealed_value::NodeValues {
+    plans
+        .iter()
+        .map(|(node, plan)| {
+            let values = plan
+                .shapes()
+                .iter()
+                .filter_map(|shape| match shape.resource() {
+                    plan::Resource::Secret(secret) => Some(secret),
+                    _ => None,
+                })
+                .map(|secret| {
+                    let value = if secret.sealed == link::NOT_YET_MADE {
+                        sealed_value::SealedValue {
+                            of: None,
+                            identity: sealed_value::Identity::NotYetMade,
+                        }
+                    } else {
+                        store
+                            .value_of(&secret.sealed)
+                            .unwrap_or(sealed_value::SealedValue {
+                                of: None,
+                                identity: sealed_value::Identity::Unknown,
+                            })
+                    };
+                    (secret.path.clone(), value)
+                })
+                .collect();
+            (node.clone(), values)
+        })
+        .collect()
 }
 
 /// What a worker sends the coordinator after the first half of its work.
@@ -416,6 +462,7 @@ fn merge(repository: &Repository, results: Vec<WorkerResult>) -> Compilation {
         made: secrets::Made::default(),
         artifact_directories: BTreeMap::new(),
         keys: BTreeMap::new(),
+        secrets: BTreeMap::new(),
     }
 }
 

@@ -8,10 +8,15 @@
 //! ```text
 //! secrets/needs/NODE/MODULE/NEED.age        the need, sealed to NODE
 //! secrets/needs/NODE/MODULE/NEED.recipient  the key it was sealed to
+//! secrets/needs/NODE/MODULE/NEED.value      the value's id (`crate::sealed_value`)
 //! secrets/grants/PROVIDER/SERVICE/CONSUMER/MODULE/NAME/consumer.age  the password, sealed to CONSUMER
 //! secrets/grants/PROVIDER/SERVICE/CONSUMER/MODULE/NAME/provider.age  what PROVIDER checks it with, sealed to PROVIDER
 //! secrets/grants/PROVIDER/SERVICE/CONSUMER/MODULE/NAME/recipients    the two keys and the form
+//! secrets/grants/PROVIDER/SERVICE/CONSUMER/MODULE/NAME/value         the grant's value id
 //! ```
+//!
+//! A value id is written before the value it names and the recipients after it, so
+//! an interrupted write can make a value look new, never a new value look the same.
 //!
 //! Every part of those paths is an identifier (`crate::names`), and every file is
 //! read and written through `crate::confined`: beneath the repository, following
@@ -26,6 +31,7 @@ use zeroize::Zeroizing;
 use crate::confined::{self, Beneath};
 use crate::names;
 use crate::scram;
+use crate::sealed_value::{self, Identity, Of, SealedValue};
 
 /// How a provider checks a consumer's password.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -81,7 +87,14 @@ impl std::fmt::Display for StoreError {
         match self {
             StoreError::NotMade { reason } => write!(formatter, "{reason}"),
             StoreError::BadRecipient { key, reason } => {
-                write!(formatter, "`{key}` is not an age recipient: {reason}")
+                if crate::private_key::contains_private_key(key) {
+                    write!(
+                        formatter,
+                        "a node's key is an age private key, not a recipient"
+                    )
+                } else {
+                    write!(formatter, "`{key}` is not an age recipient: {reason}")
+                }
             }
             StoreError::Io { path, reason } | StoreError::Link { path, reason } => {
                 write!(formatter, "`{}`: {reason}", path.display())
@@ -111,6 +124,8 @@ pub struct Store {
     root: PathBuf,
     locked: bool,
     made: std::cell::Cell<Made>,
+    /// Every sealed value this store gave, by its ciphertext: what it is and its id.
+    values: std::cell::RefCell<std::collections::BTreeMap<String, SealedValue>>,
 }
 
 fn store_error(path: &Path, error: std::io::Error) -> StoreError {
@@ -124,7 +139,7 @@ fn store_error(path: &Path, error: std::io::Error) -> StoreError {
     }
 }
 
-fn io_error(path: &Path, error: impl std::fmt::Display) -> StoreError {
+pub(crate) fn io_error(path: &Path, error: impl std::fmt::Display) -> StoreError {
     StoreError::Io {
         path: path.to_path_buf(),
         reason: error.to_string(),
@@ -157,7 +172,7 @@ pub fn seal(key: &str, plaintext: &[u8]) -> Result<String, StoreError> {
 
 /// Refuses a path part that is not an identifier (the declarations were checked
 /// already; this keeps the store safe whoever calls it).
-fn check_parts(parts: &[&str]) -> Result<(), StoreError> {
+pub(crate) fn check_parts(parts: &[&str]) -> Result<(), StoreError> {
     match parts.iter().find(|part| !names::is_identifier(part)) {
         Some(part) => Err(StoreError::Link {
             path: PathBuf::from(part),
@@ -170,7 +185,10 @@ fn check_parts(parts: &[&str]) -> Result<(), StoreError> {
     }
 }
 
-fn read_text(directory: Option<&Beneath>, name: &str) -> Result<Option<String>, StoreError> {
+pub(crate) fn read_text(
+    directory: Option<&Beneath>,
+    name: &str,
+) -> Result<Option<String>, StoreError> {
     let Some(directory) = directory else {
         return Ok(None);
     };
@@ -185,7 +203,11 @@ fn read_text(directory: Option<&Beneath>, name: &str) -> Result<Option<String>, 
 
 /// Writes `bytes` to `name` in `directory` durably: new file, fsync, rename, fsync
 /// of the directory.
-fn write_durably(directory: &Beneath, name: &str, bytes: &[u8]) -> Result<(), StoreError> {
+pub(crate) fn write_durably(
+    directory: &Beneath,
+    name: &str,
+    bytes: &[u8],
+) -> Result<(), StoreError> {
     directory
         .write(name, bytes, true)
         .map_err(|error| store_error(&directory.path().join(name), error))
@@ -201,7 +223,32 @@ impl Store {
             root: repository_root.join("secrets"),
             locked,
             made: std::cell::Cell::new(Made::default()),
+            values: Default::default(),
         }
+    }
+
+    /// What the sealed value `sealed` (given by this store) is, and its id.
+    pub fn value_of(&self, sealed: &str) -> Option<SealedValue> {
+        self.values.borrow().get(sealed).cloned()
+    }
+
+    fn remember(&self, sealed: &str, of: Of, id: Option<String>) {
+        let identity = match id {
+            Some(id) => Identity::Known(id),
+            None => Identity::Unknown,
+        };
+        self.values.borrow_mut().insert(
+            sealed.to_string(),
+            SealedValue {
+                of: Some(of),
+                identity,
+            },
+        );
+    }
+
+    /// A new value id, as a store error when the system gives no randomness.
+    fn new_id(&self) -> Result<String, StoreError> {
+        sealed_value::new_id().map_err(|error| io_error(Path::new("/dev/urandom"), error))
     }
 
     pub fn made(&self) -> Made {
@@ -209,7 +256,11 @@ impl Store {
     }
 
     /// The store's directory `secrets/PARTS...`, made when `create`.
-    fn directory(&self, parts: &[&str], create: bool) -> Result<Option<Beneath>, StoreError> {
+    pub(crate) fn directory(
+        &self,
+        parts: &[&str],
+        create: bool,
+    ) -> Result<Option<Beneath>, StoreError> {
         let relative: PathBuf = std::iter::once("secrets")
             .chain(parts.iter().copied())
             .collect();
@@ -239,12 +290,16 @@ impl Store {
         let parts = ["needs", node, module];
         let sealed_name = format!("{name}.age");
         let recipient_name = format!("{name}.recipient");
+        let value_name = format!("{name}.value");
         let existing = self.directory(&parts, false)?;
         let recorded = read_text(existing.as_ref(), &recipient_name)?;
         let sealed = read_text(existing.as_ref(), &sealed_name)?;
         if let (Some(recorded), Some(sealed)) = (&recorded, &sealed)
             && recorded.trim() == key
         {
+            let id = read_text(existing.as_ref(), &value_name)?
+                .and_then(|text| sealed_value::parse_kept(&text));
+            self.remember(sealed, Of::Need, id);
             return Ok(sealed.clone());
         }
         if self.locked {
@@ -257,12 +312,15 @@ impl Store {
         }
         let password = random_password()?;
         let sealed = seal(key, password.as_bytes())?;
+        let id = self.new_id()?;
         let directory = self.directory(&parts, true)?;
         let directory = directory
             .as_ref()
             .ok_or_else(|| io_error(&self.root, "not made"))?;
+        write_durably(directory, &value_name, format!("{id}\n").as_bytes())?;
         write_durably(directory, &sealed_name, sealed.as_bytes())?;
         write_durably(directory, &recipient_name, format!("{key}\n").as_bytes())?;
+        self.remember(&sealed, Of::Need, Some(id));
         let mut made = self.made.get();
         made.needs += 1;
         self.made.set(made);
@@ -297,6 +355,10 @@ impl Store {
             (&recorded, &consumer_sealed, &provider_sealed)
             && *recorded == expected
         {
+            let id = read_text(existing.as_ref(), "value")?
+                .and_then(|text| sealed_value::parse_kept(&text));
+            self.remember(consumer_sealed, Of::Credential, id.clone());
+            self.remember(provider_sealed, Of::Grant, id);
             return Ok(GrantMaterial {
                 consumer: consumer_sealed.clone(),
                 provider: provider_sealed.clone(),
@@ -317,13 +379,17 @@ impl Store {
         };
         let consumer_sealed = seal(consumer_key, password.as_bytes())?;
         let provider_sealed = seal(provider_key, check.as_bytes())?;
+        let id = self.new_id()?;
         let directory = self.directory(&parts, true)?;
         let directory = directory
             .as_ref()
             .ok_or_else(|| io_error(&self.root, "not made"))?;
+        write_durably(directory, "value", format!("{id}\n").as_bytes())?;
         write_durably(directory, "consumer.age", consumer_sealed.as_bytes())?;
         write_durably(directory, "provider.age", provider_sealed.as_bytes())?;
         write_durably(directory, "recipients", expected.as_bytes())?;
+        self.remember(&consumer_sealed, Of::Credential, Some(id.clone()));
+        self.remember(&provider_sealed, Of::Grant, Some(id));
         let mut made = self.made.get();
         made.grants += 1;
         self.made.set(made);

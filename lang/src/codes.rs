@@ -138,6 +138,10 @@ codes! {
     NAME_NOT_IDENTIFIER = "E311", "need, consume or provide name is not an identifier";
     SECRET_STORE_LINK = "E312", "sealed store reached through a symbolic link";
     ARTIFACT_LINK_ESCAPES = "E313", "artifact link points outside its directory";
+    PRIVATE_KEY = "E320", "an age private key where a public key belongs";
+    RESEAL_IDENTITY_UNREADABLE = "E321", "`meshc secrets reseal`: the old identity cannot be read";
+    RESEAL_WRONG_IDENTITY = "E322", "`meshc secrets reseal`: the identity does not open the node's values";
+    RESEAL_UNKNOWN_NODE = "E323", "`meshc secrets reseal`: no such node";
     // E4xx: shapes and plans
     INVALID_SHAPE = "E400", "invalid shape";
     SHAPE_CONFLICT = "E401", "two shapes declare the same resource differently";

@@ -66,6 +66,7 @@ pub enum Command {
     Explain(commands::explain::ExplainArgs),
     Repl(commands::repl::ReplArgs),
     Fmt(commands::fmt::FmtArgs),
+    Secrets(commands::secrets::SecretsArgs),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

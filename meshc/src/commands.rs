@@ -19,6 +19,7 @@ pub mod man;
 pub mod options;
 pub mod publish;
 pub mod repl;
+pub mod secrets;
 pub mod show;
 
 use std::process::ExitCode;
@@ -48,6 +49,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Explain(arguments) => explain::run(arguments, color),
         Command::Repl(arguments) => repl::run(arguments, color),
         Command::Fmt(arguments) => fmt::run(arguments, color),
+        Command::Secrets(arguments) => secrets::run(arguments, color),
     }
 }
 

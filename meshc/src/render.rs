@@ -3,7 +3,9 @@
 //! terminal. Everything shown comes from the repository (which may hold a hostile
 //! module) and reaches the terminal escaped: messages with `plan::display::escaped`,
 //! source lines with each control or bidirectional character replaced by as many `?`
-//! as it has bytes, so spans still point at the same bytes.
+//! as it has bytes, so spans still point at the same bytes. An age private key
+//! anywhere in a message or a source line is blotted out the same way
+//! (`compiler::redact_private_keys`).
 
 use lang::{Diagnostic, Label, Severity, Sources, Span};
 use miette::{LabeledSpan, MietteDiagnostic, NamedSource, Report};
@@ -13,13 +15,19 @@ pub const DEFAULT_TRACE_FRAMES: usize = 3;
 
 /// Text for the terminal: controls and bidirectional controls written out.
 fn shown(text: &str) -> String {
-    plan::display::escaped(text).into_owned()
+    plan::display::escaped(&compiler::redact_private_keys(text)).into_owned()
+}
+
+/// Text for JSON: what `shown` would print, without the terminal escaping.
+fn redacted(text: &str) -> String {
+    compiler::redact_private_keys(text).into_owned()
 }
 
 /// A source file for the terminal: line breaks and tabs kept, every other control or
 /// bidirectional character (an escape sequence in a string literal, an override that
 /// reorders the line) replaced by `?`s of its length in bytes, so offsets stay.
 fn printable_source(text: &str) -> String {
+    let text = &*compiler::redact_private_keys(text);
     if !text
         .chars()
         .any(|c| plan::display::is_unsafe_to_print(c) && !matches!(c, '\n' | '\t'))
@@ -197,16 +205,16 @@ pub fn to_json(diagnostic: &Diagnostic, sources: &Sources) -> serde_json::Value 
             "start_column": start_column,
             "end_line": end_line,
             "end_column": end_column,
-            "message": label.message,
+            "message": redacted(&label.message),
         })
     };
     serde_json::json!({
         "code": diagnostic.code.as_str(),
         "severity": diagnostic.severity.as_str(),
-        "message": diagnostic.message,
+        "message": redacted(&diagnostic.message),
         "primary": diagnostic.primary.as_ref().map(label_json),
         "labels": diagnostic.secondary.iter().map(label_json).collect::<Vec<_>>(),
-        "help": diagnostic.help,
+        "help": diagnostic.help.as_deref().map(redacted),
         "trace": diagnostic.trace.iter().map(label_json).collect::<Vec<_>>(),
     })
 }

@@ -245,6 +245,23 @@ const COVERED_ELSEWHERE: &[(&str, &str, &str)] = &[
         "../tests/tests/deploy.rs",
         "deploy_to_all_to_a_tag_and_to_one_node",
     ),
+    // E321-E323 come from `meshc secrets reseal`, which needs a key rotation made at
+    // run time
+    (
+        "E321",
+        "tests/reseal.rs",
+        "a_wrong_identity_changes_nothing",
+    ),
+    (
+        "E322",
+        "tests/reseal.rs",
+        "a_wrong_identity_changes_nothing",
+    ),
+    (
+        "E323",
+        "tests/reseal.rs",
+        "a_wrong_identity_changes_nothing",
+    ),
     // E312 and E409 need symbolic links made at run time into a copy of the example
     ("E312", "tests/secrets.rs", "symlinked_secrets_dir_refused"),
     (

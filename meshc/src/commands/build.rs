@@ -66,7 +66,9 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
     let plans = &compilation.plans;
     let shape_count: usize = plans.values().map(|plan| plan.shapes().len()).sum();
     let planned_at = started.elapsed();
-    if let Err(diagnostic) = compiler::write_build(&out, plans, &compilation.keys) {
+    if let Err(diagnostic) =
+        compiler::write_build(&out, plans, &compilation.keys, &compilation.secrets)
+    {
         return Err(terminal::fail(&diagnostic, &compilation.sources, color));
     }
     if let Err(diagnostic) = compiler::record_repository(&out, &compilation.root) {

@@ -78,7 +78,7 @@ fn repository_and_build(
     };
     Ok((
         old,
-        Snapshot::from_plans(compilation.plans, compilation.keys),
+        Snapshot::from_plans(compilation.plans, compilation.keys, compilation.secrets),
     ))
 }
 

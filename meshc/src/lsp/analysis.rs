@@ -315,7 +315,8 @@ pub fn diagnostics_by_file(
             }),
             code: Some(NumberOrString::String(diagnostic.code.as_str().to_string())),
             source: Some("meshc".into()),
-            message,
+            // no private key reaches the editor's problem list either
+            message: compiler::redact_private_keys(&message).into_owned(),
             related_information: (!related.is_empty()).then_some(related),
             ..lsp_types::Diagnostic::default()
         });
