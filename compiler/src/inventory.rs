@@ -83,11 +83,9 @@ pub struct Node {
     pub name: String,
     pub span: Span,
     pub key: String,
-    // read by no stage yet: kept with the node for the diagnostics and the
-    // deployment that will need them
+    // read by no stage yet: kept with the node for the diagnostics that will need it
     #[allow(dead_code)]
     pub key_span: Span,
-    #[allow(dead_code)]
     pub address: Option<String>,
     /// Assigned modules with where each is named.
     pub modules: Vec<(String, Span)>,

@@ -34,6 +34,7 @@ pub const FIELDS: &[(&str, &[&str])] = &[
             "settings",
             "collected",
             "credentials",
+            "logins",
             "grants",
             "secrets",
             "images",
@@ -48,8 +49,8 @@ fn why_not(argument: &str) -> &'static str {
         "collected" => {
             "contributions are collected after resolution, settings and the other modules' fields"
         }
-        "credentials" | "grants" => {
-            "credentials and grants exist only after consumers are linked to providers"
+        "credentials" | "logins" | "grants" => {
+            "credentials, logins and grants exist only after consumers are linked to providers"
         }
         "secrets" => "secrets are made after every need is known",
         "images" | "artifacts" => {

@@ -12,7 +12,7 @@ use plan::Plan;
 
 use crate::inspect::{place, print_value};
 use crate::inventory::Node;
-use crate::link::{Consume, Declarations};
+use crate::link::{Declarations, Providers};
 use crate::module::{self, Module};
 use crate::resolve::Resolved;
 
@@ -271,28 +271,14 @@ fn source_line(source: &plan::Source) -> String {
     format!("{}:{}", source.file, source.line)
 }
 
-/// The provider a consume is linked to, chosen as `link::link` chooses: the node
-/// `from` names if it provides the service, else the only node that provides it.
-fn provider_of<'a>(consume: &Consume, declarations: &'a [Declarations]) -> Option<&'a str> {
-    let candidates: Vec<&str> = declarations
-        .iter()
-        .filter(|d| d.provides.iter().any(|p| p.service == consume.service))
-        .map(|d| d.node.as_str())
-        .collect();
-    match &consume.from {
-        Some(from) => candidates.into_iter().find(|node| node == from),
-        None => match candidates.as_slice() {
-            [only] => Some(only),
-            _ => None,
-        },
-    }
-}
-
 /// The node's links: what it consumes from whom, what it provides to whom.
 pub fn links(view: &mut NodeView, declarations: &[Declarations]) {
     let Some(own) = declarations.iter().find(|d| d.node == view.node) else {
         return;
     };
+    // chosen as the link chooses; a consumption whose provider cannot be chosen
+    // shows none (its diagnostic is the compilation's)
+    let providers = Providers::of(declarations);
     view.consumes = own
         .consumes
         .iter()
@@ -300,7 +286,10 @@ pub fn links(view: &mut NodeView, declarations: &[Declarations]) {
             module: consume.module.clone(),
             name: consume.name.clone(),
             service: consume.service.clone(),
-            provider: provider_of(consume, declarations).map(str::to_string),
+            provider: providers
+                .choose(&own.node, consume)
+                .ok()
+                .map(|(node, _)| node.to_string()),
             credential: SECRET,
             path: consume.path.clone(),
             at: source_line(&consume.source),
@@ -314,7 +303,10 @@ pub fn links(view: &mut NodeView, declarations: &[Declarations]) {
                 .iter()
                 .flat_map(|d| d.consumes.iter().map(move |c| (d, c)))
                 .filter(|(_, c)| c.service == provide.service)
-                .filter(|(_, c)| provider_of(c, declarations) == Some(view.node.as_str()))
+                .filter(|(d, c)| {
+                    providers.choose(&d.node, c).ok().map(|(node, _)| node)
+                        == Some(view.node.as_str())
+                })
                 .map(|(d, c)| format!("{}/{}", d.node, c.module))
                 .collect();
             ProvideView {

@@ -843,6 +843,27 @@ fn arguments(link: &NodeLink, module: &str) -> ShapeArguments {
         .filter(|((owner, _), _)| owner == module)
         .map(|((_, name), sealed)| named(name, secret(sealed)))
         .collect();
+    let logins = link
+        .logins
+        .iter()
+        .filter(|((owner, _), _)| owner == module)
+        .map(|((_, name), login)| {
+            let address = match &login.address {
+                Some(address) => lang::Value::string_from(address),
+                None => lang::Value::Null,
+            };
+            named(
+                name,
+                set(vec![
+                    attr("address", address),
+                    attr("facts", link::facts_value(&login.facts)),
+                    attr("login", lang::Value::string_from(&login.login)),
+                    attr("path", lang::Value::string_from(&login.path)),
+                    attr("provider", lang::Value::string_from(&login.provider)),
+                ]),
+            )
+        })
+        .collect();
     let grants = link
         .grants
         .iter()
@@ -885,6 +906,7 @@ fn arguments(link: &NodeLink, module: &str) -> ShapeArguments {
         .collect();
     ShapeArguments {
         credentials: set(credentials),
+        logins: set(logins),
         grants: set(grants),
         secrets: set(secrets),
         images: set(images),

@@ -151,6 +151,7 @@ fn read_source(machine: &mut Machine, source: &Value, span: Span) -> EvalResult<
 /// Everything a module's `shapes` function may receive besides node and settings.
 pub struct ShapeArguments {
     pub credentials: Value,
+    pub logins: Value,
     pub grants: Value,
     pub secrets: Value,
     pub images: Value,
@@ -197,6 +198,7 @@ pub fn node_shapes(
                     .unwrap_or_else(|| empty.clone()),
             ),
             ("credentials", extra.credentials),
+            ("logins", extra.logins),
             ("grants", extra.grants),
             ("secrets", extra.secrets),
             ("images", extra.images),

@@ -123,6 +123,7 @@ codes! {
     CONTRIBUTION_TYPE_MISMATCH = "E208", "contribution of the wrong type";
     CONTRIBUTION_CONFLICT = "E209", "two modules contribute the same key";
     INVALID_COLLECTION = "E210", "invalid collection declaration";
+    SECRET_IN_FACTS = "E211", "secret in a provider's facts";
     // E3xx: credentials, secrets, mirrors and artifacts
     NO_PROVIDER = "E300", "no node provides the service a consumer asks for";
     AMBIGUOUS_PROVIDER = "E301", "several nodes provide the service and no `from` chooses one";

@@ -287,6 +287,14 @@ const COVERED_ELSEWHERE: &[(&str, &str, &str)] = &[
         "tests/show.rs",
         "an_unknown_node_is_e120_with_the_closest_name",
     ),
+    // E211, a secret in a provider's facts: `provides` takes `node` and `settings`
+    // only, so no module reaches a secret there today; the guard is tested with a
+    // handle given to the facts reader directly, at a line of its source
+    (
+        "E211",
+        "../compiler/src/link/facts.rs",
+        "a_secret_in_facts_is_e211_at_its_line_and_its_content_is_never_shown",
+    ),
     // E121, unknown diagnostic code: only `meshc explain CODE` names a code
     (
         "E121",

@@ -1,0 +1,69 @@
+//! The reader of `consumes.NAME` entries: the `service` asked for (an identifier,
+//! since it names a provider's `provides.SERVICE`), the node it is asked `from`, and
+//! where the credential is placed on the consumer. Must not choose the provider:
+//! `super::super::provider` does, once every node is read.
+
+use lang::value::EvalResult;
+use lang::{Diagnostic, Machine, Value, codes};
+
+use super::Declared;
+use super::entry::Entry;
+use crate::link::Consume;
+
+const FIELDS: &[&str] = &["service", "from", "path", "owner", "group", "mode"];
+
+pub(super) fn read(
+    machine: &mut Machine,
+    declared: Declared<'_>,
+    value: &Value,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> EvalResult<Option<Consume>> {
+    let Some(mut entry) = Entry::of(machine, &declared, value, diagnostics) else {
+        return Ok(None);
+    };
+    entry.check_keys(FIELDS, diagnostics);
+    let service = entry.text("service", None, diagnostics)?;
+    let service = match service {
+        Some(service) if !crate::names::is_identifier(&service) => {
+            diagnostics.push(
+                Diagnostic::error(
+                    codes::NAME_NOT_IDENTIFIER,
+                    format!(
+                        "the `service` of {} is not an identifier: \"{}\" ({})",
+                        entry.what,
+                        plan::display::escaped(&service),
+                        crate::names::why_not_identifier(&service)
+                    ),
+                )
+                .with_primary(declared.span, "consumed here")
+                .with_help("`service` names a provider's `provides.NAME`, which is an identifier: ASCII letters, digits, `_` and `-`"),
+            );
+            None
+        }
+        other => other,
+    };
+    let from = entry
+        .text("from", Some(""), diagnostics)?
+        .filter(|from| !from.is_empty());
+    let path = entry.path("path", diagnostics)?;
+    let owner = entry.text("owner", Some("root"), diagnostics)?;
+    let group = entry.text("group", Some("root"), diagnostics)?;
+    let mode = entry.mode(diagnostics)?;
+    let (Some(service), Some(path), Some(owner), Some(group), Some(mode)) =
+        (service, path, owner, group, mode)
+    else {
+        return Ok(None);
+    };
+    Ok(Some(Consume {
+        module: declared.module.to_string(),
+        name: declared.name,
+        service,
+        from,
+        path,
+        owner,
+        group,
+        mode,
+        span: declared.span,
+        source: declared.source,
+    }))
+}

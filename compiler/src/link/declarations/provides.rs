@@ -1,0 +1,75 @@
+//! The reader of `provides.SERVICE` entries: where the grants manifest and the
+//! grants' credentials go on the provider, the `form` it checks logins with, and
+//! who owns them. Must not look at consumers: linking them is `super::super::grants`'.
+
+use lang::value::EvalResult;
+use lang::{Diagnostic, Machine, Value};
+
+use super::Declared;
+use super::entry::{Entry, invalid};
+use crate::link::Provide;
+use crate::link::facts::{self, Facts};
+use crate::secrets::Form;
+
+const FIELDS: &[&str] = &["manifest", "credentials", "form", "owner", "group", "facts"];
+
+pub(super) fn read(
+    machine: &mut Machine,
+    declared: Declared<'_>,
+    value: &Value,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> EvalResult<Option<Provide>> {
+    let Some(mut entry) = Entry::of(machine, &declared, value, diagnostics) else {
+        return Ok(None);
+    };
+    entry.check_keys(FIELDS, diagnostics);
+    let manifest = entry.path("manifest", diagnostics)?;
+    let credentials = entry.path("credentials", diagnostics)?;
+    let form_text = entry.text("form", None, diagnostics)?;
+    let owner = entry.text("owner", Some("root"), diagnostics)?;
+    let group = entry.text("group", Some("root"), diagnostics)?;
+    let facts = match entry.attrs.get(b"facts").cloned() {
+        Some(value) => {
+            let span = entry
+                .attrs
+                .get_attr(b"facts")
+                .and_then(|attr| attr.span)
+                .unwrap_or(declared.span);
+            facts::read(entry.machine, &value, span, &entry.what, diagnostics)?
+        }
+        None => Some(Facts::new()),
+    };
+    let form = match form_text.as_deref().map(Form::from_name) {
+        Some(Some(form)) => Some(form),
+        Some(None) => {
+            diagnostics.push(invalid(
+                format!(
+                    "{} has an unknown `form` {:?}",
+                    entry.what,
+                    form_text.unwrap_or_default()
+                ),
+                declared.span,
+                "`form` is \"scram-sha-256\" (the provider gets a verifier) or \"plain\" (the provider gets the password)",
+            ));
+            None
+        }
+        None => None,
+    };
+    let (Some(manifest), Some(credentials), Some(form), Some(owner), Some(group), Some(facts)) =
+        (manifest, credentials, form, owner, group, facts)
+    else {
+        return Ok(None);
+    };
+    Ok(Some(Provide {
+        module: declared.module.to_string(),
+        service: declared.name,
+        manifest,
+        credentials,
+        form,
+        owner,
+        group,
+        facts,
+        span: declared.span,
+        source: declared.source,
+    }))
+}

@@ -1,0 +1,300 @@
+//! A provider's facts (`provides.SERVICE.facts`): plain, non-secret values it
+//! publishes to its consumers (a port, a database name). They are read on the
+//! provider's worker and cross to the consumer's as data, so they hold nothing but
+//! null, booleans, numbers, strings, lists and records; a secret anywhere in them is
+//! E211, anything else that is not data E303. Records keep their keys sorted, so the
+//! same facts always give the consumer the same value. Must not evaluate anything
+//! but the facts themselves.
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use lang::value::{Attr, Attrs, EvalResult};
+use lang::{Diagnostic, Machine, Span, Value, codes};
+
+/// How deep facts may nest: deeper is refused rather than followed.
+const MAX_DEPTH: usize = 32;
+
+/// One published value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Fact {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    String(String),
+    List(Vec<Fact>),
+    Record(BTreeMap<String, Fact>),
+}
+
+/// A provider's facts: a record.
+pub type Facts = BTreeMap<String, Fact>;
+
+/// Reads `value`, the `facts` of `what` ("`provides.postgres` of module `postgres`")
+/// declared at `span`: None (with its diagnostics) when it is not plain data.
+pub fn read(
+    machine: &mut Machine,
+    value: &Value,
+    span: Span,
+    what: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> EvalResult<Option<Facts>> {
+    let mut reader = Reader {
+        machine,
+        what,
+        diagnostics,
+        refused: false,
+    };
+    let facts = match reader.machine.force(value, span)? {
+        Value::Null => Some(Facts::new()),
+        Value::Attrs(attrs) => Some(reader.record(&attrs, span, "facts", 0)?),
+        other => {
+            reader.not_data(
+                "facts",
+                &other,
+                span,
+                "write `facts = { port = settings.port; };`",
+            );
+            None
+        }
+    };
+    Ok(facts.filter(|_| !reader.refused))
+}
+
+struct Reader<'a, 'm> {
+    machine: &'m mut Machine,
+    what: &'a str,
+    diagnostics: &'a mut Vec<Diagnostic>,
+    refused: bool,
+}
+
+impl Reader<'_, '_> {
+    fn record(&mut self, attrs: &Attrs, span: Span, at: &str, depth: usize) -> EvalResult<Facts> {
+        let mut facts = Facts::new();
+        for attr in attrs.iter() {
+            let name = String::from_utf8_lossy(&attr.name).into_owned();
+            let span = attr.span.unwrap_or(span);
+            let at = format!("{at}.{}", shown_name(&name));
+            if let Some(fact) = self.fact(&attr.value, span, &at, depth + 1)? {
+                facts.insert(name, fact);
+            }
+        }
+        Ok(facts)
+    }
+
+    fn fact(
+        &mut self,
+        value: &Value,
+        span: Span,
+        at: &str,
+        depth: usize,
+    ) -> EvalResult<Option<Fact>> {
+        if depth > MAX_DEPTH {
+            self.refused = true;
+            self.diagnostics.push(
+                Diagnostic::error(
+                    codes::INVALID_DECLARATION,
+                    format!(
+                        "`{at}` of {} nests deeper than {MAX_DEPTH} levels",
+                        self.what
+                    ),
+                )
+                .with_primary(span, "nested here")
+                .with_help("facts are a few plain values a consumer reads: publish them flatter"),
+            );
+            return Ok(None);
+        }
+        let fact = match self.machine.force(value, span)? {
+            Value::Null => Fact::Null,
+            Value::Bool(b) => Fact::Bool(b),
+            Value::Int(i) => Fact::Int(i),
+            Value::Float(f) => Fact::Float(f),
+            Value::String(text) => Fact::String(String::from_utf8_lossy(&text).into_owned()),
+            Value::Attrs(attrs) => Fact::Record(self.record(&attrs, span, at, depth)?),
+            Value::List(items) => {
+                let mut list = Vec::with_capacity(items.len());
+                for (index, item) in items.iter().enumerate() {
+                    let at = format!("{at}[{index}]");
+                    if let Some(fact) = self.fact(item, span, &at, depth + 1)? {
+                        list.push(fact);
+                    }
+                }
+                Fact::List(list)
+            }
+            Value::Opaque(_) => {
+                self.refused = true;
+                self.diagnostics.push(
+                    Diagnostic::error(
+                        codes::SECRET_IN_FACTS,
+                        format!(
+                            "`{at}` of {} is a secret: facts are published to every consumer as plain data",
+                            self.what
+                        ),
+                    )
+                    .with_primary(span, "a secret here")
+                    .with_help("remove it from `facts`: a consumer gets its own credential as `credentials.NAME` (and its path as `logins.NAME.path`); a secret for the provider itself is a `needs` entry"),
+                );
+                return Ok(None);
+            }
+            other => {
+                self.not_data(
+                    at,
+                    &other,
+                    span,
+                    "facts hold null, booleans, numbers, strings, lists and records (a path becomes a string with `toString`, but the provider's paths mean nothing on the consumer)",
+                );
+                return Ok(None);
+            }
+        };
+        Ok(Some(fact))
+    }
+
+    fn not_data(&mut self, at: &str, value: &Value, span: Span, help: &str) {
+        self.refused = true;
+        self.diagnostics.push(
+            Diagnostic::error(
+                codes::INVALID_DECLARATION,
+                format!(
+                    "`{at}` of {} must be plain data, not {}",
+                    self.what,
+                    value.describe_type()
+                ),
+            )
+            .with_primary(span, "published here")
+            .with_help(help.to_string()),
+        );
+    }
+}
+
+/// An attribute name as it is written in a path of names (`facts."a b"`).
+fn shown_name(name: &str) -> String {
+    if crate::names::is_identifier(name) {
+        name.to_string()
+    } else {
+        format!("\"{}\"", plan::display::escaped(name))
+    }
+}
+
+/// The facts as the consumer's `shapes` sees them (`logins.NAME.facts`).
+pub fn to_value(facts: &Facts) -> Value {
+    record_value(facts)
+}
+
+fn record_value(facts: &Facts) -> Value {
+    Value::Attrs(Rc::new(Attrs::from_unsorted(
+        facts
+            .iter()
+            .map(|(name, fact)| Attr {
+                name: Rc::from(name.as_bytes()),
+                value: fact_value(fact),
+                span: None,
+            })
+            .collect(),
+    )))
+}
+
+fn fact_value(fact: &Fact) -> Value {
+    match fact {
+        Fact::Null => Value::Null,
+        Fact::Bool(b) => Value::Bool(*b),
+        Fact::Int(i) => Value::Int(*i),
+        Fact::Float(f) => Value::Float(*f),
+        Fact::String(text) => Value::string_from(text),
+        Fact::List(items) => Value::List(Rc::from(
+            items.iter().map(fact_value).collect::<Vec<Value>>(),
+        )),
+        Fact::Record(record) => record_value(record),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use lang::Limits;
+
+    use super::*;
+    use crate::link::SecretHandle;
+    use crate::stdlib::MeshLoader;
+
+    /// Evaluates `source` (a function of one secret) with a secret handle, as the
+    /// language gives one to `shapes`, and reads the result as facts.
+    fn read_with_a_secret(source: &str) -> (Machine, Option<Facts>, Vec<Diagnostic>) {
+        let loader = Rc::new(MeshLoader::new(PathBuf::from("/nonexistent")));
+        let mut machine = Machine::new(loader, Vec::new(), Limits::default());
+        let function = machine
+            .eval_source("facts.nix", None, source.as_bytes().into(), Path::new("/"))
+            .expect("evaluates");
+        let secret = Value::Opaque(Rc::new(SecretHandle {
+            sealed: "SEALED-CONTENT".to_string(),
+        }));
+        let value = machine
+            .call(function, secret, Span::default())
+            .expect("calls");
+        let mut diagnostics = Vec::new();
+        let facts = read(
+            &mut machine,
+            &value,
+            Span::default(),
+            "`provides.postgres` of module `postgres`",
+            &mut diagnostics,
+        )
+        .expect("reads");
+        (machine, facts, diagnostics)
+    }
+
+    #[test]
+    fn a_secret_in_facts_is_e211_at_its_line_and_its_content_is_never_shown() {
+        let (machine, facts, diagnostics) = read_with_a_secret(
+            "secret: {\n  port = 5432;\n  admin = { user = \"postgres\";\n    password = secret; };\n}\n",
+        );
+        assert_eq!(facts, None);
+        let [diagnostic] = diagnostics.as_slice() else {
+            panic!("one diagnostic: {diagnostics:?}");
+        };
+        assert_eq!(diagnostic.code, codes::SECRET_IN_FACTS);
+        assert!(
+            diagnostic.message.contains("`facts.admin.password`"),
+            "{}",
+            diagnostic.message
+        );
+        assert!(diagnostic.help.as_deref().unwrap_or("").contains("needs"));
+        let span = diagnostic.primary.as_ref().expect("located").span;
+        let file = machine.sources.get(span.file).expect("known file");
+        assert_eq!(file.line_column(span.start), (4, 5));
+        assert!(!format!("{diagnostic:?}").contains("SEALED-CONTENT"));
+    }
+
+    #[test]
+    fn a_secret_in_a_list_of_facts_is_refused_too() {
+        let (_, facts, diagnostics) = read_with_a_secret("secret: { hosts = [ \"a\" secret ]; }");
+        assert_eq!(facts, None);
+        assert_eq!(diagnostics.len(), 1);
+        assert_eq!(diagnostics[0].code, codes::SECRET_IN_FACTS);
+        assert!(diagnostics[0].message.contains("`facts.hosts[1]`"));
+    }
+
+    #[test]
+    fn plain_facts_round_trip_sorted() {
+        let (_, facts, diagnostics) = read_with_a_secret(
+            "_: { z = [ 1 2.5 null ]; a = { b = true; }; port = 5432; name = \"shop\"; }",
+        );
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        let facts = facts.expect("plain data");
+        assert_eq!(facts.keys().collect::<Vec<_>>(), ["a", "name", "port", "z"]);
+        assert_eq!(facts["port"], Fact::Int(5432));
+        let Value::Attrs(record) = to_value(&facts) else {
+            panic!("a record");
+        };
+        assert!(matches!(record.get(b"port"), Some(Value::Int(5432))));
+        assert!(matches!(record.get(b"z"), Some(Value::List(items)) if items.len() == 3));
+    }
+
+    #[test]
+    fn a_function_in_facts_is_not_data() {
+        let (_, facts, diagnostics) = read_with_a_secret("_: { port = x: x; }");
+        assert_eq!(facts, None);
+        assert_eq!(diagnostics[0].code, codes::INVALID_DECLARATION);
+        assert!(diagnostics[0].message.contains("must be plain data"));
+    }
+}
