@@ -396,6 +396,17 @@ pub fn field_value(
     };
     let span = entry.span.unwrap_or(module.span);
     let value = machine.force(&entry.value.clone(), span)?;
+    call_with(machine, value, arguments, span).map(Some)
+}
+
+/// `value` called with those of `arguments` its formals name (all of them for a
+/// function with `...` or without formals); `value` itself when it is no function.
+pub fn call_with(
+    machine: &mut Machine,
+    value: Value,
+    arguments: &[(&'static str, Value)],
+    span: Span,
+) -> EvalResult<Value> {
     let wanted: Vec<&(&'static str, Value)> = match &value {
         Value::Lambda(closure) => match &closure.lambda.param {
             ParamIr::Formals {
@@ -409,7 +420,7 @@ pub fn field_value(
             _ => arguments.iter().collect(),
         },
         Value::PrimOp(_) | Value::PrimOpApp(_) => arguments.iter().collect(),
-        _ => return Ok(Some(value)),
+        _ => return Ok(value),
     };
     let argument_set = Value::Attrs(Rc::new(Attrs::from_unsorted(
         wanted
@@ -422,5 +433,5 @@ pub fn field_value(
             .collect(),
     )));
     let result = machine.call(value, argument_set, span)?;
-    Ok(Some(machine.force(&result, span)?))
+    machine.force(&result, span)
 }

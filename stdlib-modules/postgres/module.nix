@@ -2,6 +2,8 @@
 # with the grants manifest the compiler writes. One assignment gives a working
 # database provider: consumers on any node ask for a login with
 #   consumes.db = { service = "postgres"; from = null; path = "/var/lib/mesh/credentials/app-db"; };
+# and connect with what `logins.db` tells them: `address`, `login`, `path`, and the
+# facts published here (`facts.port`, `facts.database`, `facts.sslmode`).
 { mesh, ... }:
 {
   description = "PostgreSQL server with a provisioner that creates, updates and disables logins as grants come and go";
@@ -22,11 +24,19 @@
 
   contributes = { settings, ... }: { networking.ports = [ settings.port ]; };
 
-  # the provider receives SCRAM-SHA-256 verifiers, never a consumer's password
+  # the provider receives SCRAM-SHA-256 verifiers, never a consumer's password; its
+  # consumers receive, as `logins.NAME.facts`, what a client needs besides its login
   provides.postgres = {
     manifest = "/etc/mesh/grants/postgres.json";
     credentials = "/var/lib/mesh/grants/postgres";
     form = "scram-sha-256";
+    facts = { settings, ... }: {
+      port = settings.port;
+      # the database every login may connect to (the server's default one)
+      database = "postgres";
+      # the server is started without TLS: a client must not require it
+      sslmode = "disable";
+    };
   };
 
   # the superuser's password: made once for this node, sealed to it, kept

@@ -70,6 +70,9 @@ struct Declared<'a> {
     name: String,
     span: Span,
     source: plan::Source,
+    /// The module's arguments of this stage (`node`, `settings`), for an entry's
+    /// own functions (`facts`).
+    arguments: &'a [(&'static str, Value)],
 }
 
 /// Reads the linking fields of every module running on a node.
@@ -119,6 +122,7 @@ pub fn declarations(
                     name: String::from_utf8_lossy(&entry.name).into_owned(),
                     span,
                     source: location(machine, span, repository_root),
+                    arguments: &arguments,
                 };
                 let value = machine.force(&entry.value, span)?;
                 read(

@@ -35,6 +35,9 @@ pub(super) fn read(
                 .get_attr(b"facts")
                 .and_then(|attr| attr.span)
                 .unwrap_or(declared.span);
+            // a function of `{ node, settings }`, like the field itself
+            let value = entry.machine.force(&value, span)?;
+            let value = crate::module::call_with(entry.machine, value, declared.arguments, span)?;
             facts::read(entry.machine, &value, span, &entry.what, diagnostics)?
         }
         None => Some(Facts::new()),

@@ -1,21 +1,19 @@
 { mesh, ... }:
 {
-  description = "a key-value store that publishes where and how to reach it";
+  description = "a key-value store whose facts are a function of its node and settings";
   settings.port = mesh.option {
     type = mesh.types.port;
     default = 6379;
     description = "TCP port";
   };
-  provides = { node, settings, ... }: {
-    kv = {
-      manifest = "/etc/kv/grants.json";
-      credentials = "/etc/kv/grants";
-      form = "plain";
-      facts = {
-        port = settings.port;
-        database = "main";
-        served-by = node.name;
-      };
+  provides.kv = {
+    manifest = "/etc/kv/grants.json";
+    credentials = "/etc/kv/grants";
+    form = "plain";
+    facts = { node, settings, ... }: {
+      port = settings.port;
+      database = "main";
+      served-by = node.name;
     };
   };
   shapes = { settings, ... }: [
