@@ -35,6 +35,7 @@ mod shape;
 mod shapes;
 mod source;
 mod stdlib;
+mod traces;
 mod types;
 
 /// A node's `tags` and `deploy`, for `meshc deploy`.

@@ -28,6 +28,7 @@ use crate::settings::{self, DefaultsCache};
 use crate::shape;
 use crate::shapes::{self, ShapeArguments};
 use crate::stdlib::{self, MeshLoader};
+use crate::traces::{self, Gathered, Place};
 use crate::types::CheckContext;
 
 /// What compiling a repository produced.
@@ -44,6 +45,9 @@ pub struct Compilation {
     /// Each compiled node's sealing key (recorded in the manifest, so a diff can say
     /// "resealed to a new key").
     pub keys: BTreeMap<String, String>,
+    /// What `builtins.trace` and `builtins.warn` said, in the order and with the
+    /// repeats removed as `traces` describes: the same for any number of workers.
+    pub traces: Vec<lang::Traced>,
 }
 
 impl Compilation {
@@ -137,6 +141,7 @@ fn compile_inspecting(
                 made: secrets::Made::default(),
                 artifact_directories: BTreeMap::new(),
                 keys: BTreeMap::new(),
+                traces: Vec::new(),
             };
             return (compilation, None);
         }
@@ -283,6 +288,8 @@ struct WorkerResult {
     /// Diagnostics per node.
     per_node: BTreeMap<String, Vec<Diagnostic>>,
     sources: Sources,
+    /// What `builtins.trace` and `builtins.warn` said in this worker.
+    traces: Gathered,
     /// The inspected node's view, from the worker that compiled it.
     view: Option<NodeView>,
 }
@@ -300,6 +307,7 @@ impl WorkerResult {
             ],
             per_node: BTreeMap::new(),
             sources: Sources::new(),
+            traces: Gathered::default(),
             view: None,
         }
     }
@@ -340,15 +348,16 @@ fn work(
         node: inspected,
         view: None,
     };
+    let mut gathered = Gathered::default();
     let plans = match run(
         &mut machine,
         repository,
         session,
-        index,
-        workers,
+        (index, workers),
         &mut barrier,
         &mut global,
         &mut per_node,
+        &mut gathered,
         &mut view,
     ) {
         Ok(plans) => plans,
@@ -363,6 +372,7 @@ fn work(
         // every worker sees the same repository: one report is enough
         global.clear();
     }
+    gathered.finish(&mut machine);
     let sources = std::mem::take(&mut machine.sources);
     drop(machine);
     WorkerResult {
@@ -370,6 +380,7 @@ fn work(
         global,
         per_node,
         sources,
+        traces: gathered,
         view: view.view,
     }
 }
@@ -387,8 +398,10 @@ fn merge(repository: &Repository, results: Vec<WorkerResult>) -> Compilation {
     let mut plans = BTreeMap::new();
     let mut global = Vec::new();
     let mut per_node: BTreeMap<String, Vec<Diagnostic>> = BTreeMap::new();
+    let mut traced = Vec::new();
     for result in results {
         let mapping = merge_sources(&mut sources, &result.sources);
+        traced.extend(result.traces.remapped(&mapping));
         let remap = |mut diagnostic: Diagnostic| {
             remap_diagnostic(&mut diagnostic, &mapping);
             diagnostic
@@ -416,6 +429,7 @@ fn merge(repository: &Repository, results: Vec<WorkerResult>) -> Compilation {
         made: secrets::Made::default(),
         artifact_directories: BTreeMap::new(),
         keys: BTreeMap::new(),
+        traces: traces::merge(traced),
     }
 }
 
@@ -498,11 +512,11 @@ fn run(
     machine: &mut Machine,
     repository: &Repository,
     session: &Session,
-    worker: usize,
-    workers: usize,
+    (worker, workers): (usize, usize),
     barrier: &mut Barrier,
     diagnostics: &mut Vec<Diagnostic>,
     per_node: &mut BTreeMap<String, Vec<Diagnostic>>,
+    traced: &mut Gathered,
     inspected: &mut Inspected<'_>,
 ) -> EvalResult<BTreeMap<String, Plan>> {
     let inventory_value = match machine.eval_file(&repository.inventory) {
@@ -590,6 +604,7 @@ fn run(
         if session.is_cancelled() {
             break;
         }
+        traced.enter(machine, Place::Declarations(name.clone()));
         let diagnostics = per_node.entry(name.clone()).or_default();
         let mut settings_of = |machine: &mut Machine,
                                module: &Module,
@@ -699,6 +714,7 @@ fn run(
         if session.is_cancelled() {
             break;
         }
+        traced.enter(machine, Place::Shapes(name.clone()));
         let diagnostics = per_node.entry(name.clone()).or_default();
         let link = links.remove(name).unwrap_or_default();
         let errors_before = error_count(diagnostics);
@@ -729,6 +745,7 @@ fn run(
                 module: placed.module.clone(),
                 source: placed.source.clone(),
                 span: placed.span,
+                field_spans: BTreeMap::new(),
             })
             .collect();
         let Some(shapes) = recover(

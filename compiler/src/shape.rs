@@ -294,9 +294,13 @@ pub fn construct(
     ));
     entries.push(name_attr("source", source, span));
     for spec in fields(kind) {
+        // a field keeps the span of the attribute that gave it, so a rule of the
+        // plan checked later points at that line
+        let mut value_span = span;
         let value = match given.get_attr(spec.name.as_bytes()) {
             Some(entry) => {
                 let field_span = entry.span.unwrap_or(span);
+                value_span = field_span;
                 check_field(machine, kind, spec, &entry.value.clone(), field_span)?
             }
             None => match spec.default {
@@ -315,12 +319,17 @@ pub fn construct(
                 FieldDefault::EmptyMap => Value::Attrs(Rc::new(Attrs::new())),
             },
         };
-        entries.push(name_attr(spec.name, value, span));
+        entries.push(name_attr(spec.name, value, value_span));
     }
     if kind == Kind::File {
         let (content, content_base64) = file_content(machine, &given, span)?;
-        entries.push(name_attr("content", content, span));
-        entries.push(name_attr("content_base64", content_base64, span));
+        let content_span = given
+            .get_attr(b"content")
+            .or_else(|| given.get_attr(b"source"))
+            .and_then(|entry| entry.span)
+            .unwrap_or(span);
+        entries.push(name_attr("content", content, content_span));
+        entries.push(name_attr("content_base64", content_base64, content_span));
     }
     let record = Rc::new(Attrs::from_unsorted(entries));
     if let Some(made) = made {
