@@ -9,6 +9,7 @@
 // so its size costs nothing on the path that succeeds
 #![allow(clippy::result_large_err)]
 
+mod after;
 mod artifacts;
 mod confined;
 mod contribute;

@@ -321,6 +321,9 @@ pub fn construct(
         };
         entries.push(name_attr(spec.name, value, value_span));
     }
+    if kind == Kind::User {
+        system_user_shell(&mut entries, span);
+    }
     if kind == Kind::File {
         let (content, content_base64) = file_content(machine, &given, span)?;
         let content_span = given
@@ -336,6 +339,30 @@ pub fn construct(
         made.remember(&record);
     }
     Ok(Value::Attrs(record))
+}
+
+/// The login shell of a system user without one: `/usr/sbin/nologin`, not the
+/// host's default shell (`useradd` would give `/bin/sh` or `/bin/bash`), since a
+/// service account is not for logging in. A user with `system = false` keeps the
+/// host's default.
+pub const SYSTEM_USER_SHELL: &str = "/usr/sbin/nologin";
+
+fn system_user_shell(entries: &mut [Attr], span: Span) {
+    let system = entries
+        .iter()
+        .any(|entry| &*entry.name == b"system" && matches!(entry.value, Value::Bool(true)));
+    if !system {
+        return;
+    }
+    if let Some(shell) = entries.iter_mut().find(|entry| &*entry.name == b"shell")
+        && matches!(shell.value, Value::Null)
+    {
+        *shell = name_attr(
+            "shell",
+            Value::String(lang::value::name(SYSTEM_USER_SHELL)),
+            shell.span.unwrap_or(span),
+        );
+    }
 }
 
 /// The `source` set of a constructor call.

@@ -253,6 +253,7 @@ pub fn node_shapes(
     }
     let shapes: Vec<ShapeDecl> = by_identity.into_values().collect();
     check_needs(node, &shapes, diagnostics);
+    crate::after::check(&node.name, &shapes, diagnostics);
     Ok(shapes)
 }
 
