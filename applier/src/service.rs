@@ -35,6 +35,17 @@ pub fn unit_text(service: &Service) -> String {
             .map(|name| unit::unit_name(name))
             .collect();
         text.push_str(&format!("After={}\n", after.join(" ")));
+        // After= only orders: a target nothing pulls in (`network-online.target`
+        // on a host where nothing wants it) is never reached, and ordering against
+        // it orders against nothing. Wanting the targets it names pulls them in.
+        let targets: Vec<&str> = after
+            .iter()
+            .map(String::as_str)
+            .filter(|unit| unit.ends_with(".target"))
+            .collect();
+        if !targets.is_empty() {
+            text.push_str(&format!("Wants={}\n", targets.join(" ")));
+        }
     }
     text.push_str("\n[Service]\n");
     text.push_str(&format!(

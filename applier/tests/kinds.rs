@@ -333,6 +333,43 @@ fn archive_is_unpacked_swapped_unchanged_and_kept() {
 }
 
 #[test]
+fn a_service_after_a_target_wants_it_and_only_orders_after_a_service() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    let mut web = service("web", &["/usr/bin/web"], "app");
+    if let plan::Resource::Service(mut fields) = web.resource().clone() {
+        fields.after = vec![
+            "postgres".to_string(),
+            "network-online.target".to_string(),
+            "time-sync.target".to_string(),
+        ];
+        web = shape(plan::Resource::Service(fields));
+    }
+    apply_ok(
+        &root,
+        &plan(vec![
+            user("app"),
+            service("postgres", &["/usr/bin/postgres"], "app"),
+            web,
+        ]),
+        &keys,
+    );
+    let text = std::fs::read_to_string(root.host("/etc/systemd/system/web.service")).expect("unit");
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines.contains(&"After=postgres.service network-online.target time-sync.target"),
+        "{text}"
+    );
+    assert!(
+        lines.contains(&"Wants=network-online.target time-sync.target"),
+        "{text}"
+    );
+    let text =
+        std::fs::read_to_string(root.host("/etc/systemd/system/postgres.service")).expect("unit");
+    assert!(!text.contains("Wants="), "nothing to want:\n{text}");
+}
+
+#[test]
 fn service_unit_is_written_enabled_unchanged_and_withdrawn() {
     let root = TestRoot::new();
     let keys = Keys::new();

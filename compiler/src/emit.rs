@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use lang::{Diagnostic, codes};
+use lang::{Diagnostic, Span, codes};
 use plan::{Plan, Shape};
 
 use crate::confined::{self, Beneath};
@@ -17,19 +17,43 @@ use crate::shapes::ShapeDecl;
 /// The manifest format: node name -> plan digest.
 pub const MANIFEST_FORMAT: &str = "mesh-manifest/1";
 
-/// A node's plan from its declarations.
+/// A node's plan from its declarations. A plan the format refuses (a file inside
+/// another file's path, a path inside an archive) is reported at the module line
+/// that declared the shape it names, and at the other shape's line if there is one.
 pub fn plan(node: &str, declarations: Vec<ShapeDecl>) -> Result<Plan, Diagnostic> {
+    let mut spans: BTreeMap<(String, String), Span> = BTreeMap::new();
     let shapes = declarations
         .into_iter()
-        .map(|declaration| Shape::new(declaration.resource, declaration.module, declaration.source))
+        .map(|declaration| {
+            let name = declaration.resource.shape_name();
+            spans.insert((name.kind, name.identity), declaration.span);
+            Shape::new(declaration.resource, declaration.module, declaration.source)
+        })
         .collect();
     let plan = Plan::new(node, shapes);
     if let Err(error) = plan.validate() {
-        return Err(Diagnostic::error(
+        let span_of = |name: &plan::ShapeName| {
+            spans
+                .get(&(name.kind.clone(), name.identity.clone()))
+                .copied()
+        };
+        let mut diagnostic = Diagnostic::error(
             codes::INVALID_SHAPE,
             format!("the plan of node `{node}` is invalid: {error}"),
         )
-        .with_help("fix the shape the message names"));
+        .with_help(match &error {
+            plan::PlanError::Conflict { .. } => "a file, link, secret or archive holds no other path: move one of the two shapes, or make the outer one a `mesh.directory`",
+            _ => "fix the shape the message names",
+        });
+        if let Some(span) = error.shape().and_then(span_of) {
+            diagnostic = diagnostic.with_primary(span, "declared here");
+        }
+        if let plan::PlanError::Conflict { first, .. } = &error
+            && let Some(span) = span_of(first)
+        {
+            diagnostic = diagnostic.with_secondary(span, "the other shape, declared here");
+        }
+        return Err(diagnostic);
     }
     Ok(plan)
 }

@@ -9,6 +9,7 @@
 // so its size costs nothing on the path that succeeds
 #![allow(clippy::result_large_err)]
 
+mod after;
 mod artifacts;
 mod confined;
 mod contribute;
@@ -38,6 +39,7 @@ mod shape;
 mod shapes;
 mod source;
 mod stdlib;
+mod traces;
 mod types;
 
 /// A node's `tags` and `deploy`, for `meshc deploy`.

@@ -29,6 +29,7 @@ use crate::settings::{self, DefaultsCache};
 use crate::shape;
 use crate::shapes::{self, ShapeArguments};
 use crate::stdlib::{self, MeshLoader};
+use crate::traces::{self, Gathered, Place};
 use crate::types::CheckContext;
 
 /// What compiling a repository produced.
@@ -49,6 +50,9 @@ pub struct Compilation {
     /// material, and the value's id (recorded in the manifest, so a diff can tell a
     /// reseal of the same value from a new value).
     pub secrets: sealed_value::NodeValues,
+    /// What `builtins.trace` and `builtins.warn` said, in the order and with the
+    /// repeats removed as `traces` describes: the same for any number of workers.
+    pub traces: Vec<lang::Traced>,
 }
 
 impl Compilation {
@@ -143,6 +147,7 @@ fn compile_inspecting(
                 artifact_directories: BTreeMap::new(),
                 keys: BTreeMap::new(),
                 secrets: BTreeMap::new(),
+                traces: Vec::new(),
             };
             return (compilation, None);
         }
@@ -329,6 +334,8 @@ struct WorkerResult {
     /// Diagnostics per node.
     per_node: BTreeMap<String, Vec<Diagnostic>>,
     sources: Sources,
+    /// What `builtins.trace` and `builtins.warn` said in this worker.
+    traces: Gathered,
     /// The inspected node's view, from the worker that compiled it.
     view: Option<NodeView>,
 }
@@ -346,6 +353,7 @@ impl WorkerResult {
             ],
             per_node: BTreeMap::new(),
             sources: Sources::new(),
+            traces: Gathered::default(),
             view: None,
         }
     }
@@ -386,15 +394,16 @@ fn work(
         node: inspected,
         view: None,
     };
+    let mut gathered = Gathered::default();
     let plans = match run(
         &mut machine,
         repository,
         session,
-        index,
-        workers,
+        (index, workers),
         &mut barrier,
         &mut global,
         &mut per_node,
+        &mut gathered,
         &mut view,
     ) {
         Ok(plans) => plans,
@@ -409,6 +418,7 @@ fn work(
         // every worker sees the same repository: one report is enough
         global.clear();
     }
+    gathered.finish(&mut machine);
     let sources = std::mem::take(&mut machine.sources);
     drop(machine);
     WorkerResult {
@@ -416,6 +426,7 @@ fn work(
         global,
         per_node,
         sources,
+        traces: gathered,
         view: view.view,
     }
 }
@@ -433,8 +444,10 @@ fn merge(repository: &Repository, results: Vec<WorkerResult>) -> Compilation {
     let mut plans = BTreeMap::new();
     let mut global = Vec::new();
     let mut per_node: BTreeMap<String, Vec<Diagnostic>> = BTreeMap::new();
+    let mut traced = Vec::new();
     for result in results {
         let mapping = merge_sources(&mut sources, &result.sources);
+        traced.extend(result.traces.remapped(&mapping));
         let remap = |mut diagnostic: Diagnostic| {
             remap_diagnostic(&mut diagnostic, &mapping);
             diagnostic
@@ -463,6 +476,7 @@ fn merge(repository: &Repository, results: Vec<WorkerResult>) -> Compilation {
         artifact_directories: BTreeMap::new(),
         keys: BTreeMap::new(),
         secrets: BTreeMap::new(),
+        traces: traces::merge(traced),
     }
 }
 
@@ -545,11 +559,11 @@ fn run(
     machine: &mut Machine,
     repository: &Repository,
     session: &Session,
-    worker: usize,
-    workers: usize,
+    (worker, workers): (usize, usize),
     barrier: &mut Barrier,
     diagnostics: &mut Vec<Diagnostic>,
     per_node: &mut BTreeMap<String, Vec<Diagnostic>>,
+    traced: &mut Gathered,
     inspected: &mut Inspected<'_>,
 ) -> EvalResult<BTreeMap<String, Plan>> {
     let inventory_value = match machine.eval_file(&repository.inventory) {
@@ -637,6 +651,7 @@ fn run(
         if session.is_cancelled() {
             break;
         }
+        traced.enter(machine, Place::Declarations(name.clone()));
         let diagnostics = per_node.entry(name.clone()).or_default();
         let mut settings_of = |machine: &mut Machine,
                                module: &Module,
@@ -746,6 +761,7 @@ fn run(
         if session.is_cancelled() {
             break;
         }
+        traced.enter(machine, Place::Shapes(name.clone()));
         let diagnostics = per_node.entry(name.clone()).or_default();
         let link = links.remove(name).unwrap_or_default();
         let errors_before = error_count(diagnostics);
@@ -776,6 +792,7 @@ fn run(
                 module: placed.module.clone(),
                 source: placed.source.clone(),
                 span: placed.span,
+                field_spans: BTreeMap::new(),
             })
             .collect();
         let Some(shapes) = recover(

@@ -294,9 +294,13 @@ pub fn construct(
     ));
     entries.push(name_attr("source", source, span));
     for spec in fields(kind) {
+        // a field keeps the span of the attribute that gave it, so a rule of the
+        // plan checked later points at that line
+        let mut value_span = span;
         let value = match given.get_attr(spec.name.as_bytes()) {
             Some(entry) => {
                 let field_span = entry.span.unwrap_or(span);
+                value_span = field_span;
                 check_field(machine, kind, spec, &entry.value.clone(), field_span)?
             }
             None => match spec.default {
@@ -315,18 +319,50 @@ pub fn construct(
                 FieldDefault::EmptyMap => Value::Attrs(Rc::new(Attrs::new())),
             },
         };
-        entries.push(name_attr(spec.name, value, span));
+        entries.push(name_attr(spec.name, value, value_span));
+    }
+    if kind == Kind::User {
+        system_user_shell(&mut entries, span);
     }
     if kind == Kind::File {
         let (content, content_base64) = file_content(machine, &given, span)?;
-        entries.push(name_attr("content", content, span));
-        entries.push(name_attr("content_base64", content_base64, span));
+        let content_span = given
+            .get_attr(b"content")
+            .or_else(|| given.get_attr(b"source"))
+            .and_then(|entry| entry.span)
+            .unwrap_or(span);
+        entries.push(name_attr("content", content, content_span));
+        entries.push(name_attr("content_base64", content_base64, content_span));
     }
     let record = Rc::new(Attrs::from_unsorted(entries));
     if let Some(made) = made {
         made.remember(&record);
     }
     Ok(Value::Attrs(record))
+}
+
+/// The login shell of a system user without one: `/usr/sbin/nologin`, not the
+/// host's default shell (`useradd` would give `/bin/sh` or `/bin/bash`), since a
+/// service account is not for logging in. A user with `system = false` keeps the
+/// host's default.
+pub const SYSTEM_USER_SHELL: &str = "/usr/sbin/nologin";
+
+fn system_user_shell(entries: &mut [Attr], span: Span) {
+    let system = entries
+        .iter()
+        .any(|entry| &*entry.name == b"system" && matches!(entry.value, Value::Bool(true)));
+    if !system {
+        return;
+    }
+    if let Some(shell) = entries.iter_mut().find(|entry| &*entry.name == b"shell")
+        && matches!(shell.value, Value::Null)
+    {
+        *shell = name_attr(
+            "shell",
+            Value::String(lang::value::name(SYSTEM_USER_SHELL)),
+            shell.span.unwrap_or(span),
+        );
+    }
 }
 
 /// The `source` set of a constructor call.

@@ -25,6 +25,9 @@ pub struct ShapeDecl {
     /// Repository-relative file, line and column of the constructor call.
     pub source: plan::Source,
     pub span: Span,
+    /// Where each field was given (the attribute the module wrote), for
+    /// diagnostics about one field; a field left to its default has the call's span.
+    pub field_spans: BTreeMap<String, Span>,
 }
 
 impl ShapeDecl {
@@ -115,11 +118,21 @@ fn read_shape(
         }
     };
     let resource = shape::resource(machine, kind, &record, call_span, opaque)?;
+    let field_spans = record
+        .iter()
+        .filter_map(|entry| {
+            Some((
+                String::from_utf8_lossy(&entry.name).into_owned(),
+                entry.span?,
+            ))
+        })
+        .collect();
     Ok(Some(ShapeDecl {
         resource,
         module: module.to_string(),
         source,
         span: call_span,
+        field_spans,
     }))
 }
 
@@ -242,6 +255,7 @@ pub fn node_shapes(
     }
     let shapes: Vec<ShapeDecl> = by_identity.into_values().collect();
     check_needs(node, &shapes, diagnostics);
+    crate::after::check(&node.name, &shapes, diagnostics);
     Ok(shapes)
 }
 
@@ -267,6 +281,13 @@ fn follows_plan_rules(
         _ => "",
     };
     let help = match (declaration.kind(), field) {
+        (Kind::Service, "exec") => {
+            "the program is an absolute path on the node, e.g. `exec = [ \"/usr/sbin/nginx\" \"-g\" \"daemon off;\" ];` (`command -v nginx` on the node finds it); its arguments hold no control characters"
+        }
+        (Kind::Service, "after") => {
+            "name a mesh service or container (`postgres`) or a systemd unit (`network-online.target`)"
+        }
+        (Kind::Service, "restart") => "write `always`, `on-failure` or `no`",
         (Kind::User, "name" | "groups") => {
             "user and group names are what `useradd` accepts: lowercase letters, digits, `_` and `-`, starting with a letter or `_`, at most 32 bytes, not all digits"
         }
@@ -287,19 +308,41 @@ fn follows_plan_rules(
         }
         _ => "fix the field the message names (the rules are in the book's chapter on shapes)",
     };
-    diagnostics.push(
-        Diagnostic::error(
-            codes::INVALID_SHAPE,
-            format!(
-                "`mesh.{}` of module `{}` breaks the plan's rules: {error}",
-                declaration.kind().name(),
-                plan::display::escaped(&declaration.module)
-            ),
-        )
-        .with_primary(declaration.span, "declared here")
-        .with_help(help),
+    let mut diagnostic = Diagnostic::error(
+        codes::INVALID_SHAPE,
+        format!(
+            "`mesh.{}` of module `{}` breaks the plan's rules: {error}",
+            declaration.kind().name(),
+            plan::display::escaped(&declaration.module)
+        ),
     );
+    diagnostic = match declaration.field_span(field) {
+        Some(field_span) if field_span != declaration.span => {
+            diagnostic.with_primary(field_span, format!("this `{}`", language_field(field)))
+        }
+        _ => diagnostic.with_primary(declaration.span, "declared here"),
+    };
+    diagnostics.push(diagnostic.with_help(help));
     None
+}
+
+/// The name a module writes for a field of the plan (a secret's `sealed` is its
+/// `secret`, an archive's digest comes with its `artifact`, a file's base64
+/// content is its `content` or `source`).
+fn language_field(plan_field: &str) -> &str {
+    match plan_field {
+        "sealed" => "secret",
+        "artifact_digest" => "artifact",
+        "content_base64" => "content",
+        other => other,
+    }
+}
+
+impl ShapeDecl {
+    /// Where the module gave the plan field `field`, if it did.
+    pub fn field_span(&self, field: &str) -> Option<Span> {
+        self.field_spans.get(language_field(field)).copied()
+    }
 }
 
 /// Adds a declaration; the same resource declared twice must be declared the same.

@@ -598,6 +598,33 @@ fn deep_seq(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResul
     machine.force(&arguments[1], span)
 }
 
+/// What `builtins.trace` or `builtins.warn` said and where it was called.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Traced {
+    pub kind: TraceKind,
+    pub message: String,
+    /// The call of `trace` or `warn`.
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TraceKind {
+    /// `builtins.trace`: Nix prints it as `trace: MESSAGE`.
+    Trace,
+    /// `builtins.warn`: Nix prints it as `evaluation warning: MESSAGE`.
+    Warning,
+}
+
+impl TraceKind {
+    /// The prefix Nix prints before the message.
+    pub fn prefix(self) -> &'static str {
+        match self {
+            TraceKind::Trace => "trace",
+            TraceKind::Warning => "evaluation warning",
+        }
+    }
+}
+
 fn trace(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
     let message = machine.force(&arguments[0], span)?;
     let text = match &message {
@@ -607,7 +634,11 @@ fn trace(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<V
             String::from_utf8_lossy(&printed).into_owned()
         }
     };
-    machine.traces.push(text);
+    machine.traces.push(Traced {
+        kind: TraceKind::Trace,
+        message: text,
+        span,
+    });
     machine.force(&arguments[1], span)
 }
 

@@ -155,6 +155,7 @@ codes! {
     OUTPUT_UNWRITABLE = "E407", "build output cannot be written";
     BUILD_UNREADABLE = "E408", "build output cannot be read";
     OUTPUT_LINK = "E409", "build output directory is a symbolic link or not the builder's";
+    UNKNOWN_AFTER = "E410", "`after` names no unit of the node and no systemd target";
     BUILD_OF_ANOTHER_REPOSITORY = "E420", "build output was made from another repository";
     NO_SUCH_DEPLOY_TARGET = "E430", "`meshc deploy --on` selects no node";
     // E9xx: internal

@@ -110,10 +110,9 @@ pub struct Machine {
     pub(crate) regex_cache: HashMap<Vec<u8>, Rc<builtins::regex::Compiled>>,
     /// Nix's symbol order, which decides the order slots are filled in.
     symbols: SymbolOrder,
-    /// Messages of `builtins.trace`, in order; the host decides where they go.
-    pub traces: Vec<String>,
-    /// Messages of `builtins.warn`, in the order they were given.
-    pub warnings: Vec<String>,
+    /// Messages of `builtins.trace` and `builtins.warn` with where they were
+    /// called, in order; the host decides where they go.
+    pub traces: Vec<crate::builtins::Traced>,
     /// Trees of files parsed by earlier compilations, if the host keeps them.
     parses: Option<std::sync::Arc<crate::ParseCache>>,
     /// Set by the host to stop the evaluation early (an editor's stale compilation);
@@ -145,7 +144,6 @@ impl Machine {
             regex_cache: HashMap::new(),
             symbols: SymbolOrder::new(),
             traces: Vec::new(),
-            warnings: Vec::new(),
             parses: None,
             cancelled: None,
         }

@@ -21,6 +21,7 @@ pub mod symbols;
 pub mod syntax;
 pub mod value;
 
+pub use builtins::{TraceKind, Traced};
 pub use diagnostic::{Diagnostic, Label, Severity};
 pub use eval::{Limits, Machine};
 pub use loader::{FileKind, Loader, MemoryLoader};

@@ -27,10 +27,8 @@ pub struct EvalRequest {
 pub struct EvalOutcome {
     /// What to print on stdout (with its trailing newline), on success.
     pub output: Result<Vec<u8>, Vec<Diagnostic>>,
-    /// `builtins.trace` messages, in order.
-    pub traces: Vec<String>,
-    /// `builtins.warn` messages, in order.
-    pub warnings: Vec<String>,
+    /// `builtins.trace` and `builtins.warn` messages, in order.
+    pub traces: Vec<lang::Traced>,
     pub sources: lang::Sources,
 }
 
@@ -98,14 +96,12 @@ fn evaluate_here(request: EvalRequest) -> EvalOutcome {
             .map_err(|error| vec![*error])
     });
     let traces = std::mem::take(&mut machine.traces);
-    let warnings = std::mem::take(&mut machine.warnings);
     let sources = std::mem::take(&mut machine.sources);
     // as the value: the thunks the machine holds may hold it too
     std::mem::forget(machine);
     EvalOutcome {
         output,
         traces,
-        warnings,
         sources,
     }
 }

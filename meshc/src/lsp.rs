@@ -19,7 +19,7 @@ use crossbeam_channel::{select, unbounded};
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId, Response};
 use lsp_types::notification::{
     DidChangeTextDocument, DidChangeWatchedFiles, DidCloseTextDocument, DidOpenTextDocument,
-    DidSaveTextDocument, Notification as _, Progress, PublishDiagnostics,
+    DidSaveTextDocument, LogMessage, Notification as _, Progress, PublishDiagnostics,
 };
 use lsp_types::request::{
     Completion, Formatting, GotoDefinition, HoverRequest, Request as _, Shutdown,
@@ -27,11 +27,12 @@ use lsp_types::request::{
 };
 use lsp_types::{
     CompletionOptions, CompletionParams, CompletionResponse, GotoDefinitionParams,
-    GotoDefinitionResponse, HoverParams, HoverProviderCapability, InitializeParams, NumberOrString,
-    OneOf, ProgressParams, ProgressParamsValue, PublishDiagnosticsParams, SaveOptions,
-    ServerCapabilities, ServerInfo, TextDocumentSyncCapability, TextDocumentSyncKind,
-    TextDocumentSyncOptions, TextDocumentSyncSaveOptions, Url, WorkDoneProgress,
-    WorkDoneProgressBegin, WorkDoneProgressCreateParams, WorkDoneProgressEnd,
+    GotoDefinitionResponse, HoverParams, HoverProviderCapability, InitializeParams,
+    LogMessageParams, MessageType, NumberOrString, OneOf, ProgressParams, ProgressParamsValue,
+    PublishDiagnosticsParams, SaveOptions, ServerCapabilities, ServerInfo,
+    TextDocumentSyncCapability, TextDocumentSyncKind, TextDocumentSyncOptions,
+    TextDocumentSyncSaveOptions, Url, WorkDoneProgress, WorkDoneProgressBegin,
+    WorkDoneProgressCreateParams, WorkDoneProgressEnd,
 };
 
 use analysis::{Analyzer, Index, Outcome};
@@ -241,6 +242,17 @@ impl Server {
             ProgressParams {
                 token: NumberOrString::String(token),
                 value: ProgressParamsValue::WorkDone(value),
+            },
+        ));
+    }
+
+    /// A line in the editor's log of the server (`window/logMessage`).
+    fn log(&self, message: String) {
+        self.send(Notification::new(
+            LogMessage::METHOD.to_string(),
+            LogMessageParams {
+                typ: MessageType::LOG,
+                message,
             },
         ));
     }
@@ -568,6 +580,7 @@ impl Server {
                 root,
                 generation,
                 files,
+                traces,
             } => {
                 let current = self
                     .workspaces
@@ -575,6 +588,9 @@ impl Server {
                     .is_some_and(|workspace| workspace.generation == generation);
                 if !current {
                     return;
+                }
+                for message in traces {
+                    self.log(message);
                 }
                 let mut published = BTreeSet::new();
                 for (path, diagnostics) in files {

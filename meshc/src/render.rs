@@ -76,6 +76,18 @@ pub fn location(sources: &Sources, span: Span) -> String {
     }
 }
 
+/// A message of `builtins.trace` or `builtins.warn` as `check`, `build` and the
+/// editor show it: `trace: MESSAGE (FILE:LINE:COLUMN)`, escaped like every text
+/// from the repository.
+pub fn traced(traced: &lang::Traced, sources: &Sources) -> String {
+    format!(
+        "{}: {} ({})",
+        traced.kind.prefix(),
+        shown(&traced.message),
+        location(sources, traced.span)
+    )
+}
+
 /// Labels whose lines (with the line of context either side) are longer than this
 /// are shown as a location, not drawn: miette's padding overflows past 65,535
 /// columns, it reads a whole line per label, and a line that long is no help on a

@@ -110,16 +110,10 @@ impl Session {
     /// `builtins.trace` and `builtins.warn` messages of the last line, as lines to
     /// write on standard error.
     pub fn take_messages(&mut self) -> Vec<String> {
-        let mut messages: Vec<String> = std::mem::take(&mut self.machine.traces)
+        std::mem::take(&mut self.machine.traces)
             .into_iter()
-            .map(|message| format!("trace: {message}"))
-            .collect();
-        messages.extend(
-            std::mem::take(&mut self.machine.warnings)
-                .into_iter()
-                .map(|message| format!("evaluation warning: {message}")),
-        );
-        messages
+            .map(|traced| format!("{}: {}", traced.kind.prefix(), traced.message))
+            .collect()
     }
 
     /// Evaluates `text` (WHNF) with the session's names, on a fresh budget.

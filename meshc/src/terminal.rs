@@ -84,6 +84,14 @@ impl ColorWhen {
 }
 
 /// Writes diagnostics to standard error, rendered against their sources.
+/// The compilation's `builtins.trace` and `builtins.warn` messages on standard
+/// error, one a line, before its diagnostics.
+pub fn traces(traces: &[lang::Traced], sources: &lang::Sources) {
+    for traced in traces {
+        crate::say!("{}", crate::render::traced(traced, sources));
+    }
+}
+
 pub fn report(
     diagnostics: &[lang::Diagnostic],
     sources: &lang::Sources,

@@ -270,7 +270,7 @@ fn check_walks_up_from_a_module_directory_to_mesh_nix() {
         .expect("meshc runs");
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     assert!(
-        text(&output.stderr).contains("node(s) checked, 0 error(s)"),
+        text(&output.stderr).contains("node(s) compiled without errors, 0 error(s)"),
         "{}",
         text(&output.stderr)
     );

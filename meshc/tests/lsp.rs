@@ -192,17 +192,7 @@ impl Client {
     /// Waits until an analysis ends (its progress report ends) and returns every
     /// diagnostics publication received since the last call, last per file.
     fn analysed(&mut self) -> std::collections::BTreeMap<String, Vec<Value>> {
-        let deadline = Instant::now() + PATIENCE;
-        let mut messages = std::mem::take(&mut self.backlog);
-        let mut ended = messages
-            .iter()
-            .any(|m| m["method"] == "$/progress" && m["params"]["value"]["kind"] == "end");
-        while !ended {
-            let message = self.next(deadline);
-            ended =
-                message["method"] == "$/progress" && message["params"]["value"]["kind"] == "end";
-            messages.push(message);
-        }
+        let messages = self.analysed_messages();
         let mut files = std::collections::BTreeMap::new();
         for message in messages {
             if message["method"] == "textDocument/publishDiagnostics" {
@@ -216,6 +206,23 @@ impl Client {
             }
         }
         files
+    }
+
+    /// Waits until an analysis ends and returns every message received since the
+    /// last call.
+    fn analysed_messages(&mut self) -> Vec<Value> {
+        let deadline = Instant::now() + PATIENCE;
+        let mut messages = std::mem::take(&mut self.backlog);
+        let mut ended = messages
+            .iter()
+            .any(|m| m["method"] == "$/progress" && m["params"]["value"]["kind"] == "end");
+        while !ended {
+            let message = self.next(deadline);
+            ended =
+                message["method"] == "$/progress" && message["params"]["value"]["kind"] == "end";
+            messages.push(message);
+        }
+        messages
     }
 
     fn open(&mut self, path: &Path, text: &str) {
@@ -344,6 +351,41 @@ fn an_error_in_another_file_is_published_there_and_cleared() {
     client.change(&module, 2, WEB);
     let files = client.analysed();
     assert_eq!(files.get(&uri(&inventory)), Some(&Vec::new()), "{files:?}");
+    client.shutdown();
+}
+
+#[test]
+fn a_trace_is_logged_with_its_location() {
+    let repository = repository();
+    let module = repository.path().join("modules/web/module.nix");
+    let (mut client, _) = Client::start(&[]);
+    let traced = WEB.replace(
+        "home = \"/srv/web\";",
+        "home = builtins.trace \"web read\" \"/srv/web\";",
+    );
+    assert_ne!(traced, WEB);
+    std::fs::write(&module, &traced).expect("write module");
+    client.open(&module, &traced);
+    let messages = client.analysed_messages();
+    let logged: Vec<&str> = messages
+        .iter()
+        .filter(|m| m["method"] == "window/logMessage")
+        .filter_map(|m| m["params"]["message"].as_str())
+        .collect();
+    let line = traced
+        .lines()
+        .position(|line| line.contains("web read"))
+        .expect("the trace's line")
+        + 1;
+    let column = traced
+        .lines()
+        .nth(line - 1)
+        .expect("line")
+        .find("builtins.trace")
+        .expect("call")
+        + 1;
+    let expected = format!("trace: web read (modules/web/module.nix:{line}:{column})");
+    assert!(logged.contains(&expected.as_str()), "{logged:?}");
     client.shutdown();
 }
 

@@ -148,6 +148,33 @@ fn every_node_of_the_example_applies_cleanly_and_idempotently() {
         .expect("the shop user was created");
     assert_eq!(credential.uid(), shop_uid);
     assert_eq!(credential.mode() & 0o777, 0o400);
+
+    // a system user declared without a shell cannot log in; an operator keeps hers
+    let shell_of = |name: &str| {
+        passwd
+            .lines()
+            .find(|line| line.starts_with(&format!("{name}:")))
+            .and_then(|line| line.split(':').nth(6))
+            .map(str::to_string)
+    };
+    assert_eq!(
+        shell_of("shop").as_deref(),
+        Some("/usr/sbin/nologin"),
+        "{passwd}"
+    );
+    assert_eq!(
+        shell_of("web").as_deref(),
+        Some("/usr/sbin/nologin"),
+        "{passwd}"
+    );
+    assert_eq!(shell_of("alice").as_deref(), Some("/bin/bash"), "{passwd}");
+
+    // a service after `network-online.target` also wants it, so something pulls the
+    // target in; one after a mesh unit only orders
+    let unit = std::fs::read_to_string(root.join("etc/systemd/system/web.service")).expect("unit");
+    let lines: Vec<&str> = unit.lines().collect();
+    assert!(lines.contains(&"After=network-online.target"), "{unit}");
+    assert!(lines.contains(&"Wants=network-online.target"), "{unit}");
 }
 
 /// (kind, identity) of every result of a dry run that is not `unchanged`.

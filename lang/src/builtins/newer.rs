@@ -48,8 +48,10 @@ fn read_file_type(machine: &mut Machine, arguments: &[Value], span: Span) -> Eva
 /// as an evaluation warning and returns `value`.
 fn warn(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
     let message = machine.force_string(&arguments[0], span, "`warn`")?;
-    machine
-        .warnings
-        .push(String::from_utf8_lossy(&message).into_owned());
+    machine.traces.push(super::Traced {
+        kind: super::TraceKind::Warning,
+        message: String::from_utf8_lossy(&message).into_owned(),
+        span,
+    });
     machine.force(&arguments[1], span)
 }

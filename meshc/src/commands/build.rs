@@ -55,6 +55,7 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
     };
     let compilation = compiler::compile_session(&root, options, &arguments.limits.session());
     let compiled_at = started.elapsed();
+    terminal::traces(&compilation.traces, &compilation.sources);
     terminal::report(&compilation.diagnostics, &compilation.sources, false, color);
     if compilation.has_errors() {
         say!(

@@ -38,6 +38,7 @@ pub fn run(arguments: CheckArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
         ..compiler::Options::inspect()
     };
     let compilation = compiler::compile_session(&root, options, &arguments.limits.session());
+    terminal::traces(&compilation.traces, &compilation.sources);
     if arguments.format == Format::Json {
         let items: Vec<serde_json::Value> = compilation
             .diagnostics
@@ -50,7 +51,7 @@ pub fn run(arguments: CheckArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
     } else {
         terminal::report(&compilation.diagnostics, &compilation.sources, false, color);
         say!(
-            "{} node(s) checked, {} error(s)",
+            "{} node(s) compiled without errors, {} error(s)",
             compilation.plans.len(),
             super::error_count(&compilation)
         );

@@ -67,11 +67,9 @@ pub fn run(arguments: EvalArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
         working_directory,
         limits: arguments.limits.get(),
     });
-    for message in &outcome.traces {
-        say!("trace: {message}");
-    }
-    for message in &outcome.warnings {
-        say!("evaluation warning: {message}");
+    // as `nix-instantiate` prints them: in order, without a location
+    for traced in &outcome.traces {
+        say!("{}: {}", traced.kind.prefix(), traced.message);
     }
     match outcome.output {
         Ok(bytes) => {

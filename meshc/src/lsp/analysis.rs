@@ -46,6 +46,9 @@ pub enum Outcome {
         generation: u64,
         /// Every file with diagnostics (absolute path) and its diagnostics.
         files: BTreeMap<PathBuf, Vec<lsp_types::Diagnostic>>,
+        /// What `builtins.trace` and `builtins.warn` said, as `meshc check` prints
+        /// it; the server logs it (`window/logMessage`).
+        traces: Vec<String>,
     },
     Index {
         root: PathBuf,
@@ -179,12 +182,20 @@ fn work(queue: &(Mutex<Queue>, Condvar), encoding: Encoding, results: &Sender<Ou
             parses: Some(parses.entry(request.root.clone()).or_default().clone()),
         };
         // a bug in the compiler must not end the worker: it is reported instead
-        let files = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let (files, traces) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let compilation =
                 compiler::compile_session(&request.root, Options::inspect(), &session);
-            diagnostics_by_file(&compilation, &request.root, encoding)
+            let traces = compilation
+                .traces
+                .iter()
+                .map(|traced| crate::render::traced(traced, &compilation.sources))
+                .collect();
+            (
+                diagnostics_by_file(&compilation, &request.root, encoding),
+                traces,
+            )
         }))
-        .unwrap_or_else(|panic| internal_error(&request.root, panic.as_ref()));
+        .unwrap_or_else(|panic| (internal_error(&request.root, panic.as_ref()), Vec::new()));
         let stale = || cancelled.load(Ordering::Relaxed);
         if !stale()
             && let Some(cache) = parses.get(&request.root)
@@ -198,6 +209,7 @@ fn work(queue: &(Mutex<Queue>, Condvar), encoding: Encoding, results: &Sender<Ou
                 root: request.root.clone(),
                 generation: request.generation,
                 files,
+                traces,
             });
         }
         if !stale() {
