@@ -60,6 +60,7 @@ codes! {
     UnsafeAccountFile = "E523", "an account file is not a plain file reached without symlinks";
     GenerationFailed = "E535", "the kept generations cannot be read or written";
     NoSuchGeneration = "E536", "there is no such generation";
+    NoBaseSystem = "E537", "the root has no base system";
 }
 
 impl std::fmt::Display for Code {

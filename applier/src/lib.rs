@@ -15,6 +15,7 @@
 
 pub mod accounts;
 pub mod archive;
+pub mod base;
 pub mod codes;
 pub mod config;
 pub mod confined;

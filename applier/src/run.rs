@@ -327,6 +327,10 @@ fn prepare(
     identities: &Identities,
     config: &Config,
 ) -> Result<Prepared, Vec<Problem>> {
+    // a root without account files would fail at every shape: say so once
+    if let Some(problem) = crate::base::missing(plan, host) {
+        return Err(vec![problem]);
+    }
     let claimed: HashMap<(Kind, String), RecordEntry> = record
         .map(|record| {
             record

@@ -597,3 +597,38 @@ fn errors_are_rendered_with_code_location_and_help() {
         "{text}"
     );
 }
+
+#[test]
+fn a_root_without_a_base_system_is_one_e537_before_any_shape() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    // an empty tree but for the artifacts directory the tests keep inside it
+    std::fs::remove_dir_all(root.host("/etc")).expect("remove /etc");
+    std::fs::remove_dir_all(root.host("/srv")).expect("remove /srv");
+    let report = refused_plan(
+        &root,
+        &keys,
+        &Plan::new(
+            "db1",
+            vec![
+                user_in_groups("app", &["adm"]),
+                directory("/etc/mesh", "root", "0755"),
+                file("/etc/hostname", "db1\n", "root", "0644"),
+                directory("/srv/app", "app", "0755"),
+            ],
+        ),
+        "E537",
+    );
+    // one problem, not an undeclared need per shape
+    assert_eq!(error_codes(&report), vec!["E537"], "{report:#}");
+    let error = &report["errors"][0];
+    let message = error["message"].as_str().expect("message");
+    assert!(message.contains("no base system"), "{message}");
+    assert!(
+        message.contains("`/etc/passwd` and `/etc/group`"),
+        "{message}"
+    );
+    let help = error["help"].as_str().expect("help");
+    assert!(help.contains("debootstrap"), "{help}");
+    assert!(help.contains("ROOT/etc/passwd"), "{help}");
+}

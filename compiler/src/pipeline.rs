@@ -466,7 +466,12 @@ fn merge(repository: &Repository, results: Vec<WorkerResult>) -> Compilation {
         None => file.name.clone(),
     });
     let mut diagnostics = global;
-    diagnostics.extend(per_node.into_values().flatten());
+    // by stage (E1xx resolution before E3xx links before E4xx shapes), then node by
+    // node: a misspelt module on a provider (E101) comes before the consumer's E300
+    // it causes, whichever node sorts first
+    let mut by_node: Vec<Diagnostic> = per_node.into_values().flatten().collect();
+    by_node.sort_by_key(|diagnostic| diagnostic.code.as_str().as_bytes().get(1).copied());
+    diagnostics.extend(by_node);
     Compilation {
         root: repository.root.clone(),
         plans,
