@@ -28,12 +28,14 @@ mod pipeline;
 mod prelude;
 mod repository;
 mod resolve;
+mod retained;
 mod scram;
 mod secrets;
 mod settings;
 mod shape;
 mod shapes;
 mod source;
+mod staged;
 mod stdlib;
 mod types;
 
@@ -58,6 +60,7 @@ pub use lock::{Lock, is_upstream_reference, read as read_lock, write as write_lo
 pub use pipeline::{
     Compilation, Options, Session, compile, compile_session, compile_with, inspect_node,
 };
+pub use staged::{PlanSink, StagedBuild, Written};
 
 /// `meshc show`'s view of one node (see [`inspect_node`]).
 pub mod view {

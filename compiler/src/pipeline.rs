@@ -2,7 +2,7 @@
 //! resolve -> settings -> contribute -> shapes. Each stage is a function of the ones
 //! before; this file only wires them together and gathers every diagnostic.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -23,18 +23,23 @@ use crate::node_view::{self, NodeView};
 use crate::prelude;
 use crate::repository::{self, Origin, Repository};
 use crate::resolve;
+use crate::retained::Kept;
 use crate::secrets;
 use crate::settings::{self, DefaultsCache};
 use crate::shape;
 use crate::shapes::{self, ShapeArguments};
+use crate::staged::PlanSink;
 use crate::stdlib::{self, MeshLoader};
 use crate::types::CheckContext;
 
 /// What compiling a repository produced.
 pub struct Compilation {
     pub root: PathBuf,
-    /// The plan of every node of the inventory that compiled without errors.
+    /// The plan of every node of the inventory that compiled without errors (none
+    /// when the session hands each plan to a [`PlanSink`] instead).
     pub plans: BTreeMap<String, Plan>,
+    /// The nodes whose plans went to the session's [`PlanSink`].
+    pub handed: BTreeSet<String>,
     pub diagnostics: Vec<Diagnostic>,
     pub sources: Sources,
     /// Secrets this compilation made.
@@ -83,6 +88,12 @@ pub struct Session {
     pub cancelled: Option<Arc<AtomicBool>>,
     /// Syntax trees kept from earlier compilations (see [`lang::ParseCache`]).
     pub parses: Option<Arc<lang::ParseCache>>,
+    /// Where each node's plan goes as soon as it is made (`meshc build`), so that
+    /// no plan is kept to the end; None keeps them in [`Compilation::plans`].
+    pub sink: Option<Arc<dyn PlanSink>>,
+    /// Frames made between two reclaim passes ([`lang::eval::RECLAIM_BATCH`] if
+    /// None; see [`lang::Machine::reclaim`]).
+    pub reclaim_batch: Option<usize>,
 }
 
 impl Session {
@@ -132,6 +143,7 @@ fn compile_inspecting(
             let compilation = Compilation {
                 root: root.to_path_buf(),
                 plans: BTreeMap::new(),
+                handed: BTreeSet::new(),
                 diagnostics: vec![*diagnostic],
                 sources: Sources::new(),
                 made: secrets::Made::default(),
@@ -264,7 +276,9 @@ fn compile_inspecting(
     compilation.artifact_directories = artifact_directories;
     compilation.keys = keys
         .into_iter()
-        .filter(|(node, _)| compilation.plans.contains_key(node))
+        .filter(|(node, _)| {
+            compilation.plans.contains_key(node) || compilation.handed.contains(node)
+        })
         .collect();
     (compilation, view)
 }
@@ -278,6 +292,8 @@ struct PhaseA {
 
 struct WorkerResult {
     plans: BTreeMap<String, Plan>,
+    /// Nodes whose plans went to the sink.
+    handed: Vec<String>,
     /// Diagnostics about the whole repository (only worker 0 keeps them).
     global: Vec<Diagnostic>,
     /// Diagnostics per node.
@@ -291,6 +307,7 @@ impl WorkerResult {
     fn failed(error: std::io::Error) -> WorkerResult {
         WorkerResult {
             plans: BTreeMap::new(),
+            handed: Vec::new(),
             global: vec![
                 Diagnostic::error(
                     codes::INTERNAL,
@@ -340,15 +357,16 @@ fn work(
         node: inspected,
         view: None,
     };
+    let mut handed = Vec::new();
     let plans = match run(
         &mut machine,
         repository,
         session,
-        index,
-        workers,
+        (index, workers),
         &mut barrier,
         &mut global,
         &mut per_node,
+        &mut handed,
         &mut view,
     ) {
         Ok(plans) => plans,
@@ -367,6 +385,7 @@ fn work(
     drop(machine);
     WorkerResult {
         plans,
+        handed,
         global,
         per_node,
         sources,
@@ -385,9 +404,11 @@ struct Inspected<'a> {
 fn merge(repository: &Repository, results: Vec<WorkerResult>) -> Compilation {
     let mut sources = Sources::new();
     let mut plans = BTreeMap::new();
+    let mut handed = BTreeSet::new();
     let mut global = Vec::new();
     let mut per_node: BTreeMap<String, Vec<Diagnostic>> = BTreeMap::new();
     for result in results {
+        handed.extend(result.handed);
         let mapping = merge_sources(&mut sources, &result.sources);
         let remap = |mut diagnostic: Diagnostic| {
             remap_diagnostic(&mut diagnostic, &mapping);
@@ -411,6 +432,7 @@ fn merge(repository: &Repository, results: Vec<WorkerResult>) -> Compilation {
     Compilation {
         root: repository.root.clone(),
         plans,
+        handed,
         diagnostics: without_repeats(diagnostics),
         sources,
         made: secrets::Made::default(),
@@ -498,11 +520,11 @@ fn run(
     machine: &mut Machine,
     repository: &Repository,
     session: &Session,
-    worker: usize,
-    workers: usize,
+    (worker, workers): (usize, usize),
     barrier: &mut Barrier,
     diagnostics: &mut Vec<Diagnostic>,
     per_node: &mut BTreeMap<String, Vec<Diagnostic>>,
+    handed: &mut Vec<String>,
     inspected: &mut Inspected<'_>,
 ) -> EvalResult<BTreeMap<String, Plan>> {
     let inventory_value = match machine.eval_file(&repository.inventory) {
@@ -584,9 +606,25 @@ fn run(
     let first = count * worker / workers;
     let last = count * (worker + 1) / workers;
     let mut defaults = DefaultsCache::default();
-    let mut pending = Vec::new();
+    let mut pending: Vec<Pending<'_>> = Vec::new();
     let mut declarations = Vec::new();
+    // from here on, what a node leaves behind is reclaimed between nodes (not for
+    // `meshc show`, whose view keeps values of its node)
+    if inspected.node.is_none() {
+        machine.reclaim_start(session.reclaim_batch.unwrap_or(lang::eval::RECLAIM_BATCH));
+    }
     for (name, node) in inventory.nodes.iter().skip(first).take(last - first) {
+        if machine.reclaim_due() {
+            let kept = Kept {
+                inventory_value: &inventory_value,
+                inventory: &inventory,
+                prelude: &prelude,
+                modules: &modules,
+                defaults: &defaults,
+            };
+            let roots = kept.roots(pending.iter().map(|p| (&p.resolved, &p.collected)));
+            machine.reclaim(&roots);
+        }
         if session.is_cancelled() {
             break;
         }
@@ -689,15 +727,31 @@ fn run(
     });
 
     let mut plans = BTreeMap::new();
-    for Pending {
+    let mut pending = pending.into_iter();
+    while let Some(Pending {
         name,
         node,
         resolved,
         collected,
-    } in pending
+    }) = pending.next()
     {
         if session.is_cancelled() {
             break;
+        }
+        if machine.reclaim_due() {
+            let kept = Kept {
+                inventory_value: &inventory_value,
+                inventory: &inventory,
+                prelude: &prelude,
+                modules: &modules,
+                defaults: &defaults,
+            };
+            let unfinished = pending.as_slice().iter();
+            let mut roots = kept.roots(unfinished.map(|p| (&p.resolved, &p.collected)));
+            // the node about to be compiled
+            roots.extend(resolved.settings.values().cloned());
+            roots.extend(collected.values().cloned());
+            machine.reclaim(&roots);
         }
         let diagnostics = per_node.entry(name.clone()).or_default();
         let link = links.remove(name).unwrap_or_default();
@@ -750,9 +804,16 @@ fn run(
         };
         if error_count(diagnostics) == errors_before {
             match emit::plan(name, shapes) {
-                Ok(plan) => {
-                    plans.insert(name.clone(), plan);
-                }
+                Ok(plan) => match &session.sink {
+                    // written now and dropped: no plan is kept to the end
+                    Some(sink) => match sink.accept(name, plan) {
+                        Ok(()) => handed.push(name.clone()),
+                        Err(diagnostic) => diagnostics.push(diagnostic),
+                    },
+                    None => {
+                        plans.insert(name.clone(), plan);
+                    }
+                },
                 Err(diagnostic) => diagnostics.push(diagnostic),
             }
         }

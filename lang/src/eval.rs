@@ -23,8 +23,10 @@ use crate::value::{
 };
 
 mod limits;
+mod reclaim;
 mod session;
 pub use limits::{DEFAULT_MAX_MEMORY, DEFAULT_MAX_STEPS, Limits, describe_bytes};
+pub use reclaim::RECLAIM_BATCH;
 
 /// Depth limit; [`EVAL_STACK_SIZE`] is sized so that this depth fits.
 pub const DEFAULT_MAX_DEPTH: usize = 200_000;
@@ -108,6 +110,8 @@ pub struct Machine {
     /// Set by the host to stop the evaluation early (an editor's stale compilation);
     /// looked at every [`CANCEL_CHECK_STEPS`] steps.
     cancelled: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// Frames of recursive scopes, for [`Machine::reclaim`].
+    reclaim: reclaim::Frames,
 }
 
 pub fn error(
@@ -181,6 +185,7 @@ impl Machine {
             warnings: Vec::new(),
             parses: None,
             cancelled: None,
+            reclaim: reclaim::Frames::default(),
         }
     }
 
@@ -634,7 +639,7 @@ impl Machine {
             IrKind::Const(value) => Ok(value.clone()),
             // borrowed, not cloned: a thunk is forced in place, without a reference
             // count up and down per variable
-            IrKind::Var { up, slot } => match lookup_ref(env, *up, *slot) {
+            IrKind::Var { up, slot } => match lookup_ref(env, *up, *slot).as_deref() {
                 Some(Value::Thunk(thunk)) => self.force_thunk(thunk, ir.span),
                 Some(value) => Ok(value.clone()),
                 None => Err(self.infinite_recursion(usize::MAX, ir.span)),
@@ -674,6 +679,7 @@ impl Machine {
                 body,
             } => {
                 let frame = EnvFrame::empty(Some(env.clone()), bindings.len());
+                self.reclaim.record(&frame);
                 for &slot in order.iter() {
                     let binding = &bindings[slot as usize];
                     let scope = if binding.outer { env } else { &frame };
@@ -781,7 +787,7 @@ impl Machine {
             let Some(namespace) = lookup_ref(env, *up, 0) else {
                 continue;
             };
-            let namespace = self.force(namespace, span)?;
+            let namespace = self.force(&namespace, span)?;
             let Value::Attrs(attrs) = namespace else {
                 return Err(type_error(
                     "a set",
@@ -928,7 +934,9 @@ impl Machine {
 
     fn attrs(&mut self, ir: &AttrsIr, env: &Env) -> EvalResult<Value> {
         let scope = if ir.recursive {
-            EnvFrame::empty(Some(env.clone()), ir.statics.len())
+            let frame = EnvFrame::empty(Some(env.clone()), ir.statics.len());
+            self.reclaim.record(&frame);
+            frame
         } else {
             env.clone()
         };
@@ -1120,6 +1128,7 @@ impl Machine {
                     ));
                 };
                 let frame = EnvFrame::empty(Some(env.clone()), lambda.frame_size);
+                self.reclaim.record(&frame);
                 // as Nix: the `@` name first, then the formals in symbol order
                 if *at {
                     frame.slots.set(formals.len(), argument.clone());
@@ -1735,13 +1744,13 @@ impl Machine {
 /// Reads slot `slot` of the frame `up` levels out.
 #[inline]
 pub(crate) fn lookup(env: &Env, up: u32, slot: u32) -> Option<Value> {
-    lookup_ref(env, up, slot).cloned()
+    lookup_ref(env, up, slot).map(|value| value.clone())
 }
 
 /// The value in `slot` of the frame `up` levels out; frames are filled once, so
 /// the reference lives as long as `env`.
 #[inline]
-fn lookup_ref(env: &Env, up: u32, slot: u32) -> Option<&Value> {
+fn lookup_ref(env: &Env, up: u32, slot: u32) -> Option<std::cell::Ref<'_, Value>> {
     let mut frame = env;
     for _ in 0..up {
         frame = frame.parent.as_ref()?;
