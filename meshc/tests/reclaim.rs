@@ -34,7 +34,7 @@ in
       lines = map (e: e.describe ";") (builtins.filter (e: e.square <= entry.square) table);
     in [
       (mesh.file {
-        path = "/etc/reclaim/${node.name}";
+        path = "/etc/reclaim-${node.name}";
         content = builtins.concatStringsSep "\n" ([ (helpers.render entry.twice) first.label (toString first.twice) ] ++ lines) + "\n";
       })
     ];
