@@ -135,7 +135,7 @@ impl Machine {
             Value::Null => out.extend_from_slice(b"null"),
             Value::Bool(true) => out.extend_from_slice(b"true"),
             Value::Bool(false) => out.extend_from_slice(b"false"),
-            Value::Int(number) => out.extend_from_slice(number.to_string().as_bytes()),
+            Value::Int(number) => crate::eval::push_decimal(out, *number),
             Value::Float(number) => out.extend_from_slice(format_float(*number).as_bytes()),
             Value::String(bytes) => quote_string(bytes, out),
             Value::Path(bytes) => out.extend_from_slice(bytes),
@@ -208,7 +208,7 @@ impl Machine {
             Value::Null => out.extend_from_slice(b"null"),
             Value::Bool(true) => out.extend_from_slice(b"true"),
             Value::Bool(false) => out.extend_from_slice(b"false"),
-            Value::Int(number) => out.extend_from_slice(number.to_string().as_bytes()),
+            Value::Int(number) => crate::eval::push_decimal(out, *number),
             Value::Float(number) => out.extend_from_slice(format_float(*number).as_bytes()),
             Value::String(bytes) => json_string(bytes, out),
             Value::Path(path) => {

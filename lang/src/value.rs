@@ -221,20 +221,40 @@ impl Attrs {
     pub fn insert(&mut self, attr: Attr) {
         match self
             .entries
-            .binary_search_by(|existing| existing.name.cmp(&attr.name))
+            .binary_search_by(|existing| compare_names(&existing.name, &attr.name))
         {
             Ok(index) => self.entries[index] = attr,
             Err(index) => self.entries.insert(index, attr),
         }
     }
 
-    /// `self // other`: a merge of two sorted runs; `other` wins.
+    /// `self // other`: a merge of two sorted runs; `other` wins. A few attributes
+    /// over many (`acc // { x = ...; }` in a fold) are placed by binary search and
+    /// the runs between them copied whole, not compared name by name.
     pub fn update(&self, other: &Attrs) -> Attrs {
         let (left, right) = (&self.entries, &other.entries);
         let mut entries = Vec::with_capacity(left.len() + right.len());
+        if right.len().saturating_mul(8) < left.len() {
+            let mut rest = &left[..];
+            for attr in right {
+                match rest.binary_search_by(|existing| compare_names(&existing.name, &attr.name)) {
+                    Ok(index) => {
+                        entries.extend_from_slice(&rest[..index]);
+                        rest = &rest[index + 1..];
+                    }
+                    Err(index) => {
+                        entries.extend_from_slice(&rest[..index]);
+                        rest = &rest[index..];
+                    }
+                }
+                entries.push(attr.clone());
+            }
+            entries.extend_from_slice(rest);
+            return Attrs { entries };
+        }
         let (mut l, mut r) = (0, 0);
         while l < left.len() && r < right.len() {
-            match left[l].name.cmp(&right[r].name) {
+            match compare_names(&left[l].name, &right[r].name) {
                 std::cmp::Ordering::Less => {
                     entries.push(left[l].clone());
                     l += 1;
@@ -517,6 +537,31 @@ mod tests {
         ) {
             prop_assert_eq!(super::compare_names(&left, &right), left.cmp(&right));
             prop_assert!(super::compare_names(&left, &left).is_eq());
+        }
+
+        /// `//` keeps every name once, in byte order, the right side's value where
+        /// both have it, whichever way it merges (a few names over many, or not).
+        #[test]
+        fn update_is_a_merge_where_the_right_wins(
+            left in proptest::collection::btree_set(proptest::collection::vec(97u8..100, 1..4), 0..60),
+            right in proptest::collection::btree_set(proptest::collection::vec(97u8..100, 1..4), 0..12),
+        ) {
+            let make = |names: &std::collections::BTreeSet<Vec<u8>>, side: i64| {
+                super::Attrs::from_sorted(names.iter().map(|name| super::Attr {
+                    name: std::rc::Rc::from(&name[..]),
+                    value: super::Value::Int(side),
+                    span: None,
+                }).collect())
+            };
+            let merged = make(&left, 0).update(&make(&right, 1));
+            let mut expected: std::collections::BTreeMap<Vec<u8>, i64> =
+                left.iter().map(|name| (name.clone(), 0)).collect();
+            expected.extend(right.iter().map(|name| (name.clone(), 1)));
+            let got: Vec<(Vec<u8>, i64)> = merged.iter().map(|attr| match attr.value {
+                super::Value::Int(side) => (attr.name.to_vec(), side),
+                _ => (attr.name.to_vec(), -1),
+            }).collect();
+            prop_assert_eq!(got, expected.into_iter().collect::<Vec<_>>());
         }
     }
 }

@@ -5,6 +5,7 @@ use std::rc::Rc;
 
 use super::Builtin;
 use crate::codes;
+use crate::compile::{IrKind, Operator, ParamIr};
 use crate::eval::{Machine, error};
 use crate::span::Span;
 use crate::value::{Attr, Attrs, EvalResult, PrimFunction, Thunk, Value};
@@ -431,6 +432,11 @@ fn sort(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Va
             sort_less_than(machine, &mut items, span)?;
             return Ok(Value::List(Rc::from(items)));
         }
+        if let Some(reversed) = written_less_than(&comparator)
+            && sort_plain(&mut items, reversed)
+        {
+            return Ok(Value::List(Rc::from(items)));
+        }
     }
     let comparator = arguments[0].clone();
     let mut less = |machine: &mut Machine, left: &Value, right: &Value| -> EvalResult<bool> {
@@ -450,6 +456,63 @@ type Less<'a> = dyn FnMut(&mut Machine, &Value, &Value) -> EvalResult<bool> + 'a
 fn is_less_than(function: &Value) -> bool {
     matches!(function, Value::PrimOp(primop)
         if primop.name == "lessThan" && matches!(primop.function, PrimFunction::Builtin(_)))
+}
+
+/// Is the comparator written `a: b: a < b` (`Some(false)`) or `a: b: b < a` (`a > b`,
+/// `Some(true)`)? Then sorting integers or strings needs no call of it: what the
+/// calls would give is their order, and on them `<` cannot fail.
+fn written_less_than(comparator: &Value) -> Option<bool> {
+    let Value::Lambda(closure) = comparator else {
+        return None;
+    };
+    let (ParamIr::Identifier, IrKind::Lambda(inner)) =
+        (&closure.lambda.param, &closure.lambda.body.kind)
+    else {
+        return None;
+    };
+    let (
+        ParamIr::Identifier,
+        IrKind::Binary {
+            op: Operator::Less,
+            left,
+            right,
+        },
+    ) = (&inner.param, &inner.body.kind)
+    else {
+        return None;
+    };
+    match (&left.kind, &right.kind) {
+        (IrKind::Var { up: 1, slot: 0 }, IrKind::Var { up: 0, slot: 0 }) => Some(false),
+        (IrKind::Var { up: 0, slot: 0 }, IrKind::Var { up: 1, slot: 0 }) => Some(true),
+        _ => None,
+    }
+}
+
+/// Sorts evaluated integers or strings by `<` (descending if `reversed`), stably,
+/// as the merge sort with that comparator would; false (nothing moved) for any
+/// other list.
+fn sort_plain(items: &mut [Value], reversed: bool) -> bool {
+    if items.iter().all(|item| matches!(item, Value::Int(_))) {
+        let key = |item: &Value| match item {
+            Value::Int(number) => *number,
+            _ => 0,
+        };
+        if reversed {
+            items.sort_by_key(|item| std::cmp::Reverse(key(item)));
+        } else {
+            items.sort_by_key(key);
+        }
+        return true;
+    }
+    if items.iter().all(|item| matches!(item, Value::String(_))) {
+        items.sort_by(|left, right| match (left, right) {
+            (Value::String(left), Value::String(right)) if reversed => right.cmp(left),
+            (Value::String(left), Value::String(right)) => left.cmp(right),
+            _ => std::cmp::Ordering::Equal,
+        });
+        return true;
+    }
+    false
 }
 
 /// `sort lessThan`: integers and strings (the usual lists) by a stable sort of their

@@ -53,7 +53,13 @@ fn concat_strings_sep(machine: &mut Machine, arguments: &[Value], span: Span) ->
         separator.len().saturating_mul(list.len().saturating_sub(1)),
         span,
     )?;
-    let mut result = Vec::new();
+    let mut result = Vec::with_capacity(
+        separator
+            .len()
+            .saturating_add(16)
+            .saturating_mul(list.len())
+            .min(1 << 20),
+    );
     for (index, item) in list.iter().enumerate() {
         if index > 0 {
             result.extend_from_slice(&separator);
@@ -158,6 +164,10 @@ fn substring(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResu
 }
 
 fn to_string(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
+    // a string is its own text: shared, not copied
+    if let Value::String(text) = machine.force(&arguments[0], span)? {
+        return Ok(Value::String(text));
+    }
     let text = machine.coerce_to_string(&arguments[0], span, true, false)?;
     Ok(Value::String(Rc::from(text)))
 }

@@ -44,24 +44,45 @@ pub const DEFAULT_MAX_MEMORY: u64 = 4 << 30;
 const CANCEL_CHECK_STEPS: u64 = 1 << 15;
 
 impl Machine {
+    /// One nested step: one more level of depth and one step of the budget. The
+    /// common case is two increments and two comparisons; the budget and the cancel
+    /// flag are looked at only when the steps reach `step_check`.
     #[inline]
     pub(crate) fn enter(&mut self, span: Span) -> EvalResult<()> {
         self.depth += 1;
+        self.steps += 1;
+        if self.depth > self.limits.max_depth || self.steps >= self.step_check {
+            return self.enter_checked(span);
+        }
+        Ok(())
+    }
+
+    /// [`Machine::enter`] past its fast path: the depth bound, the step budget, the
+    /// cancel flag, then the next step count worth a look.
+    #[cold]
+    #[inline(never)]
+    fn enter_checked(&mut self, span: Span) -> EvalResult<()> {
         if self.depth > self.limits.max_depth {
             self.depth -= 1;
+            self.steps -= 1;
             return Err(self.too_deep(span));
         }
-        self.steps += 1;
         if let Some(max_steps) = self.limits.max_steps
             && self.steps > max_steps
         {
             self.depth -= 1;
             return Err(self.budget_exceeded(max_steps, span));
         }
-        if self.steps.is_multiple_of(CANCEL_CHECK_STEPS) && self.is_cancelled() {
+        if self.is_cancelled() {
             self.depth -= 1;
             return Err(self.budget_exceeded(self.steps, span));
         }
+        let next_cancel_check = (self.steps / CANCEL_CHECK_STEPS + 1) * CANCEL_CHECK_STEPS;
+        let past_budget = self
+            .limits
+            .max_steps
+            .map_or(u64::MAX, |max_steps| max_steps.saturating_add(1));
+        self.step_check = next_cancel_check.min(past_budget);
         Ok(())
     }
 

@@ -74,6 +74,7 @@ impl Machine {
     /// error left half done (nesting, forces, imports under way) is forgotten.
     pub fn start_next_evaluation(&mut self) {
         self.steps = 0;
+        self.step_check = 0;
         self.memory = 0;
         self.depth = 0;
         self.force_stack.clear();

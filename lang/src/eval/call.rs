@@ -1,0 +1,233 @@
+//! Calls: a lambda, a built-in function (partially applied until it has all its
+//! arguments) or a set with `__functor` applied to an argument, and the binding of
+//! formal arguments into the callee's frame (or the argument error).
+
+use std::rc::Rc;
+
+use super::*;
+use crate::codes;
+use crate::compile::{IrKind, LambdaIr, ParamIr};
+use crate::diagnostic::{Diagnostic, Label, did_you_mean};
+use crate::span::Span;
+use crate::value::{Closure, Env, EnvFrame, EvalResult, PrimFunction, PrimOp, PrimOpApp, Value};
+
+impl Machine {
+    /// Applies a function value to one argument.
+    pub fn call(&mut self, function: Value, argument: Value, span: Span) -> EvalResult<Value> {
+        let function = match function {
+            Value::Thunk(thunk) => self.force_thunk(&thunk, span)?,
+            other => other,
+        };
+        match function {
+            Value::Lambda(closure) => self.call_lambda(&closure, argument, span),
+            Value::PrimOp(primop) => {
+                if primop.arity <= 1 {
+                    self.call_primop(&primop, &[argument], span)
+                } else {
+                    Ok(Value::PrimOpApp(Rc::new(PrimOpApp {
+                        primop,
+                        arguments: vec![argument],
+                    })))
+                }
+            }
+            Value::PrimOpApp(partial) => {
+                let mut arguments = Vec::with_capacity(partial.arguments.len() + 1);
+                arguments.extend(partial.arguments.iter().cloned());
+                arguments.push(argument);
+                if arguments.len() >= partial.primop.arity {
+                    self.call_primop(&partial.primop, &arguments, span)
+                } else {
+                    Ok(Value::PrimOpApp(Rc::new(PrimOpApp {
+                        primop: partial.primop.clone(),
+                        arguments,
+                    })))
+                }
+            }
+            Value::Attrs(attrs) if attrs.contains(b"__functor") => {
+                let functor = attrs.get(b"__functor").cloned().unwrap_or(Value::Null);
+                let bound = self.call(functor, Value::Attrs(attrs.clone()), span)?;
+                self.call(bound, argument, span)
+            }
+            other => Err(error(
+                codes::NOT_A_FUNCTION,
+                format!(
+                    "attempt to call {}, which is not a function",
+                    other.describe_type()
+                ),
+                span,
+                &format!("this calls {}", other.describe_type()),
+                "only functions can be applied to arguments; check the parentheses around the call",
+            )),
+        }
+    }
+
+    pub(crate) fn call_primop(
+        &mut self,
+        primop: &Rc<PrimOp>,
+        arguments: &[Value],
+        span: Span,
+    ) -> EvalResult<Value> {
+        self.enter(span)?;
+        let result = match &primop.function {
+            PrimFunction::Builtin(function) => function(self, arguments, span),
+            PrimFunction::Host(function) => {
+                let function = function.clone();
+                function(self, arguments, span)
+            }
+        };
+        self.leave();
+        result
+    }
+
+    pub(super) fn call_lambda(
+        &mut self,
+        closure: &Rc<Closure>,
+        argument: Value,
+        span: Span,
+    ) -> EvalResult<Value> {
+        self.call_lambda_in(&closure.lambda, &closure.env, argument, span)
+    }
+
+    /// Applies `a: b: body` to two arguments (what `foldl'`, `sort` and `mapAttrs`
+    /// do for every element) without making the closure `b: body` in between; it
+    /// gives what two calls give, as the outer call cannot fail.
+    pub(crate) fn call_curried(
+        &mut self,
+        function: &Value,
+        first: Value,
+        second: Value,
+        span: Span,
+    ) -> EvalResult<Value> {
+        let function = self.force(function, span)?;
+        if let Value::Lambda(closure) = &function
+            && let ParamIr::Identifier = closure.lambda.param
+            && let IrKind::Lambda(inner) = &closure.lambda.body.kind
+        {
+            let frame = EnvFrame::one(Some(closure.env.clone()), first);
+            return self.call_lambda_in(inner, &frame, second, span);
+        }
+        let partial = self.call(function, first, span)?;
+        self.call(partial, second, span)
+    }
+
+    /// Applies the function `lambda` closing over `env` to one argument.
+    pub(super) fn call_lambda_in(
+        &mut self,
+        lambda: &Rc<LambdaIr>,
+        env: &Env,
+        argument: Value,
+        span: Span,
+    ) -> EvalResult<Value> {
+        let frame = match &lambda.param {
+            ParamIr::Identifier => EnvFrame::one(Some(env.clone()), argument),
+            ParamIr::Formals {
+                formals,
+                ellipsis,
+                at,
+                order,
+            } => {
+                let forced = self.force(&argument, span)?;
+                let Value::Attrs(attrs) = forced else {
+                    return Err(type_error(
+                        "a set",
+                        &forced,
+                        span,
+                        &format!("{} takes a set of named arguments", lambda_name(lambda)),
+                    ));
+                };
+                let frame = EnvFrame::empty(Some(env.clone()), lambda.frame_size);
+                self.reclaim.record(&frame);
+                // as Nix: the `@` name first, then the formals in symbol order
+                if *at {
+                    frame.slots.set(formals.len(), argument.clone());
+                }
+                // formals' names are unique: when every attribute matched one, none
+                // is unexpected
+                let mut matched = 0;
+                for &slot in order.iter() {
+                    let slot = slot as usize;
+                    let formal = &formals[slot];
+                    match attrs.get(&formal.name) {
+                        Some(value) => {
+                            matched += 1;
+                            frame.slots.set(slot, value.clone())
+                        }
+                        None => match &formal.default {
+                            Some(default) => {
+                                let value = self.delay(default, &frame);
+                                frame.slots.set(slot, value);
+                            }
+                            None => {
+                                let name = String::from_utf8_lossy(&formal.name);
+                                return Err(Box::new(
+                                    Diagnostic::error(
+                                        codes::MISSING_ARGUMENT,
+                                        format!("{} called without required argument `{name}`", lambda_name(lambda)),
+                                    )
+                                    .with_primary(span, "called here")
+                                    .with_secondary(formal.span, "the argument is declared here")
+                                    .with_help(format!("pass `{name}` in the argument set, or give it a default with `{name} ? value`")),
+                                ));
+                            }
+                        },
+                    }
+                }
+                if !*ellipsis && matched != attrs.len() {
+                    for attr in attrs.iter() {
+                        if !formals.iter().any(|formal| formal.name == attr.name) {
+                            let name = String::from_utf8_lossy(&attr.name).into_owned();
+                            let names: Vec<String> = formals
+                                .iter()
+                                .map(|f| String::from_utf8_lossy(&f.name).into_owned())
+                                .collect();
+                            let help = did_you_mean(&name, names.iter().map(String::as_str))
+                                .unwrap_or_else(|| {
+                                    format!(
+                                        "it takes {}; add `...` to its arguments to accept others",
+                                        if names.is_empty() {
+                                            "no arguments".to_string()
+                                        } else {
+                                            names
+                                                .iter()
+                                                .map(|n| format!("`{n}`"))
+                                                .collect::<Vec<_>>()
+                                                .join(", ")
+                                        }
+                                    )
+                                });
+                            let mut diagnostic = Diagnostic::error(
+                                codes::UNEXPECTED_ARGUMENT,
+                                format!(
+                                    "{} called with unexpected argument `{name}`",
+                                    lambda_name(lambda)
+                                ),
+                            )
+                            .with_primary(span, "called here")
+                            .with_help(help);
+                            if let Some(given) = attr.span {
+                                diagnostic =
+                                    diagnostic.with_secondary(given, "the argument is given here");
+                            }
+                            diagnostic = diagnostic
+                                .with_secondary(lambda.span, "the function is defined here");
+                            return Err(Box::new(diagnostic));
+                        }
+                    }
+                }
+                frame
+            }
+        };
+        self.enter(span)?;
+        let result = self.eval(&lambda.body, &frame);
+        self.leave();
+        result.map_err(|mut error| {
+            if error.trace.len() < 64 {
+                error.trace.push(Label::new(
+                    span,
+                    format!("while calling {}", lambda_name(lambda)),
+                ));
+            }
+            error
+        })
+    }
+}

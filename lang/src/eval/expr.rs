@@ -1,0 +1,525 @@
+//! The loop: evaluates one compiled expression in an environment to weak head
+//! normal form, and `delay` stores one without evaluating it (no thunk for what is
+//! already a value, nor for arithmetic on integers already there). Every step but a
+//! leaf (constant, variable) goes through `enter`/`leave`.
+
+use std::rc::Rc;
+
+use super::*;
+use crate::codes;
+use crate::compile::{self, AttrsIr, BindingIr, Ir, IrAttrName, IrKind, Operator};
+use crate::diagnostic::{Diagnostic, did_you_mean};
+use crate::span::Span;
+use crate::value::{Attr, Attrs, Bytes, Closure, Env, EnvFrame, EvalResult, Thunk, Value};
+
+impl Machine {
+    /// A value to store without evaluating it (Nix's `maybeThunk`): constants and
+    /// variables are shared, everything else is suspended.
+    pub(crate) fn delay(&mut self, ir: &Rc<Ir>, env: &Env) -> Value {
+        match &ir.kind {
+            IrKind::Const(value) => value.clone(),
+            IrKind::Var { up, slot } => match lookup(env, *up, *slot) {
+                Some(value) => value,
+                None => Thunk::suspended(ir.clone(), env.clone()),
+            },
+            IrKind::Lambda(lambda) => Value::Lambda(Rc::new(Closure {
+                lambda: lambda.clone(),
+                env: env.clone(),
+            })),
+            IrKind::WithVar { name, withs } => {
+                for up in withs.iter() {
+                    let Some(namespace) = lookup(env, *up, 0) else {
+                        break;
+                    };
+                    let namespace = match namespace {
+                        Value::Thunk(thunk) => match thunk.value() {
+                            Some(value) => value,
+                            None => break,
+                        },
+                        other => other,
+                    };
+                    match namespace {
+                        Value::Attrs(attrs) => {
+                            if let Some(value) = attrs.get(name) {
+                                return value.clone();
+                            }
+                        }
+                        _ => break,
+                    }
+                }
+                Thunk::suspended(ir.clone(), env.clone())
+            }
+            IrKind::Binary { op, left, right } => match eager_arithmetic(*op, left, right, env) {
+                Some(value) => value,
+                None => Thunk::suspended(ir.clone(), env.clone()),
+            },
+            _ => Thunk::suspended(ir.clone(), env.clone()),
+        }
+    }
+
+    pub fn eval(&mut self, ir: &Ir, env: &Env) -> EvalResult<Value> {
+        // leaves take no step and no depth: they recurse into nothing (a variable's
+        // thunk is forced by `force_thunk`, whose evaluation enters)
+        match &ir.kind {
+            IrKind::Const(value) => return Ok(value.clone()),
+            IrKind::Var { up, slot } => return self.variable(*up, *slot, env, ir.span),
+            _ => {}
+        }
+        self.enter(ir.span)?;
+        let result = self.eval_inner(ir, env);
+        self.leave();
+        result
+    }
+
+    #[inline]
+    fn variable(&mut self, up: u32, slot: u32, env: &Env, span: Span) -> EvalResult<Value> {
+        // borrowed, not cloned: a thunk is forced in place, without a reference
+        // count up and down per variable
+        match lookup_ref(env, up, slot).as_deref() {
+            Some(Value::Thunk(thunk)) => self.force_thunk(thunk, span),
+            Some(value) => Ok(value.clone()),
+            None => Err(self.infinite_recursion(usize::MAX, span)),
+        }
+    }
+
+    /// One step of [`Machine::eval`]. The branches of `if` and the body of `assert`
+    /// are evaluated in the same step (a loop, not a call); the arms that are rare or
+    /// large live in functions of their own, so that this one's frame stays small.
+    #[inline]
+    fn eval_inner(&mut self, mut ir: &Ir, env: &Env) -> EvalResult<Value> {
+        loop {
+            match &ir.kind {
+                IrKind::Const(value) => return Ok(value.clone()),
+                IrKind::Var { up, slot } => return self.variable(*up, *slot, env, ir.span),
+                IrKind::WithVar { name, withs } => {
+                    return self.with_lookup(name, withs, env, ir.span);
+                }
+                IrKind::Select {
+                    expr,
+                    path,
+                    default,
+                } => return self.select(expr, path, default.as_ref(), env, ir.span),
+                IrKind::HasAttr { expr, path } => return self.has_attr(expr, path, env, ir.span),
+                IrKind::Attrs(attrs) => return self.attrs(attrs, env),
+                IrKind::List(items) => return Ok(self.list(items, env)),
+                IrKind::Let {
+                    bindings,
+                    order,
+                    body,
+                } => return self.let_in(bindings, order, body, env),
+                IrKind::With { namespace, body } => {
+                    let namespace = self.delay(namespace, env);
+                    let frame = EnvFrame::one(Some(env.clone()), namespace);
+                    return self.eval(body, &frame);
+                }
+                IrKind::If {
+                    condition,
+                    then,
+                    otherwise,
+                } => match self.eval(condition, env)? {
+                    Value::Bool(true) => ir = then,
+                    Value::Bool(false) => ir = otherwise,
+                    other => return Err(condition_error(&other, condition.span, "if")),
+                },
+                IrKind::Assert { condition, body } => match self.eval(condition, env)? {
+                    Value::Bool(true) => ir = body,
+                    other => return Err(assertion_error(&other, condition.span)),
+                },
+                IrKind::Lambda(lambda) => {
+                    return Ok(Value::Lambda(Rc::new(Closure {
+                        lambda: lambda.clone(),
+                        env: env.clone(),
+                    })));
+                }
+                IrKind::Call {
+                    function,
+                    arguments,
+                } => return self.call_ir(function, arguments, env, ir.span),
+                IrKind::Not(inner) => {
+                    return match self.eval(inner, env)? {
+                        Value::Bool(value) => Ok(Value::Bool(!value)),
+                        other => Err(type_error(
+                            "a Boolean",
+                            &other,
+                            inner.span,
+                            "the operand of `!`",
+                        )),
+                    };
+                }
+                IrKind::Binary { op, left, right } => {
+                    return self.binary(*op, left, right, env, ir.span);
+                }
+                IrKind::Interpolate(parts) => return self.interpolate(parts, env, ir.span),
+                IrKind::CurrentPosition => return Ok(self.position_value(ir.span)),
+                IrKind::PathConcat(parts) => return self.path_concat(parts, env),
+            }
+        }
+    }
+
+    fn call_ir(
+        &mut self,
+        function: &Ir,
+        arguments: &[Rc<Ir>],
+        env: &Env,
+        span: Span,
+    ) -> EvalResult<Value> {
+        let mut result = self.eval(function, env)?;
+        let mut rest = arguments;
+        // `f a b` of `a: b: body` makes no closure for `b: body`
+        if let [first, second, after @ ..] = rest {
+            let first = self.delay(first, env);
+            let second = self.delay(second, env);
+            result = self.call_curried(&result, first, second, span)?;
+            rest = after;
+        }
+        for argument in rest.iter() {
+            let argument = self.delay(argument, env);
+            result = self.call(result, argument, span)?;
+        }
+        Ok(result)
+    }
+
+    #[inline(never)]
+    fn has_attr(
+        &mut self,
+        expr: &Ir,
+        path: &[IrAttrName],
+        env: &Env,
+        span: Span,
+    ) -> EvalResult<Value> {
+        // as Nix: each set on the path is forced, the attribute found last is not
+        let mut current = self.eval(expr, env)?;
+        for (index, name) in path.iter().enumerate() {
+            if index > 0 {
+                current = self.force(&current, span)?;
+            }
+            let name = self.attr_name(name, env)?;
+            let Value::Attrs(attrs) = &current else {
+                return Ok(Value::Bool(false));
+            };
+            match attrs.get(&name) {
+                Some(value) => current = value.clone(),
+                None => return Ok(Value::Bool(false)),
+            }
+        }
+        Ok(Value::Bool(true))
+    }
+
+    fn list(&mut self, items: &[Rc<Ir>], env: &Env) -> Value {
+        let values: Vec<Value> = items.iter().map(|item| self.delay(item, env)).collect();
+        Value::List(Rc::from(values))
+    }
+
+    fn let_in(
+        &mut self,
+        bindings: &[BindingIr],
+        order: &[u32],
+        body: &Ir,
+        env: &Env,
+    ) -> EvalResult<Value> {
+        let frame = EnvFrame::empty(Some(env.clone()), bindings.len());
+        self.reclaim.record(&frame);
+        for &slot in order.iter() {
+            let binding = &bindings[slot as usize];
+            let scope = if binding.outer { env } else { &frame };
+            let value = self.delay(&binding.value, scope);
+            frame.slots.set(slot as usize, value);
+        }
+        self.eval(body, &frame)
+    }
+
+    #[inline(never)]
+    fn interpolate(&mut self, parts: &[Rc<Ir>], env: &Env, span: Span) -> EvalResult<Value> {
+        // room for the usual line of text: most interpolations never grow the buffer
+        let mut result = Vec::with_capacity(64);
+        for part in parts.iter() {
+            let value = self.eval(part, env)?;
+            self.coerce_to_string_into(&value, part.span, false, true, &mut result)?;
+        }
+        self.make_string(result.len(), span)?;
+        Ok(Value::String(Rc::from(result)))
+    }
+
+    #[inline(never)]
+    fn path_concat(&mut self, parts: &[Rc<Ir>], env: &Env) -> EvalResult<Value> {
+        let mut result = Vec::new();
+        for part in parts.iter() {
+            let value = self.eval(part, env)?;
+            self.coerce_to_string_into(&value, part.span, false, false, &mut result)?;
+        }
+        Ok(Value::Path(Rc::from(compile::canonical_path(&result))))
+    }
+
+    pub(super) fn with_lookup(
+        &mut self,
+        name: &Bytes,
+        withs: &[u32],
+        env: &Env,
+        span: Span,
+    ) -> EvalResult<Value> {
+        let mut searched = Vec::new();
+        for up in withs {
+            let Some(namespace) = lookup_ref(env, *up, 0) else {
+                continue;
+            };
+            let namespace = self.force(&namespace, span)?;
+            let Value::Attrs(attrs) = namespace else {
+                return Err(type_error(
+                    "a set",
+                    &namespace,
+                    span,
+                    "the namespace of `with`",
+                ));
+            };
+            if let Some(value) = attrs.get(name) {
+                return self.force(value, span);
+            }
+            searched.push(attrs);
+        }
+        let text = String::from_utf8_lossy(name).into_owned();
+        let candidates: Vec<String> = searched
+            .iter()
+            .flat_map(|attrs| {
+                attrs
+                    .iter()
+                    .map(|a| String::from_utf8_lossy(&a.name).into_owned())
+            })
+            .collect();
+        let help =
+            did_you_mean(&text, candidates.iter().map(String::as_str)).unwrap_or_else(|| {
+                format!("`{text}` is neither bound here nor an attribute of the `with` namespaces")
+            });
+        Err(error(
+            codes::UNDEFINED_VARIABLE,
+            format!("undefined variable `{text}`"),
+            span,
+            "not bound here nor in any `with` namespace",
+            help,
+        ))
+    }
+
+    pub(crate) fn attr_name(&mut self, name: &IrAttrName, env: &Env) -> EvalResult<Bytes> {
+        match name {
+            IrAttrName::Static(name) => Ok(name.clone()),
+            IrAttrName::Dynamic(expr) => {
+                let value = self.eval(expr, env)?;
+                match value {
+                    Value::String(bytes) => Ok(bytes),
+                    other => Err(type_error(
+                        "a string",
+                        &other,
+                        expr.span,
+                        "an attribute name",
+                    )),
+                }
+            }
+        }
+    }
+
+    pub(super) fn select(
+        &mut self,
+        expr: &Rc<Ir>,
+        path: &[IrAttrName],
+        default: Option<&Rc<Ir>>,
+        env: &Env,
+        span: Span,
+    ) -> EvalResult<Value> {
+        // `x.name` of a set already in a variable: borrowed, the set not copied
+        if let IrKind::Var { up, slot } = &expr.kind
+            && let [IrAttrName::Static(name)] = path
+            && let Some(variable) = lookup_ref(env, *up, *slot)
+            && let Value::Attrs(attrs) = &*variable
+            && let Some(value) = attrs.get(name)
+        {
+            return self.force(value, span);
+        }
+        let mut current = self.eval(expr, env)?;
+        let mut current_span = expr.span;
+        for (index, name) in path.iter().enumerate() {
+            // a static name is borrowed from the code, not copied
+            let dynamic_name;
+            let name: &[u8] = match name {
+                IrAttrName::Static(name) => name,
+                IrAttrName::Dynamic(_) => {
+                    dynamic_name = self.attr_name(name, env)?;
+                    &dynamic_name
+                }
+            };
+            let found = match &current {
+                Value::Attrs(attrs) => match attrs.get(name) {
+                    Some(value) => value.clone(),
+                    None => {
+                        if let Some(default) = default {
+                            return self.eval(default, env);
+                        }
+                        return Err(self.missing_attribute(attrs, name, path, index, span));
+                    }
+                },
+                other => {
+                    if let Some(default) = default {
+                        return self.eval(default, env);
+                    }
+                    let text = String::from_utf8_lossy(name);
+                    return Err(type_error(
+                        "a set",
+                        other,
+                        current_span,
+                        &format!("cannot select attribute `{text}`"),
+                    ));
+                }
+            };
+            current = self.force(&found, span)?;
+            current_span = span;
+        }
+        Ok(current)
+    }
+
+    pub(super) fn attrs(&mut self, ir: &AttrsIr, env: &Env) -> EvalResult<Value> {
+        let scope = if ir.recursive {
+            let frame = EnvFrame::empty(Some(env.clone()), ir.statics.len());
+            self.reclaim.record(&frame);
+            frame
+        } else {
+            env.clone()
+        };
+        let mut entries = Vec::with_capacity(ir.statics.len() + ir.dynamics.len());
+        if ir.recursive {
+            // the frame is filled in symbol order, as Nix fills it
+            let mut values: Vec<Option<Value>> = vec![None; ir.statics.len()];
+            for &slot in ir.order.iter() {
+                let attr = &ir.statics[slot as usize];
+                let value_env = if attr.outer { env } else { &scope };
+                let value = self.delay(&attr.value, value_env);
+                scope.slots.set(slot as usize, value.clone());
+                values[slot as usize] = Some(value);
+            }
+            for (attr, value) in ir.statics.iter().zip(values) {
+                entries.push(Attr {
+                    name: attr.name.clone(),
+                    value: value.unwrap_or(Value::Null),
+                    span: Some(attr.span),
+                });
+            }
+        } else {
+            for attr in ir.statics.iter() {
+                entries.push(Attr {
+                    name: attr.name.clone(),
+                    value: self.delay(&attr.value, env),
+                    span: Some(attr.span),
+                });
+            }
+        }
+        let mut attrs = Attrs::from_sorted(entries);
+        for dynamic in ir.dynamics.iter() {
+            let name = self.eval(&dynamic.name, &scope)?;
+            let name = match name {
+                Value::Null => continue,
+                Value::String(bytes) => bytes,
+                other => {
+                    return Err(type_error(
+                        "a string",
+                        &other,
+                        dynamic.name.span,
+                        "an attribute name",
+                    ));
+                }
+            };
+            if let Some(existing) = attrs.get_attr(&name) {
+                let text = String::from_utf8_lossy(&name);
+                let mut diagnostic = Diagnostic::error(
+                    codes::DUPLICATE_ATTRIBUTE,
+                    format!("attribute `{text}` is defined twice"),
+                )
+                .with_primary(dynamic.name.span, "defined again here")
+                .with_help("remove one of the definitions");
+                if let Some(first) = existing.span {
+                    diagnostic = diagnostic.with_secondary(first, "first defined here");
+                }
+                return Err(Box::new(diagnostic));
+            }
+            let value = self.delay(&dynamic.value, &scope);
+            attrs.insert(Attr {
+                name,
+                value,
+                span: Some(dynamic.span),
+            });
+        }
+        Ok(Value::Attrs(Rc::new(attrs)))
+    }
+}
+
+/// Reads slot `slot` of the frame `up` levels out.
+#[inline]
+pub(crate) fn lookup(env: &Env, up: u32, slot: u32) -> Option<Value> {
+    lookup_ref(env, up, slot).map(|value| value.clone())
+}
+
+/// The value in `slot` of the frame `up` levels out; frames are filled once, so
+/// the reference lives as long as `env`.
+#[inline]
+pub(super) fn lookup_ref(env: &Env, up: u32, slot: u32) -> Option<std::cell::Ref<'_, Value>> {
+    let mut frame = env;
+    for _ in 0..up {
+        frame = frame.parent.as_ref()?;
+    }
+    frame.slots.get(slot as usize)
+}
+
+/// An operand already evaluated: a constant, or a variable whose value (or whose
+/// thunk's value) is there. Forces nothing.
+#[inline]
+fn evaluated(ir: &Ir, env: &Env) -> Option<Value> {
+    match &ir.kind {
+        IrKind::Const(value) => Some(value.clone()),
+        IrKind::Var { up, slot } => match &*lookup_ref(env, *up, *slot)? {
+            Value::Thunk(thunk) => thunk.value(),
+            value => Some(value.clone()),
+        },
+        _ => None,
+    }
+}
+
+/// `n - 1` of two integers already evaluated, computed instead of suspended: it
+/// cannot fail (an overflow is left to the thunk, which reports it when forced),
+/// has no effect and takes no time, so laziness is not observable. Anything else
+/// (floats, strings, operands still to evaluate) gives `None`.
+#[inline]
+fn eager_arithmetic(op: Operator, left: &Ir, right: &Ir, env: &Env) -> Option<Value> {
+    if matches!(
+        op,
+        Operator::And | Operator::Or | Operator::Implies | Operator::Divide
+    ) {
+        return None;
+    }
+    let Value::Int(left) = evaluated(left, env)? else {
+        return None;
+    };
+    let Value::Int(right) = evaluated(right, env)? else {
+        return None;
+    };
+    super::operators::int_operation(op, left, right)
+}
+
+#[cold]
+fn condition_error(found: &Value, span: Span, keyword: &str) -> Box<Diagnostic> {
+    type_error(
+        "a Boolean",
+        found,
+        span,
+        &format!("the condition of `{keyword}`"),
+    )
+}
+
+#[cold]
+fn assertion_error(found: &Value, span: Span) -> Box<Diagnostic> {
+    match found {
+        Value::Bool(false) => error(
+            codes::ASSERTION_FAILED,
+            "assertion failed",
+            span,
+            "this is false",
+            "the assertion states a condition the inputs must meet; fix the inputs or the condition",
+        ),
+        other => condition_error(other, span, "assert"),
+    }
+}

@@ -1,0 +1,188 @@
+//! Imports and the sandbox: which paths evaluation may read (the allowed roots),
+//! reading through the host's loader, `import` cached per path, and import cycles.
+//! No path outside the allowed roots is ever handed to the loader.
+
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use super::*;
+use crate::codes;
+use crate::diagnostic::{Diagnostic, Label};
+use crate::loader::FileKind;
+use crate::span::Span;
+use crate::value::{EvalResult, Value};
+
+impl Machine {
+    pub fn check_allowed(&self, path: &[u8], span: Span, what: &str) -> EvalResult<PathBuf> {
+        let allowed = self.allowed_roots.iter().any(|root| {
+            path == root.as_slice()
+                || (path.starts_with(root)
+                    && (root.ends_with(b"/") || path.get(root.len()) == Some(&b'/')))
+        });
+        let text = String::from_utf8_lossy(path).into_owned();
+        if !allowed {
+            return Err(error(
+                codes::OUTSIDE_REPOSITORY,
+                format!("{what} of `{text}`, which is outside the repository"),
+                span,
+                "reaches outside the repository",
+                "evaluation may only read files inside the repository (and the standard module library); copy the file into the repository",
+            ));
+        }
+        Ok(PathBuf::from(text))
+    }
+
+    pub(crate) fn is_allowed(&self, path: &[u8]) -> bool {
+        self.allowed_roots.iter().any(|root| {
+            path == root.as_slice()
+                || (path.starts_with(root)
+                    && (root.ends_with(b"/") || path.get(root.len()) == Some(&b'/')))
+        })
+    }
+
+    /// Whether a path written as a string reaches a file the way the operating
+    /// system resolves it (Nix 2.8 hands such strings to the system as they are):
+    /// `.`, `..` and a trailing `/` need a directory before them, so `"file/"` and
+    /// `"missing/.."` lead nowhere even though their canonical forms exist.
+    /// Directories outside the repository are not probed.
+    pub(crate) fn raw_path_resolves(&self, raw: &[u8]) -> bool {
+        let is_directory = |path: &[u8]| {
+            let path = if path.is_empty() { &b"/"[..] } else { path };
+            if !self.is_allowed(path) {
+                return true;
+            }
+            let path = PathBuf::from(String::from_utf8_lossy(path).into_owned());
+            self.loader.kind(&path) == Some(FileKind::Directory)
+        };
+        let mut prefix: Vec<u8> = Vec::new();
+        for component in raw.split(|byte| *byte == b'/') {
+            match component {
+                b"" => {}
+                b"." => {
+                    if !is_directory(&prefix) {
+                        return false;
+                    }
+                }
+                b".." => {
+                    if !is_directory(&prefix) {
+                        return false;
+                    }
+                    let cut = prefix.iter().rposition(|byte| *byte == b'/').unwrap_or(0);
+                    prefix.truncate(cut);
+                }
+                name => {
+                    prefix.push(b'/');
+                    prefix.extend_from_slice(name);
+                }
+            }
+        }
+        !(raw.len() > 1 && raw.ends_with(b"/")) || is_directory(&prefix)
+    }
+
+    pub(crate) fn loader(&self) -> Rc<dyn Loader> {
+        self.loader.clone()
+    }
+
+    pub fn read_file(&mut self, path: &[u8], span: Span, what: &str) -> EvalResult<Vec<u8>> {
+        let file_path = self.check_allowed(path, span, what)?;
+        self.loader.read(&file_path).map_err(|io_error| {
+            error(
+                codes::FILE_UNREADABLE,
+                format!("cannot read `{}`: {io_error}", file_path.display()),
+                span,
+                "read here",
+                "check that the file exists and is readable",
+            )
+        })
+    }
+
+    pub(crate) fn import_path(&mut self, path: &[u8], span: Span) -> EvalResult<Value> {
+        self.import_path_all_errors(path, span)
+            .map_err(|mut errors| {
+                let count = errors.len();
+                let mut first = Box::new(errors.remove(0));
+                if count > 1 {
+                    first.message = format!(
+                        "{} (and {} more errors in this file)",
+                        first.message,
+                        count - 1
+                    );
+                }
+                first
+            })
+    }
+
+    pub(super) fn import_path_all_errors(
+        &mut self,
+        path: &[u8],
+        span: Span,
+    ) -> Result<Value, Vec<Diagnostic>> {
+        let mut path = path.to_vec();
+        let file_path = self
+            .check_allowed(&path, span, "import")
+            .map_err(|error| vec![*error])?;
+        if self.loader.kind(&file_path) == Some(FileKind::Directory) {
+            path.extend_from_slice(b"/default.nix");
+        }
+        if let Some(value) = self.file_cache.get(&path) {
+            return Ok(value.clone());
+        }
+        if self.importing.contains(&path) {
+            return Err(vec![self.import_cycle(&path, span)]);
+        }
+        let text = self
+            .read_file(&path, span, "import")
+            .map_err(|error| vec![*error])?;
+        let file_path = PathBuf::from(String::from_utf8_lossy(&path).into_owned());
+        let base = file_path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("/"));
+        let name = file_path.display().to_string();
+        let (_, ir) =
+            match self.compile_source(&name, Some(file_path), std::sync::Arc::from(text), &base) {
+                Ok(compiled) => compiled,
+                Err(mut errors) => {
+                    if span != Span::default() {
+                        for error in &mut errors {
+                            error.trace.push(Label::new(span, "imported here"));
+                        }
+                    }
+                    return Err(errors);
+                }
+            };
+        self.importing.push(path.clone());
+        let value = self.eval_root(&ir);
+        self.importing.pop();
+        let value = value.map_err(|error| vec![*error])?;
+        self.file_cache.insert(path, value.clone());
+        Ok(value)
+    }
+
+    pub(super) fn import_cycle(&self, path: &[u8], span: Span) -> Diagnostic {
+        let start = self
+            .importing
+            .iter()
+            .position(|file| file == path)
+            .unwrap_or(0);
+        let names: Vec<String> = self.importing[start..]
+            .iter()
+            .map(|file| {
+                let text = String::from_utf8_lossy(file).into_owned();
+                let name = text.rsplit('/').next().unwrap_or(&text).to_string();
+                format!("`{name}`")
+            })
+            .collect();
+        let message = match names.as_slice() {
+            [one] => format!("infinite recursion: {one} imports itself"),
+            many => format!(
+                "infinite recursion: imports form a cycle: {} -> {}",
+                many.join(" -> "),
+                many[0]
+            ),
+        };
+        Diagnostic::error(codes::INFINITE_RECURSION, message)
+            .with_primary(span, "this import is already being evaluated")
+            .with_help("a file's value cannot depend on importing itself; move the shared part into a third file")
+    }
+}

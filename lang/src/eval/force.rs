@@ -1,0 +1,255 @@
+//! Forcing and cycles: a thunk is evaluated at most once, blackholed while it is
+//! (forcing it again is infinite recursion, reported with the names of the cycle),
+//! and left as it was when its evaluation fails; `force_deep` for `--strict`.
+
+use std::rc::Rc;
+
+use super::*;
+use crate::codes;
+use crate::diagnostic::{Diagnostic, Label};
+use crate::span::Span;
+use crate::value::{EvalResult, Thunk, ThunkState, Value};
+
+impl Machine {
+    /// Forces a value to weak head normal form.
+    #[inline]
+    pub fn force(&mut self, value: &Value, span: Span) -> EvalResult<Value> {
+        match value {
+            Value::Thunk(thunk) => self.force_thunk(thunk, span),
+            other => Ok(other.clone()),
+        }
+    }
+
+    pub fn force_thunk(&mut self, thunk: &Rc<Thunk>, span: Span) -> EvalResult<Value> {
+        if let ThunkState::Done(value) = &*thunk.state.borrow() {
+            return Ok(value.clone());
+        }
+        let state = thunk.state.replace(ThunkState::Blackhole);
+        let address = Rc::as_ptr(thunk) as *const u8 as usize;
+        let frame_span = match &state {
+            ThunkState::Done(_) => return unreachable_done(),
+            ThunkState::Blackhole => return Err(self.infinite_recursion(address, span)),
+            ThunkState::Suspended { code, .. } => code.span,
+            ThunkState::Apply1 { span, .. } | ThunkState::Apply { span, .. } => *span,
+        };
+        self.force_stack.push(ForceFrame {
+            thunk: address,
+            span: frame_span,
+        });
+        let result = match &state {
+            ThunkState::Suspended { code, env } => self.eval(code, env),
+            ThunkState::Apply1 {
+                function,
+                argument,
+                span,
+            } => self.call(function.clone(), argument.clone(), *span),
+            ThunkState::Apply {
+                function,
+                arguments,
+                span,
+            } => self.apply_all(function.clone(), arguments, *span),
+            ThunkState::Done(_) | ThunkState::Blackhole => unreachable_done(),
+        };
+        self.force_stack.pop();
+        match result {
+            Ok(value) => {
+                let value = fresh_slot(value);
+                *thunk.state.borrow_mut() = ThunkState::Done(value.clone());
+                Ok(value)
+            }
+            Err(error) => {
+                // left as it was: forcing it again evaluates it again
+                *thunk.state.borrow_mut() = state;
+                Err(error)
+            }
+        }
+    }
+
+    pub(super) fn apply_all(
+        &mut self,
+        function: Value,
+        arguments: &[Value],
+        span: Span,
+    ) -> EvalResult<Value> {
+        if arguments.is_empty() {
+            // a refused constant: a primop of no arguments
+            if let Value::PrimOp(primop) = &function {
+                return self.call_primop(primop, &[], span);
+            }
+            return self.force(&function, span);
+        }
+        if let [first, second] = arguments {
+            return self.call_curried(&function, first.clone(), second.clone(), span);
+        }
+        let mut result = function;
+        for argument in arguments {
+            result = self.call(result, argument.clone(), span)?;
+        }
+        Ok(result)
+    }
+
+    pub(super) fn infinite_recursion(&self, address: usize, span: Span) -> Box<Diagnostic> {
+        let start = self
+            .force_stack
+            .iter()
+            .rposition(|frame| frame.thunk == address);
+        let cycle: Vec<&ForceFrame> = match start {
+            Some(index) => self.force_stack[index..].iter().collect(),
+            None => Vec::new(),
+        };
+        let names: Vec<String> = cycle
+            .iter()
+            .filter_map(|frame| self.binding_names.get(&frame.span))
+            .map(|name| format!("`{}`", String::from_utf8_lossy(name)))
+            .collect();
+        let mut names = names;
+        // the reference that closed the cycle, when it reached the first binding
+        // through another name (`let a = b; b = a;`)
+        if let Some(name) = self.reference_names.get(&span) {
+            names.push(format!("`{}`", String::from_utf8_lossy(name)));
+        }
+        let mut deduplicated: Vec<String> = Vec::new();
+        for name in names {
+            if deduplicated.last() != Some(&name) {
+                deduplicated.push(name);
+            }
+        }
+        if deduplicated.len() > 1 && deduplicated.first() == deduplicated.last() {
+            deduplicated.pop();
+        }
+        let message = match deduplicated.as_slice() {
+            [] => "infinite recursion: a value depends on itself".to_string(),
+            [one] => format!("infinite recursion: {one} depends on itself"),
+            many => format!("infinite recursion: {} -> {}", many.join(" -> "), many[0]),
+        };
+        let primary = cycle.first().map(|frame| frame.span).unwrap_or(span);
+        let mut diagnostic = Diagnostic::error(codes::INFINITE_RECURSION, message)
+            .with_primary(primary, "evaluating this needs its own value")
+            .with_help(
+                "break the cycle: one of these bindings must be computable without the others",
+            );
+        for frame in cycle.iter().skip(1) {
+            let label = match self.binding_names.get(&frame.span) {
+                Some(name) => format!("`{}` is part of the cycle", String::from_utf8_lossy(name)),
+                None => "part of the cycle".to_string(),
+            };
+            diagnostic = diagnostic.with_secondary(frame.span, label);
+        }
+        if span != primary {
+            diagnostic = diagnostic.with_secondary(span, "and is needed again here");
+        }
+        Box::new(diagnostic)
+    }
+
+    /// Forces a value and everything inside it (`--strict`, `deepSeq`).
+    pub fn force_deep(&mut self, value: &Value, span: Span) -> EvalResult<Value> {
+        let mut seen = std::collections::HashSet::new();
+        let forced = self.force(value, span)?;
+        self.force_deep_inner(&forced, span, &mut seen)?;
+        Ok(forced)
+    }
+
+    pub(super) fn force_deep_inner(
+        &mut self,
+        value: &Value,
+        span: Span,
+        seen: &mut std::collections::HashSet<usize>,
+    ) -> EvalResult<()> {
+        match value {
+            Value::Attrs(attrs) => {
+                if !seen.insert(Rc::as_ptr(attrs) as *const u8 as usize) {
+                    return Ok(());
+                }
+                self.enter(span)?;
+                for attr in attrs.iter() {
+                    let span = attr.span.unwrap_or(span);
+                    let forced = match self.force(&attr.value, span) {
+                        Ok(forced) => forced,
+                        Err(error) => {
+                            self.leave();
+                            return Err(error);
+                        }
+                    };
+                    if let Err(mut error) = self.force_deep_inner(&forced, span, seen) {
+                        self.leave();
+                        if error.trace.len() < 64 {
+                            error.trace.push(Label::new(
+                                span,
+                                format!(
+                                    "while evaluating the attribute `{}`",
+                                    String::from_utf8_lossy(&attr.name)
+                                ),
+                            ));
+                        }
+                        return Err(error);
+                    }
+                }
+                self.leave();
+                Ok(())
+            }
+            Value::List(items) => {
+                if items.is_empty() || !seen.insert(items.as_ptr() as *const u8 as usize) {
+                    return Ok(());
+                }
+                self.enter(span)?;
+                for item in items.iter() {
+                    let forced = match self.force(item, span) {
+                        Ok(forced) => forced,
+                        Err(error) => {
+                            self.leave();
+                            return Err(error);
+                        }
+                    };
+                    if let Err(error) = self.force_deep_inner(&forced, span, seen) {
+                        self.leave();
+                        return Err(error);
+                    }
+                }
+                self.leave();
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A list of one or two elements lives inside its value slot in Nix, so a copy into
+/// a new slot is a new list (this decides `«repeated»`).
+pub(super) fn fresh_slot(value: Value) -> Value {
+    match value {
+        Value::List(list) if !list.is_empty() && list.len() <= 2 => {
+            Value::List(Rc::from(&list[..]))
+        }
+        other => other,
+    }
+}
+
+/// Does `value` hold a secret among its parts evaluated so far? Nothing is forced (the
+/// same object compares equal to itself in Nix without its parts being evaluated).
+pub(crate) fn holds_evaluated_secret(value: &Value) -> bool {
+    let mut pending: Vec<Value> = match value {
+        Value::List(_) | Value::Attrs(_) => vec![value.clone()],
+        _ => return false,
+    };
+    let mut seen = std::collections::HashSet::new();
+    while let Some(value) = pending.pop() {
+        let value = match value {
+            Value::Thunk(thunk) => match thunk.value() {
+                Some(value) => value,
+                None => continue,
+            },
+            other => other,
+        };
+        match &value {
+            Value::Opaque(_) => return true,
+            Value::List(items) if seen.insert(items.as_ptr() as *const u8 as usize) => {
+                pending.extend(items.iter().cloned());
+            }
+            Value::Attrs(attrs) if seen.insert(Rc::as_ptr(attrs) as *const u8 as usize) => {
+                pending.extend(attrs.iter().map(|attr| attr.value.clone()));
+            }
+            _ => {}
+        }
+    }
+    false
+}

@@ -1,0 +1,290 @@
+//! Operators: the lazy Boolean ones, `//`, `++`, `+` on numbers, strings and
+//! paths, and arithmetic with overflow and division-by-zero errors.
+
+use std::rc::Rc;
+
+use super::*;
+use crate::codes;
+use crate::compile::{self, Ir, Operator};
+use crate::span::Span;
+use crate::value::{Env, EvalResult, Value};
+
+impl Machine {
+    pub(super) fn binary(
+        &mut self,
+        op: Operator,
+        left: &Rc<Ir>,
+        right: &Rc<Ir>,
+        env: &Env,
+        span: Span,
+    ) -> EvalResult<Value> {
+        match op {
+            Operator::And => {
+                if !self.eval_bool(left, env, "the left side of `&&`")? {
+                    return Ok(Value::Bool(false));
+                }
+                Ok(Value::Bool(self.eval_bool(
+                    right,
+                    env,
+                    "the right side of `&&`",
+                )?))
+            }
+            Operator::Or => {
+                if self.eval_bool(left, env, "the left side of `||`")? {
+                    return Ok(Value::Bool(true));
+                }
+                Ok(Value::Bool(self.eval_bool(
+                    right,
+                    env,
+                    "the right side of `||`",
+                )?))
+            }
+            Operator::Implies => {
+                if !self.eval_bool(left, env, "the left side of `->`")? {
+                    return Ok(Value::Bool(true));
+                }
+                Ok(Value::Bool(self.eval_bool(
+                    right,
+                    env,
+                    "the right side of `->`",
+                )?))
+            }
+            _ => {
+                let left_value = self.eval(left, env)?;
+                let right_value = self.eval(right, env)?;
+                if let (Value::Int(a), Value::Int(b)) = (&left_value, &right_value)
+                    && let Some(result) = int_operation(op, *a, *b)
+                {
+                    return Ok(result);
+                }
+                self.binary_values(op, left_value, right_value, left.span, right.span, span)
+            }
+        }
+    }
+
+    pub(super) fn eval_bool(&mut self, ir: &Rc<Ir>, env: &Env, context: &str) -> EvalResult<bool> {
+        match self.eval(ir, env)? {
+            Value::Bool(value) => Ok(value),
+            other => Err(type_error("a Boolean", &other, ir.span, context)),
+        }
+    }
+
+    pub(crate) fn binary_values(
+        &mut self,
+        op: Operator,
+        left: Value,
+        right: Value,
+        left_span: Span,
+        right_span: Span,
+        span: Span,
+    ) -> EvalResult<Value> {
+        match op {
+            Operator::Equal => Ok(Value::Bool(self.equal(&left, &right, span, true)?)),
+            Operator::NotEqual => Ok(Value::Bool(!self.equal(&left, &right, span, true)?)),
+            Operator::Less => Ok(Value::Bool(self.less_than(&left, &right, span)?)),
+            Operator::Update => {
+                let Value::Attrs(left_attrs) = &left else {
+                    return Err(type_error(
+                        "a set",
+                        &left,
+                        left_span,
+                        "the left side of `//`",
+                    ));
+                };
+                let Value::Attrs(right_attrs) = &right else {
+                    return Err(type_error(
+                        "a set",
+                        &right,
+                        right_span,
+                        "the right side of `//`",
+                    ));
+                };
+                if left_attrs.is_empty() {
+                    return Ok(right);
+                }
+                if right_attrs.is_empty() {
+                    return Ok(left);
+                }
+                self.make_attrs(left_attrs.len() + right_attrs.len(), span)?;
+                Ok(Value::Attrs(Rc::new(left_attrs.update(right_attrs))))
+            }
+            Operator::Concat => {
+                let Value::List(left_list) = &left else {
+                    return Err(type_error(
+                        "a list",
+                        &left,
+                        left_span,
+                        "the left side of `++`",
+                    ));
+                };
+                let Value::List(right_list) = &right else {
+                    return Err(type_error(
+                        "a list",
+                        &right,
+                        right_span,
+                        "the right side of `++`",
+                    ));
+                };
+                if left_list.is_empty() {
+                    return Ok(right);
+                }
+                if right_list.is_empty() {
+                    return Ok(left);
+                }
+                self.make_list(left_list.len() + right_list.len(), span)?;
+                let mut items = self.list_buffer(left_list.len() + right_list.len(), span)?;
+                items.extend(left_list.iter().cloned());
+                items.extend(right_list.iter().cloned());
+                Ok(Value::List(Rc::from(items)))
+            }
+            Operator::Add => self.add(left, right, left_span, right_span),
+            Operator::Subtract | Operator::Multiply | Operator::Divide => {
+                arithmetic(op, &left, &right, left_span, right_span, span)
+            }
+            Operator::And | Operator::Or | Operator::Implies => unreachable_logic(),
+        }
+    }
+
+    pub(super) fn add(
+        &mut self,
+        left: Value,
+        right: Value,
+        left_span: Span,
+        right_span: Span,
+    ) -> EvalResult<Value> {
+        match (&left, &right) {
+            (Value::Int(a), Value::Int(b)) => a
+                .checked_add(*b)
+                .map(Value::Int)
+                .ok_or_else(|| overflow(left_span.to(right_span), "+")),
+            (Value::Int(a), Value::Float(b)) => Ok(Value::Float(*a as f64 + b)),
+            (Value::Float(a), Value::Int(b)) => Ok(Value::Float(a + *b as f64)),
+            (Value::Float(a), Value::Float(b)) => Ok(Value::Float(a + b)),
+            (Value::Int(_), other) => Err(type_error(
+                "a number",
+                other,
+                right_span,
+                "cannot add to an integer",
+            )),
+            (Value::Float(_), other) => Err(type_error(
+                "a number",
+                other,
+                right_span,
+                "cannot add to a float",
+            )),
+            (Value::Path(path), _) => {
+                let mut result = path.to_vec();
+                self.coerce_to_string_into(&right, right_span, false, false, &mut result)?;
+                Ok(Value::Path(Rc::from(compile::canonical_path(&result))))
+            }
+            (Value::String(string), _) => {
+                // counted before it is made when both sizes are known (a string
+                // doubled in a loop), after when the right side is coerced
+                let right_length = match &right {
+                    Value::String(right) => right.len(),
+                    _ => 0,
+                };
+                self.make_string(string.len() + right_length, right_span)?;
+                let mut result = Vec::with_capacity(string.len() + right_length.max(16));
+                result.extend_from_slice(string);
+                self.coerce_to_string_into(&right, right_span, false, true, &mut result)?;
+                if right_length == 0 {
+                    self.make_string(result.len() - string.len(), right_span)?;
+                }
+                Ok(Value::String(Rc::from(result)))
+            }
+            _ => {
+                let mut result = Vec::new();
+                self.coerce_to_string_into(&left, left_span, false, true, &mut result)?;
+                self.coerce_to_string_into(&right, right_span, false, true, &mut result)?;
+                Ok(Value::String(Rc::from(result)))
+            }
+        }
+    }
+}
+
+pub(super) fn arithmetic(
+    op: Operator,
+    left: &Value,
+    right: &Value,
+    left_span: Span,
+    right_span: Span,
+    span: Span,
+) -> EvalResult<Value> {
+    let symbol = match op {
+        Operator::Subtract => "-",
+        Operator::Multiply => "*",
+        _ => "/",
+    };
+    let check = |value: &Value, side_span: Span| -> EvalResult<()> {
+        match value {
+            Value::Int(_) | Value::Float(_) => Ok(()),
+            other => Err(type_error(
+                "a number",
+                other,
+                side_span,
+                &format!("the operands of `{symbol}`"),
+            )),
+        }
+    };
+    check(left, left_span)?;
+    check(right, right_span)?;
+    if op == Operator::Divide {
+        let zero = match right {
+            Value::Int(b) => *b == 0,
+            Value::Float(b) => *b == 0.0,
+            _ => false,
+        };
+        if zero {
+            return Err(error(
+                codes::DIVISION_BY_ZERO,
+                "division by zero",
+                right_span,
+                "this is zero",
+                "check the divisor before dividing",
+            ));
+        }
+    }
+    match (left, right) {
+        (Value::Int(a), Value::Int(b)) => {
+            let result = match op {
+                Operator::Subtract => a.checked_sub(*b),
+                Operator::Multiply => a.checked_mul(*b),
+                _ => a.checked_div(*b),
+            };
+            result.map(Value::Int).ok_or_else(|| overflow(span, symbol))
+        }
+        _ => {
+            let a = as_float(left);
+            let b = as_float(right);
+            Ok(Value::Float(match op {
+                Operator::Subtract => a - b,
+                Operator::Multiply => a * b,
+                _ => a / b,
+            }))
+        }
+    }
+}
+
+pub(crate) fn as_float(value: &Value) -> f64 {
+    match value {
+        Value::Int(number) => *number as f64,
+        Value::Float(number) => *number,
+        _ => 0.0,
+    }
+}
+
+/// An operator on two integers that cannot fail (no overflow, no division), or
+/// `None` for the general path (which reports what went wrong).
+#[inline]
+pub(super) fn int_operation(op: Operator, left: i64, right: i64) -> Option<Value> {
+    match op {
+        Operator::Add => left.checked_add(right).map(Value::Int),
+        Operator::Subtract => left.checked_sub(right).map(Value::Int),
+        Operator::Multiply => left.checked_mul(right).map(Value::Int),
+        Operator::Less => Some(Value::Bool(left < right)),
+        Operator::Equal => Some(Value::Bool(left == right)),
+        Operator::NotEqual => Some(Value::Bool(left != right)),
+        _ => None,
+    }
+}
