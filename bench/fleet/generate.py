@@ -1,16 +1,20 @@
 #!/usr/bin/env python3
 """Generates a deterministic synthetic fleet: N nodes, M modules.
 
-    generate.py NODES OUT [--modules M]
+    generate.py NODES OUT [--modules M] [--heavy]
 
 Writes OUT/mesh (a mesh repository for `meshc build`) and OUT/nix (the same modules
 and inventory evaluated by a plain-Nix module system, `nix-instantiate --eval
---strict OUT/nix/fleet.nix`), so both evaluate the same module files.
+--strict OUT/nix/fleet.nix`), so both evaluate the same module files. `--heavy` writes modules as heavy as real
+ones (heavy.py: interpolation, sort, genList, collections; about 130 shapes a node)
+instead of the light ones (four shapes a module, about 40 a node).
 """
 import hashlib
 import os
 import shutil
 import sys
+
+from heavy import heavy_module_source
 
 CHARSET = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
 
@@ -175,6 +179,7 @@ def main():
     module_count = 30
     if "--modules" in sys.argv:
         module_count = int(sys.argv[sys.argv.index("--modules") + 1])
+    source = heavy_module_source if "--heavy" in sys.argv else module_source
     here = os.path.dirname(os.path.abspath(__file__))
     networking = os.path.join(here, "..", "..", "stdlib-modules", "networking", "module.nix")
     shutil.rmtree(out, ignore_errors=True)
@@ -183,7 +188,7 @@ def main():
             directory = os.path.join(out, side, "modules", f"m{index:02d}")
             os.makedirs(directory)
             with open(os.path.join(directory, "module.nix"), "w") as handle:
-                handle.write(module_source(index, module_count))
+                handle.write(source(index, module_count))
         with open(os.path.join(out, side, "mesh.nix"), "w") as handle:
             handle.write(inventory(nodes, module_count))
     os.makedirs(os.path.join(out, "nix", "modules", "networking"))

@@ -2,4 +2,4 @@
 let
   fib = n: if n < 2 then n else fib (n - 1) + fib (n - 2);
 in
-fib 25
+fib 27

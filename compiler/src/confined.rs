@@ -215,6 +215,35 @@ impl Beneath {
         })
     }
 
+    /// Writes `bytes` (mode 0600) to a new temporary file beside `name` and returns
+    /// the temporary's name: [`Beneath::rename`] puts it in place later, or
+    /// [`Beneath::remove`] drops it.
+    pub fn stage(&self, name: &str, bytes: &[u8]) -> io::Result<String> {
+        downward(Path::new(name))?;
+        let (temporary, file) = self.new_file(name)?;
+        let mut file = std::fs::File::from(file);
+        if let Err(error) = file.write_all(bytes) {
+            let _ = rustix::fs::unlinkat(&self.directory, &temporary, AtFlags::empty());
+            return Err(error);
+        }
+        Ok(temporary)
+    }
+
+    /// Renames the entry `from` of this directory to `to` (replacing what is there;
+    /// a link at `to` is replaced, not followed).
+    pub fn rename(&self, from: &str, to: &str) -> io::Result<()> {
+        downward(Path::new(from))?;
+        downward(Path::new(to))?;
+        rustix::fs::renameat(&self.directory, from, &self.directory, to)
+            .map_err(|error| explain(&self.path.join(to), error))
+    }
+
+    /// Removes the empty directory `name` of this directory.
+    pub fn remove_directory(&self, name: &str) -> io::Result<()> {
+        rustix::fs::unlinkat(&self.directory, name, AtFlags::REMOVEDIR)
+            .map_err(|error| explain(&self.path.join(name), error))
+    }
+
     /// A new, exclusively created temporary file beside `name`.
     fn new_file(&self, name: &str) -> io::Result<(String, OwnedFd)> {
         loop {

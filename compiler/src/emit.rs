@@ -66,23 +66,31 @@ pub fn manifest(
     keys: &BTreeMap<String, String>,
     secrets: &NodeValues,
 ) -> Vec<u8> {
-    let nodes: serde_json::Map<String, serde_json::Value> = plans
+    let digests = plans
         .iter()
-        .map(|(name, plan)| {
-            (
-                name.clone(),
-                serde_json::Value::String(plan.digest().to_string()),
-            )
-        })
+        .map(|(name, plan)| (name.clone(), plan.digest().to_string()))
+        .collect();
+    manifest_of(&digests, keys, secrets)
+}
+
+/// [`manifest`] from each node's plan digest.
+pub(crate) fn manifest_of(
+    digests: &BTreeMap<String, String>,
+    keys: &BTreeMap<String, String>,
+    secrets: &NodeValues,
+) -> Vec<u8> {
+    let nodes: serde_json::Map<String, serde_json::Value> = digests
+        .iter()
+        .map(|(name, digest)| (name.clone(), serde_json::Value::String(digest.clone())))
         .collect();
     let keys: serde_json::Map<String, serde_json::Value> = keys
         .iter()
-        .filter(|(node, _)| plans.contains_key(*node))
+        .filter(|(node, _)| digests.contains_key(*node))
         .map(|(node, key)| (node.clone(), serde_json::Value::String(key.clone())))
         .collect();
     let secrets: NodeValues = secrets
         .iter()
-        .filter(|(node, values)| plans.contains_key(*node) && !values.is_empty())
+        .filter(|(node, values)| digests.contains_key(*node) && !values.is_empty())
         .map(|(node, values)| (node.clone(), values.clone()))
         .collect();
     let value = serde_json::json!({
@@ -110,7 +118,7 @@ pub(crate) fn output_error(path: &Path, error: std::io::Error) -> Diagnostic {
     .with_help("check that the output directory is writable, or choose another with `--out DIR`")
 }
 
-fn output_link(message: String) -> Diagnostic {
+pub(crate) fn output_link(message: String) -> Diagnostic {
     Diagnostic::error(codes::OUTPUT_LINK, message).with_help(
         "`OUT/nodes` must be a real directory made by meshc: remove the link (or the directory someone else made) and build again, or choose another output with `--out DIR`",
     )
@@ -133,6 +141,38 @@ pub fn write_atomically(directory: &Beneath, name: &str, bytes: &[u8]) -> Result
         .map_err(|error| output_error(&path, error))
 }
 
+/// `OUT/nodes` (made when `create`), refused when it is a link; None when it does not
+/// exist and is not to be made.
+pub(crate) fn open_nodes(
+    output: &Beneath,
+    out: &Path,
+    create: bool,
+) -> Result<Option<Beneath>, Diagnostic> {
+    let nodes_path = out.join("nodes");
+    match output.directory(Path::new("nodes"), create) {
+        Ok(nodes) => Ok(nodes),
+        Err(error) if confined::is_link_refusal(&error) => Err(output_link(format!(
+            "`{}` is a symbolic link: meshc writes plans and removes stale ones only in a real directory",
+            nodes_path.display()
+        ))),
+        Err(error) => Err(output_error(&nodes_path, error)),
+    }
+}
+
+/// Refuses an `OUT/nodes` that is not this user's: meshc removes stale plans only
+/// from a directory it owns.
+pub(crate) fn check_owner(nodes: &Beneath, nodes_path: &Path) -> Result<(), Diagnostic> {
+    let own = confined::own_uid().map_err(|e| output_error(nodes_path, e))?;
+    let owner = nodes.owner().map_err(|e| output_error(nodes_path, e))?;
+    if owner != own {
+        return Err(output_link(format!(
+            "`{}` belongs to uid {owner}, not to this user (uid {own}): meshc removes stale plans only from a directory it owns",
+            nodes_path.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Writes every plan and the manifest; removes plans of nodes that are gone. `OUT`
 /// is the user's choice; `OUT/nodes` must be a real directory (no symbolic link)
 /// owned by this user, and nothing below it is followed: a link planted at
@@ -145,30 +185,13 @@ pub fn write(
 ) -> Result<(), Diagnostic> {
     let output = Beneath::open(out, true).map_err(|e| output_error(out, e))?;
     let nodes_path = out.join("nodes");
-    let nodes = match output.directory(Path::new("nodes"), true) {
-        Ok(Some(nodes)) => nodes,
-        Ok(None) => {
-            return Err(output_error(
-                &nodes_path,
-                std::io::ErrorKind::NotFound.into(),
-            ));
-        }
-        Err(error) if confined::is_link_refusal(&error) => {
-            return Err(output_link(format!(
-                "`{}` is a symbolic link: meshc writes plans and removes stale ones only in a real directory",
-                nodes_path.display()
-            )));
-        }
-        Err(error) => return Err(output_error(&nodes_path, error)),
+    let Some(nodes) = open_nodes(&output, out, true)? else {
+        return Err(output_error(
+            &nodes_path,
+            std::io::ErrorKind::NotFound.into(),
+        ));
     };
-    let own = confined::own_uid().map_err(|e| output_error(&nodes_path, e))?;
-    let owner = nodes.owner().map_err(|e| output_error(&nodes_path, e))?;
-    if owner != own {
-        return Err(output_link(format!(
-            "`{}` belongs to uid {owner}, not to this user (uid {own}): meshc removes stale plans only from a directory it owns",
-            nodes_path.display()
-        )));
-    }
+    check_owner(&nodes, &nodes_path)?;
     for (name, plan) in plans {
         write_atomically(&nodes, &format!("{name}.json"), &plan.to_json_bytes())?;
     }

@@ -31,6 +31,7 @@ mod private_key;
 mod repository;
 mod reseal;
 mod resolve;
+mod retained;
 mod scram;
 mod sealed_value;
 mod secrets;
@@ -38,6 +39,7 @@ mod settings;
 mod shape;
 mod shapes;
 mod source;
+mod staged;
 mod stdlib;
 mod traces;
 mod types;
@@ -63,6 +65,7 @@ pub use lock::{Lock, is_upstream_reference, read as read_lock, write as write_lo
 pub use pipeline::{
     Compilation, Options, Session, compile, compile_session, compile_with, inspect_node,
 };
+pub use staged::{PlanSink, StagedBuild, Written};
 
 /// `meshc show`'s view of one node (see [`inspect_node`]).
 pub mod view {

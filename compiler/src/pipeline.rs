@@ -2,7 +2,7 @@
 //! resolve -> settings -> contribute -> shapes. Each stage is a function of the ones
 //! before; this file only wires them together and gathers every diagnostic.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,10 +24,12 @@ use crate::prelude;
 use crate::repository::{self, Origin, Repository};
 use crate::resolve;
 use crate::sealed_value;
+use crate::retained::Kept;
 use crate::secrets;
 use crate::settings::{self, DefaultsCache};
 use crate::shape;
 use crate::shapes::{self, ShapeArguments};
+use crate::staged::PlanSink;
 use crate::stdlib::{self, MeshLoader};
 use crate::traces::{self, Gathered, Place};
 use crate::types::CheckContext;
@@ -35,8 +37,13 @@ use crate::types::CheckContext;
 /// What compiling a repository produced.
 pub struct Compilation {
     pub root: PathBuf,
-    /// The plan of every node of the inventory that compiled without errors.
+    /// The plan of every node of the inventory that compiled without errors (none
+    /// when the session hands each plan to a [`PlanSink`] instead).
     pub plans: BTreeMap<String, Plan>,
+    /// The nodes whose plans went to the session's [`PlanSink`].
+    pub handed: BTreeSet<String>,
+    /// The secret shapes of those plans (path, sealed text), kept for `secrets`.
+    handed_sealed: BTreeMap<String, SealedTexts>,
     pub diagnostics: Vec<Diagnostic>,
     pub sources: Sources,
     /// Secrets this compilation made.
@@ -92,6 +99,12 @@ pub struct Session {
     pub cancelled: Option<Arc<AtomicBool>>,
     /// Syntax trees kept from earlier compilations (see [`lang::ParseCache`]).
     pub parses: Option<Arc<lang::ParseCache>>,
+    /// Where each node's plan goes as soon as it is made (`meshc build`), so that
+    /// no plan is kept to the end; None keeps them in [`Compilation::plans`].
+    pub sink: Option<Arc<dyn PlanSink>>,
+    /// Frames made between two reclaim passes ([`lang::eval::RECLAIM_BATCH`] if
+    /// None; see [`lang::Machine::reclaim`]).
+    pub reclaim_batch: Option<usize>,
 }
 
 impl Session {
@@ -141,6 +154,8 @@ fn compile_inspecting(
             let compilation = Compilation {
                 root: root.to_path_buf(),
                 plans: BTreeMap::new(),
+                handed: BTreeSet::new(),
+                handed_sealed: BTreeMap::new(),
                 diagnostics: vec![*diagnostic],
                 sources: Sources::new(),
                 made: secrets::Made::default(),
@@ -275,47 +290,63 @@ fn compile_inspecting(
     compilation.artifact_directories = artifact_directories;
     compilation.keys = keys
         .into_iter()
-        .filter(|(node, _)| compilation.plans.contains_key(node))
+        .filter(|(node, _)| {
+            compilation.plans.contains_key(node) || compilation.handed.contains(node)
+        })
         .collect();
-    compilation.secrets = sealed_values(&compilation.plans, &store);
+    let handed_sealed = std::mem::take(&mut compilation.handed_sealed);
+    let sealed = compilation
+        .plans
+        .iter()
+        .map(|(node, plan)| (node.clone(), sealed_texts(plan)))
+        .chain(handed_sealed);
+    compilation.secrets = sealed_values(sealed, &store);
     (compilation, view)
+}
+
+/// A node's secret shapes as (path, sealed text): what [`sealed_values`] needs of a
+/// plan, kept when the plan itself was handed to the sink and dropped.
+type SealedTexts = Vec<(String, String)>;
+
+fn sealed_texts(plan: &Plan) -> SealedTexts {
+    plan.shapes()
+        .iter()
+        .filter_map(|shape| match shape.resource() {
+            plan::Resource::Secret(secret) => Some((secret.path.clone(), secret.sealed.clone())),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Each plan's secret shapes with what the store says their sealed values are. A
 /// value the store did not give (none can be, but a lookup is no proof) is of
 /// unknown identity.
 fn sealed_values(
-    plans: &BTreeMap<String, Plan>,
+    nodes: impl Iterator<Item = (String, SealedTexts)>,
     store: &secrets::Store,
 ) -> sealed_value::NodeValues {
-    plans
-        .iter()
-        .map(|(node, plan)| {
-            let values = plan
-                .shapes()
-                .iter()
-                .filter_map(|shape| match shape.resource() {
-                    plan::Resource::Secret(secret) => Some(secret),
-                    _ => None,
-                })
-                .map(|secret| {
-                    let value = if secret.sealed == link::NOT_YET_MADE {
+    nodes
+        .map(|(node, secrets)| {
+            let values = secrets
+                .into_iter()
+                .map(|(path, sealed)| {
+                    let value = if sealed == link::NOT_YET_MADE {
                         sealed_value::SealedValue {
                             of: None,
                             identity: sealed_value::Identity::NotYetMade,
                         }
                     } else {
                         store
-                            .value_of(&secret.sealed)
+                            .value_of(&sealed)
                             .unwrap_or(sealed_value::SealedValue {
                                 of: None,
                                 identity: sealed_value::Identity::Unknown,
                             })
                     };
-                    (secret.path.clone(), value)
+                    (path, value)
                 })
                 .collect();
-            (node.clone(), values)
+            (node, values)
         })
         .collect()
 }
@@ -329,6 +360,8 @@ struct PhaseA {
 
 struct WorkerResult {
     plans: BTreeMap<String, Plan>,
+    /// Nodes whose plans went to the sink, with their secret shapes.
+    handed: Vec<(String, SealedTexts)>,
     /// Diagnostics about the whole repository (only worker 0 keeps them).
     global: Vec<Diagnostic>,
     /// Diagnostics per node.
@@ -344,6 +377,7 @@ impl WorkerResult {
     fn failed(error: std::io::Error) -> WorkerResult {
         WorkerResult {
             plans: BTreeMap::new(),
+            handed: Vec::new(),
             global: vec![
                 Diagnostic::error(
                     codes::INTERNAL,
@@ -395,6 +429,7 @@ fn work(
         view: None,
     };
     let mut gathered = Gathered::default();
+    let mut handed = Vec::new();
     let plans = match run(
         &mut machine,
         repository,
@@ -404,6 +439,7 @@ fn work(
         &mut global,
         &mut per_node,
         &mut gathered,
+        &mut handed,
         &mut view,
     ) {
         Ok(plans) => plans,
@@ -423,6 +459,7 @@ fn work(
     drop(machine);
     WorkerResult {
         plans,
+        handed,
         global,
         per_node,
         sources,
@@ -442,10 +479,16 @@ struct Inspected<'a> {
 fn merge(repository: &Repository, results: Vec<WorkerResult>) -> Compilation {
     let mut sources = Sources::new();
     let mut plans = BTreeMap::new();
+    let mut handed = BTreeSet::new();
+    let mut handed_sealed = BTreeMap::new();
     let mut global = Vec::new();
     let mut per_node: BTreeMap<String, Vec<Diagnostic>> = BTreeMap::new();
     let mut traced = Vec::new();
     for result in results {
+        for (node, sealed) in result.handed {
+            handed.insert(node.clone());
+            handed_sealed.insert(node, sealed);
+        }
         let mapping = merge_sources(&mut sources, &result.sources);
         traced.extend(result.traces.remapped(&mapping));
         let remap = |mut diagnostic: Diagnostic| {
@@ -475,6 +518,8 @@ fn merge(repository: &Repository, results: Vec<WorkerResult>) -> Compilation {
     Compilation {
         root: repository.root.clone(),
         plans,
+        handed,
+        handed_sealed,
         diagnostics: without_repeats(diagnostics),
         sources,
         made: secrets::Made::default(),
@@ -569,6 +614,7 @@ fn run(
     diagnostics: &mut Vec<Diagnostic>,
     per_node: &mut BTreeMap<String, Vec<Diagnostic>>,
     traced: &mut Gathered,
+    handed: &mut Vec<(String, SealedTexts)>,
     inspected: &mut Inspected<'_>,
 ) -> EvalResult<BTreeMap<String, Plan>> {
     let inventory_value = match machine.eval_file(&repository.inventory) {
@@ -650,9 +696,25 @@ fn run(
     let first = count * worker / workers;
     let last = count * (worker + 1) / workers;
     let mut defaults = DefaultsCache::default();
-    let mut pending = Vec::new();
+    let mut pending: Vec<Pending<'_>> = Vec::new();
     let mut declarations = Vec::new();
+    // from here on, what a node leaves behind is reclaimed between nodes (not for
+    // `meshc show`, whose view keeps values of its node)
+    if inspected.node.is_none() {
+        machine.reclaim_start(session.reclaim_batch.unwrap_or(lang::eval::RECLAIM_BATCH));
+    }
     for (name, node) in inventory.nodes.iter().skip(first).take(last - first) {
+        if machine.reclaim_due() {
+            let kept = Kept {
+                inventory_value: &inventory_value,
+                inventory: &inventory,
+                prelude: &prelude,
+                modules: &modules,
+                defaults: &defaults,
+            };
+            let roots = kept.roots(pending.iter().map(|p| (&p.resolved, &p.collected)));
+            machine.reclaim(&roots);
+        }
         if session.is_cancelled() {
             break;
         }
@@ -756,17 +818,33 @@ fn run(
     });
 
     let mut plans = BTreeMap::new();
-    for Pending {
+    let mut pending = pending.into_iter();
+    while let Some(Pending {
         name,
         node,
         resolved,
         collected,
-    } in pending
+    }) = pending.next()
     {
         if session.is_cancelled() {
             break;
         }
         traced.enter(machine, Place::Shapes(name.clone()));
+        if machine.reclaim_due() {
+            let kept = Kept {
+                inventory_value: &inventory_value,
+                inventory: &inventory,
+                prelude: &prelude,
+                modules: &modules,
+                defaults: &defaults,
+            };
+            let unfinished = pending.as_slice().iter();
+            let mut roots = kept.roots(unfinished.map(|p| (&p.resolved, &p.collected)));
+            // the node about to be compiled
+            roots.extend(resolved.settings.values().cloned());
+            roots.extend(collected.values().cloned());
+            machine.reclaim(&roots);
+        }
         let diagnostics = per_node.entry(name.clone()).or_default();
         let link = links.remove(name).unwrap_or_default();
         let errors_before = error_count(diagnostics);
@@ -819,9 +897,19 @@ fn run(
         };
         if error_count(diagnostics) == errors_before {
             match emit::plan(name, shapes) {
-                Ok(plan) => {
-                    plans.insert(name.clone(), plan);
-                }
+                Ok(plan) => match &session.sink {
+                    // written now and dropped: no plan is kept to the end
+                    Some(sink) => {
+                        let sealed = sealed_texts(&plan);
+                        match sink.accept(name, plan) {
+                            Ok(()) => handed.push((name.clone(), sealed)),
+                            Err(diagnostic) => diagnostics.push(diagnostic),
+                        }
+                    }
+                    None => {
+                        plans.insert(name.clone(), plan);
+                    }
+                },
                 Err(diagnostic) => diagnostics.push(diagnostic),
             }
         }

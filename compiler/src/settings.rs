@@ -20,6 +20,13 @@ pub struct DefaultsCache {
     by_module: HashMap<String, Value>,
 }
 
+impl DefaultsCache {
+    /// The cached settings sets (roots for [`lang::Machine::reclaim`]).
+    pub fn values(&self) -> impl Iterator<Item = &Value> {
+        self.by_module.values()
+    }
+}
+
 /// The settings set a module's fields receive on `node`, or None after reporting
 /// why it cannot be made.
 pub fn module_settings(

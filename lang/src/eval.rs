@@ -25,6 +25,7 @@ mod files;
 mod force;
 mod limits;
 mod operators;
+mod reclaim;
 mod session;
 pub(crate) use coerce::push_decimal;
 pub use errors::{error, opaque_error, type_error};
@@ -33,6 +34,7 @@ use force::fresh_slot;
 pub(crate) use force::holds_evaluated_secret;
 pub use limits::{DEFAULT_MAX_MEMORY, DEFAULT_MAX_STEPS, Limits, describe_bytes};
 pub(crate) use operators::as_float;
+pub use reclaim::RECLAIM_BATCH;
 
 /// Depth limit; [`EVAL_STACK_SIZE`] is sized so that this depth fits.
 pub const DEFAULT_MAX_DEPTH: usize = 200_000;
@@ -118,6 +120,8 @@ pub struct Machine {
     /// Set by the host to stop the evaluation early (an editor's stale compilation);
     /// looked at every [`CANCEL_CHECK_STEPS`] steps.
     cancelled: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// Frames of recursive scopes, for [`Machine::reclaim`].
+    reclaim: reclaim::Frames,
 }
 
 impl Machine {
@@ -146,6 +150,7 @@ impl Machine {
             traces: Vec::new(),
             parses: None,
             cancelled: None,
+            reclaim: reclaim::Frames::default(),
         }
     }
 

@@ -285,29 +285,70 @@ pub struct EnvFrame {
 pub type Env = Rc<EnvFrame>;
 
 /// A frame's values. Filled once, right after the frame is made (recursive scopes
-/// need the frame before their values exist).
-pub enum Slots {
+/// need the frame before their values exist); emptied only by
+/// [`crate::eval::reclaim`], and only when nothing can reach the frame any more.
+pub struct Slots {
+    cells: RefCell<Cells>,
+}
+
+enum Cells {
     One(OnceCell<Value>),
     Many(Box<[OnceCell<Value>]>),
 }
 
 impl Slots {
-    pub fn get(&self, index: usize) -> Option<&Value> {
-        match self {
-            Slots::One(cell) if index == 0 => cell.get(),
-            Slots::One(_) => None,
-            Slots::Many(cells) => cells.get(index).and_then(OnceCell::get),
+    fn new(cells: Cells) -> Slots {
+        Slots {
+            cells: RefCell::new(cells),
         }
     }
 
+    pub fn get(&self, index: usize) -> Option<std::cell::Ref<'_, Value>> {
+        std::cell::Ref::filter_map(self.cells.try_borrow().ok()?, |cells| match cells {
+            Cells::One(cell) if index == 0 => cell.get(),
+            Cells::One(_) => None,
+            Cells::Many(cells) => cells.get(index).and_then(OnceCell::get),
+        })
+        .ok()
+    }
+
     pub fn set(&self, index: usize, value: Value) {
-        let cell = match self {
-            Slots::One(cell) if index == 0 => Some(cell),
-            Slots::One(_) => None,
-            Slots::Many(cells) => cells.get(index),
+        // never borrowed while the frame is filled (nothing is evaluated in between)
+        let Ok(cells) = self.cells.try_borrow() else {
+            return;
+        };
+        let cell = match &*cells {
+            Cells::One(cell) if index == 0 => Some(cell),
+            Cells::One(_) => None,
+            Cells::Many(cells) => cells.get(index),
         };
         if let Some(cell) = cell {
             let _ = cell.set(value);
+        }
+    }
+
+    /// Every value, for a tracing pass.
+    pub fn values(&self) -> Vec<Value> {
+        let Ok(cells) = self.cells.try_borrow() else {
+            return Vec::new();
+        };
+        match &*cells {
+            Cells::One(cell) => cell.get().cloned().into_iter().collect(),
+            Cells::Many(cells) => cells
+                .iter()
+                .filter_map(|cell| cell.get().cloned())
+                .collect(),
+        }
+    }
+
+    /// Takes every value out (see [`crate::eval::reclaim`]): the caller drops them.
+    pub fn take(&self) -> Vec<Value> {
+        let Ok(mut cells) = self.cells.try_borrow_mut() else {
+            return Vec::new();
+        };
+        match &mut *cells {
+            Cells::One(cell) => cell.take().into_iter().collect(),
+            Cells::Many(cells) => cells.iter_mut().filter_map(OnceCell::take).collect(),
         }
     }
 }
@@ -316,16 +357,16 @@ impl EnvFrame {
     pub fn one(parent: Option<Env>, value: Value) -> Env {
         Rc::new(EnvFrame {
             parent,
-            slots: Slots::One(OnceCell::from(value)),
+            slots: Slots::new(Cells::One(OnceCell::from(value))),
         })
     }
 
     pub fn empty(parent: Option<Env>, size: usize) -> Env {
-        let slots = if size == 1 {
-            Slots::One(OnceCell::new())
+        let slots = Slots::new(if size == 1 {
+            Cells::One(OnceCell::new())
         } else {
-            Slots::Many((0..size).map(|_| OnceCell::new()).collect())
-        };
+            Cells::Many((0..size).map(|_| OnceCell::new()).collect())
+        });
         Rc::new(EnvFrame { parent, slots })
     }
 }

@@ -136,6 +136,7 @@ impl Machine {
                     ));
                 };
                 let frame = EnvFrame::empty(Some(env.clone()), lambda.frame_size);
+                self.reclaim.record(&frame);
                 // as Nix: the `@` name first, then the formals in symbol order
                 if *at {
                     frame.slots.set(formals.len(), argument.clone());

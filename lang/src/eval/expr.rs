@@ -75,7 +75,7 @@ impl Machine {
     fn variable(&mut self, up: u32, slot: u32, env: &Env, span: Span) -> EvalResult<Value> {
         // borrowed, not cloned: a thunk is forced in place, without a reference
         // count up and down per variable
-        match lookup_ref(env, up, slot) {
+        match lookup_ref(env, up, slot).as_deref() {
             Some(Value::Thunk(thunk)) => self.force_thunk(thunk, span),
             Some(value) => Ok(value.clone()),
             None => Err(self.infinite_recursion(usize::MAX, span)),
@@ -218,6 +218,7 @@ impl Machine {
         env: &Env,
     ) -> EvalResult<Value> {
         let frame = EnvFrame::empty(Some(env.clone()), bindings.len());
+        self.reclaim.record(&frame);
         for &slot in order.iter() {
             let binding = &bindings[slot as usize];
             let scope = if binding.outer { env } else { &frame };
@@ -261,7 +262,7 @@ impl Machine {
             let Some(namespace) = lookup_ref(env, *up, 0) else {
                 continue;
             };
-            let namespace = self.force(namespace, span)?;
+            let namespace = self.force(&namespace, span)?;
             let Value::Attrs(attrs) = namespace else {
                 return Err(type_error(
                     "a set",
@@ -326,7 +327,8 @@ impl Machine {
         // `x.name` of a set already in a variable: borrowed, the set not copied
         if let IrKind::Var { up, slot } = &expr.kind
             && let [IrAttrName::Static(name)] = path
-            && let Some(Value::Attrs(attrs)) = lookup_ref(env, *up, *slot)
+            && let Some(variable) = lookup_ref(env, *up, *slot)
+            && let Value::Attrs(attrs) = &*variable
             && let Some(value) = attrs.get(name)
         {
             return self.force(value, span);
@@ -374,7 +376,9 @@ impl Machine {
 
     pub(super) fn attrs(&mut self, ir: &AttrsIr, env: &Env) -> EvalResult<Value> {
         let scope = if ir.recursive {
-            EnvFrame::empty(Some(env.clone()), ir.statics.len())
+            let frame = EnvFrame::empty(Some(env.clone()), ir.statics.len());
+            self.reclaim.record(&frame);
+            frame
         } else {
             env.clone()
         };
@@ -447,13 +451,13 @@ impl Machine {
 /// Reads slot `slot` of the frame `up` levels out.
 #[inline]
 pub(crate) fn lookup(env: &Env, up: u32, slot: u32) -> Option<Value> {
-    lookup_ref(env, up, slot).cloned()
+    lookup_ref(env, up, slot).map(|value| value.clone())
 }
 
 /// The value in `slot` of the frame `up` levels out; frames are filled once, so
 /// the reference lives as long as `env`.
 #[inline]
-pub(super) fn lookup_ref(env: &Env, up: u32, slot: u32) -> Option<&Value> {
+pub(super) fn lookup_ref(env: &Env, up: u32, slot: u32) -> Option<std::cell::Ref<'_, Value>> {
     let mut frame = env;
     for _ in 0..up {
         frame = frame.parent.as_ref()?;
@@ -467,7 +471,7 @@ pub(super) fn lookup_ref(env: &Env, up: u32, slot: u32) -> Option<&Value> {
 fn evaluated(ir: &Ir, env: &Env) -> Option<Value> {
     match &ir.kind {
         IrKind::Const(value) => Some(value.clone()),
-        IrKind::Var { up, slot } => match lookup_ref(env, *up, *slot)? {
+        IrKind::Var { up, slot } => match &*lookup_ref(env, *up, *slot)? {
             Value::Thunk(thunk) => thunk.value(),
             value => Some(value.clone()),
         },

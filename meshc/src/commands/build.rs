@@ -53,25 +53,36 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
         },
         workers: arguments.workers.get(),
     };
-    let compilation = compiler::compile_session(&root, options, &arguments.limits.session());
+    // each node's plan is written (staged) as soon as it is made and then dropped,
+    // so the build's memory does not grow with the fleet; nothing is visible in
+    // OUT until the whole build succeeded
+    let staged = match compiler::StagedBuild::open(&out) {
+        Ok(staged) => std::sync::Arc::new(staged),
+        Err(diagnostic) => return Err(terminal::fail(&diagnostic, &lang::Sources::new(), color)),
+    };
+    let mut session = arguments.limits.session();
+    session.sink = Some(staged.clone());
+    let compilation = compiler::compile_session(&root, options, &session);
     let compiled_at = started.elapsed();
     terminal::traces(&compilation.traces, &compilation.sources);
     terminal::report(&compilation.diagnostics, &compilation.sources, false, color);
     if compilation.has_errors() {
+        staged.abort();
         say!(
             "build failed: {} error(s); no plan was written",
             super::error_count(&compilation)
         );
         return Ok(ExitCode::from(1));
     }
-    let plans = &compilation.plans;
-    let shape_count: usize = plans.values().map(|plan| plan.shapes().len()).sum();
     let planned_at = started.elapsed();
-    if let Err(diagnostic) =
-        compiler::write_build(&out, plans, &compilation.keys, &compilation.secrets)
-    {
-        return Err(terminal::fail(&diagnostic, &compilation.sources, color));
-    }
+    let written = match staged.commit(&compilation.keys, &compilation.secrets) {
+        Ok(written) => written,
+        Err(diagnostic) => {
+            staged.abort();
+            return Err(terminal::fail(&diagnostic, &compilation.sources, color));
+        }
+    };
+    let shape_count = written.shapes;
     if let Err(diagnostic) = compiler::record_repository(&out, &compilation.root) {
         return Err(terminal::fail(&diagnostic, &compilation.sources, color));
     }
@@ -93,12 +104,11 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
     }
     say!(
         "built {} node(s), {shape_count} shape(s) in {} ms -> {}",
-        plans.len(),
+        written.nodes,
         started.elapsed().as_millis(),
         out.display()
     );
-    // the process ends here: freeing every plan shape by shape would cost a tenth
-    // of the build (1,000 nodes), for memory the exit returns anyway
+    // the process ends here: nothing to free for memory the exit returns anyway
     std::mem::forget(compilation);
     Ok(ExitCode::SUCCESS)
 }

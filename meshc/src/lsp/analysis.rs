@@ -180,6 +180,7 @@ fn work(queue: &(Mutex<Queue>, Condvar), encoding: Encoding, results: &Sender<Ou
             },
             cancelled: Some(cancelled.clone()),
             parses: Some(parses.entry(request.root.clone()).or_default().clone()),
+            ..Session::default()
         };
         // a bug in the compiler must not end the worker: it is reported instead
         let (files, traces) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

@@ -1,0 +1,217 @@
+//! A build written node by node (`meshc build`): each node's plan is serialized and
+//! staged on disk the moment the node is compiled, then dropped, so no plan is kept
+//! to the end and the build's memory does not grow with the fleet. Staged files are
+//! invisible until [`StagedBuild::commit`]: a new output is staged in
+//! `OUT/.mesh-staging` and renamed to `OUT/nodes` in one step; an existing
+//! `OUT/nodes` gets hidden temporary files renamed over the old plans. A failed
+//! build calls [`StagedBuild::abort`], which removes every staged file: as before,
+//! a build with an error writes nothing. Everything goes through `crate::confined`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use lang::Diagnostic;
+use plan::Plan;
+
+use crate::confined::Beneath;
+use crate::emit::{self, output_error};
+use crate::sealed_value::NodeValues;
+
+/// Where a compilation hands each node's plan when it is made.
+pub trait PlanSink: Send + Sync + std::fmt::Debug {
+    fn accept(&self, node: &str, plan: Plan) -> Result<(), Diagnostic>;
+}
+
+const STAGING: &str = ".mesh-staging";
+
+#[derive(Debug)]
+enum Place {
+    /// `OUT/nodes` does not exist: plans go to `OUT/.mesh-staging` under their names.
+    Fresh(Beneath),
+    /// `OUT/nodes` exists: plans go beside the old ones under temporary names.
+    Existing(Beneath),
+}
+
+#[derive(Debug)]
+struct Staged {
+    digest: String,
+    shapes: usize,
+    /// The staged file's name, None when `OUT/nodes` already holds these bytes.
+    temporary: Option<String>,
+}
+
+/// What a committed build wrote.
+pub struct Written {
+    pub nodes: usize,
+    pub shapes: usize,
+}
+
+#[derive(Debug)]
+pub struct StagedBuild {
+    out: PathBuf,
+    output: Beneath,
+    place: Place,
+    /// Whether `OUT` was made by this build (removed again by `abort` if empty).
+    made_out: bool,
+    staged: Mutex<BTreeMap<String, Staged>>,
+}
+
+impl StagedBuild {
+    /// Opens the output `out` (made if missing) and prepares the staging place.
+    pub fn open(out: &Path) -> Result<StagedBuild, Diagnostic> {
+        let made_out = !out.exists();
+        let output = Beneath::open(out, true).map_err(|e| output_error(out, e))?;
+        let nodes_path = out.join("nodes");
+        let place = match emit::open_nodes(&output, out, false)? {
+            Some(nodes) => {
+                emit::check_owner(&nodes, &nodes_path)?;
+                Place::Existing(nodes)
+            }
+            None => {
+                // what an interrupted build left
+                remove_staging(&output);
+                let staging = output
+                    .directory(Path::new(STAGING), true)
+                    .map_err(|e| output_error(&out.join(STAGING), e))?
+                    .ok_or_else(|| {
+                        output_error(&out.join(STAGING), std::io::ErrorKind::NotFound.into())
+                    })?;
+                Place::Fresh(staging)
+            }
+        };
+        Ok(StagedBuild {
+            out: out.to_path_buf(),
+            output,
+            place,
+            made_out,
+            staged: Mutex::new(BTreeMap::new()),
+        })
+    }
+
+    /// Puts every staged plan in place, removes the plans of nodes that are gone and
+    /// writes the manifest.
+    pub fn commit(
+        &self,
+        keys: &BTreeMap<String, String>,
+        secrets: &NodeValues,
+    ) -> Result<Written, Diagnostic> {
+        let staged = std::mem::take(&mut *self.lock());
+        let nodes_path = self.out.join("nodes");
+        let nodes = match &self.place {
+            Place::Fresh(_) => {
+                self.output
+                    .rename(STAGING, "nodes")
+                    .map_err(|e| output_error(&nodes_path, e))?;
+                emit::open_nodes(&self.output, &self.out, false)?
+                    .ok_or_else(|| output_error(&nodes_path, std::io::ErrorKind::NotFound.into()))?
+            }
+            Place::Existing(nodes) => {
+                for (node, entry) in &staged {
+                    if let Some(temporary) = &entry.temporary {
+                        let name = format!("{node}.json");
+                        nodes
+                            .rename(temporary, &name)
+                            .map_err(|e| output_error(&nodes_path.join(&name), e))?;
+                    }
+                }
+                emit::open_nodes(&self.output, &self.out, false)?
+                    .ok_or_else(|| output_error(&nodes_path, std::io::ErrorKind::NotFound.into()))?
+            }
+        };
+        let names = nodes.names().map_err(|e| output_error(&nodes_path, e))?;
+        for file_name in names {
+            let file_name = file_name.to_string_lossy().into_owned();
+            if let Some(node) = file_name.strip_suffix(".json")
+                && !staged.contains_key(node)
+            {
+                nodes
+                    .remove(&file_name)
+                    .map_err(|e| output_error(&nodes_path.join(&file_name), e))?;
+            }
+        }
+        let digests: BTreeMap<String, String> = staged
+            .iter()
+            .map(|(node, entry)| (node.clone(), entry.digest.clone()))
+            .collect();
+        emit::write_atomically(
+            &self.output,
+            "manifest.json",
+            &emit::manifest_of(&digests, keys, secrets),
+        )?;
+        Ok(Written {
+            nodes: staged.len(),
+            shapes: staged.values().map(|entry| entry.shapes).sum(),
+        })
+    }
+
+    /// Removes every staged file (the build failed): the output is as it was.
+    pub fn abort(&self) {
+        let staged = std::mem::take(&mut *self.lock());
+        match &self.place {
+            Place::Fresh(_) => remove_staging(&self.output),
+            Place::Existing(nodes) => {
+                for temporary in staged.values().filter_map(|entry| entry.temporary.as_ref()) {
+                    let _ = nodes.remove(temporary);
+                }
+            }
+        }
+        if self.made_out {
+            // only if empty: the base is the user's choice, reached by its path
+            let _ = std::fs::remove_dir(&self.out);
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Staged>> {
+        self.staged
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl PlanSink for StagedBuild {
+    fn accept(&self, node: &str, plan: Plan) -> Result<(), Diagnostic> {
+        let bytes = plan.to_json_bytes();
+        let name = format!("{node}.json");
+        let temporary = match &self.place {
+            Place::Fresh(staging) => {
+                staging
+                    .write(&name, &bytes, false)
+                    .map_err(|e| output_error(&staging.path().join(&name), e))?;
+                None
+            }
+            Place::Existing(nodes) => {
+                if nodes
+                    .read(Path::new(&name))
+                    .is_ok_and(|existing| existing.as_deref() == Some(&bytes[..]))
+                {
+                    None
+                } else {
+                    Some(
+                        nodes
+                            .stage(&name, &bytes)
+                            .map_err(|e| output_error(&nodes.path().join(&name), e))?,
+                    )
+                }
+            }
+        };
+        let entry = Staged {
+            digest: plan.digest().to_string(),
+            shapes: plan.shapes().len(),
+            temporary,
+        };
+        // the plan is dropped here, with its node
+        self.lock().insert(node.to_string(), entry);
+        Ok(())
+    }
+}
+
+/// Removes `OUT/.mesh-staging` and the files in it, if it exists.
+fn remove_staging(output: &Beneath) {
+    if let Ok(Some(staging)) = output.directory(Path::new(STAGING), false) {
+        for name in staging.names().unwrap_or_default() {
+            let _ = staging.remove(&name.to_string_lossy());
+        }
+        let _ = output.remove_directory(STAGING);
+    }
+}
