@@ -7,7 +7,6 @@
 use plan::{Plan, Resource};
 
 use crate::codes::Code;
-use crate::confined::EntryKind;
 use crate::host::Host;
 use crate::problem::Problem;
 
@@ -40,19 +39,20 @@ fn needs_base(plan: &Plan, host: &Host) -> bool {
     needs_accounts || (!declares_etc && matches!(host.fs().entry("/etc"), Ok(None)))
 }
 
-/// `None` on the live host, when the root has its account files, or when the plan
-/// needs neither them nor `/etc`; otherwise the one problem that says the root has
-/// no base system.
+/// `None` on the live host, when the root has an `/etc` (or its account files), or
+/// when the plan needs neither them nor `/etc`; otherwise the one problem that says
+/// the root has no base system.
 pub fn missing(plan: &Plan, host: &Host) -> Option<Problem> {
     let root = host.offline_root()?;
     if !needs_base(plan, host) {
         return None;
     }
-    // an `/etc` that is a link or a file is the account files' own refusal (E523)
-    match host.fs().entry("/etc") {
-        Ok(None) => {}
-        Ok(Some(entry)) if entry.kind == EntryKind::Directory => {}
-        _ => return None,
+    // Only a tree without `/etc` has no base system: under an `/etc` directory
+    // `useradd --prefix` makes the account files itself (a bare tree applies, as the
+    // tutorial shows), and an `/etc` that is a link or a file is the account files'
+    // own refusal (E523).
+    if !matches!(host.fs().entry("/etc"), Ok(None)) {
+        return None;
     }
     let absent: Vec<&str> = REQUIRED_FILES
         .iter()
