@@ -287,7 +287,7 @@ pub fn withdraw(name: &str, host: &Host) -> Result<(), Problem> {
     if host.is_live() && unit::is_active(&service) {
         unit::systemctl(&["stop", &service])?;
     }
-    unit::remove_unit(host, &quadlet_path(name))
+    crate::file::withdraw(host, &quadlet_path(name))
 }
 
 /// Checks that Podman's generator is on the live host before a container is applied.
