@@ -32,6 +32,7 @@ mod repository;
 mod reseal;
 mod resolve;
 mod retained;
+mod rabbit_hash;
 mod scram;
 mod sealed_value;
 mod secrets;
