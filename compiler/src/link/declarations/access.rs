@@ -117,6 +117,7 @@ fn permissions(
                 Err(error) => {
                     let reason = error.to_string();
                     let reason = reason.lines().last().unwrap_or("invalid").trim();
+                    let reason = reason.trim_start_matches("error: ");
                     diagnostics.push(
                         Diagnostic::error(
                             codes::INVALID_PERMISSION,
