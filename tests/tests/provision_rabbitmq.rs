@@ -135,6 +135,62 @@ fn publish_and_consume(login: &str, password: &str, vhost: &str) -> Result<(), S
     })
 }
 
+/// A Quadlet unit read strictly: `[Section]` and `Key=Value` lines only (comments
+/// aside), keys of `[Container]` as lists of their values in order.
+fn quadlet(path: &Path) -> std::collections::BTreeMap<String, Vec<String>> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|error| panic!("{path:?}: {error}"));
+    let mut section = String::new();
+    let mut container = std::collections::BTreeMap::<String, Vec<String>>::new();
+    for line in text.lines() {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Some(name) = line.strip_prefix('[').and_then(|rest| rest.strip_suffix(']')) {
+            section = name.to_string();
+            continue;
+        }
+        let (key, value) = line
+            .split_once('=')
+            .unwrap_or_else(|| panic!("{path:?}: not `Key=Value`: {line}"));
+        assert!(
+            !key.is_empty() && key.bytes().all(|byte| byte.is_ascii_alphanumeric()),
+            "{path:?}: key {key:?}"
+        );
+        if section == "Container" {
+            container.entry(key.to_string()).or_default().push(value.to_string());
+        }
+    }
+    container
+}
+
+/// A Quadlet `Exec=` line's words: double-quoted, `\"` and `\\` escaped, `$$` a `$`.
+fn unquote(exec: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut characters = exec.chars().peekable();
+    while let Some(character) = characters.next() {
+        match character {
+            ' ' => {}
+            '"' => {
+                let mut word = String::new();
+                while let Some(inner) = characters.next() {
+                    match inner {
+                        '"' => break,
+                        '\\' => word.extend(characters.next()),
+                        '$' if characters.peek() == Some(&'$') => {
+                            characters.next();
+                            word.push('$');
+                        }
+                        other => word.push(other),
+                    }
+                }
+                words.push(word);
+            }
+            other => panic!("an unquoted word in `{exec}` at {other:?}"),
+        }
+    }
+    words
+}
+
 fn age_keypair(directory: &Path, name: &str) -> String {
     let identity = directory.join(format!("{name}.key"));
     let output = run(Command::new("age-keygen").arg("-o").arg(&identity));
@@ -261,6 +317,35 @@ fn a_consumer_logs_in_over_amqp_in_its_vhost_until_it_is_withdrawn() {
     build();
     apply("mq1", &mq_root);
     apply(&app, &app_root);
+
+    // the provider's two containers, as Quadlet units: the broker's administrator
+    // password is read from the need's file, and the provisioner's command line is
+    // one `mesh-provision` takes
+    let units = mq_root.join("etc/containers/systemd");
+    let administrator = std::fs::read_to_string(mq_root.join("var/lib/mesh/rabbitmq/administrator"))
+        .expect("the administrator's password is placed");
+    assert!(administrator.trim().len() >= 16, "a made password");
+    let broker = quadlet(&units.join("rabbitmq.container"));
+    assert!(broker["Image"][0].contains("/docker.io/library/rabbitmq@sha256:1111"));
+    assert_eq!(broker["PublishPort"], ["5672:5672/tcp", "15672:15672/tcp"]);
+    assert!(broker["Exec"][0].contains("$$(cat /run/secrets/administrator)"));
+    let provisioner_unit = quadlet(&units.join("rabbitmq-provisioner.container"));
+    let arguments = unquote(&provisioner_unit["Exec"][0]);
+    assert_eq!(arguments[0], "mesh-provision");
+    match provisioner::parse_arguments(arguments[1..].iter().map(std::ffi::OsString::from)) {
+        Ok(provisioner::Command::Run(config)) => assert_eq!(
+            config.target,
+            provisioner::Target::Rabbitmq(provisioner::rabbitmq::Endpoint {
+                base: "http://host.containers.internal:15672".to_string(),
+                user: "administrator".to_string(),
+            })
+        ),
+        Err(error) => panic!("the module's provisioner command line: {error}"),
+    }
+    for unit in ["rabbitmq.container", "rabbitmq-provisioner.container"] {
+        let text = std::fs::read_to_string(units.join(unit)).expect("unit");
+        assert!(!text.contains(administrator.trim()), "{unit} holds the password");
+    }
 
     // the consumer's settings, rendered from `logins.bus`, and its credential placed
     let rendered =
