@@ -217,7 +217,10 @@ mod tests {
             "kI3GCqW5JLMJa4iX1lo7X4D6XbYqlLgxIs30+P6tENUV2PO\"",
         ] {
             let reason = check_rabbit_hash(bad).expect_err(bad);
-            assert!(reason.starts_with("not a RabbitMQ password hash"), "{reason}");
+            assert!(
+                reason.starts_with("not a RabbitMQ password hash"),
+                "{reason}"
+            );
             assert!(!reason.contains("kI3G"), "{reason}");
         }
     }

@@ -302,7 +302,12 @@ mod tests {
     #[test]
     fn root_places_credentials_inside_it() {
         let text = manifest_with(&grant("app1_shop_db"));
-        let manifest = parse(text.as_bytes(), Some(Path::new("/tmp/root")), Kind::Postgres).unwrap();
+        let manifest = parse(
+            text.as_bytes(),
+            Some(Path::new("/tmp/root")),
+            Kind::Postgres,
+        )
+        .unwrap();
         assert_eq!(
             manifest.grants[0].credential_path,
             Path::new("/tmp/root/var/lib/mesh/grants/postgres/app1_shop_db")
@@ -407,7 +412,10 @@ mod tests {
             })
         );
         let refused = parse(good.as_bytes(), None, Kind::Postgres).unwrap_err();
-        assert!(refused.contains("form `rabbit_password_hashing_sha256`"), "{refused}");
+        assert!(
+            refused.contains("form `rabbit_password_hashing_sha256`"),
+            "{refused}"
+        );
         for (extra, expected) in [
             ("", "needs a `vhost` and `permissions`"),
             (r#", "vhost": "shop""#, "needs a `vhost` and `permissions`"),

@@ -53,7 +53,9 @@ impl Endpoint {
         }
         let printable = |text: &str| text.bytes().all(|byte| byte.is_ascii_graphic());
         if user.is_empty() || !printable(user) || user.contains('/') {
-            return Err(format!("{shape}: the administrator's name is empty or not printable"));
+            return Err(format!(
+                "{shape}: the administrator's name is empty or not printable"
+            ));
         }
         if host.is_empty() || !printable(host) || host.contains(['/', '@', '?', '#']) {
             return Err(format!("{shape}: no HOST:PORT after `@`"));
@@ -154,7 +156,11 @@ fn describe(method: &str, path: &str, error: ureq::Error, quote_answer: bool) ->
                 response
                     .into_json::<Value>()
                     .ok()
-                    .and_then(|body| body.get("reason").and_then(Value::as_str).map(str::to_string))
+                    .and_then(|body| {
+                        body.get("reason")
+                            .and_then(Value::as_str)
+                            .map(str::to_string)
+                    })
                     .map(|reason| format!(": {}", crate::manifest::printable(&reason)))
                     .unwrap_or_default()
             } else {
@@ -188,7 +194,9 @@ pub fn reconcile(endpoint: &Endpoint, password: &str, desired: &[DesiredUser]) -
     let api = Api::new(endpoint, password);
     let mut outcome = Outcome::default();
     if let Err(Failed(reason)) = reconcile_with(&api, desired, &mut outcome) {
-        outcome.errors.push(format!("{reason}; the rest waits for the next reconcile"));
+        outcome
+            .errors
+            .push(format!("{reason}; the rest waits for the next reconcile"));
         outcome.database_failed = true;
     }
     outcome
@@ -344,7 +352,9 @@ fn existing_users(answer: &Value) -> BTreeMap<String, ExistingUser> {
                 .filter_map(Value::as_str)
                 .map(str::to_string)
                 .collect(),
-            Some(Value::String(tags)) => tags.split(',').map(|tag| tag.trim().to_string()).collect(),
+            Some(Value::String(tags)) => {
+                tags.split(',').map(|tag| tag.trim().to_string()).collect()
+            }
             _ => Vec::new(),
         };
         let password_hash = user
@@ -428,7 +438,10 @@ mod tests {
     fn segments_are_percent_encoded() {
         assert_eq!(segment("/"), "%2F");
         assert_eq!(segment("shop.v1"), "shop.v1");
-        assert_eq!(segment("127.0.0.1:5 -> 1:2"), "127.0.0.1%3A5%20-%3E%201%3A2");
+        assert_eq!(
+            segment("127.0.0.1:5 -> 1:2"),
+            "127.0.0.1%3A5%20-%3E%201%3A2"
+        );
     }
 
     #[test]

@@ -44,7 +44,12 @@ fn api(method: &str, path: &str, body: Option<Value>) -> Result<Value, String> {
 /// RabbitMQ's `rabbit_password_hashing_sha256` of `password` with `salt`.
 fn hash(password: &str, salt: [u8; 4]) -> String {
     let mut bytes = salt.to_vec();
-    bytes.extend(Sha256::new().chain_update(salt).chain_update(password).finalize());
+    bytes.extend(
+        Sha256::new()
+            .chain_update(salt)
+            .chain_update(password)
+            .finalize(),
+    );
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
@@ -59,7 +64,9 @@ struct Broker {
 impl Broker {
     fn new() -> Broker {
         // a test that failed while holding it leaves nothing to protect
-        let turn = TURNS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let turn = TURNS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Err(error) = api("GET", "overview", None) {
             panic!(
                 "RabbitMQ's management API does not answer at {MANAGEMENT} with guest/guest ({error}): \
@@ -133,7 +140,8 @@ fn write_manifest(root: &Path, grants: &[Granted<'_>]) {
             })
         })
         .collect();
-    let manifest = json!({"format": "mesh-grants/1", "service": "amqp", "node": "mq1", "grants": listed});
+    let manifest =
+        json!({"format": "mesh-grants/1", "service": "amqp", "node": "mq1", "grants": listed});
     std::fs::write(
         root.join("etc/mesh/grants/amqp.json"),
         serde_json::to_string_pretty(&manifest).expect("JSON"),
@@ -176,7 +184,12 @@ fn a_changed_grant_is_followed_and_a_withdrawn_one_comes_back() {
 
     write_manifest(
         root.path(),
-        &[Granted { login: &login, hash: &first, vhost: &shop, configure: ".*" }],
+        &[Granted {
+            login: &login,
+            hash: &first,
+            vhost: &shop,
+            configure: ".*",
+        }],
     );
     let created = provision(root.path());
     assert!(created.status.success(), "{}", stdout(&created));
@@ -188,11 +201,18 @@ fn a_changed_grant_is_followed_and_a_withdrawn_one_comes_back() {
     // narrower permissions in the same vhost
     write_manifest(
         root.path(),
-        &[Granted { login: &login, hash: &first, vhost: &shop, configure: "^shop\\." }],
+        &[Granted {
+            login: &login,
+            hash: &first,
+            vhost: &shop,
+            configure: "^shop\\.",
+        }],
     );
     let narrowed = stdout(&provision(root.path()));
     assert!(
-        narrowed.contains(&format!("updated   login `{login}` (permissions in vhost `{shop}`)")),
+        narrowed.contains(&format!(
+            "updated   login `{login}` (permissions in vhost `{shop}`)"
+        )),
         "{narrowed}"
     );
     assert_eq!(permissions(&login)[0]["configure"], "^shop\\.");
@@ -200,10 +220,18 @@ fn a_changed_grant_is_followed_and_a_withdrawn_one_comes_back() {
     // another vhost: the old one's permissions go
     write_manifest(
         root.path(),
-        &[Granted { login: &login, hash: &first, vhost: &moved, configure: ".*" }],
+        &[Granted {
+            login: &login,
+            hash: &first,
+            vhost: &moved,
+            configure: ".*",
+        }],
     );
     let moved_output = stdout(&provision(root.path()));
-    assert!(moved_output.contains(&format!("created   vhost `{moved}`")), "{moved_output}");
+    assert!(
+        moved_output.contains(&format!("created   vhost `{moved}`")),
+        "{moved_output}"
+    );
     let held = permissions(&login);
     assert_eq!(held.as_array().map(Vec::len), Some(1), "{held}");
     assert_eq!(held[0]["vhost"], moved.as_str());
@@ -212,10 +240,18 @@ fn a_changed_grant_is_followed_and_a_withdrawn_one_comes_back() {
     let second = hash("second password", [5, 6, 7, 8]);
     write_manifest(
         root.path(),
-        &[Granted { login: &login, hash: &second, vhost: &moved, configure: ".*" }],
+        &[Granted {
+            login: &login,
+            hash: &second,
+            vhost: &moved,
+            configure: ".*",
+        }],
     );
     let updated = stdout(&provision(root.path()));
-    assert!(updated.contains(&format!("updated   login `{login}` (new verifier)")), "{updated}");
+    assert!(
+        updated.contains(&format!("updated   login `{login}` (new verifier)")),
+        "{updated}"
+    );
     assert_eq!(
         api("GET", &format!("users/{login}"), None).expect("the user")["password_hash"],
         second.as_str()
@@ -224,7 +260,10 @@ fn a_changed_grant_is_followed_and_a_withdrawn_one_comes_back() {
     // withdrawn, then granted again
     write_manifest(root.path(), &[]);
     let withdrawn = stdout(&provision(root.path()));
-    assert!(withdrawn.contains(&format!("disabled  login `{login}`")), "{withdrawn}");
+    assert!(
+        withdrawn.contains(&format!("disabled  login `{login}`")),
+        "{withdrawn}"
+    );
     assert_eq!(permissions(&login), json!([]));
     assert_eq!(
         api("GET", &format!("users/{login}"), None).expect("kept")["password_hash"],
@@ -237,10 +276,18 @@ fn a_changed_grant_is_followed_and_a_withdrawn_one_comes_back() {
     );
     write_manifest(
         root.path(),
-        &[Granted { login: &login, hash: &second, vhost: &moved, configure: ".*" }],
+        &[Granted {
+            login: &login,
+            hash: &second,
+            vhost: &moved,
+            configure: ".*",
+        }],
     );
     let enabled = stdout(&provision(root.path()));
-    assert!(enabled.contains(&format!("enabled   login `{login}`")), "{enabled}");
+    assert!(
+        enabled.contains(&format!("enabled   login `{login}`")),
+        "{enabled}"
+    );
     assert_eq!(permissions(&login)[0]["vhost"], moved.as_str());
 }
 
@@ -262,20 +309,35 @@ fn a_user_of_the_same_name_that_mesh_does_not_manage_is_not_touched() {
     write_manifest(
         root.path(),
         &[
-            Granted { login: &granted, hash: &password_hash, vhost: &shop, configure: ".*" },
-            Granted { login: &taken, hash: &password_hash, vhost: &shop, configure: ".*" },
+            Granted {
+                login: &granted,
+                hash: &password_hash,
+                vhost: &shop,
+                configure: ".*",
+            },
+            Granted {
+                login: &taken,
+                hash: &password_hash,
+                vhost: &shop,
+                configure: ".*",
+            },
         ],
     );
     let output = provision(root.path());
     assert_eq!(output.status.code(), Some(1));
     let errors = String::from_utf8_lossy(&output.stderr);
     assert!(
-        errors.contains(&format!("user `{taken}` exists and is not tagged `mesh-managed`")),
+        errors.contains(&format!(
+            "user `{taken}` exists and is not tagged `mesh-managed`"
+        )),
         "{errors}"
     );
     assert!(!errors.contains(&password_hash), "{errors}");
     assert!(stdout(&output).contains(&format!("created   login `{granted}`")));
-    assert_eq!(api("GET", &format!("users/{taken}"), None).expect("the user"), before);
+    assert_eq!(
+        api("GET", &format!("users/{taken}"), None).expect("the user"),
+        before
+    );
     assert_eq!(permissions(&taken), json!([]));
 
     // withdrawing everything leaves it alone too
@@ -283,7 +345,10 @@ fn a_user_of_the_same_name_that_mesh_does_not_manage_is_not_touched() {
     let withdrawn = provision(root.path());
     assert!(withdrawn.status.success());
     assert!(!stdout(&withdrawn).contains(&taken));
-    assert_eq!(api("GET", &format!("users/{taken}"), None).expect("the user"), before);
+    assert_eq!(
+        api("GET", &format!("users/{taken}"), None).expect("the user"),
+        before
+    );
 }
 
 #[test]
@@ -304,6 +369,9 @@ fn an_unreachable_api_is_reported_and_changes_nothing() {
         .expect("mesh-provision runs");
     assert_eq!(output.status.code(), Some(1));
     let errors = String::from_utf8_lossy(&output.stderr);
-    assert!(errors.contains("cannot reach RabbitMQ's management API"), "{errors}");
+    assert!(
+        errors.contains("cannot reach RabbitMQ's management API"),
+        "{errors}"
+    );
     assert!(!errors.contains("guest\n"));
 }

@@ -15,10 +15,10 @@
 //! passwords are the ones sealed in `secrets/`. The binaries are built by cargo with
 //! this test's own profile, so `cargo test --release` reuses what it built.
 
-#[path = "../../provisioner/tests/support/cluster.rs"]
-mod cluster;
 #[path = "support/binaries.rs"]
 mod binaries;
+#[path = "../../provisioner/tests/support/cluster.rs"]
+mod cluster;
 
 use std::path::Path;
 use std::process::Command;

@@ -83,7 +83,10 @@ fn publish_and_consume(login: &str, password: &str, vhost: &str) -> Result<(), S
     runtime.block_on(async {
         use lapin::options::{BasicGetOptions, BasicPublishOptions, QueueDeclareOptions};
         use lapin::types::FieldTable;
-        let url = format!("amqp://{login}:{password}@127.0.0.1:5672/{}", encoded(vhost));
+        let url = format!(
+            "amqp://{login}:{password}@127.0.0.1:5672/{}",
+            encoded(vhost)
+        );
         let connection = lapin::Connection::connect(&url, lapin::ConnectionProperties::default())
             .await
             .map_err(|error| error.to_string())?;
@@ -114,13 +117,7 @@ fn publish_and_consume(login: &str, password: &str, vhost: &str) -> Result<(), S
         let mut taken = None;
         for _ in 0..50 {
             taken = channel
-                .basic_get(
-                    "orders".into(),
-                    BasicGetOptions {
-                        no_ack: true,
-                        ..BasicGetOptions::default()
-                    },
-                )
+                .basic_get("orders".into(), BasicGetOptions { no_ack: true })
                 .await
                 .map_err(|error| error.to_string())?;
             if taken.is_some() {
@@ -145,7 +142,10 @@ fn quadlet(path: &Path) -> std::collections::BTreeMap<String, Vec<String>> {
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        if let Some(name) = line.strip_prefix('[').and_then(|rest| rest.strip_suffix(']')) {
+        if let Some(name) = line
+            .strip_prefix('[')
+            .and_then(|rest| rest.strip_suffix(']'))
+        {
             section = name.to_string();
             continue;
         }
@@ -157,7 +157,10 @@ fn quadlet(path: &Path) -> std::collections::BTreeMap<String, Vec<String>> {
             "{path:?}: key {key:?}"
         );
         if section == "Container" {
-            container.entry(key.to_string()).or_default().push(value.to_string());
+            container
+                .entry(key.to_string())
+                .or_default()
+                .push(value.to_string());
         }
     }
     container
@@ -322,8 +325,9 @@ fn a_consumer_logs_in_over_amqp_in_its_vhost_until_it_is_withdrawn() {
     // password is read from the need's file, and the provisioner's command line is
     // one `mesh-provision` takes
     let units = mq_root.join("etc/containers/systemd");
-    let administrator = std::fs::read_to_string(mq_root.join("var/lib/mesh/rabbitmq/administrator"))
-        .expect("the administrator's password is placed");
+    let administrator =
+        std::fs::read_to_string(mq_root.join("var/lib/mesh/rabbitmq/administrator"))
+            .expect("the administrator's password is placed");
     assert!(administrator.trim().len() >= 16, "a made password");
     let broker = quadlet(&units.join("rabbitmq.container"));
     assert!(broker["Image"][0].contains("/docker.io/library/rabbitmq@sha256:1111"));
@@ -344,7 +348,10 @@ fn a_consumer_logs_in_over_amqp_in_its_vhost_until_it_is_withdrawn() {
     }
     for unit in ["rabbitmq.container", "rabbitmq-provisioner.container"] {
         let text = std::fs::read_to_string(units.join(unit)).expect("unit");
-        assert!(!text.contains(administrator.trim()), "{unit} holds the password");
+        assert!(
+            !text.contains(administrator.trim()),
+            "{unit} holds the password"
+        );
     }
 
     // the consumer's settings, rendered from `logins.bus`, and its credential placed
@@ -415,17 +422,25 @@ fn a_consumer_logs_in_over_amqp_in_its_vhost_until_it_is_withdrawn() {
     };
     let first = provision();
     let stdout = String::from_utf8_lossy(&first.stdout);
-    assert!(first.status.success(), "{stdout}{}", String::from_utf8_lossy(&first.stderr));
+    assert!(
+        first.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
     assert!(
         stdout.contains(&format!("created   vhost `{vhost}`"))
             && stdout.contains(&format!("created   login `{login}`"))
-            && stdout.contains(": 1 created, 0 updated, 0 enabled, 0 disabled, 0 unchanged, 0 failed"),
+            && stdout
+                .contains(": 1 created, 0 updated, 0 enabled, 0 disabled, 0 unchanged, 0 failed"),
         "{stdout}"
     );
     publish_and_consume(&login, &password, &vhost).expect("the consumer works in its vhost");
     let refused = publish_and_consume(&login, &password, &other_vhost)
         .expect_err("the consumer is refused in another vhost");
-    assert!(refused.to_lowercase().contains("access") || refused.contains("403"), "{refused}");
+    assert!(
+        refused.to_lowercase().contains("access") || refused.contains("403"),
+        "{refused}"
+    );
     assert!(publish_and_consume(&login, "not-the-password", &vhost).is_err());
 
     let again = String::from_utf8_lossy(&provision().stdout).to_string();
@@ -454,7 +469,8 @@ fn a_consumer_logs_in_over_amqp_in_its_vhost_until_it_is_withdrawn() {
     let withdrawn = String::from_utf8_lossy(&provision().stdout).to_string();
     assert!(
         withdrawn.contains(&format!("disabled  login `{login}`"))
-            && withdrawn.contains(": 0 created, 0 updated, 0 enabled, 1 disabled, 0 unchanged, 0 failed"),
+            && withdrawn
+                .contains(": 0 created, 0 updated, 0 enabled, 1 disabled, 0 unchanged, 0 failed"),
         "{withdrawn}"
     );
     assert!(publish_and_consume(&login, &password, &vhost).is_err());
@@ -488,7 +504,10 @@ fn a_consumer_logs_in_over_amqp_in_its_vhost_until_it_is_withdrawn() {
         .filter(|path| Path::new(path).is_file())
         .map(str::to_string)
         .collect();
-    assert!(!logs.is_empty(), "no log file of the broker can be read: {nodes}");
+    assert!(
+        !logs.is_empty(),
+        "no log file of the broker can be read: {nodes}"
+    );
     for log in logs {
         let text = std::fs::read(&log).unwrap_or_else(|error| panic!("{log}: {error}"));
         assert!(

@@ -268,7 +268,8 @@ fn place_grants(
             span: provide.span,
         });
     }
-    link.placed.push(grants_manifest(provide, provider, entries));
+    link.placed
+        .push(grants_manifest(provide, provider, entries));
     link.grants.insert(
         (provide.module.clone(), service.to_string()),
         grants.into_iter().map(|granted| granted.grant).collect(),

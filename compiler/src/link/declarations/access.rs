@@ -27,7 +27,11 @@ pub(super) fn read(
     if !declares_vhost && !declares_permissions {
         return Ok(None);
     }
-    let span = entry.field_span(if declares_vhost { "vhost" } else { "permissions" });
+    let span = entry.field_span(if declares_vhost {
+        "vhost"
+    } else {
+        "permissions"
+    });
     let vhost = match entry.text("vhost", None, diagnostics)? {
         Some(vhost) => match why_not_vhost(&vhost) {
             None => Some(vhost),

@@ -167,7 +167,9 @@ impl<'a> Entry<'a> {
                     ),
                 )
                 .with_primary(self.field_span("mode"), "not an octal mode")
-                .with_help("write three or four octal digits, e.g. `mode = \"0400\";` (owner may read)"),
+                .with_help(
+                    "write three or four octal digits, e.g. `mode = \"0400\";` (owner may read)",
+                ),
             );
         }
         Ok(mode)
