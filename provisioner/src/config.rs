@@ -249,6 +249,57 @@ mod tests {
     ];
 
     #[test]
+    fn rabbitmq_takes_an_administrator_and_a_password_file() {
+        let config = config(&[
+            "--manifest",
+            "/etc/mesh/grants/amqp.json",
+            "--rabbitmq",
+            "http://administrator@127.0.0.1:15672",
+            "--password-file",
+            "/run/secrets/administrator",
+        ]);
+        assert_eq!(
+            config.target,
+            Target::Rabbitmq(crate::rabbitmq::Endpoint {
+                base: "http://127.0.0.1:15672".to_string(),
+                user: "administrator".to_string(),
+            })
+        );
+        for (arguments, expected) in [
+            (
+                &["--manifest", "m", "--rabbitmq", "http://a@h:1"][..],
+                "needs `--password-file",
+            ),
+            (
+                &[
+                    "--manifest",
+                    "m",
+                    "--rabbitmq",
+                    "http://a@h:1",
+                    "--postgres",
+                    "postgres://x",
+                ][..],
+                "cannot be used with",
+            ),
+            (
+                &[
+                    "--manifest",
+                    "m",
+                    "--rabbitmq",
+                    "http://a:hunter2@h:1",
+                    "--password-file",
+                    "p",
+                ][..],
+                "holds a password",
+            ),
+        ] {
+            let error = parse(arguments).unwrap_err();
+            assert!(error.contains(expected), "{arguments:?}: {error}");
+            assert!(!error.contains("hunter2"), "{error}");
+        }
+    }
+
+    #[test]
     fn once_is_the_default() {
         let config = config(BASE);
         assert_eq!(config.mode, Mode::Once);

@@ -399,7 +399,7 @@ mod tests {
             )
         };
         let good = grant(
-            r#", "vhost": "shop", "permissions": {"configure": "", "write": "^shop\.", "read": ".*"}"#,
+            r#", "vhost": "shop", "permissions": {"configure": "", "write": "^shop\\.", "read": ".*"}"#,
         );
         let manifest = parse(good.as_bytes(), None, Kind::Rabbitmq).unwrap();
         assert_eq!(
