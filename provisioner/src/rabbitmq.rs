@@ -278,7 +278,9 @@ fn reconcile_with(api: &Api, desired: &[DesiredUser], outcome: &mut Outcome) -> 
             }),
         }
     }
-    // withdrawn: managed users nobody is granted
+    // withdrawn: managed users nobody is granted; connections are listed once, when
+    // there is someone to withdraw
+    let mut connections: Option<Value> = None;
     for (login, existing) in &users {
         if !existing.managed || wanted.contains(login.as_str()) {
             continue;
@@ -297,7 +299,10 @@ fn reconcile_with(api: &Api, desired: &[DesiredUser], outcome: &mut Outcome) -> 
         outcome.actions.push(Action::Disabled {
             login: login.clone(),
         });
-        let closed = close_connections(api, login)?;
+        if connections.is_none() {
+            connections = Some(api.get("connections")?);
+        }
+        let closed = close_connections(api, connections.as_ref(), login)?;
         if closed > 0 {
             outcome.actions.push(Action::SessionsEnded {
                 login: login.clone(),
@@ -318,11 +323,10 @@ fn set_user(api: &Api, login: &str, hash: &str) -> Result<(), Failed> {
     api.put(&format!("users/{}", segment(login)), &body, false)
 }
 
-/// Closes the connections `login` has open; how many there were.
-fn close_connections(api: &Api, login: &str) -> Result<u64, Failed> {
-    let connections = api.get("connections")?;
+/// Closes the connections `login` has open among those listed; how many there were.
+fn close_connections(api: &Api, connections: Option<&Value>, login: &str) -> Result<u64, Failed> {
     let mut closed = 0;
-    for connection in connections.as_array().into_iter().flatten() {
+    for connection in connections.and_then(Value::as_array).into_iter().flatten() {
         let user = connection.get("user").and_then(Value::as_str);
         let name = connection.get("name").and_then(Value::as_str);
         if let (Some(user), Some(name)) = (user, name)
