@@ -202,113 +202,159 @@ pub fn reconcile(endpoint: &Endpoint, password: &str, desired: &[DesiredUser]) -
     outcome
 }
 
+/// What the broker holds, read at the start of a reconcile and kept up to date by it.
+struct Held {
+    users: BTreeMap<String, ExistingUser>,
+    /// user -> vhost -> permissions.
+    permissions: BTreeMap<String, BTreeMap<String, Granted>>,
+    vhosts: BTreeSet<String>,
+    /// `GET /api/connections`, listed once, when someone is withdrawn.
+    connections: Option<Value>,
+}
+
 fn reconcile_with(api: &Api, desired: &[DesiredUser], outcome: &mut Outcome) -> Result<(), Failed> {
-    let users = existing_users(&api.get("users")?);
-    let mut permissions = existing_permissions(&api.get("permissions")?);
-    let mut vhosts = names(&api.get("vhosts")?);
-    let wanted: BTreeSet<&str> = desired.iter().map(|user| user.login.as_str()).collect();
+    let mut held = Held {
+        users: existing_users(&api.get("users")?),
+        permissions: existing_permissions(&api.get("permissions")?),
+        vhosts: names(&api.get("vhosts")?),
+        connections: None,
+    };
     for user in desired {
-        let existing = users.get(&user.login);
-        if existing.is_some_and(|existing| !existing.managed) {
-            outcome.errors.push(format!(
-                "user `{}` exists and is not tagged `{MANAGED_TAG}`: mesh does not manage it, so it was not touched",
-                user.login
-            ));
-            continue;
-        }
-        let vhost = &user.access.vhost;
-        if !vhosts.contains(vhost) {
-            api.put(&format!("vhosts/{}", segment(vhost)), &json!({}), true)?;
-            vhosts.insert(vhost.clone());
-            outcome.actions.push(Action::VhostCreated {
-                vhost: vhost.clone(),
-            });
-        }
-        let hash = user.hash.expose();
-        let hash_action = match existing {
-            None => Some(Action::Created {
-                login: user.login.clone(),
-            }),
-            Some(existing) if existing.password_hash.is_empty() => Some(Action::Enabled {
-                login: user.login.clone(),
-                verifier_changed: true,
-            }),
-            Some(existing) if existing.password_hash.as_str() != hash => Some(Action::Updated {
-                login: user.login.clone(),
-            }),
-            Some(_) => None,
-        };
-        if hash_action.is_some() {
-            set_user(api, &user.login, hash)?;
-        }
-        let held = permissions.remove(&user.login).unwrap_or_default();
-        let wanted_here = Granted {
-            configure: user.access.configure.clone(),
-            write: user.access.write.clone(),
-            read: user.access.read.clone(),
-        };
-        let mut permissions_changed = false;
-        for other in held.keys().filter(|held_vhost| *held_vhost != vhost) {
-            api.delete(
-                &format!("permissions/{}/{}", segment(other), segment(&user.login)),
-                "mesh: not granted in this vhost",
-            )?;
-            permissions_changed = true;
-        }
-        if held.get(vhost) != Some(&wanted_here) {
-            api.put(
-                &format!("permissions/{}/{}", segment(vhost), segment(&user.login)),
-                &json!({
-                    "configure": wanted_here.configure,
-                    "write": wanted_here.write,
-                    "read": wanted_here.read,
-                }),
-                true,
-            )?;
-            permissions_changed = true;
-        }
-        match hash_action {
-            Some(action) => outcome.actions.push(action),
-            None if permissions_changed => outcome.actions.push(Action::PermissionsSet {
-                login: user.login.clone(),
-                vhost: vhost.clone(),
-            }),
-            None => outcome.actions.push(Action::Unchanged {
-                login: user.login.clone(),
-            }),
-        }
+        grant(api, user, &mut held, outcome)?;
     }
-    // withdrawn: managed users nobody is granted; connections are listed once, when
-    // there is someone to withdraw
-    let mut connections: Option<Value> = None;
-    for (login, existing) in &users {
-        if !existing.managed || wanted.contains(login.as_str()) {
-            continue;
-        }
-        let held = permissions.remove(login).unwrap_or_default();
-        if existing.password_hash.is_empty() && held.is_empty() {
-            continue;
-        }
-        for vhost in held.keys() {
-            api.delete(
-                &format!("permissions/{}/{}", segment(vhost), segment(login)),
-                "mesh: login withdrawn",
-            )?;
-        }
-        set_user(api, login, "")?;
-        outcome.actions.push(Action::Disabled {
-            login: login.clone(),
+    let wanted: BTreeSet<&str> = desired.iter().map(|user| user.login.as_str()).collect();
+    let withdrawn: Vec<String> = held
+        .users
+        .iter()
+        .filter(|(login, existing)| existing.managed && !wanted.contains(login.as_str()))
+        .map(|(login, _)| login.clone())
+        .collect();
+    for login in withdrawn {
+        withdraw(api, &login, &mut held, outcome)?;
+    }
+    Ok(())
+}
+
+/// Makes one granted user what its grant says: its vhost, hash and permissions.
+fn grant(
+    api: &Api,
+    user: &DesiredUser,
+    held: &mut Held,
+    outcome: &mut Outcome,
+) -> Result<(), Failed> {
+    let login = &user.login;
+    let existing = held.users.get(login);
+    if existing.is_some_and(|existing| !existing.managed) {
+        outcome.errors.push(format!(
+            "user `{login}` exists and is not tagged `{MANAGED_TAG}`: mesh does not manage it, so it was not touched"
+        ));
+        return Ok(());
+    }
+    let vhost = &user.access.vhost;
+    if !held.vhosts.contains(vhost) {
+        api.put(&format!("vhosts/{}", segment(vhost)), &json!({}), true)?;
+        held.vhosts.insert(vhost.clone());
+        outcome.actions.push(Action::VhostCreated {
+            vhost: vhost.clone(),
         });
-        if connections.is_none() {
-            connections = Some(api.get("connections")?);
-        }
-        let closed = close_connections(api, connections.as_ref(), login)?;
-        if closed > 0 {
-            outcome.actions.push(Action::SessionsEnded {
-                login: login.clone(),
-                sessions: closed,
-            });
-        }
+    }
+    let hash = user.hash.expose();
+    let login_owned = || login.clone();
+    let hash_action = match existing {
+        None => Some(Action::Created {
+            login: login_owned(),
+        }),
+        Some(existing) if existing.password_hash.is_empty() => Some(Action::Enabled {
+            login: login_owned(),
+            verifier_changed: true,
+        }),
+        Some(existing) if existing.password_hash.as_str() != hash => Some(Action::Updated {
+            login: login_owned(),
+        }),
+        Some(_) => None,
+    };
+    if hash_action.is_some() {
+        set_user(api, login, hash)?;
+    }
+    let permissions_changed = permit(api, user, held)?;
+    outcome.actions.push(match hash_action {
+        Some(action) => action,
+        None if permissions_changed => Action::PermissionsSet {
+            login: login_owned(),
+            vhost: vhost.clone(),
+        },
+        None => Action::Unchanged {
+            login: login_owned(),
+        },
+    });
+    Ok(())
+}
+
+/// Gives a granted user exactly its grant's permissions, in its vhost and no other;
+/// whether anything changed.
+fn permit(api: &Api, user: &DesiredUser, held: &mut Held) -> Result<bool, Failed> {
+    let login = &user.login;
+    let vhost = &user.access.vhost;
+    let before = held.permissions.remove(login).unwrap_or_default();
+    let wanted = Granted {
+        configure: user.access.configure.clone(),
+        write: user.access.write.clone(),
+        read: user.access.read.clone(),
+    };
+    let mut changed = false;
+    for other in before.keys().filter(|held_vhost| *held_vhost != vhost) {
+        api.delete(
+            &format!("permissions/{}/{}", segment(other), segment(login)),
+            "mesh: not granted in this vhost",
+        )?;
+        changed = true;
+    }
+    if before.get(vhost) != Some(&wanted) {
+        api.put(
+            &format!("permissions/{}/{}", segment(vhost), segment(login)),
+            &json!({
+                "configure": wanted.configure,
+                "write": wanted.write,
+                "read": wanted.read,
+            }),
+            true,
+        )?;
+        changed = true;
+    }
+    Ok(changed)
+}
+
+/// Withdraws a managed user nobody is granted (once: a user already without
+/// password and permissions is left as it is): permissions in every vhost removed,
+/// a hash no password matches, its connections closed; the user kept.
+fn withdraw(api: &Api, login: &str, held: &mut Held, outcome: &mut Outcome) -> Result<(), Failed> {
+    let before = held.permissions.remove(login).unwrap_or_default();
+    let has_password = held
+        .users
+        .get(login)
+        .is_some_and(|existing| !existing.password_hash.is_empty());
+    if !has_password && before.is_empty() {
+        return Ok(());
+    }
+    for vhost in before.keys() {
+        api.delete(
+            &format!("permissions/{}/{}", segment(vhost), segment(login)),
+            "mesh: login withdrawn",
+        )?;
+    }
+    set_user(api, login, "")?;
+    outcome.actions.push(Action::Disabled {
+        login: login.to_string(),
+    });
+    if held.connections.is_none() {
+        held.connections = Some(api.get("connections")?);
+    }
+    let closed = close_connections(api, held.connections.as_ref(), login)?;
+    if closed > 0 {
+        outcome.actions.push(Action::SessionsEnded {
+            login: login.to_string(),
+            sessions: closed,
+        });
     }
     Ok(())
 }
