@@ -54,8 +54,39 @@ pub struct Consume {
     pub owner: String,
     pub group: String,
     pub mode: String,
+    /// The vhost and permissions asked for, if the entry declares them.
+    pub access: Option<Access>,
     pub span: Span,
     pub source: plan::Source,
+}
+
+/// What a grant allows at a provider whose grants carry access (RabbitMQ): one vhost
+/// and the configure, write and read permissions in it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Access {
+    pub vhost: String,
+    pub permissions: Permissions,
+    /// Where the consumer declares it.
+    pub span: Span,
+}
+
+/// RabbitMQ's three permissions, each a regular expression over resource names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Permissions {
+    pub configure: String,
+    pub write: String,
+    pub read: String,
+}
+
+impl Permissions {
+    /// Everything in the vhost, as `rabbitmqctl set_permissions ... ".*" ".*" ".*"`.
+    pub fn all() -> Permissions {
+        Permissions {
+            configure: ".*".to_string(),
+            write: ".*".to_string(),
+            read: ".*".to_string(),
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -119,6 +150,8 @@ pub struct Grant {
     pub login: String,
     pub credential: String,
     pub form: Form,
+    /// The vhost and permissions, for a form that takes them.
+    pub access: Option<Access>,
 }
 
 /// What a consumer's `shapes` learns of one of its logins (`logins.NAME`).

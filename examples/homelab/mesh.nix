@@ -1,5 +1,6 @@
 # The example fleet: a gateway in front of two application nodes, which keep their
-# data in the PostgreSQL of a database node.
+# data in the PostgreSQL of a database node and pass orders through the RabbitMQ of
+# a broker node.
 let
   admins = {
     alice = {
@@ -37,6 +38,11 @@ in
       key = "age1nzfw236mhh7rad302jmpqt63z6aekq7ujljapf0vauy597plp3eqj2q3re";
       address = "10.0.0.21";
       modules = [ "postgres" ];
+    };
+    mq1 = {
+      key = "age1sflntkshm5jk9a3m8gpy2zwerx3d7q0znsycw5vs59g40kfq9sjqnrvrrm";
+      address = "10.0.0.31";
+      modules = [ "rabbitmq" ];
     };
   };
 }

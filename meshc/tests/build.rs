@@ -148,7 +148,7 @@ fn removed_node_loses_its_stale_plan() {
         .expect("manifest nodes")
         .keys()
         .collect();
-    assert_eq!(nodes, ["app1", "db1", "gateway"]);
+    assert_eq!(nodes, ["app1", "db1", "gateway", "mq1"]);
 }
 
 #[test]

@@ -3,16 +3,21 @@
 //! provider's node, address and facts), and on the provider's node one secret
 //! per grant and the grants manifest (`mesh-grants/1`, sorted by login). Built from
 //! the consumptions declared, never from what the store holds, so an unassigned
-//! consumer has no grant and no credential file. Must not choose providers: that is
+//! consumer has no grant and no credential file. A grant carries the consumer's
+//! access (vhost, permissions) exactly when its provider's form takes one (E214,
+//! E215), and that vhost joins the login's facts. Must not choose providers: that is
 //! `provider::Providers::choose`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use lang::{Diagnostic, codes};
 
+use super::facts::{Fact, Facts};
 use super::provider::Providers;
 use super::store::{self, NOT_YET_MADE};
-use super::{Consume, Declarations, Grant, Login, NodeLink, Placed, Provide, SecretMode, login};
+use super::{
+    Access, Consume, Declarations, Grant, Login, NodeLink, Placed, Provide, SecretMode, login,
+};
 use crate::secrets::{GrantMaterial, Store};
 
 /// One grant of a provider with its sealed check.
@@ -42,6 +47,13 @@ pub(super) fn place(
             };
             let (provider, provide) = match providers.choose(&declaration.node, consume) {
                 Ok(chosen) => chosen,
+                Err(diagnostic) => {
+                    link.diagnostics.push(diagnostic);
+                    continue;
+                }
+            };
+            let access = match access_of(consume, provide) {
+                Ok(access) => access,
                 Err(diagnostic) => {
                     link.diagnostics.push(diagnostic);
                     continue;
@@ -80,7 +92,7 @@ pub(super) fn place(
                     continue;
                 }
             };
-            let grant = grant_of(&declaration.node, consume, provide);
+            let grant = grant_of(&declaration.node, consume, provide, access);
             link.logins.insert(
                 (consume.module.clone(), consume.name.clone()),
                 Login {
@@ -88,7 +100,7 @@ pub(super) fn place(
                     provider: provider.to_string(),
                     address: provider_node.and_then(|d| d.address.clone()),
                     path: consume.path.clone(),
-                    facts: provide.facts.clone(),
+                    facts: login_facts(&provide.facts, grant.access.as_ref()),
                 },
             );
             granted
@@ -124,15 +136,77 @@ pub(super) fn place(
     }
 }
 
+/// The access `consume` asks of `provide`: one exactly when the provider's form
+/// takes it (a vhost for RabbitMQ, E215 without; none for PostgreSQL, E214 with).
+fn access_of(consume: &Consume, provide: &Provide) -> Result<Option<Access>, Diagnostic> {
+    match (&consume.access, provide.form.takes_access()) {
+        (Some(access), true) => Ok(Some(access.clone())),
+        (None, false) => Ok(None),
+        (None, true) => Err(Diagnostic::error(
+            codes::ACCESS_MISSING,
+            format!(
+                "`consumes.{}` of module `{}` asks for `{}` without a `vhost`: its provider's logins are granted in a vhost",
+                consume.name, consume.module, consume.service
+            ),
+        )
+        .with_primary(consume.span, "consumed here")
+        .with_secondary(provide.span, "provided here, with grants of form `rabbit_password_hashing_sha256`")
+        .with_help("add `vhost = \"NAME\";` (and `permissions = { configure = ...; write = ...; read = ...; };` for less than everything in it)")),
+        (Some(access), false) => Err(Diagnostic::error(
+            codes::ACCESS_NOT_TAKEN,
+            format!(
+                "`consumes.{}` of module `{}` declares a `vhost` or `permissions`, but its provider of `{}` grants logins of form `{}`, which take neither",
+                consume.name, consume.module, consume.service, provide.form.name()
+            ),
+        )
+        .with_primary(access.span, "not taken by this provider")
+        .with_secondary(provide.span, "provided here")
+        .with_help("remove `vhost` and `permissions`: they are for a RabbitMQ provider")),
+    }
+}
+
 /// The grant `consume` on `node` gets at `provide`.
-fn grant_of(node: &str, consume: &Consume, provide: &Provide) -> Grant {
+fn grant_of(node: &str, consume: &Consume, provide: &Provide, access: Option<Access>) -> Grant {
     let login = login(node, &consume.module, &consume.name);
     Grant {
         consumer: format!("{node}/{}/{}", consume.module, consume.name),
         credential: format!("{}/{login}", provide.credentials),
         login,
         form: provide.form,
+        access,
     }
+}
+
+/// What the consumer sees as `logins.NAME.facts`: the provider's facts, and the
+/// grant's `vhost` when it has one (the grant's own, over a provider's `vhost`).
+fn login_facts(provided: &Facts, access: Option<&Access>) -> Facts {
+    let mut facts = provided.clone();
+    if let Some(access) = access {
+        facts.insert("vhost".to_string(), Fact::String(access.vhost.clone()));
+    }
+    facts
+}
+
+/// A grant as the grants manifest lists it.
+fn listed(grant: &Grant) -> serde_json::Value {
+    let mut entry = serde_json::json!({
+        "consumer": grant.consumer,
+        "login": grant.login,
+        "credential": grant.credential,
+        "form": grant.form.name(),
+    });
+    if let (Some(access), Some(fields)) = (&grant.access, entry.as_object_mut()) {
+        fields.insert("vhost".to_string(), access.vhost.clone().into());
+        fields.insert(
+            "permissions".to_string(),
+            serde_json::json!({
+                "configure": access.permissions.configure,
+                "write": access.permissions.write,
+                "read": access.permissions.read,
+            }),
+        );
+    }
+    entry
 }
 
 /// The consumer's credential: a secret shape at its path, and its handle.
@@ -164,7 +238,7 @@ fn place_grants(
 ) {
     grants.sort_by(|a, b| a.grant.login.cmp(&b.grant.login));
     let mut seen: BTreeSet<String> = BTreeSet::new();
-    let mut listed = Vec::new();
+    let mut entries = Vec::new();
     for Granted { grant, sealed } in &grants {
         if !seen.insert(grant.login.clone()) {
             link.diagnostics.push(
@@ -180,12 +254,7 @@ fn place_grants(
             );
             continue;
         }
-        listed.push(serde_json::json!({
-            "consumer": grant.consumer,
-            "login": grant.login,
-            "credential": grant.credential,
-            "form": grant.form.name(),
-        }));
+        entries.push(listed(grant));
         link.placed.push(Placed {
             resource: plan::Resource::Secret(plan::Secret {
                 path: grant.credential.clone(),
@@ -199,7 +268,8 @@ fn place_grants(
             span: provide.span,
         });
     }
-    link.placed.push(grants_manifest(provide, provider, listed));
+    link.placed
+        .push(grants_manifest(provide, provider, entries));
     link.grants.insert(
         (provide.module.clone(), service.to_string()),
         grants.into_iter().map(|granted| granted.grant).collect(),

@@ -52,7 +52,7 @@ pub(super) fn read(
                     form_text.unwrap_or_default()
                 ),
                 declared.span,
-                "`form` is \"scram-sha-256\" (the provider gets a verifier) or \"plain\" (the provider gets the password)",
+                "`form` is \"scram-sha-256\" (the provider gets a PostgreSQL verifier), \"rabbit_password_hashing_sha256\" (a RabbitMQ password hash) or \"plain\" (the provider gets the password)",
             ));
             None
         }
