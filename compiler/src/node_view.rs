@@ -72,8 +72,10 @@ pub struct ConsumeView {
     pub service: String,
     /// The node that provides it, when exactly one is chosen.
     pub provider: Option<String>,
-    pub credential: &'static str,
-    pub path: String,
+    /// `<secret>`, or null for a consumption of a provider of facts only.
+    pub credential: Option<&'static str>,
+    /// Where the credential is placed (null with no credential).
+    pub path: Option<String>,
     pub at: String,
 }
 
@@ -290,7 +292,7 @@ pub fn links(view: &mut NodeView, declarations: &[Declarations]) {
                 .choose(&own.node, consume)
                 .ok()
                 .map(|(node, _)| node.to_string()),
-            credential: SECRET,
+            credential: consume.path.as_ref().map(|_| SECRET),
             path: consume.path.clone(),
             at: source_line(&consume.source),
         })

@@ -125,6 +125,8 @@ codes! {
     CONTRIBUTION_CONFLICT = "E209", "two modules contribute the same key";
     INVALID_COLLECTION = "E210", "invalid collection declaration";
     SECRET_IN_FACTS = "E211", "secret in a provider's facts";
+    PATH_FOR_FACTS_ONLY = "E216", "credential `path` for a provider of facts only";
+    CONSUMPTION_WITHOUT_PATH = "E217", "consumption of a provider with logins has no `path`";
     // E3xx: credentials, secrets, mirrors and artifacts
     NO_PROVIDER = "E300", "no node provides the service a consumer asks for";
     AMBIGUOUS_PROVIDER = "E301", "several nodes provide the service and no `from` chooses one";

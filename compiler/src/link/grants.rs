@@ -1,7 +1,8 @@
 //! Grants: for each active consumption, its material from the store, the
 //! credential placed at the consumer's path and its `logins` entry (the login, the
 //! provider's node, address and facts), and on the provider's node one secret
-//! per grant and the grants manifest (`mesh-grants/1`, sorted by login). Built from
+//! per grant and the grants manifest (`mesh-grants/1`, sorted by login). A provider
+//! of facts only gets no grants and its consumers no credential: only `logins`. Built from
 //! the consumptions declared, never from what the store holds, so an unassigned
 //! consumer has no grant and no credential file. Must not choose providers: that is
 //! `provider::Providers::choose`.
@@ -12,7 +13,9 @@ use lang::{Diagnostic, codes};
 
 use super::provider::Providers;
 use super::store::{self, NOT_YET_MADE};
-use super::{Consume, Declarations, Grant, Login, NodeLink, Placed, Provide, SecretMode, login};
+use super::{
+    Consume, Declarations, Grant, Login, LoginsAt, NodeLink, Placed, Provide, SecretMode, login,
+};
 use crate::secrets::{GrantMaterial, Store};
 
 /// One grant of a provider with its sealed check.
@@ -48,6 +51,34 @@ pub(super) fn place(
                 }
             };
             let provider_node = nodes.get(provider);
+            let address = provider_node.and_then(|d| d.address.clone());
+            let (logins_at, path) = match (&provide.logins, &consume.path) {
+                (Some(logins_at), Some(path)) => (logins_at, path),
+                (None, None) => {
+                    // facts only: the consumer learns where the provider is, nothing is made
+                    link.logins.insert(
+                        (consume.module.clone(), consume.name.clone()),
+                        Login {
+                            login: login(&declaration.node, &consume.module, &consume.name),
+                            provider: provider.to_string(),
+                            address,
+                            path: None,
+                            facts: provide.facts.clone(),
+                        },
+                    );
+                    continue;
+                }
+                (None, Some(_)) => {
+                    link.diagnostics
+                        .push(path_for_facts_only(&declaration.node, consume, provider, provide));
+                    continue;
+                }
+                (Some(_), None) => {
+                    link.diagnostics
+                        .push(no_path_for_login(&declaration.node, consume, provider, provide));
+                    continue;
+                }
+            };
             let provider_key = provider_node.map(|d| d.key.as_str()).unwrap_or_default();
             let material = store::sealed(
                 store.grant(
@@ -58,7 +89,7 @@ pub(super) fn place(
                     &consume.name,
                     &declaration.key,
                     provider_key,
-                    provide.form,
+                    logins_at.form,
                 ),
                 mode,
                 || GrantMaterial {
@@ -80,14 +111,14 @@ pub(super) fn place(
                     continue;
                 }
             };
-            let grant = grant_of(&declaration.node, consume, provide);
+            let grant = grant_of(&declaration.node, consume, logins_at);
             link.logins.insert(
                 (consume.module.clone(), consume.name.clone()),
                 Login {
                     login: grant.login.clone(),
                     provider: provider.to_string(),
-                    address: provider_node.and_then(|d| d.address.clone()),
-                    path: consume.path.clone(),
+                    address,
+                    path: Some(path.clone()),
                     facts: provide.facts.clone(),
                 },
             );
@@ -99,7 +130,7 @@ pub(super) fn place(
                     grant,
                     sealed: material.provider,
                 });
-            place_credential(link, consume, material.consumer);
+            place_credential(link, consume, path, material.consumer);
         }
     }
     for ((provider, service), (provide, grants)) in granted {
@@ -114,32 +145,73 @@ pub(super) fn place(
         };
         for provide in &declaration.provides {
             let key = (provide.module.clone(), provide.service.clone());
+            let Some(logins_at) = &provide.logins else {
+                continue;
+            };
             if link.grants.contains_key(&key) {
                 continue;
             }
-            link.placed
-                .push(grants_manifest(provide, &declaration.node, Vec::new()));
+            link.placed.push(grants_manifest(
+                provide,
+                logins_at,
+                &declaration.node,
+                Vec::new(),
+            ));
             link.grants.insert(key, Vec::new());
         }
     }
 }
 
 /// The grant `consume` on `node` gets at `provide`.
-fn grant_of(node: &str, consume: &Consume, provide: &Provide) -> Grant {
+fn grant_of(node: &str, consume: &Consume, logins_at: &LoginsAt) -> Grant {
     let login = login(node, &consume.module, &consume.name);
     Grant {
         consumer: format!("{node}/{}/{}", consume.module, consume.name),
-        credential: format!("{}/{login}", provide.credentials),
+        credential: format!("{}/{login}", logins_at.credentials),
         login,
-        form: provide.form,
+        form: logins_at.form,
     }
 }
 
+/// E216: a consumption of a provider of facts only that gives a credential `path`.
+fn path_for_facts_only(node: &str, consume: &Consume, provider: &str, provide: &Provide) -> Diagnostic {
+    Diagnostic::error(
+        codes::PATH_FOR_FACTS_ONLY,
+        format!(
+            "`{}` of module `{}` on node `{node}` gives a credential `path`, but `{}` on node `{provider}` hands out no logins, only facts",
+            consume.name, consume.module, consume.service
+        ),
+    )
+    .with_primary(consume.span, "consumed here")
+    .with_secondary(provide.span, "provided here, without `manifest`, `credentials` and `form`")
+    .with_help(format!(
+        "remove `path` from `consumes.{}`: `logins.{}` still gives the provider's node, address and facts",
+        consume.name, consume.name
+    ))
+}
+
+/// E217: a consumption of a provider that hands out logins, without a `path`.
+fn no_path_for_login(node: &str, consume: &Consume, provider: &str, provide: &Provide) -> Diagnostic {
+    Diagnostic::error(
+        codes::CONSUMPTION_WITHOUT_PATH,
+        format!(
+            "`{}` of module `{}` on node `{node}` gives no `path`, but `{}` on node `{provider}` hands out logins: its credential must be placed somewhere",
+            consume.name, consume.module, consume.service
+        ),
+    )
+    .with_primary(consume.span, "consumed here")
+    .with_secondary(provide.span, "provided here, with logins")
+    .with_help(format!(
+        "add `path = \"/var/lib/mesh/credentials/{}-{}\";` to `consumes.{}`",
+        consume.module, consume.name, consume.name
+    ))
+}
+
 /// The consumer's credential: a secret shape at its path, and its handle.
-fn place_credential(link: &mut NodeLink, consume: &Consume, sealed: String) {
+fn place_credential(link: &mut NodeLink, consume: &Consume, path: &str, sealed: String) {
     link.placed.push(Placed {
         resource: plan::Resource::Secret(plan::Secret {
-            path: consume.path.clone(),
+            path: path.to_string(),
             sealed: sealed.clone(),
             owner: consume.owner.clone(),
             group: consume.group.clone(),
@@ -162,6 +234,9 @@ fn place_grants(
     provide: &Provide,
     mut grants: Vec<Granted>,
 ) {
+    let Some(logins_at) = &provide.logins else {
+        return;
+    };
     grants.sort_by(|a, b| a.grant.login.cmp(&b.grant.login));
     let mut seen: BTreeSet<String> = BTreeSet::new();
     let mut listed = Vec::new();
@@ -199,7 +274,8 @@ fn place_grants(
             span: provide.span,
         });
     }
-    link.placed.push(grants_manifest(provide, provider, listed));
+    link.placed
+        .push(grants_manifest(provide, logins_at, provider, listed));
     link.grants.insert(
         (provide.module.clone(), service.to_string()),
         grants.into_iter().map(|granted| granted.grant).collect(),
@@ -208,7 +284,12 @@ fn place_grants(
 
 /// The grants manifest (`mesh-grants/1`) of `provide` on `node`, as the file shape
 /// placed at its `manifest` path.
-fn grants_manifest(provide: &Provide, node: &str, grants: Vec<serde_json::Value>) -> Placed {
+fn grants_manifest(
+    provide: &Provide,
+    logins_at: &LoginsAt,
+    node: &str,
+    grants: Vec<serde_json::Value>,
+) -> Placed {
     let manifest = serde_json::json!({
         "format": "mesh-grants/1",
         "service": provide.service,
@@ -219,7 +300,7 @@ fn grants_manifest(provide: &Provide, node: &str, grants: Vec<serde_json::Value>
     content.push('\n');
     Placed {
         resource: plan::Resource::File(plan::File {
-            path: provide.manifest.clone(),
+            path: logins_at.manifest.clone(),
             content: Some(content),
             content_base64: None,
             owner: provide.owner.clone(),

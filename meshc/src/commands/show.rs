@@ -113,13 +113,15 @@ fn render_links(out: &mut String, view: &NodeView) {
     for consume in &view.consumes {
         let _ = writeln!(
             out,
-            "  {}.{}: `{}` from {}, {} at {} ({})",
+            "  {}.{}: `{}` from {}, {} ({})",
             consume.module,
             consume.name,
             consume.service,
             consume.provider.as_deref().unwrap_or("no provider chosen"),
-            consume.credential,
-            consume.path,
+            match (consume.credential, &consume.path) {
+                (Some(credential), Some(path)) => format!("{credential} at {path}"),
+                _ => "facts only".to_string(),
+            },
             consume.at
         );
     }

@@ -1,6 +1,7 @@
 //! The reader of `consumes.NAME` entries: the `service` asked for (an identifier,
 //! since it names a provider's `provides.SERVICE`), the node it is asked `from`, and
-//! where the credential is placed on the consumer. Must not choose the provider:
+//! where the credential is placed on the consumer (no `path` for a provider of facts
+//! only). Must not choose the provider:
 //! `super::super::provider` does, once every node is read.
 
 use lang::value::EvalResult;
@@ -45,7 +46,14 @@ pub(super) fn read(
     let from = entry
         .text("from", Some(""), diagnostics)?
         .filter(|from| !from.is_empty());
-    let path = entry.path("path", diagnostics)?;
+    // no `path` asks a provider of facts only; the link checks which it is
+    let path = match entry.attrs.get(b"path") {
+        Some(_) => match entry.path("path", diagnostics)? {
+            Some(path) => Some(Some(path)),
+            None => None,
+        },
+        None => Some(None),
+    };
     let owner = entry.text("owner", Some("root"), diagnostics)?;
     let group = entry.text("group", Some("root"), diagnostics)?;
     let mode = entry.mode(diagnostics)?;
