@@ -146,7 +146,7 @@ fn collections_and_links_are_listed_when_the_field_is_a_plain_set() {
     };
     assert_eq!(
         declares("monitoring", "collects"),
-        serde_json::json!(["targets: attrsOf (str)"])
+        serde_json::json!(["jobs: attrsOf (listOf (str))"])
     );
     assert_eq!(
         declares("postgres", "provides"),
