@@ -227,11 +227,15 @@ fn nodes_added_and_removed() {
     let gateway = inventory[start..end].to_string();
     // app3 is the gateway with `web` instead of its modules (monitoring among them)
     // and none of their settings
-    let settings = gateway.find("      # the shop of both").expect("the proxy's settings");
+    let settings = gateway
+        .find("      # the shop of both")
+        .expect("the proxy's settings");
     let app3 = format!(
         "{}{}",
         &gateway[..settings],
-        &gateway[gateway.find("      settings.users.accounts").expect("users")..]
+        &gateway[gateway
+            .find("      settings.users.accounts")
+            .expect("users")..]
     )
     .replace("gateway = {", "app3 = {")
     .replace(

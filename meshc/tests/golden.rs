@@ -155,11 +155,7 @@ fn homelab_with_a_withdrawn_consumer_matches_its_golden_files() {
         "the example changed: app2's modules are no longer {app2_modules}"
     );
     let edited = inventory
-        .replacen(
-            app2_modules,
-            "modules = [ \"web\" \"node-exporter\" ];",
-            1,
-        )
+        .replacen(app2_modules, "modules = [ \"web\" \"node-exporter\" ];", 1)
         .replacen("      settings.shop.database = \"db1\";\n", "", 1);
     assert_ne!(
         edited, inventory,

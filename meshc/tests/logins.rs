@@ -141,12 +141,15 @@ fn a_provider_of_facts_only_gives_its_consumers_address_and_facts_and_no_credent
     // nothing is made or placed: no secret on any node, no grants manifest, no store
     for (node, plan) in &compilation.plans {
         assert!(
-            plan.shapes().iter().all(|shape| shape.kind() != Kind::Secret),
+            plan.shapes()
+                .iter()
+                .all(|shape| shape.kind() != Kind::Secret),
             "{node} holds a secret"
         );
         assert!(
-            plan.shapes().iter().all(|shape| shape.kind() != Kind::File
-                || shape.identity() == "/etc/targets"),
+            plan.shapes()
+                .iter()
+                .all(|shape| shape.kind() != Kind::File || shape.identity() == "/etc/targets"),
             "{node} has a file besides the collector's"
         );
     }

@@ -37,7 +37,9 @@ fn validator(program: &str) -> Command {
 fn certificate(directory: &Path) {
     std::fs::create_dir_all(directory).expect("tls directory");
     let output = Command::new("openssl")
-        .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2"])
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+        ])
         .args(["-subj", "/CN=files.example.org"])
         .arg("-keyout")
         .arg(directory.join("shop.key"))
@@ -136,12 +138,22 @@ fn the_proxys_rendered_configuration_passes_caddy_validate() {
             .as_array()
             .unwrap_or_else(|| panic!("server `{server}` has routes: {config:#}"))
             .iter()
-            .map(|route| route["match"][0]["host"][0].as_str().unwrap_or_default().to_string())
+            .map(|route| {
+                route["match"][0]["host"][0]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string()
+            })
             .collect()
     };
     assert_eq!(
         hosts("https"),
-        ["files.example.org", "intranet.example.org", "shop.example.org", "www.example.org"]
+        [
+            "files.example.org",
+            "intranet.example.org",
+            "shop.example.org",
+            "www.example.org"
+        ]
     );
     assert_eq!(hosts("http"), ["plain.example.org"]);
     let tls = &config["apps"]["tls"];
@@ -174,7 +186,10 @@ fn a_certificate_caddy_cannot_load_fails_caddy_validate() {
         .arg("")
         .output()
         .expect("caddy runs");
-    assert!(!output.status.success(), "caddy validated a site without its key");
+    assert!(
+        !output.status.success(),
+        "caddy validated a site without its key"
+    );
 }
 
 #[test]
@@ -210,8 +225,9 @@ fn prometheus_scrapes_the_node_exporters_it_consumes_and_passes_promtool() {
 fn every_node_runs_its_exporter_on_the_port_it_publishes() {
     let built = build();
     let root = apply(&built, "app1");
-    let unit = std::fs::read_to_string(root.join("etc/systemd/system/prometheus-node-exporter.service"))
-        .expect("the exporter's unit takes the place of Debian's");
+    let unit =
+        std::fs::read_to_string(root.join("etc/systemd/system/prometheus-node-exporter.service"))
+            .expect("the exporter's unit takes the place of Debian's");
     assert!(unit.contains("--web.listen-address=:9200"), "{unit}");
     let firewall = std::fs::read_to_string(root.join("etc/mesh/firewall.nft")).expect("firewall");
     assert!(firewall.contains("tcp dport 9200 accept"), "{firewall}");

@@ -69,13 +69,21 @@ pub(super) fn place(
                     continue;
                 }
                 (None, Some(_)) => {
-                    link.diagnostics
-                        .push(path_for_facts_only(&declaration.node, consume, provider, provide));
+                    link.diagnostics.push(path_for_facts_only(
+                        &declaration.node,
+                        consume,
+                        provider,
+                        provide,
+                    ));
                     continue;
                 }
                 (Some(_), None) => {
-                    link.diagnostics
-                        .push(no_path_for_login(&declaration.node, consume, provider, provide));
+                    link.diagnostics.push(no_path_for_login(
+                        &declaration.node,
+                        consume,
+                        provider,
+                        provide,
+                    ));
                     continue;
                 }
             };
@@ -174,7 +182,12 @@ fn grant_of(node: &str, consume: &Consume, logins_at: &LoginsAt) -> Grant {
 }
 
 /// E216: a consumption of a provider of facts only that gives a credential `path`.
-fn path_for_facts_only(node: &str, consume: &Consume, provider: &str, provide: &Provide) -> Diagnostic {
+fn path_for_facts_only(
+    node: &str,
+    consume: &Consume,
+    provider: &str,
+    provide: &Provide,
+) -> Diagnostic {
     Diagnostic::error(
         codes::PATH_FOR_FACTS_ONLY,
         format!(
@@ -191,7 +204,12 @@ fn path_for_facts_only(node: &str, consume: &Consume, provider: &str, provide: &
 }
 
 /// E217: a consumption of a provider that hands out logins, without a `path`.
-fn no_path_for_login(node: &str, consume: &Consume, provider: &str, provide: &Provide) -> Diagnostic {
+fn no_path_for_login(
+    node: &str,
+    consume: &Consume,
+    provider: &str,
+    provide: &Provide,
+) -> Diagnostic {
     Diagnostic::error(
         codes::CONSUMPTION_WITHOUT_PATH,
         format!(

@@ -9,8 +9,8 @@ use lang::{Diagnostic, Machine, Value};
 
 use super::Declared;
 use super::entry::{Entry, invalid};
-use crate::link::{LoginsAt, Provide};
 use crate::link::facts::{self, Facts};
+use crate::link::{LoginsAt, Provide};
 use crate::secrets::Form;
 
 const FIELDS: &[&str] = &["manifest", "credentials", "form", "owner", "group", "facts"];
@@ -42,7 +42,8 @@ pub(super) fn read(
         }
         None => Some(Facts::new()),
     };
-    let (Some(logins), Some(owner), Some(group), Some(facts)) = (logins, owner, group, facts) else {
+    let (Some(logins), Some(owner), Some(group), Some(facts)) = (logins, owner, group, facts)
+    else {
         return Ok(None);
     };
     Ok(Some(Provide {
