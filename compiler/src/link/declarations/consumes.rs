@@ -48,10 +48,7 @@ pub(super) fn read(
         .filter(|from| !from.is_empty());
     // no `path` asks a provider of facts only; the link checks which it is
     let path = match entry.attrs.get(b"path") {
-        Some(_) => match entry.path("path", diagnostics)? {
-            Some(path) => Some(Some(path)),
-            None => None,
-        },
+        Some(_) => entry.path("path", diagnostics)?.map(Some),
         None => Some(None),
     };
     let owner = entry.text("owner", Some("root"), diagnostics)?;
