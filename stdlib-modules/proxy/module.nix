@@ -154,6 +154,8 @@ in
                 };
               });
           };
+          # Caddy's own CA (`tls = "internal"`) must not try to change the trust store
+          pki.certificate_authorities.local.install_trust = false;
           tls = {
             certificates.load_files = map (s: { inherit (s) certificate key; tags = [ s.host ]; }) withFiles;
             automation.policies = policies;
