@@ -8,8 +8,8 @@
 { mesh, ... }:
 let
   inherit (mesh) types;
-  isTarget = target: builtins.match "([a-zA-Z0-9]([a-zA-Z0-9.-]{0,251}[a-zA-Z0-9])?|\\[[0-9a-fA-F:.]+]):[0-9]{1,5}" target != null;
-  isDuration = duration: builtins.match "([0-9]+(ms|s|m|h|d|w|y))+" duration != null;
+  target = types.strMatching "([a-zA-Z0-9]([a-zA-Z0-9.-]{0,251}[a-zA-Z0-9])?|\\[[0-9a-fA-F:.]+]):[0-9]{1,5}";
+  duration = types.strMatching "([0-9]+(ms|s|m|h|d|w|y))+";
   # consume names are identifiers; node names may hold `.` and `@`
   consumeName = node: "node-" + builtins.replaceStrings [ "." "@" ] [ "_" "_" ] node;
   hostOf = login:
@@ -32,18 +32,18 @@ in
       description = "TCP port of Prometheus' web interface and API (opened in the firewall)";
     };
     scrapeInterval = mesh.option {
-      type = types.str;
+      type = duration;
       default = "30s";
       description = "How often targets are scraped (a Prometheus duration: 15s, 1m)";
     };
     retention = mesh.option {
-      type = types.str;
+      type = duration;
       default = "15d";
       description = "How long samples are kept (a Prometheus duration)";
     };
   };
 
-  collects.jobs = types.attrsOf (types.listOf types.str);
+  collects.jobs = types.attrsOf (types.listOf target);
 
   contributes = { settings, ... }: { networking.ports = [ settings.port ]; };
 
@@ -56,20 +56,13 @@ in
     let
       badJob = builtins.filter (job: builtins.match "[a-zA-Z_][a-zA-Z0-9_-]*" job == null || job == "node")
         (builtins.attrNames collected.jobs);
-      badTarget = builtins.filter (target: !isTarget target) (builtins.concatLists (builtins.attrValues collected.jobs));
       nodeTargets = map (node:
         let login = logins.${consumeName node};
         in { targets = [ "${hostOf login}:${toString login.facts.port}" ]; labels.node = node; }
       ) settings.nodes;
       scrapeConfigs =
-        if !isDuration settings.scrapeInterval then
-          throw "monitoring setting `scrapeInterval` ${builtins.toJSON settings.scrapeInterval} is not a Prometheus duration (like 30s or 1m)"
-        else if !isDuration settings.retention then
-          throw "monitoring setting `retention` ${builtins.toJSON settings.retention} is not a Prometheus duration (like 15d)"
-        else if badJob != [ ] then
+        if badJob != [ ] then
           throw "monitoring job `${builtins.head badJob}` is not a job name (letters, digits, `_` and `-`; `node` is this module's own)"
-        else if badTarget != [ ] then
-          throw "monitoring target ${builtins.toJSON (builtins.head badTarget)} is not `HOST:PORT`"
         else
           (if nodeTargets == [ ] then [ ] else [ { job_name = "node"; static_configs = nodeTargets; } ])
           ++ builtins.attrValues (builtins.mapAttrs (job: targets: {

@@ -3,13 +3,16 @@
 # modules on the node, which contribute them:
 #   contributes.proxy.sites."shop.example.org" = { upstreams = [ "10.0.0.11:8000" ]; };
 # The configuration is Caddy's JSON, made with `builtins.toJSON`, so no contributed
-# string can change its structure; host names, upstreams and the ACME e-mail are
-# still checked here, so a value Caddy would misread is refused at compile time.
+# string can change its structure; upstreams and the ACME e-mail are still typed
+# (`strMatching`) and host names checked here, so a value Caddy would misread is
+# refused at compile time.
 { mesh, ... }:
 let
   inherit (mesh) types;
+  # `HOST:PORT` or `[IPV6]:PORT`, what Caddy dials
+  upstreamPattern = "([a-zA-Z0-9]([a-zA-Z0-9.-]{0,251}[a-zA-Z0-9])?|\\[[0-9a-fA-F:.]+]):[0-9]{1,5}";
   site = types.record {
-    upstreams = types.listOf types.str;
+    upstreams = types.listOf (types.strMatching upstreamPattern);
     tls = types.nullOr (types.enum [ "acme" "internal" "off" ]);
     certificate = types.nullOr types.path;
     key = types.nullOr types.path;
@@ -19,12 +22,11 @@ let
   label = "[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?";
   isHost = host: builtins.stringLength host <= 253
     && builtins.match "(\\*\\.)?(${label}\\.)*${label}" host != null;
-  # `HOST:PORT` or `[IPV6]:PORT`, what Caddy dials
+  # the type checks the form; the port must also be one
   isUpstream = upstream:
-    builtins.match "([a-zA-Z0-9]([a-zA-Z0-9.-]{0,251}[a-zA-Z0-9])?|\\[[0-9a-fA-F:.]+]):[0-9]{1,5}" upstream != null
+    builtins.match upstreamPattern upstream != null
     && (let port = builtins.fromJSON (builtins.elemAt (builtins.match ".*:0*([0-9]+)" upstream) 0);
         in port >= 1 && port <= 65535);
-  isEmail = email: builtins.match "[^@[:space:][:cntrl:]\"<>]+@[a-zA-Z0-9.-]+" email != null;
 
   refuse = host: why: throw "proxy site `${host}`: ${why}";
 
@@ -42,7 +44,7 @@ let
     else if entry.upstreams == [ ] then
       refuse host "no upstreams: give at least one `HOST:PORT` to proxy to"
     else if bad != [ ] then
-      refuse host "upstream ${builtins.toJSON (builtins.head bad)} is not `HOST:PORT` or `[IPV6]:PORT` (no scheme, path or spaces)"
+      refuse host "upstream ${builtins.toJSON (builtins.head bad)} has no port from 1 to 65535"
     else if files && (certificate == null || key == null) then
       refuse host "give both `certificate` and `key`, or neither"
     else if files && tls == "off" then
@@ -65,7 +67,7 @@ in
       description = "Sites by host name, besides the ones modules contribute: `upstreams` (HOST:PORT), `tls` (\"acme\", the default, \"internal\" or \"off\"), `certificate` and `key` (paths on the node, instead of ACME), `hsts`";
     };
     acmeEmail = mesh.option {
-      type = types.nullOr types.str;
+      type = types.nullOr (types.strMatching "[^@[:space:][:cntrl:]\"<>]+@[a-zA-Z0-9.-]+");
       default = null;
       description = "E-mail address given to the ACME CA (Let's Encrypt) for expiry notices; null registers without one";
     };
@@ -103,8 +105,6 @@ in
       sites =
         if twice != [ ] then
           throw "proxy site `${builtins.head twice}` is set in the `sites` setting and contributed by a module on the node: remove one of them"
-        else if settings.acmeEmail != null && !isEmail settings.acmeEmail then
-          throw "proxy setting `acmeEmail` ${builtins.toJSON settings.acmeEmail} is not an e-mail address"
         else
           builtins.attrValues (builtins.mapAttrs checked (settings.sites // collected.sites));
       secure = builtins.filter (s: s.tls != "off") sites;
