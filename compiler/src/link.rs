@@ -17,7 +17,7 @@ use crate::secrets::{Form, Store};
 
 mod artifacts;
 mod declarations;
-mod facts;
+pub(crate) mod facts;
 mod grants;
 mod mirrors;
 mod needs;

@@ -291,6 +291,11 @@ fn a_reseal_keeps_every_value_and_the_diff_says_so() {
     let field = sealed_field(&json, "db1", "/var/lib/mesh/postgres/superuser");
     assert_eq!(field["resealed"], true, "{field}");
     assert_eq!(field["value"], "same", "{field}");
+    // the same value rewrites nothing on the node (the applier compares plaintexts), so
+    // nothing that reads it restarts
+    assert!(!human.contains("restarts"), "{human}");
+    let diff: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    assert_eq!(diff["summary"]["restart"], 0, "{json}");
 
     // the next build keeps them: nothing made, nothing in secrets/ changed
     let store = rotation.store();
