@@ -18,7 +18,7 @@ use crate::secrets::{Form, Store};
 mod artifacts;
 mod declarations;
 pub(crate) mod facts;
-mod grants;
+pub(crate) mod grants;
 mod mirrors;
 mod needs;
 mod provider;
@@ -33,9 +33,9 @@ pub(crate) use store::NOT_YET_MADE;
 pub struct Provide {
     pub module: String,
     pub service: String,
-    pub manifest: String,
-    pub credentials: String,
-    pub form: Form,
+    /// Where its logins go; `None` for a provider that hands out no logins, only
+    /// its facts (`provides.SERVICE = { facts = ...; }`).
+    pub logins: Option<LoginsAt>,
     pub owner: String,
     pub group: String,
     /// What the provider publishes to its consumers (`facts`).
@@ -44,13 +44,22 @@ pub struct Provide {
     pub source: plan::Source,
 }
 
+/// Where a provider that hands out logins keeps them, and how it checks them.
+#[derive(Clone, Debug)]
+pub struct LoginsAt {
+    pub manifest: String,
+    pub credentials: String,
+    pub form: Form,
+}
+
 #[derive(Clone, Debug)]
 pub struct Consume {
     pub module: String,
     pub name: String,
     pub service: String,
     pub from: Option<String>,
-    pub path: String,
+    /// Where the credential is placed; `None` asks a provider of facts only.
+    pub path: Option<String>,
     pub owner: String,
     pub group: String,
     pub mode: String,
@@ -161,8 +170,9 @@ pub struct Login {
     /// The provider's node name and address.
     pub provider: String,
     pub address: Option<String>,
-    /// Where the credential is placed on the consumer's node.
-    pub path: String,
+    /// Where the credential is placed on the consumer's node; `None` when the
+    /// provider hands out facts only.
+    pub path: Option<String>,
     pub facts: Facts,
 }
 

@@ -79,8 +79,10 @@ pub struct ConsumeView {
     pub login: String,
     /// The provider's facts (`logins.NAME.facts`), as the language prints them.
     pub facts: Option<String>,
-    pub credential: &'static str,
-    pub path: String,
+    /// `<secret>`, or null for a consumption of a provider of facts only.
+    pub credential: Option<&'static str>,
+    /// Where the credential is placed (null with no credential).
+    pub path: Option<String>,
     pub at: String,
 }
 
@@ -302,8 +304,9 @@ pub fn links(view: &mut NodeView, declarations: &[Declarations]) {
                 provider: chosen.map(|(node, _)| node.to_string()),
                 address: provider.and_then(|provider| provider.address.clone()),
                 login: link::login(&own.node, &consume.module, &consume.name),
-                facts: chosen.map(|(_, provide)| print_facts(&provide.facts)),
-                credential: SECRET,
+                facts: chosen
+                    .map(|(_, provide)| print_facts(&link::grants::facts_for(consume, provide))),
+                credential: consume.path.as_ref().map(|_| SECRET),
                 path: consume.path.clone(),
                 at: source_line(&consume.source),
             }

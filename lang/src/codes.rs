@@ -129,6 +129,8 @@ codes! {
     INVALID_PERMISSION = "E213", "a consumer's permission is not a valid regular expression";
     ACCESS_NOT_TAKEN = "E214", "`vhost` or `permissions` for a provider whose grants take none";
     ACCESS_MISSING = "E215", "no `vhost` for a provider whose grants need one";
+    PATH_FOR_FACTS_ONLY = "E216", "credential `path` for a provider of facts only";
+    CONSUMPTION_WITHOUT_PATH = "E217", "consumption of a provider with logins has no `path`";
     // E3xx: credentials, secrets, mirrors and artifacts
     NO_PROVIDER = "E300", "no node provides the service a consumer asks for";
     AMBIGUOUS_PROVIDER = "E301", "several nodes provide the service and no `from` chooses one";

@@ -127,8 +127,13 @@ fn homelab_consumers_log_in_and_an_unassigned_one_is_refused() {
     // app2 no longer runs shop
     let inventory_path = repository.join("mesh.nix");
     let inventory = std::fs::read_to_string(&inventory_path).expect("mesh.nix");
+    let app2_modules = "modules = [ \"web\" \"node-exporter\" \"shop\" ];";
+    assert!(
+        inventory.contains(app2_modules),
+        "the example changed: app2's modules are no longer {app2_modules}"
+    );
     let unassigned = inventory
-        .replace("modules = [ \"web\" \"shop\" ];", "modules = [ \"web\" ];")
+        .replace(app2_modules, "modules = [ \"web\" \"node-exporter\" ];")
         .replace("settings.shop.database = \"db1\";", "");
     assert_ne!(
         unassigned, inventory,

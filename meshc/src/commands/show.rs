@@ -118,14 +118,16 @@ fn render_links(out: &mut String, view: &NodeView) {
         };
         let _ = writeln!(
             out,
-            "  {}.{}: `{}` from {}, login {}, {} at {} ({})",
+            "  {}.{}: `{}` from {}, login {}, {} ({})",
             consume.module,
             consume.name,
             consume.service,
             provider,
             consume.login,
-            consume.credential,
-            consume.path,
+            match (consume.credential, &consume.path) {
+                (Some(credential), Some(path)) => format!("{credential} at {path}"),
+                _ => "facts only".to_string(),
+            },
             consume.at
         );
         if let Some(facts) = &consume.facts {

@@ -1,7 +1,8 @@
 //! The reader of `consumes.NAME` entries: the `service` asked for (an identifier,
 //! since it names a provider's `provides.SERVICE`), the node it is asked `from`, and
-//! where the credential is placed on the consumer, and the access asked of a
-//! provider whose grants carry one (`super::access`). Must not choose the provider:
+//! where the credential is placed on the consumer (no `path` for a provider of facts
+//! only), and the access asked of a provider whose grants carry one
+//! (`super::access`). Must not choose the provider:
 //! `super::super::provider` does, once every node is read.
 
 use lang::value::EvalResult;
@@ -56,7 +57,11 @@ pub(super) fn read(
     let from = entry
         .text("from", Some(""), diagnostics)?
         .filter(|from| !from.is_empty());
-    let path = entry.path("path", diagnostics)?;
+    // no `path` asks a provider of facts only; the link checks which it is
+    let path = match entry.attrs.get(b"path") {
+        Some(_) => entry.path("path", diagnostics)?.map(Some),
+        None => Some(None),
+    };
     let owner = entry.text("owner", Some("root"), diagnostics)?;
     let group = entry.text("group", Some("root"), diagnostics)?;
     let mode = entry.mode(diagnostics)?;
