@@ -127,14 +127,14 @@ fn removed_node_loses_its_stale_plan() {
     let end =
         start + inventory[start..].find("\n    };\n").expect("end of app2") + "\n    };\n".len();
     // and from the nodes the gateway's Prometheus scrapes (a `node` it names must exist)
-    let scraped = "settings.monitoring.nodes = [ \"app1\" \"app2\" \"db1\" \"gateway\" ];";
+    let scraped = "settings.monitoring.nodes = [ \"app1\" \"app2\" \"db1\" \"gateway\" \"mq1\" ];";
     assert!(
         inventory.contains(scraped),
         "the example changed: {scraped}"
     );
     let without = format!("{}{}", &inventory[..start], &inventory[end..]).replacen(
         scraped,
-        "settings.monitoring.nodes = [ \"app1\" \"db1\" \"gateway\" ];",
+        "settings.monitoring.nodes = [ \"app1\" \"db1\" \"gateway\" \"mq1\" ];",
         1,
     );
     std::fs::write(&inventory_path, without).expect("write mesh.nix");

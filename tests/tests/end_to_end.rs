@@ -274,8 +274,8 @@ fn dry_run_and_diff_agree_on_what_changes() {
     );
     edit(
         "mesh.nix",
-        "settings.monitoring.nodes = [ \"app1\" \"app2\" \"db1\" \"gateway\" ];",
-        "settings.monitoring = { nodes = [ \"app1\" \"app2\" \"db1\" \"gateway\" ]; scrapeInterval = \"10s\"; };",
+        "settings.monitoring.nodes = [ \"app1\" \"app2\" \"db1\" \"gateway\" \"mq1\" ];",
+        "settings.monitoring = { nodes = [ \"app1\" \"app2\" \"db1\" \"gateway\" \"mq1\" ]; scrapeInterval = \"10s\"; };",
     );
     let new = temporary.path().join("new");
     build(&binaries, &repository, &new);
