@@ -42,7 +42,7 @@ impl Machine {
                 function,
                 argument,
                 span,
-            } => self.call(function.clone(), argument.clone(), *span),
+            } => self.apply_one(function, argument.clone(), *span),
             ThunkState::Apply {
                 function,
                 arguments,
