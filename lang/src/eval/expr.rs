@@ -235,13 +235,14 @@ impl Machine {
     #[inline(never)]
     fn interpolate(&mut self, parts: &[Rc<Ir>], env: &Env, span: Span) -> EvalResult<Value> {
         // room for the usual line of text: most interpolations never grow the buffer
-        let mut result = Vec::with_capacity(64);
+        let mut result = self.string_buffer();
+        result.reserve(64);
         for part in parts.iter() {
             let value = self.eval(part, env)?;
             self.coerce_to_string_into(&value, part.span, false, true, &mut result)?;
         }
         self.make_string(result.len(), span)?;
-        Ok(Value::String(Rc::from(result)))
+        Ok(self.finish_string(result))
     }
 
     #[inline(never)]
