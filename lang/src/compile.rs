@@ -997,3 +997,57 @@ fn select_node(
         span,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::rc::Rc;
+
+    use super::{IrAttrName, IrKind};
+    use crate::value::Value;
+    use crate::{Limits, Machine, MemoryLoader};
+
+    fn compiled(text: &str) -> Rc<super::Ir> {
+        let mut machine = Machine::new(Rc::new(MemoryLoader::new()), Vec::new(), Limits::default());
+        let (_, ir) = machine
+            .compile_source("test.nix", None, text.as_bytes().into(), Path::new("/"))
+            .unwrap_or_else(|errors| panic!("{errors:?}"));
+        ir
+    }
+
+    /// `builtins.foldl'` is the builtin itself in the code, not a selection to run;
+    /// a name `builtins` lacks stays a selection (its error or `or` at run time).
+    #[test]
+    fn selections_of_builtins_are_made_when_compiled() {
+        assert!(matches!(
+            &compiled("builtins.foldl'").kind,
+            IrKind::Const(Value::PrimOp(primop)) if primop.name == "foldl'"
+        ));
+        assert!(matches!(
+            &compiled("builtins.noSuchBuiltin or 1").kind,
+            IrKind::Select { .. }
+        ));
+        assert!(matches!(
+            &compiled("let builtins = { foldl' = 1; }; in builtins.foldl'").kind,
+            IrKind::Let { .. }
+        ));
+    }
+
+    /// Names written in code are one shared copy per name, which lookups find by
+    /// address.
+    #[test]
+    fn names_in_code_are_interned() {
+        let ir = compiled("{ port = 1; }.port");
+        let IrKind::Select { expr, path, .. } = &ir.kind else {
+            panic!("not a selection: {ir:?}");
+        };
+        let IrKind::Attrs(attrs) = &expr.kind else {
+            panic!("not a set: {expr:?}");
+        };
+        let [IrAttrName::Static(selected)] = &path[..] else {
+            panic!("not one static name: {path:?}");
+        };
+        assert!(Rc::ptr_eq(selected, &attrs.statics[0].name));
+        assert!(Rc::ptr_eq(selected, &crate::value::name("port")));
+    }
+}
