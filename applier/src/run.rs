@@ -137,14 +137,17 @@ fn run_checked(config: &Config, bytes: &[u8], report: &mut Report) -> Result<(),
             && record.plan == plan.digest()
             && record.node == plan.node()
     });
-    if nothing_to_do && already_recorded {
-        report.results = dry_results(&plan, &host, &prepared);
-        return Ok(());
-    }
     if lock.is_none() {
         lock = Some(Lock::acquire(&host).map_err(|problem| vec![problem])?);
     }
     let _lock = lock;
+    if nothing_to_do && already_recorded {
+        report.results = dry_results(&plan, &host, &prepared);
+        // a run killed after its record was stored and before its generation was kept
+        // left the generation out: keep it now (nothing is written when it is there)
+        return generations::remember(&host, &plan, bytes, config.keep_generations)
+            .map_err(|problem| vec![problem]);
+    }
     if !nothing_to_do {
         interrupted_record(&plan, record.as_ref(), &prepared)
             .store(&host)
