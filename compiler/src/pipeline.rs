@@ -100,6 +100,9 @@ pub struct Session {
     /// Frames made between two reclaim passes ([`lang::eval::RECLAIM_BATCH`] if
     /// None; see [`lang::Machine::reclaim`]).
     pub reclaim_batch: Option<usize>,
+    /// The build cache (`meshc build`): what this compilation reads is recorded in
+    /// it, and a node whose inputs are unchanged takes its plan from it.
+    pub cache: Option<Arc<crate::cache::BuildCache>>,
 }
 
 impl Session {

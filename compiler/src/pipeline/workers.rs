@@ -14,6 +14,7 @@ use plan::Plan;
 
 use super::arguments::arguments;
 use super::{SealedTexts, Session, sealed_texts};
+use crate::cache::{self, Doing};
 use crate::contribute;
 use crate::emit;
 use crate::inventory::{self, Inventory};
@@ -81,10 +82,18 @@ pub(super) fn work(
     from_coordinator: mpsc::Receiver<BTreeMap<String, NodeLink>>,
     inspected: Option<&str>,
 ) -> WorkerResult {
-    let loader = Rc::new(MeshLoader::with_overlay(
+    let loader: Rc<dyn lang::Loader> = Rc::new(MeshLoader::with_overlay(
         repository.root.clone(),
         session.overlay.clone(),
     ));
+    let (loader, doing) = match &session.cache {
+        Some(cache) => {
+            let (loader, doing) = cache::recording_loader(loader, cache);
+            (loader, Some(doing))
+        }
+        None => (loader, None),
+    };
+    let charge = Charge { doing };
     let mut machine = Machine::new(
         loader,
         vec![repository.root.clone(), PathBuf::from(stdlib::VIRTUAL_ROOT)],
@@ -120,6 +129,7 @@ pub(super) fn work(
         &mut gathered,
         &mut handed,
         &mut view,
+        &charge,
     ) {
         Ok(plans) => plans,
         Err(error) => {
@@ -144,6 +154,19 @@ pub(super) fn work(
         sources,
         traces: gathered,
         view: view.view,
+    }
+}
+
+/// Where a cached build charges what the worker reads (nothing when not cached).
+struct Charge {
+    doing: Option<Rc<std::cell::RefCell<Doing>>>,
+}
+
+impl Charge {
+    fn to(&self, doing: Doing) {
+        if let Some(cell) = &self.doing {
+            *cell.borrow_mut() = doing;
+        }
     }
 }
 
@@ -196,7 +219,9 @@ fn run(
     traced: &mut Gathered,
     handed: &mut Vec<(String, SealedTexts)>,
     inspected: &mut Inspected<'_>,
+    charge: &Charge,
 ) -> EvalResult<BTreeMap<String, Plan>> {
+    charge.to(Doing::Inventory);
     let inventory_value = match machine.eval_file(&repository.inventory) {
         Ok(value) => value,
         Err(errors) => {
@@ -209,8 +234,9 @@ fn run(
         .find_path(&repository.inventory)
         .unwrap_or_default();
     let inventory_span = Span::new(inventory_file, 0, 0);
-    let inventory: Inventory =
-        inventory::read(machine, &inventory_value, inventory_span, diagnostics)?;
+    let inventory = inventory::read(machine, &inventory_value, inventory_span, diagnostics);
+    charge.to(Doing::Other);
+    let inventory: Inventory = inventory?;
     let node_names: Vec<String> = inventory.nodes.keys().cloned().collect();
     if let Some(wanted) = inspected.node
         && !inventory.nodes.contains_key(wanted)
@@ -228,12 +254,11 @@ fn run(
         if session.is_cancelled() {
             return Ok(BTreeMap::new());
         }
-        if let Some(module) = recover(
-            module::load(machine, name, location, &prelude, &context, diagnostics),
-            diagnostics,
-        )
-        .flatten()
-        {
+        let directory = location.path.parent().unwrap_or(&location.path);
+        charge.to(Doing::Module(name.clone(), directory.to_path_buf()));
+        let loaded = module::load(machine, name, location, &prelude, &context, diagnostics);
+        charge.to(Doing::Other);
+        if let Some(module) = recover(loaded, diagnostics).flatten() {
             modules.insert(name.clone(), module);
         }
     }
@@ -376,6 +401,17 @@ fn run(
         if error_count(diagnostics) > errors_before {
             continue;
         }
+        let cached = session
+            .cache
+            .as_ref()
+            .map(|cache| (cache, cache::link_digest(&link)));
+        if let Some((cache, link_digest)) = &cached
+            && let Some(plan) = cache.reuse(name, &resolved.modules, link_digest)
+        {
+            cache.finished(name, &resolved.modules, link_digest.clone(), &plan);
+            deliver(session, name, plan, &mut plans, handed, diagnostics);
+            continue;
+        }
         let Some(plan) = node_plan(
             machine,
             name,
@@ -390,6 +426,9 @@ fn run(
             continue;
         };
         if error_count(diagnostics) == errors_before {
+            if let Some((cache, link_digest)) = cached {
+                cache.finished(name, &resolved.modules, link_digest, &plan);
+            }
             deliver(session, name, plan, &mut plans, handed, diagnostics);
         }
     }
