@@ -97,7 +97,6 @@ pub struct BuildCache {
     out: PathBuf,
     identity: Identity,
     layout: Option<String>,
-    inventory_path: Option<PathBuf>,
     previous: Option<Record>,
     /// Nodes may be reused at all (nothing charged to every node changed).
     reusable: bool,
@@ -106,6 +105,7 @@ pub struct BuildCache {
     pub recorder: Arc<Recorder>,
     finished: Mutex<BTreeMap<String, NodeRecord>>,
     reused: AtomicUsize,
+    reused_nodes: Mutex<BTreeSet<String>>,
     notes: Mutex<Vec<Diagnostic>>,
 }
 
@@ -212,7 +212,6 @@ pub fn open(root: &Path, out: &Path, mode: SecretMode) -> (Start, Vec<Diagnostic
         out: out.to_path_buf(),
         identity,
         layout,
-        inventory_path: repository.as_ref().map(|r| r.inventory.clone()),
         previous: None,
         reusable: false,
         changed_modules: BTreeSet::new(),
@@ -220,6 +219,7 @@ pub fn open(root: &Path, out: &Path, mode: SecretMode) -> (Start, Vec<Diagnostic
         recorder: Arc::new(Recorder::default()),
         finished: Mutex::new(BTreeMap::new()),
         reused: AtomicUsize::new(0),
+        reused_nodes: Mutex::new(BTreeSet::new()),
         notes: Mutex::new(Vec::new()),
     };
     let Some(repository) = repository else {
@@ -309,6 +309,10 @@ impl BuildCache {
         match plan {
             Some(plan) if plan.digest() == previous.plan => {
                 self.reused.fetch_add(1, Ordering::Relaxed);
+                self.reused_nodes
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .insert(node.to_string());
                 Some(plan)
             }
             _ => {
@@ -343,6 +347,21 @@ impl BuildCache {
     /// How many nodes were reused.
     pub fn reused(&self) -> usize {
         self.reused.load(Ordering::Relaxed)
+    }
+
+    /// The nodes this build compiled (made a plan for) instead of reusing, in order.
+    pub fn compiled_again(&self) -> Vec<String> {
+        let reused = self
+            .reused_nodes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        self.finished
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .keys()
+            .filter(|node| !reused.contains(*node))
+            .cloned()
+            .collect()
     }
 
     /// Why something in the cache was not used.
@@ -382,7 +401,7 @@ impl BuildCache {
             layout,
             external,
             fleet: self.entries.fleet.clone(),
-            accesses: self.recorder.accesses(),
+            accesses: self.accesses(),
             nodes: finished,
             out,
             shapes,
@@ -402,9 +421,28 @@ impl BuildCache {
         crate::emit::write_atomically(&output, CACHE_FILE, &bytes)
     }
 
-    /// The inventory's path, for the worker that charges its reads.
-    pub fn inventory(&self) -> Option<&Path> {
-        self.inventory_path.as_deref()
+    /// What this build read, and, when it reused nodes, what the last build read
+    /// that this one did not ask again: a reused node's shapes were not evaluated,
+    /// so what they read stays recorded from the build that did.
+    fn accesses(&self) -> Vec<reads::Access> {
+        let mut accesses = self.recorder.accesses();
+        if self.reused() > 0
+            && let Some(previous) = &self.previous
+        {
+            let asked: BTreeSet<(reads::Question, PathBuf)> = accesses
+                .iter()
+                .map(|access| (access.question, access.path.clone()))
+                .collect();
+            accesses.extend(
+                previous
+                    .accesses
+                    .iter()
+                    .filter(|access| !asked.contains(&(access.question, access.path.clone())))
+                    .cloned(),
+            );
+            accesses.sort_by(|a, b| (a.question, &a.path).cmp(&(b.question, &b.path)));
+        }
+        accesses
     }
 }
 

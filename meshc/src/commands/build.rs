@@ -71,6 +71,9 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
         terminal::report(&notes, &lang::Sources::new(), false, color);
         match start {
             compiler::cache::Start::Unchanged { nodes, shapes } => {
+                if arguments.timings {
+                    say!("cache: compiled again: none");
+                }
                 say!(
                     "built {nodes} node(s), {shapes} shape(s) in {} ms -> {} ({nodes} of {nodes} reused: nothing changed)",
                     started.elapsed().as_millis(),
@@ -118,6 +121,14 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
     if let Err(diagnostic) = compiler::record_repository(&out, &compilation.root) {
         return Err(terminal::fail(&diagnostic, &compilation.sources, color));
     }
+    if let Some(cache) = &cache
+        && arguments.timings
+    {
+        say!(
+            "cache: compiled again: {}",
+            compiled_again(&cache.compiled_again())
+        );
+    }
     if let Some(cache) = &cache {
         // a node whose diagnostics or traces would not be printed again is never
         // reused: a build that had any keeps no cache
@@ -163,4 +174,13 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
     // the process ends here: nothing to free for memory the exit returns anyway
     std::mem::forget(compilation);
     Ok(ExitCode::SUCCESS)
+}
+
+/// The nodes compiled again, as `--timings` names them (the first ten).
+fn compiled_again(nodes: &[String]) -> String {
+    match nodes.len() {
+        0 => "none".to_string(),
+        1..=10 => nodes.join(", "),
+        count => format!("{} and {} more", nodes[..10].join(", "), count - 10),
+    }
 }
