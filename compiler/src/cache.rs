@@ -22,11 +22,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use lang::{Diagnostic, codes};
-use plan::Plan;
 use serde::{Deserialize, Serialize};
 
 use crate::confined::Beneath;
-use crate::link::{NodeLink, SecretMode};
+use crate::link::NodeLink;
 use crate::repository::{self, Repository};
 use crate::stdlib::{self, MeshLoader};
 
@@ -36,6 +35,8 @@ pub use reads::{Doing, Recorder, RecordingLoader};
 pub const CACHE_FILE: &str = ".mesh-cache";
 /// The cache's format: a cache of another format is foreign.
 const FORMAT: u32 = 1;
+/// The cache file's first line, before the digest of the record that follows it.
+const HEADER: &str = "mesh-cache/1";
 
 mod sources {
     include!(concat!(env!("OUT_DIR"), "/sources.rs"));
@@ -48,7 +49,6 @@ struct Identity {
     compiler: String,
     stdlib: String,
     root: PathBuf,
-    mode: String,
 }
 
 /// One node as the last build compiled it.
@@ -57,7 +57,20 @@ struct NodeRecord {
     entry: Option<String>,
     modules: Vec<String>,
     link: String,
+    /// The plan's digest (as the manifest has it), its shape count and its secret
+    /// shapes (path, sealed text): what the writer and the manifest need of a plan
+    /// that is kept as it is on disk.
     plan: String,
+    shapes: usize,
+    sealed: Vec<(String, String)>,
+}
+
+/// A plan the last build wrote that this build keeps: its file in `OUT/nodes` is
+/// the bytes the cache recorded.
+pub struct Reused {
+    pub digest: String,
+    pub shapes: usize,
+    pub sealed: Vec<(String, String)>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -73,12 +86,6 @@ struct Record {
     /// Every file of the output but the cache, with its sha256.
     out: BTreeMap<String, String>,
     shapes: usize,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-struct Stored {
-    checksum: String,
-    record: Record,
 }
 
 /// What opening the cache found.
@@ -109,13 +116,12 @@ pub struct BuildCache {
     notes: Mutex<Vec<Diagnostic>>,
 }
 
-fn identity(root: &Path, mode: SecretMode) -> Identity {
+fn identity(root: &Path) -> Identity {
     Identity {
         format: FORMAT,
         compiler: format!("{} {}", env!("CARGO_PKG_VERSION"), sources::FINGERPRINT),
         stdlib: stdlib::digest().to_string(),
         root: root.to_path_buf(),
-        mode: format!("{mode:?}"),
     }
 }
 
@@ -146,12 +152,17 @@ fn read_record(out: &Path, identity: &Identity, notes: &mut Vec<Diagnostic>) -> 
             return None;
         }
     };
-    let stored: Option<Stored> = serde_json::from_slice(&bytes).ok();
-    let stored = stored.filter(|stored| {
-        serde_json::to_vec(&stored.record)
-            .is_ok_and(|body| plan::sha256_digest(&body) == stored.checksum)
-    });
-    let Some(stored) = stored else {
+    // a first line that names the format and the digest of the rest, then the record
+    let record = bytes
+        .iter()
+        .position(|byte| *byte == b'\n')
+        .and_then(|end| {
+            let (header, body) = (&bytes[..end], &bytes[end + 1..]);
+            let expected = format!("{HEADER} {}", plan::sha256_digest(body));
+            (header == expected.as_bytes()).then_some(body)
+        })
+        .and_then(|body| serde_json::from_slice::<Record>(body).ok());
+    let Some(record) = record else {
         notes.push(note(
             codes::CACHE_UNREADABLE,
             format!(
@@ -162,18 +173,18 @@ fn read_record(out: &Path, identity: &Identity, notes: &mut Vec<Diagnostic>) -> 
         ));
         return None;
     };
-    if stored.record.identity != *identity {
+    if record.identity != *identity {
         notes.push(note(
             codes::CACHE_FOREIGN,
             format!(
-                "the build cache `{}` was made by another compiler, for another repository or with other options; building from nothing",
+                "the build cache `{}` was made by another compiler or for another repository; building from nothing",
                 path.display()
             ),
             "nothing to do: the build replaces it with one of its own",
         ));
         return None;
     }
-    Some(stored.record)
+    Some(record)
 }
 
 /// The sha256 of every file beneath `out` but the cache and the staging area,
@@ -202,9 +213,13 @@ fn out_digests(out: &Path) -> Option<BTreeMap<String, String>> {
 
 /// Opens the cache of the output `out` for a build of the repository at `root`.
 /// The notes say why a cache that was there is not used.
-pub fn open(root: &Path, out: &Path, mode: SecretMode) -> (Start, Vec<Diagnostic>) {
+///
+/// The secrets mode is not part of the key: `--locked` and a build that may make
+/// secrets differ only where a secret is missing, which is an error in one (and no
+/// cache is kept) and a change to `secrets/` in the other (which the cache sees).
+pub fn open(root: &Path, out: &Path) -> (Start, Vec<Diagnostic>) {
     let mut notes = Vec::new();
-    let identity = identity(root, mode);
+    let identity = identity(root);
     let repository = repository::load(root).ok();
     let layout = repository.as_ref().map(layout_of);
     let previous = read_record(out, &identity, &mut notes);
@@ -284,7 +299,7 @@ pub fn link_digest(link: &NodeLink) -> String {
 impl BuildCache {
     /// The plan `node` had in the last build, read back from the output, when
     /// nothing its compilation reads has changed; None means compile it.
-    pub fn reuse(&self, node: &str, modules: &[String], link: &str) -> Option<Plan> {
+    pub fn reuse(&self, node: &str, modules: &[String], link: &str) -> Option<Reused> {
         if !self.reusable {
             return None;
         }
@@ -300,43 +315,45 @@ impl BuildCache {
             return None;
         }
         let name = format!("{node}.json");
+        let recorded = self.previous.as_ref()?.out.get(&format!("nodes/{name}"))?;
         let bytes = Beneath::open(&self.out, false)
             .and_then(|out| out.directory(Path::new("nodes"), false))
             .ok()
             .flatten()
             .and_then(|nodes| nodes.read(Path::new(&name)).ok().flatten());
-        let plan = bytes.as_deref().and_then(|bytes| Plan::read(bytes).ok());
-        match plan {
-            Some(plan) if plan.digest() == previous.plan => {
-                self.reused.fetch_add(1, Ordering::Relaxed);
-                self.reused_nodes
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .insert(node.to_string());
-                Some(plan)
-            }
-            _ => {
-                self.lock_notes().push(note(
-                    codes::CACHE_PLAN_CHANGED,
-                    format!(
-                        "`{}` is not the plan the last build wrote for node `{node}`; compiling the node again",
-                        self.out.join("nodes").join(&name).display()
-                    ),
-                    "nothing to do: the build writes the plan again; do not edit the files of a build",
-                ));
-                None
-            }
+        if bytes.is_some_and(|bytes| plan::sha256_digest(&bytes) == *recorded) {
+            self.reused.fetch_add(1, Ordering::Relaxed);
+            self.reused_nodes
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .insert(node.to_string());
+            return Some(Reused {
+                digest: previous.plan.clone(),
+                shapes: previous.shapes,
+                sealed: previous.sealed.clone(),
+            });
         }
+        self.lock_notes().push(note(
+            codes::CACHE_PLAN_CHANGED,
+            format!(
+                "`{}` is not the plan the last build wrote for node `{node}`; compiling the node again",
+                self.out.join("nodes").join(&name).display()
+            ),
+            "nothing to do: the build writes the plan again; do not edit the files of a build",
+        ));
+        None
     }
 
     /// Records what `node`'s plan was made (or reused) from.
-    pub fn finished(&self, node: &str, modules: &[String], link: String, plan: &Plan) {
+    pub fn finished(&self, node: &str, modules: &[String], link: String, plan: &Reused) {
         let entry = self.entries.nodes.get(node).cloned().flatten();
         let record = NodeRecord {
             entry,
             modules: modules.to_vec(),
             link,
-            plan: plan.digest().to_string(),
+            plan: plan.digest.clone(),
+            shapes: plan.shapes,
+            sealed: plan.sealed.clone(),
         };
         self.finished
             .lock()
@@ -409,13 +426,8 @@ impl BuildCache {
         let body = serde_json::to_vec(&record).map_err(|error| {
             crate::emit::output_error(&self.out.join(CACHE_FILE), std::io::Error::other(error))
         })?;
-        let stored = Stored {
-            checksum: plan::sha256_digest(&body),
-            record,
-        };
-        let bytes = serde_json::to_vec(&stored).map_err(|error| {
-            crate::emit::output_error(&self.out.join(CACHE_FILE), std::io::Error::other(error))
-        })?;
+        let mut bytes = format!("{HEADER} {}\n", plan::sha256_digest(&body)).into_bytes();
+        bytes.extend_from_slice(&body);
         let output = Beneath::open(&self.out, false)
             .map_err(|error| crate::emit::output_error(&self.out, error))?;
         crate::emit::write_atomically(&output, CACHE_FILE, &bytes)

@@ -113,7 +113,7 @@ codes! {
     UNKNOWN_NODE = "E120", "unknown node";
     UNKNOWN_CODE = "E121", "unknown diagnostic code";
     CACHE_UNREADABLE = "E122", "build cache unreadable or damaged";
-    CACHE_FOREIGN = "E123", "build cache made by another compiler, repository or mode";
+    CACHE_FOREIGN = "E123", "build cache made by another compiler or for another repository";
     CACHE_PLAN_CHANGED = "E124", "plan in the output differs from the one the cache recorded";
     // E2xx: settings and contributions
     UNKNOWN_SETTING = "E200", "override of an unknown setting";

@@ -406,10 +406,17 @@ fn run(
             .as_ref()
             .map(|cache| (cache, cache::link_digest(&link)));
         if let Some((cache, link_digest)) = &cached
-            && let Some(plan) = cache.reuse(name, &resolved.modules, link_digest)
+            && let Some(sink) = &session.sink
+            && let Some(reused) = cache.reuse(name, &resolved.modules, link_digest)
         {
-            cache.finished(name, &resolved.modules, link_digest.clone(), &plan);
-            deliver(session, name, plan, &mut plans, handed, diagnostics);
+            // the plan file is the bytes the cache recorded: kept as it is
+            match sink.keep(name, &reused.digest, reused.shapes) {
+                Ok(()) => {
+                    cache.finished(name, &resolved.modules, link_digest.clone(), &reused);
+                    handed.push((name.clone(), reused.sealed));
+                }
+                Err(diagnostic) => diagnostics.push(diagnostic),
+            }
             continue;
         }
         let Some(plan) = node_plan(
@@ -427,7 +434,12 @@ fn run(
         };
         if error_count(diagnostics) == errors_before {
             if let Some((cache, link_digest)) = cached {
-                cache.finished(name, &resolved.modules, link_digest, &plan);
+                let made = cache::Reused {
+                    digest: plan.digest().to_string(),
+                    shapes: plan.shapes().len(),
+                    sealed: sealed_texts(&plan),
+                };
+                cache.finished(name, &resolved.modules, link_digest, &made);
             }
             deliver(session, name, plan, &mut plans, handed, diagnostics);
         }

@@ -67,7 +67,7 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
         }
         None
     } else {
-        let (start, notes) = compiler::cache::open(&root, &out, secrets);
+        let (start, notes) = compiler::cache::open(&root, &out);
         terminal::report(&notes, &lang::Sources::new(), false, color);
         match start {
             compiler::cache::Start::Unchanged { nodes, shapes } => {
