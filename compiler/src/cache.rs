@@ -63,12 +63,16 @@ struct NodeRecord {
     plan: String,
     shapes: usize,
     sealed: Vec<(String, String)>,
+    /// The sha256 of the plan file's bytes.
+    file: String,
 }
 
 /// A plan the last build wrote that this build keeps: its file in `OUT/nodes` is
 /// the bytes the cache recorded.
 pub struct Reused {
     pub digest: String,
+    /// The sha256 of the plan file's bytes.
+    pub file: String,
     pub shapes: usize,
     pub sealed: Vec<(String, String)>,
 }
@@ -113,6 +117,8 @@ pub struct BuildCache {
     finished: Mutex<BTreeMap<String, NodeRecord>>,
     reused: AtomicUsize,
     reused_nodes: Mutex<BTreeSet<String>>,
+    /// `OUT/nodes`, opened by the first reuse.
+    nodes: std::sync::OnceLock<Option<Beneath>>,
     notes: Mutex<Vec<Diagnostic>>,
 }
 
@@ -189,7 +195,9 @@ fn read_record(out: &Path, identity: &Identity, notes: &mut Vec<Diagnostic>) -> 
 
 /// The sha256 of every file beneath `out` but the cache and the staging area,
 /// by path relative to `out` (None if one cannot be read).
-fn out_digests(out: &Path) -> Option<BTreeMap<String, String>> {
+/// `known` holds the digests of files this build wrote itself, which are not read
+/// back.
+fn out_digests(out: &Path, known: &BTreeMap<String, String>) -> Option<BTreeMap<String, String>> {
     let mut digests = BTreeMap::new();
     for entry in walkdir::WalkDir::new(out).follow_links(false) {
         let entry = entry.ok()?;
@@ -205,8 +213,11 @@ fn out_digests(out: &Path) -> Option<BTreeMap<String, String>> {
             // a link or a device in the output: never called unchanged
             return None;
         }
-        let bytes = std::fs::read(entry.path()).ok()?;
-        digests.insert(name, plan::sha256_digest(&bytes));
+        let digest = match known.get(&name) {
+            Some(digest) => digest.clone(),
+            None => plan::sha256_digest(&std::fs::read(entry.path()).ok()?),
+        };
+        digests.insert(name, digest);
     }
     Some(digests)
 }
@@ -235,6 +246,7 @@ pub fn open(root: &Path, out: &Path) -> (Start, Vec<Diagnostic>) {
         finished: Mutex::new(BTreeMap::new()),
         reused: AtomicUsize::new(0),
         reused_nodes: Mutex::new(BTreeSet::new()),
+        nodes: std::sync::OnceLock::new(),
         notes: Mutex::new(Vec::new()),
     };
     let Some(repository) = repository else {
@@ -265,7 +277,7 @@ pub fn open(root: &Path, out: &Path) -> (Start, Vec<Diagnostic>) {
         && cache.changed_modules.is_empty()
         && previous.external.is_some()
         && previous.external == external_now
-        && out_digests(out).as_ref() == Some(&previous.out);
+        && out_digests(out, &BTreeMap::new()).as_ref() == Some(&previous.out);
     if unchanged {
         let start = Start::Unchanged {
             nodes: previous.nodes.len(),
@@ -316,10 +328,14 @@ impl BuildCache {
         }
         let name = format!("{node}.json");
         let recorded = self.previous.as_ref()?.out.get(&format!("nodes/{name}"))?;
-        let bytes = Beneath::open(&self.out, false)
-            .and_then(|out| out.directory(Path::new("nodes"), false))
-            .ok()
-            .flatten()
+        let nodes = self.nodes.get_or_init(|| {
+            Beneath::open(&self.out, false)
+                .and_then(|out| out.directory(Path::new("nodes"), false))
+                .ok()
+                .flatten()
+        });
+        let bytes = nodes
+            .as_ref()
             .and_then(|nodes| nodes.read(Path::new(&name)).ok().flatten());
         if bytes.is_some_and(|bytes| plan::sha256_digest(&bytes) == *recorded) {
             self.reused.fetch_add(1, Ordering::Relaxed);
@@ -329,6 +345,7 @@ impl BuildCache {
                 .insert(node.to_string());
             return Some(Reused {
                 digest: previous.plan.clone(),
+                file: recorded.clone(),
                 shapes: previous.shapes,
                 sealed: previous.sealed.clone(),
             });
@@ -354,6 +371,7 @@ impl BuildCache {
             plan: plan.digest.clone(),
             shapes: plan.shapes,
             sealed: plan.sealed.clone(),
+            file: plan.file.clone(),
         };
         self.finished
             .lock()
@@ -402,7 +420,12 @@ impl BuildCache {
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner),
         );
-        let (Some(layout), Some(out)) = (self.layout.clone(), out_digests(&self.out)) else {
+        let written: BTreeMap<String, String> = finished
+            .iter()
+            .map(|(node, record)| (format!("nodes/{node}.json"), record.file.clone()))
+            .collect();
+        let (Some(layout), Some(out)) = (self.layout.clone(), out_digests(&self.out, &written))
+        else {
             return remove(&self.out);
         };
         if finished.len() != nodes {

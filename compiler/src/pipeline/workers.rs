@@ -436,6 +436,7 @@ fn run(
             if let Some((cache, link_digest)) = cached {
                 let made = cache::Reused {
                     digest: plan.digest().to_string(),
+                    file: plan::sha256_digest(&plan.to_json_bytes()),
                     shapes: plan.shapes().len(),
                     sealed: sealed_texts(&plan),
                 };
