@@ -265,7 +265,7 @@ pub fn settings_for_absent_modules(
             unknown_module(
                 module_name,
                 overrides.span,
-                &known,
+                known,
                 &format!("in the settings of node `{name}`"),
             )
         };

@@ -96,7 +96,7 @@ impl<'a> Digester<'a> {
         };
         match machine.sources.get(span.file) {
             Some(file) => {
-                let (line, column) = file.line_column(span.start as u32);
+                let (line, column) = file.line_column(span.start);
                 let path = file
                     .path
                     .as_ref()
