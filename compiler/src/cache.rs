@@ -67,8 +67,8 @@ struct NodeRecord {
     file: String,
 }
 
-/// A plan the last build wrote that this build keeps: its file in `OUT/nodes` is
-/// the bytes the cache recorded.
+/// What the cache records of a plan, and has of a plan the last build wrote that
+/// this build keeps (its file in `OUT/nodes` is the bytes the cache recorded).
 pub struct Reused {
     pub digest: String,
     /// The sha256 of the plan file's bytes.
@@ -99,6 +99,18 @@ pub enum Start {
     Unchanged { nodes: usize, shapes: usize },
     /// Build, reusing what the cache allows.
     Build(Arc<BuildCache>),
+}
+
+impl Reused {
+    /// What the cache records of a plan made by this build.
+    pub fn of(plan: &plan::Plan) -> Reused {
+        Reused {
+            digest: plan.digest().to_string(),
+            file: plan::sha256_digest(&plan.to_json_bytes()),
+            shapes: plan.shapes().len(),
+            sealed: crate::pipeline::sealed_texts(plan),
+        }
+    }
 }
 
 /// The cache of one build: the last build's record, what has changed since, and

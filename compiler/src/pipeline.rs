@@ -304,9 +304,9 @@ fn compile_inspecting(
 
 /// A node's secret shapes as (path, sealed text): what [`sealed_values`] needs of a
 /// plan, kept when the plan itself was handed to the sink and dropped.
-pub(super) type SealedTexts = Vec<(String, String)>;
+pub(crate) type SealedTexts = Vec<(String, String)>;
 
-pub(super) fn sealed_texts(plan: &Plan) -> SealedTexts {
+pub(crate) fn sealed_texts(plan: &Plan) -> SealedTexts {
     plan.shapes()
         .iter()
         .filter_map(|shape| match shape.resource() {

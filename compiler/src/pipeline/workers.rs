@@ -221,22 +221,11 @@ fn run(
     inspected: &mut Inspected<'_>,
     charge: &Charge,
 ) -> EvalResult<BTreeMap<String, Plan>> {
-    charge.to(Doing::Inventory);
-    let inventory_value = match machine.eval_file(&repository.inventory) {
-        Ok(value) => value,
-        Err(errors) => {
-            diagnostics.extend(errors);
-            return Ok(BTreeMap::new());
-        }
+    let Some((inventory_value, inventory)) =
+        load_inventory(machine, repository, charge, diagnostics)?
+    else {
+        return Ok(BTreeMap::new());
     };
-    let inventory_file = machine
-        .sources
-        .find_path(&repository.inventory)
-        .unwrap_or_default();
-    let inventory_span = Span::new(inventory_file, 0, 0);
-    let inventory = inventory::read(machine, &inventory_value, inventory_span, diagnostics);
-    charge.to(Doing::Other);
-    let inventory: Inventory = inventory?;
     let node_names: Vec<String> = inventory.nodes.keys().cloned().collect();
     if let Some(wanted) = inspected.node
         && !inventory.nodes.contains_key(wanted)
@@ -249,20 +238,17 @@ fn run(
 
     let (prelude, made) = prelude::prelude(&repository.root, machine);
     let known: Vec<String> = repository.modules.keys().cloned().collect();
-    let mut modules: BTreeMap<String, Module> = BTreeMap::new();
-    for (name, location) in &repository.modules {
-        if session.is_cancelled() {
-            return Ok(BTreeMap::new());
-        }
-        let directory = location.path.parent().unwrap_or(&location.path);
-        charge.to(Doing::Module(name.clone(), directory.to_path_buf()));
-        let loaded = module::load(machine, name, location, &prelude, &context, diagnostics);
-        charge.to(Doing::Other);
-        if let Some(module) = recover(loaded, diagnostics).flatten() {
-            modules.insert(name.clone(), module);
-        }
-    }
-    module::layout_diagnostics(repository, &modules, diagnostics);
+    let Some(modules) = load_modules(
+        machine,
+        repository,
+        session,
+        &prelude,
+        &context,
+        charge,
+        diagnostics,
+    ) else {
+        return Ok(BTreeMap::new());
+    };
 
     // this worker's share: a contiguous run of nodes in name order
     let count = inventory.nodes.len();
@@ -293,72 +279,23 @@ fn run(
         }
         traced.enter(machine, Place::Declarations(name.clone()));
         let diagnostics = per_node.entry(name.clone()).or_default();
-        let mut settings_of = |machine: &mut Machine,
-                               module: &Module,
-                               diagnostics: &mut Vec<Diagnostic>| {
-            settings::module_settings(machine, module, node, &context, &mut defaults, diagnostics)
+        let loaded = Loaded {
+            modules: &modules,
+            known: &known,
+            context: &context,
         };
-        let Some(resolved) = recover(
-            resolve::resolve(
-                machine,
-                node,
-                &modules,
-                &known,
-                &mut settings_of,
-                diagnostics,
-            ),
+        if let Some((declared, declaring)) = declare_node(
+            machine,
+            repository,
+            (name, node),
+            &loaded,
+            &mut defaults,
+            inspected,
             diagnostics,
-        )
-        .flatten() else {
-            continue;
-        };
-        resolve::settings_for_absent_modules(name, node, &resolved, &modules, &known, diagnostics);
-        let Some(collected) = recover(
-            contribute::collect(
-                machine,
-                node,
-                &resolved,
-                &modules,
-                &known,
-                &context,
-                diagnostics,
-            ),
-            diagnostics,
-        ) else {
-            continue;
-        };
-        let Some(declared) = recover(
-            link::declarations(
-                machine,
-                node,
-                &resolved,
-                &modules,
-                &repository.root,
-                diagnostics,
-            ),
-            diagnostics,
-        ) else {
-            continue;
-        };
-        if inspected.node == Some(name.as_str()) {
-            let mut view = node_view::node_part(
-                machine,
-                node,
-                &resolved,
-                &collected,
-                &modules,
-                &repository.root,
-            );
-            view.needs = node_view::needs(&declared);
-            inspected.view = Some(view);
+        ) {
+            declarations.push(declared);
+            pending.push(declaring);
         }
-        declarations.push(declared);
-        pending.push(Pending {
-            name,
-            node,
-            resolved,
-            collected,
-        });
     }
 
     let mut links = barrier.meet(PhaseA {
@@ -401,22 +338,17 @@ fn run(
         if error_count(diagnostics) > errors_before {
             continue;
         }
-        let cached = session
-            .cache
-            .as_ref()
-            .map(|cache| (cache, cache::link_digest(&link)));
-        if let Some((cache, link_digest)) = &cached
-            && let Some(sink) = &session.sink
-            && let Some(reused) = cache.reuse(name, &resolved.modules, link_digest)
+        let link_digest = session.cache.as_ref().map(|_| cache::link_digest(&link));
+        if let Some(link_digest) = &link_digest
+            && kept_from_cache(
+                session,
+                name,
+                &resolved.modules,
+                link_digest,
+                handed,
+                diagnostics,
+            )
         {
-            // the plan file is the bytes the cache recorded: kept as it is
-            match sink.keep(name, &reused.digest, reused.shapes) {
-                Ok(()) => {
-                    cache.finished(name, &resolved.modules, link_digest.clone(), &reused);
-                    handed.push((name.clone(), reused.sealed));
-                }
-                Err(diagnostic) => diagnostics.push(diagnostic),
-            }
             continue;
         }
         let Some(plan) = node_plan(
@@ -433,19 +365,185 @@ fn run(
             continue;
         };
         if error_count(diagnostics) == errors_before {
-            if let Some((cache, link_digest)) = cached {
-                let made = cache::Reused {
-                    digest: plan.digest().to_string(),
-                    file: plan::sha256_digest(&plan.to_json_bytes()),
-                    shapes: plan.shapes().len(),
-                    sealed: sealed_texts(&plan),
-                };
-                cache.finished(name, &resolved.modules, link_digest, &made);
+            if let (Some(cache), Some(link_digest)) = (&session.cache, link_digest) {
+                cache.finished(
+                    name,
+                    &resolved.modules,
+                    link_digest,
+                    &cache::Reused::of(&plan),
+                );
             }
             deliver(session, name, plan, &mut plans, handed, diagnostics);
         }
     }
     Ok(plans)
+}
+
+/// What every node's first half reads of the worker's loaded modules.
+struct Loaded<'a> {
+    modules: &'a BTreeMap<String, Module>,
+    known: &'a [String],
+    context: &'a CheckContext<'a>,
+}
+
+/// A node's first half: resolution, settings, contributions and the declarations
+/// the link needs (None when an evaluation error ended the node).
+fn declare_node<'a>(
+    machine: &mut Machine,
+    repository: &Repository,
+    (name, node): (&'a String, &'a inventory::Node),
+    loaded: &Loaded<'_>,
+    defaults: &mut DefaultsCache,
+    inspected: &mut Inspected<'_>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<(link::Declarations, Pending<'a>)> {
+    let Loaded {
+        modules,
+        known,
+        context,
+    } = *loaded;
+    let mut settings_of =
+        |machine: &mut Machine, module: &Module, diagnostics: &mut Vec<Diagnostic>| {
+            settings::module_settings(machine, module, node, context, defaults, diagnostics)
+        };
+    let Some(resolved) = recover(
+        resolve::resolve(machine, node, modules, known, &mut settings_of, diagnostics),
+        diagnostics,
+    )
+    .flatten() else {
+        return None;
+    };
+    resolve::settings_for_absent_modules(name, node, &resolved, modules, known, diagnostics);
+    let Some(collected) = recover(
+        contribute::collect(
+            machine,
+            node,
+            &resolved,
+            modules,
+            known,
+            context,
+            diagnostics,
+        ),
+        diagnostics,
+    ) else {
+        return None;
+    };
+    let Some(declared) = recover(
+        link::declarations(
+            machine,
+            node,
+            &resolved,
+            modules,
+            &repository.root,
+            diagnostics,
+        ),
+        diagnostics,
+    ) else {
+        return None;
+    };
+    if inspected.node == Some(name.as_str()) {
+        let mut view = node_view::node_part(
+            machine,
+            node,
+            &resolved,
+            &collected,
+            modules,
+            &repository.root,
+        );
+        view.needs = node_view::needs(&declared);
+        inspected.view = Some(view);
+    }
+    Some((
+        declared,
+        Pending {
+            name,
+            node,
+            resolved,
+            collected,
+        },
+    ))
+}
+
+/// Keeps the plan the last build wrote for `name` when the build cache says nothing
+/// it read has changed (true: the node is done).
+fn kept_from_cache(
+    session: &Session,
+    name: &str,
+    modules: &[String],
+    link_digest: &str,
+    handed: &mut Vec<(String, SealedTexts)>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> bool {
+    let (Some(cache), Some(sink)) = (&session.cache, &session.sink) else {
+        return false;
+    };
+    let Some(reused) = cache.reuse(name, modules, link_digest) else {
+        return false;
+    };
+    // the plan file is the bytes the cache recorded: kept as it is
+    match sink.keep(name, &reused.digest, reused.shapes) {
+        Ok(()) => {
+            cache.finished(name, modules, link_digest.to_string(), &reused);
+            handed.push((name.to_string(), reused.sealed));
+        }
+        Err(diagnostic) => diagnostics.push(diagnostic),
+    }
+    true
+}
+
+/// The inventory, evaluated and read (None when `mesh.nix` does not evaluate; the
+/// diagnostics say why).
+fn load_inventory(
+    machine: &mut Machine,
+    repository: &Repository,
+    charge: &Charge,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> EvalResult<Option<(lang::Value, Inventory)>> {
+    charge.to(Doing::Inventory);
+    let inventory_value = match machine.eval_file(&repository.inventory) {
+        Ok(value) => value,
+        Err(errors) => {
+            charge.to(Doing::Other);
+            diagnostics.extend(errors);
+            return Ok(None);
+        }
+    };
+    let inventory_file = machine
+        .sources
+        .find_path(&repository.inventory)
+        .unwrap_or_default();
+    let inventory_span = Span::new(inventory_file, 0, 0);
+    let inventory = inventory::read(machine, &inventory_value, inventory_span, diagnostics);
+    charge.to(Doing::Other);
+    Ok(Some((inventory_value, inventory?)))
+}
+
+/// Every module of the repository, each file evaluated once (None when the
+/// compilation was cancelled meanwhile); a module that fails is reported and left out.
+fn load_modules(
+    machine: &mut Machine,
+    repository: &Repository,
+    session: &Session,
+    prelude: &lang::Value,
+    context: &CheckContext<'_>,
+    charge: &Charge,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<BTreeMap<String, Module>> {
+    let mut modules: BTreeMap<String, Module> = BTreeMap::new();
+    for (name, location) in &repository.modules {
+        if session.is_cancelled() {
+            return None;
+        }
+        let directory = location.path.parent().unwrap_or(&location.path);
+        charge.to(Doing::Module(name.clone(), directory.to_path_buf()));
+        let loaded = module::load(machine, name, location, prelude, context, diagnostics);
+        charge.to(Doing::Other);
+        if let Some(module) = recover(loaded, diagnostics).flatten() {
+            modules.insert(name.clone(), module);
+        }
+    }
+    module::layout_diagnostics(repository, &modules, diagnostics);
+    Some(modules)
 }
 
 /// One node's shapes, made into its plan (None when an evaluation error ended the
