@@ -406,15 +406,13 @@ fn declare_node<'a>(
         |machine: &mut Machine, module: &Module, diagnostics: &mut Vec<Diagnostic>| {
             settings::module_settings(machine, module, node, context, defaults, diagnostics)
         };
-    let Some(resolved) = recover(
+    let resolved = recover(
         resolve::resolve(machine, node, modules, known, &mut settings_of, diagnostics),
         diagnostics,
     )
-    .flatten() else {
-        return None;
-    };
+    .flatten()?;
     resolve::settings_for_absent_modules(name, node, &resolved, modules, known, diagnostics);
-    let Some(collected) = recover(
+    let collected = recover(
         contribute::collect(
             machine,
             node,
@@ -425,10 +423,8 @@ fn declare_node<'a>(
             diagnostics,
         ),
         diagnostics,
-    ) else {
-        return None;
-    };
-    let Some(declared) = recover(
+    )?;
+    let declared = recover(
         link::declarations(
             machine,
             node,
@@ -438,9 +434,7 @@ fn declare_node<'a>(
             diagnostics,
         ),
         diagnostics,
-    ) else {
-        return None;
-    };
+    )?;
     if inspected.node == Some(name.as_str()) {
         let mut view = node_view::node_part(
             machine,
