@@ -61,6 +61,7 @@ codes! {
     GenerationFailed = "E535", "the kept generations cannot be read or written";
     NoSuchGeneration = "E536", "there is no such generation";
     NoBaseSystem = "E537", "the root has no base system";
+    NoQuadlet = "E538", "no Quadlet (Podman 4.4 or later) where mesh-apply runs";
 }
 
 impl std::fmt::Display for Code {

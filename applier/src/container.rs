@@ -205,7 +205,7 @@ pub fn validate(container: &Container) -> Result<(), Problem> {
         )
     };
     check_quadlet(&container.name, &text).map_err(invalid)?;
-    if std::path::Path::new(QUADLET).is_file() {
+    if quadlet_installed() {
         let base = std::env::temp_dir();
         let (scratch, name, path) = private_scratch(&base)
             .map_err(|error| Problem::filesystem("create a scratch directory in", &base, &error))?;
@@ -287,21 +287,79 @@ pub fn withdraw(name: &str, host: &Host) -> Result<(), Problem> {
     if host.is_live() && unit::is_active(&service) {
         unit::systemctl(&["stop", &service])?;
     }
-    unit::remove_unit(host, &quadlet_path(name))
+    crate::file::withdraw(host, &quadlet_path(name))
 }
 
 /// Checks that Podman's generator is on the live host before a container is applied.
 pub fn podman_present() -> Result<(), Problem> {
-    if std::path::Path::new(QUADLET).is_file() {
-        Ok(())
+    let installed = quadlet_installed();
+    let version = if installed {
+        Ok(String::new())
     } else {
-        run_tool("podman", &["--version".to_string()]).map(|_| ())
+        run_tool("podman", &["--version".to_string()])
+    };
+    podman_refusal(installed, version).map_or(Ok(()), Err)
+}
+
+/// Is Podman's Quadlet generator (Podman 4.4 and later) installed here?
+pub fn quadlet_installed() -> bool {
+    std::path::Path::new(QUADLET).is_file()
+}
+
+/// Why a live host cannot run containers, if it cannot: no Podman, or a Podman without
+/// Quadlet (older than 4.4), whose systemd would never see the units written for it.
+fn podman_refusal(quadlet_installed: bool, version: Result<String, Problem>) -> Option<Problem> {
+    if quadlet_installed {
+        return None;
     }
+    match version {
+        Err(problem) => Some(problem),
+        Ok(version) => Some(Problem::new(
+            Code::NoQuadlet,
+            format!(
+                "`{}` has no Quadlet (`{QUADLET}`), which came with Podman 4.4: systemd would never start this plan's containers",
+                version.trim()
+            ),
+            "install Podman 4.4 or later (Debian 12 ships 4.3: take it from bookworm-backports, or move to Debian 13), then apply again",
+        )),
+    }
+}
+
+/// Said when the plan's container units were checked by mesh-apply's own checker only,
+/// because Quadlet is not installed where it runs (an image built with `--root`).
+pub fn quadlet_check_skipped() -> Problem {
+    Problem::new(
+        Code::NoQuadlet,
+        format!(
+            "`quadlet -dryrun` did not check this plan's container units: `{QUADLET}` is not installed here (Podman older than 4.4, or none); mesh-apply's own checker passed them"
+        ),
+        "the node itself needs Podman 4.4 or later to run them; apply where Quadlet is installed to have it check the units too",
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
+
+    use crate::codes::Code;
+
+    #[test]
+    fn a_live_host_without_quadlet_is_refused_and_says_which_podman_it_has() {
+        assert!(super::podman_refusal(true, Ok(String::new())).is_none());
+        let old = super::podman_refusal(false, Ok("podman version 4.3.1\n".to_string()))
+            .expect("Podman 4.3 has no Quadlet");
+        assert_eq!(old.code, Code::NoQuadlet);
+        assert!(
+            old.message
+                .contains("`podman version 4.3.1` has no Quadlet"),
+            "{}",
+            old.message
+        );
+        assert!(old.help.contains("4.4 or later"), "{}", old.help);
+        let missing = crate::problem::Problem::new(Code::HostToolFailed, "no podman", "install it");
+        let none = super::podman_refusal(false, Err(missing)).expect("no Podman at all");
+        assert_eq!(none.code, Code::HostToolFailed);
+    }
 
     #[test]
     fn scratch_directories_are_fresh_private_and_unpredictable() {

@@ -323,7 +323,8 @@ fn cleanup_temps(host: &Host, written: &[Written<'_>]) -> Vec<Problem> {
     notes
 }
 
-/// Removes a withdrawn file (or whatever non-directory is at its path) and its temp.
+/// Removes a withdrawn file, unit or Quadlet unit (or whatever non-directory is at its
+/// path) and its temp; absent is fine.
 pub fn withdraw(host: &Host, node_path: &str) -> Result<(), Problem> {
     let shown = host.path(node_path);
     let (directory, name) = match host.fs().parent(node_path) {

@@ -109,6 +109,9 @@ pub struct Report {
     pub problems: Vec<Problem>,
     /// Non-fatal problems; they still make the exit status 1.
     pub notes: Vec<Problem>,
+    /// What the operator should know that is not a problem (a check that could not
+    /// run here); the exit status does not change.
+    pub warnings: Vec<Problem>,
     /// Shapes of the plan not reached because the run stopped.
     pub not_reached: usize,
 }
@@ -177,6 +180,9 @@ impl Report {
         for problem in self.problems.iter().chain(&self.notes) {
             out.push_str(&render_problem(problem));
         }
+        for warning in &self.warnings {
+            out.push_str(&render_problem_as("warning", warning));
+        }
         out.push_str(&self.summary_line());
         out.push('\n');
         out
@@ -200,6 +206,7 @@ impl Report {
             "summary": summary,
             "errors": self.problems.iter().map(problem_json).collect::<Vec<_>>(),
             "notes": self.notes.iter().map(problem_json).collect::<Vec<_>>(),
+            "warnings": self.warnings.iter().map(problem_json).collect::<Vec<_>>(),
         })
     }
 
@@ -231,6 +238,9 @@ impl Report {
         write_results(&mut out, &self.results);
         out.push_str(",\n");
         write_member(&mut out, "summary", &self.summary_json());
+        out.push_str(",\n");
+        let warnings = json!(self.warnings.iter().map(problem_json).collect::<Vec<_>>());
+        write_member(&mut out, "warnings", &warnings);
         out.push_str("\n}");
         let mut text = json_escaped(&out);
         text.push('\n');
@@ -321,8 +331,13 @@ fn problem_json(problem: &Problem) -> Value {
 /// `error[E507]: message`, then where the shape was declared (or the step that failed,
 /// when it belongs to no shape), then the help line. Every part is escaped.
 pub fn render_problem(problem: &Problem) -> String {
+    render_problem_as("error", problem)
+}
+
+/// A problem printed at a severity (`error`, `warning`).
+pub fn render_problem_as(severity: &str, problem: &Problem) -> String {
     let mut out = format!(
-        "error[{}]: {}\n",
+        "{severity}[{}]: {}\n",
         problem.code.as_str(),
         escaped(&problem.message)
     );

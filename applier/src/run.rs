@@ -120,6 +120,7 @@ fn run_checked(config: &Config, bytes: &[u8], report: &mut Report) -> Result<(),
         &identities,
         config,
     )?;
+    report.warnings.extend(prepared.warnings.iter().cloned());
     // what inspection kept open for reading is never used to change anything
     host.fs().forget_reading();
     if config.dry_run {
@@ -316,6 +317,8 @@ pub(crate) struct Prepared {
     pub(crate) withdrawals: Vec<Withdrawal>,
     /// Record entries by kind and identity (what mesh may have on the host).
     pub(crate) claimed: HashMap<(Kind, String), RecordEntry>,
+    /// What the report says besides the results (a check that could not run here).
+    pub(crate) warnings: Vec<Problem>,
 }
 
 /// Everything that can be refused is refused here, before any change.
@@ -394,11 +397,13 @@ fn prepare(
         .shapes()
         .iter()
         .any(|shape| shape.kind() == Kind::Container);
-    if has_containers
-        && host.is_live()
-        && let Err(problem) = container::podman_present()
-    {
-        problems.push(problem);
+    let mut warnings = Vec::new();
+    if has_containers && host.is_live() {
+        if let Err(problem) = container::podman_present() {
+            problems.push(problem);
+        }
+    } else if has_containers && !container::quadlet_installed() {
+        warnings.push(container::quadlet_check_skipped());
     }
     for shape in plan.shapes() {
         if let Resource::Container(container) = shape.resource()
@@ -440,6 +445,7 @@ fn prepare(
         plaintexts,
         withdrawals,
         claimed,
+        warnings,
     })
 }
 

@@ -105,5 +105,5 @@ pub fn withdraw(name: &str, host: &Host) -> Result<(), Problem> {
         unit::systemctl(&["stop", &unit_name])?;
     }
     unit::disable(host, &unit_name)?;
-    unit::remove_unit(host, &unit_path(name))
+    crate::file::withdraw(host, &unit_path(name))
 }

@@ -123,20 +123,6 @@ pub fn write_unit(host: &Host, node_path: &str, content: &str) -> Result<(), Pro
         .map_err(|error| Problem::filesystem("write", &shown, &error))
 }
 
-/// Removes a unit file and its temp (absent is fine).
-pub fn remove_unit(host: &Host, node_path: &str) -> Result<(), Problem> {
-    let shown = host.path(node_path);
-    let (directory, name) = match host.fs().parent(node_path) {
-        Ok(found) => found,
-        Err(error) if confined::absent(&error) => return Ok(()),
-        Err(error) => return Err(Problem::filesystem("remove", &shown, &error)),
-    };
-    directory
-        .remove_file(&confined::temp_name(&name))
-        .and_then(|()| directory.remove_file(&name))
-        .map_err(|error| Problem::filesystem("remove", &shown, &error))
-}
-
 /// The `multi-user.target.wants` link that enables `unit` (a node path).
 pub fn wants_link(unit: &str) -> String {
     format!("{WANTS_DIRECTORY}/{unit}")

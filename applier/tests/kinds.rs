@@ -476,6 +476,64 @@ fn container_quadlet_is_written_unchanged_and_withdrawn() {
 }
 
 #[test]
+fn without_quadlet_a_root_apply_warns_that_only_our_checker_saw_the_units() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    let with_container = plan(vec![
+        directory("/srv/cache", "root", "0755"),
+        container("cache", &[("/srv/cache", "/data")]),
+    ]);
+    let report = apply_ok(&root, &with_container, &keys);
+    let warnings = report["warnings"]
+        .as_array()
+        .expect("warnings in the report");
+    if applier::container::quadlet_installed() {
+        assert!(warnings.is_empty(), "{report}");
+    } else {
+        assert_eq!(warnings.len(), 1, "{report}");
+        assert_eq!(warnings[0]["code"], "E538");
+        let message = warnings[0]["message"].as_str().unwrap();
+        assert!(
+            message.contains("`quadlet -dryrun` did not check"),
+            "{message}"
+        );
+        // a warning, not a problem: the run succeeded and says nothing else went wrong
+        assert_eq!(report["errors"].as_array().map(Vec::len), Some(0));
+        assert_eq!(report["notes"].as_array().map(Vec::len), Some(0));
+        // the human report says it too, as a warning
+        let plans = tempfile::tempdir().unwrap();
+        let path = write_plan(plans.path(), "plan.json", &with_container);
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_mesh-apply"))
+            .arg(&path)
+            .arg("--identity")
+            .arg(&keys.identity)
+            .arg("--root")
+            .arg(root.path())
+            .arg("--artifacts")
+            .arg(&root.artifacts)
+            .output()
+            .unwrap();
+        assert!(output.status.success());
+        let human = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            human.contains("warning[E538]: `quadlet -dryrun` did not check"),
+            "{human}"
+        );
+    }
+    // a plan without containers has nothing to warn about
+    let report = apply_ok(
+        &root,
+        &plan(vec![directory("/srv/cache", "root", "0755")]),
+        &keys,
+    );
+    assert_eq!(
+        report["warnings"].as_array().map(Vec::len),
+        Some(0),
+        "{report}"
+    );
+}
+
+#[test]
 fn quadlet_checker_refuses_what_quadlet_would_skip() {
     let good =
         "[Container]\nContainerName=x\nImage=r.io/a/b@sha256:".to_string() + &"c".repeat(64) + "\n";

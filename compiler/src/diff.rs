@@ -361,12 +361,14 @@ fn compare(
     let new_by_key: BTreeMap<(Kind, &str), &Shape> =
         new_shapes.iter().map(|s| (key(s), s)).collect();
     let mut changes = Vec::new();
-    // paths created or changed: services and containers naming them restart
+    // paths created or changed on the node: services and containers naming them restart
+    // (a secret only resealed, same value and fields, leaves its file as it is)
     let mut changed_paths: Vec<&str> = Vec::new();
     for shape in new_shapes {
         let before = old_by_key.get(&key(shape));
-        if before.is_none_or(|before| before.digest() != shape.digest())
-            && shape.kind().is_path_kind()
+        if before.is_none_or(|before| {
+            before.digest() != shape.digest() && !only_resealed(node, before, shape, snapshots)
+        }) && shape.kind().is_path_kind()
         {
             changed_paths.push(shape.identity());
         }
@@ -411,6 +413,28 @@ fn compare(
         changes,
         grants,
     }
+}
+
+/// Is `after` the secret `before` sealed anew to the same value, nothing else changed?
+/// The applier compares plaintexts, so its file on the node stays as it is.
+fn only_resealed(
+    node: &str,
+    before: &Shape,
+    after: &Shape,
+    (old, new): (&Snapshot, &Snapshot),
+) -> bool {
+    if after.kind() != Kind::Secret {
+        return false;
+    }
+    let same_value = ValueChange::of(
+        old.value(node, after.identity()),
+        new.value(node, after.identity()),
+    ) == ValueChange::Same;
+    let mut before_fields = fields_of(before);
+    let mut after_fields = fields_of(after);
+    before_fields.remove("sealed");
+    after_fields.remove("sealed");
+    same_value && before_fields == after_fields
 }
 
 fn fields_of(shape: &Shape) -> serde_json::Map<String, serde_json::Value> {

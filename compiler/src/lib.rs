@@ -30,6 +30,7 @@ mod node_view;
 mod pipeline;
 mod prelude;
 mod private_key;
+mod rabbit_hash;
 mod repository;
 mod reseal;
 mod resolve;

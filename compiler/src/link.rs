@@ -17,8 +17,8 @@ use crate::secrets::{Form, Store};
 
 mod artifacts;
 mod declarations;
-mod facts;
-mod grants;
+pub(crate) mod facts;
+pub(crate) mod grants;
 mod mirrors;
 mod needs;
 mod provider;
@@ -33,9 +33,9 @@ pub(crate) use store::NOT_YET_MADE;
 pub struct Provide {
     pub module: String,
     pub service: String,
-    pub manifest: String,
-    pub credentials: String,
-    pub form: Form,
+    /// Where its logins go; `None` for a provider that hands out no logins, only
+    /// its facts (`provides.SERVICE = { facts = ...; }`).
+    pub logins: Option<LoginsAt>,
     pub owner: String,
     pub group: String,
     /// What the provider publishes to its consumers (`facts`).
@@ -44,18 +44,58 @@ pub struct Provide {
     pub source: plan::Source,
 }
 
+/// Where a provider that hands out logins keeps them, and how it checks them.
+#[derive(Clone, Debug)]
+pub struct LoginsAt {
+    pub manifest: String,
+    pub credentials: String,
+    pub form: Form,
+}
+
 #[derive(Clone, Debug)]
 pub struct Consume {
     pub module: String,
     pub name: String,
     pub service: String,
     pub from: Option<String>,
-    pub path: String,
+    /// Where the credential is placed; `None` asks a provider of facts only.
+    pub path: Option<String>,
     pub owner: String,
     pub group: String,
     pub mode: String,
+    /// The vhost and permissions asked for, if the entry declares them.
+    pub access: Option<Access>,
     pub span: Span,
     pub source: plan::Source,
+}
+
+/// What a grant allows at a provider whose grants carry access (RabbitMQ): one vhost
+/// and the configure, write and read permissions in it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Access {
+    pub vhost: String,
+    pub permissions: Permissions,
+    /// Where the consumer declares it.
+    pub span: Span,
+}
+
+/// RabbitMQ's three permissions, each a regular expression over resource names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Permissions {
+    pub configure: String,
+    pub write: String,
+    pub read: String,
+}
+
+impl Permissions {
+    /// Everything in the vhost, as `rabbitmqctl set_permissions ... ".*" ".*" ".*"`.
+    pub fn all() -> Permissions {
+        Permissions {
+            configure: ".*".to_string(),
+            write: ".*".to_string(),
+            read: ".*".to_string(),
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -119,6 +159,8 @@ pub struct Grant {
     pub login: String,
     pub credential: String,
     pub form: Form,
+    /// The vhost and permissions, for a form that takes them.
+    pub access: Option<Access>,
 }
 
 /// What a consumer's `shapes` learns of one of its logins (`logins.NAME`).
@@ -128,8 +170,9 @@ pub struct Login {
     /// The provider's node name and address.
     pub provider: String,
     pub address: Option<String>,
-    /// Where the credential is placed on the consumer's node.
-    pub path: String,
+    /// Where the credential is placed on the consumer's node; `None` when the
+    /// provider hands out facts only.
+    pub path: Option<String>,
     pub facts: Facts,
 }
 

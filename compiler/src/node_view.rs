@@ -12,7 +12,8 @@ use plan::Plan;
 
 use crate::inspect::{place, print_value};
 use crate::inventory::Node;
-use crate::link::{Declarations, Providers};
+use crate::link::facts::{Fact, Facts};
+use crate::link::{self, Declarations, Providers};
 use crate::module::{self, Module};
 use crate::resolve::Resolved;
 
@@ -72,8 +73,16 @@ pub struct ConsumeView {
     pub service: String,
     /// The node that provides it, when exactly one is chosen.
     pub provider: Option<String>,
-    pub credential: &'static str,
-    pub path: String,
+    /// The provider's address in the inventory, when it is chosen and has one.
+    pub address: Option<String>,
+    /// The login the provider grants (`logins.NAME.login`).
+    pub login: String,
+    /// The provider's facts (`logins.NAME.facts`), as the language prints them.
+    pub facts: Option<String>,
+    /// `<secret>`, or null for a consumption of a provider of facts only.
+    pub credential: Option<&'static str>,
+    /// Where the credential is placed (null with no credential).
+    pub path: Option<String>,
     pub at: String,
 }
 
@@ -83,6 +92,8 @@ pub struct ProvideView {
     pub service: String,
     /// `node/module` of each consumer linked to this node.
     pub consumers: Vec<String>,
+    /// What it publishes to them (`facts`), as the language prints it.
+    pub facts: String,
     pub at: String,
 }
 
@@ -282,17 +293,23 @@ pub fn links(view: &mut NodeView, declarations: &[Declarations]) {
     view.consumes = own
         .consumes
         .iter()
-        .map(|consume| ConsumeView {
-            module: consume.module.clone(),
-            name: consume.name.clone(),
-            service: consume.service.clone(),
-            provider: providers
-                .choose(&own.node, consume)
-                .ok()
-                .map(|(node, _)| node.to_string()),
-            credential: SECRET,
-            path: consume.path.clone(),
-            at: source_line(&consume.source),
+        .map(|consume| {
+            let chosen = providers.choose(&own.node, consume).ok();
+            let provider =
+                chosen.and_then(|(node, _)| declarations.iter().find(|d| d.node == node));
+            ConsumeView {
+                module: consume.module.clone(),
+                name: consume.name.clone(),
+                service: consume.service.clone(),
+                provider: chosen.map(|(node, _)| node.to_string()),
+                address: provider.and_then(|provider| provider.address.clone()),
+                login: link::login(&own.node, &consume.module, &consume.name),
+                facts: chosen
+                    .map(|(_, provide)| print_facts(&link::grants::facts_for(consume, provide))),
+                credential: consume.path.as_ref().map(|_| SECRET),
+                path: consume.path.clone(),
+                at: source_line(&consume.source),
+            }
         })
         .collect();
     view.provides = own
@@ -313,10 +330,48 @@ pub fn links(view: &mut NodeView, declarations: &[Declarations]) {
                 module: provide.module.clone(),
                 service: provide.service.clone(),
                 consumers,
+                facts: print_facts(&provide.facts),
                 at: source_line(&provide.source),
             }
         })
         .collect();
+}
+
+/// Facts as the language prints a record (`{ port = 5432; }`).
+fn print_facts(facts: &Facts) -> String {
+    let mut out = Vec::new();
+    print_record(facts, &mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn print_record(record: &Facts, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"{ ");
+    for (name, fact) in record {
+        lang::print::attribute_name(name.as_bytes(), out);
+        out.extend_from_slice(b" = ");
+        print_fact(fact, out);
+        out.extend_from_slice(b"; ");
+    }
+    out.push(b'}');
+}
+
+fn print_fact(fact: &Fact, out: &mut Vec<u8>) {
+    match fact {
+        Fact::Null => out.extend_from_slice(b"null"),
+        Fact::Bool(value) => out.extend_from_slice(if *value { b"true" } else { b"false" }),
+        Fact::Int(value) => out.extend_from_slice(value.to_string().as_bytes()),
+        Fact::Float(value) => out.extend_from_slice(lang::print::format_float(*value).as_bytes()),
+        Fact::String(text) => lang::print::quote_string(text.as_bytes(), out),
+        Fact::List(items) => {
+            out.extend_from_slice(b"[ ");
+            for item in items {
+                print_fact(item, out);
+                out.push(b' ');
+            }
+            out.push(b']');
+        }
+        Fact::Record(record) => print_record(record, out),
+    }
 }
 
 /// The node's shapes, from its plan, grouped by module.

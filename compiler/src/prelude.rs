@@ -134,6 +134,28 @@ fn types_value() -> Value {
         }),
     ));
     entries.push(attr(
+        "strMatching",
+        host("strMatching", 1, |machine, arguments, span| {
+            let pattern = machine.force(&arguments[0], span)?;
+            let Value::String(text) = &pattern else {
+                return Err(invalid_option(
+                    format!(
+                        "`mesh.types.strMatching` takes a regular expression as a string, not {}",
+                        pattern.describe_type()
+                    ),
+                    span,
+                    "write e.g. `mesh.types.strMatching \"[a-z]+\"`".into(),
+                ));
+            };
+            // an invalid pattern is refused here, where it is written (E040)
+            types::matches(machine, text, b"", span)?;
+            Ok(type_value(
+                "strMatching",
+                vec![attr("pattern", pattern.clone())],
+            ))
+        }),
+    ));
+    entries.push(attr(
         "record",
         host("record", 1, |machine, arguments, span| {
             let fields = machine.force(&arguments[0], span)?;

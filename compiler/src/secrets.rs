@@ -30,6 +30,7 @@ use zeroize::Zeroizing;
 
 use crate::confined::{self, Beneath};
 use crate::names;
+use crate::rabbit_hash;
 use crate::scram;
 use crate::sealed_value::{self, Identity, Of, SealedValue};
 
@@ -38,6 +39,9 @@ use crate::sealed_value::{self, Identity, Of, SealedValue};
 pub enum Form {
     /// A PostgreSQL SCRAM-SHA-256 verifier; the provider never sees the password.
     ScramSha256,
+    /// A RabbitMQ `rabbit_password_hashing_sha256` hash; the broker never sees the
+    /// password. Its grants carry a vhost and permissions (`link::Access`).
+    RabbitSha256,
     /// The password itself, for services that can only compare plaintext.
     Plain,
 }
@@ -46,13 +50,23 @@ impl Form {
     pub fn name(self) -> &'static str {
         match self {
             Form::ScramSha256 => "scram-sha-256",
+            Form::RabbitSha256 => "rabbit_password_hashing_sha256",
             Form::Plain => "plain",
+        }
+    }
+
+    /// Whether a grant of this form carries a vhost and permissions.
+    pub fn takes_access(self) -> bool {
+        match self {
+            Form::RabbitSha256 => true,
+            Form::ScramSha256 | Form::Plain => false,
         }
     }
 
     pub fn from_name(name: &str) -> Option<Form> {
         match name {
             "scram-sha-256" => Some(Form::ScramSha256),
+            "rabbit_password_hashing_sha256" => Some(Form::RabbitSha256),
             "plain" => Some(Form::Plain),
             _ => None,
         }
@@ -375,6 +389,7 @@ impl Store {
         let password = random_password()?;
         let check: Zeroizing<String> = match form {
             Form::ScramSha256 => Zeroizing::new(scram::verifier(password.as_bytes())?),
+            Form::RabbitSha256 => Zeroizing::new(rabbit_hash::hash(password.as_bytes())?),
             Form::Plain => password.clone(),
         };
         let consumer_sealed = seal(consumer_key, password.as_bytes())?;

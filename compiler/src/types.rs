@@ -28,6 +28,9 @@ pub enum Type {
     /// The name of a node of the inventory.
     Node,
     Enum(Vec<String>),
+    /// A string the whole of which matches a POSIX extended regular expression, as
+    /// `builtins.match` matches (nixpkgs' `types.strMatching`).
+    StrMatching(String),
     ListOf(Box<Type>),
     AttrsOf(Box<Type>),
     NullOr(Box<Type>),
@@ -54,6 +57,7 @@ impl Type {
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
+            Type::StrMatching(pattern) => format!("a string matching `{pattern}`"),
             Type::ListOf(element) => format!("a list of {}", plural(element)),
             Type::AttrsOf(element) => format!("a set of {}", plural(element)),
             Type::NullOr(inner) => format!("null or {}", inner.describe()),
@@ -87,6 +91,7 @@ impl Type {
                     .collect::<Vec<_>>()
                     .join(" ")
             ),
+            Type::StrMatching(pattern) => format!("strMatching {pattern:?}"),
             Type::ListOf(element) => format!("listOf ({})", element.name()),
             Type::AttrsOf(element) => format!("attrsOf ({})", element.name()),
             Type::NullOr(inner) => format!("nullOr ({})", inner.name()),
@@ -203,6 +208,15 @@ pub fn read_type(
             }
             Type::Enum(names)
         }
+        b"strMatching" => match attrs.get(b"pattern").cloned() {
+            Some(pattern) => match machine.force(&pattern, span)? {
+                Value::String(text) => {
+                    Type::StrMatching(String::from_utf8_lossy(&text).into_owned())
+                }
+                _ => return Ok(Err("`strMatching` takes a string".into())),
+            },
+            None => return Ok(Err("an incomplete type".into())),
+        },
         b"record" => {
             let fields = attrs.get(b"fields").cloned().unwrap_or(Value::Null);
             let fields = machine.force(&fields, span)?;
@@ -248,6 +262,20 @@ pub struct Mismatch {
 /// Context a check needs: the nodes of the inventory (for `node`).
 pub struct CheckContext<'a> {
     pub node_names: &'a [String],
+}
+
+/// Whether the whole of `text` matches `pattern`, exactly as `builtins.match` decides
+/// (the language's one regular expression engine); an invalid pattern is E040.
+pub fn matches(machine: &mut Machine, pattern: &[u8], text: &[u8], span: Span) -> EvalResult<bool> {
+    let Some(Value::Attrs(builtins)) = machine.global("builtins") else {
+        return Ok(false);
+    };
+    let Some(builtin) = builtins.get(b"match").cloned() else {
+        return Ok(false);
+    };
+    let partial = machine.call(builtin, Value::String(Rc::from(pattern)), span)?;
+    let result = machine.call(partial, Value::String(Rc::from(text)), span)?;
+    Ok(!matches!(machine.force(&result, span)?, Value::Null))
 }
 
 /// Checks `value` against `expected`, forcing as much of it as the type needs.
@@ -323,6 +351,13 @@ fn check_at(
         (Type::Enum(values), Value::String(text)) => {
             let text = String::from_utf8_lossy(text);
             if values.iter().any(|v| *v == text) {
+                Ok(Ok(()))
+            } else {
+                mismatch(&forced)
+            }
+        }
+        (Type::StrMatching(pattern), Value::String(text)) => {
+            if matches(machine, pattern.as_bytes(), text, span)? {
                 Ok(Ok(()))
             } else {
                 mismatch(&forced)

@@ -128,6 +128,12 @@ codes! {
     CONTRIBUTION_CONFLICT = "E209", "two modules contribute the same key";
     INVALID_COLLECTION = "E210", "invalid collection declaration";
     SECRET_IN_FACTS = "E211", "secret in a provider's facts";
+    INVALID_VHOST = "E212", "a consumer's `vhost` is not a valid vhost name";
+    INVALID_PERMISSION = "E213", "a consumer's permission is not a valid regular expression";
+    ACCESS_NOT_TAKEN = "E214", "`vhost` or `permissions` for a provider whose grants take none";
+    ACCESS_MISSING = "E215", "no `vhost` for a provider whose grants need one";
+    PATH_FOR_FACTS_ONLY = "E216", "credential `path` for a provider of facts only";
+    CONSUMPTION_WITHOUT_PATH = "E217", "consumption of a provider with logins has no `path`";
     // E3xx: credentials, secrets, mirrors and artifacts
     NO_PROVIDER = "E300", "no node provides the service a consumer asks for";
     AMBIGUOUS_PROVIDER = "E301", "several nodes provide the service and no `from` chooses one";
@@ -143,6 +149,7 @@ codes! {
     NAME_NOT_IDENTIFIER = "E311", "need, consume or provide name is not an identifier";
     SECRET_STORE_LINK = "E312", "sealed store reached through a symbolic link";
     ARTIFACT_LINK_ESCAPES = "E313", "artifact link points outside its directory";
+    INVALID_SECRET_MODE = "E314", "`mode` of a need or credential is not an octal mode";
     PRIVATE_KEY = "E320", "an age private key where a public key belongs";
     RESEAL_IDENTITY_UNREADABLE = "E321", "`meshc secrets reseal`: the old identity cannot be read";
     RESEAL_WRONG_IDENTITY = "E322", "`meshc secrets reseal`: the identity does not open the node's values";

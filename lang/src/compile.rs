@@ -162,7 +162,7 @@ impl<'a> Compiler<'a> {
         }
         if !withs.is_empty() {
             return Some(IrKind::WithVar {
-                name: Rc::from(name),
+                name: crate::value::intern(name),
                 withs: withs.into_boxed_slice(),
             });
         }
@@ -230,14 +230,7 @@ impl<'a> Compiler<'a> {
                 let expr = self.expr(inner);
                 let path = self.attr_path(path);
                 let default = default.as_ref().map(|d| self.expr(d));
-                node(
-                    IrKind::Select {
-                        expr,
-                        path,
-                        default,
-                    },
-                    span,
-                )
+                select_node(expr, path, default, span)
             }
             ExprKind::HasAttr { expr: inner, path } => {
                 let expr = self.expr(inner);
@@ -280,7 +273,7 @@ impl<'a> Compiler<'a> {
                 node(
                     IrKind::Select {
                         expr: attrs,
-                        path: Box::new([IrAttrName::Static(Rc::from(&b"body"[..]))]),
+                        path: Box::new([IrAttrName::Static(crate::value::intern(b"body"))]),
                         default: None,
                     },
                     span,
@@ -469,7 +462,7 @@ impl<'a> Compiler<'a> {
     fn attr_path(&mut self, path: &[AttrName]) -> Box<[IrAttrName]> {
         path.iter()
             .map(|name| match name {
-                AttrName::Static { name, .. } => IrAttrName::Static(Rc::from(name.as_slice())),
+                AttrName::Static { name, .. } => IrAttrName::Static(crate::value::intern(name)),
                 AttrName::Dynamic(expr) => IrAttrName::Dynamic(self.expr(expr)),
             })
             .collect()
@@ -504,7 +497,7 @@ impl<'a> Compiler<'a> {
                     for name in names {
                         match name {
                             AttrName::Static { name, span } => {
-                                let key: Bytes = Rc::from(name.as_slice());
+                                let key: Bytes = crate::value::intern(name);
                                 if let Some(existing) = set.statics.get(&key) {
                                     let first = existing.span();
                                     self.duplicate(name, first, *span);
@@ -554,7 +547,7 @@ impl<'a> Compiler<'a> {
                     name,
                     span: name_span,
                 } => {
-                    let key: Bytes = Rc::from(name.as_slice());
+                    let key: Bytes = crate::value::intern(name);
                     let entry =
                         current
                             .statics
@@ -628,7 +621,7 @@ impl<'a> Compiler<'a> {
                 name,
                 span: name_span,
             } => {
-                let key: Bytes = Rc::from(name.as_slice());
+                let key: Bytes = crate::value::intern(name);
                 self.binding_names.insert(value.span, key.clone());
                 match current.statics.get_mut(&key) {
                     None => {
@@ -766,14 +759,7 @@ impl<'a> Compiler<'a> {
             } => {
                 let from = self.expr(from);
                 (
-                    node(
-                        IrKind::Select {
-                            expr: from,
-                            path: Box::new([IrAttrName::Static(name)]),
-                            default: None,
-                        },
-                        span,
-                    ),
+                    select_node(from, Box::new([IrAttrName::Static(name)]), None, span),
                     span,
                     false,
                 )
@@ -924,7 +910,7 @@ impl<'a> Compiler<'a> {
                 let compiled_formals = formals
                     .iter()
                     .map(|formal| FormalIr {
-                        name: Rc::from(formal.name.as_bytes()),
+                        name: crate::value::intern(formal.name.as_bytes()),
                         span: formal.span,
                         default: formal.default.as_ref().map(|d| self.expr(d)),
                     })
@@ -961,5 +947,107 @@ impl<'a> Compiler<'a> {
             .with_secondary(first, "first named here")
             .with_help("give each argument a different name"),
         );
+    }
+}
+
+/// `a.b.c`, with the names found in a constant set already looked up
+/// (`builtins.foldl'`, `inherit (builtins) map`): a value already evaluated in a
+/// constant is the same value every time, so selecting it at run time would only
+/// search the set again. A name not there, or bound to a thunk still to evaluate,
+/// is left to run time (and its error or laziness with it).
+fn select_node(
+    mut expr: Rc<Ir>,
+    path: Box<[IrAttrName]>,
+    default: Option<Rc<Ir>>,
+    span: Span,
+) -> Rc<Ir> {
+    let mut folded = 0;
+    for name in path.iter() {
+        let IrAttrName::Static(name) = name else {
+            break;
+        };
+        let IrKind::Const(Value::Attrs(attrs)) = &expr.kind else {
+            break;
+        };
+        let value = match attrs.get(name) {
+            Some(Value::Thunk(thunk)) => match thunk.value() {
+                Some(value) => value,
+                None => break,
+            },
+            Some(value) => value.clone(),
+            None => break,
+        };
+        expr = node(IrKind::Const(value), span);
+        folded += 1;
+    }
+    if folded == path.len() {
+        return expr;
+    }
+    let path = if folded == 0 {
+        path
+    } else {
+        path.into_vec().split_off(folded).into_boxed_slice()
+    };
+    node(
+        IrKind::Select {
+            expr,
+            path,
+            default,
+        },
+        span,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::rc::Rc;
+
+    use super::{IrAttrName, IrKind};
+    use crate::value::Value;
+    use crate::{Limits, Machine, MemoryLoader};
+
+    fn compiled(text: &str) -> Rc<super::Ir> {
+        let mut machine = Machine::new(Rc::new(MemoryLoader::new()), Vec::new(), Limits::default());
+        let (_, ir) = machine
+            .compile_source("test.nix", None, text.as_bytes().into(), Path::new("/"))
+            .unwrap_or_else(|errors| panic!("{errors:?}"));
+        ir
+    }
+
+    /// `builtins.foldl'` is the builtin itself in the code, not a selection to run;
+    /// a name `builtins` lacks stays a selection (its error or `or` at run time).
+    #[test]
+    fn selections_of_builtins_are_made_when_compiled() {
+        assert!(matches!(
+            &compiled("builtins.foldl'").kind,
+            IrKind::Const(Value::PrimOp(primop)) if primop.name == "foldl'"
+        ));
+        assert!(matches!(
+            &compiled("builtins.noSuchBuiltin or 1").kind,
+            IrKind::Select { .. }
+        ));
+        assert!(matches!(
+            &compiled("let builtins = { foldl' = 1; }; in builtins.foldl'").kind,
+            IrKind::Let { .. }
+        ));
+    }
+
+    /// Names written in code are one shared copy per name, which lookups find by
+    /// address.
+    #[test]
+    fn names_in_code_are_interned() {
+        let ir = compiled("{ port = 1; }.port");
+        let IrKind::Select { expr, path, .. } = &ir.kind else {
+            panic!("not a selection: {ir:?}");
+        };
+        let IrKind::Attrs(attrs) = &expr.kind else {
+            panic!("not a set: {expr:?}");
+        };
+        let [IrAttrName::Static(selected)] = &path[..] else {
+            panic!("not one static name: {path:?}");
+        };
+        assert!(Rc::ptr_eq(selected, &attrs.statics[0].name));
+        assert!(Rc::ptr_eq(selected, &crate::value::name("port")));
     }
 }

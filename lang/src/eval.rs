@@ -122,6 +122,9 @@ pub struct Machine {
     cancelled: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     /// Frames of recursive scopes, for [`Machine::reclaim`].
     reclaim: reclaim::Frames,
+    /// The buffer strings are built in ([`Machine::string_buffer`]), kept between
+    /// strings so that making one allocates only the string itself.
+    string_buffer: Vec<u8>,
 }
 
 impl Machine {
@@ -151,6 +154,7 @@ impl Machine {
             parses: None,
             cancelled: None,
             reclaim: reclaim::Frames::default(),
+            string_buffer: Vec::new(),
         }
     }
 

@@ -190,13 +190,21 @@ impl Attrs {
 
     pub fn get_attr(&self, name: &[u8]) -> Option<&Attr> {
         if self.entries.len() <= 8 {
-            return self
-                .entries
-                .iter()
-                .find(|attr| compare_names(&attr.name, name).is_eq());
+            // names written in code are interned (see [`intern`]): the same address
+            // is the same name, and a different length rejects without reading bytes
+            return self.entries.iter().find(|attr| {
+                std::ptr::eq(attr.name.as_ptr(), name.as_ptr())
+                    || (attr.name.len() == name.len() && *attr.name == *name)
+            });
         }
         self.entries
-            .binary_search_by(|attr| compare_names(&attr.name, name))
+            .binary_search_by(|attr| {
+                if std::ptr::eq(attr.name.as_ptr(), name.as_ptr()) {
+                    std::cmp::Ordering::Equal
+                } else {
+                    compare_names(&attr.name, name)
+                }
+            })
             .ok()
             .map(|index| &self.entries[index])
     }
@@ -508,17 +516,65 @@ type Interned = std::collections::HashMap<(usize, usize), Bytes, AddressHash>;
 
 thread_local! {
     static NAMES: RefCell<Interned> = RefCell::new(Interned::default());
+    static SYMBOLS: RefCell<std::collections::HashSet<Bytes, NameHash>> =
+        RefCell::new(std::collections::HashSet::default());
+}
+
+/// FNV-1a over a name's bytes: names are short, and SipHash's setup costs more
+/// than the name (a file of a few hundred names interns each once).
+pub struct NameHasher(u64);
+
+impl Default for NameHasher {
+    fn default() -> NameHasher {
+        NameHasher(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl std::hash::Hasher for NameHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.0 = (self.0 ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
+
+type NameHash = std::hash::BuildHasherDefault<NameHasher>;
+
+/// Names interned per thread at most: past this the table stops growing (a name
+/// not interned is still found, by its bytes).
+const MAX_SYMBOLS: usize = 1 << 20;
+
+/// The shared copy of an attribute name written in code (Nix's `Symbol`): the
+/// compiler interns every static name, so a lookup of `x.port` in a set made by
+/// `{ port = ...; }` finds it by address, reading no bytes.
+pub fn intern(bytes: &[u8]) -> Bytes {
+    SYMBOLS.with(|symbols| {
+        let mut symbols = symbols.borrow_mut();
+        if let Some(symbol) = symbols.get(bytes) {
+            return symbol.clone();
+        }
+        let symbol: Bytes = Rc::from(bytes);
+        if symbols.len() < MAX_SYMBOLS {
+            symbols.insert(symbol.clone());
+        }
+        symbol
+    })
 }
 
 /// A shared attribute name for a name known at compile time: hosts that build
-/// many sets with the same names allocate each name once per thread.
+/// many sets with the same names allocate each name once per thread, the same
+/// copy the compiler uses for that name in code.
 pub fn name(text: &'static str) -> Bytes {
     let key = (text.as_ptr() as usize, text.len());
     NAMES.with(|names| {
         names
             .borrow_mut()
             .entry(key)
-            .or_insert_with(|| Rc::from(text.as_bytes()))
+            .or_insert_with(|| intern(text.as_bytes()))
             .clone()
     })
 }

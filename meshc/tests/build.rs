@@ -126,11 +126,18 @@ fn removed_node_loses_its_stale_plan() {
     let start = inventory.find("    app2 = {").expect("app2 in the example");
     let end =
         start + inventory[start..].find("\n    };\n").expect("end of app2") + "\n    };\n".len();
-    std::fs::write(
-        &inventory_path,
-        format!("{}{}", &inventory[..start], &inventory[end..]),
-    )
-    .expect("write mesh.nix");
+    // and from the nodes the gateway's Prometheus scrapes (a `node` it names must exist)
+    let scraped = "settings.monitoring.nodes = [ \"app1\" \"app2\" \"db1\" \"gateway\" \"mq1\" ];";
+    assert!(
+        inventory.contains(scraped),
+        "the example changed: {scraped}"
+    );
+    let without = format!("{}{}", &inventory[..start], &inventory[end..]).replacen(
+        scraped,
+        "settings.monitoring.nodes = [ \"app1\" \"db1\" \"gateway\" \"mq1\" ];",
+        1,
+    );
+    std::fs::write(&inventory_path, without).expect("write mesh.nix");
 
     assert_built(&support::build(&repository, &out));
     let files = files_under(&out);
@@ -148,7 +155,7 @@ fn removed_node_loses_its_stale_plan() {
         .expect("manifest nodes")
         .keys()
         .collect();
-    assert_eq!(nodes, ["app1", "db1", "gateway"]);
+    assert_eq!(nodes, ["app1", "db1", "gateway", "mq1"]);
 }
 
 #[test]

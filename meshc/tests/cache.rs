@@ -64,16 +64,16 @@ fn repository() -> (tempfile::TempDir, std::path::PathBuf) {
         "default = \"mesh\";",
         "default = import ./title.nix;",
     );
-    // read only while the gateway's shapes are evaluated (a node that is reused
-    // does not read it again, and it must stay recorded)
+    // read only while shop's shapes are evaluated (a node that is reused does not
+    // read it again, and it must stay recorded)
     write(
-        &repository.join("modules/proxy/balance.nix"),
-        "\"roundrobin\"\n",
+        &repository.join("modules/shop/sslmode.nix"),
+        "\"require\"\n",
     );
     replace(
-        &repository.join("modules/proxy/module.nix"),
-        "balance roundrobin",
-        "balance ${import ./balance.nix}",
+        &repository.join("modules/shop/module.nix"),
+        "sslmode=${db.facts.sslmode}",
+        "sslmode=${import ./sslmode.nix}",
     );
     (temporary, repository)
 }
@@ -138,9 +138,10 @@ fn edit(repository: &Path, kind: usize, random: &mut Random, step: usize) -> Str
         }
         1 => {
             let text = read(&inventory);
-            let start = text.find("address = \"10.0.0.2").expect("db1's address") + 11;
+            let entry = text.find("db1 = {").expect("db1's entry");
+            let start = entry + text[entry..].find("address = \"").expect("its address") + 11;
             let end = start + text[start..].find('"').expect("a closing quote");
-            let address = format!("10.0.0.{}", 20 + random.below(30));
+            let address = format!("10.0.1.{}", 20 + random.below(30));
             write(
                 &inventory,
                 &format!("{}{address}{}", &text[..start], &text[end..]),
@@ -211,30 +212,31 @@ fn edit(repository: &Path, kind: usize, random: &mut Random, step: usize) -> Str
         7 => {
             // a new consumer of db1's postgres: grants are made in secrets/
             let text = read(&inventory);
-            if text.contains("modules = [ \"proxy\" \"users\" ];") {
+            if text.contains("modules = [ \"proxy\" \"monitoring\" \"node-exporter\" \"users\" ];")
+            {
                 replace(
                     &inventory,
-                    "modules = [ \"proxy\" \"users\" ];",
-                    "modules = [ \"proxy\" \"users\" \"shop\" ];",
+                    "modules = [ \"proxy\" \"monitoring\" \"node-exporter\" \"users\" ];",
+                    "modules = [ \"proxy\" \"monitoring\" \"node-exporter\" \"users\" \"shop\" ];",
                 );
                 "the gateway runs shop (a new grant)".to_string()
             } else {
                 replace(
                     &inventory,
-                    "modules = [ \"proxy\" \"users\" \"shop\" ];",
-                    "modules = [ \"proxy\" \"users\" ];",
+                    "modules = [ \"proxy\" \"monitoring\" \"node-exporter\" \"users\" \"shop\" ];",
+                    "modules = [ \"proxy\" \"monitoring\" \"node-exporter\" \"users\" ];",
                 );
                 "the gateway no longer runs shop".to_string()
             }
         }
         8 => {
-            let ways = ["roundrobin", "leastconn", "source"];
-            let way = ways[random.below(3) as usize];
+            let modes = ["require", "verify-full", "prefer"];
+            let mode = modes[random.below(3) as usize];
             write(
-                &repository.join("modules/proxy/balance.nix"),
-                &format!("\"{way}\"\n"),
+                &repository.join("modules/shop/sslmode.nix"),
+                &format!("\"{mode}\"\n"),
             );
-            format!("the proxy's lazily imported balance is {way}")
+            format!("shop's lazily imported sslmode is {mode}")
         }
         _ => {
             write(&repository.join("NOTES.txt"), &format!("note {step}\n"));
@@ -295,7 +297,7 @@ fn a_changed_file_no_node_reads_rebuilds_nothing() {
     write(&repository.join("modules/web/README"), "nor this\n");
     let built = build_with(&repository, &out, &[]);
     assert_built(&built);
-    assert_eq!(reused(&built), (4, 4), "{}", stderr(&built));
+    assert_eq!(reused(&built), (5, 5), "{}", stderr(&built));
     // a file a module imports is read: its nodes are compiled again
     write(&repository.join("modules/web/title.nix"), "\"changed\"\n");
     let built = build_with(&repository, &out, &["--timings"]);
@@ -311,18 +313,20 @@ fn a_changed_provider_address_rebuilds_exactly_its_consumers_and_itself() {
     replace(
         &repository.join("mesh.nix"),
         "\"10.0.0.21\"",
-        "\"10.0.0.31\"",
+        "\"10.0.0.41\"",
     );
     let built = build_with(&repository, &out, &["--timings"]);
     assert_built(&built);
-    // db1 provides postgres; app1 and app2 consume it through shop
+    // db1 provides postgres, which app1 and app2 consume through shop, and
+    // node-exporter's metrics, which the gateway's monitoring consumes; mq1 reads
+    // nothing of db1
     assert_eq!(
         compiled(&built),
-        ["app1", "app2", "db1"],
+        ["app1", "app2", "db1", "gateway"],
         "{}",
         stderr(&built)
     );
-    assert_eq!(reused(&built), (1, 4));
+    assert_eq!(reused(&built), (1, 5));
     // one node's entry: that node only
     replace(
         &repository.join("mesh.nix"),
@@ -348,10 +352,10 @@ fn a_damaged_cache_is_e122_and_ignored() {
     let built = build_with(&repository, &out, &[]);
     assert_built(&built);
     assert!(stderr(&built).contains("E122"), "{}", stderr(&built));
-    assert_eq!(reused(&built), (0, 4));
+    assert_eq!(reused(&built), (0, 5));
     // and the next build trusts the cache it wrote
     let built = build_with(&repository, &out, &[]);
-    assert_eq!(reused(&built), (4, 4), "{}", stderr(&built));
+    assert_eq!(reused(&built), (5, 5), "{}", stderr(&built));
 }
 
 #[test]
@@ -366,7 +370,7 @@ fn a_cache_of_another_repository_is_e123_and_ignored() {
     let built = build_with(&repository, &out, &[]);
     assert_built(&built);
     assert!(stderr(&built).contains("E123"), "{}", stderr(&built));
-    assert_eq!(reused(&built), (0, 4));
+    assert_eq!(reused(&built), (0, 5));
 }
 
 #[test]

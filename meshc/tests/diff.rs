@@ -158,8 +158,8 @@ fn withdrawn_consumer_loses_its_grant_and_credential() {
     let scenario = Scenario::new();
     scenario.edit(
         "mesh.nix",
-        "modules = [ \"web\" \"shop\" ];",
-        "modules = [ \"web\" ];",
+        "modules = [ \"web\" \"node-exporter\" \"shop\" ];",
+        "modules = [ \"web\" \"node-exporter\" ];",
     );
     scenario.edit("mesh.nix", "      settings.shop.database = \"db1\";\n", "");
     let output = scenario.diff(&[]);
@@ -176,8 +176,8 @@ fn added_consumer_gets_a_grant() {
     let scenario = Scenario::new();
     scenario.edit(
         "mesh.nix",
-        "modules = [ \"proxy\" \"users\" ];",
-        "modules = [ \"proxy\" \"users\" \"shop\" ];",
+        "modules = [ \"proxy\" \"monitoring\" \"node-exporter\" \"users\" ];",
+        "modules = [ \"proxy\" \"monitoring\" \"node-exporter\" \"users\" \"shop\" ];",
     );
     let output = scenario.diff(&[]);
     check_golden("added-consumer", &output);
@@ -225,17 +225,25 @@ fn nodes_added_and_removed() {
     let start = inventory.find("    gateway = {").expect("gateway");
     let end = start + inventory[start..].find("\n    };\n").expect("end") + "\n    };\n".len();
     let gateway = inventory[start..end].to_string();
-    let app3 = gateway
-        .replace("gateway = {", "app3 = {")
-        .replace(
-            "modules = [ \"proxy\" \"users\" ];",
-            "modules = [ \"web\" ];",
-        )
-        .replace(
-            "settings.proxy.upstreams = [ \"10.0.0.11:8080\" \"10.0.0.12:8080\" ];\n",
-            "",
-        )
-        .replace("      settings.users.accounts = admins;\n", "");
+    // app3 is the gateway with `web` instead of its modules (monitoring among them)
+    // and none of their settings
+    let settings = gateway
+        .find("      # the shop of both")
+        .expect("the proxy's settings");
+    let app3 = format!(
+        "{}{}",
+        &gateway[..settings],
+        &gateway[gateway
+            .find("      settings.users.accounts")
+            .expect("users")..]
+    )
+    .replace("gateway = {", "app3 = {")
+    .replace(
+        "modules = [ \"proxy\" \"monitoring\" \"node-exporter\" \"users\" ];",
+        "modules = [ \"web\" ];",
+    )
+    .replace("      settings.users.accounts = admins;\n", "");
+
     scenario.edit("mesh.nix", &gateway, &app3);
     let output = scenario.diff(&[]);
     check_golden("nodes-added-and-removed", &output);
@@ -253,17 +261,22 @@ fn modes_owners_and_json_content() {
         "path = \"/srv/web/index.html\";\n      mode = \"0640\";\n      owner = \"web\";",
     );
     scenario.edit(
-        "modules/monitoring/module.nix",
-        "default = 30;",
-        "default = 15;",
+        "mesh.nix",
+        "acmeEmail = \"ops@example.org\";",
+        "acmeEmail = \"admin@example.org\";",
     );
     let output = scenario.diff(&["--format", "json"]);
     let parsed: serde_json::Value =
         serde_json::from_slice(&output.stdout).expect("--format json is JSON");
-    // app1: targets.json, index.html and the monitoring restart; app2: index.html
+    // app1 and app2: index.html; gateway: caddy.json and the proxy's restart
     assert_eq!(parsed["summary"]["change"], 4, "{parsed:#}");
     check_golden("modes-owners-and-json-content", &scenario.diff(&[]));
-    let changes = parsed["nodes"][0]["changes"].as_array().expect("changes");
+    let changes: Vec<&serde_json::Value> = parsed["nodes"]
+        .as_array()
+        .expect("nodes")
+        .iter()
+        .flat_map(|node| node["changes"].as_array().expect("changes"))
+        .collect();
     let mode = changes
         .iter()
         .flat_map(|c| c["fields"].as_array().expect("fields"))
@@ -276,7 +289,10 @@ fn modes_owners_and_json_content() {
         .flat_map(|c| c["fields"].as_array().expect("fields"))
         .find(|f| f["kind"] == "json")
         .expect("a JSON content change");
-    assert_eq!(json_change["changes"][0]["path"], "interval");
+    assert_eq!(
+        json_change["changes"][0]["path"],
+        "apps.tls.automation.policies[0].issuers[0].email"
+    );
 }
 
 #[test]

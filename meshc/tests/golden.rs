@@ -149,12 +149,13 @@ fn homelab_with_a_withdrawn_consumer_matches_its_golden_files() {
     copy_tree(&homelab(), &repository);
     let inventory_path = repository.join("mesh.nix");
     let inventory = std::fs::read_to_string(&inventory_path).expect("mesh.nix");
+    let app2_modules = "modules = [ \"web\" \"node-exporter\" \"shop\" ];";
+    assert!(
+        inventory.contains(app2_modules),
+        "the example changed: app2's modules are no longer {app2_modules}"
+    );
     let edited = inventory
-        .replacen(
-            "modules = [ \"web\" \"shop\" ];",
-            "modules = [ \"web\" ];",
-            1,
-        )
+        .replacen(app2_modules, "modules = [ \"web\" \"node-exporter\" ];", 1)
         .replacen("      settings.shop.database = \"db1\";\n", "", 1);
     assert_ne!(
         edited, inventory,

@@ -129,3 +129,29 @@ fn a_changed_provider_fact_changes_exactly_the_providers_and_the_consumers_plans
     );
     assert_eq!(digests(&again), after_digests);
 }
+
+#[test]
+fn a_provider_of_facts_only_gives_its_consumers_address_and_facts_and_no_credential() {
+    let (_temporary, root) = copy("facts-only-provider-gives-no-credential");
+    let compilation = build(&root);
+    assert_eq!(
+        file_content(&compilation, "watch", "/etc/targets"),
+        "host1 10.0.0.1:9100 path=null\nhost2 host2:9200 path=null\n"
+    );
+    // nothing is made or placed: no secret on any node, no grants manifest, no store
+    for (node, plan) in &compilation.plans {
+        assert!(
+            plan.shapes()
+                .iter()
+                .all(|shape| shape.kind() != Kind::Secret),
+            "{node} holds a secret"
+        );
+        assert!(
+            plan.shapes()
+                .iter()
+                .all(|shape| shape.kind() != Kind::File || shape.identity() == "/etc/targets"),
+            "{node} has a file besides the collector's"
+        );
+    }
+    assert!(!root.join("secrets").join("grants").exists());
+}

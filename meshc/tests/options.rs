@@ -146,7 +146,9 @@ fn collections_and_links_are_listed_when_the_field_is_a_plain_set() {
     };
     assert_eq!(
         declares("monitoring", "collects"),
-        serde_json::json!(["targets: attrsOf (str)"])
+        serde_json::json!([
+            "jobs: attrsOf (listOf (strMatching \"([a-zA-Z0-9]([a-zA-Z0-9.-]{0,251}[a-zA-Z0-9])?|\\\\[[0-9a-fA-F:.]+]):[0-9]{1,5}\"))"
+        ])
     );
     assert_eq!(
         declares("postgres", "provides"),

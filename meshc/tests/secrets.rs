@@ -223,7 +223,10 @@ fn withdrawn_consumer_keeps_no_grant() {
     let secrets_before = fleet.secrets();
 
     // unassign the shop from app2
-    fleet.edit_inventory("modules = [ \"web\" \"shop\" ];", "modules = [ \"web\" ];");
+    fleet.edit_inventory(
+        "modules = [ \"web\" \"node-exporter\" \"shop\" ];",
+        "modules = [ \"web\" \"node-exporter\" ];",
+    );
     fleet.edit_inventory("      settings.shop.database = \"db1\";\n", "");
     assert_built(&fleet.build(&[]));
     let withdrawn = fleet.plans();
@@ -259,8 +262,8 @@ fn withdrawn_consumer_keeps_no_grant() {
 
     // and when the consumer comes back it gets what it had
     fleet.edit_inventory(
-        "modules = [ \"web\" ];",
-        "modules = [ \"web\" \"shop\" ];\n      settings.shop.database = \"db1\";",
+        "modules = [ \"web\" \"node-exporter\" ];",
+        "modules = [ \"web\" \"node-exporter\" \"shop\" ];\n      settings.shop.database = \"db1\";",
     );
     assert_built(&fleet.build(&[]));
     assert_eq!(

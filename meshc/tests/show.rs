@@ -116,9 +116,34 @@ fn links_name_the_provider_and_the_consumers_and_secrets_stay_opaque() {
         "{database}"
     );
     let application = stdout_of(&show(&["app1"]), "app1");
+    // the provider's address from the inventory and the login the grant is made for
+    // (`NODE_MODULE_NAME`, as `logins.db.login` says)
     assert!(
-        application.contains("shop.db: `postgres` from db1, <secret> at "),
+        application
+            .contains("shop.db: `postgres` from db1 (10.0.0.21), login app1_shop_db, <secret> at "),
         "{application}"
+    );
+    // what the consumer receives as `logins.db.facts` is what the provider publishes,
+    // made from the provider's own settings
+    let facts_line = |text: &str, after: &str| {
+        let at = text
+            .find(after)
+            .unwrap_or_else(|| panic!("{after} in {text}"));
+        text[at..]
+            .lines()
+            .find_map(|line| line.trim().strip_prefix("facts = "))
+            .map(str::to_string)
+            .unwrap_or_else(|| panic!("no facts after {after}: {text}"))
+    };
+    let published = facts_line(&database, "`postgres` to ");
+    assert_eq!(facts_line(&application, "shop.db: "), published);
+    let port = database
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("postgres.port = "))
+        .expect("db1's postgres.port");
+    assert!(
+        published.contains(&format!("port = {port};")),
+        "{published}"
     );
     // nothing sealed reaches the output: no age armour, no sealed store content
     for text in [&database, &application] {

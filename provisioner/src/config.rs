@@ -30,12 +30,20 @@ pub enum Mode {
     },
 }
 
+/// The server a provisioner keeps in step, and how to reach it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// The connection string as given (URL or `key=value`); checked to parse.
+    Postgres(String),
+    /// RabbitMQ's management HTTP API and the administrator to act as.
+    Rabbitmq(crate::rabbitmq::Endpoint),
+}
+
 /// What one run of `mesh-provision` is asked to do, validated.
 #[derive(Clone, Debug)]
 pub struct Config {
     pub manifest: PathBuf,
-    /// The connection string as given (URL or `key=value`); checked to parse.
-    pub postgres: String,
+    pub target: Target,
     pub password_file: Option<PathBuf>,
     /// Where the manifest's absolute credential paths live; `None` is `/`.
     pub root: Option<PathBuf>,
@@ -56,13 +64,15 @@ const EXAMPLES: &str = "\
 Examples:
   mesh-provision --manifest /etc/mesh/grants/postgres.json --postgres postgres://postgres@127.0.0.1/postgres
   mesh-provision --manifest M --postgres 'host=/run/postgresql user=postgres' --watch --interval 5
+  mesh-provision --manifest /etc/mesh/grants/amqp.json --rabbitmq http://admin@127.0.0.1:15672 --password-file /run/secrets/administrator
 
 Once: reconcile and exit 0, or 1 when anything failed; 2 is a usage error. Watching
 never exits on its own; a problem is reported on stderr and the last good state is
 kept.";
 
-/// Keeps PostgreSQL logins in step with a mesh grants manifest (`mesh-grants/1`):
-/// creates, updates and disables the logins it manages, never touches other roles.
+/// Keeps PostgreSQL or RabbitMQ logins in step with a mesh grants manifest
+/// (`mesh-grants/1`): creates, updates and disables the logins it manages, never
+/// touches other roles or users.
 #[derive(Debug, Parser)]
 #[command(
     name = "mesh-provision",
@@ -77,9 +87,14 @@ struct RawArguments {
     manifest: Option<PathBuf>,
     /// The server and a superuser to act as: postgres://USER@HOST:PORT/DATABASE or
     /// `host=... user=...`
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", conflicts_with = "rabbitmq")]
     postgres: Option<String>,
-    /// The superuser's password (its first line); wins over a password in the URL
+    /// RabbitMQ's management API and an administrator to act as:
+    /// http://USER@HOST:PORT (the password comes from `--password-file`)
+    #[arg(long, value_name = "URL")]
+    rabbitmq: Option<String>,
+    /// The superuser's or administrator's password (its first line); wins over a
+    /// password in a `--postgres` URL
     #[arg(long, value_name = "FILE")]
     password_file: Option<PathBuf>,
     /// Find the manifest's credential paths inside DIR (as `mesh-apply --root DIR`
@@ -124,12 +139,32 @@ fn validate(raw: RawArguments) -> Result<Command, String> {
     let manifest = raw
         .manifest
         .ok_or("missing `--manifest FILE`: the grants manifest")?;
-    let postgres = raw
-        .postgres
-        .ok_or("missing `--postgres URL`: the server to keep in step")?;
-    // the message names the flag, never the value: a URL may carry a password
-    postgres::Config::from_str(&postgres)
-        .map_err(|error| format!("`--postgres` is not a connection string: {error}"))?;
+    let target = match (raw.postgres, raw.rabbitmq) {
+        (Some(postgres), None) => {
+            // the message names the flag, never the value: a URL may carry a password
+            postgres::Config::from_str(&postgres)
+                .map_err(|error| format!("`--postgres` is not a connection string: {error}"))?;
+            Target::Postgres(postgres)
+        }
+        (None, Some(url)) => {
+            if raw.password_file.is_none() {
+                return Err(
+                    "`--rabbitmq` needs `--password-file FILE`: the administrator's password"
+                        .to_string(),
+                );
+            }
+            Target::Rabbitmq(crate::rabbitmq::Endpoint::parse(&url)?)
+        }
+        (None, None) => {
+            return Err(
+                "missing `--postgres URL` or `--rabbitmq URL`: the server to keep in step"
+                    .to_string(),
+            );
+        }
+        (Some(_), Some(_)) => {
+            return Err("`--postgres` and `--rabbitmq`: one server per provisioner".to_string());
+        }
+    };
     let root = match raw.root {
         None => None,
         Some(root) if root.as_os_str().is_empty() => return Err("`--root` is empty".to_string()),
@@ -173,7 +208,7 @@ fn validate(raw: RawArguments) -> Result<Command, String> {
     let format = raw.format;
     Ok(Command::Run(Config {
         manifest,
-        postgres,
+        target,
         password_file: raw.password_file,
         root,
         mode,
@@ -212,6 +247,57 @@ mod tests {
         "--postgres",
         "postgres://postgres@127.0.0.1:5432/postgres",
     ];
+
+    #[test]
+    fn rabbitmq_takes_an_administrator_and_a_password_file() {
+        let config = config(&[
+            "--manifest",
+            "/etc/mesh/grants/amqp.json",
+            "--rabbitmq",
+            "http://administrator@127.0.0.1:15672",
+            "--password-file",
+            "/run/secrets/administrator",
+        ]);
+        assert_eq!(
+            config.target,
+            Target::Rabbitmq(crate::rabbitmq::Endpoint {
+                base: "http://127.0.0.1:15672".to_string(),
+                user: "administrator".to_string(),
+            })
+        );
+        for (arguments, expected) in [
+            (
+                &["--manifest", "m", "--rabbitmq", "http://a@h:1"][..],
+                "needs `--password-file",
+            ),
+            (
+                &[
+                    "--manifest",
+                    "m",
+                    "--rabbitmq",
+                    "http://a@h:1",
+                    "--postgres",
+                    "postgres://x",
+                ][..],
+                "cannot be used with",
+            ),
+            (
+                &[
+                    "--manifest",
+                    "m",
+                    "--rabbitmq",
+                    "http://a:hunter2@h:1",
+                    "--password-file",
+                    "p",
+                ][..],
+                "holds a password",
+            ),
+        ] {
+            let error = parse(arguments).unwrap_err();
+            assert!(error.contains(expected), "{arguments:?}: {error}");
+            assert!(!error.contains("hunter2"), "{error}");
+        }
+    }
 
     #[test]
     fn once_is_the_default() {

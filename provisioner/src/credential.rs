@@ -1,5 +1,6 @@
-//! A grant's credential file: a PostgreSQL SCRAM-SHA-256 verifier, read, checked to be
-//! exactly a verifier and nothing else, and digested. Must never put a verifier (or any
+//! A grant's credential file: a PostgreSQL SCRAM-SHA-256 verifier or a RabbitMQ
+//! `rabbit_password_hashing_sha256` hash, read, checked to be exactly that and
+//! nothing else, and digested. Must never put a verifier (or any
 //! byte of a credential file) into an error message, and must not keep one longer than
 //! the reconcile that reads it.
 
@@ -69,11 +70,21 @@ pub fn file_digest(path: &Path) -> Result<[u8; 32], String> {
 
 /// Reads and checks a credential file: one verifier, optionally followed by one newline.
 pub fn read_verifier(path: &Path) -> Result<Verifier, String> {
+    read_checked(path, check_verifier)
+}
+
+/// Reads and checks a credential file: one RabbitMQ password hash, optionally
+/// followed by one newline.
+pub fn read_rabbit_hash(path: &Path) -> Result<Verifier, String> {
+    read_checked(path, check_rabbit_hash)
+}
+
+fn read_checked(path: &Path, check: fn(&str) -> Result<(), String>) -> Result<Verifier, String> {
     let bytes = read_small(path)?;
     let content = bytes.strip_suffix(b"\n").unwrap_or(&bytes[..]);
     let text =
         std::str::from_utf8(content).map_err(|_| "not text, so not a verifier".to_string())?;
-    check_verifier(text)?;
+    check(text)?;
     Ok(Verifier {
         text: Zeroizing::new(text.to_string()),
         digest: hex::encode(Sha256::digest(text.as_bytes())),
@@ -127,6 +138,22 @@ pub fn check_verifier(text: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// What RabbitMQ stores for `rabbit_password_hashing_sha256`: canonical base64 of a
+/// 4-byte salt and a 32-byte SHA-256, so made of `A-Z a-z 0-9 + / =` only. The reason
+/// never quotes the text.
+pub fn check_rabbit_hash(text: &str) -> Result<(), String> {
+    const EXPECTED: &str = "expected base64 of a 4-byte salt and a SHA-256";
+    match base64::engine::general_purpose::STANDARD.decode(text) {
+        Ok(bytes) if bytes.len() == 36 => Ok(()),
+        Ok(_) => Err(format!(
+            "not a RabbitMQ password hash: not 36 bytes ({EXPECTED})"
+        )),
+        Err(_) => Err(format!(
+            "not a RabbitMQ password hash: not canonical base64 ({EXPECTED})"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -173,6 +200,28 @@ mod tests {
                 "the reason quotes the input: {reason}"
             );
             assert!(!reason.contains("hunter2"), "{reason}");
+        }
+    }
+
+    #[test]
+    fn a_rabbit_hash_is_36_bytes_of_canonical_base64() {
+        // RabbitMQ's documented hash of "test12"
+        let good = "kI3GCqW5JLMJa4iX1lo7X4D6XbYqlLgxIs30+P6tENUV2POR";
+        assert_eq!(check_rabbit_hash(good), Ok(()));
+        for bad in [
+            "",
+            "test12",
+            "kI3GCqW5JLMJa4iX1lo7X4D6XbYqlLgxIs30+P6tENUV2PO",
+            "kI3GCqW5JLMJa4iX1lo7X4D6XbYqlLgxIs30+P6tENUV2POR\n",
+            "kI3GCqW5JLMJa4iX1lo7X4D6XbYqlLgxIs30+P6tENUV2PORAAAA",
+            "kI3GCqW5JLMJa4iX1lo7X4D6XbYqlLgxIs30+P6tENUV2PO\"",
+        ] {
+            let reason = check_rabbit_hash(bad).expect_err(bad);
+            assert!(
+                reason.starts_with("not a RabbitMQ password hash"),
+                "{reason}"
+            );
+            assert!(!reason.contains("kI3G"), "{reason}");
         }
     }
 

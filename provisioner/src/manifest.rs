@@ -12,8 +12,30 @@ pub const FORMAT: &str = "mesh-grants/1";
 /// The role whose direct members are the roles mesh manages; it never logs in.
 pub const MARKER_ROLE: &str = "mesh_managed";
 
-/// The only form a PostgreSQL provider can take: it checks logins against a verifier.
-pub const FORM: &str = "scram-sha-256";
+/// Which server the manifest is read for: each takes one form of grant, and only
+/// RabbitMQ's grants carry a vhost and permissions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Postgres,
+    Rabbitmq,
+}
+
+impl Kind {
+    /// The form this server checks logins with; it never receives a password.
+    pub fn form(self) -> &'static str {
+        match self {
+            Kind::Postgres => "scram-sha-256",
+            Kind::Rabbitmq => "rabbit_password_hashing_sha256",
+        }
+    }
+
+    fn server(self) -> &'static str {
+        match self {
+            Kind::Postgres => "PostgreSQL",
+            Kind::Rabbitmq => "RabbitMQ",
+        }
+    }
+}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -33,6 +55,18 @@ struct RawGrant {
     form: String,
     #[serde(default)]
     database: Option<String>,
+    #[serde(default)]
+    vhost: Option<String>,
+    #[serde(default)]
+    permissions: Option<RawPermissions>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPermissions {
+    configure: String,
+    write: String,
+    read: String,
 }
 
 /// A manifest that passed every check.
@@ -56,10 +90,21 @@ pub struct Grant {
     pub credential_path: PathBuf,
     /// A database the login owns, created if missing; unique across grants.
     pub database: Option<String>,
+    /// RabbitMQ only: the vhost and the permissions in it.
+    pub access: Option<Access>,
+}
+
+/// A RabbitMQ grant's vhost and its configure, write and read regular expressions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Access {
+    pub vhost: String,
+    pub configure: String,
+    pub write: String,
+    pub read: String,
 }
 
 /// Parses and checks a manifest. The reason is one line and names the grant at fault.
-pub fn parse(bytes: &[u8], root: Option<&Path>) -> Result<Manifest, String> {
+pub fn parse(bytes: &[u8], root: Option<&Path>, kind: Kind) -> Result<Manifest, String> {
     // serde_json's messages are one line; keep it so even if that changes
     let one_line = |error: serde_json::Error| {
         let text = error.to_string();
@@ -87,13 +132,19 @@ pub fn parse(bytes: &[u8], root: Option<&Path>) -> Result<Manifest, String> {
     for grant in raw.grants {
         let consumer = printable(&grant.consumer);
         let at = |reason: String| format!("grant of `{consumer}`: {reason}");
-        if grant.form != FORM {
+        if grant.form != kind.form() {
             return Err(at(format!(
-                "form `{}` is not `{FORM}`: PostgreSQL would receive what a consumer presents",
-                printable(&grant.form)
+                "form `{}` is not `{}`: {} would receive what a consumer presents",
+                printable(&grant.form),
+                kind.form(),
+                kind.server()
             )));
         }
         check_name(&grant.login).map_err(|reason| at(format!("login {reason}")))?;
+        let access = access_of(kind, grant.vhost, grant.permissions).map_err(at)?;
+        if kind == Kind::Rabbitmq && grant.database.is_some() {
+            return Err(at("a RabbitMQ grant has no `database`".to_string()));
+        }
         if !logins.insert(grant.login.clone()) {
             return Err(at(format!("login `{}` is granted twice", grant.login)));
         }
@@ -113,6 +164,7 @@ pub fn parse(bytes: &[u8], root: Option<&Path>) -> Result<Manifest, String> {
             credential: grant.credential,
             credential_path,
             database: grant.database,
+            access,
         });
     }
     grants.sort_by(|left, right| left.login.cmp(&right.login));
@@ -121,6 +173,37 @@ pub fn parse(bytes: &[u8], root: Option<&Path>) -> Result<Manifest, String> {
         node: raw.node,
         grants,
     })
+}
+
+/// A grant's access: a vhost and permissions exactly for RabbitMQ. The vhost is the
+/// compiler's rule (ASCII letters, digits, `_ - . /`, 1 to 255 bytes); a permission
+/// is any text, which RabbitMQ checks as a regular expression when it is set.
+fn access_of(
+    kind: Kind,
+    vhost: Option<String>,
+    permissions: Option<RawPermissions>,
+) -> Result<Option<Access>, String> {
+    match (kind, vhost, permissions) {
+        (Kind::Postgres, None, None) => Ok(None),
+        (Kind::Postgres, _, _) => {
+            Err("a PostgreSQL grant has no `vhost` or `permissions`".to_string())
+        }
+        (Kind::Rabbitmq, Some(vhost), Some(permissions)) => {
+            let allowed = |byte: u8| byte.is_ascii_alphanumeric() || b"_-./".contains(&byte);
+            if vhost.is_empty() || vhost.len() > 255 || !vhost.bytes().all(allowed) {
+                return Err(format!("vhost `{}` is not a vhost name", printable(&vhost)));
+            }
+            Ok(Some(Access {
+                vhost,
+                configure: permissions.configure,
+                write: permissions.write,
+                read: permissions.read,
+            }))
+        }
+        (Kind::Rabbitmq, _, _) => {
+            Err("a RabbitMQ grant needs a `vhost` and `permissions`".to_string())
+        }
+    }
 }
 
 /// A name mesh creates: 1 to 63 bytes (PostgreSQL's NAMEDATALEN - 1) of `a-z 0-9 _`,
@@ -205,7 +288,7 @@ mod tests {
     #[test]
     fn the_documented_manifest_parses_and_sorts_by_login() {
         let text = manifest_with(&format!("{}, {}", grant("b_login"), grant("a_login")));
-        let manifest = parse(text.as_bytes(), None).unwrap();
+        let manifest = parse(text.as_bytes(), None, Kind::Postgres).unwrap();
         assert_eq!(manifest.service, "postgres");
         assert_eq!(manifest.node, "db1");
         let logins: Vec<&str> = manifest.grants.iter().map(|g| g.login.as_str()).collect();
@@ -219,7 +302,12 @@ mod tests {
     #[test]
     fn root_places_credentials_inside_it() {
         let text = manifest_with(&grant("app1_shop_db"));
-        let manifest = parse(text.as_bytes(), Some(Path::new("/tmp/root"))).unwrap();
+        let manifest = parse(
+            text.as_bytes(),
+            Some(Path::new("/tmp/root")),
+            Kind::Postgres,
+        )
+        .unwrap();
         assert_eq!(
             manifest.grants[0].credential_path,
             Path::new("/tmp/root/var/lib/mesh/grants/postgres/app1_shop_db")
@@ -235,7 +323,7 @@ mod tests {
         };
         let text = manifest_with(&with_database("a", "shop"));
         assert_eq!(
-            parse(text.as_bytes(), None).unwrap().grants[0]
+            parse(text.as_bytes(), None, Kind::Postgres).unwrap().grants[0]
                 .database
                 .as_deref(),
             Some("shop")
@@ -245,7 +333,7 @@ mod tests {
             with_database("a", "shop"),
             with_database("b", "shop")
         ));
-        let error = parse(text.as_bytes(), None).unwrap_err();
+        let error = parse(text.as_bytes(), None, Kind::Postgres).unwrap_err();
         assert!(
             error.contains("database `shop` is asked for by two grants"),
             "{error}"
@@ -297,9 +385,55 @@ mod tests {
             ),
         ];
         for (text, expected) in cases {
-            let error = parse(text.as_bytes(), None).expect_err(&text);
+            let error = parse(text.as_bytes(), None, Kind::Postgres).expect_err(&text);
             assert!(error.contains(expected), "{text}: {error}");
             assert!(!error.contains('\n'), "{error}");
+        }
+    }
+
+    #[test]
+    fn a_rabbitmq_grant_carries_its_vhost_and_permissions() {
+        let grant = |extra: &str| {
+            format!(
+                r#"{{"format": "mesh-grants/1", "service": "amqp", "node": "mq1", "grants": [{{"consumer": "c", "login": "app_shop_bus", "credential": "/c/a", "form": "rabbit_password_hashing_sha256"{extra}}}]}}"#
+            )
+        };
+        let good = grant(
+            r#", "vhost": "shop", "permissions": {"configure": "", "write": "^shop\\.", "read": ".*"}"#,
+        );
+        let manifest = parse(good.as_bytes(), None, Kind::Rabbitmq).unwrap();
+        assert_eq!(
+            manifest.grants[0].access,
+            Some(Access {
+                vhost: "shop".to_string(),
+                configure: String::new(),
+                write: "^shop\\.".to_string(),
+                read: ".*".to_string(),
+            })
+        );
+        let refused = parse(good.as_bytes(), None, Kind::Postgres).unwrap_err();
+        assert!(
+            refused.contains("form `rabbit_password_hashing_sha256`"),
+            "{refused}"
+        );
+        for (extra, expected) in [
+            ("", "needs a `vhost` and `permissions`"),
+            (r#", "vhost": "shop""#, "needs a `vhost` and `permissions`"),
+            (
+                r#", "vhost": "a b", "permissions": {"configure": "", "write": "", "read": ""}"#,
+                "not a vhost name",
+            ),
+            (
+                r#", "vhost": "shop", "permissions": {"configure": "", "write": ""}"#,
+                "missing field `read`",
+            ),
+            (
+                r#", "vhost": "shop", "permissions": {"configure": "", "write": "", "read": "", "admin": ""}"#,
+                "unknown field `admin`",
+            ),
+        ] {
+            let error = parse(grant(extra).as_bytes(), None, Kind::Rabbitmq).unwrap_err();
+            assert!(error.contains(expected), "{extra}: {error}");
         }
     }
 

@@ -73,6 +73,15 @@ pub enum Action {
         database: String,
         owner: String,
     },
+    /// RabbitMQ: a vhost a grant names did not exist and was created.
+    VhostCreated {
+        vhost: String,
+    },
+    /// RabbitMQ: a user's permissions were set to its grant's (its hash unchanged).
+    PermissionsSet {
+        login: String,
+        vhost: String,
+    },
 }
 
 /// The actions that took effect and the problems met. `database_failed` means a

@@ -65,6 +65,7 @@ pub struct Counts {
     pub failed: usize,
     pub sessions_ended: u64,
     pub databases_created: usize,
+    pub vhosts_created: usize,
 }
 
 impl Report {
@@ -77,7 +78,8 @@ impl Report {
             match action {
                 Action::MarkerCreated => {}
                 Action::Created { .. } => counts.created += 1,
-                Action::Updated { .. } => counts.updated += 1,
+                Action::Updated { .. } | Action::PermissionsSet { .. } => counts.updated += 1,
+                Action::VhostCreated { .. } => counts.vhosts_created += 1,
                 Action::Enabled { .. } => counts.enabled += 1,
                 Action::Disabled { .. } => counts.disabled += 1,
                 Action::Unchanged { .. } => counts.unchanged += 1,
@@ -123,6 +125,10 @@ impl Report {
                 ),
                 Action::DatabaseCreated { database, owner } => {
                     format!("created   database `{database}` owned by `{owner}`")
+                }
+                Action::VhostCreated { vhost } => format!("created   vhost `{vhost}`"),
+                Action::PermissionsSet { login, vhost } => {
+                    format!("updated   login `{login}` (permissions in vhost `{vhost}`)")
                 }
                 Action::Unchanged { .. } => continue,
             };
@@ -181,6 +187,10 @@ impl Report {
                 Action::DatabaseCreated { database, owner } => {
                     json!({"action": "created", "database": database, "owner": owner})
                 }
+                Action::VhostCreated { vhost } => json!({"action": "created", "vhost": vhost}),
+                Action::PermissionsSet { login, vhost } => {
+                    json!({"action": "updated", "login": login, "permissions_in": vhost})
+                }
             })
             .collect();
         let counts = self.counts();
@@ -203,6 +213,7 @@ impl Report {
                 "failed": counts.failed,
                 "sessions_ended": counts.sessions_ended,
                 "databases_created": counts.databases_created,
+                "vhosts_created": counts.vhosts_created,
             },
             "errors": self.errors,
         });

@@ -3,7 +3,8 @@
 //! Each poll digests the manifest and the credential files it names; a reconcile runs
 //! when that digest changed, when the last one could not finish, and every
 //! `--repair-every` polls anyway. Between reconciles only digests are kept, never a
-//! credential. Must not exit on a bad input or an unreachable database while watching.
+//! credential. The server is PostgreSQL or RabbitMQ (`config::Target`); the loop is
+//! the same. Must not exit on a bad input or an unreachable server while watching.
 
 use std::io::Write;
 use std::path::Path;
@@ -14,10 +15,11 @@ use postgres::{Client, NoTls};
 use sha2::{Digest, Sha256};
 use zeroize::Zeroizing;
 
-use crate::config::{Config, Mode, OutputFormat};
-use crate::credential;
-use crate::manifest::{self, Manifest};
-use crate::reconcile::{self, DesiredLogin};
+use crate::config::{Config, Mode, OutputFormat, Target};
+use crate::credential::{self, Verifier};
+use crate::manifest::{self, Kind, Manifest};
+use crate::rabbitmq::{self, DesiredUser};
+use crate::reconcile::{self, DesiredLogin, Outcome};
 use crate::report::{Failure, Report, Trigger};
 
 /// How long to wait for the server to answer a connection, unless the URL says.
@@ -61,7 +63,7 @@ impl<'a> Provisioner<'a> {
             }
         };
         let manifest_digest = format!("sha256:{}", hex::encode(Sha256::digest(&bytes)));
-        let manifest = manifest::parse(&bytes, self.config.root.as_deref())
+        let manifest = manifest::parse(&bytes, self.config.root.as_deref(), self.kind())
             .map_err(|reason| format!("manifest `{}`: {reason}", path.display()));
         let mut inputs = Sha256::new();
         inputs.update(manifest_digest.as_bytes());
@@ -103,14 +105,14 @@ impl<'a> Provisioner<'a> {
             }
         };
         // every credential is read and checked before anything is changed
-        let mut desired = Vec::with_capacity(manifest.grants.len());
+        let read = match self.kind() {
+            Kind::Postgres => credential::read_verifier,
+            Kind::Rabbitmq => credential::read_rabbit_hash,
+        };
+        let mut checks = Vec::with_capacity(manifest.grants.len());
         for grant in &manifest.grants {
-            match credential::read_verifier(&grant.credential_path) {
-                Ok(verifier) => desired.push(DesiredLogin {
-                    login: grant.login.clone(),
-                    verifier,
-                    database: grant.database.clone(),
-                }),
+            match read(&grant.credential_path) {
+                Ok(verifier) => checks.push((grant, verifier)),
                 Err(reason) => report.errors.push(format!(
                     "credential `{}` of login `{}`: {reason}; nothing changed, keeping the last good state",
                     grant.credential_path.display(),
@@ -122,12 +124,42 @@ impl<'a> Provisioner<'a> {
             report.failure = Some(Failure::Input);
             return report;
         }
+        let outcome = match &self.config.target {
+            Target::Postgres(_) => self.reconcile_postgres(checks),
+            Target::Rabbitmq(endpoint) => reconcile_rabbitmq(self.config, endpoint, checks),
+        };
+        if outcome.database_failed {
+            report.failure = Some(Failure::Database);
+        }
+        report.actions = outcome.actions;
+        report.errors.extend(outcome.errors);
+        report
+    }
+
+    fn kind(&self) -> Kind {
+        match self.config.target {
+            Target::Postgres(_) => Kind::Postgres,
+            Target::Rabbitmq(_) => Kind::Rabbitmq,
+        }
+    }
+
+    fn reconcile_postgres(&mut self, checks: Vec<(&manifest::Grant, Verifier)>) -> Outcome {
+        let desired: Vec<DesiredLogin> = checks
+            .into_iter()
+            .map(|(grant, verifier)| DesiredLogin {
+                login: grant.login.clone(),
+                verifier,
+                database: grant.database.clone(),
+            })
+            .collect();
         let client = match self.connected() {
             Ok(client) => client,
             Err(reason) => {
-                report.errors.push(format!("{reason}; nothing changed"));
-                report.failure = Some(Failure::Database);
-                return report;
+                return Outcome {
+                    errors: vec![format!("{reason}; nothing changed")],
+                    database_failed: true,
+                    ..Outcome::default()
+                };
             }
         };
         let outcome = reconcile::reconcile(client, &desired);
@@ -136,11 +168,8 @@ impl<'a> Provisioner<'a> {
         if outcome.database_failed {
             // start from a fresh session next time
             self.client = None;
-            report.failure = Some(Failure::Database);
         }
-        report.actions = outcome.actions;
-        report.errors.extend(outcome.errors);
-        report
+        outcome
     }
 
     /// The open session if it still answers (the server may have restarted since the
@@ -160,8 +189,42 @@ impl<'a> Provisioner<'a> {
     }
 }
 
+/// RabbitMQ keeps no session between reconciles: each one is a few requests.
+fn reconcile_rabbitmq(
+    config: &Config,
+    endpoint: &rabbitmq::Endpoint,
+    checks: Vec<(&manifest::Grant, Verifier)>,
+) -> Outcome {
+    let mut desired = Vec::with_capacity(checks.len());
+    for (grant, hash) in checks {
+        // the manifest's parser gives every RabbitMQ grant its access
+        if let Some(access) = &grant.access {
+            desired.push(DesiredUser {
+                login: grant.login.clone(),
+                hash,
+                access: access.clone(),
+            });
+        }
+    }
+    let password = match &config.password_file {
+        Some(path) => read_password(path),
+        None => Err("`--rabbitmq` needs `--password-file`".to_string()),
+    };
+    match password {
+        Ok(password) => rabbitmq::reconcile(endpoint, &password, &desired),
+        Err(reason) => Outcome {
+            errors: vec![format!("{reason}; nothing changed")],
+            database_failed: true,
+            ..Outcome::default()
+        },
+    }
+}
+
 fn connect(config: &Config) -> Result<Client, String> {
-    let mut postgres = postgres::Config::from_str(&config.postgres)
+    let Target::Postgres(url) = &config.target else {
+        return Err("not a PostgreSQL provisioner".to_string());
+    };
+    let mut postgres = postgres::Config::from_str(url)
         .map_err(|error| format!("`--postgres` is not a connection string: {error}"))?;
     if let Some(path) = &config.password_file {
         let password = read_password(path)?;

@@ -21,6 +21,7 @@ fn help_describes_every_flag_with_an_example() {
     for flag in [
         "--manifest",
         "--postgres",
+        "--rabbitmq",
         "--password-file",
         "--root",
         "--watch",

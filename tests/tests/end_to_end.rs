@@ -254,7 +254,7 @@ fn dry_run_and_diff_agree_on_what_changes() {
         succeeded(&output, "mesh-apply");
     }
 
-    // change: app2 leaves the shop, app1 gets a new title and port, monitoring polls faster
+    // change: app2 leaves the shop, app1 gets a new title and port, monitoring scrapes faster
     let edit = |file: &str, from: &str, to: &str| {
         let path = repository.join(file);
         let text = std::fs::read_to_string(&path).expect("readable");
@@ -263,8 +263,8 @@ fn dry_run_and_diff_agree_on_what_changes() {
     };
     edit(
         "mesh.nix",
-        "modules = [ \"web\" \"shop\" ];",
-        "modules = [ \"web\" ];",
+        "modules = [ \"web\" \"node-exporter\" \"shop\" ];",
+        "modules = [ \"web\" \"node-exporter\" ];",
     );
     edit("mesh.nix", "      settings.shop.database = \"db1\";\n", "");
     edit(
@@ -273,9 +273,9 @@ fn dry_run_and_diff_agree_on_what_changes() {
         "settings.web = { title = \"front\"; port = 8088; };",
     );
     edit(
-        "modules/monitoring/module.nix",
-        "default = 30;",
-        "default = 10;",
+        "mesh.nix",
+        "settings.monitoring.nodes = [ \"app1\" \"app2\" \"db1\" \"gateway\" \"mq1\" ];",
+        "settings.monitoring = { nodes = [ \"app1\" \"app2\" \"db1\" \"gateway\" \"mq1\" ]; scrapeInterval = \"10s\"; };",
     );
     let new = temporary.path().join("new");
     build(&binaries, &repository, &new);

@@ -15,89 +15,17 @@
 //! passwords are the ones sealed in `secrets/`. The binaries are built by cargo with
 //! this test's own profile, so `cargo test --release` reuses what it built.
 
+#[path = "support/binaries.rs"]
+mod binaries;
 #[path = "../../provisioner/tests/support/cluster.rs"]
 mod cluster;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Command;
+
+use binaries::{binaries, consumer_password, run, workspace_root};
 
 use serde_json::Value;
-
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the tests crate is inside the workspace")
-        .to_path_buf()
-}
-
-struct Binaries {
-    meshc: PathBuf,
-    mesh_apply: PathBuf,
-    mesh_provision: PathBuf,
-}
-
-/// `meshc`, `mesh-apply` and `mesh-provision`, built (or found up to date) by cargo:
-/// this crate depends on none of their crates, so cargo does not hand them to us.
-fn binaries() -> Binaries {
-    let mut command = Command::new(env!("CARGO"));
-    command.current_dir(workspace_root()).args([
-        "build",
-        "--package",
-        "meshc",
-        "--bin",
-        "meshc",
-        "--package",
-        "applier",
-        "--bin",
-        "mesh-apply",
-        "--package",
-        "provisioner",
-        "--bin",
-        "mesh-provision",
-        "--message-format",
-        "json",
-    ]);
-    if !cfg!(debug_assertions) {
-        command.arg("--release");
-    }
-    let output = command.output().expect("cargo build runs");
-    assert!(
-        output.status.success(),
-        "building the binaries failed:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let messages: Vec<Value> = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .filter(|message| message["reason"] == "compiler-artifact")
-        .collect();
-    let executable = |name: &str| {
-        messages
-            .iter()
-            .filter(|message| message["target"]["name"] == name)
-            .find_map(|message| message["executable"].as_str().map(PathBuf::from))
-            .unwrap_or_else(|| panic!("cargo reports no `{name}` executable"))
-    };
-    Binaries {
-        meshc: executable("meshc"),
-        mesh_apply: executable("mesh-apply"),
-        mesh_provision: executable("mesh-provision"),
-    }
-}
-
-fn run(command: &mut Command) -> Output {
-    let output = command
-        .output()
-        .unwrap_or_else(|error| panic!("{command:?} does not run: {error}"));
-    assert!(
-        output.status.success(),
-        "{command:?} failed ({}):\n{}{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
-}
 
 fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("make a directory");
@@ -110,30 +38,6 @@ fn copy_tree(from: &Path, to: &Path) {
             std::fs::copy(entry.path(), &target).expect("copy a file");
         }
     }
-}
-
-/// The plaintext a consumer node's plan carries (sealed) at `path`, opened with the
-/// standard age CLI and the node's identity.
-fn consumer_password(plan: &Path, path: &str, identity: &Path, scratch: &Path) -> String {
-    let plan: Value =
-        serde_json::from_slice(&std::fs::read(plan).expect("read the plan")).expect("plan JSON");
-    let sealed = plan["shapes"]
-        .as_array()
-        .expect("shapes")
-        .iter()
-        .find(|shape| shape["kind"] == "secret" && shape["path"] == path)
-        .unwrap_or_else(|| panic!("no secret at `{path}` in the plan"))["sealed"]
-        .as_str()
-        .expect("sealed text")
-        .to_string();
-    let sealed_file = scratch.join("credential.age");
-    std::fs::write(&sealed_file, sealed).expect("write the sealed credential");
-    let output = run(Command::new("age")
-        .arg("-d")
-        .arg("-i")
-        .arg(identity)
-        .arg(&sealed_file));
-    String::from_utf8(output.stdout).expect("a password is text")
 }
 
 #[test]
@@ -223,8 +127,13 @@ fn homelab_consumers_log_in_and_an_unassigned_one_is_refused() {
     // app2 no longer runs shop
     let inventory_path = repository.join("mesh.nix");
     let inventory = std::fs::read_to_string(&inventory_path).expect("mesh.nix");
+    let app2_modules = "modules = [ \"web\" \"node-exporter\" \"shop\" ];";
+    assert!(
+        inventory.contains(app2_modules),
+        "the example changed: app2's modules are no longer {app2_modules}"
+    );
     let unassigned = inventory
-        .replace("modules = [ \"web\" \"shop\" ];", "modules = [ \"web\" ];")
+        .replace(app2_modules, "modules = [ \"web\" \"node-exporter\" ];")
         .replace("settings.shop.database = \"db1\";", "");
     assert_ne!(
         unassigned, inventory,

@@ -14,6 +14,7 @@ use super::Declarations;
 use crate::module::{self, Module};
 use crate::prelude;
 
+mod access;
 mod artifacts;
 mod consumes;
 mod entry;

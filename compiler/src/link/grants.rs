@@ -1,18 +1,25 @@
 //! Grants: for each active consumption, its material from the store, the
 //! credential placed at the consumer's path and its `logins` entry (the login, the
 //! provider's node, address and facts), and on the provider's node one secret
-//! per grant and the grants manifest (`mesh-grants/1`, sorted by login). Built from
+//! per grant and the grants manifest (`mesh-grants/1`, sorted by login). A provider
+//! of facts only gets no grants and its consumers no credential: only `logins`. Built from
 //! the consumptions declared, never from what the store holds, so an unassigned
-//! consumer has no grant and no credential file. Must not choose providers: that is
+//! consumer has no grant and no credential file. A grant carries the consumer's
+//! access (vhost, permissions) exactly when its provider's form takes one (E214,
+//! E215), and that vhost joins the login's facts. Must not choose providers: that is
 //! `provider::Providers::choose`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use lang::{Diagnostic, codes};
 
+use super::facts::{Fact, Facts};
 use super::provider::Providers;
 use super::store::{self, NOT_YET_MADE};
-use super::{Consume, Declarations, Grant, Login, NodeLink, Placed, Provide, SecretMode, login};
+use super::{
+    Access, Consume, Declarations, Grant, Login, LoginsAt, NodeLink, Placed, Provide, SecretMode,
+    login,
+};
 use crate::secrets::{GrantMaterial, Store};
 
 /// One grant of a provider with its sealed check.
@@ -47,7 +54,50 @@ pub(super) fn place(
                     continue;
                 }
             };
+            let access = match access_of(consume, provide) {
+                Ok(access) => access,
+                Err(diagnostic) => {
+                    link.diagnostics.push(diagnostic);
+                    continue;
+                }
+            };
             let provider_node = nodes.get(provider);
+            let address = provider_node.and_then(|d| d.address.clone());
+            let (logins_at, path) = match (&provide.logins, &consume.path) {
+                (Some(logins_at), Some(path)) => (logins_at, path),
+                (None, None) => {
+                    // facts only: the consumer learns where the provider is, nothing is made
+                    link.logins.insert(
+                        (consume.module.clone(), consume.name.clone()),
+                        Login {
+                            login: login(&declaration.node, &consume.module, &consume.name),
+                            provider: provider.to_string(),
+                            address,
+                            path: None,
+                            facts: provide.facts.clone(),
+                        },
+                    );
+                    continue;
+                }
+                (None, Some(_)) => {
+                    link.diagnostics.push(path_for_facts_only(
+                        &declaration.node,
+                        consume,
+                        provider,
+                        provide,
+                    ));
+                    continue;
+                }
+                (Some(_), None) => {
+                    link.diagnostics.push(no_path_for_login(
+                        &declaration.node,
+                        consume,
+                        provider,
+                        provide,
+                    ));
+                    continue;
+                }
+            };
             let provider_key = provider_node.map(|d| d.key.as_str()).unwrap_or_default();
             let material = store::sealed(
                 store.grant(
@@ -58,7 +108,7 @@ pub(super) fn place(
                     &consume.name,
                     &declaration.key,
                     provider_key,
-                    provide.form,
+                    logins_at.form,
                 ),
                 mode,
                 || GrantMaterial {
@@ -80,15 +130,15 @@ pub(super) fn place(
                     continue;
                 }
             };
-            let grant = grant_of(&declaration.node, consume, provide);
+            let grant = grant_of(&declaration.node, consume, logins_at, access);
             link.logins.insert(
                 (consume.module.clone(), consume.name.clone()),
                 Login {
                     login: grant.login.clone(),
                     provider: provider.to_string(),
-                    address: provider_node.and_then(|d| d.address.clone()),
-                    path: consume.path.clone(),
-                    facts: provide.facts.clone(),
+                    address,
+                    path: Some(path.clone()),
+                    facts: login_facts(&provide.facts, grant.access.as_ref()),
                 },
             );
             granted
@@ -99,7 +149,7 @@ pub(super) fn place(
                     grant,
                     sealed: material.provider,
                 });
-            place_credential(link, consume, material.consumer);
+            place_credential(link, consume, path, material.consumer);
         }
     }
     for ((provider, service), (provide, grants)) in granted {
@@ -114,32 +164,154 @@ pub(super) fn place(
         };
         for provide in &declaration.provides {
             let key = (provide.module.clone(), provide.service.clone());
+            let Some(logins_at) = &provide.logins else {
+                continue;
+            };
             if link.grants.contains_key(&key) {
                 continue;
             }
-            link.placed
-                .push(grants_manifest(provide, &declaration.node, Vec::new()));
+            link.placed.push(grants_manifest(
+                provide,
+                logins_at,
+                &declaration.node,
+                Vec::new(),
+            ));
             link.grants.insert(key, Vec::new());
         }
     }
 }
 
-/// The grant `consume` on `node` gets at `provide`.
-fn grant_of(node: &str, consume: &Consume, provide: &Provide) -> Grant {
-    let login = login(node, &consume.module, &consume.name);
-    Grant {
-        consumer: format!("{node}/{}/{}", consume.module, consume.name),
-        credential: format!("{}/{login}", provide.credentials),
-        login,
-        form: provide.form,
+/// The access `consume` asks of `provide`: one exactly when the provider's form
+/// takes it (a vhost for RabbitMQ, E215 without; none for PostgreSQL, E214 with).
+fn access_of(consume: &Consume, provide: &Provide) -> Result<Option<Access>, Diagnostic> {
+    let form = provide.logins.as_ref().map(|logins| logins.form);
+    match (&consume.access, form.is_some_and(|form| form.takes_access())) {
+        (Some(access), true) => Ok(Some(access.clone())),
+        (None, false) => Ok(None),
+        (None, true) => Err(Diagnostic::error(
+            codes::ACCESS_MISSING,
+            format!(
+                "`consumes.{}` of module `{}` asks for `{}` without a `vhost`: its provider's logins are granted in a vhost",
+                consume.name, consume.module, consume.service
+            ),
+        )
+        .with_primary(consume.span, "consumed here")
+        .with_secondary(provide.span, "provided here, with grants of form `rabbit_password_hashing_sha256`")
+        .with_help("add `vhost = \"NAME\";` (and `permissions = { configure = ...; write = ...; read = ...; };` for less than everything in it)")),
+        (Some(access), false) => Err(Diagnostic::error(
+            codes::ACCESS_NOT_TAKEN,
+            format!(
+                "`consumes.{}` of module `{}` declares a `vhost` or `permissions`, but its provider of `{}` {}, which take neither",
+                consume.name, consume.module, consume.service,
+                form.map_or("hands out no logins, only facts".to_string(), |form| format!("grants logins of form `{}`", form.name()))
+            ),
+        )
+        .with_primary(access.span, "not taken by this provider")
+        .with_secondary(provide.span, "provided here")
+        .with_help("remove `vhost` and `permissions`: they are for a RabbitMQ provider")),
     }
 }
 
+/// The grant `consume` on `node` gets at `provide`.
+fn grant_of(node: &str, consume: &Consume, logins_at: &LoginsAt, access: Option<Access>) -> Grant {
+    let login = login(node, &consume.module, &consume.name);
+    Grant {
+        consumer: format!("{node}/{}/{}", consume.module, consume.name),
+        credential: format!("{}/{login}", logins_at.credentials),
+        login,
+        form: logins_at.form,
+        access,
+    }
+}
+
+/// The facts `consume` receives from `provide` as `logins.NAME.facts` (for views; an
+/// access the provider does not take adds nothing).
+pub(crate) fn facts_for(consume: &Consume, provide: &Provide) -> Facts {
+    let access = access_of(consume, provide).ok().flatten();
+    login_facts(&provide.facts, access.as_ref())
+}
+
+/// What the consumer sees as `logins.NAME.facts`: the provider's facts, and the
+/// grant's `vhost` when it has one (the grant's own, over a provider's `vhost`).
+fn login_facts(provided: &Facts, access: Option<&Access>) -> Facts {
+    let mut facts = provided.clone();
+    if let Some(access) = access {
+        facts.insert("vhost".to_string(), Fact::String(access.vhost.clone()));
+    }
+    facts
+}
+
+/// A grant as the grants manifest lists it.
+fn listed(grant: &Grant) -> serde_json::Value {
+    let mut entry = serde_json::json!({
+        "consumer": grant.consumer,
+        "login": grant.login,
+        "credential": grant.credential,
+        "form": grant.form.name(),
+    });
+    if let (Some(access), Some(fields)) = (&grant.access, entry.as_object_mut()) {
+        fields.insert("vhost".to_string(), access.vhost.clone().into());
+        fields.insert(
+            "permissions".to_string(),
+            serde_json::json!({
+                "configure": access.permissions.configure,
+                "write": access.permissions.write,
+                "read": access.permissions.read,
+            }),
+        );
+    }
+    entry
+}
+
+/// E216: a consumption of a provider of facts only that gives a credential `path`.
+fn path_for_facts_only(
+    node: &str,
+    consume: &Consume,
+    provider: &str,
+    provide: &Provide,
+) -> Diagnostic {
+    Diagnostic::error(
+        codes::PATH_FOR_FACTS_ONLY,
+        format!(
+            "`{}` of module `{}` on node `{node}` gives a credential `path`, but `{}` on node `{provider}` hands out no logins, only facts",
+            consume.name, consume.module, consume.service
+        ),
+    )
+    .with_primary(consume.span, "consumed here")
+    .with_secondary(provide.span, "provided here, without `manifest`, `credentials` and `form`")
+    .with_help(format!(
+        "remove `path` from `consumes.{}`: `logins.{}` still gives the provider's node, address and facts",
+        consume.name, consume.name
+    ))
+}
+
+/// E217: a consumption of a provider that hands out logins, without a `path`.
+fn no_path_for_login(
+    node: &str,
+    consume: &Consume,
+    provider: &str,
+    provide: &Provide,
+) -> Diagnostic {
+    Diagnostic::error(
+        codes::CONSUMPTION_WITHOUT_PATH,
+        format!(
+            "`{}` of module `{}` on node `{node}` gives no `path`, but `{}` on node `{provider}` hands out logins: its credential must be placed somewhere",
+            consume.name, consume.module, consume.service
+        ),
+    )
+    .with_primary(consume.span, "consumed here")
+    .with_secondary(provide.span, "provided here, with logins")
+    .with_help(format!(
+        "add `path = \"/var/lib/mesh/credentials/{}-{}\";` to `consumes.{}`",
+        consume.module, consume.name, consume.name
+    ))
+}
+
 /// The consumer's credential: a secret shape at its path, and its handle.
-fn place_credential(link: &mut NodeLink, consume: &Consume, sealed: String) {
+fn place_credential(link: &mut NodeLink, consume: &Consume, path: &str, sealed: String) {
     link.placed.push(Placed {
         resource: plan::Resource::Secret(plan::Secret {
-            path: consume.path.clone(),
+            path: path.to_string(),
             sealed: sealed.clone(),
             owner: consume.owner.clone(),
             group: consume.group.clone(),
@@ -162,9 +334,12 @@ fn place_grants(
     provide: &Provide,
     mut grants: Vec<Granted>,
 ) {
+    let Some(logins_at) = &provide.logins else {
+        return;
+    };
     grants.sort_by(|a, b| a.grant.login.cmp(&b.grant.login));
     let mut seen: BTreeSet<String> = BTreeSet::new();
-    let mut listed = Vec::new();
+    let mut entries = Vec::new();
     for Granted { grant, sealed } in &grants {
         if !seen.insert(grant.login.clone()) {
             link.diagnostics.push(
@@ -180,12 +355,7 @@ fn place_grants(
             );
             continue;
         }
-        listed.push(serde_json::json!({
-            "consumer": grant.consumer,
-            "login": grant.login,
-            "credential": grant.credential,
-            "form": grant.form.name(),
-        }));
+        entries.push(listed(grant));
         link.placed.push(Placed {
             resource: plan::Resource::Secret(plan::Secret {
                 path: grant.credential.clone(),
@@ -199,7 +369,8 @@ fn place_grants(
             span: provide.span,
         });
     }
-    link.placed.push(grants_manifest(provide, provider, listed));
+    link.placed
+        .push(grants_manifest(provide, logins_at, provider, entries));
     link.grants.insert(
         (provide.module.clone(), service.to_string()),
         grants.into_iter().map(|granted| granted.grant).collect(),
@@ -208,7 +379,12 @@ fn place_grants(
 
 /// The grants manifest (`mesh-grants/1`) of `provide` on `node`, as the file shape
 /// placed at its `manifest` path.
-fn grants_manifest(provide: &Provide, node: &str, grants: Vec<serde_json::Value>) -> Placed {
+fn grants_manifest(
+    provide: &Provide,
+    logins_at: &LoginsAt,
+    node: &str,
+    grants: Vec<serde_json::Value>,
+) -> Placed {
     let manifest = serde_json::json!({
         "format": "mesh-grants/1",
         "service": provide.service,
@@ -219,7 +395,7 @@ fn grants_manifest(provide: &Provide, node: &str, grants: Vec<serde_json::Value>
     content.push('\n');
     Placed {
         resource: plan::Resource::File(plan::File {
-            path: provide.manifest.clone(),
+            path: logins_at.manifest.clone(),
             content: Some(content),
             content_base64: None,
             owner: provide.owner.clone(),

@@ -59,7 +59,13 @@ pub(super) fn arguments(link: &NodeLink, module: &str) -> ShapeArguments {
                     attr("address", address),
                     attr("facts", link::facts_value(&login.facts)),
                     attr("login", lang::Value::string_from(&login.login)),
-                    attr("path", lang::Value::string_from(&login.path)),
+                    attr(
+                        "path",
+                        login
+                            .path
+                            .as_deref()
+                            .map_or(lang::Value::Null, lang::Value::string_from),
+                    ),
                     attr("provider", lang::Value::string_from(&login.provider)),
                 ]),
             )

@@ -53,7 +53,8 @@ fn concat_strings_sep(machine: &mut Machine, arguments: &[Value], span: Span) ->
         separator.len().saturating_mul(list.len().saturating_sub(1)),
         span,
     )?;
-    let mut result = Vec::with_capacity(
+    let mut result = machine.string_buffer();
+    result.reserve(
         separator
             .len()
             .saturating_add(16)
@@ -68,7 +69,7 @@ fn concat_strings_sep(machine: &mut Machine, arguments: &[Value], span: Span) ->
         machine.coerce_to_string_into(item, span, false, true, &mut result)?;
         machine.make_string(result.len() - before, span)?;
     }
-    Ok(Value::String(Rc::from(result)))
+    Ok(machine.finish_string(result))
 }
 
 fn replace_strings(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
@@ -168,8 +169,9 @@ fn to_string(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResu
     if let Value::String(text) = machine.force(&arguments[0], span)? {
         return Ok(Value::String(text));
     }
-    let text = machine.coerce_to_string(&arguments[0], span, true, false)?;
-    Ok(Value::String(Rc::from(text)))
+    let mut text = machine.string_buffer();
+    machine.coerce_to_string_into(&arguments[0], span, true, false, &mut text)?;
+    Ok(machine.finish_string(text))
 }
 
 fn hash_string(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {

@@ -61,6 +61,20 @@ impl Machine {
         }
     }
 
+    /// [`Machine::call`] of a function the caller keeps (a thunk's `map f` or
+    /// `genList f`): a lambda is called through the reference, not copied.
+    pub(super) fn apply_one(
+        &mut self,
+        function: &Value,
+        argument: Value,
+        span: Span,
+    ) -> EvalResult<Value> {
+        match function {
+            Value::Lambda(closure) => self.call_lambda(closure, argument, span),
+            other => self.call(other.clone(), argument, span),
+        }
+    }
+
     pub(crate) fn call_primop(
         &mut self,
         primop: &Rc<PrimOp>,
@@ -98,15 +112,23 @@ impl Machine {
         second: Value,
         span: Span,
     ) -> EvalResult<Value> {
-        let function = self.force(function, span)?;
-        if let Value::Lambda(closure) = &function
+        // borrowed unless it is a thunk: no count up and down per `foldl'` step
+        let forced;
+        let function = match function {
+            Value::Thunk(thunk) => {
+                forced = self.force_thunk(thunk, span)?;
+                &forced
+            }
+            other => other,
+        };
+        if let Value::Lambda(closure) = function
             && let ParamIr::Identifier = closure.lambda.param
             && let IrKind::Lambda(inner) = &closure.lambda.body.kind
         {
             let frame = EnvFrame::one(Some(closure.env.clone()), first);
             return self.call_lambda_in(inner, &frame, second, span);
         }
-        let partial = self.call(function, first, span)?;
+        let partial = self.call(function.clone(), first, span)?;
         self.call(partial, second, span)
     }
 

@@ -4,6 +4,8 @@
 use super::*;
 use crate::codes;
 use crate::span::Span;
+use std::rc::Rc;
+
 use crate::value::{EvalResult, Value};
 
 impl Machine {
@@ -136,7 +138,30 @@ impl Machine {
         self.coerce_to_string_into(value, span, more, to_store, &mut out)?;
         Ok(out)
     }
+
+    /// An empty buffer to build a string in, to hand to [`Machine::finish_string`]
+    /// (a string built while another is, by a nested interpolation, gets a fresh one).
+    #[inline]
+    pub(crate) fn string_buffer(&mut self) -> Vec<u8> {
+        let mut buffer = std::mem::take(&mut self.string_buffer);
+        buffer.clear();
+        buffer
+    }
+
+    /// The string built in `buffer`, copied once into its own allocation; the
+    /// buffer is kept for the next string unless it grew past [`KEPT_BUFFER`].
+    #[inline]
+    pub(crate) fn finish_string(&mut self, buffer: Vec<u8>) -> Value {
+        let string = Value::String(Rc::from(&buffer[..]));
+        if buffer.capacity() <= KEPT_BUFFER && buffer.capacity() > self.string_buffer.capacity() {
+            self.string_buffer = buffer;
+        }
+        string
+    }
 }
+
+/// The largest string buffer a machine keeps between strings (bytes).
+const KEPT_BUFFER: usize = 1 << 16;
 
 /// Writes `number` in decimal, as `i64`'s `Display` does, without making a `String`
 /// first (`toString` of an integer in a loop is the common case).

@@ -53,6 +53,10 @@ impl Machine {
                 Some(value) => value,
                 None => Thunk::suspended(ir.clone(), env.clone()),
             },
+            IrKind::Select { expr, path, .. } => match evaluated_select(expr, path, env) {
+                Some(value) => value,
+                None => Thunk::suspended(ir.clone(), env.clone()),
+            },
             _ => Thunk::suspended(ir.clone(), env.clone()),
         }
     }
@@ -231,13 +235,14 @@ impl Machine {
     #[inline(never)]
     fn interpolate(&mut self, parts: &[Rc<Ir>], env: &Env, span: Span) -> EvalResult<Value> {
         // room for the usual line of text: most interpolations never grow the buffer
-        let mut result = Vec::with_capacity(64);
+        let mut result = self.string_buffer();
+        result.reserve(64);
         for part in parts.iter() {
             let value = self.eval(part, env)?;
             self.coerce_to_string_into(&value, part.span, false, true, &mut result)?;
         }
         self.make_string(result.len(), span)?;
-        Ok(Value::String(Rc::from(result)))
+        Ok(self.finish_string(result))
     }
 
     #[inline(never)]
@@ -477,6 +482,29 @@ fn evaluated(ir: &Ir, env: &Env) -> Option<Value> {
         },
         _ => None,
     }
+}
+
+/// `x.a.b` (or `inherit (x) a;`) where `x` and every attribute on the path are
+/// already there and evaluated: the value is shared instead of suspended, since
+/// forcing the selection would give it back and nothing else (a missing name, a
+/// value still to evaluate, a dynamic name give `None`: they stay lazy).
+#[inline]
+fn evaluated_select(expr: &Ir, path: &[IrAttrName], env: &Env) -> Option<Value> {
+    let mut current = evaluated(expr, env)?;
+    for name in path {
+        let IrAttrName::Static(name) = name else {
+            return None;
+        };
+        let Value::Attrs(attrs) = &current else {
+            return None;
+        };
+        let next = match attrs.get(name)? {
+            Value::Thunk(thunk) => thunk.value()?,
+            value => value.clone(),
+        };
+        current = next;
+    }
+    Some(current)
 }
 
 /// `n - 1` of two integers already evaluated, computed instead of suspended: it

@@ -42,7 +42,7 @@ impl Machine {
                 function,
                 argument,
                 span,
-            } => self.call(function.clone(), argument.clone(), *span),
+            } => self.apply_one(function, argument.clone(), *span),
             ThunkState::Apply {
                 function,
                 arguments,
@@ -143,23 +143,26 @@ impl Machine {
 
     /// Forces a value and everything inside it (`--strict`, `deepSeq`).
     pub fn force_deep(&mut self, value: &Value, span: Span) -> EvalResult<Value> {
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = Seen::default();
         let forced = self.force(value, span)?;
         self.force_deep_inner(&forced, span, &mut seen)?;
         Ok(forced)
     }
 
+    /// Forces what is inside `value`. A set or list is recorded in `seen` (and
+    /// not entered again) only once it is found to hold a set or list: one that
+    /// holds none cannot be part of a cycle, and entering it again forces nothing
+    /// new (its values are already forced), so most sets are never hashed.
     pub(super) fn force_deep_inner(
         &mut self,
         value: &Value,
         span: Span,
-        seen: &mut std::collections::HashSet<usize>,
+        seen: &mut Seen,
     ) -> EvalResult<()> {
         match value {
             Value::Attrs(attrs) => {
-                if !seen.insert(Rc::as_ptr(attrs) as *const u8 as usize) {
-                    return Ok(());
-                }
+                let address = Rc::as_ptr(attrs) as *const u8 as usize;
+                let mut recorded = false;
                 self.enter(span)?;
                 for attr in attrs.iter() {
                     let span = attr.span.unwrap_or(span);
@@ -170,6 +173,15 @@ impl Machine {
                             return Err(error);
                         }
                     };
+                    if !holds_values(&forced) {
+                        continue;
+                    }
+                    if !recorded {
+                        recorded = true;
+                        if !seen.insert(address) {
+                            break;
+                        }
+                    }
                     if let Err(mut error) = self.force_deep_inner(&forced, span, seen) {
                         self.leave();
                         if error.trace.len() < 64 {
@@ -188,9 +200,11 @@ impl Machine {
                 Ok(())
             }
             Value::List(items) => {
-                if items.is_empty() || !seen.insert(items.as_ptr() as *const u8 as usize) {
+                if items.is_empty() {
                     return Ok(());
                 }
+                let address = items.as_ptr() as *const u8 as usize;
+                let mut recorded = false;
                 self.enter(span)?;
                 for item in items.iter() {
                     let forced = match self.force(item, span) {
@@ -200,6 +214,15 @@ impl Machine {
                             return Err(error);
                         }
                     };
+                    if !holds_values(&forced) {
+                        continue;
+                    }
+                    if !recorded {
+                        recorded = true;
+                        if !seen.insert(address) {
+                            break;
+                        }
+                    }
                     if let Err(error) = self.force_deep_inner(&forced, span, seen) {
                         self.leave();
                         return Err(error);
@@ -210,6 +233,18 @@ impl Machine {
             }
             _ => Ok(()),
         }
+    }
+}
+
+/// The sets and lists [`Machine::force_deep`] has entered, by address.
+pub(super) type Seen = std::collections::HashSet<usize, crate::value::AddressHash>;
+
+/// A set or a non-empty list: what `force_deep` goes into.
+fn holds_values(value: &Value) -> bool {
+    match value {
+        Value::Attrs(attrs) => !attrs.is_empty(),
+        Value::List(items) => !items.is_empty(),
+        _ => false,
     }
 }
 

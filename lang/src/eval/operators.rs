@@ -185,19 +185,20 @@ impl Machine {
                     _ => 0,
                 };
                 self.make_string(string.len() + right_length, right_span)?;
-                let mut result = Vec::with_capacity(string.len() + right_length.max(16));
+                let mut result = self.string_buffer();
+                result.reserve(string.len() + right_length.max(16));
                 result.extend_from_slice(string);
                 self.coerce_to_string_into(&right, right_span, false, true, &mut result)?;
                 if right_length == 0 {
                     self.make_string(result.len() - string.len(), right_span)?;
                 }
-                Ok(Value::String(Rc::from(result)))
+                Ok(self.finish_string(result))
             }
             _ => {
-                let mut result = Vec::new();
+                let mut result = self.string_buffer();
                 self.coerce_to_string_into(&left, left_span, false, true, &mut result)?;
                 self.coerce_to_string_into(&right, right_span, false, true, &mut result)?;
-                Ok(Value::String(Rc::from(result)))
+                Ok(self.finish_string(result))
             }
         }
     }

@@ -50,16 +50,9 @@ pub struct BuildArtifactsArgs {
     /// Ask the builder (`mesh-build`) through the broker instead of building here
     #[arg(long)]
     pub remote: bool,
-    /// The broker's URL, with `--remote`
-    #[arg(
-        long,
-        value_name = "URL",
-        env = transport::names::URL_VARIABLE,
-        hide_env_values = true,
-        default_value = transport::names::DEFAULT_URL,
-        hide_default_value = true
-    )]
-    pub amqp: String,
+    /// The broker, with `--remote`
+    #[command(flatten)]
+    pub broker: super::publish::BrokerArgs,
     /// How long to wait for the builder's answers, in seconds, with `--remote`
     #[arg(long, value_name = "SECONDS", default_value_t = crate::builds::DEFAULT_REMOTE_TIMEOUT.as_secs(), requires = "remote")]
     pub timeout: u64,
@@ -90,7 +83,7 @@ fn build(arguments: BuildArtifactsArgs, color: ColorWhen) -> Result<ExitCode, Fa
         if !directories.is_empty() {
             let timeout = Duration::from_secs(arguments.timeout);
             let (digests, all) =
-                crate::builds::build_remotely(&directories, &arguments.amqp, timeout)?;
+                crate::builds::build_remotely(&directories, &arguments.broker.amqp, timeout)?;
             all_built = all;
             lock.artifacts.extend(digests);
         }

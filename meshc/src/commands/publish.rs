@@ -19,6 +19,16 @@ Examples:
 pub struct PublishArgs {
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub broker: BrokerArgs,
+    /// Publish only this node's plan (repeat for more); default: every node
+    #[arg(long, value_name = "NODE")]
+    pub node: Vec<String>,
+}
+
+/// Which broker a command talks to.
+#[derive(Debug, clap::Args)]
+pub struct BrokerArgs {
     /// The broker's URL
     #[arg(
         long,
@@ -29,9 +39,6 @@ pub struct PublishArgs {
         hide_default_value = true
     )]
     pub amqp: String,
-    /// Publish only this node's plan (repeat for more); default: every node
-    #[arg(long, value_name = "NODE")]
-    pub node: Vec<String>,
 }
 
 /// Which build output a command reads.
@@ -65,7 +72,7 @@ impl OutputArgs {
 
 pub fn run(arguments: PublishArgs) -> Result<ExitCode, Failure> {
     let out = arguments.output.directory()?;
-    let (table, all) = crate::publish::publish(&out, &arguments.amqp, &arguments.node)?;
+    let (table, all) = crate::publish::publish(&out, &arguments.broker.amqp, &arguments.node)?;
     terminal::print(table)?;
     Ok(super::status(!all))
 }

@@ -111,17 +111,28 @@ fn section(out: &mut String, title: &str, empty: bool) {
 fn render_links(out: &mut String, view: &NodeView) {
     section(out, "consumes", view.consumes.is_empty());
     for consume in &view.consumes {
+        let provider = match (&consume.provider, &consume.address) {
+            (Some(node), Some(address)) => format!("{node} ({address})"),
+            (Some(node), None) => node.clone(),
+            (None, _) => "no provider chosen".to_string(),
+        };
         let _ = writeln!(
             out,
-            "  {}.{}: `{}` from {}, {} at {} ({})",
+            "  {}.{}: `{}` from {}, login {}, {} ({})",
             consume.module,
             consume.name,
             consume.service,
-            consume.provider.as_deref().unwrap_or("no provider chosen"),
-            consume.credential,
-            consume.path,
+            provider,
+            consume.login,
+            match (consume.credential, &consume.path) {
+                (Some(credential), Some(path)) => format!("{credential} at {path}"),
+                _ => "facts only".to_string(),
+            },
             consume.at
         );
+        if let Some(facts) = &consume.facts {
+            let _ = writeln!(out, "    facts = {facts}");
+        }
     }
     section(out, "provides", view.provides.is_empty());
     for provide in &view.provides {
@@ -135,6 +146,7 @@ fn render_links(out: &mut String, view: &NodeView) {
             "  {}: `{}` to {} ({})",
             provide.module, provide.service, consumers, provide.at
         );
+        let _ = writeln!(out, "    facts = {}", provide.facts);
     }
     section(out, "needs", view.needs.is_empty());
     for need in &view.needs {

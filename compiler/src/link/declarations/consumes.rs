@@ -1,16 +1,28 @@
 //! The reader of `consumes.NAME` entries: the `service` asked for (an identifier,
 //! since it names a provider's `provides.SERVICE`), the node it is asked `from`, and
-//! where the credential is placed on the consumer. Must not choose the provider:
+//! where the credential is placed on the consumer (no `path` for a provider of facts
+//! only), and the access asked of a provider whose grants carry one
+//! (`super::access`). Must not choose the provider:
 //! `super::super::provider` does, once every node is read.
 
 use lang::value::EvalResult;
 use lang::{Diagnostic, Machine, Value, codes};
 
 use super::Declared;
+use super::access;
 use super::entry::Entry;
 use crate::link::Consume;
 
-const FIELDS: &[&str] = &["service", "from", "path", "owner", "group", "mode"];
+const FIELDS: &[&str] = &[
+    "service",
+    "from",
+    "path",
+    "owner",
+    "group",
+    "mode",
+    "vhost",
+    "permissions",
+];
 
 pub(super) fn read(
     machine: &mut Machine,
@@ -45,10 +57,20 @@ pub(super) fn read(
     let from = entry
         .text("from", Some(""), diagnostics)?
         .filter(|from| !from.is_empty());
-    let path = entry.path("path", diagnostics)?;
+    // no `path` asks a provider of facts only; the link checks which it is
+    let path = match entry.attrs.get(b"path") {
+        Some(_) => entry.path("path", diagnostics)?.map(Some),
+        None => Some(None),
+    };
     let owner = entry.text("owner", Some("root"), diagnostics)?;
     let group = entry.text("group", Some("root"), diagnostics)?;
     let mode = entry.mode(diagnostics)?;
+    let declares_access =
+        entry.attrs.get(b"vhost").is_some() || entry.attrs.get(b"permissions").is_some();
+    let access = access::read(&mut entry, diagnostics)?;
+    if declares_access && access.is_none() {
+        return Ok(None);
+    }
     let (Some(service), Some(path), Some(owner), Some(group), Some(mode)) =
         (service, path, owner, group, mode)
     else {
@@ -63,6 +85,7 @@ pub(super) fn read(
         owner,
         group,
         mode,
+        access,
         span: declared.span,
         source: declared.source,
     }))

@@ -149,11 +149,38 @@ impl<'a> Entry<'a> {
         }
     }
 
-    /// The field `mode`, an octal mode (`"0400"` when absent), as four digits.
+    /// The field `mode`, an octal mode (`"0400"` when absent), as four digits; any
+    /// other text is E314 at the field.
     pub fn mode(&mut self, diagnostics: &mut Vec<Diagnostic>) -> EvalResult<Option<String>> {
-        Ok(self
-            .text("mode", Some("0400"), diagnostics)?
-            .and_then(|mode| mode_of(&mode)))
+        let Some(text) = self.text("mode", Some("0400"), diagnostics)? else {
+            return Ok(None);
+        };
+        let mode = mode_of(&text);
+        if mode.is_none() {
+            diagnostics.push(
+                Diagnostic::error(
+                    codes::INVALID_SECRET_MODE,
+                    format!(
+                        "`mode` of {} is not an octal mode: \"{}\"",
+                        self.what,
+                        plan::display::escaped(&text)
+                    ),
+                )
+                .with_primary(self.field_span("mode"), "not an octal mode")
+                .with_help(
+                    "write three or four octal digits, e.g. `mode = \"0400\";` (owner may read)",
+                ),
+            );
+        }
+        Ok(mode)
+    }
+
+    /// Where the field `name` is set, or the entry when it cannot be told.
+    pub fn field_span(&self, name: &str) -> Span {
+        self.attrs
+            .get_attr(name.as_bytes())
+            .and_then(|attr| attr.span)
+            .unwrap_or(self.span)
     }
 
     /// Reports every field of the entry that is not in `allowed`.

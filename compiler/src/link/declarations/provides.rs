@@ -1,14 +1,16 @@
 //! The reader of `provides.SERVICE` entries: where the grants manifest and the
 //! grants' credentials go on the provider, the `form` it checks logins with, and
-//! who owns them. Must not look at consumers: linking them is `super::super::grants`'.
+//! who owns them; or none of the three, for a provider that hands out no logins and
+//! publishes only its `facts`. Must not look at consumers: linking them is
+//! `super::super::grants`'.
 
 use lang::value::EvalResult;
 use lang::{Diagnostic, Machine, Value};
 
 use super::Declared;
 use super::entry::{Entry, invalid};
-use crate::link::Provide;
 use crate::link::facts::{self, Facts};
+use crate::link::{LoginsAt, Provide};
 use crate::secrets::Form;
 
 const FIELDS: &[&str] = &["manifest", "credentials", "form", "owner", "group", "facts"];
@@ -23,9 +25,7 @@ pub(super) fn read(
         return Ok(None);
     };
     entry.check_keys(FIELDS, diagnostics);
-    let manifest = entry.path("manifest", diagnostics)?;
-    let credentials = entry.path("credentials", diagnostics)?;
-    let form_text = entry.text("form", None, diagnostics)?;
+    let logins = logins_at(&mut entry, declared.span, diagnostics)?;
     let owner = entry.text("owner", Some("root"), diagnostics)?;
     let group = entry.text("group", Some("root"), diagnostics)?;
     let facts = match entry.attrs.get(b"facts").cloned() {
@@ -42,6 +42,41 @@ pub(super) fn read(
         }
         None => Some(Facts::new()),
     };
+    let (Some(logins), Some(owner), Some(group), Some(facts)) = (logins, owner, group, facts)
+    else {
+        return Ok(None);
+    };
+    Ok(Some(Provide {
+        module: declared.module.to_string(),
+        service: declared.name,
+        logins,
+        owner,
+        group,
+        facts,
+        span: declared.span,
+        source: declared.source,
+    }))
+}
+
+/// The fields of a provider that hands out logins: all of `manifest`, `credentials`
+/// and `form`, or none of them (`Some(None)`: facts only). `None` when they are
+/// invalid (reported).
+fn logins_at(
+    entry: &mut Entry<'_>,
+    span: lang::Span,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> EvalResult<Option<Option<LoginsAt>>> {
+    const LOGIN_FIELDS: [&str; 3] = ["manifest", "credentials", "form"];
+    let present = LOGIN_FIELDS
+        .iter()
+        .filter(|field| entry.attrs.get(field.as_bytes()).is_some())
+        .count();
+    if present == 0 {
+        return Ok(Some(None));
+    }
+    let manifest = entry.path("manifest", diagnostics)?;
+    let credentials = entry.path("credentials", diagnostics)?;
+    let form_text = entry.text("form", None, diagnostics)?;
     let form = match form_text.as_deref().map(Form::from_name) {
         Some(Some(form)) => Some(form),
         Some(None) => {
@@ -51,28 +86,19 @@ pub(super) fn read(
                     entry.what,
                     form_text.unwrap_or_default()
                 ),
-                declared.span,
-                "`form` is \"scram-sha-256\" (the provider gets a verifier) or \"plain\" (the provider gets the password)",
+                span,
+                "`form` is \"scram-sha-256\" (the provider gets a PostgreSQL verifier), \"rabbit_password_hashing_sha256\" (a RabbitMQ password hash) or \"plain\" (the provider gets the password)",
             ));
             None
         }
         None => None,
     };
-    let (Some(manifest), Some(credentials), Some(form), Some(owner), Some(group), Some(facts)) =
-        (manifest, credentials, form, owner, group, facts)
-    else {
-        return Ok(None);
-    };
-    Ok(Some(Provide {
-        module: declared.module.to_string(),
-        service: declared.name,
-        manifest,
-        credentials,
-        form,
-        owner,
-        group,
-        facts,
-        span: declared.span,
-        source: declared.source,
-    }))
+    Ok(match (manifest, credentials, form) {
+        (Some(manifest), Some(credentials), Some(form)) => Some(Some(LoginsAt {
+            manifest,
+            credentials,
+            form,
+        })),
+        _ => None,
+    })
 }

@@ -1,7 +1,8 @@
-# shop: a web application with its own PostgreSQL login. The compiler places the
-# credential at `path` on this node and grants the login on the provider's node;
-# `logins.db` says where to connect (the provider's address and the port, database
-# and sslmode it publishes as facts) and as whom, so nothing here is hard-coded.
+# shop: a web application with its own PostgreSQL login and its own RabbitMQ user.
+# The compiler places each credential at its `path` on this node and grants the login
+# on the provider's node; `logins.db` and `logins.bus` say where to connect (the
+# provider's address and the facts it publishes; for the bus, the vhost granted) and
+# as whom, so nothing here is hard-coded.
 { mesh, ... }:
 {
   description = "The shop application, with a login on the fleet's PostgreSQL";
@@ -21,6 +22,14 @@
       service = "postgres";
       from = settings.database;
       path = "/var/lib/mesh/credentials/shop-db";
+      owner = "shop";
+    };
+    # orders go through the fleet's RabbitMQ, in the shop's own vhost
+    bus = {
+      service = "amqp";
+      vhost = "shop";
+      permissions = { configure = "^shop\\."; write = "^shop\\."; read = "^shop\\."; };
+      path = "/var/lib/mesh/credentials/shop-bus";
       owner = "shop";
     };
   };
@@ -48,15 +57,27 @@
           password_file=${db.path}
         '';
       })
+      (mesh.file {
+        path = "/srv/shop/amqp.conf";
+        owner = "shop";
+        group = "shop";
+        content = ''
+          host=${logins.bus.facts.host}
+          port=${toString logins.bus.facts.port}
+          vhost=${logins.bus.facts.vhost}
+          user=${logins.bus.login}
+          password_file=${logins.bus.path}
+        '';
+      })
       (mesh.directory { path = "/var/lib/mesh"; })
       (mesh.directory { path = "/var/lib/mesh/credentials"; mode = "0711"; })
       (mesh.service {
         name = "shop";
         user = "shop";
         # naming the file restarts the shop when its connection settings change
-        exec = [ "/srv/shop/bin/shop" "--port" (toString settings.port) "--database" "/srv/shop/database.conf" ];
-        # and naming the credential restarts it when its password is made anew
-        environment = { DATABASE_PASSWORD_FILE = db.path; };
+        exec = [ "/srv/shop/bin/shop" "--port" (toString settings.port) "--database" "/srv/shop/database.conf" "--bus" "/srv/shop/amqp.conf" ];
+        # and naming the credentials restarts it when a password is made anew
+        environment = { DATABASE_PASSWORD_FILE = db.path; BUS_PASSWORD_FILE = logins.bus.path; };
         after = [ "network-online.target" ];
       })
     ];

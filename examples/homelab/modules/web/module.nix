@@ -1,5 +1,5 @@
 # web: a static site served by Python's HTTP server. It opens its port through
-# `networking`, and registers itself with `monitoring` wherever that also runs.
+# `networking`, and offers itself to `proxy` wherever that also runs.
 { mesh, ... }:
 {
   description = "A static website served on one port";
@@ -12,7 +12,7 @@
 
   contributes = { node, settings, ... }: {
     networking.ports = [ settings.port ];
-    monitoring.targets."${node.name}-web" = "http://${node.address}:${toString settings.port}/";
+    proxy.sites."${node.name}.example.org".upstreams = [ "${node.address}:${toString settings.port}" ];
   };
 
   shapes = { settings, ... }: [

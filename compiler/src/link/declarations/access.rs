@@ -1,0 +1,166 @@
+//! The access a consumer asks of a provider whose grants carry one (RabbitMQ): a
+//! `vhost` (E212 unless a vhost name this module allows) and `permissions` with
+//! `configure`, `write` and `read` regular expressions (E213 unless each parses, E303
+//! for a missing or unknown field). Must not decide whether the provider takes
+//! access: that is known only once it is chosen (`super::super::grants`).
+
+use lang::value::EvalResult;
+use lang::{Diagnostic, Span, Value, codes};
+
+use super::entry::{Entry, invalid};
+use crate::link::{Access, Permissions};
+
+/// The fields of `permissions`, in the order RabbitMQ takes them.
+const PERMISSION_FIELDS: &[&str] = &["configure", "write", "read"];
+
+/// The longest vhost name RabbitMQ's management API and our manifest take.
+const LONGEST_VHOST: usize = 255;
+
+/// The entry's `vhost` and `permissions`: `Ok(None)` when it declares neither (or
+/// one is wrong, with its diagnostic); permissions default to all (`.*`) in the vhost.
+pub(super) fn read(
+    entry: &mut Entry<'_>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> EvalResult<Option<Access>> {
+    let declares_vhost = entry.attrs.get(b"vhost").is_some();
+    let declares_permissions = entry.attrs.get(b"permissions").is_some();
+    if !declares_vhost && !declares_permissions {
+        return Ok(None);
+    }
+    let span = entry.field_span(if declares_vhost {
+        "vhost"
+    } else {
+        "permissions"
+    });
+    let vhost = match entry.text("vhost", None, diagnostics)? {
+        Some(vhost) => match why_not_vhost(&vhost) {
+            None => Some(vhost),
+            Some(reason) => {
+                diagnostics.push(
+                    Diagnostic::error(
+                        codes::INVALID_VHOST,
+                        format!(
+                            "the `vhost` of {} is not a vhost name: \"{}\" ({reason})",
+                            entry.what,
+                            plan::display::escaped(&vhost)
+                        ),
+                    )
+                    .with_primary(entry.field_span("vhost"), "not a vhost name")
+                    .with_help("a vhost is 1 to 255 ASCII letters, digits, `_`, `-`, `.` and `/`, e.g. `vhost = \"shop\";` or the default `vhost = \"/\";`"),
+                );
+                None
+            }
+        },
+        None => None,
+    };
+    let permissions = match entry.attrs.get(b"permissions").cloned() {
+        None => Some(Permissions::all()),
+        Some(value) => {
+            let at = entry.field_span("permissions");
+            permissions(entry, &value, at, diagnostics)?
+        }
+    };
+    Ok(match (vhost, permissions) {
+        (Some(vhost), Some(permissions)) => Some(Access {
+            vhost,
+            permissions,
+            span,
+        }),
+        _ => None,
+    })
+}
+
+/// Why `name` is not a vhost mesh grants, if it is not one.
+fn why_not_vhost(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        return Some("it is empty");
+    }
+    if name.len() > LONGEST_VHOST {
+        return Some("it is longer than 255 bytes");
+    }
+    let allowed = |byte: u8| byte.is_ascii_alphanumeric() || b"_-./".contains(&byte);
+    if !name.bytes().all(allowed) {
+        return Some("it has characters other than ASCII letters, digits, `_`, `-`, `.` and `/`");
+    }
+    None
+}
+
+/// `permissions = { configure = ...; write = ...; read = ...; }`, each a regular
+/// expression RabbitMQ matches resource names against (`""` allows nothing).
+fn permissions(
+    entry: &mut Entry<'_>,
+    value: &Value,
+    span: Span,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> EvalResult<Option<Permissions>> {
+    let what = format!("`permissions` of {}", entry.what);
+    let attrs = match entry.machine.force(value, span)? {
+        Value::Attrs(attrs) => attrs,
+        other => {
+            diagnostics.push(invalid(
+                format!("{what} must be a set, not {}", other.describe_type()),
+                span,
+                "write `permissions = { configure = \"^shop\\\\.\"; write = \".*\"; read = \".*\"; };`",
+            ));
+            return Ok(None);
+        }
+    };
+    let mut permissions = Entry {
+        machine: &mut *entry.machine,
+        attrs,
+        span,
+        what,
+    };
+    permissions.check_keys(PERMISSION_FIELDS, diagnostics);
+    let mut patterns = Vec::with_capacity(PERMISSION_FIELDS.len());
+    for field in PERMISSION_FIELDS {
+        let pattern = permissions.text(field, None, diagnostics)?;
+        patterns.push(match pattern {
+            Some(pattern) => match regex::Regex::new(&pattern) {
+                Ok(_) => Some(pattern),
+                Err(error) => {
+                    let reason = error.to_string();
+                    let reason = reason.lines().last().unwrap_or("invalid").trim();
+                    let reason = reason.trim_start_matches("error: ");
+                    diagnostics.push(
+                        Diagnostic::error(
+                            codes::INVALID_PERMISSION,
+                            format!(
+                                "`{field}` of {} is not a regular expression: \"{}\" ({reason})",
+                                permissions.what,
+                                plan::display::escaped(&pattern)
+                            ),
+                        )
+                        .with_primary(permissions.field_span(field), "not a regular expression")
+                        .with_help("RabbitMQ matches resource names against it: write e.g. `\"^shop\\\\.\"`, `\".*\"` for all, or `\"\"` for none"),
+                    );
+                    None
+                }
+            },
+            None => None,
+        });
+    }
+    Ok(match patterns.as_slice() {
+        [Some(configure), Some(write), Some(read)] => Some(Permissions {
+            configure: configure.clone(),
+            write: write.clone(),
+            read: read.clone(),
+        }),
+        _ => None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::why_not_vhost;
+
+    #[test]
+    fn vhost_names() {
+        for good in ["/", "shop", "shop-1", "a.b_c/d"] {
+            assert_eq!(why_not_vhost(good), None, "{good}");
+        }
+        for bad in ["", "shop vhost", "caf\u{e9}", "a\nb", &"a".repeat(256)] {
+            assert!(why_not_vhost(bad).is_some(), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,4 @@
+{
+  description = "an app";
+  consumes.bus = { service = "amqp"; path = "/etc/app-bus"; vhost = "my shop"; };
+}

@@ -1,0 +1,4 @@
+{
+  description = "a broker";
+  provides.amqp = { manifest = "/etc/amqp-grants.json"; credentials = "/etc"; form = "rabbit_password_hashing_sha256"; };
+}

@@ -1,0 +1,4 @@
+{
+  description = "an app that asks for a credential where there is none";
+  consumes.kv = { service = "kv"; path = "/etc/app-kv"; };
+}

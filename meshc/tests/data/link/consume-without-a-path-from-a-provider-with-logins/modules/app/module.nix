@@ -1,0 +1,4 @@
+{
+  description = "an app that forgot where its credential goes";
+  consumes.kv = { service = "kv"; };
+}

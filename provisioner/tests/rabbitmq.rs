@@ -1,0 +1,377 @@
+//! `mesh-provision --rabbitmq` against the real RabbitMQ on this machine (its
+//! management API at 127.0.0.1:15672, guest/guest, which scripts/services enables):
+//! how a reconcile follows a grant that changes (permissions, vhost, hash), comes back
+//! after withdrawal, and meets a user of the same name that mesh does not manage. The
+//! provisioner is the real binary, run once with `--root` over a temporary tree
+//! holding the manifest and the hashes (computed here as RabbitMQ documents them).
+//! Each test makes its own vhosts and users, with names of their own, and deletes
+//! them when it ends. A provisioner manages every user tagged `mesh-managed` on its
+//! broker, so one test's withdrawal would disable another's users: the tests take
+//! turns (`TURNS`). Logging in over AMQP is `tests/tests/provision_rabbitmq.rs`'s.
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+const BINARY: &str = env!("CARGO_BIN_EXE_mesh-provision");
+const MANAGEMENT: &str = "http://127.0.0.1:15672";
+const CREDENTIALS: &str = "/var/lib/mesh/grants/amqp";
+
+/// Held by the test that is using the broker.
+static TURNS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn api(method: &str, path: &str, body: Option<Value>) -> Result<Value, String> {
+    let agent = ureq::AgentBuilder::new()
+        .timeout(Duration::from_secs(10))
+        .build();
+    let request = agent
+        .request(method, &format!("{MANAGEMENT}/api/{path}"))
+        .set("Authorization", "Basic Z3Vlc3Q6Z3Vlc3Q=");
+    let response = match body {
+        Some(body) => request.send_json(body),
+        None => request.call(),
+    };
+    match response {
+        Ok(response) => Ok(response.into_json().unwrap_or(Value::Null)),
+        Err(error) => Err(error.to_string()),
+    }
+}
+
+/// RabbitMQ's `rabbit_password_hashing_sha256` of `password` with `salt`.
+fn hash(password: &str, salt: [u8; 4]) -> String {
+    let mut bytes = salt.to_vec();
+    bytes.extend(
+        Sha256::new()
+            .chain_update(salt)
+            .chain_update(password)
+            .finalize(),
+    );
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// One test's names on the broker, deleted when it ends.
+struct Broker {
+    _turn: std::sync::MutexGuard<'static, ()>,
+    unique: String,
+    vhosts: Vec<String>,
+    users: Vec<String>,
+}
+
+impl Broker {
+    fn new() -> Broker {
+        // a test that failed while holding it leaves nothing to protect
+        let turn = TURNS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Err(error) = api("GET", "overview", None) {
+            panic!(
+                "RabbitMQ's management API does not answer at {MANAGEMENT} with guest/guest ({error}): \
+                 run `rabbitmq-plugins enable rabbitmq_management` (scripts/services does)"
+            );
+        }
+        let unique = format!(
+            "{}{}",
+            std::process::id(),
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .expect("a clock")
+                .subsec_nanos()
+        );
+        Broker {
+            _turn: turn,
+            unique,
+            vhosts: Vec::new(),
+            users: Vec::new(),
+        }
+    }
+
+    fn vhost(&mut self, name: &str) -> String {
+        let vhost = format!("mesh-test-{name}-{}", self.unique);
+        self.vhosts.push(vhost.clone());
+        vhost
+    }
+
+    fn user(&mut self, name: &str) -> String {
+        let user = format!("t{}_{name}", self.unique);
+        self.users.push(user.clone());
+        user
+    }
+}
+
+impl Drop for Broker {
+    fn drop(&mut self) {
+        for vhost in &self.vhosts {
+            let _ = api("DELETE", &format!("vhosts/{vhost}"), None);
+        }
+        for user in &self.users {
+            let _ = api("DELETE", &format!("users/{user}"), None);
+        }
+    }
+}
+
+/// A grant as the compiler writes it.
+struct Granted<'a> {
+    login: &'a str,
+    hash: &'a str,
+    vhost: &'a str,
+    configure: &'a str,
+}
+
+fn write_manifest(root: &Path, grants: &[Granted<'_>]) {
+    let directory = root.join(CREDENTIALS.trim_start_matches('/'));
+    std::fs::create_dir_all(&directory).expect("credentials directory");
+    std::fs::create_dir_all(root.join("etc/mesh/grants")).expect("grants directory");
+    let listed: Vec<Value> = grants
+        .iter()
+        .map(|grant| {
+            std::fs::write(directory.join(grant.login), format!("{}\n", grant.hash))
+                .expect("a hash");
+            json!({
+                "consumer": format!("app/shop/{}", grant.login),
+                "login": grant.login,
+                "credential": format!("{CREDENTIALS}/{}", grant.login),
+                "form": "rabbit_password_hashing_sha256",
+                "vhost": grant.vhost,
+                "permissions": {"configure": grant.configure, "write": ".*", "read": ".*"},
+            })
+        })
+        .collect();
+    let manifest =
+        json!({"format": "mesh-grants/1", "service": "amqp", "node": "mq1", "grants": listed});
+    std::fs::write(
+        root.join("etc/mesh/grants/amqp.json"),
+        serde_json::to_string_pretty(&manifest).expect("JSON"),
+    )
+    .expect("manifest");
+}
+
+fn provision(root: &Path) -> Output {
+    let password_file = root.join("administrator");
+    std::fs::write(&password_file, "guest\n").expect("password file");
+    Command::new(BINARY)
+        .arg("--root")
+        .arg(root)
+        .arg("--manifest")
+        .arg(root.join("etc/mesh/grants/amqp.json"))
+        .arg("--rabbitmq")
+        .arg("http://guest@127.0.0.1:15672")
+        .arg("--password-file")
+        .arg(&password_file)
+        .output()
+        .expect("mesh-provision runs")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn permissions(user: &str) -> Value {
+    api("GET", &format!("users/{user}/permissions"), None).expect("permissions")
+}
+
+#[test]
+fn a_changed_grant_is_followed_and_a_withdrawn_one_comes_back() {
+    let mut broker = Broker::new();
+    let shop = broker.vhost("shop");
+    let moved = broker.vhost("moved");
+    let login = broker.user("bus");
+    let root = tempfile::tempdir().expect("a root");
+    let first = hash("first password", [1, 2, 3, 4]);
+
+    write_manifest(
+        root.path(),
+        &[Granted {
+            login: &login,
+            hash: &first,
+            vhost: &shop,
+            configure: ".*",
+        }],
+    );
+    let created = provision(root.path());
+    assert!(created.status.success(), "{}", stdout(&created));
+    assert!(stdout(&created).contains(&format!("created   login `{login}`")));
+    let user = api("GET", &format!("users/{login}"), None).expect("the user");
+    assert_eq!(user["password_hash"], first.as_str());
+    assert_eq!(user["hashing_algorithm"], "rabbit_password_hashing_sha256");
+
+    // narrower permissions in the same vhost
+    write_manifest(
+        root.path(),
+        &[Granted {
+            login: &login,
+            hash: &first,
+            vhost: &shop,
+            configure: "^shop\\.",
+        }],
+    );
+    let narrowed = stdout(&provision(root.path()));
+    assert!(
+        narrowed.contains(&format!(
+            "updated   login `{login}` (permissions in vhost `{shop}`)"
+        )),
+        "{narrowed}"
+    );
+    assert_eq!(permissions(&login)[0]["configure"], "^shop\\.");
+
+    // another vhost: the old one's permissions go
+    write_manifest(
+        root.path(),
+        &[Granted {
+            login: &login,
+            hash: &first,
+            vhost: &moved,
+            configure: ".*",
+        }],
+    );
+    let moved_output = stdout(&provision(root.path()));
+    assert!(
+        moved_output.contains(&format!("created   vhost `{moved}`")),
+        "{moved_output}"
+    );
+    let held = permissions(&login);
+    assert_eq!(held.as_array().map(Vec::len), Some(1), "{held}");
+    assert_eq!(held[0]["vhost"], moved.as_str());
+
+    // a new password
+    let second = hash("second password", [5, 6, 7, 8]);
+    write_manifest(
+        root.path(),
+        &[Granted {
+            login: &login,
+            hash: &second,
+            vhost: &moved,
+            configure: ".*",
+        }],
+    );
+    let updated = stdout(&provision(root.path()));
+    assert!(
+        updated.contains(&format!("updated   login `{login}` (new verifier)")),
+        "{updated}"
+    );
+    assert_eq!(
+        api("GET", &format!("users/{login}"), None).expect("the user")["password_hash"],
+        second.as_str()
+    );
+
+    // withdrawn, then granted again
+    write_manifest(root.path(), &[]);
+    let withdrawn = stdout(&provision(root.path()));
+    assert!(
+        withdrawn.contains(&format!("disabled  login `{login}`")),
+        "{withdrawn}"
+    );
+    assert_eq!(permissions(&login), json!([]));
+    assert_eq!(
+        api("GET", &format!("users/{login}"), None).expect("kept")["password_hash"],
+        ""
+    );
+    let quiet = stdout(&provision(root.path()));
+    assert!(
+        quiet.contains(": 0 created, 0 updated, 0 enabled, 0 disabled, 0 unchanged, 0 failed"),
+        "a withdrawn user is withdrawn once: {quiet}"
+    );
+    write_manifest(
+        root.path(),
+        &[Granted {
+            login: &login,
+            hash: &second,
+            vhost: &moved,
+            configure: ".*",
+        }],
+    );
+    let enabled = stdout(&provision(root.path()));
+    assert!(
+        enabled.contains(&format!("enabled   login `{login}`")),
+        "{enabled}"
+    );
+    assert_eq!(permissions(&login)[0]["vhost"], moved.as_str());
+}
+
+#[test]
+fn a_user_of_the_same_name_that_mesh_does_not_manage_is_not_touched() {
+    let mut broker = Broker::new();
+    let shop = broker.vhost("shop");
+    let taken = broker.user("taken");
+    let granted = broker.user("granted");
+    api(
+        "PUT",
+        &format!("users/{taken}"),
+        Some(json!({"password": "a person's password", "tags": "administrator"})),
+    )
+    .expect("an unmanaged user");
+    let before = api("GET", &format!("users/{taken}"), None).expect("the user");
+    let root = tempfile::tempdir().expect("a root");
+    let password_hash = hash("mesh's password", [9, 9, 9, 9]);
+    write_manifest(
+        root.path(),
+        &[
+            Granted {
+                login: &granted,
+                hash: &password_hash,
+                vhost: &shop,
+                configure: ".*",
+            },
+            Granted {
+                login: &taken,
+                hash: &password_hash,
+                vhost: &shop,
+                configure: ".*",
+            },
+        ],
+    );
+    let output = provision(root.path());
+    assert_eq!(output.status.code(), Some(1));
+    let errors = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        errors.contains(&format!(
+            "user `{taken}` exists and is not tagged `mesh-managed`"
+        )),
+        "{errors}"
+    );
+    assert!(!errors.contains(&password_hash), "{errors}");
+    assert!(stdout(&output).contains(&format!("created   login `{granted}`")));
+    assert_eq!(
+        api("GET", &format!("users/{taken}"), None).expect("the user"),
+        before
+    );
+    assert_eq!(permissions(&taken), json!([]));
+
+    // withdrawing everything leaves it alone too
+    write_manifest(root.path(), &[]);
+    let withdrawn = provision(root.path());
+    assert!(withdrawn.status.success());
+    assert!(!stdout(&withdrawn).contains(&taken));
+    assert_eq!(
+        api("GET", &format!("users/{taken}"), None).expect("the user"),
+        before
+    );
+}
+
+#[test]
+fn an_unreachable_api_is_reported_and_changes_nothing() {
+    let root = tempfile::tempdir().expect("a root");
+    write_manifest(root.path(), &[]);
+    let password_file = root.path().join("administrator");
+    std::fs::write(&password_file, "guest\n").expect("password file");
+    // a port nothing listens on
+    let output = Command::new(BINARY)
+        .arg("--manifest")
+        .arg(root.path().join("etc/mesh/grants/amqp.json"))
+        .arg("--rabbitmq")
+        .arg("http://guest@127.0.0.1:9")
+        .arg("--password-file")
+        .arg(&password_file)
+        .output()
+        .expect("mesh-provision runs");
+    assert_eq!(output.status.code(), Some(1));
+    let errors = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        errors.contains("cannot reach RabbitMQ's management API"),
+        "{errors}"
+    );
+    assert!(!errors.contains("guest\n"));
+}
