@@ -1,7 +1,9 @@
 //! Embeds the standard module library (`../stdlib-modules`) and the book's error
 //! pages (`../book/src/errors/CODE.md`, for `meshc explain`) into the compiler, so
-//! they work from any directory. Files are listed in sorted order for reproducible
-//! builds. Must not read anything outside those two directories.
+//! they work from any directory, and a fingerprint of the sources of the compiler
+//! and the crates it builds on (`src/`, `../lang/src`, `../plan/src`), which the
+//! build cache keys on. Files are listed in sorted order for reproducible builds.
+//! Must not read anything outside those directories.
 
 use std::fs;
 use std::io::Write;
@@ -50,6 +52,42 @@ fn main() {
     }
     writeln!(generated, "];").expect("write");
     error_pages(&manifest.join("..").join("book").join("src").join("errors"));
+    sources_fingerprint(&[
+        manifest.join("src"),
+        manifest.join("..").join("lang").join("src"),
+        manifest.join("..").join("plan").join("src"),
+    ]);
+}
+
+/// `sources.rs`: a fingerprint (two 64-bit FNV-1a hashes of every file's path and
+/// bytes, in sorted order) of the sources a plan depends on, so that a cache made by
+/// a compiler built from other sources is never trusted, whatever its version says.
+fn sources_fingerprint(directories: &[PathBuf]) {
+    let mut first: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut second: u64 = 0x8422_2325_cbf2_9ce4;
+    let mut feed = |bytes: &[u8]| {
+        for byte in bytes {
+            first = (first ^ u64::from(*byte)).wrapping_mul(0x0000_0100_0000_01b3);
+            second = (second ^ u64::from(*byte))
+                .wrapping_mul(0x0000_0100_0000_01b3)
+                .rotate_left(5);
+        }
+    };
+    for directory in directories {
+        let mut files = Vec::new();
+        collect(directory, directory, &mut files);
+        for (relative, path) in files {
+            feed(relative.as_bytes());
+            feed(&fs::read(&path).unwrap_or_default());
+        }
+    }
+    let out =
+        PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("sources.rs");
+    fs::write(
+        &out,
+        format!("/// The compiler's sources, fingerprinted.\npub const FINGERPRINT: &str = \"{first:016x}{second:016x}\";\n"),
+    )
+    .expect("OUT_DIR is writable");
 }
 
 /// `error_pages.rs`: every `CODE.md` of the book's error directory, sorted by code.

@@ -11,6 +11,8 @@
 
 mod after;
 mod artifacts;
+/// The build cache (`OUT/.mesh-cache`).
+pub mod cache;
 mod confined;
 mod contribute;
 mod diff;

@@ -12,7 +12,7 @@ use lang::value::{Attr, Attrs, EvalResult};
 use lang::{Diagnostic, Machine, Span, Value};
 
 use crate::prelude::OPTION_MARKER;
-use crate::repository::ModuleLocation;
+use crate::repository::{ModuleLocation, Origin, Repository};
 use crate::types::{self, CheckContext, Type};
 
 /// A module's fields and the arguments each one's function may take.
@@ -434,4 +434,46 @@ pub fn call_with(
     )));
     let result = machine.call(value, argument_set, span)?;
     machine.force(&result, span)
+}
+
+/// What the repository's layout says about its modules: directories whose names are
+/// not identifiers (E112) and repository modules shadowing standard ones (E108).
+pub fn layout_diagnostics(
+    repository: &Repository,
+    modules: &BTreeMap<String, Module>,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    for name in &repository.refused {
+        diagnostics.push(
+            Diagnostic::error(
+                codes::MODULE_NAME_NOT_IDENTIFIER,
+                format!(
+                    "the module directory `modules/{}` is not an identifier: {}; it is left out",
+                    plan::display::escaped(name),
+                    crate::names::why_not_identifier(name)
+                ),
+            )
+            .with_help("rename the directory: module names use ASCII letters, digits, `_` and `-`, starting with a letter or `_`, because they become parts of paths under `secrets/`"),
+        );
+    }
+    for name in &repository.shadowed {
+        if let Some(module) = modules.get(name)
+            && module.location.origin == Origin::Repository
+        {
+            {
+                diagnostics.push(
+                    Diagnostic::note(
+                        codes::SHADOWED_MODULE,
+                        format!(
+                            "module `{name}` of the repository shadows the standard module `{name}`"
+                        ),
+                    )
+                    .with_primary(module.span, "this module is used instead")
+                    .with_help(format!(
+                        "rename it if you meant to use the standard `{name}` as well"
+                    )),
+                );
+            }
+        }
+    }
 }

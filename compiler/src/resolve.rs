@@ -235,3 +235,40 @@ fn walk<'a>(
     }
     false
 }
+
+/// Settings a node gives to modules that do not run on it (E201), or to modules the
+/// repository does not have (E101).
+pub fn settings_for_absent_modules(
+    name: &str,
+    node: &Node,
+    resolved: &Resolved,
+    modules: &BTreeMap<String, Module>,
+    known: &[String],
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    for (module_name, overrides) in &node.settings {
+        // a module that failed to load is reported already; whether it runs
+        // here cannot be told
+        if resolved.modules.contains(module_name)
+            || (known.contains(module_name) && !modules.contains_key(module_name))
+        {
+            continue;
+        }
+        let diagnostic = if known.contains(module_name) {
+            Diagnostic::error(
+                codes::SETTING_FOR_ABSENT_MODULE,
+                format!("node `{name}` sets settings of module `{module_name}`, which does not run on it"),
+            )
+            .with_primary(overrides.span, "settings given here")
+            .with_help(format!("assign the module with `modules = [ \"{module_name}\" ];` or remove these settings"))
+        } else {
+            unknown_module(
+                module_name,
+                overrides.span,
+                known,
+                &format!("in the settings of node `{name}`"),
+            )
+        };
+        diagnostics.push(diagnostic);
+    }
+}

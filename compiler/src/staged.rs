@@ -21,6 +21,9 @@ use crate::sealed_value::NodeValues;
 /// Where a compilation hands each node's plan when it is made.
 pub trait PlanSink: Send + Sync + std::fmt::Debug {
     fn accept(&self, node: &str, plan: Plan) -> Result<(), Diagnostic>;
+    /// Keeps the plan the output already holds for `node` (the build cache checked
+    /// its bytes), with its digest and shape count, as if it had been accepted again.
+    fn keep(&self, node: &str, digest: &str, shapes: usize) -> Result<(), Diagnostic>;
 }
 
 const STAGING: &str = ".mesh-staging";
@@ -201,6 +204,21 @@ impl PlanSink for StagedBuild {
             temporary,
         };
         // the plan is dropped here, with its node
+        self.lock().insert(node.to_string(), entry);
+        Ok(())
+    }
+
+    fn keep(&self, node: &str, digest: &str, shapes: usize) -> Result<(), Diagnostic> {
+        if let Place::Fresh(staging) = &self.place {
+            // no `OUT/nodes`, so no plan to keep: the cache cannot have read one
+            let path = staging.path().join(format!("{node}.json"));
+            return Err(output_error(&path, std::io::ErrorKind::NotFound.into()));
+        }
+        let entry = Staged {
+            digest: digest.to_string(),
+            shapes,
+            temporary: None,
+        };
         self.lock().insert(node.to_string(), entry);
         Ok(())
     }

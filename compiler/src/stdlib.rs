@@ -12,6 +12,22 @@ mod embedded {
     include!(concat!(env!("OUT_DIR"), "/stdlib.rs"));
 }
 
+/// A digest of the embedded library (every file's path and bytes, in order): what
+/// the build cache records of it.
+pub fn digest() -> &'static str {
+    static DIGEST: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    DIGEST.get_or_init(|| {
+        let mut bytes = Vec::new();
+        for (path, content) in embedded::FILES {
+            bytes.extend_from_slice(path.as_bytes());
+            bytes.push(0);
+            bytes.extend_from_slice(&(content.len() as u64).to_le_bytes());
+            bytes.extend_from_slice(content);
+        }
+        plan::sha256_digest(&bytes)
+    })
+}
+
 /// Where the standard library appears to the evaluator. No real file is read there.
 pub const VIRTUAL_ROOT: &str = "/mesh-stdlib";
 /// How its files are named in plans and diagnostics.

@@ -112,6 +112,9 @@ codes! {
     MODULE_NAME_NOT_IDENTIFIER = "E112", "module directory name is not an identifier";
     UNKNOWN_NODE = "E120", "unknown node";
     UNKNOWN_CODE = "E121", "unknown diagnostic code";
+    CACHE_UNREADABLE = "E122", "build cache unreadable or damaged";
+    CACHE_FOREIGN = "E123", "build cache made by another compiler or for another repository";
+    CACHE_PLAN_CHANGED = "E124", "plan in the output differs from the one the cache recorded";
     // E2xx: settings and contributions
     UNKNOWN_SETTING = "E200", "override of an unknown setting";
     SETTING_FOR_ABSENT_MODULE = "E201", "settings for a module that is not on the node";

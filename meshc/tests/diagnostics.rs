@@ -306,6 +306,23 @@ const COVERED_ELSEWHERE: &[(&str, &str, &str)] = &[
         "tests/explain.rs",
         "an_unknown_code_is_e121_with_the_closest_codes",
     ),
+    // E122-E124, the build cache's notes: only `meshc build` reads a cache, and
+    // each needs an output changed between two builds
+    (
+        "E122",
+        "tests/cache.rs",
+        "a_damaged_cache_is_e122_and_ignored",
+    ),
+    (
+        "E123",
+        "tests/cache.rs",
+        "a_cache_of_another_repository_is_e123_and_ignored",
+    ),
+    (
+        "E124",
+        "tests/cache.rs",
+        "a_tampered_plan_in_the_output_is_e124_and_compiled_again",
+    ),
 ];
 
 #[test]

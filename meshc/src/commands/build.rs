@@ -18,9 +18,13 @@ Examples:
   meshc build                          writes REPO/build/manifest.json and REPO/build/nodes/*.json
   meshc build --repo examples/homelab --out /tmp/homelab-build
   meshc build --locked                 in CI: fail instead of making a secret
+  meshc build --no-cache               compile every node again, keep no cache
 
 Plans are byte-identical whatever the directory, the environment or the number of
-workers; `OUT/.mesh-repository` records which repository the output was made from.")]
+workers; `OUT/.mesh-repository` records which repository the output was made from.
+`OUT/.mesh-cache` records what each node's compilation read: the next build into OUT
+compiles only the nodes an edit reaches, and writes the same bytes a build from
+nothing writes.")]
 pub struct BuildArgs {
     #[command(flatten)]
     pub repository: RepositoryArgs,
@@ -30,6 +34,9 @@ pub struct BuildArgs {
     /// Make no secret: a need or grant without its sealed file is an error (for CI)
     #[arg(long)]
     pub locked: bool,
+    /// Build from nothing: read no build cache and remove the one in OUT
+    #[arg(long)]
+    pub no_cache: bool,
     /// Print how long compiling, planning and writing took
     #[arg(long, env = "MESH_TIMINGS")]
     pub timings: bool,
@@ -45,13 +52,37 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
         .out
         .unwrap_or_else(|| crate::cli::default_output(&root));
     let started = std::time::Instant::now();
+    let secrets = if arguments.locked {
+        compiler::SecretMode::Locked
+    } else {
+        compiler::SecretMode::Make
+    };
     let options = compiler::Options {
-        secrets: if arguments.locked {
-            compiler::SecretMode::Locked
-        } else {
-            compiler::SecretMode::Make
-        },
+        secrets,
         workers: arguments.workers.get(),
+    };
+    let cache = if arguments.no_cache {
+        if let Err(diagnostic) = compiler::cache::remove(&out) {
+            return Err(terminal::fail(&diagnostic, &lang::Sources::new(), color));
+        }
+        None
+    } else {
+        let (start, notes) = compiler::cache::open(&root, &out);
+        terminal::report(&notes, &lang::Sources::new(), false, color);
+        match start {
+            compiler::cache::Start::Unchanged { nodes, shapes } => {
+                if arguments.timings {
+                    say!("cache: compiled again: none");
+                }
+                say!(
+                    "built {nodes} node(s), {shapes} shape(s) in {} ms -> {} ({nodes} of {nodes} reused: nothing changed)",
+                    started.elapsed().as_millis(),
+                    out.display()
+                );
+                return Ok(ExitCode::SUCCESS);
+            }
+            compiler::cache::Start::Build(cache) => Some(cache),
+        }
     };
     // each node's plan is written (staged) as soon as it is made and then dropped,
     // so the build's memory does not grow with the fleet; nothing is visible in
@@ -62,9 +93,13 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
     };
     let mut session = arguments.limits.session();
     session.sink = Some(staged.clone());
+    session.cache = cache.clone();
     let compilation = compiler::compile_session(&root, options, &session);
     let compiled_at = started.elapsed();
     terminal::traces(&compilation.traces, &compilation.sources);
+    if let Some(cache) = &cache {
+        terminal::report(&cache.notes(), &lang::Sources::new(), false, color);
+    }
     terminal::report(&compilation.diagnostics, &compilation.sources, false, color);
     if compilation.has_errors() {
         staged.abort();
@@ -86,6 +121,34 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
     if let Err(diagnostic) = compiler::record_repository(&out, &compilation.root) {
         return Err(terminal::fail(&diagnostic, &compilation.sources, color));
     }
+    if let Some(cache) = &cache
+        && arguments.timings
+    {
+        say!(
+            "cache: compiled again: {}",
+            compiled_again(&cache.compiled_again())
+        );
+    }
+    if let Some(cache) = &cache {
+        // a node whose diagnostics or traces would not be printed again is never
+        // reused: a build that had any keeps no cache
+        let saved = if compilation.diagnostics.is_empty() && compilation.traces.is_empty() {
+            cache.save(
+                written.nodes,
+                shape_count,
+                !compilation.artifact_directories.is_empty(),
+            )
+        } else {
+            compiler::cache::remove(&out)
+        };
+        if let Err(diagnostic) = saved {
+            return Err(terminal::fail(&diagnostic, &compilation.sources, color));
+        }
+    }
+    let reused = match &cache {
+        Some(cache) => format!(" ({} of {} reused)", cache.reused(), written.nodes),
+        None => String::new(),
+    };
     if arguments.timings {
         say!(
             "timings: compile {} ms, plans {} ms, write {} ms",
@@ -103,7 +166,7 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
         );
     }
     say!(
-        "built {} node(s), {shape_count} shape(s) in {} ms -> {}",
+        "built {} node(s), {shape_count} shape(s) in {} ms -> {}{reused}",
         written.nodes,
         started.elapsed().as_millis(),
         out.display()
@@ -111,4 +174,13 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
     // the process ends here: nothing to free for memory the exit returns anyway
     std::mem::forget(compilation);
     Ok(ExitCode::SUCCESS)
+}
+
+/// The nodes compiled again, as `--timings` names them (the first ten).
+fn compiled_again(nodes: &[String]) -> String {
+    match nodes.len() {
+        0 => "none".to_string(),
+        1..=10 => nodes.join(", "),
+        count => format!("{} and {} more", nodes[..10].join(", "), count - 10),
+    }
 }

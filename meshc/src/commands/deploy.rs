@@ -50,6 +50,9 @@ pub struct DeployArgs {
     /// The ssh configuration file to use instead of ~/.ssh/config (`ssh -F FILE`)
     #[arg(long, value_name = "FILE")]
     pub ssh_config: Option<PathBuf>,
+    /// Build from nothing before deploying: read no build cache (as `meshc build --no-cache`)
+    #[arg(long)]
+    pub no_cache: bool,
     #[command(flatten)]
     pub workers: WorkersArgs,
     #[command(flatten)]
@@ -70,6 +73,7 @@ pub fn run(arguments: DeployArgs, color: ColorWhen) -> Result<ExitCode, Failure>
                 },
                 out: Some(out.clone()),
                 locked: false,
+                no_cache: arguments.no_cache,
                 timings: false,
                 workers: WorkersArgs {
                     workers: arguments.workers.workers,

@@ -111,11 +111,17 @@ pub fn assert_built(output: &Output) {
 /// The file of a build output that names its repository (`compiler::REPOSITORY_FILE`).
 pub const REPOSITORY_FILE: &str = ".mesh-repository";
 
+/// The build cache in an output (`compiler::cache::CACHE_FILE`): a record of what the
+/// build read, with absolute paths; not part of what a build makes
+/// (`tests/cache.rs` checks what it does).
+pub const CACHE_FILE: &str = ".mesh-cache";
+
 /// The files of the build output `out` that must be the same bytes wherever the
 /// repository is (the manifest and the plans), after checking that the one file that
-/// may not, `.mesh-repository`, names `repository`.
+/// may not, `.mesh-repository`, names `repository`. The build cache is left out.
 pub fn build_files(out: &Path, repository: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut files = files_under(out);
+    files.remove(CACHE_FILE);
     let identity = files
         .remove(REPOSITORY_FILE)
         .unwrap_or_else(|| panic!("the build in {} has no {REPOSITORY_FILE}", out.display()));

@@ -1,0 +1,514 @@
+//! The build cache (`OUT/.mesh-cache`): what the last successful build into an
+//! output read, so that the next build into it compiles again only what an edit
+//! reaches. A node's plan is reused only when everything its compilation read is
+//! unchanged: the compiler's sources and the standard library, the repository's
+//! layout, every file the evaluation asked the loader about (charged to the
+//! inventory, to one module, or to every node), the node's evaluated inventory entry
+//! and the fleet-wide rest of the inventory, and the digest of the link it received
+//! (which holds what it reads of other nodes, `secrets/`, `mesh.lock` and artifacts).
+//! A reused plan is read back from `OUT/nodes` and must have the digest recorded.
+//! Nothing here decides a plan's content: a reused plan is the bytes a build from
+//! nothing makes, or it is not reused. A cache that cannot be read, or was made by
+//! another compiler or for another repository, is ignored with a note.
+
+mod entries;
+mod external;
+mod reads;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use lang::{Diagnostic, codes};
+use serde::{Deserialize, Serialize};
+
+use crate::confined::Beneath;
+use crate::link::NodeLink;
+use crate::repository::{self, Repository};
+use crate::stdlib::{self, MeshLoader};
+
+pub use reads::{Doing, Recorder, RecordingLoader};
+
+/// The cache's file in the output.
+pub const CACHE_FILE: &str = ".mesh-cache";
+/// The cache's format: a cache of another format is foreign.
+const FORMAT: u32 = 1;
+/// The cache file's first line, before the digest of the record that follows it.
+const HEADER: &str = "mesh-cache/1";
+
+mod sources {
+    include!(concat!(env!("OUT_DIR"), "/sources.rs"));
+}
+
+/// What a cache must have been made by and for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct Identity {
+    format: u32,
+    compiler: String,
+    stdlib: String,
+    root: PathBuf,
+}
+
+/// One node as the last build compiled it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct NodeRecord {
+    entry: Option<String>,
+    modules: Vec<String>,
+    link: String,
+    /// The plan's digest (as the manifest has it), its shape count and its secret
+    /// shapes (path, sealed text): what the writer and the manifest need of a plan
+    /// that is kept as it is on disk.
+    plan: String,
+    shapes: usize,
+    sealed: Vec<(String, String)>,
+    /// The sha256 of the plan file's bytes.
+    file: String,
+}
+
+/// What the cache records of a plan, and has of a plan the last build wrote that
+/// this build keeps (its file in `OUT/nodes` is the bytes the cache recorded).
+pub struct Reused {
+    pub digest: String,
+    /// The sha256 of the plan file's bytes.
+    pub file: String,
+    pub shapes: usize,
+    pub sealed: Vec<(String, String)>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Record {
+    identity: Identity,
+    layout: String,
+    /// `mesh.lock` and `secrets/` (None when the fleet has artifacts, whose
+    /// directories are read only by the link).
+    external: Option<String>,
+    fleet: Option<String>,
+    accesses: Vec<reads::Access>,
+    nodes: BTreeMap<String, NodeRecord>,
+    /// Every file of the output but the cache, with its sha256.
+    out: BTreeMap<String, String>,
+    shapes: usize,
+}
+
+/// What opening the cache found.
+pub enum Start {
+    /// Nothing the last build read has changed and the output is as it left it:
+    /// there is nothing to do.
+    Unchanged { nodes: usize, shapes: usize },
+    /// Build, reusing what the cache allows.
+    Build(Arc<BuildCache>),
+}
+
+impl Reused {
+    /// What the cache records of a plan made by this build.
+    pub fn of(plan: &plan::Plan) -> Reused {
+        Reused {
+            digest: plan.digest().to_string(),
+            file: plan::sha256_digest(&plan.to_json_bytes()),
+            shapes: plan.shapes().len(),
+            sealed: crate::pipeline::sealed_texts(plan),
+        }
+    }
+}
+
+/// The cache of one build: the last build's record, what has changed since, and
+/// what this build records.
+#[derive(Debug)]
+pub struct BuildCache {
+    out: PathBuf,
+    identity: Identity,
+    layout: Option<String>,
+    previous: Option<Record>,
+    /// Nodes may be reused at all (nothing charged to every node changed).
+    reusable: bool,
+    changed_modules: BTreeSet<String>,
+    entries: entries::EntryDigests,
+    pub recorder: Arc<Recorder>,
+    finished: Mutex<BTreeMap<String, NodeRecord>>,
+    reused: AtomicUsize,
+    reused_nodes: Mutex<BTreeSet<String>>,
+    /// `OUT/nodes`, opened by the first reuse.
+    nodes: std::sync::OnceLock<Option<Beneath>>,
+    notes: Mutex<Vec<Diagnostic>>,
+}
+
+fn identity(root: &Path) -> Identity {
+    Identity {
+        format: FORMAT,
+        compiler: format!("{} {}", env!("CARGO_PKG_VERSION"), sources::FINGERPRINT),
+        stdlib: stdlib::digest().to_string(),
+        root: root.to_path_buf(),
+    }
+}
+
+fn layout_of(repository: &Repository) -> String {
+    plan::sha256_digest(format!("{repository:?}").as_bytes())
+}
+
+fn note(code: codes::Code, message: String, help: &str) -> Diagnostic {
+    Diagnostic::note(code, message).with_help(help.to_string())
+}
+
+/// Reads `OUT/.mesh-cache`: None (with a note when there was something) unless it is
+/// whole and was made for `identity`.
+fn read_record(out: &Path, identity: &Identity, notes: &mut Vec<Diagnostic>) -> Option<Record> {
+    let path = out.join(CACHE_FILE);
+    let bytes = match std::fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(error) => {
+            notes.push(note(
+                codes::CACHE_UNREADABLE,
+                format!(
+                    "the build cache `{}` cannot be read ({error}); building from nothing",
+                    path.display()
+                ),
+                "nothing to do: the build writes a new cache; `meshc build --no-cache` removes it",
+            ));
+            return None;
+        }
+    };
+    // a first line that names the format and the digest of the rest, then the record
+    let record = bytes
+        .iter()
+        .position(|byte| *byte == b'\n')
+        .and_then(|end| {
+            let (header, body) = (&bytes[..end], &bytes[end + 1..]);
+            let expected = format!("{HEADER} {}", plan::sha256_digest(body));
+            (header == expected.as_bytes()).then_some(body)
+        })
+        .and_then(|body| serde_json::from_slice::<Record>(body).ok());
+    let Some(record) = record else {
+        notes.push(note(
+            codes::CACHE_UNREADABLE,
+            format!(
+                "the build cache `{}` is damaged; building from nothing",
+                path.display()
+            ),
+            "nothing to do: the build writes a new cache; `meshc build --no-cache` removes it",
+        ));
+        return None;
+    };
+    if record.identity != *identity {
+        notes.push(note(
+            codes::CACHE_FOREIGN,
+            format!(
+                "the build cache `{}` was made by another compiler or for another repository; building from nothing",
+                path.display()
+            ),
+            "nothing to do: the build replaces it with one of its own",
+        ));
+        return None;
+    }
+    Some(record)
+}
+
+/// The sha256 of every file beneath `out` but the cache and the staging area,
+/// by path relative to `out` (None if one cannot be read).
+/// `known` holds the digests of files this build wrote itself, which are not read
+/// back.
+fn out_digests(out: &Path, known: &BTreeMap<String, String>) -> Option<BTreeMap<String, String>> {
+    let mut digests = BTreeMap::new();
+    for entry in walkdir::WalkDir::new(out).follow_links(false) {
+        let entry = entry.ok()?;
+        let relative = entry.path().strip_prefix(out).ok()?;
+        let name = relative.to_string_lossy().into_owned();
+        if name == CACHE_FILE || name.starts_with(".mesh-staging") {
+            continue;
+        }
+        if entry.file_type().is_dir() {
+            continue;
+        }
+        if !entry.file_type().is_file() {
+            // a link or a device in the output: never called unchanged
+            return None;
+        }
+        let digest = match known.get(&name) {
+            Some(digest) => digest.clone(),
+            None => plan::sha256_digest(&std::fs::read(entry.path()).ok()?),
+        };
+        digests.insert(name, digest);
+    }
+    Some(digests)
+}
+
+/// Opens the cache of the output `out` for a build of the repository at `root`.
+/// The notes say why a cache that was there is not used.
+///
+/// The secrets mode is not part of the key: `--locked` and a build that may make
+/// secrets differ only where a secret is missing, which is an error in one (and no
+/// cache is kept) and a change to `secrets/` in the other (which the cache sees).
+pub fn open(root: &Path, out: &Path) -> (Start, Vec<Diagnostic>) {
+    let mut notes = Vec::new();
+    let identity = identity(root);
+    let repository = repository::load(root).ok();
+    let layout = repository.as_ref().map(layout_of);
+    let previous = read_record(out, &identity, &mut notes);
+    let mut cache = BuildCache {
+        out: out.to_path_buf(),
+        identity,
+        layout,
+        previous: None,
+        reusable: false,
+        changed_modules: BTreeSet::new(),
+        entries: entries::EntryDigests::default(),
+        recorder: Arc::new(Recorder::default()),
+        finished: Mutex::new(BTreeMap::new()),
+        reused: AtomicUsize::new(0),
+        reused_nodes: Mutex::new(BTreeSet::new()),
+        nodes: std::sync::OnceLock::new(),
+        notes: Mutex::new(Vec::new()),
+    };
+    let Some(repository) = repository else {
+        return (Start::Build(Arc::new(cache)), notes);
+    };
+    let Some(previous) = previous else {
+        cache.entries = entries::digest_inventory(&repository.root, &repository.inventory);
+        return (Start::Build(Arc::new(cache)), notes);
+    };
+    let loader = MeshLoader::new(repository.root.clone());
+    let mut shared_changed = cache.layout.as_ref() != Some(&previous.layout);
+    let mut inventory_changed = false;
+    for access in &previous.accesses {
+        if reads::answer_now(&loader, access) == access.answer {
+            continue;
+        }
+        match &access.owner {
+            reads::Owner::Shared => shared_changed = true,
+            reads::Owner::Inventory => inventory_changed = true,
+            reads::Owner::Module(name) => {
+                cache.changed_modules.insert(name.clone());
+            }
+        }
+    }
+    let external_now = external::digest(&repository.root);
+    let unchanged = !shared_changed
+        && !inventory_changed
+        && cache.changed_modules.is_empty()
+        && previous.external.is_some()
+        && previous.external == external_now
+        && out_digests(out, &BTreeMap::new()).as_ref() == Some(&previous.out);
+    if unchanged {
+        let start = Start::Unchanged {
+            nodes: previous.nodes.len(),
+            shapes: previous.shapes,
+        };
+        return (start, notes);
+    }
+    cache.entries = if inventory_changed {
+        entries::digest_inventory(&repository.root, &repository.inventory)
+    } else {
+        entries::EntryDigests {
+            fleet: previous.fleet.clone(),
+            nodes: previous
+                .nodes
+                .iter()
+                .map(|(name, record)| (name.clone(), record.entry.clone()))
+                .collect(),
+        }
+    };
+    cache.reusable =
+        !shared_changed && cache.entries.fleet.is_some() && cache.entries.fleet == previous.fleet;
+    cache.previous = Some(previous);
+    (Start::Build(Arc::new(cache)), notes)
+}
+
+/// What the cache knows of a node's link: a digest of all of it.
+pub fn link_digest(link: &NodeLink) -> String {
+    plan::sha256_digest(format!("{link:?}").as_bytes())
+}
+
+impl BuildCache {
+    /// The plan `node` had in the last build, read back from the output, when
+    /// nothing its compilation reads has changed; None means compile it.
+    pub fn reuse(&self, node: &str, modules: &[String], link: &str) -> Option<Reused> {
+        if !self.reusable {
+            return None;
+        }
+        let previous = self.previous.as_ref()?.nodes.get(node)?;
+        let entry = self.entries.nodes.get(node)?.as_ref()?;
+        if previous.entry.as_ref() != Some(entry)
+            || previous.modules != modules
+            || previous.link != link
+            || modules
+                .iter()
+                .any(|module| self.changed_modules.contains(module))
+        {
+            return None;
+        }
+        let name = format!("{node}.json");
+        let recorded = self.previous.as_ref()?.out.get(&format!("nodes/{name}"))?;
+        let nodes = self.nodes.get_or_init(|| {
+            Beneath::open(&self.out, false)
+                .and_then(|out| out.directory(Path::new("nodes"), false))
+                .ok()
+                .flatten()
+        });
+        let bytes = nodes
+            .as_ref()
+            .and_then(|nodes| nodes.read(Path::new(&name)).ok().flatten());
+        if bytes.is_some_and(|bytes| plan::sha256_digest(&bytes) == *recorded) {
+            self.reused.fetch_add(1, Ordering::Relaxed);
+            self.reused_nodes
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .insert(node.to_string());
+            return Some(Reused {
+                digest: previous.plan.clone(),
+                file: recorded.clone(),
+                shapes: previous.shapes,
+                sealed: previous.sealed.clone(),
+            });
+        }
+        self.lock_notes().push(note(
+            codes::CACHE_PLAN_CHANGED,
+            format!(
+                "`{}` is not the plan the last build wrote for node `{node}`; compiling the node again",
+                self.out.join("nodes").join(&name).display()
+            ),
+            "nothing to do: the build writes the plan again; do not edit the files of a build",
+        ));
+        None
+    }
+
+    /// Records what `node`'s plan was made (or reused) from.
+    pub fn finished(&self, node: &str, modules: &[String], link: String, plan: &Reused) {
+        let entry = self.entries.nodes.get(node).cloned().flatten();
+        let record = NodeRecord {
+            entry,
+            modules: modules.to_vec(),
+            link,
+            plan: plan.digest.clone(),
+            shapes: plan.shapes,
+            sealed: plan.sealed.clone(),
+            file: plan.file.clone(),
+        };
+        self.finished
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(node.to_string(), record);
+    }
+
+    /// How many nodes were reused.
+    pub fn reused(&self) -> usize {
+        self.reused.load(Ordering::Relaxed)
+    }
+
+    /// The nodes this build compiled (made a plan for) instead of reusing, in order.
+    pub fn compiled_again(&self) -> Vec<String> {
+        let reused = self
+            .reused_nodes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        self.finished
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .keys()
+            .filter(|node| !reused.contains(*node))
+            .cloned()
+            .collect()
+    }
+
+    /// Why something in the cache was not used.
+    pub fn notes(&self) -> Vec<Diagnostic> {
+        self.lock_notes().clone()
+    }
+
+    fn lock_notes(&self) -> std::sync::MutexGuard<'_, Vec<Diagnostic>> {
+        self.notes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Writes the cache of the build just committed (`artifacts`: whether the fleet
+    /// declares any). A build whose every node was not recorded writes none and
+    /// removes the last one.
+    pub fn save(&self, nodes: usize, shapes: usize, artifacts: bool) -> Result<(), Diagnostic> {
+        let finished = std::mem::take(
+            &mut *self
+                .finished
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        let written: BTreeMap<String, String> = finished
+            .iter()
+            .map(|(node, record)| (format!("nodes/{node}.json"), record.file.clone()))
+            .collect();
+        let (Some(layout), Some(out)) = (self.layout.clone(), out_digests(&self.out, &written))
+        else {
+            return remove(&self.out);
+        };
+        if finished.len() != nodes {
+            return remove(&self.out);
+        }
+        let external = if artifacts {
+            None
+        } else {
+            external::digest(&self.identity.root)
+        };
+        let record = Record {
+            identity: self.identity.clone(),
+            layout,
+            external,
+            fleet: self.entries.fleet.clone(),
+            accesses: self.accesses(),
+            nodes: finished,
+            out,
+            shapes,
+        };
+        let body = serde_json::to_vec(&record).map_err(|error| {
+            crate::emit::output_error(&self.out.join(CACHE_FILE), std::io::Error::other(error))
+        })?;
+        let mut bytes = format!("{HEADER} {}\n", plan::sha256_digest(&body)).into_bytes();
+        bytes.extend_from_slice(&body);
+        let output = Beneath::open(&self.out, false)
+            .map_err(|error| crate::emit::output_error(&self.out, error))?;
+        crate::emit::write_atomically(&output, CACHE_FILE, &bytes)
+    }
+
+    /// What this build read, and, when it reused nodes, what the last build read
+    /// that this one did not ask again: a reused node's shapes were not evaluated,
+    /// so what they read stays recorded from the build that did.
+    fn accesses(&self) -> Vec<reads::Access> {
+        let mut accesses = self.recorder.accesses();
+        if self.reused() > 0
+            && let Some(previous) = &self.previous
+        {
+            let asked: BTreeSet<(reads::Question, PathBuf)> = accesses
+                .iter()
+                .map(|access| (access.question, access.path.clone()))
+                .collect();
+            accesses.extend(
+                previous
+                    .accesses
+                    .iter()
+                    .filter(|access| !asked.contains(&(access.question, access.path.clone())))
+                    .cloned(),
+            );
+            accesses.sort_by(|a, b| (a.question, &a.path).cmp(&(b.question, &b.path)));
+        }
+        accesses
+    }
+}
+
+/// Removes the cache of the output `out` (`meshc build --no-cache`, or a build that
+/// could not record everything).
+pub fn remove(out: &Path) -> Result<(), Diagnostic> {
+    match Beneath::open(out, false).and_then(|output| output.remove(CACHE_FILE)) {
+        Ok(()) => Ok(()),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(error) => Err(crate::emit::output_error(&out.join(CACHE_FILE), error)),
+    }
+}
+
+/// A recording loader over the repository's, for a worker of a cached build.
+pub fn recording_loader(
+    inner: Rc<dyn lang::Loader>,
+    cache: &BuildCache,
+) -> (Rc<dyn lang::Loader>, Rc<std::cell::RefCell<Doing>>) {
+    let doing = Rc::new(std::cell::RefCell::new(Doing::Other));
+    let loader = RecordingLoader::new(inner, cache.recorder.clone(), doing.clone());
+    (Rc::new(loader), doing)
+}

@@ -1,0 +1,138 @@
+//! Merging the workers' results into one compilation: sources by path, diagnostics
+//! remapped to the merged sources and put in an order that does not depend on the
+//! number of workers, repeats removed.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::path::PathBuf;
+
+use lang::{Diagnostic, FileId, Label, Sources, codes};
+
+use super::Compilation;
+use super::workers::WorkerResult;
+use crate::prelude;
+use crate::repository::Repository;
+use crate::secrets;
+use crate::traces;
+
+/// Merges the workers' results: sources by path, diagnostics remapped to the merged
+/// sources, global ones first, then node by node in name order, repeats removed.
+pub(super) fn merge(repository: &Repository, results: Vec<WorkerResult>) -> Compilation {
+    let mut sources = Sources::new();
+    let mut plans = BTreeMap::new();
+    let mut handed = BTreeSet::new();
+    let mut handed_sealed = BTreeMap::new();
+    let mut global = Vec::new();
+    let mut per_node: BTreeMap<String, Vec<Diagnostic>> = BTreeMap::new();
+    let mut traced = Vec::new();
+    for result in results {
+        for (node, sealed) in result.handed {
+            handed.insert(node.clone());
+            handed_sealed.insert(node, sealed);
+        }
+        let mapping = merge_sources(&mut sources, &result.sources);
+        traced.extend(result.traces.remapped(&mapping));
+        let remap = |mut diagnostic: Diagnostic| {
+            remap_diagnostic(&mut diagnostic, &mapping);
+            diagnostic
+        };
+        global.extend(result.global.into_iter().map(remap));
+        for (node, diagnostics) in result.per_node {
+            per_node
+                .entry(node)
+                .or_default()
+                .extend(diagnostics.into_iter().map(remap));
+        }
+        plans.extend(result.plans);
+    }
+    sources.rename(|file| match &file.path {
+        Some(path) => prelude::display_path(&path.display().to_string(), &repository.root),
+        None => file.name.clone(),
+    });
+    let mut diagnostics = global;
+    // by stage (E1xx resolution before E3xx links before E4xx shapes), then node by
+    // node: a misspelt module on a provider (E101) comes before the consumer's E300
+    // it causes, whichever node sorts first
+    let mut by_node: Vec<Diagnostic> = per_node.into_values().flatten().collect();
+    by_node.sort_by_key(|diagnostic| diagnostic.code.as_str().as_bytes().get(1).copied());
+    diagnostics.extend(by_node);
+    Compilation {
+        root: repository.root.clone(),
+        plans,
+        handed,
+        handed_sealed,
+        diagnostics: without_repeats(diagnostics),
+        sources,
+        made: secrets::Made::default(),
+        artifact_directories: BTreeMap::new(),
+        keys: BTreeMap::new(),
+        secrets: BTreeMap::new(),
+        traces: traces::merge(traced),
+    }
+}
+
+fn merge_sources(into: &mut Sources, from: &Sources) -> HashMap<FileId, FileId> {
+    // the first file of each path, as `Sources::find_path` finds it, without
+    // scanning every file for every file
+    let mut by_path: HashMap<PathBuf, FileId> = HashMap::new();
+    for (id, file) in into.iter() {
+        if let Some(path) = &file.path {
+            by_path.entry(path.clone()).or_insert(id);
+        }
+    }
+    let mut mapping = HashMap::new();
+    for (id, file) in from.iter() {
+        let existing = match &file.path {
+            Some(path) => by_path.get(path).copied(),
+            None => into
+                .iter()
+                .find(|(_, other)| other.path.is_none() && other.name == file.name)
+                .map(|(id, _)| id),
+        };
+        let target = existing.unwrap_or_else(|| {
+            let added = into.add(file.name.clone(), file.path.clone(), file.text.clone());
+            if let Some(path) = &file.path {
+                by_path.insert(path.clone(), added);
+            }
+            added
+        });
+        mapping.insert(id, target);
+    }
+    mapping
+}
+
+fn remap_diagnostic(diagnostic: &mut Diagnostic, mapping: &HashMap<FileId, FileId>) {
+    let remap = |label: &mut Label| {
+        if let Some(file) = mapping.get(&label.span.file) {
+            label.span.file = *file;
+        }
+    };
+    if let Some(primary) = &mut diagnostic.primary {
+        remap(primary);
+    }
+    diagnostic.secondary.iter_mut().for_each(remap);
+    diagnostic.trace.iter_mut().for_each(remap);
+}
+
+/// The diagnostics without repeats: a broken module is reported once, not once
+/// for every node that runs it; a budget that ran out once, not once for every
+/// node evaluated after.
+fn without_repeats(diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let mut seen = HashSet::new();
+    let mut exhausted = HashSet::new();
+    diagnostics
+        .into_iter()
+        .filter(|d| {
+            let exhaustion = d.code == codes::BUDGET_EXCEEDED || d.code == codes::MEMORY_EXCEEDED;
+            if exhaustion && !exhausted.insert(d.code) {
+                return false;
+            }
+            seen.insert((
+                d.code,
+                d.severity.as_str(),
+                d.message.clone(),
+                d.primary.as_ref().map(|label| label.span),
+                d.help.clone(),
+            ))
+        })
+        .collect()
+}

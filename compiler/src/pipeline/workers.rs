@@ -1,0 +1,648 @@
+//! One evaluation worker: its own evaluator, the module files evaluated once, then
+//! its share of the nodes in two halves (declarations, then shapes), meeting the
+//! coordinator once in between to receive its nodes' links. It shares no value with
+//! another worker; what it returns is merged by `merge`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::mpsc;
+
+use lang::value::EvalResult;
+use lang::{Diagnostic, Machine, Severity, Sources, Span, codes};
+use plan::Plan;
+
+use super::arguments::arguments;
+use super::{SealedTexts, Session, sealed_texts};
+use crate::cache::{self, Doing};
+use crate::contribute;
+use crate::emit;
+use crate::inventory::{self, Inventory};
+use crate::link::{self, NodeLink};
+use crate::module::{self, Module};
+use crate::node_view::{self, NodeView};
+use crate::prelude;
+use crate::repository::Repository;
+use crate::resolve;
+use crate::retained::Kept;
+use crate::settings::{self, DefaultsCache};
+use crate::shapes;
+use crate::stdlib::{self, MeshLoader};
+use crate::traces::{Gathered, Place};
+use crate::types::CheckContext;
+
+/// What a worker sends the coordinator after the first half of its work.
+#[derive(Default)]
+pub(super) struct PhaseA {
+    pub(super) registry: Option<String>,
+    pub(super) declarations: Vec<link::Declarations>,
+}
+
+pub(super) struct WorkerResult {
+    pub(super) plans: BTreeMap<String, Plan>,
+    /// Nodes whose plans went to the sink, with their secret shapes.
+    pub(super) handed: Vec<(String, SealedTexts)>,
+    /// Diagnostics about the whole repository (only worker 0 keeps them).
+    pub(super) global: Vec<Diagnostic>,
+    /// Diagnostics per node.
+    pub(super) per_node: BTreeMap<String, Vec<Diagnostic>>,
+    pub(super) sources: Sources,
+    /// What `builtins.trace` and `builtins.warn` said in this worker.
+    pub(super) traces: Gathered,
+    /// The inspected node's view, from the worker that compiled it.
+    pub(super) view: Option<NodeView>,
+}
+
+impl WorkerResult {
+    pub(super) fn failed(error: std::io::Error) -> WorkerResult {
+        WorkerResult {
+            plans: BTreeMap::new(),
+            handed: Vec::new(),
+            global: vec![
+                Diagnostic::error(
+                    codes::INTERNAL,
+                    format!("cannot start an evaluation worker: {error}"),
+                )
+                .with_help("the machine is out of threads or memory; try again"),
+            ],
+            per_node: BTreeMap::new(),
+            sources: Sources::new(),
+            traces: Gathered::default(),
+            view: None,
+        }
+    }
+}
+
+pub(super) fn work(
+    repository: &Repository,
+    session: &Session,
+    index: usize,
+    workers: usize,
+    to_coordinator: mpsc::Sender<(usize, PhaseA)>,
+    from_coordinator: mpsc::Receiver<BTreeMap<String, NodeLink>>,
+    inspected: Option<&str>,
+) -> WorkerResult {
+    let loader: Rc<dyn lang::Loader> = Rc::new(MeshLoader::with_overlay(
+        repository.root.clone(),
+        session.overlay.clone(),
+    ));
+    let (loader, doing) = match &session.cache {
+        Some(cache) => {
+            let (loader, doing) = cache::recording_loader(loader, cache);
+            (loader, Some(doing))
+        }
+        None => (loader, None),
+    };
+    let charge = Charge { doing };
+    let mut machine = Machine::new(
+        loader,
+        vec![repository.root.clone(), PathBuf::from(stdlib::VIRTUAL_ROOT)],
+        session.limits,
+    );
+    if let Some(parses) = &session.parses {
+        machine = machine.with_parse_cache(parses.clone());
+    }
+    if let Some(cancelled) = &session.cancelled {
+        machine = machine.with_cancel_flag(cancelled.clone());
+    }
+    let mut global = Vec::new();
+    let mut per_node = BTreeMap::new();
+    let mut barrier = Barrier {
+        index,
+        to_coordinator: Some(to_coordinator),
+        from_coordinator,
+    };
+    let mut view = Inspected {
+        node: inspected,
+        view: None,
+    };
+    let mut gathered = Gathered::default();
+    let mut handed = Vec::new();
+    let plans = match run(
+        &mut machine,
+        repository,
+        session,
+        (index, workers),
+        &mut barrier,
+        &mut global,
+        &mut per_node,
+        &mut gathered,
+        &mut handed,
+        &mut view,
+        &charge,
+    ) {
+        Ok(plans) => plans,
+        Err(error) => {
+            global.push(*error);
+            BTreeMap::new()
+        }
+    };
+    // a worker that stopped early still takes part in the link
+    barrier.meet(PhaseA::default());
+    if index != 0 {
+        // every worker sees the same repository: one report is enough
+        global.clear();
+    }
+    gathered.finish(&mut machine);
+    let sources = std::mem::take(&mut machine.sources);
+    drop(machine);
+    WorkerResult {
+        plans,
+        handed,
+        global,
+        per_node,
+        sources,
+        traces: gathered,
+        view: view.view,
+    }
+}
+
+/// Where a cached build charges what the worker reads (nothing when not cached).
+struct Charge {
+    doing: Option<Rc<std::cell::RefCell<Doing>>>,
+}
+
+impl Charge {
+    fn to(&self, doing: Doing) {
+        if let Some(cell) = &self.doing {
+            *cell.borrow_mut() = doing;
+        }
+    }
+}
+
+/// The node `meshc show` asks for, and its view once made.
+struct Inspected<'a> {
+    node: Option<&'a str>,
+    view: Option<NodeView>,
+}
+
+/// The worker's side of the link: it sends its declarations once and waits for the
+/// links of its nodes.
+struct Barrier {
+    index: usize,
+    to_coordinator: Option<mpsc::Sender<(usize, PhaseA)>>,
+    from_coordinator: mpsc::Receiver<BTreeMap<String, NodeLink>>,
+}
+
+impl Barrier {
+    /// Sends `phase` (the first time only) and returns the links (empty if the
+    /// coordinator has none for this worker).
+    fn meet(&mut self, phase: PhaseA) -> BTreeMap<String, NodeLink> {
+        match self.to_coordinator.take() {
+            Some(sender) => {
+                let _ = sender.send((self.index, phase));
+                drop(sender);
+                self.from_coordinator.recv().unwrap_or_default()
+            }
+            None => BTreeMap::new(),
+        }
+    }
+}
+
+/// A node between the two halves of its compilation.
+struct Pending<'a> {
+    name: &'a String,
+    node: &'a inventory::Node,
+    resolved: resolve::Resolved,
+    collected: BTreeMap<String, lang::Value>,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run(
+    machine: &mut Machine,
+    repository: &Repository,
+    session: &Session,
+    (worker, workers): (usize, usize),
+    barrier: &mut Barrier,
+    diagnostics: &mut Vec<Diagnostic>,
+    per_node: &mut BTreeMap<String, Vec<Diagnostic>>,
+    traced: &mut Gathered,
+    handed: &mut Vec<(String, SealedTexts)>,
+    inspected: &mut Inspected<'_>,
+    charge: &Charge,
+) -> EvalResult<BTreeMap<String, Plan>> {
+    let Some((inventory_value, inventory)) =
+        load_inventory(machine, repository, charge, diagnostics)?
+    else {
+        return Ok(BTreeMap::new());
+    };
+    let node_names: Vec<String> = inventory.nodes.keys().cloned().collect();
+    if let Some(wanted) = inspected.node
+        && !inventory.nodes.contains_key(wanted)
+    {
+        diagnostics.push(node_view::unknown_node(wanted, &node_names));
+    }
+    let context = CheckContext {
+        node_names: &node_names,
+    };
+
+    let (prelude, made) = prelude::prelude(&repository.root, machine);
+    let known: Vec<String> = repository.modules.keys().cloned().collect();
+    let Some(modules) = load_modules(
+        machine,
+        repository,
+        session,
+        &prelude,
+        &context,
+        charge,
+        diagnostics,
+    ) else {
+        return Ok(BTreeMap::new());
+    };
+
+    // this worker's share: a contiguous run of nodes in name order
+    let count = inventory.nodes.len();
+    let first = count * worker / workers;
+    let last = count * (worker + 1) / workers;
+    let mut defaults = DefaultsCache::default();
+    let mut pending: Vec<Pending<'_>> = Vec::new();
+    let mut declarations = Vec::new();
+    // from here on, what a node leaves behind is reclaimed between nodes (not for
+    // `meshc show`, whose view keeps values of its node)
+    if inspected.node.is_none() {
+        machine.reclaim_start(session.reclaim_batch.unwrap_or(lang::eval::RECLAIM_BATCH));
+    }
+    for (name, node) in inventory.nodes.iter().skip(first).take(last - first) {
+        if machine.reclaim_due() {
+            let kept = Kept {
+                inventory_value: &inventory_value,
+                inventory: &inventory,
+                prelude: &prelude,
+                modules: &modules,
+                defaults: &defaults,
+            };
+            let roots = kept.roots(pending.iter().map(|p| (&p.resolved, &p.collected)));
+            machine.reclaim(&roots);
+        }
+        if session.is_cancelled() {
+            break;
+        }
+        traced.enter(machine, Place::Declarations(name.clone()));
+        let diagnostics = per_node.entry(name.clone()).or_default();
+        let loaded = Loaded {
+            modules: &modules,
+            known: &known,
+            context: &context,
+        };
+        if let Some((declared, declaring)) = declare_node(
+            machine,
+            repository,
+            (name, node),
+            &loaded,
+            &mut defaults,
+            inspected,
+            diagnostics,
+        ) {
+            declarations.push(declared);
+            pending.push(declaring);
+        }
+    }
+
+    let mut links = barrier.meet(PhaseA {
+        registry: inventory.registry.clone(),
+        declarations,
+    });
+
+    let mut plans = BTreeMap::new();
+    let mut pending = pending.into_iter();
+    while let Some(Pending {
+        name,
+        node,
+        resolved,
+        collected,
+    }) = pending.next()
+    {
+        if session.is_cancelled() {
+            break;
+        }
+        traced.enter(machine, Place::Shapes(name.clone()));
+        if machine.reclaim_due() {
+            let kept = Kept {
+                inventory_value: &inventory_value,
+                inventory: &inventory,
+                prelude: &prelude,
+                modules: &modules,
+                defaults: &defaults,
+            };
+            let unfinished = pending.as_slice().iter();
+            let mut roots = kept.roots(unfinished.map(|p| (&p.resolved, &p.collected)));
+            // the node about to be compiled
+            roots.extend(resolved.settings.values().cloned());
+            roots.extend(collected.values().cloned());
+            machine.reclaim(&roots);
+        }
+        let diagnostics = per_node.entry(name.clone()).or_default();
+        let link = links.remove(name).unwrap_or_default();
+        let errors_before = error_count(diagnostics);
+        diagnostics.extend(link.diagnostics.iter().cloned());
+        if error_count(diagnostics) > errors_before {
+            continue;
+        }
+        let link_digest = session.cache.as_ref().map(|_| cache::link_digest(&link));
+        if let Some(link_digest) = &link_digest
+            && kept_from_cache(
+                session,
+                name,
+                &resolved.modules,
+                link_digest,
+                handed,
+                diagnostics,
+            )
+        {
+            continue;
+        }
+        let Some(plan) = node_plan(
+            machine,
+            name,
+            node,
+            &resolved,
+            &modules,
+            &collected,
+            &link,
+            &made,
+            diagnostics,
+        ) else {
+            continue;
+        };
+        if error_count(diagnostics) == errors_before {
+            if let (Some(cache), Some(link_digest)) = (&session.cache, link_digest) {
+                cache.finished(
+                    name,
+                    &resolved.modules,
+                    link_digest,
+                    &cache::Reused::of(&plan),
+                );
+            }
+            deliver(session, name, plan, &mut plans, handed, diagnostics);
+        }
+    }
+    Ok(plans)
+}
+
+/// What every node's first half reads of the worker's loaded modules.
+struct Loaded<'a> {
+    modules: &'a BTreeMap<String, Module>,
+    known: &'a [String],
+    context: &'a CheckContext<'a>,
+}
+
+/// A node's first half: resolution, settings, contributions and the declarations
+/// the link needs (None when an evaluation error ended the node).
+fn declare_node<'a>(
+    machine: &mut Machine,
+    repository: &Repository,
+    (name, node): (&'a String, &'a inventory::Node),
+    loaded: &Loaded<'_>,
+    defaults: &mut DefaultsCache,
+    inspected: &mut Inspected<'_>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<(link::Declarations, Pending<'a>)> {
+    let Loaded {
+        modules,
+        known,
+        context,
+    } = *loaded;
+    let mut settings_of =
+        |machine: &mut Machine, module: &Module, diagnostics: &mut Vec<Diagnostic>| {
+            settings::module_settings(machine, module, node, context, defaults, diagnostics)
+        };
+    let resolved = recover(
+        resolve::resolve(machine, node, modules, known, &mut settings_of, diagnostics),
+        diagnostics,
+    )
+    .flatten()?;
+    resolve::settings_for_absent_modules(name, node, &resolved, modules, known, diagnostics);
+    let collected = recover(
+        contribute::collect(
+            machine,
+            node,
+            &resolved,
+            modules,
+            known,
+            context,
+            diagnostics,
+        ),
+        diagnostics,
+    )?;
+    let declared = recover(
+        link::declarations(
+            machine,
+            node,
+            &resolved,
+            modules,
+            &repository.root,
+            diagnostics,
+        ),
+        diagnostics,
+    )?;
+    if inspected.node == Some(name.as_str()) {
+        let mut view = node_view::node_part(
+            machine,
+            node,
+            &resolved,
+            &collected,
+            modules,
+            &repository.root,
+        );
+        view.needs = node_view::needs(&declared);
+        inspected.view = Some(view);
+    }
+    Some((
+        declared,
+        Pending {
+            name,
+            node,
+            resolved,
+            collected,
+        },
+    ))
+}
+
+/// Keeps the plan the last build wrote for `name` when the build cache says nothing
+/// it read has changed (true: the node is done).
+fn kept_from_cache(
+    session: &Session,
+    name: &str,
+    modules: &[String],
+    link_digest: &str,
+    handed: &mut Vec<(String, SealedTexts)>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> bool {
+    let (Some(cache), Some(sink)) = (&session.cache, &session.sink) else {
+        return false;
+    };
+    let Some(reused) = cache.reuse(name, modules, link_digest) else {
+        return false;
+    };
+    // the plan file is the bytes the cache recorded: kept as it is
+    match sink.keep(name, &reused.digest, reused.shapes) {
+        Ok(()) => {
+            cache.finished(name, modules, link_digest.to_string(), &reused);
+            handed.push((name.to_string(), reused.sealed));
+        }
+        Err(diagnostic) => diagnostics.push(diagnostic),
+    }
+    true
+}
+
+/// The inventory, evaluated and read (None when `mesh.nix` does not evaluate; the
+/// diagnostics say why).
+fn load_inventory(
+    machine: &mut Machine,
+    repository: &Repository,
+    charge: &Charge,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> EvalResult<Option<(lang::Value, Inventory)>> {
+    charge.to(Doing::Inventory);
+    let inventory_value = match machine.eval_file(&repository.inventory) {
+        Ok(value) => value,
+        Err(errors) => {
+            charge.to(Doing::Other);
+            diagnostics.extend(errors);
+            return Ok(None);
+        }
+    };
+    let inventory_file = machine
+        .sources
+        .find_path(&repository.inventory)
+        .unwrap_or_default();
+    let inventory_span = Span::new(inventory_file, 0, 0);
+    let inventory = inventory::read(machine, &inventory_value, inventory_span, diagnostics);
+    charge.to(Doing::Other);
+    Ok(Some((inventory_value, inventory?)))
+}
+
+/// Every module of the repository, each file evaluated once (None when the
+/// compilation was cancelled meanwhile); a module that fails is reported and left out.
+fn load_modules(
+    machine: &mut Machine,
+    repository: &Repository,
+    session: &Session,
+    prelude: &lang::Value,
+    context: &CheckContext<'_>,
+    charge: &Charge,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<BTreeMap<String, Module>> {
+    let mut modules: BTreeMap<String, Module> = BTreeMap::new();
+    for (name, location) in &repository.modules {
+        if session.is_cancelled() {
+            return None;
+        }
+        let directory = location.path.parent().unwrap_or(&location.path);
+        charge.to(Doing::Module(name.clone(), directory.to_path_buf()));
+        let loaded = module::load(machine, name, location, prelude, context, diagnostics);
+        charge.to(Doing::Other);
+        if let Some(module) = recover(loaded, diagnostics).flatten() {
+            modules.insert(name.clone(), module);
+        }
+    }
+    module::layout_diagnostics(repository, &modules, diagnostics);
+    Some(modules)
+}
+
+/// One node's shapes, made into its plan (None when an evaluation error ended the
+/// node; the diagnostics say why).
+#[allow(clippy::too_many_arguments)]
+fn node_plan(
+    machine: &mut Machine,
+    name: &str,
+    node: &inventory::Node,
+    resolved: &resolve::Resolved,
+    modules: &BTreeMap<String, Module>,
+    collected: &BTreeMap<String, lang::Value>,
+    link: &NodeLink,
+    made: &crate::shape::Made,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<Plan> {
+    let extra = |module: &str| arguments(link, module);
+    let mut opaque = |_: &mut Machine,
+                      value: &lang::Value,
+                      span: Span|
+     -> lang::value::EvalResult<serde_json::Value> {
+        match value {
+            lang::Value::Opaque(handle) => {
+                match handle.as_any().downcast_ref::<link::SecretHandle>() {
+                    Some(secret) => Ok(serde_json::Value::String(secret.sealed.clone())),
+                    None => Err(lang::eval::opaque_error(span)),
+                }
+            }
+            _ => Err(lang::eval::opaque_error(span)),
+        }
+    };
+    let placed: Vec<shapes::ShapeDecl> = link
+        .placed
+        .iter()
+        .map(|placed| shapes::ShapeDecl {
+            resource: placed.resource.clone(),
+            module: placed.module.clone(),
+            source: placed.source.clone(),
+            span: placed.span,
+            field_spans: BTreeMap::new(),
+        })
+        .collect();
+    let shapes = recover(
+        shapes::node_shapes(
+            machine,
+            node,
+            resolved,
+            modules,
+            collected,
+            &extra,
+            placed,
+            made,
+            &mut opaque,
+            diagnostics,
+        ),
+        diagnostics,
+    )?;
+    match emit::plan(name, shapes) {
+        Ok(plan) => Some(plan),
+        Err(diagnostic) => {
+            diagnostics.push(diagnostic);
+            None
+        }
+    }
+}
+
+/// Hands a finished plan to the session's sink (written now and dropped: no plan is
+/// kept to the end), or keeps it when there is none.
+fn deliver(
+    session: &Session,
+    name: &str,
+    plan: Plan,
+    plans: &mut BTreeMap<String, Plan>,
+    handed: &mut Vec<(String, SealedTexts)>,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    match &session.sink {
+        Some(sink) => {
+            let sealed = sealed_texts(&plan);
+            match sink.accept(name, plan) {
+                Ok(()) => handed.push((name.to_string(), sealed)),
+                Err(diagnostic) => diagnostics.push(diagnostic),
+            }
+        }
+        None => {
+            plans.insert(name.to_string(), plan);
+        }
+    }
+}
+
+/// An evaluation error ends the module or node it happened in, not the whole
+/// compilation: it is reported and the next module or node goes on.
+fn recover<T>(result: EvalResult<T>, diagnostics: &mut Vec<Diagnostic>) -> Option<T> {
+    match result {
+        Ok(value) => Some(value),
+        Err(error) => {
+            diagnostics.push(*error);
+            None
+        }
+    }
+}
+
+fn error_count(diagnostics: &[Diagnostic]) -> usize {
+    diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count()
+}

@@ -1,0 +1,401 @@
+//! The build cache (`OUT/.mesh-cache`) against builds from nothing: after every
+//! edit of a seeded random sequence (inventory entries, a provider's address, node
+//! keys, module files, files they import, files the inventory imports, lock entries,
+//! secrets made for a new consumer, files nothing reads), an incremental build and a
+//! `--no-cache` build into a new directory write the same bytes, file for file. The
+//! targeted cases count what was compiled again; a damaged, foreign or tampered
+//! cache is noted (E122, E123, E124) and never trusted.
+
+#[path = "support/repository.rs"]
+mod support;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Output;
+
+use support::{assert_built, build_with, files_under, homelab_copy};
+
+/// A small deterministic generator (xorshift64*): the sequence is the same on every
+/// run; `MESH_CACHE_SEED` picks another.
+struct Random(u64);
+
+impl Random {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, bound: u64) -> u64 {
+        self.next() % bound
+    }
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+}
+
+/// Replaces the one occurrence of `from` in `path` (panics if there is none).
+fn replace(path: &Path, from: &str, to: &str) {
+    let text = read(path);
+    assert!(text.contains(from), "`{from}` is not in {}", path.display());
+    write(path, &text.replacen(from, to, 1));
+}
+
+/// The example, with a file the inventory imports and a file a module imports, so
+/// that edits can reach both.
+fn repository() -> (tempfile::TempDir, std::path::PathBuf) {
+    let (temporary, repository) = homelab_copy();
+    std::fs::create_dir_all(repository.join("lib")).expect("lib/");
+    write(&repository.join("lib/shell.nix"), "null\n");
+    replace(
+        &repository.join("mesh.nix"),
+        "shell = null;",
+        "shell = import ./lib/shell.nix;",
+    );
+    write(&repository.join("modules/web/title.nix"), "\"mesh\"\n");
+    replace(
+        &repository.join("modules/web/module.nix"),
+        "default = \"mesh\";",
+        "default = import ./title.nix;",
+    );
+    // read only while shop's shapes are evaluated (a node that is reused does not
+    // read it again, and it must stay recorded)
+    write(
+        &repository.join("modules/shop/sslmode.nix"),
+        "\"require\"\n",
+    );
+    replace(
+        &repository.join("modules/shop/module.nix"),
+        "sslmode=${db.facts.sslmode}",
+        "sslmode=${import ./sslmode.nix}",
+    );
+    (temporary, repository)
+}
+
+/// The output's files but the cache, by relative path.
+fn output_files(out: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut files = files_under(out);
+    files.remove(".mesh-cache");
+    files
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// `(reused, of)` from the build's summary: "(R of N reused".
+fn reused(output: &Output) -> (usize, usize) {
+    let text = stderr(output);
+    let start = text
+        .find(" reused")
+        .and_then(|end| text[..end].rfind('(').map(|start| (start, end)))
+        .unwrap_or_else(|| panic!("no reuse count in:\n{text}"));
+    let words: Vec<&str> = text[start.0 + 1..start.1].split(' ').collect();
+    match words.as_slice() {
+        [reused, "of", of] => (
+            reused.parse().expect("a count"),
+            of.parse().expect("a count"),
+        ),
+        _ => panic!("no reuse count in:\n{text}"),
+    }
+}
+
+/// The nodes the build compiled again (`--timings` names them).
+fn compiled(output: &Output) -> Vec<String> {
+    let text = stderr(output);
+    let line = text
+        .lines()
+        .find_map(|line| line.strip_prefix("cache: compiled again: "))
+        .unwrap_or_else(|| panic!("no list of nodes compiled again in:\n{text}"));
+    if line == "none" {
+        return Vec::new();
+    }
+    line.split(", ").map(str::to_string).collect()
+}
+
+const EDITS: usize = 10;
+
+/// Applies edit number `kind` with random values; returns what it did.
+fn edit(repository: &Path, kind: usize, random: &mut Random, step: usize) -> String {
+    let inventory = repository.join("mesh.nix");
+    match kind {
+        0 => {
+            let text = read(&inventory);
+            let start = text.find("title = \"app2").expect("app2's title") + 9;
+            let end = start + text[start..].find('"').expect("a closing quote");
+            let title = format!("app2-{}", random.below(1000));
+            write(
+                &inventory,
+                &format!("{}{title}{}", &text[..start], &text[end..]),
+            );
+            format!("app2's title is {title}")
+        }
+        1 => {
+            let text = read(&inventory);
+            let entry = text.find("db1 = {").expect("db1's entry");
+            let start = entry + text[entry..].find("address = \"").expect("its address") + 11;
+            let end = start + text[start..].find('"').expect("a closing quote");
+            let address = format!("10.0.1.{}", 20 + random.below(30));
+            write(
+                &inventory,
+                &format!("{}{address}{}", &text[..start], &text[end..]),
+            );
+            format!("db1's address is {address}")
+        }
+        2 => {
+            let keys = [
+                "age12y52ld3kt27sk7w3rpt4d6n0mpndj2v2u02z7q8ra8sjr0saepcshezt9w",
+                "age12xjejjsy5p5xj3y3hls5u4msyegj2jwdgyjaa4w6v6ylzu4lpdnsv7mdzg",
+            ];
+            let text = read(&inventory);
+            let (from, to) = if text.contains(keys[0]) {
+                (keys[0], keys[1])
+            } else {
+                (keys[1], keys[0])
+            };
+            // the gateway's key, which no secret is sealed to
+            let gateway = text.find("gateway = {").expect("the gateway");
+            let at = gateway + text[gateway..].find("key = ").expect("its key");
+            let line_end = at + text[at..].find(';').expect("a semicolon");
+            let line = text[at..line_end].replacen(from, to, 1);
+            write(
+                &inventory,
+                &format!("{}{line}{}", &text[..at], &text[line_end..]),
+            );
+            "the gateway's key changed".to_string()
+        }
+        3 => {
+            let module = repository.join("modules/web/module.nix");
+            let text = read(&module);
+            let start = text
+                .find("type = mesh.types.port; default = ")
+                .expect("the port")
+                + 34;
+            let end = start + text[start..].find(';').expect("a semicolon");
+            let port = 8000 + random.below(900);
+            write(
+                &module,
+                &format!("{}{port}{}", &text[..start], &text[end..]),
+            );
+            format!("web's default port is {port}")
+        }
+        4 => {
+            let title = format!("site-{}", random.below(1000));
+            write(
+                &repository.join("modules/web/title.nix"),
+                &format!("\"{title}\"\n"),
+            );
+            format!("web's imported title is {title}")
+        }
+        5 => {
+            let shells = ["null", "\"/bin/bash\"", "\"/bin/sh\""];
+            let shell = shells[random.below(3) as usize];
+            write(&repository.join("lib/shell.nix"), &format!("{shell}\n"));
+            format!("the inventory's imported shell is {shell}")
+        }
+        6 => {
+            let lock = repository.join("mesh.lock");
+            let text = read(&lock);
+            let at = text.find("postgres:16\": \"sha256:").expect("the pin") + 22;
+            let digit = char::from_digit(random.below(16) as u32, 16).expect("a hex digit");
+            let mut text = text.into_bytes();
+            text[at] = digit as u8;
+            write(&lock, &String::from_utf8(text).expect("text"));
+            format!("postgres's pinned digest starts with {digit}")
+        }
+        7 => {
+            // a new consumer of db1's postgres: grants are made in secrets/
+            let text = read(&inventory);
+            if text.contains("modules = [ \"proxy\" \"monitoring\" \"node-exporter\" \"users\" ];")
+            {
+                replace(
+                    &inventory,
+                    "modules = [ \"proxy\" \"monitoring\" \"node-exporter\" \"users\" ];",
+                    "modules = [ \"proxy\" \"monitoring\" \"node-exporter\" \"users\" \"shop\" ];",
+                );
+                "the gateway runs shop (a new grant)".to_string()
+            } else {
+                replace(
+                    &inventory,
+                    "modules = [ \"proxy\" \"monitoring\" \"node-exporter\" \"users\" \"shop\" ];",
+                    "modules = [ \"proxy\" \"monitoring\" \"node-exporter\" \"users\" ];",
+                );
+                "the gateway no longer runs shop".to_string()
+            }
+        }
+        8 => {
+            let modes = ["require", "verify-full", "prefer"];
+            let mode = modes[random.below(3) as usize];
+            write(
+                &repository.join("modules/shop/sslmode.nix"),
+                &format!("\"{mode}\"\n"),
+            );
+            format!("shop's lazily imported sslmode is {mode}")
+        }
+        _ => {
+            write(&repository.join("NOTES.txt"), &format!("note {step}\n"));
+            write(
+                &repository.join("modules/web/README"),
+                &format!("readme {step}\n"),
+            );
+            "files nothing reads changed".to_string()
+        }
+    }
+}
+
+#[test]
+fn incremental_builds_write_the_bytes_of_builds_from_nothing_after_random_edits() {
+    let seed = std::env::var("MESH_CACHE_SEED")
+        .ok()
+        .and_then(|seed| seed.parse().ok())
+        .unwrap_or(0x6d65_7368_u64);
+    let mut random = Random(seed | 1);
+    let (temporary, repository) = repository();
+    let incremental = temporary.path().join("incremental");
+    assert_built(&build_with(&repository, &incremental, &[]));
+    let mut reused_any = false;
+    for step in 0..30 {
+        let kind = random.below(EDITS as u64) as usize;
+        let what = edit(&repository, kind, &mut random, step);
+        let built = build_with(&repository, &incremental, &[]);
+        assert_built(&built);
+        reused_any |= reused(&built).0 > 0;
+        let fresh = temporary.path().join(format!("fresh-{step}"));
+        assert_built(&build_with(&repository, &fresh, &["--no-cache"]));
+        assert!(
+            !fresh.join(".mesh-cache").exists(),
+            "--no-cache keeps no cache"
+        );
+        let (got, want) = (output_files(&incremental), output_files(&fresh));
+        assert_eq!(
+            got.keys().collect::<Vec<_>>(),
+            want.keys().collect::<Vec<_>>(),
+            "step {step} ({what}, seed {seed}): the same files"
+        );
+        for (name, bytes) in &want {
+            assert!(
+                got.get(name) == Some(bytes),
+                "step {step} ({what}, seed {seed}): `{name}` differs from the build from nothing"
+            );
+        }
+    }
+    assert!(reused_any, "some build reused a node");
+}
+
+#[test]
+fn a_changed_file_no_node_reads_rebuilds_nothing() {
+    let (temporary, repository) = repository();
+    let out = temporary.path().join("out");
+    assert_built(&build_with(&repository, &out, &[]));
+    write(&repository.join("NOTES.txt"), "not read by anything\n");
+    write(&repository.join("modules/web/README"), "nor this\n");
+    let built = build_with(&repository, &out, &[]);
+    assert_built(&built);
+    assert_eq!(reused(&built), (5, 5), "{}", stderr(&built));
+    // a file a module imports is read: its nodes are compiled again
+    write(&repository.join("modules/web/title.nix"), "\"changed\"\n");
+    let built = build_with(&repository, &out, &["--timings"]);
+    assert_built(&built);
+    assert_eq!(compiled(&built), ["app1", "app2"], "{}", stderr(&built));
+}
+
+#[test]
+fn a_changed_provider_address_rebuilds_exactly_its_consumers_and_itself() {
+    let (temporary, repository) = repository();
+    let out = temporary.path().join("out");
+    assert_built(&build_with(&repository, &out, &[]));
+    replace(
+        &repository.join("mesh.nix"),
+        "\"10.0.0.21\"",
+        "\"10.0.0.41\"",
+    );
+    let built = build_with(&repository, &out, &["--timings"]);
+    assert_built(&built);
+    // db1 provides postgres, which app1 and app2 consume through shop, and
+    // node-exporter's metrics, which the gateway's monitoring consumes; mq1 reads
+    // nothing of db1
+    assert_eq!(
+        compiled(&built),
+        ["app1", "app2", "db1", "gateway"],
+        "{}",
+        stderr(&built)
+    );
+    assert_eq!(reused(&built), (1, 5));
+    // one node's entry: that node only
+    replace(
+        &repository.join("mesh.nix"),
+        "title = \"app2\"",
+        "title = \"two\"",
+    );
+    let built = build_with(&repository, &out, &["--timings"]);
+    assert_built(&built);
+    assert_eq!(compiled(&built), ["app2"], "{}", stderr(&built));
+}
+
+#[test]
+fn a_damaged_cache_is_e122_and_ignored() {
+    let (temporary, repository) = repository();
+    let out = temporary.path().join("out");
+    assert_built(&build_with(&repository, &out, &[]));
+    let cache = out.join(".mesh-cache");
+    let mut bytes = std::fs::read(&cache).expect("a cache was written");
+    // a flipped digit in the record: the checksum no longer matches
+    let at = bytes.len() / 2;
+    bytes[at] = if bytes[at] == b'0' { b'1' } else { b'0' };
+    std::fs::write(&cache, &bytes).expect("written");
+    let built = build_with(&repository, &out, &[]);
+    assert_built(&built);
+    assert!(stderr(&built).contains("E122"), "{}", stderr(&built));
+    assert_eq!(reused(&built), (0, 5));
+    // and the next build trusts the cache it wrote
+    let built = build_with(&repository, &out, &[]);
+    assert_eq!(reused(&built), (5, 5), "{}", stderr(&built));
+}
+
+#[test]
+fn a_cache_of_another_repository_is_e123_and_ignored() {
+    let (temporary, repository) = repository();
+    let (_other_temporary, other) = homelab_copy();
+    let out = temporary.path().join("out");
+    let elsewhere = temporary.path().join("elsewhere");
+    assert_built(&build_with(&repository, &out, &[]));
+    assert_built(&build_with(&other, &elsewhere, &[]));
+    std::fs::copy(elsewhere.join(".mesh-cache"), out.join(".mesh-cache")).expect("copied");
+    let built = build_with(&repository, &out, &[]);
+    assert_built(&built);
+    assert!(stderr(&built).contains("E123"), "{}", stderr(&built));
+    assert_eq!(reused(&built), (0, 5));
+}
+
+#[test]
+fn a_tampered_plan_in_the_output_is_e124_and_compiled_again() {
+    let (temporary, repository) = repository();
+    let out = temporary.path().join("out");
+    let fresh = temporary.path().join("fresh");
+    assert_built(&build_with(&repository, &out, &[]));
+    // another plan that verifies on its own, in the place of app1's
+    std::fs::copy(out.join("nodes/app2.json"), out.join("nodes/app1.json")).expect("copied");
+    // an edit elsewhere, so that the build does not stop at "nothing changed"
+    replace(
+        &repository.join("mesh.nix"),
+        "title = \"app2\"",
+        "title = \"two\"",
+    );
+    let built = build_with(&repository, &out, &["--timings"]);
+    assert_built(&built);
+    assert!(stderr(&built).contains("E124"), "{}", stderr(&built));
+    assert_eq!(compiled(&built), ["app1", "app2"], "{}", stderr(&built));
+    assert_built(&build_with(&repository, &fresh, &["--no-cache"]));
+    assert_eq!(output_files(&out), output_files(&fresh));
+    // an output edited after a build is not "nothing changed"
+    std::fs::write(out.join("nodes/db1.json"), b"{}").expect("written");
+    let built = build_with(&repository, &out, &["--timings"]);
+    assert_built(&built);
+    assert_eq!(output_files(&out), output_files(&fresh));
+}
