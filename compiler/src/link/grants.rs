@@ -79,17 +79,8 @@ pub(super) fn place(
                     );
                     continue;
                 }
-                (None, Some(_)) => {
-                    link.diagnostics.push(path_for_facts_only(
-                        &declaration.node,
-                        consume,
-                        provider,
-                        provide,
-                    ));
-                    continue;
-                }
-                (Some(_), None) => {
-                    link.diagnostics.push(no_path_for_login(
+                (None, Some(_)) | (Some(_), None) => {
+                    link.diagnostics.push(misplaced_path(
                         &declaration.node,
                         consume,
                         provider,
@@ -263,48 +254,44 @@ fn listed(grant: &Grant) -> serde_json::Value {
     entry
 }
 
-/// E216: a consumption of a provider of facts only that gives a credential `path`.
-fn path_for_facts_only(
-    node: &str,
-    consume: &Consume,
-    provider: &str,
-    provide: &Provide,
-) -> Diagnostic {
-    Diagnostic::error(
-        codes::PATH_FOR_FACTS_ONLY,
-        format!(
-            "`{}` of module `{}` on node `{node}` gives a credential `path`, but `{}` on node `{provider}` hands out no logins, only facts",
-            consume.name, consume.module, consume.service
-        ),
-    )
-    .with_primary(consume.span, "consumed here")
-    .with_secondary(provide.span, "provided here, without `manifest`, `credentials` and `form`")
-    .with_help(format!(
-        "remove `path` from `consumes.{}`: `logins.{}` still gives the provider's node, address and facts",
-        consume.name, consume.name
-    ))
-}
-
-/// E217: a consumption of a provider that hands out logins, without a `path`.
-fn no_path_for_login(
-    node: &str,
-    consume: &Consume,
-    provider: &str,
-    provide: &Provide,
-) -> Diagnostic {
-    Diagnostic::error(
-        codes::CONSUMPTION_WITHOUT_PATH,
-        format!(
-            "`{}` of module `{}` on node `{node}` gives no `path`, but `{}` on node `{provider}` hands out logins: its credential must be placed somewhere",
-            consume.name, consume.module, consume.service
-        ),
-    )
-    .with_primary(consume.span, "consumed here")
-    .with_secondary(provide.span, "provided here, with logins")
-    .with_help(format!(
-        "add `path = \"/var/lib/mesh/credentials/{}-{}\";` to `consumes.{}`",
-        consume.module, consume.name, consume.name
-    ))
+/// E216 for a credential `path` where the provider hands out no logins, only facts;
+/// E217 for none where it hands out logins.
+fn misplaced_path(node: &str, consume: &Consume, provider: &str, provide: &Provide) -> Diagnostic {
+    let what = format!(
+        "`{}` of module `{}` on node `{node}`",
+        consume.name, consume.module
+    );
+    let (code, message, provided, help) = if consume.path.is_some() {
+        (
+            codes::PATH_FOR_FACTS_ONLY,
+            format!(
+                "{what} gives a credential `path`, but `{}` on node `{provider}` hands out no logins, only facts",
+                consume.service
+            ),
+            "provided here, without `manifest`, `credentials` and `form`",
+            format!(
+                "remove `path` from `consumes.{0}`: `logins.{0}` still gives the provider's node, address and facts",
+                consume.name
+            ),
+        )
+    } else {
+        (
+            codes::CONSUMPTION_WITHOUT_PATH,
+            format!(
+                "{what} gives no `path`, but `{}` on node `{provider}` hands out logins: its credential must be placed somewhere",
+                consume.service
+            ),
+            "provided here, with logins",
+            format!(
+                "add `path = \"/var/lib/mesh/credentials/{}-{}\";` to `consumes.{}`",
+                consume.module, consume.name, consume.name
+            ),
+        )
+    };
+    Diagnostic::error(code, message)
+        .with_primary(consume.span, "consumed here")
+        .with_secondary(provide.span, provided)
+        .with_help(help)
 }
 
 /// The consumer's credential: a secret shape at its path, and its handle.
