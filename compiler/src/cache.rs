@@ -135,7 +135,7 @@ pub struct BuildCache {
     /// Nodes whose declarations came from the cache, and nodes whose first half
     /// was evaluated.
     declared: AtomicUsize,
-    evaluated: AtomicUsize,
+    evaluated: Mutex<BTreeSet<String>>,
     /// A worker loaded the module files only for a node that needed them (if none
     /// did, their accesses stay recorded from the build that loaded them).
     deferred_modules: std::sync::atomic::AtomicBool,
@@ -269,7 +269,7 @@ pub fn open(root: &Path, out: &Path) -> (Start, Vec<Diagnostic>) {
         reused: AtomicUsize::new(0),
         reused_nodes: Mutex::new(BTreeSet::new()),
         declared: AtomicUsize::new(0),
-        evaluated: AtomicUsize::new(0),
+        evaluated: Mutex::new(BTreeSet::new()),
         deferred_modules: std::sync::atomic::AtomicBool::new(false),
         nodes: std::sync::OnceLock::new(),
         notes: Mutex::new(Vec::new()),
@@ -382,14 +382,23 @@ impl BuildCache {
         self.declared_from_cache() > 0 || self.deferred_modules.load(Ordering::Relaxed)
     }
 
-    /// A node's first half was evaluated.
-    pub fn evaluating(&self) {
-        self.evaluated.fetch_add(1, Ordering::Relaxed);
+    /// `node`'s first half is evaluated.
+    pub fn evaluating(&self, node: &str) {
+        self.evaluated
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(node.to_string());
     }
 
-    /// How many nodes' first halves were evaluated.
-    pub fn evaluated(&self) -> usize {
-        self.evaluated.load(Ordering::Relaxed)
+    /// The nodes whose first halves were evaluated (resolved, their settings,
+    /// contributions and declarations), in order.
+    pub fn evaluated(&self) -> Vec<String> {
+        self.evaluated
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .cloned()
+            .collect()
     }
 
     /// How many nodes' declarations came from the cache.

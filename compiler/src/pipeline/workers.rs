@@ -365,7 +365,7 @@ fn run(
             break;
         };
         if let Some(cache) = &session.cache {
-            cache.evaluating();
+            cache.evaluating(name);
         }
         traced.enter(machine, Place::Declarations(name.clone()));
         let diagnostics = per_node.entry(name.clone()).or_default();
@@ -464,7 +464,7 @@ fn run(
                     break;
                 };
                 if let Some(cache) = &session.cache {
-                    cache.evaluating();
+                    cache.evaluating(name);
                 }
                 traced.enter(machine, Place::Declarations(name.clone()));
                 let loaded = Loaded {

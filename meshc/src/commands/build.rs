@@ -72,6 +72,7 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
         match start {
             compiler::cache::Start::Unchanged { nodes, shapes } => {
                 if arguments.timings {
+                    say!("cache: evaluated: none");
                     say!("cache: compiled again: none");
                 }
                 say!(
@@ -136,11 +137,12 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
         && arguments.timings
     {
         if from_nothing {
-            say!("cache: compiled again: every node (the build has diagnostics or traces)");
+            say!("cache: evaluated: every node (the build has diagnostics or traces)");
+            say!("cache: compiled again: every node");
         } else {
+            say!("cache: evaluated: {}", compiled_again(&cache.evaluated()));
             say!(
-                "cache: evaluated {} node(s), compiled again: {}",
-                cache.evaluated(),
+                "cache: compiled again: {}",
                 compiled_again(&cache.compiled_again())
             );
         }
@@ -210,7 +212,7 @@ fn staged_compilation(
     Ok((staged, compilation))
 }
 
-/// The nodes compiled again, as `--timings` names them (the first ten).
+/// Nodes as `--timings` names them (the first ten).
 fn compiled_again(nodes: &[String]) -> String {
     match nodes.len() {
         0 => "none".to_string(),
