@@ -6,6 +6,9 @@
 //! inventory, to one module, or to every node), the node's evaluated inventory entry
 //! and the fleet-wide rest of the inventory, and the digest of the link it received
 //! (which holds what it reads of other nodes, `secrets/`, `mesh.lock` and artifacts).
+//! A node's declarations (what the link reads of it) are kept too, and taken back
+//! without evaluating the node when the inputs of its first half are unchanged
+//! (all of the above but the link).
 //! A reused plan is read back from `OUT/nodes` and must have the digest recorded.
 //! Nothing here decides a plan's content: a reused plan is the bytes a build from
 //! nothing makes, or it is not reused. A cache that cannot be read, or was made by
@@ -129,6 +132,9 @@ pub struct BuildCache {
     changed_modules: BTreeSet<String>,
     entries: entries::EntryDigests,
     pub recorder: Arc<Recorder>,
+    /// The syntax trees the cache's own evaluation of the inventory parsed, for the
+    /// build's workers (a tree is reused only for the same bytes as the same file).
+    pub parses: Arc<lang::ParseCache>,
     finished: Mutex<BTreeMap<String, NodeRecord>>,
     reused: AtomicUsize,
     reused_nodes: Mutex<BTreeSet<String>>,
@@ -265,6 +271,7 @@ pub fn open(root: &Path, out: &Path) -> (Start, Vec<Diagnostic>) {
         changed_modules: BTreeSet::new(),
         entries: entries::EntryDigests::default(),
         recorder: Arc::new(Recorder::default()),
+        parses: Arc::new(lang::ParseCache::new()),
         finished: Mutex::new(BTreeMap::new()),
         reused: AtomicUsize::new(0),
         reused_nodes: Mutex::new(BTreeSet::new()),
@@ -278,7 +285,7 @@ pub fn open(root: &Path, out: &Path) -> (Start, Vec<Diagnostic>) {
         return (Start::Build(Arc::new(cache)), notes);
     };
     let Some(previous) = previous else {
-        cache.entries = entries::digest_inventory(&repository.root, &repository.inventory);
+        cache.entries = entries::digest_inventory(&repository.root, &repository.inventory, &cache.parses);
         return (Start::Build(Arc::new(cache)), notes);
     };
     let loader = MeshLoader::new(repository.root.clone());
@@ -311,7 +318,7 @@ pub fn open(root: &Path, out: &Path) -> (Start, Vec<Diagnostic>) {
         return (start, notes);
     }
     cache.entries = if inventory_changed {
-        entries::digest_inventory(&repository.root, &repository.inventory)
+        entries::digest_inventory(&repository.root, &repository.inventory, &cache.parses)
     } else {
         entries::EntryDigests {
             fleet: previous.fleet.clone(),

@@ -1,7 +1,10 @@
 //! One evaluation worker: its own evaluator, the module files evaluated once, then
 //! its share of the nodes in two halves (declarations, then shapes), meeting the
 //! coordinator once in between to receive its nodes' links. It shares no value with
-//! another worker; what it returns is merged by `merge`.
+//! another worker; what it returns is merged by `merge`. In a cached build a node
+//! whose first half's inputs are unchanged brings its declarations from the cache
+//! and is evaluated (both halves, after the link) only if its plan is not reused;
+//! the module files are then loaded by the first node that needs them.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

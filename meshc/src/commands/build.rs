@@ -208,6 +208,11 @@ fn staged_compilation(
     let mut session = session.clone();
     session.sink = Some(staged.clone());
     session.cache = cache.clone();
+    if let Some(cache) = cache
+        && session.parses.is_none()
+    {
+        session.parses = Some(cache.parses.clone());
+    }
     let compilation = compiler::compile_session(root, options, &session);
     Ok((staged, compilation))
 }
