@@ -285,7 +285,8 @@ pub fn open(root: &Path, out: &Path) -> (Start, Vec<Diagnostic>) {
         return (Start::Build(Arc::new(cache)), notes);
     };
     let Some(previous) = previous else {
-        cache.entries = entries::digest_inventory(&repository.root, &repository.inventory, &cache.parses);
+        cache.entries =
+            entries::digest_inventory(&repository.root, &repository.inventory, &cache.parses);
         return (Start::Build(Arc::new(cache)), notes);
     };
     let loader = MeshLoader::new(repository.root.clone());
@@ -566,8 +567,7 @@ impl BuildCache {
         let skipped = self.reused() > 0
             || self.declared_from_cache() > 0
             || self.deferred_modules.load(Ordering::Relaxed);
-        if skipped && let Some(previous) = &self.previous
-        {
+        if skipped && let Some(previous) = &self.previous {
             let asked: BTreeSet<(reads::Question, PathBuf)> = accesses
                 .iter()
                 .map(|access| (access.question, access.path.clone()))

@@ -414,7 +414,10 @@ fn a_build_with_diagnostics_or_traces_says_what_a_build_from_nothing_says() {
     // node's consumer: the other nodes' declarations were in the cache, but what
     // the build says is what a build from nothing says, at the same places
     for (from, to) in [
-        ("title = \"app2\"", "title = builtins.trace \"two\" \"app2\""),
+        (
+            "title = \"app2\"",
+            "title = builtins.trace \"two\" \"app2\"",
+        ),
         (
             "settings.shop.database = \"db1\";",
             "settings.shop.database = \"db9\";",

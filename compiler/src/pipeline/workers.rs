@@ -414,15 +414,15 @@ fn run(
             };
             let mut roots = kept.roots(kept_values(steps.as_slice().iter()));
             // the node about to be compiled
-            roots.extend(kept_values(std::iter::once(&step)).flat_map(
-                |(resolved, collected)| {
+            roots.extend(
+                kept_values(std::iter::once(&step)).flat_map(|(resolved, collected)| {
                     resolved
                         .settings
                         .values()
                         .chain(collected.values())
                         .cloned()
-                },
-            ));
+                }),
+            );
             machine.reclaim(&roots);
         }
         let diagnostics = per_node.entry(name.clone()).or_default();
