@@ -251,10 +251,14 @@ struct Repo<'r> {
     prelude: lang::Value,
     context: CheckContext<'r>,
     charge: &'r Charge,
+    /// Whether what a node leaves behind is reclaimed between nodes (not for
+    /// `meshc show`, whose view keeps values of its node).
+    reclaims: bool,
 }
 
 /// The worker's module files, loaded the first time a node needs them (None when
-/// the compilation was cancelled meanwhile).
+/// the compilation was cancelled meanwhile). Reclaiming starts once they are
+/// loaded: the frames they make are never emptied.
 fn ensure_modules<'m>(
     slot: &'m mut Option<BTreeMap<String, Module>>,
     machine: &mut Machine,
@@ -273,6 +277,13 @@ fn ensure_modules<'m>(
             repo.charge,
             global,
         )?);
+        if repo.reclaims {
+            machine.reclaim_start(
+                repo.session
+                    .reclaim_batch
+                    .unwrap_or(lang::eval::RECLAIM_BATCH),
+            );
+        }
     }
     slot.as_ref()
 }
@@ -310,6 +321,7 @@ fn run(
             node_names: &node_names,
         },
         charge,
+        reclaims: inspected.node.is_none(),
     };
     let known: Vec<String> = repository.modules.keys().cloned().collect();
     // the module files are loaded before any node unless the build cache says none
@@ -332,11 +344,6 @@ fn run(
     let mut defaults = DefaultsCache::default();
     let mut steps: Vec<Step<'_>> = Vec::new();
     let mut declarations = Vec::new();
-    // from here on, what a node leaves behind is reclaimed between nodes (not for
-    // `meshc show`, whose view keeps values of its node)
-    if inspected.node.is_none() {
-        machine.reclaim_start(session.reclaim_batch.unwrap_or(lang::eval::RECLAIM_BATCH));
-    }
     for (name, node) in inventory.nodes.iter().skip(first).take(last - first) {
         if machine.reclaim_due() {
             let kept = Kept {
