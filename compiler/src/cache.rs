@@ -145,6 +145,9 @@ pub struct BuildCache {
     /// A worker loaded the module files only for a node that needed them (if none
     /// did, their accesses stay recorded from the build that loaded them).
     deferred_modules: std::sync::atomic::AtomicBool,
+    /// A node evaluated after its declarations came from the cache declared
+    /// something else: what the cache recorded cannot be trusted.
+    disagreed: std::sync::atomic::AtomicBool,
     /// `OUT/nodes`, opened by the first reuse.
     nodes: std::sync::OnceLock<Option<Beneath>>,
     notes: Mutex<Vec<Diagnostic>>,
@@ -278,6 +281,7 @@ pub fn open(root: &Path, out: &Path) -> (Start, Vec<Diagnostic>) {
         declared: AtomicUsize::new(0),
         evaluated: Mutex::new(BTreeSet::new()),
         deferred_modules: std::sync::atomic::AtomicBool::new(false),
+        disagreed: std::sync::atomic::AtomicBool::new(false),
         nodes: std::sync::OnceLock::new(),
         notes: Mutex::new(Vec::new()),
     };
@@ -374,6 +378,18 @@ impl BuildCache {
     /// was nothing (a build with diagnostics keeps no cache).
     pub fn modules_unchanged(&self) -> bool {
         self.reusable && self.changed_modules.is_empty()
+    }
+
+    /// A node whose declarations came from the cache was evaluated and declared
+    /// something else (a dependency the cache does not see): the build is made
+    /// again from nothing and keeps no cache.
+    pub fn disagreed(&self) {
+        self.disagreed.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether a node declared other than the cache had it.
+    pub fn has_disagreed(&self) -> bool {
+        self.disagreed.load(Ordering::Relaxed)
     }
 
     /// A worker loads the module files only if a node needs them.

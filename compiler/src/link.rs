@@ -151,6 +151,38 @@ pub struct Declarations {
     pub artifacts: Vec<Artifact>,
 }
 
+impl Declarations {
+    /// Whether `other` declares the same, wherever their spans point (the files of
+    /// two evaluations are numbered apart).
+    pub fn same_but_spans(&self, other: &Declarations) -> bool {
+        format!("{:?}", self.without_spans()) == format!("{:?}", other.without_spans())
+    }
+
+    fn without_spans(&self) -> Declarations {
+        let mut declarations = self.clone();
+        let nowhere = Span::default();
+        for provide in &mut declarations.provides {
+            provide.span = nowhere;
+        }
+        for consume in &mut declarations.consumes {
+            consume.span = nowhere;
+            if let Some(access) = &mut consume.access {
+                access.span = nowhere;
+            }
+        }
+        for need in &mut declarations.needs {
+            need.span = nowhere;
+        }
+        for mirror in &mut declarations.mirrors {
+            mirror.span = nowhere;
+        }
+        for artifact in &mut declarations.artifacts {
+            artifact.span = nowhere;
+        }
+        declarations
+    }
+}
+
 /// A shape the compiler places itself (a credential, a grants manifest, a need).
 #[derive(Clone, Debug)]
 pub struct Placed {

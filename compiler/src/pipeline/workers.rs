@@ -495,6 +495,11 @@ fn run(
                     continue;
                 };
                 traced.enter(machine, Place::Shapes(name.clone()));
+                if let Some(cache) = &session.cache
+                    && !pending.declared.same_but_spans(&declared)
+                {
+                    cache.disagreed();
+                }
                 pending.declared = declared;
                 pending
             }

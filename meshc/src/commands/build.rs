@@ -94,11 +94,14 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
     let mut from_nothing = false;
     if let Some(cache) = &cache
         && cache.took_more_than_plans()
-        && (!compilation.diagnostics.is_empty() || !compilation.traces.is_empty())
+        && (!compilation.diagnostics.is_empty()
+            || !compilation.traces.is_empty()
+            || cache.has_disagreed())
     {
         // what it says must be what a build from nothing says, in its order and at
-        // its places: made again without the cache (the secrets the first made are
-        // in the store now, and counted)
+        // its places, and a node that declared other than the cache had it makes
+        // the cache untrustworthy: made again without the cache, keeping none (the
+        // secrets the first made are in the store now, and counted)
         staged.abort();
         let made = compilation.made;
         (staged, compilation) = staged_compilation(&root, &out, options, &session, &None)
@@ -137,7 +140,7 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
         && arguments.timings
     {
         if from_nothing {
-            say!("cache: evaluated: every node (the build has diagnostics or traces)");
+            say!("cache: evaluated: every node (made again from nothing)");
             say!("cache: compiled again: every node");
         } else {
             say!("cache: evaluated: {}", compiled_again(&cache.evaluated()));
@@ -150,15 +153,17 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
     if let Some(cache) = &cache {
         // a node whose diagnostics or traces would not be printed again is never
         // reused: a build that had any keeps no cache
-        let saved = if compilation.diagnostics.is_empty() && compilation.traces.is_empty() {
-            cache.save(
-                written.nodes,
-                shape_count,
-                !compilation.artifact_directories.is_empty(),
-            )
-        } else {
-            compiler::cache::remove(&out)
-        };
+        let saved =
+            if !from_nothing && compilation.diagnostics.is_empty() && compilation.traces.is_empty()
+            {
+                cache.save(
+                    written.nodes,
+                    shape_count,
+                    !compilation.artifact_directories.is_empty(),
+                )
+            } else {
+                compiler::cache::remove(&out)
+            };
         if let Err(diagnostic) = saved {
             return Err(terminal::fail(&diagnostic, &compilation.sources, color));
         }
