@@ -6,6 +6,9 @@
 //! inventory, to one module, or to every node), the node's evaluated inventory entry
 //! and the fleet-wide rest of the inventory, and the digest of the link it received
 //! (which holds what it reads of other nodes, `secrets/`, `mesh.lock` and artifacts).
+//! A node's declarations (what the link reads of it) are kept too, and taken back
+//! without evaluating the node when the inputs of its first half are unchanged
+//! (all of the above but the link).
 //! A reused plan is read back from `OUT/nodes` and must have the digest recorded.
 //! Nothing here decides a plan's content: a reused plan is the bytes a build from
 //! nothing makes, or it is not reused. A cache that cannot be read, or was made by
@@ -34,9 +37,9 @@ pub use reads::{Doing, Recorder, RecordingLoader};
 /// The cache's file in the output.
 pub const CACHE_FILE: &str = ".mesh-cache";
 /// The cache's format: a cache of another format is foreign.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 /// The cache file's first line, before the digest of the record that follows it.
-const HEADER: &str = "mesh-cache/1";
+const HEADER: &str = "mesh-cache/2";
 
 mod sources {
     include!(concat!(env!("OUT_DIR"), "/sources.rs"));
@@ -52,10 +55,13 @@ struct Identity {
 }
 
 /// One node as the last build compiled it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 struct NodeRecord {
     entry: Option<String>,
     modules: Vec<String>,
+    /// What the node's first half gave the link (None if it could not be kept):
+    /// a node whose own inputs are unchanged takes it from here unevaluated.
+    declared: Option<serde_json::Value>,
     link: String,
     /// The plan's digest (as the manifest has it), its shape count and its secret
     /// shapes (path, sealed text): what the writer and the manifest need of a plan
@@ -126,9 +132,22 @@ pub struct BuildCache {
     changed_modules: BTreeSet<String>,
     entries: entries::EntryDigests,
     pub recorder: Arc<Recorder>,
+    /// The syntax trees the cache's own evaluation of the inventory parsed, for the
+    /// build's workers (a tree is reused only for the same bytes as the same file).
+    pub parses: Arc<lang::ParseCache>,
     finished: Mutex<BTreeMap<String, NodeRecord>>,
     reused: AtomicUsize,
     reused_nodes: Mutex<BTreeSet<String>>,
+    /// Nodes whose declarations came from the cache, and nodes whose first half
+    /// was evaluated.
+    declared: AtomicUsize,
+    evaluated: Mutex<BTreeSet<String>>,
+    /// A worker loaded the module files only for a node that needed them (if none
+    /// did, their accesses stay recorded from the build that loaded them).
+    deferred_modules: std::sync::atomic::AtomicBool,
+    /// A node evaluated after its declarations came from the cache declared
+    /// something else: what the cache recorded cannot be trusted.
+    disagreed: std::sync::atomic::AtomicBool,
     /// `OUT/nodes`, opened by the first reuse.
     nodes: std::sync::OnceLock<Option<Beneath>>,
     notes: Mutex<Vec<Diagnostic>>,
@@ -255,9 +274,14 @@ pub fn open(root: &Path, out: &Path) -> (Start, Vec<Diagnostic>) {
         changed_modules: BTreeSet::new(),
         entries: entries::EntryDigests::default(),
         recorder: Arc::new(Recorder::default()),
+        parses: Arc::new(lang::ParseCache::new()),
         finished: Mutex::new(BTreeMap::new()),
         reused: AtomicUsize::new(0),
         reused_nodes: Mutex::new(BTreeSet::new()),
+        declared: AtomicUsize::new(0),
+        evaluated: Mutex::new(BTreeSet::new()),
+        deferred_modules: std::sync::atomic::AtomicBool::new(false),
+        disagreed: std::sync::atomic::AtomicBool::new(false),
         nodes: std::sync::OnceLock::new(),
         notes: Mutex::new(Vec::new()),
     };
@@ -265,7 +289,8 @@ pub fn open(root: &Path, out: &Path) -> (Start, Vec<Diagnostic>) {
         return (Start::Build(Arc::new(cache)), notes);
     };
     let Some(previous) = previous else {
-        cache.entries = entries::digest_inventory(&repository.root, &repository.inventory);
+        cache.entries =
+            entries::digest_inventory(&repository.root, &repository.inventory, &cache.parses);
         return (Start::Build(Arc::new(cache)), notes);
     };
     let loader = MeshLoader::new(repository.root.clone());
@@ -298,7 +323,7 @@ pub fn open(root: &Path, out: &Path) -> (Start, Vec<Diagnostic>) {
         return (start, notes);
     }
     cache.entries = if inventory_changed {
-        entries::digest_inventory(&repository.root, &repository.inventory)
+        entries::digest_inventory(&repository.root, &repository.inventory, &cache.parses)
     } else {
         entries::EntryDigests {
             fleet: previous.fleet.clone(),
@@ -321,21 +346,95 @@ pub fn link_digest(link: &NodeLink) -> String {
 }
 
 impl BuildCache {
-    /// The plan `node` had in the last build, read back from the output, when
-    /// nothing its compilation reads has changed; None means compile it.
-    pub fn reuse(&self, node: &str, modules: &[String], link: &str) -> Option<Reused> {
+    /// The record of `node` in the last build when nothing its first half reads has
+    /// changed: its evaluated entry, the fleet-wide inventory, everything charged to
+    /// every node, and the files of the modules it ran (resolution is a function of
+    /// these, so it runs the same modules). None means evaluate it.
+    fn unchanged_inputs(&self, node: &str) -> Option<&NodeRecord> {
         if !self.reusable {
             return None;
         }
         let previous = self.previous.as_ref()?.nodes.get(node)?;
         let entry = self.entries.nodes.get(node)?.as_ref()?;
-        if previous.entry.as_ref() != Some(entry)
-            || previous.modules != modules
-            || previous.link != link
-            || modules
+        let unchanged = previous.entry.as_ref() == Some(entry)
+            && !previous
+                .modules
                 .iter()
-                .any(|module| self.changed_modules.contains(module))
-        {
+                .any(|module| self.changed_modules.contains(module));
+        unchanged.then_some(previous)
+    }
+
+    /// The declarations the last build's link had of `node` and the modules it
+    /// ran, when nothing its first half reads has changed (None: evaluate it).
+    pub fn declarations(&self, node: &str) -> Option<(crate::link::Declarations, Vec<String>)> {
+        let record = self.unchanged_inputs(node)?;
+        let declared = crate::link::Declarations::deserialize(record.declared.as_ref()?).ok()?;
+        self.declared.fetch_add(1, Ordering::Relaxed);
+        Some((declared, record.modules.clone()))
+    }
+
+    /// Whether no module file changed since the last build (and nothing charged to
+    /// every node): loading them would report what the last build reported, which
+    /// was nothing (a build with diagnostics keeps no cache).
+    pub fn modules_unchanged(&self) -> bool {
+        self.reusable && self.changed_modules.is_empty()
+    }
+
+    /// A node whose declarations came from the cache was evaluated and declared
+    /// something else (a dependency the cache does not see): the build is made
+    /// again from nothing and keeps no cache.
+    pub fn disagreed(&self) {
+        self.disagreed.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether a node declared other than the cache had it.
+    pub fn has_disagreed(&self) -> bool {
+        self.disagreed.load(Ordering::Relaxed)
+    }
+
+    /// A worker loads the module files only if a node needs them.
+    pub fn deferred_modules(&self) {
+        self.deferred_modules.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether this build took anything from the cache but plans: declarations, or
+    /// the module files left unloaded. Its diagnostics and traces may then differ
+    /// from a build from nothing in their places and order (a cached declaration's
+    /// spans number the files of the build that read them), so a build that has any
+    /// is made again from nothing.
+    pub fn took_more_than_plans(&self) -> bool {
+        self.declared_from_cache() > 0 || self.deferred_modules.load(Ordering::Relaxed)
+    }
+
+    /// `node`'s first half is evaluated.
+    pub fn evaluating(&self, node: &str) {
+        self.evaluated
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(node.to_string());
+    }
+
+    /// The nodes whose first halves were evaluated (resolved, their settings,
+    /// contributions and declarations), in order.
+    pub fn evaluated(&self) -> Vec<String> {
+        self.evaluated
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .cloned()
+            .collect()
+    }
+
+    /// How many nodes' declarations came from the cache.
+    pub fn declared_from_cache(&self) -> usize {
+        self.declared.load(Ordering::Relaxed)
+    }
+
+    /// The plan `node` had in the last build, read back from the output, when
+    /// nothing its compilation reads has changed; None means compile it.
+    pub fn reuse(&self, node: &str, modules: &[String], link: &str) -> Option<Reused> {
+        let previous = self.unchanged_inputs(node)?;
+        if previous.modules != modules || previous.link != link {
             return None;
         }
         let name = format!("{node}.json");
@@ -373,12 +472,20 @@ impl BuildCache {
         None
     }
 
-    /// Records what `node`'s plan was made (or reused) from.
-    pub fn finished(&self, node: &str, modules: &[String], link: String, plan: &Reused) {
+    /// Records what `node`'s plan was made (or reused) from: its modules, the
+    /// declarations its link was made from, and the link.
+    pub fn finished(
+        &self,
+        node: &str,
+        (modules, declared): (&[String], &crate::link::Declarations),
+        link: String,
+        plan: &Reused,
+    ) {
         let entry = self.entries.nodes.get(node).cloned().flatten();
         let record = NodeRecord {
             entry,
             modules: modules.to_vec(),
+            declared: serde_json::to_value(declared).ok(),
             link,
             plan: plan.digest.clone(),
             shapes: plan.shapes,
@@ -468,14 +575,15 @@ impl BuildCache {
         crate::emit::write_atomically(&output, CACHE_FILE, &bytes)
     }
 
-    /// What this build read, and, when it reused nodes, what the last build read
-    /// that this one did not ask again: a reused node's shapes were not evaluated,
-    /// so what they read stays recorded from the build that did.
+    /// What this build read, and, when it reused nodes or declarations or left the
+    /// module files unloaded, what the last build read that this one did not ask
+    /// again: what was not evaluated stays recorded from the build that did.
     fn accesses(&self) -> Vec<reads::Access> {
         let mut accesses = self.recorder.accesses();
-        if self.reused() > 0
-            && let Some(previous) = &self.previous
-        {
+        let skipped = self.reused() > 0
+            || self.declared_from_cache() > 0
+            || self.deferred_modules.load(Ordering::Relaxed);
+        if skipped && let Some(previous) = &self.previous {
             let asked: BTreeSet<(reads::Question, PathBuf)> = accesses
                 .iter()
                 .map(|access| (access.question, access.path.clone()))

@@ -12,6 +12,8 @@ use std::path::PathBuf;
 
 use lang::{Diagnostic, Span};
 
+use serde::{Deserialize, Serialize};
+
 use crate::lock::Lock;
 use crate::secrets::{Form, Store};
 
@@ -22,6 +24,7 @@ pub(crate) mod grants;
 mod mirrors;
 mod needs;
 mod provider;
+mod serial;
 mod store;
 
 pub use declarations::declarations;
@@ -29,7 +32,7 @@ pub use facts::{Facts, to_value as facts_value};
 pub use provider::Providers;
 pub(crate) use store::NOT_YET_MADE;
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Provide {
     pub module: String,
     pub service: String,
@@ -40,19 +43,20 @@ pub struct Provide {
     pub group: String,
     /// What the provider publishes to its consumers (`facts`).
     pub facts: Facts,
+    #[serde(with = "serial::span")]
     pub span: Span,
     pub source: plan::Source,
 }
 
 /// Where a provider that hands out logins keeps them, and how it checks them.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct LoginsAt {
     pub manifest: String,
     pub credentials: String,
     pub form: Form,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Consume {
     pub module: String,
     pub name: String,
@@ -65,22 +69,24 @@ pub struct Consume {
     pub mode: String,
     /// The vhost and permissions asked for, if the entry declares them.
     pub access: Option<Access>,
+    #[serde(with = "serial::span")]
     pub span: Span,
     pub source: plan::Source,
 }
 
 /// What a grant allows at a provider whose grants carry access (RabbitMQ): one vhost
 /// and the configure, write and read permissions in it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Access {
     pub vhost: String,
     pub permissions: Permissions,
     /// Where the consumer declares it.
+    #[serde(with = "serial::span")]
     pub span: Span,
 }
 
 /// RabbitMQ's three permissions, each a regular expression over resource names.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Permissions {
     pub configure: String,
     pub write: String,
@@ -98,7 +104,7 @@ impl Permissions {
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Need {
     pub module: String,
     pub name: String,
@@ -106,30 +112,33 @@ pub struct Need {
     pub owner: String,
     pub group: String,
     pub mode: String,
+    #[serde(with = "serial::span")]
     pub span: Span,
     pub source: plan::Source,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Mirror {
     pub module: String,
     pub name: String,
     pub reference: String,
+    #[serde(with = "serial::span")]
     pub span: Span,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Artifact {
     pub module: String,
     pub name: String,
     /// Repository-relative directory (the key in `mesh.lock`).
     pub directory: String,
     pub absolute: PathBuf,
+    #[serde(with = "serial::span")]
     pub span: Span,
 }
 
 /// What one node declares for linking (read by its worker).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Declarations {
     pub node: String,
     pub key: String,
@@ -140,6 +149,38 @@ pub struct Declarations {
     pub needs: Vec<Need>,
     pub mirrors: Vec<Mirror>,
     pub artifacts: Vec<Artifact>,
+}
+
+impl Declarations {
+    /// Whether `other` declares the same, wherever their spans point (the files of
+    /// two evaluations are numbered apart).
+    pub fn same_but_spans(&self, other: &Declarations) -> bool {
+        format!("{:?}", self.without_spans()) == format!("{:?}", other.without_spans())
+    }
+
+    fn without_spans(&self) -> Declarations {
+        let mut declarations = self.clone();
+        let nowhere = Span::default();
+        for provide in &mut declarations.provides {
+            provide.span = nowhere;
+        }
+        for consume in &mut declarations.consumes {
+            consume.span = nowhere;
+            if let Some(access) = &mut consume.access {
+                access.span = nowhere;
+            }
+        }
+        for need in &mut declarations.needs {
+            need.span = nowhere;
+        }
+        for mirror in &mut declarations.mirrors {
+            mirror.span = nowhere;
+        }
+        for artifact in &mut declarations.artifacts {
+            artifact.span = nowhere;
+        }
+        declarations
+    }
 }
 
 /// A shape the compiler places itself (a credential, a grants manifest, a need).

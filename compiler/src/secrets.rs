@@ -35,7 +35,9 @@ use crate::scram;
 use crate::sealed_value::{self, Identity, Of, SealedValue};
 
 /// How a provider checks a consumer's password.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub enum Form {
     /// A PostgreSQL SCRAM-SHA-256 verifier; the provider never sees the password.
     ScramSha256,

@@ -106,17 +106,42 @@ fn reused(output: &Output) -> (usize, usize) {
     }
 }
 
-/// The nodes the build compiled again (`--timings` names them).
-fn compiled(output: &Output) -> Vec<String> {
+/// The nodes `--timings` lists after `prefix`.
+fn listed(output: &Output, prefix: &str) -> Vec<String> {
     let text = stderr(output);
     let line = text
         .lines()
-        .find_map(|line| line.strip_prefix("cache: compiled again: "))
-        .unwrap_or_else(|| panic!("no list of nodes compiled again in:\n{text}"));
+        .find_map(|line| line.strip_prefix(prefix))
+        .unwrap_or_else(|| panic!("no `{prefix}` in:\n{text}"));
     if line == "none" {
         return Vec::new();
     }
     line.split(", ").map(str::to_string).collect()
+}
+
+/// The nodes the build compiled again (`--timings` names them).
+fn compiled(output: &Output) -> Vec<String> {
+    listed(output, "cache: compiled again: ")
+}
+
+/// The nodes whose first half (resolution to declarations) the build evaluated;
+/// the others took their declarations from the cache.
+fn evaluated(output: &Output) -> Vec<String> {
+    listed(output, "cache: evaluated: ")
+}
+
+/// What a build said but for its timings and cache lines, and the output's path.
+fn said(output: &Output, out: &Path) -> String {
+    stderr(output)
+        .lines()
+        .filter(|line| !line.starts_with("cache: ") && !line.starts_with("timings: "))
+        .map(|line| line.replace(&out.display().to_string(), "OUT"))
+        .map(|line| match line.find(" in ") {
+            Some(at) if line.starts_with("built ") => line[..at].to_string(),
+            _ => line,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 const EDITS: usize = 10;
@@ -336,6 +361,87 @@ fn a_changed_provider_address_rebuilds_exactly_its_consumers_and_itself() {
     let built = build_with(&repository, &out, &["--timings"]);
     assert_built(&built);
     assert_eq!(compiled(&built), ["app2"], "{}", stderr(&built));
+}
+
+#[test]
+fn only_the_nodes_an_edit_reaches_are_evaluated() {
+    let (temporary, repository) = repository();
+    let out = temporary.path().join("out");
+    assert_built(&build_with(&repository, &out, &[]));
+    // one node's entry: that node alone is resolved and evaluated; the others'
+    // declarations come from the cache
+    replace(
+        &repository.join("mesh.nix"),
+        "title = \"app2\"",
+        "title = \"two\"",
+    );
+    let built = build_with(&repository, &out, &["--timings"]);
+    assert_built(&built);
+    assert_eq!(evaluated(&built), ["app2"], "{}", stderr(&built));
+    assert_eq!(compiled(&built), ["app2"], "{}", stderr(&built));
+    // a file of a module two nodes run: those two
+    write(&repository.join("modules/web/title.nix"), "\"changed\"\n");
+    let built = build_with(&repository, &out, &["--timings"]);
+    assert_built(&built);
+    assert_eq!(evaluated(&built), ["app1", "app2"], "{}", stderr(&built));
+    // a provider's address: the provider, and its consumers, whose links change
+    // (their declarations came from the cache; they are evaluated after the link)
+    replace(
+        &repository.join("mesh.nix"),
+        "\"10.0.0.21\"",
+        "\"10.0.0.41\"",
+    );
+    let built = build_with(&repository, &out, &["--timings"]);
+    assert_built(&built);
+    assert_eq!(
+        evaluated(&built),
+        ["app1", "app2", "db1", "gateway"],
+        "{}",
+        stderr(&built)
+    );
+    let fresh = temporary.path().join("fresh");
+    assert_built(&build_with(&repository, &fresh, &["--no-cache"]));
+    assert_eq!(output_files(&out), output_files(&fresh));
+}
+
+#[test]
+fn a_build_with_diagnostics_or_traces_says_what_a_build_from_nothing_says() {
+    let (temporary, repository) = repository();
+    let out = temporary.path().join("out");
+    let fresh = temporary.path().join("fresh");
+    assert_built(&build_with(&repository, &out, &[]));
+    // a trace in one node's entry, and an error the link raises about another
+    // node's consumer: the other nodes' declarations were in the cache, but what
+    // the build says is what a build from nothing says, at the same places
+    for (from, to) in [
+        (
+            "title = \"app2\"",
+            "title = builtins.trace \"two\" \"app2\"",
+        ),
+        (
+            "settings.shop.database = \"db1\";",
+            "settings.shop.database = \"db9\";",
+        ),
+    ] {
+        replace(&repository.join("mesh.nix"), from, to);
+        let built = build_with(&repository, &out, &["--timings"]);
+        let from_nothing = build_with(&repository, &fresh, &["--no-cache"]);
+        assert_eq!(built.status.code(), from_nothing.status.code());
+        assert_eq!(
+            said(&built, &out),
+            said(&from_nothing, &fresh),
+            "{}",
+            stderr(&built)
+        );
+        if built.status.success() {
+            assert_eq!(evaluated(&built), ["every node (made again from nothing)"]);
+            assert!(!out.join(".mesh-cache").exists(), "no cache is kept");
+        }
+        // undone: a build from nothing again, which keeps a cache for the next case
+        replace(&repository.join("mesh.nix"), to, from);
+        assert_built(&build_with(&repository, &out, &[]));
+        assert!(out.join(".mesh-cache").exists());
+    }
 }
 
 #[test]

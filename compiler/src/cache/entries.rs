@@ -22,13 +22,19 @@ pub struct EntryDigests {
 }
 
 /// Evaluates `inventory` (the repository's `mesh.nix`) and digests it.
-pub fn digest_inventory(root: &Path, inventory: &Path) -> EntryDigests {
+/// The trees it parses are kept in `parses`.
+pub fn digest_inventory(
+    root: &Path,
+    inventory: &Path,
+    parses: &std::sync::Arc<lang::ParseCache>,
+) -> EntryDigests {
     let loader = Rc::new(MeshLoader::new(root.to_path_buf()));
     let mut machine = Machine::new(
         loader,
         vec![root.to_path_buf(), PathBuf::from(stdlib::VIRTUAL_ROOT)],
         Limits::default(),
-    );
+    )
+    .with_parse_cache(parses.clone());
     let mut digests = EntryDigests::default();
     let Ok(value) = machine.eval_file(inventory) else {
         return digests;

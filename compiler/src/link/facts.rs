@@ -16,12 +16,13 @@ use lang::{Diagnostic, Machine, Span, Value, codes};
 const MAX_DEPTH: usize = 32;
 
 /// One published value.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Fact {
     Null,
     Bool(bool),
     Int(i64),
-    Float(f64),
+    /// Kept by its bits in the build cache: JSON has no NaN or infinities.
+    Float(#[serde(with = "super::serial::float")] f64),
     String(String),
     List(Vec<Fact>),
     Record(BTreeMap<String, Fact>),

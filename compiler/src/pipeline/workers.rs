@@ -1,7 +1,10 @@
 //! One evaluation worker: its own evaluator, the module files evaluated once, then
 //! its share of the nodes in two halves (declarations, then shapes), meeting the
 //! coordinator once in between to receive its nodes' links. It shares no value with
-//! another worker; what it returns is merged by `merge`.
+//! another worker; what it returns is merged by `merge`. In a cached build a node
+//! whose first half's inputs are unchanged brings its declarations from the cache
+//! and is evaluated (both halves, after the link) only if its plan is not reused;
+//! the module files are then loaded by the first node that needs them.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -205,6 +208,84 @@ struct Pending<'a> {
     node: &'a inventory::Node,
     resolved: resolve::Resolved,
     collected: BTreeMap<String, lang::Value>,
+    /// What it gave the link (recorded in the build cache).
+    declared: link::Declarations,
+}
+
+/// A node of the worker's share after the first half: evaluated, or taken from the
+/// build cache unevaluated (with the modules it ran), to be evaluated only if its
+/// plan cannot be reused either.
+enum Step<'a> {
+    Evaluated(Pending<'a>),
+    Cached {
+        name: &'a String,
+        node: &'a inventory::Node,
+        declared: link::Declarations,
+        modules: Vec<String>,
+    },
+}
+
+impl Step<'_> {
+    fn name(&self) -> &String {
+        match self {
+            Step::Evaluated(pending) => pending.name,
+            Step::Cached { name, .. } => name,
+        }
+    }
+}
+
+/// The values the evaluated nodes among `steps` keep for their second half.
+fn kept_values<'s>(
+    steps: impl Iterator<Item = &'s Step<'s>>,
+) -> impl Iterator<Item = (&'s resolve::Resolved, &'s BTreeMap<String, lang::Value>)> {
+    steps.filter_map(|step| match step {
+        Step::Evaluated(pending) => Some((&pending.resolved, &pending.collected)),
+        Step::Cached { .. } => None,
+    })
+}
+
+/// What a worker has loaded before its nodes, for their evaluation.
+struct Repo<'r> {
+    repository: &'r Repository,
+    session: &'r Session,
+    prelude: lang::Value,
+    context: CheckContext<'r>,
+    charge: &'r Charge,
+    /// Whether what a node leaves behind is reclaimed between nodes (not for
+    /// `meshc show`, whose view keeps values of its node).
+    reclaims: bool,
+}
+
+/// The worker's module files, loaded the first time a node needs them (None when
+/// the compilation was cancelled meanwhile). Reclaiming starts once they are
+/// loaded: the frames they make are never emptied.
+fn ensure_modules<'m>(
+    slot: &'m mut Option<BTreeMap<String, Module>>,
+    machine: &mut Machine,
+    repo: &Repo<'_>,
+    traced: &mut Gathered,
+    global: &mut Vec<Diagnostic>,
+) -> Option<&'m BTreeMap<String, Module>> {
+    if slot.is_none() {
+        traced.enter(machine, Place::Repository);
+        *slot = Some(load_modules(
+            machine,
+            repo.repository,
+            repo.session,
+            &repo.prelude,
+            &repo.context,
+            repo.charge,
+            global,
+        )?);
+        if repo.reclaims {
+            machine.reclaim_start(
+                repo.session
+                    .reclaim_batch
+                    .unwrap_or(lang::eval::RECLAIM_BATCH),
+            );
+        }
+    }
+    slot.as_ref()
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -214,15 +295,14 @@ fn run(
     session: &Session,
     (worker, workers): (usize, usize),
     barrier: &mut Barrier,
-    diagnostics: &mut Vec<Diagnostic>,
+    global: &mut Vec<Diagnostic>,
     per_node: &mut BTreeMap<String, Vec<Diagnostic>>,
     traced: &mut Gathered,
     handed: &mut Vec<(String, SealedTexts)>,
     inspected: &mut Inspected<'_>,
     charge: &Charge,
 ) -> EvalResult<BTreeMap<String, Plan>> {
-    let Some((inventory_value, inventory)) =
-        load_inventory(machine, repository, charge, diagnostics)?
+    let Some((inventory_value, inventory)) = load_inventory(machine, repository, charge, global)?
     else {
         return Ok(BTreeMap::new());
     };
@@ -230,61 +310,81 @@ fn run(
     if let Some(wanted) = inspected.node
         && !inventory.nodes.contains_key(wanted)
     {
-        diagnostics.push(node_view::unknown_node(wanted, &node_names));
+        global.push(node_view::unknown_node(wanted, &node_names));
     }
-    let context = CheckContext {
-        node_names: &node_names,
-    };
-
     let (prelude, made) = prelude::prelude(&repository.root, machine);
-    let known: Vec<String> = repository.modules.keys().cloned().collect();
-    let Some(modules) = load_modules(
-        machine,
+    let repo = Repo {
         repository,
         session,
-        &prelude,
-        &context,
+        prelude,
+        context: CheckContext {
+            node_names: &node_names,
+        },
         charge,
-        diagnostics,
-    ) else {
-        return Ok(BTreeMap::new());
+        reclaims: inspected.node.is_none(),
     };
+    let known: Vec<String> = repository.modules.keys().cloned().collect();
+    // the module files are loaded before any node unless the build cache says none
+    // changed: then only a worker with a node to evaluate loads them
+    let mut modules: Option<BTreeMap<String, Module>> = None;
+    match &session.cache {
+        Some(cache) if cache.modules_unchanged() => cache.deferred_modules(),
+        _ => {
+            if ensure_modules(&mut modules, machine, &repo, traced, global).is_none() {
+                return Ok(BTreeMap::new());
+            }
+        }
+    }
+    let no_modules = BTreeMap::new();
 
     // this worker's share: a contiguous run of nodes in name order
     let count = inventory.nodes.len();
     let first = count * worker / workers;
     let last = count * (worker + 1) / workers;
     let mut defaults = DefaultsCache::default();
-    let mut pending: Vec<Pending<'_>> = Vec::new();
+    let mut steps: Vec<Step<'_>> = Vec::new();
     let mut declarations = Vec::new();
-    // from here on, what a node leaves behind is reclaimed between nodes (not for
-    // `meshc show`, whose view keeps values of its node)
-    if inspected.node.is_none() {
-        machine.reclaim_start(session.reclaim_batch.unwrap_or(lang::eval::RECLAIM_BATCH));
-    }
     for (name, node) in inventory.nodes.iter().skip(first).take(last - first) {
         if machine.reclaim_due() {
             let kept = Kept {
                 inventory_value: &inventory_value,
                 inventory: &inventory,
-                prelude: &prelude,
-                modules: &modules,
+                prelude: &repo.prelude,
+                modules: modules.as_ref().unwrap_or(&no_modules),
                 defaults: &defaults,
             };
-            let roots = kept.roots(pending.iter().map(|p| (&p.resolved, &p.collected)));
+            let roots = kept.roots(kept_values(steps.iter()));
             machine.reclaim(&roots);
         }
         if session.is_cancelled() {
             break;
         }
+        if let Some(cache) = &session.cache
+            && let Some((declared, recorded)) = cache.declarations(name)
+        {
+            declarations.push(declared.clone());
+            steps.push(Step::Cached {
+                name,
+                node,
+                declared,
+                modules: recorded,
+            });
+            continue;
+        }
+        let Some(loaded) = ensure_modules(&mut modules, machine, &repo, traced, global) else {
+            break;
+        };
+        if let Some(cache) = &session.cache {
+            cache.evaluating(name);
+        }
         traced.enter(machine, Place::Declarations(name.clone()));
         let diagnostics = per_node.entry(name.clone()).or_default();
         let loaded = Loaded {
-            modules: &modules,
+            modules: loaded,
             known: &known,
-            context: &context,
+            context: &repo.context,
         };
-        if let Some((declared, declaring)) = declare_node(
+        if let Some(declaring) = declare_node(
             machine,
             repository,
             (name, node),
@@ -293,8 +393,8 @@ fn run(
             inspected,
             diagnostics,
         ) {
-            declarations.push(declared);
-            pending.push(declaring);
+            declarations.push(declaring.declared.clone());
+            steps.push(Step::Evaluated(declaring));
         }
     }
 
@@ -304,46 +404,53 @@ fn run(
     });
 
     let mut plans = BTreeMap::new();
-    let mut pending = pending.into_iter();
-    while let Some(Pending {
-        name,
-        node,
-        resolved,
-        collected,
-    }) = pending.next()
-    {
+    let mut steps = steps.into_iter();
+    while let Some(step) = steps.next() {
         if session.is_cancelled() {
             break;
         }
+        let name = step.name().clone();
         traced.enter(machine, Place::Shapes(name.clone()));
         if machine.reclaim_due() {
             let kept = Kept {
                 inventory_value: &inventory_value,
                 inventory: &inventory,
-                prelude: &prelude,
-                modules: &modules,
+                prelude: &repo.prelude,
+                modules: modules.as_ref().unwrap_or(&no_modules),
                 defaults: &defaults,
             };
-            let unfinished = pending.as_slice().iter();
-            let mut roots = kept.roots(unfinished.map(|p| (&p.resolved, &p.collected)));
+            let mut roots = kept.roots(kept_values(steps.as_slice().iter()));
             // the node about to be compiled
-            roots.extend(resolved.settings.values().cloned());
-            roots.extend(collected.values().cloned());
+            roots.extend(
+                kept_values(std::iter::once(&step)).flat_map(|(resolved, collected)| {
+                    resolved
+                        .settings
+                        .values()
+                        .chain(collected.values())
+                        .cloned()
+                }),
+            );
             machine.reclaim(&roots);
         }
         let diagnostics = per_node.entry(name.clone()).or_default();
-        let link = links.remove(name).unwrap_or_default();
+        let link = links.remove(&name).unwrap_or_default();
         let errors_before = error_count(diagnostics);
         diagnostics.extend(link.diagnostics.iter().cloned());
         if error_count(diagnostics) > errors_before {
             continue;
         }
         let link_digest = session.cache.as_ref().map(|_| cache::link_digest(&link));
+        let (recorded, declared) = match &step {
+            Step::Evaluated(pending) => (&pending.resolved.modules, &pending.declared),
+            Step::Cached {
+                modules, declared, ..
+            } => (modules, declared),
+        };
         if let Some(link_digest) = &link_digest
             && kept_from_cache(
                 session,
-                name,
-                &resolved.modules,
+                &name,
+                (recorded, declared),
                 link_digest,
                 handed,
                 diagnostics,
@@ -351,13 +458,60 @@ fn run(
         {
             continue;
         }
+        let pending = match step {
+            Step::Evaluated(pending) => pending,
+            Step::Cached {
+                name,
+                node,
+                declared,
+                ..
+            } => {
+                // its declarations were unchanged but its link is not: evaluated
+                // now, its link made from the declarations the cache had (the same
+                // but for the numbering of files in their spans)
+                let Some(loaded) = ensure_modules(&mut modules, machine, &repo, traced, global)
+                else {
+                    break;
+                };
+                if let Some(cache) = &session.cache {
+                    cache.evaluating(name);
+                }
+                traced.enter(machine, Place::Declarations(name.clone()));
+                let loaded = Loaded {
+                    modules: loaded,
+                    known: &known,
+                    context: &repo.context,
+                };
+                let diagnostics = per_node.entry(name.clone()).or_default();
+                let Some(mut pending) = declare_node(
+                    machine,
+                    repository,
+                    (name, node),
+                    &loaded,
+                    &mut defaults,
+                    inspected,
+                    diagnostics,
+                ) else {
+                    continue;
+                };
+                traced.enter(machine, Place::Shapes(name.clone()));
+                if let Some(cache) = &session.cache
+                    && !pending.declared.same_but_spans(&declared)
+                {
+                    cache.disagreed();
+                }
+                pending.declared = declared;
+                pending
+            }
+        };
+        let diagnostics = per_node.entry(name.clone()).or_default();
         let Some(plan) = node_plan(
             machine,
-            name,
-            node,
-            &resolved,
-            &modules,
-            &collected,
+            &name,
+            pending.node,
+            &pending.resolved,
+            modules.as_ref().unwrap_or(&no_modules),
+            &pending.collected,
             &link,
             &made,
             diagnostics,
@@ -367,13 +521,13 @@ fn run(
         if error_count(diagnostics) == errors_before {
             if let (Some(cache), Some(link_digest)) = (&session.cache, link_digest) {
                 cache.finished(
-                    name,
-                    &resolved.modules,
+                    &name,
+                    (&pending.resolved.modules, &pending.declared),
                     link_digest,
                     &cache::Reused::of(&plan),
                 );
             }
-            deliver(session, name, plan, &mut plans, handed, diagnostics);
+            deliver(session, &name, plan, &mut plans, handed, diagnostics);
         }
     }
     Ok(plans)
@@ -396,7 +550,7 @@ fn declare_node<'a>(
     defaults: &mut DefaultsCache,
     inspected: &mut Inspected<'_>,
     diagnostics: &mut Vec<Diagnostic>,
-) -> Option<(link::Declarations, Pending<'a>)> {
+) -> Option<Pending<'a>> {
     let Loaded {
         modules,
         known,
@@ -447,15 +601,13 @@ fn declare_node<'a>(
         view.needs = node_view::needs(&declared);
         inspected.view = Some(view);
     }
-    Some((
+    Some(Pending {
+        name,
+        node,
+        resolved,
+        collected,
         declared,
-        Pending {
-            name,
-            node,
-            resolved,
-            collected,
-        },
-    ))
+    })
 }
 
 /// Keeps the plan the last build wrote for `name` when the build cache says nothing
@@ -463,7 +615,7 @@ fn declare_node<'a>(
 fn kept_from_cache(
     session: &Session,
     name: &str,
-    modules: &[String],
+    (modules, declared): (&[String], &link::Declarations),
     link_digest: &str,
     handed: &mut Vec<(String, SealedTexts)>,
     diagnostics: &mut Vec<Diagnostic>,
@@ -477,7 +629,7 @@ fn kept_from_cache(
     // the plan file is the bytes the cache recorded: kept as it is
     match sink.keep(name, &reused.digest, reused.shapes) {
         Ok(()) => {
-            cache.finished(name, modules, link_digest.to_string(), &reused);
+            cache.finished(name, (modules, declared), link_digest.to_string(), &reused);
             handed.push((name.to_string(), reused.sealed));
         }
         Err(diagnostic) => diagnostics.push(diagnostic),

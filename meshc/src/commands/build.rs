@@ -72,6 +72,7 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
         match start {
             compiler::cache::Start::Unchanged { nodes, shapes } => {
                 if arguments.timings {
+                    say!("cache: evaluated: none");
                     say!("cache: compiled again: none");
                 }
                 say!(
@@ -87,14 +88,28 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
     // each node's plan is written (staged) as soon as it is made and then dropped,
     // so the build's memory does not grow with the fleet; nothing is visible in
     // OUT until the whole build succeeded
-    let staged = match compiler::StagedBuild::open(&out) {
-        Ok(staged) => std::sync::Arc::new(staged),
-        Err(diagnostic) => return Err(terminal::fail(&diagnostic, &lang::Sources::new(), color)),
-    };
-    let mut session = arguments.limits.session();
-    session.sink = Some(staged.clone());
-    session.cache = cache.clone();
-    let compilation = compiler::compile_session(&root, options, &session);
+    let session = arguments.limits.session();
+    let (mut staged, mut compilation) = staged_compilation(&root, &out, options, &session, &cache)
+        .map_err(|diagnostic| terminal::fail(&diagnostic, &lang::Sources::new(), color))?;
+    let mut from_nothing = false;
+    if let Some(cache) = &cache
+        && cache.took_more_than_plans()
+        && (!compilation.diagnostics.is_empty()
+            || !compilation.traces.is_empty()
+            || cache.has_disagreed())
+    {
+        // what it says must be what a build from nothing says, in its order and at
+        // its places, and a node that declared other than the cache had it makes
+        // the cache untrustworthy: made again without the cache, keeping none (the
+        // secrets the first made are in the store now, and counted)
+        staged.abort();
+        let made = compilation.made;
+        (staged, compilation) = staged_compilation(&root, &out, options, &session, &None)
+            .map_err(|diagnostic| terminal::fail(&diagnostic, &lang::Sources::new(), color))?;
+        compilation.made.needs += made.needs;
+        compilation.made.grants += made.grants;
+        from_nothing = true;
+    }
     let compiled_at = started.elapsed();
     terminal::traces(&compilation.traces, &compilation.sources);
     if let Some(cache) = &cache {
@@ -124,28 +139,37 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
     if let Some(cache) = &cache
         && arguments.timings
     {
-        say!(
-            "cache: compiled again: {}",
-            compiled_again(&cache.compiled_again())
-        );
+        if from_nothing {
+            say!("cache: evaluated: every node (made again from nothing)");
+            say!("cache: compiled again: every node");
+        } else {
+            say!("cache: evaluated: {}", compiled_again(&cache.evaluated()));
+            say!(
+                "cache: compiled again: {}",
+                compiled_again(&cache.compiled_again())
+            );
+        }
     }
     if let Some(cache) = &cache {
         // a node whose diagnostics or traces would not be printed again is never
         // reused: a build that had any keeps no cache
-        let saved = if compilation.diagnostics.is_empty() && compilation.traces.is_empty() {
-            cache.save(
-                written.nodes,
-                shape_count,
-                !compilation.artifact_directories.is_empty(),
-            )
-        } else {
-            compiler::cache::remove(&out)
-        };
+        let saved =
+            if !from_nothing && compilation.diagnostics.is_empty() && compilation.traces.is_empty()
+            {
+                cache.save(
+                    written.nodes,
+                    shape_count,
+                    !compilation.artifact_directories.is_empty(),
+                )
+            } else {
+                compiler::cache::remove(&out)
+            };
         if let Err(diagnostic) = saved {
             return Err(terminal::fail(&diagnostic, &compilation.sources, color));
         }
     }
     let reused = match &cache {
+        Some(_) if from_nothing => format!(" (0 of {} reused)", written.nodes),
         Some(cache) => format!(" ({} of {} reused)", cache.reused(), written.nodes),
         None => String::new(),
     };
@@ -176,7 +200,29 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
     Ok(ExitCode::SUCCESS)
 }
 
-/// The nodes compiled again, as `--timings` names them (the first ten).
+/// A compilation whose plans are staged in `out` as they are made, with the build
+/// cache `cache` if any.
+fn staged_compilation(
+    root: &std::path::Path,
+    out: &std::path::Path,
+    options: compiler::Options,
+    session: &compiler::Session,
+    cache: &Option<std::sync::Arc<compiler::cache::BuildCache>>,
+) -> Result<(std::sync::Arc<compiler::StagedBuild>, compiler::Compilation), lang::Diagnostic> {
+    let staged = std::sync::Arc::new(compiler::StagedBuild::open(out)?);
+    let mut session = session.clone();
+    session.sink = Some(staged.clone());
+    session.cache = cache.clone();
+    if let Some(cache) = cache
+        && session.parses.is_none()
+    {
+        session.parses = Some(cache.parses.clone());
+    }
+    let compilation = compiler::compile_session(root, options, &session);
+    Ok((staged, compilation))
+}
+
+/// Nodes as `--timings` names them (the first ten).
 fn compiled_again(nodes: &[String]) -> String {
     match nodes.len() {
         0 => "none".to_string(),
