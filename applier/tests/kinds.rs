@@ -503,16 +503,7 @@ fn without_quadlet_a_root_apply_warns_that_only_our_checker_saw_the_units() {
         // the human report says it too, as a warning
         let plans = tempfile::tempdir().unwrap();
         let path = write_plan(plans.path(), "plan.json", &with_container);
-        let output = std::process::Command::new(env!("CARGO_BIN_EXE_mesh-apply"))
-            .arg(&path)
-            .arg("--identity")
-            .arg(&keys.identity)
-            .arg("--root")
-            .arg(root.path())
-            .arg("--artifacts")
-            .arg(&root.artifacts)
-            .output()
-            .unwrap();
+        let output = run_apply_as(&root, &path, &keys, "human", &[]);
         assert!(output.status.success());
         let human = String::from_utf8_lossy(&output.stdout);
         assert!(

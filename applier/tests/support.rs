@@ -182,7 +182,20 @@ pub fn run_apply(
     keys: &Keys,
     extra: &[&str],
 ) -> (Output, Value) {
-    let output = Command::new(BINARY)
+    let output = run_apply_as(root, plan_path, keys, "json", extra);
+    let report = serde_json::from_slice(&output.stdout).unwrap_or(Value::Null);
+    (output, report)
+}
+
+/// Runs `mesh-apply PLAN --identity KEY --root ROOT --artifacts DIR --format FORMAT EXTRA...`.
+pub fn run_apply_as(
+    root: &TestRoot,
+    plan_path: &Path,
+    keys: &Keys,
+    format: &str,
+    extra: &[&str],
+) -> Output {
+    Command::new(BINARY)
         .arg(plan_path)
         .arg("--identity")
         .arg(&keys.identity)
@@ -190,12 +203,10 @@ pub fn run_apply(
         .arg(root.path())
         .arg("--artifacts")
         .arg(&root.artifacts)
-        .args(["--format", "json"])
+        .args(["--format", format])
         .args(extra)
         .output()
-        .unwrap();
-    let report = serde_json::from_slice(&output.stdout).unwrap_or(Value::Null);
-    (output, report)
+        .unwrap()
 }
 
 /// Applies and insists it succeeded; returns the report.
