@@ -55,13 +55,15 @@ struct Identity {
 }
 
 /// One node as the last build compiled it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 struct NodeRecord {
     entry: Option<String>,
     modules: Vec<String>,
     /// What the node's first half gave the link (None if it could not be kept):
-    /// a node whose own inputs are unchanged takes it from here unevaluated.
-    declared: Option<serde_json::Value>,
+    /// a node whose own inputs are unchanged takes it from here unevaluated. Kept
+    /// as the JSON text it was read as: a node whose declarations came from here
+    /// records them again as the same text, not serialized again.
+    declared: Option<Box<serde_json::value::RawValue>>,
     link: String,
     /// The plan's digest (as the manifest has it), its shape count and its secret
     /// shapes (path, sealed text): what the writer and the manifest need of a plan
@@ -141,6 +143,8 @@ pub struct BuildCache {
     /// Nodes whose declarations came from the cache, and nodes whose first half
     /// was evaluated.
     declared: AtomicUsize,
+    /// The nodes whose declarations came from the cache, each with its text.
+    declared_text: Mutex<BTreeMap<String, Box<serde_json::value::RawValue>>>,
     evaluated: Mutex<BTreeSet<String>>,
     /// A worker loaded the module files only for a node that needed them (if none
     /// did, their accesses stay recorded from the build that loaded them).
@@ -279,6 +283,7 @@ pub fn open(root: &Path, out: &Path) -> (Start, Vec<Diagnostic>) {
         reused: AtomicUsize::new(0),
         reused_nodes: Mutex::new(BTreeSet::new()),
         declared: AtomicUsize::new(0),
+        declared_text: Mutex::new(BTreeMap::new()),
         evaluated: Mutex::new(BTreeSet::new()),
         deferred_modules: std::sync::atomic::AtomicBool::new(false),
         disagreed: std::sync::atomic::AtomicBool::new(false),
@@ -368,8 +373,13 @@ impl BuildCache {
     /// ran, when nothing its first half reads has changed (None: evaluate it).
     pub fn declarations(&self, node: &str) -> Option<(crate::link::Declarations, Vec<String>)> {
         let record = self.unchanged_inputs(node)?;
-        let declared = crate::link::Declarations::deserialize(record.declared.as_ref()?).ok()?;
+        let text = record.declared.as_ref()?;
+        let declared = serde_json::from_str::<crate::link::Declarations>(text.get()).ok()?;
         self.declared.fetch_add(1, Ordering::Relaxed);
+        self.declared_text
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(node.to_string(), text.clone());
         Some((declared, record.modules.clone()))
     }
 
@@ -473,7 +483,9 @@ impl BuildCache {
     }
 
     /// Records what `node`'s plan was made (or reused) from: its modules, the
-    /// declarations its link was made from, and the link.
+    /// declarations its link was made from, and the link. Declarations that came
+    /// from the cache (the link was made from them whether or not the node was
+    /// evaluated again) are recorded as the text they were read from.
     pub fn finished(
         &self,
         node: &str,
@@ -482,10 +494,16 @@ impl BuildCache {
         plan: &Reused,
     ) {
         let entry = self.entries.nodes.get(node).cloned().flatten();
+        let cached = self
+            .declared_text
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(node);
+        let declared = cached.or_else(|| serde_json::value::to_raw_value(declared).ok());
         let record = NodeRecord {
             entry,
             modules: modules.to_vec(),
-            declared: serde_json::to_value(declared).ok(),
+            declared,
             link,
             plan: plan.digest.clone(),
             shapes: plan.shapes,
