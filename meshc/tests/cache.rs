@@ -505,3 +505,21 @@ fn a_tampered_plan_in_the_output_is_e124_and_compiled_again() {
     assert_built(&built);
     assert_eq!(output_files(&out), output_files(&fresh));
 }
+
+#[test]
+fn a_cache_is_the_same_bytes_after_an_edit_is_undone() {
+    let (temporary, repository) = repository();
+    let out = temporary.path().join("out");
+    assert_built(&build_with(&repository, &out, &[]));
+    let before = std::fs::read(out.join(".mesh-cache")).expect("a cache was written");
+    let inventory = repository.join("mesh.nix");
+    replace(&inventory, "title = \"app2\"", "title = \"two\"");
+    let built = build_with(&repository, &out, &[]);
+    assert_eq!(reused(&built), (4, 5), "{}", stderr(&built));
+    replace(&inventory, "title = \"two\"", "title = \"app2\"");
+    let built = build_with(&repository, &out, &[]);
+    assert_eq!(reused(&built), (4, 5), "{}", stderr(&built));
+    // the declarations of the nodes nothing reached are recorded as the text read
+    let after = std::fs::read(out.join(".mesh-cache")).expect("a cache was written");
+    assert!(before == after, "the cache file changed");
+}
