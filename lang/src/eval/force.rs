@@ -159,80 +159,62 @@ impl Machine {
         span: Span,
         seen: &mut Seen,
     ) -> EvalResult<()> {
-        match value {
+        let result = match value {
             Value::Attrs(attrs) => {
                 let address = Rc::as_ptr(attrs) as *const u8 as usize;
-                let mut recorded = false;
                 self.enter(span)?;
-                for attr in attrs.iter() {
-                    let span = attr.span.unwrap_or(span);
-                    let forced = match self.force(&attr.value, span) {
-                        Ok(forced) => forced,
-                        Err(error) => {
-                            self.leave();
-                            return Err(error);
-                        }
-                    };
-                    if !holds_values(&forced) {
-                        continue;
-                    }
-                    if !recorded {
-                        recorded = true;
-                        if !seen.insert(address) {
-                            break;
-                        }
-                    }
-                    if let Err(mut error) = self.force_deep_inner(&forced, span, seen) {
-                        self.leave();
-                        if error.trace.len() < 64 {
-                            error.trace.push(Label::new(
-                                span,
-                                format!(
-                                    "while evaluating the attribute `{}`",
-                                    String::from_utf8_lossy(&attr.name)
-                                ),
-                            ));
-                        }
-                        return Err(error);
-                    }
-                }
-                self.leave();
-                Ok(())
+                let members = attrs
+                    .iter()
+                    .map(|attr| (&attr.value, attr.span.unwrap_or(span), Some(&attr.name[..])));
+                self.force_members(address, members, seen)
             }
-            Value::List(items) => {
-                if items.is_empty() {
-                    return Ok(());
-                }
+            Value::List(items) if !items.is_empty() => {
                 let address = items.as_ptr() as *const u8 as usize;
-                let mut recorded = false;
                 self.enter(span)?;
-                for item in items.iter() {
-                    let forced = match self.force(item, span) {
-                        Ok(forced) => forced,
-                        Err(error) => {
-                            self.leave();
-                            return Err(error);
-                        }
-                    };
-                    if !holds_values(&forced) {
-                        continue;
-                    }
-                    if !recorded {
-                        recorded = true;
-                        if !seen.insert(address) {
-                            break;
-                        }
-                    }
-                    if let Err(error) = self.force_deep_inner(&forced, span, seen) {
-                        self.leave();
-                        return Err(error);
-                    }
-                }
-                self.leave();
-                Ok(())
+                self.force_members(address, items.iter().map(|item| (item, span, None)), seen)
             }
-            _ => Ok(()),
+            _ => return Ok(()),
+        };
+        self.leave();
+        result
+    }
+
+    /// Forces each member of the set or list at `address` (with its span and, for an
+    /// attribute, its name for the trace), and what is inside those that hold values.
+    fn force_members<'v>(
+        &mut self,
+        address: usize,
+        members: impl Iterator<Item = (&'v Value, Span, Option<&'v [u8]>)>,
+        seen: &mut Seen,
+    ) -> EvalResult<()> {
+        let mut recorded = false;
+        for (member, span, name) in members {
+            let forced = self.force(member, span)?;
+            if !holds_values(&forced) {
+                continue;
+            }
+            if !recorded {
+                recorded = true;
+                if !seen.insert(address) {
+                    break;
+                }
+            }
+            if let Err(mut error) = self.force_deep_inner(&forced, span, seen) {
+                if let Some(name) = name
+                    && error.trace.len() < 64
+                {
+                    error.trace.push(Label::new(
+                        span,
+                        format!(
+                            "while evaluating the attribute `{}`",
+                            String::from_utf8_lossy(name)
+                        ),
+                    ));
+                }
+                return Err(error);
+            }
         }
+        Ok(())
     }
 }
 
