@@ -178,8 +178,11 @@ fn note(code: codes::Code, message: String, help: &str) -> Diagnostic {
 /// whole and was made for `identity`.
 fn read_record(out: &Path, identity: &Identity, notes: &mut Vec<Diagnostic>) -> Option<Record> {
     let path = out.join(CACHE_FILE);
-    let bytes = match std::fs::read(&path) {
-        Ok(bytes) => bytes,
+    // beneath the output, never through a link (as everything mesh reads in OUT)
+    let read = Beneath::open(out, false).and_then(|output| output.read(Path::new(CACHE_FILE)));
+    let bytes = match read {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return None,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return None,
         Err(error) => {
             notes.push(note(

@@ -465,6 +465,30 @@ fn a_damaged_cache_is_e122_and_ignored() {
 }
 
 #[test]
+fn a_cache_reached_through_a_planted_link_is_not_read() {
+    let (temporary, repository) = repository();
+    let out = temporary.path().join("out");
+    assert_built(&build_with(&repository, &out, &[]));
+    // the output's own, valid cache moved away and linked back in its place
+    let cache = out.join(".mesh-cache");
+    let moved = temporary.path().join("moved-cache");
+    std::fs::rename(&cache, &moved).expect("moved");
+    std::os::unix::fs::symlink(&moved, &cache).expect("linked");
+    let before = std::fs::read(&moved).expect("the moved cache");
+    let built = build_with(&repository, &out, &[]);
+    assert_built(&built);
+    assert!(stderr(&built).contains("E122"), "{}", stderr(&built));
+    assert_eq!(reused(&built), (0, 5), "{}", stderr(&built));
+    // what the link pointed at is left as it was, and the new cache is a plain file
+    assert_eq!(std::fs::read(&moved).expect("still there"), before);
+    assert!(
+        std::fs::symlink_metadata(&cache)
+            .expect("a cache")
+            .is_file()
+    );
+}
+
+#[test]
 fn a_cache_of_another_repository_is_e123_and_ignored() {
     let (temporary, repository) = repository();
     let (_other_temporary, other) = homelab_copy();
