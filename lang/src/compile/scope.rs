@@ -1,0 +1,75 @@
+//! Scopes: a name resolves to a frame distance and slot, a `with` lookup or a
+//! builtin, or is reported undefined (with the names in scope as suggestions).
+
+use super::*;
+
+impl Compiler<'_> {
+    pub(super) fn lookup(&self, name: &[u8]) -> Option<IrKind> {
+        let mut withs = Vec::new();
+        for (up, scope) in self.scopes.iter().rev().enumerate() {
+            match scope {
+                Scope::Frame(names) => {
+                    if let Some(slot) = names.get(name) {
+                        return Some(IrKind::Var {
+                            up: up as u32,
+                            slot: *slot,
+                        });
+                    }
+                }
+                Scope::With => withs.push(up as u32),
+            }
+        }
+        if let Some(value) = self.globals.global(name) {
+            return Some(IrKind::Const(value));
+        }
+        if !withs.is_empty() {
+            return Some(IrKind::WithVar {
+                name: crate::value::intern(name),
+                withs: withs.into_boxed_slice(),
+            });
+        }
+        None
+    }
+
+    /// Is `name` bound by the program (not a builtin)? Operators that Nix desugars
+    /// into calls of `__sub` and friends honour such bindings.
+    pub(super) fn is_shadowed(&self, name: &[u8]) -> bool {
+        self.scopes.iter().any(|scope| match scope {
+            Scope::Frame(names) => names.contains_key(name),
+            Scope::With => false,
+        })
+    }
+
+    pub(super) fn variable(&mut self, name: &str, span: Span) -> Rc<Ir> {
+        match self.lookup(name.as_bytes()) {
+            Some(kind) => {
+                if matches!(kind, IrKind::Var { .. }) {
+                    self.reference_names.insert(span, Rc::from(name.as_bytes()));
+                }
+                node(kind, span)
+            }
+            None if self.has_too_many_errors() => self.error_node(span),
+            None => {
+                let mut candidates: Vec<String> = self.globals.global_names();
+                for scope in &self.scopes {
+                    if let Scope::Frame(names) = scope {
+                        candidates.extend(names.keys().map(|n| name_text(n)));
+                    }
+                }
+                let mut diagnostic = Diagnostic::error(
+                    codes::UNDEFINED_VARIABLE,
+                    format!("undefined variable `{name}`"),
+                )
+                .with_primary(span, "not defined in this scope");
+                diagnostic = match did_you_mean(name, candidates.iter().map(String::as_str)) {
+                    Some(suggestion) => diagnostic.with_help(suggestion),
+                    None => diagnostic.with_help(format!(
+                        "bind `{name}` with `let {name} = ...; in` or take it as a function argument"
+                    )),
+                };
+                self.error(diagnostic);
+                self.error_node(span)
+            }
+        }
+    }
+}

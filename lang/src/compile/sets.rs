@@ -1,0 +1,449 @@
+//! Attribute sets and `let`: bindings merged as Nix's parser merges them
+//! (`a.b = 1; a.c = 2;` is one nested set), duplicates reported, `rec` and `let`
+//! frames filled in symbol order.
+
+use super::*;
+
+/// An attribute set (or `let`) while its bindings are merged, before compilation.
+pub(super) struct SetBuilder<'e> {
+    pub(super) recursive: bool,
+    pub(super) statics: BTreeMap<Bytes, Entry<'e>>,
+    pub(super) dynamics: Vec<(&'e Expr, Entry<'e>, Span)>,
+}
+
+pub(super) enum Entry<'e> {
+    Value {
+        expr: &'e Expr,
+        span: Span,
+    },
+    Nested {
+        set: SetBuilder<'e>,
+        span: Span,
+    },
+    Inherited {
+        from: Option<&'e Expr>,
+        name: Bytes,
+        span: Span,
+    },
+}
+
+impl Entry<'_> {
+    fn span(&self) -> Span {
+        match self {
+            Entry::Value { span, .. }
+            | Entry::Nested { span, .. }
+            | Entry::Inherited { span, .. } => *span,
+        }
+    }
+}
+
+/// Slot indices sorted by the symbol order of their names (ties keep slot order).
+pub(super) fn fill_order<'n>(
+    symbols: &SymbolOrder,
+    names: impl Iterator<Item = &'n [u8]>,
+) -> Box<[u32]> {
+    let mut ranked: Vec<(u64, u32)> = names
+        .enumerate()
+        .map(|(slot, name)| (symbols.rank(name), slot as u32))
+        .collect();
+    ranked.sort();
+    ranked.into_iter().map(|(_, slot)| slot).collect()
+}
+
+impl Compiler<'_> {
+    pub(super) fn attr_path(&mut self, path: &[AttrName]) -> Box<[IrAttrName]> {
+        path.iter()
+            .map(|name| match name {
+                AttrName::Static { name, .. } => IrAttrName::Static(crate::value::intern(name)),
+                AttrName::Dynamic(expr) => IrAttrName::Dynamic(self.expr(expr)),
+            })
+            .collect()
+    }
+
+    pub(super) fn duplicate(&mut self, name: &[u8], first: Span, second: Span) {
+        self.error(
+            Diagnostic::error(
+                codes::DUPLICATE_ATTRIBUTE,
+                format!("attribute `{}` is defined twice", name_text(name)),
+            )
+            .with_primary(second, "defined again here")
+            .with_secondary(first, "first defined here")
+            .with_help("remove one of the definitions, or merge them into one attribute set"),
+        );
+    }
+
+    /// Adds bindings to a set the way Nix's parser does (`addAttr`): `a.b = 1; a.c = 2;`
+    /// builds one nested set, and two attribute-set literals for one name merge.
+    pub(super) fn add_bindings<'e>(
+        &mut self,
+        set: &mut SetBuilder<'e>,
+        bindings: &'e [Binding],
+        in_let: bool,
+    ) {
+        for binding in bindings {
+            match binding {
+                Binding::Assign { path, value, span } => {
+                    self.add_assignment(set, path, value, *span, in_let);
+                }
+                Binding::Inherit { from, names, .. } => {
+                    for name in names {
+                        match name {
+                            AttrName::Static { name, span } => {
+                                let key: Bytes = crate::value::intern(name);
+                                if let Some(existing) = set.statics.get(&key) {
+                                    let first = existing.span();
+                                    self.duplicate(name, first, *span);
+                                    continue;
+                                }
+                                set.statics.insert(
+                                    key.clone(),
+                                    Entry::Inherited {
+                                        from: from.as_deref(),
+                                        name: key,
+                                        span: *span,
+                                    },
+                                );
+                            }
+                            AttrName::Dynamic(expr) => {
+                                self.error(
+                                    Diagnostic::error(
+                                        codes::DYNAMIC_ATTRIBUTE_NOT_ALLOWED,
+                                        "dynamic attributes are not allowed in `inherit`",
+                                    )
+                                    .with_primary(expr.span, "a name computed at evaluation time")
+                                    .with_help("write the name out, or use `name = expr;` instead of `inherit`"),
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    pub(super) fn add_assignment<'e>(
+        &mut self,
+        set: &mut SetBuilder<'e>,
+        path: &'e [AttrName],
+        value: &'e Expr,
+        span: Span,
+        in_let: bool,
+    ) {
+        let Some((last, prefix)) = path.split_last() else {
+            return;
+        };
+        let mut current = set;
+        for name in prefix {
+            match name {
+                AttrName::Static {
+                    name,
+                    span: name_span,
+                } => {
+                    let key: Bytes = crate::value::intern(name);
+                    let entry =
+                        current
+                            .statics
+                            .entry(key.clone())
+                            .or_insert_with(|| Entry::Nested {
+                                set: SetBuilder {
+                                    recursive: false,
+                                    statics: BTreeMap::new(),
+                                    dynamics: Vec::new(),
+                                },
+                                span: *name_span,
+                            });
+                    // an attribute-set literal seen before becomes mergeable
+                    if let Entry::Value {
+                        expr,
+                        span: value_span,
+                    } = entry
+                        && let ExprKind::Attrs {
+                            recursive,
+                            bindings,
+                        } = &expr.kind
+                    {
+                        let mut nested = SetBuilder {
+                            recursive: *recursive,
+                            statics: BTreeMap::new(),
+                            dynamics: Vec::new(),
+                        };
+                        let value_span = *value_span;
+                        self.add_bindings(&mut nested, bindings, false);
+                        *entry = Entry::Nested {
+                            set: nested,
+                            span: value_span,
+                        };
+                    }
+                    match entry {
+                        Entry::Nested { set, .. } => current = set,
+                        other => {
+                            let first = other.span();
+                            self.duplicate(name, first, *name_span);
+                            return;
+                        }
+                    }
+                }
+                AttrName::Dynamic(expr) => {
+                    if in_let {
+                        self.dynamic_in_let(expr.span);
+                        return;
+                    }
+                    current.dynamics.push((
+                        expr,
+                        Entry::Nested {
+                            set: SetBuilder {
+                                recursive: false,
+                                statics: BTreeMap::new(),
+                                dynamics: Vec::new(),
+                            },
+                            span,
+                        },
+                        span,
+                    ));
+                    let Some((_, Entry::Nested { set, .. }, _)) = current.dynamics.last_mut()
+                    else {
+                        return;
+                    };
+                    current = set;
+                }
+            }
+        }
+        match last {
+            AttrName::Static {
+                name,
+                span: name_span,
+            } => {
+                let key: Bytes = crate::value::intern(name);
+                self.binding_names.insert(value.span, key.clone());
+                match current.statics.get_mut(&key) {
+                    None => {
+                        let entry = match &value.kind {
+                            ExprKind::Attrs {
+                                recursive,
+                                bindings,
+                            } => {
+                                // attribute-set literals stay mergeable with later paths
+                                let mut nested = SetBuilder {
+                                    recursive: *recursive,
+                                    statics: BTreeMap::new(),
+                                    dynamics: Vec::new(),
+                                };
+                                self.add_bindings(&mut nested, bindings, false);
+                                Entry::Nested {
+                                    set: nested,
+                                    span: *name_span,
+                                }
+                            }
+                            _ => Entry::Value {
+                                expr: value,
+                                span: *name_span,
+                            },
+                        };
+                        current.statics.insert(key, entry);
+                    }
+                    Some(existing) => {
+                        let mergeable = matches!(existing, Entry::Nested { .. })
+                            || matches!(existing, Entry::Value { expr, .. } if matches!(expr.kind, ExprKind::Attrs { .. }));
+                        match (&value.kind, mergeable) {
+                            (ExprKind::Attrs { bindings, .. }, true) => {
+                                if let Entry::Value {
+                                    expr,
+                                    span: value_span,
+                                } = existing
+                                    && let ExprKind::Attrs {
+                                        recursive,
+                                        bindings: first_bindings,
+                                    } = &expr.kind
+                                {
+                                    let mut nested = SetBuilder {
+                                        recursive: *recursive,
+                                        statics: BTreeMap::new(),
+                                        dynamics: Vec::new(),
+                                    };
+                                    let value_span = *value_span;
+                                    self.add_bindings(&mut nested, first_bindings, false);
+                                    *existing = Entry::Nested {
+                                        set: nested,
+                                        span: value_span,
+                                    };
+                                }
+                                if let Entry::Nested { set: nested, .. } = existing {
+                                    // later Nix merges dynamic attributes too; 2.8 dropped them
+                                    let mut incoming = SetBuilder {
+                                        recursive: false,
+                                        statics: BTreeMap::new(),
+                                        dynamics: Vec::new(),
+                                    };
+                                    self.add_bindings(&mut incoming, bindings, false);
+                                    self.merge_sets(nested, incoming);
+                                }
+                            }
+                            _ => {
+                                let first = existing.span();
+                                self.duplicate(name, first, *name_span);
+                            }
+                        }
+                    }
+                }
+            }
+            AttrName::Dynamic(expr) => {
+                if in_let {
+                    self.dynamic_in_let(expr.span);
+                    return;
+                }
+                current.dynamics.push((
+                    expr,
+                    Entry::Value {
+                        expr: value,
+                        span: expr.span,
+                    },
+                    span,
+                ));
+            }
+        }
+    }
+
+    pub(super) fn merge_sets<'e>(&mut self, into: &mut SetBuilder<'e>, from: SetBuilder<'e>) {
+        for (name, entry) in from.statics {
+            if let Some(existing) = into.statics.get(&name) {
+                let first = existing.span();
+                self.duplicate(&name, first, entry.span());
+                continue;
+            }
+            into.statics.insert(name, entry);
+        }
+        into.dynamics.extend(from.dynamics);
+    }
+
+    pub(super) fn dynamic_in_let(&mut self, span: Span) {
+        self.error(
+            Diagnostic::error(
+                codes::DYNAMIC_ATTRIBUTE_NOT_ALLOWED,
+                "dynamic attributes are not allowed in `let`",
+            )
+            .with_primary(span, "a name computed at evaluation time")
+            .with_help("a `let` binds names known when the file is read; use an attribute set for computed names"),
+        );
+    }
+
+    pub(super) fn entry_value(&mut self, entry: Entry<'_>, name: &Bytes) -> (Rc<Ir>, Span, bool) {
+        match entry {
+            Entry::Value { expr, span } => {
+                let ir = match &expr.kind {
+                    ExprKind::Lambda { param, body } => {
+                        let lambda = self.lambda(param, body, expr.span, Some(name.clone()));
+                        node(IrKind::Lambda(lambda), expr.span)
+                    }
+                    _ => self.expr(expr),
+                };
+                (ir, span, false)
+            }
+            Entry::Nested { set, span } => (self.compile_set(set, span), span, false),
+            Entry::Inherited {
+                from: None,
+                name,
+                span,
+            } => (self.variable(&name_text(&name), span), span, true),
+            Entry::Inherited {
+                from: Some(from),
+                name,
+                span,
+            } => {
+                let from = self.expr(from);
+                (
+                    select_node(from, Box::new([IrAttrName::Static(name)]), None, span),
+                    span,
+                    false,
+                )
+            }
+        }
+    }
+
+    pub(super) fn compile_set(&mut self, set: SetBuilder<'_>, span: Span) -> Rc<Ir> {
+        let recursive = set.recursive;
+        if recursive {
+            let names = set
+                .statics
+                .keys()
+                .enumerate()
+                .map(|(slot, name)| (name.clone(), slot as u32))
+                .collect();
+            self.scopes.push(Scope::Frame(names));
+        }
+        let mut statics = Vec::with_capacity(set.statics.len());
+        for (name, entry) in set.statics {
+            let inherited_plain = matches!(entry, Entry::Inherited { from: None, .. });
+            let (value, span, outer) = if recursive && inherited_plain {
+                // `inherit x;` in `rec` looks outside the set
+                let scope = self.scopes.pop();
+                let result = self.entry_value(entry, &name);
+                if let Some(scope) = scope {
+                    self.scopes.push(scope);
+                }
+                result
+            } else {
+                self.entry_value(entry, &name)
+            };
+            statics.push(StaticAttrIr {
+                name,
+                value,
+                span,
+                outer,
+            });
+        }
+        let mut dynamics = Vec::with_capacity(set.dynamics.len());
+        for (name_expr, entry, span) in set.dynamics {
+            let name = self.expr(name_expr);
+            let (value, _, _) = self.entry_value(entry, &Rc::from(&b""[..]));
+            dynamics.push(DynamicAttrIr { name, value, span });
+        }
+        if recursive {
+            self.scopes.pop();
+        }
+        node(
+            IrKind::Attrs(Rc::new(AttrsIr {
+                recursive,
+                order: fill_order(self.symbols, statics.iter().map(|attr| &*attr.name)),
+                statics: statics.into_boxed_slice(),
+                dynamics: dynamics.into_boxed_slice(),
+            })),
+            span,
+        )
+    }
+
+    pub(super) fn compile_let(&mut self, set: SetBuilder<'_>, body: &Expr, span: Span) -> Rc<Ir> {
+        let order = fill_order(self.symbols, set.statics.keys().map(|name| &**name));
+        let names = set
+            .statics
+            .keys()
+            .enumerate()
+            .map(|(slot, name)| (name.clone(), slot as u32))
+            .collect();
+        self.scopes.push(Scope::Frame(names));
+        let mut bindings = Vec::with_capacity(set.statics.len());
+        for (name, entry) in set.statics {
+            let inherited_plain = matches!(entry, Entry::Inherited { from: None, .. });
+            let (value, _, outer) = if inherited_plain {
+                let scope = self.scopes.pop();
+                let result = self.entry_value(entry, &name);
+                if let Some(scope) = scope {
+                    self.scopes.push(scope);
+                }
+                result
+            } else {
+                self.entry_value(entry, &name)
+            };
+            bindings.push(BindingIr { value, outer });
+        }
+        let body = self.expr(body);
+        self.scopes.pop();
+        node(
+            IrKind::Let {
+                bindings: bindings.into_boxed_slice(),
+                order,
+                body,
+            },
+            span,
+        )
+    }
+}
