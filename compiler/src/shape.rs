@@ -90,6 +90,23 @@ const fn field(name: &'static str, field_type: FieldType, default: FieldDefault)
     }
 }
 
+/// The constructor's own copy of the field `name` of `kind`, if it has one.
+pub(crate) fn field_name(kind: Kind, name: &[u8]) -> Option<&'static str> {
+    let extra: &[&'static str] = if kind == Kind::File {
+        &FILE_CONTENT_FIELDS
+    } else {
+        &[]
+    };
+    fields(kind)
+        .iter()
+        .map(|field| field.name)
+        .chain(extra.iter().copied())
+        .find(|field| field.as_bytes() == name)
+}
+
+/// A file's content fields, which are not in its table (one of the two is given).
+const FILE_CONTENT_FIELDS: [&str; 2] = ["content", "source"];
+
 fn fields(kind: Kind) -> &'static [Field] {
     use FieldDefault as D;
     use FieldType as T;
@@ -183,7 +200,7 @@ fn fields(kind: Kind) -> &'static [Field] {
 pub fn field_names(kind: Kind) -> Vec<&'static str> {
     let mut names: Vec<&'static str> = fields(kind).iter().map(|f| f.name).collect();
     if kind == Kind::File {
-        names.extend(["content", "source"]);
+        names.extend(FILE_CONTENT_FIELDS);
     }
     names
 }

@@ -27,7 +27,8 @@ pub struct ShapeDecl {
     pub span: Span,
     /// Where each field was given (the attribute the module wrote), for
     /// diagnostics about one field; a field left to its default has the call's span.
-    pub field_spans: BTreeMap<String, Span>,
+    /// Sorted by name; the names are the constructor's own (no copy per shape).
+    pub field_spans: Vec<(&'static str, Span)>,
 }
 
 impl ShapeDecl {
@@ -120,12 +121,7 @@ fn read_shape(
     let resource = shape::resource(machine, kind, &record, call_span, opaque)?;
     let field_spans = record
         .iter()
-        .filter_map(|entry| {
-            Some((
-                String::from_utf8_lossy(&entry.name).into_owned(),
-                entry.span?,
-            ))
-        })
+        .filter_map(|entry| Some((shape::field_name(kind, &entry.name)?, entry.span?)))
         .collect();
     Ok(Some(ShapeDecl {
         resource,
@@ -341,7 +337,11 @@ fn language_field(plan_field: &str) -> &str {
 impl ShapeDecl {
     /// Where the module gave the plan field `field`, if it did.
     pub fn field_span(&self, field: &str) -> Option<Span> {
-        self.field_spans.get(language_field(field)).copied()
+        let field = language_field(field);
+        self.field_spans
+            .iter()
+            .find(|(name, _)| *name == field)
+            .map(|(_, span)| *span)
     }
 }
 

@@ -729,7 +729,7 @@ fn node_plan(
             module: placed.module.clone(),
             source: placed.source.clone(),
             span: placed.span,
-            field_spans: BTreeMap::new(),
+            field_spans: Vec::new(),
         })
         .collect();
     let shapes = recover(
