@@ -21,21 +21,32 @@ pub const MANIFEST_FORMAT: &str = "mesh-manifest/1";
 /// another file's path, a path inside an archive) is reported at the module line
 /// that declared the shape it names, and at the other shape's line if there is one.
 pub fn plan(node: &str, declarations: Vec<ShapeDecl>) -> Result<Plan, Diagnostic> {
-    let mut spans: BTreeMap<(String, String), Span> = BTreeMap::new();
-    let shapes = declarations
+    // in the plan's own order (kind, then identity), so that the plan's shape `i`
+    // was declared at `spans[i]`: no name is copied unless the plan is refused
+    let mut shapes: Vec<(Shape, Span)> = declarations
         .into_iter()
         .map(|declaration| {
-            let name = declaration.resource.shape_name();
-            spans.insert((name.kind, name.identity), declaration.span);
-            Shape::new(declaration.resource, declaration.module, declaration.source)
+            let span = declaration.span;
+            let shape = Shape::new(declaration.resource, declaration.module, declaration.source);
+            (shape, span)
         })
         .collect();
-    let plan = Plan::new(node, shapes);
+    shapes.sort_by(|(left, _), (right, _)| {
+        (left.kind(), left.identity().as_bytes()).cmp(&(right.kind(), right.identity().as_bytes()))
+    });
+    let spans: Vec<(plan::Kind, Span)> = shapes
+        .iter()
+        .map(|(shape, span)| (shape.kind(), *span))
+        .collect();
+    let plan = Plan::new(node, shapes.into_iter().map(|(shape, _)| shape).collect());
     if let Err(error) = plan.validate() {
         let span_of = |name: &plan::ShapeName| {
-            spans
-                .get(&(name.kind.clone(), name.identity.clone()))
-                .copied()
+            let index = plan.shapes().iter().position(|shape| {
+                shape.kind().name() == name.kind && shape.identity() == name.identity
+            })?;
+            // the same shape if the plan kept the order it was given
+            let (kind, span) = spans.get(index)?;
+            (*kind == plan.shapes()[index].kind()).then_some(*span)
         };
         let mut diagnostic = Diagnostic::error(
             codes::INVALID_SHAPE,
