@@ -70,6 +70,11 @@ pub fn user_name(text: &str) -> Result<(), String> {
 /// (C0, DEL, C1) and no bidirectional control (U+202A-U+202E, U+2066-U+2069, U+200E,
 /// U+200F, U+061C), which would make it display as something else.
 pub fn display_text(text: &str) -> Result<(), String> {
+    // printable ASCII holds neither (every control and bidirectional character is
+    // below 0x20, 0x7f, or not ASCII): most texts are answered by one pass over bytes
+    if text.bytes().all(|byte| (0x20..0x7f).contains(&byte)) {
+        return Ok(());
+    }
     if text.chars().any(char::is_control) {
         return Err(format!("{:?} contains a control character", escaped(text)));
     }
@@ -196,4 +201,21 @@ pub fn environment(entries: &std::collections::BTreeMap<String, String>) -> Resu
         unit_text(value).map_err(|reason| format!("`{key}`: {reason}"))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The ASCII fast path refuses exactly what the definition refuses: any
+        /// control character or bidirectional control, ASCII or not.
+        #[test]
+        fn display_text_refuses_exactly_controls_and_bidi(
+            text in "(\\PC|[\\x00-\\x1f\\x7f\\u{80}-\\u{9f}\\u{200e}\\u{200f}\\u{202a}-\\u{202e}\\u{2066}-\\u{2069}\\u{61c}]){0,12}"
+        ) {
+            let refused = text.chars().any(|c| c.is_control() || crate::display::is_bidi_control(c));
+            prop_assert_eq!(super::display_text(&text).is_err(), refused);
+        }
+    }
 }
