@@ -504,6 +504,12 @@ impl BuildCache {
         self.reusable && self.changed_modules.is_empty() && !self.in_memory()
     }
 
+    /// Whether some node's plan may be reused: there is a last record and nothing
+    /// charged to every node (nor the fleet-wide inventory) changed since.
+    pub fn may_reuse(&self) -> bool {
+        self.reusable
+    }
+
     /// Whether the record is kept in memory (an editor's session), not in an output.
     pub fn in_memory(&self) -> bool {
         matches!(self.store, Store::Memory)

@@ -199,8 +199,13 @@ fn work(queue: &(Mutex<Queue>, Condvar), encoding: Encoding, results: &Sender<Ou
                 let cache =
                     compiler::cache::open_in_memory(&request.root, previous.as_ref(), &session);
                 session.cache = Some(cache.clone());
-                let compilation =
-                    compiler::compile_session(&request.root, Options::inspect(), &session);
+                // when plans are reused, what is left is mostly loading the module
+                // files, which every worker does: one worker does it once
+                let options = Options {
+                    workers: cache.may_reuse().then_some(1),
+                    ..Options::inspect()
+                };
+                let compilation = compiler::compile_session(&request.root, options, &session);
                 let traces = compilation
                     .traces
                     .iter()
