@@ -13,6 +13,11 @@
 //! Nothing here decides a plan's content: a reused plan is the bytes a build from
 //! nothing makes, or it is not reused. A cache that cannot be read, or was made by
 //! another compiler or for another repository, is ignored with a note.
+//! The same records are kept in memory by an editor's session (`meshc lsp`, see
+//! [`open_in_memory`]): there every node's first half is evaluated again, and a
+//! node's shapes are reused (the plan kept with the record) only when they said
+//! nothing (no diagnostic, no trace), so what the compilation reports is what one
+//! from nothing reports.
 
 mod entries;
 mod external;
@@ -29,6 +34,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::confined::Beneath;
 use crate::link::NodeLink;
+use crate::pipeline::Session;
 use crate::repository::{self, Repository};
 use crate::stdlib::{self, MeshLoader};
 
@@ -73,6 +79,10 @@ struct NodeRecord {
     sealed: Vec<(String, String)>,
     /// The sha256 of the plan file's bytes.
     file: String,
+    /// The plan itself, in a record kept in memory (never in the file): present
+    /// only when making it said nothing (no diagnostic, no trace).
+    #[serde(skip)]
+    kept: Option<Arc<plan::Plan>>,
 }
 
 /// What the cache records of a plan, and has of a plan the last build wrote that
@@ -83,9 +93,11 @@ pub struct Reused {
     pub file: String,
     pub shapes: usize,
     pub sealed: Vec<(String, String)>,
+    /// The plan, when the record is kept in memory.
+    pub plan: Option<Arc<plan::Plan>>,
 }
 
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 struct Record {
     identity: Identity,
     layout: String,
@@ -98,6 +110,10 @@ struct Record {
     /// Every file of the output but the cache, with its sha256.
     out: BTreeMap<String, String>,
     shapes: usize,
+    /// Every node's evaluated entry, in a record kept in memory (which keeps only
+    /// the nodes whose shapes said nothing, but compares every node's entry).
+    #[serde(skip)]
+    entries: Option<BTreeMap<String, Option<String>>>,
 }
 
 /// What opening the cache found.
@@ -109,6 +125,30 @@ pub enum Start {
     Build(Arc<BuildCache>),
 }
 
+/// Where a cache's record is kept between compilations.
+#[derive(Debug)]
+enum Store {
+    /// `OUT/.mesh-cache` in this output; reused plans are read back from `OUT/nodes`.
+    Output(PathBuf),
+    /// An editor's memory ([`Remembered`]): reused plans are kept with the record.
+    Memory,
+}
+
+/// The record of the last compilation of an editor's session, kept in memory
+/// between edits (never written): what each node read and the plans whose making
+/// said nothing. Made by [`BuildCache::remember`], given to [`open_in_memory`].
+#[derive(Clone, Debug)]
+pub struct Remembered {
+    record: Record,
+}
+
+impl Remembered {
+    /// How many nodes the record has a plan for.
+    pub fn nodes(&self) -> usize {
+        self.record.nodes.len()
+    }
+}
+
 impl Reused {
     /// What the cache records of a plan made by this build.
     pub fn of(plan: &plan::Plan) -> Reused {
@@ -117,6 +157,7 @@ impl Reused {
             file: plan::sha256_digest(&plan.to_json_bytes()),
             shapes: plan.shapes().len(),
             sealed: crate::pipeline::sealed_texts(plan),
+            plan: None,
         }
     }
 }
@@ -125,7 +166,7 @@ impl Reused {
 /// what this build records.
 #[derive(Debug)]
 pub struct BuildCache {
-    out: PathBuf,
+    store: Store,
     identity: Identity,
     layout: Option<String>,
     previous: Option<Record>,
@@ -269,19 +310,57 @@ fn out_digests(out: &Path, known: &BTreeMap<String, String>) -> Option<BTreeMap<
 pub fn open(root: &Path, out: &Path) -> (Start, Vec<Diagnostic>) {
     let mut notes = Vec::new();
     let identity = identity(root);
-    let repository = repository::load(root).ok();
-    let layout = repository.as_ref().map(layout_of);
     let previous = read_record(out, &identity, &mut notes);
-    let mut cache = BuildCache {
-        out: out.to_path_buf(),
-        identity,
+    let session = Session {
+        parses: Some(Arc::new(lang::ParseCache::new())),
+        ..Session::default()
+    };
+    let start = start(root, Store::Output(out.to_path_buf()), previous, &session);
+    (start, notes)
+}
+
+/// Opens a cache kept in memory (`meshc lsp`): `previous` is what the last
+/// compilation of the session remembered; `session` is the one the compilation
+/// runs with (its overlay of unsaved buffers, through which the recorded accesses
+/// are asked again, its limits, cancel flag and syntax trees). Every node's first
+/// half is evaluated; a node's plan is reused when nothing it read changed and
+/// making it said nothing.
+pub fn open_in_memory(
+    root: &Path,
+    previous: Option<&Remembered>,
+    session: &Session,
+) -> Arc<BuildCache> {
+    let identity = identity(root);
+    let previous = previous
+        .filter(|remembered| remembered.record.identity == identity)
+        .map(|remembered| remembered.record.clone());
+    match start(root, Store::Memory, previous, session) {
+        Start::Build(cache) => cache,
+        // never said of a memory (`start` calls only an output unchanged)
+        Start::Unchanged { .. } => Arc::new(empty(root, Store::Memory, None, parses_of(session))),
+    }
+}
+
+fn parses_of(session: &Session) -> Arc<lang::ParseCache> {
+    session.parses.clone().unwrap_or_default()
+}
+
+fn empty(
+    root: &Path,
+    store: Store,
+    layout: Option<String>,
+    parses: Arc<lang::ParseCache>,
+) -> BuildCache {
+    BuildCache {
+        store,
+        identity: identity(root),
         layout,
         previous: None,
         reusable: false,
         changed_modules: BTreeSet::new(),
         entries: entries::EntryDigests::default(),
         recorder: Arc::new(Recorder::default()),
-        parses: Arc::new(lang::ParseCache::new()),
+        parses,
         finished: Mutex::new(BTreeMap::new()),
         reused: AtomicUsize::new(0),
         reused_nodes: Mutex::new(BTreeSet::new()),
@@ -292,20 +371,41 @@ pub fn open(root: &Path, out: &Path) -> (Start, Vec<Diagnostic>) {
         disagreed: std::sync::atomic::AtomicBool::new(false),
         nodes: std::sync::OnceLock::new(),
         notes: Mutex::new(Vec::new()),
+    }
+}
+
+/// What a store's `previous` record allows for a compilation of `root` that reads
+/// `overlay` in place of its files. A memory is never called unchanged: its
+/// compilation is wanted for what it reports.
+fn start(root: &Path, store: Store, previous: Option<Record>, session: &Session) -> Start {
+    let repository = repository::load(root).ok();
+    let layout = repository.as_ref().map(layout_of);
+    let out = match &store {
+        Store::Output(out) => Some(out.clone()),
+        Store::Memory => None,
     };
+    let mut cache = empty(root, store, layout, parses_of(session));
     let Some(repository) = repository else {
-        return (Start::Build(Arc::new(cache)), notes);
+        return Start::Build(Arc::new(cache));
     };
+    let loader = Rc::new(MeshLoader::with_overlay(
+        repository.root.clone(),
+        session.overlay.clone(),
+    ));
     let Some(previous) = previous else {
-        cache.entries =
-            entries::digest_inventory(&repository.root, &repository.inventory, &cache.parses);
-        return (Start::Build(Arc::new(cache)), notes);
+        cache.entries = entries::digest_inventory(
+            &repository.root,
+            &repository.inventory,
+            loader,
+            session,
+            &cache.parses,
+        );
+        return Start::Build(Arc::new(cache));
     };
-    let loader = MeshLoader::new(repository.root.clone());
     let mut shared_changed = cache.layout.as_ref() != Some(&previous.layout);
     let mut inventory_changed = false;
     for access in &previous.accesses {
-        if reads::answer_now(&loader, access) == access.answer {
+        if reads::answer_now(loader.as_ref(), access) == access.answer {
             continue;
         }
         match &access.owner {
@@ -316,36 +416,44 @@ pub fn open(root: &Path, out: &Path) -> (Start, Vec<Diagnostic>) {
             }
         }
     }
-    let external_now = external::digest(&repository.root);
-    let unchanged = !shared_changed
-        && !inventory_changed
-        && cache.changed_modules.is_empty()
-        && previous.external.is_some()
-        && previous.external == external_now
-        && out_digests(out, &BTreeMap::new()).as_ref() == Some(&previous.out);
+    let unchanged = out.is_some_and(|out| {
+        !shared_changed
+            && !inventory_changed
+            && cache.changed_modules.is_empty()
+            && previous.external.is_some()
+            && previous.external == external::digest(&repository.root)
+            && out_digests(&out, &BTreeMap::new()).as_ref() == Some(&previous.out)
+    });
     if unchanged {
-        let start = Start::Unchanged {
+        return Start::Unchanged {
             nodes: previous.nodes.len(),
             shapes: previous.shapes,
         };
-        return (start, notes);
     }
     cache.entries = if inventory_changed {
-        entries::digest_inventory(&repository.root, &repository.inventory, &cache.parses)
+        entries::digest_inventory(
+            &repository.root,
+            &repository.inventory,
+            loader,
+            session,
+            &cache.parses,
+        )
     } else {
         entries::EntryDigests {
             fleet: previous.fleet.clone(),
-            nodes: previous
-                .nodes
-                .iter()
-                .map(|(name, record)| (name.clone(), record.entry.clone()))
-                .collect(),
+            nodes: previous.entries.clone().unwrap_or_else(|| {
+                previous
+                    .nodes
+                    .iter()
+                    .map(|(name, record)| (name.clone(), record.entry.clone()))
+                    .collect()
+            }),
         }
     };
     cache.reusable =
         !shared_changed && cache.entries.fleet.is_some() && cache.entries.fleet == previous.fleet;
     cache.previous = Some(previous);
-    (Start::Build(Arc::new(cache)), notes)
+    Start::Build(Arc::new(cache))
 }
 
 /// What the cache knows of a node's link: a digest of all of it.
@@ -374,6 +482,8 @@ impl BuildCache {
 
     /// The declarations the last build's link had of `node` and the modules it
     /// ran, when nothing its first half reads has changed (None: evaluate it).
+    /// A memory has none: every node's first half is evaluated again, so that what
+    /// it reports is reported.
     pub fn declarations(&self, node: &str) -> Option<(crate::link::Declarations, Vec<String>)> {
         let record = self.unchanged_inputs(node)?;
         let text = record.declared.as_ref()?;
@@ -389,8 +499,20 @@ impl BuildCache {
     /// Whether no module file changed since the last build (and nothing charged to
     /// every node): loading them would report what the last build reported, which
     /// was nothing (a build with diagnostics keeps no cache).
+    /// A memory's compilation always loads them (what they report is wanted).
     pub fn modules_unchanged(&self) -> bool {
-        self.reusable && self.changed_modules.is_empty()
+        self.reusable && self.changed_modules.is_empty() && !self.in_memory()
+    }
+
+    /// Whether some node's plan may be reused: there is a last record and nothing
+    /// charged to every node (nor the fleet-wide inventory) changed since.
+    pub fn may_reuse(&self) -> bool {
+        self.reusable
+    }
+
+    /// Whether the record is kept in memory (an editor's session), not in an output.
+    pub fn in_memory(&self) -> bool {
+        matches!(self.store, Store::Memory)
     }
 
     /// A node whose declarations came from the cache was evaluated and declared
@@ -445,15 +567,30 @@ impl BuildCache {
 
     /// The plan `node` had in the last build, read back from the output, when
     /// nothing its compilation reads has changed; None means compile it.
+    /// A memory's plan is the one it kept.
     pub fn reuse(&self, node: &str, modules: &[String], link: &str) -> Option<Reused> {
         let previous = self.unchanged_inputs(node)?;
         if previous.modules != modules || previous.link != link {
             return None;
         }
+        let out = match &self.store {
+            Store::Output(out) => out,
+            Store::Memory => {
+                let plan = previous.kept.clone()?;
+                self.count_reused(node);
+                return Some(Reused {
+                    digest: previous.plan.clone(),
+                    file: previous.file.clone(),
+                    shapes: previous.shapes,
+                    sealed: previous.sealed.clone(),
+                    plan: Some(plan),
+                });
+            }
+        };
         let name = format!("{node}.json");
         let recorded = self.previous.as_ref()?.out.get(&format!("nodes/{name}"))?;
         let nodes = self.nodes.get_or_init(|| {
-            Beneath::open(&self.out, false)
+            Beneath::open(out, false)
                 .and_then(|out| out.directory(Path::new("nodes"), false))
                 .ok()
                 .flatten()
@@ -462,39 +599,47 @@ impl BuildCache {
             .as_ref()
             .and_then(|nodes| nodes.read(Path::new(&name)).ok().flatten());
         if bytes.is_some_and(|bytes| plan::sha256_digest(&bytes) == *recorded) {
-            self.reused.fetch_add(1, Ordering::Relaxed);
-            self.reused_nodes
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .insert(node.to_string());
+            self.count_reused(node);
             return Some(Reused {
                 digest: previous.plan.clone(),
                 file: recorded.clone(),
                 shapes: previous.shapes,
                 sealed: previous.sealed.clone(),
+                plan: None,
             });
         }
         self.lock_notes().push(note(
             codes::CACHE_PLAN_CHANGED,
             format!(
                 "`{}` is not the plan the last build wrote for node `{node}`; compiling the node again",
-                self.out.join("nodes").join(&name).display()
+                out.join("nodes").join(&name).display()
             ),
             "nothing to do: the build writes the plan again; do not edit the files of a build",
         ));
         None
     }
 
+    fn count_reused(&self, node: &str) {
+        self.reused.fetch_add(1, Ordering::Relaxed);
+        self.reused_nodes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(node.to_string());
+    }
+
     /// Records what `node`'s plan was made (or reused) from: its modules, the
     /// declarations its link was made from, and the link. Declarations that came
     /// from the cache (the link was made from them whether or not the node was
     /// evaluated again) are recorded as the text they were read from.
+    /// `silent` is the plan when making it said nothing (no diagnostic, no trace):
+    /// a memory keeps it, and reuses only what it kept.
     pub fn finished(
         &self,
         node: &str,
         (modules, declared): (&[String], &crate::link::Declarations),
         link: String,
         plan: &Reused,
+        silent: Option<&plan::Plan>,
     ) {
         let entry = self.entries.nodes.get(node).cloned().flatten();
         let cached = self
@@ -502,7 +647,20 @@ impl BuildCache {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .remove(node);
-        let declared = cached.or_else(|| serde_json::value::to_raw_value(declared).ok());
+        let (declared, kept) = match self.store {
+            Store::Output(_) => (
+                cached.or_else(|| serde_json::value::to_raw_value(declared).ok()),
+                None,
+            ),
+            // a memory evaluates every node's first half: its declarations are not
+            // kept
+            Store::Memory => (
+                None,
+                plan.plan
+                    .clone()
+                    .or_else(|| silent.map(|plan| Arc::new(plan.clone()))),
+            ),
+        };
         let record = NodeRecord {
             entry,
             modules: modules.to_vec(),
@@ -512,6 +670,7 @@ impl BuildCache {
             shapes: plan.shapes,
             sealed: plan.sealed.clone(),
             file: plan.file.clone(),
+            kept,
         };
         self.finished
             .lock()
@@ -554,6 +713,9 @@ impl BuildCache {
     /// declares any). A build whose every node was not recorded writes none and
     /// removes the last one.
     pub fn save(&self, nodes: usize, shapes: usize, artifacts: bool) -> Result<(), Diagnostic> {
+        let Store::Output(out_directory) = &self.store else {
+            return Ok(());
+        };
         let finished = std::mem::take(
             &mut *self
                 .finished
@@ -564,12 +726,12 @@ impl BuildCache {
             .iter()
             .map(|(node, record)| (format!("nodes/{node}.json"), record.file.clone()))
             .collect();
-        let (Some(layout), Some(out)) = (self.layout.clone(), out_digests(&self.out, &written))
+        let (Some(layout), Some(out)) = (self.layout.clone(), out_digests(out_directory, &written))
         else {
-            return remove(&self.out);
+            return remove(out_directory);
         };
         if finished.len() != nodes {
-            return remove(&self.out);
+            return remove(out_directory);
         }
         let external = if artifacts {
             None
@@ -585,15 +747,53 @@ impl BuildCache {
             nodes: finished,
             out,
             shapes,
+            entries: None,
         };
         let body = serde_json::to_vec(&record).map_err(|error| {
-            crate::emit::output_error(&self.out.join(CACHE_FILE), std::io::Error::other(error))
+            crate::emit::output_error(
+                &out_directory.join(CACHE_FILE),
+                std::io::Error::other(error),
+            )
         })?;
         let mut bytes = format!("{HEADER} {}\n", plan::sha256_digest(&body)).into_bytes();
         bytes.extend_from_slice(&body);
-        let output = Beneath::open(&self.out, false)
-            .map_err(|error| crate::emit::output_error(&self.out, error))?;
+        let output = Beneath::open(out_directory, false)
+            .map_err(|error| crate::emit::output_error(out_directory, error))?;
         crate::emit::write_atomically(&output, CACHE_FILE, &bytes)
+    }
+
+    /// What a memory keeps of this compilation for the next (None for a cache in an
+    /// output, or when the repository's layout could not be read). Unlike a file,
+    /// a memory is kept when the compilation reported diagnostics: the nodes it
+    /// records are the ones whose shapes said nothing, and only those are reused.
+    /// The caller must not keep it when the compilation was cancelled or ran out of
+    /// its budget (its records are then incomplete).
+    pub fn remember(&self) -> Option<Remembered> {
+        if !self.in_memory() {
+            return None;
+        }
+        let layout = self.layout.clone()?;
+        let nodes: BTreeMap<String, NodeRecord> = self
+            .finished
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .filter(|(_, record)| record.kept.is_some())
+            .map(|(node, record)| (node.clone(), record.clone()))
+            .collect();
+        Some(Remembered {
+            record: Record {
+                identity: self.identity.clone(),
+                layout,
+                external: None,
+                fleet: self.entries.fleet.clone(),
+                accesses: self.accesses(),
+                nodes,
+                out: BTreeMap::new(),
+                shapes: 0,
+                entries: Some(self.entries.nodes.clone()),
+            },
+        })
     }
 
     /// What this build read, and, when it reused nodes or declarations or left the

@@ -581,6 +581,7 @@ impl Server {
                 generation,
                 files,
                 traces,
+                reuse,
             } => {
                 let current = self
                     .workspaces
@@ -610,6 +611,9 @@ impl Server {
                 if let Some(workspace) = self.workspaces.get_mut(&root) {
                     workspace.published = published;
                     workspace.published_generation = generation;
+                }
+                if let Some(line) = reuse {
+                    self.log(line);
                 }
             }
             Outcome::Syntax {

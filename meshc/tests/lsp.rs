@@ -962,3 +962,95 @@ fn formatting_gives_meshc_fmts_edit_and_none_for_a_formatted_document() {
     assert!(message.starts_with("E054: "), "{refused}");
     client.shutdown();
 }
+
+/// What the analyses since the last call logged about reuse (`analysis: ...`).
+fn reuse_lines(messages: &[Value]) -> Vec<String> {
+    messages
+        .iter()
+        .filter(|m| m["method"] == "window/logMessage")
+        .filter_map(|m| m["params"]["message"].as_str())
+        .filter(|line| line.starts_with("analysis: "))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn an_edit_compiles_again_only_the_nodes_that_run_the_edited_module() {
+    let repository = repository();
+    let inventory = repository.path().join("mesh.nix");
+    let module = repository.path().join("modules/web/module.nix");
+    // three nodes: two run `web`, the third `cache` (a module of its own)
+    let three = r#"{
+  nodes.db1 = {
+    key = "age12y52ld3kt27sk7w3rpt4d6n0mpndj2v2u02z7q8ra8sjr0saepcshezt9w";
+    modules = [ "web" ];
+    settings.web.port = 8081;
+  };
+  nodes.db2 = {
+    key = "age12xjejjsy5p5xj3y3hls5u4msyegj2jwdgyjaa4w6v6ylzu4lpdnsv7mdzg";
+    modules = [ "web" ];
+  };
+  nodes.mq1 = {
+    key = "age10z6pjstfg0ku6fywxvrn28qfxjve60w3cjzwrqfpwxxcy7fcw9eq8vzwav";
+    modules = [ "cache" ];
+  };
+}
+"#;
+    std::fs::write(&inventory, three).expect("write mesh.nix");
+    std::fs::create_dir_all(repository.path().join("modules/cache")).expect("mkdir");
+    std::fs::write(
+        repository.path().join("modules/cache/module.nix"),
+        "{ mesh, ... }: { shapes = { ... }: [ (mesh.user { name = \"cache\"; }) ]; }\n",
+    )
+    .expect("write module");
+    let (mut client, _) = Client::start(&[]);
+    client.open(&module, WEB);
+    let messages = client.analysed_messages();
+    assert_eq!(
+        reuse_lines(&messages),
+        ["analysis: 3 nodes compiled again (db1, db2, mq1), 0 reused"]
+    );
+    // a comment: the nodes that run `web`, and only those
+    client.change(&module, 2, &format!("{WEB}# edited\n"));
+    let messages = client.analysed_messages();
+    assert_eq!(
+        reuse_lines(&messages),
+        ["analysis: 2 nodes compiled again (db1, db2), 1 reused"]
+    );
+    // an error in the shapes: published, and the node that said it is made again
+    // until it is fixed
+    let broken = WEB.replace(
+        "(mesh.user { name = \"web\";",
+        "(mesh.user { name = throw \"no web user\";",
+    );
+    assert_ne!(broken, WEB);
+    client.change(&module, 3, &broken);
+    let messages = client.analysed_messages();
+    assert_eq!(
+        reuse_lines(&messages),
+        ["analysis: 0 nodes compiled again, 1 reused"]
+    );
+    let published: Vec<&Value> = messages
+        .iter()
+        .filter(|m| m["method"] == "textDocument/publishDiagnostics")
+        .filter(|m| m["params"]["uri"] == uri(&module).as_str())
+        .collect();
+    let last = published.last().expect("the module's diagnostics");
+    assert!(
+        last["params"]["diagnostics"]
+            .as_array()
+            .is_some_and(|diagnostics| !diagnostics.is_empty()),
+        "{last}"
+    );
+    client.change(&module, 4, WEB);
+    let files = client.analysed();
+    assert_eq!(files.get(&uri(&module)), Some(&Vec::new()), "{files:?}");
+    // nothing changed since: every plan reused
+    client.change(&module, 5, WEB);
+    let messages = client.analysed_messages();
+    assert_eq!(
+        reuse_lines(&messages),
+        ["analysis: 0 nodes compiled again, 3 reused"]
+    );
+    client.shutdown();
+}

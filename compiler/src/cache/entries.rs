@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use lang::{Limits, Machine, Span, Value};
+use lang::{Machine, Span, Value};
 
 use crate::stdlib::{self, MeshLoader};
 
@@ -21,20 +21,24 @@ pub struct EntryDigests {
     pub nodes: BTreeMap<String, Option<String>>,
 }
 
-/// Evaluates `inventory` (the repository's `mesh.nix`) and digests it.
-/// The trees it parses are kept in `parses`.
+/// Evaluates `inventory` (the repository's `mesh.nix`, read through `loader`, with
+/// the session's limits and cancel flag) and digests it. The trees it parses are kept in `parses`.
 pub fn digest_inventory(
     root: &Path,
     inventory: &Path,
+    loader: Rc<MeshLoader>,
+    session: &crate::pipeline::Session,
     parses: &std::sync::Arc<lang::ParseCache>,
 ) -> EntryDigests {
-    let loader = Rc::new(MeshLoader::new(root.to_path_buf()));
     let mut machine = Machine::new(
         loader,
         vec![root.to_path_buf(), PathBuf::from(stdlib::VIRTUAL_ROOT)],
-        Limits::default(),
+        session.limits,
     )
     .with_parse_cache(parses.clone());
+    if let Some(cancelled) = &session.cancelled {
+        machine = machine.with_cancel_flag(cancelled.clone());
+    }
     let mut digests = EntryDigests::default();
     let Ok(value) = machine.eval_file(inventory) else {
         return digests;

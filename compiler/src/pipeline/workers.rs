@@ -452,7 +452,7 @@ fn run(
                 &name,
                 (recorded, declared),
                 link_digest,
-                handed,
+                (&mut plans, handed),
                 diagnostics,
             )
         {
@@ -505,6 +505,7 @@ fn run(
             }
         };
         let diagnostics = per_node.entry(name.clone()).or_default();
+        let said_before = diagnostics.len();
         let Some(plan) = node_plan(
             machine,
             &name,
@@ -520,11 +521,14 @@ fn run(
         };
         if error_count(diagnostics) == errors_before {
             if let (Some(cache), Some(link_digest)) = (&session.cache, link_digest) {
+                // the shapes said nothing: a memory may keep the plan for reuse
+                let silent = diagnostics.len() == said_before && machine.traces.is_empty();
                 cache.finished(
                     &name,
                     (&pending.resolved.modules, &pending.declared),
                     link_digest,
                     &cache::Reused::of(&plan),
+                    silent.then_some(&plan),
                 );
             }
             deliver(session, &name, plan, &mut plans, handed, diagnostics);
@@ -611,25 +615,46 @@ fn declare_node<'a>(
 }
 
 /// Keeps the plan the last build wrote for `name` when the build cache says nothing
-/// it read has changed (true: the node is done).
+/// it read has changed (true: the node is done). A cache in memory has the plan
+/// itself, delivered as a plan made now would be.
 fn kept_from_cache(
     session: &Session,
     name: &str,
     (modules, declared): (&[String], &link::Declarations),
     link_digest: &str,
-    handed: &mut Vec<(String, SealedTexts)>,
+    (plans, handed): (&mut BTreeMap<String, Plan>, &mut Vec<(String, SealedTexts)>),
     diagnostics: &mut Vec<Diagnostic>,
 ) -> bool {
-    let (Some(cache), Some(sink)) = (&session.cache, &session.sink) else {
+    let Some(cache) = &session.cache else {
         return false;
     };
+    if session.sink.is_none() && !cache.in_memory() {
+        return false;
+    }
     let Some(reused) = cache.reuse(name, modules, link_digest) else {
+        return false;
+    };
+    let finished = |reused: &cache::Reused| {
+        cache.finished(
+            name,
+            (modules, declared),
+            link_digest.to_string(),
+            reused,
+            None,
+        );
+    };
+    if let Some(plan) = &reused.plan {
+        finished(&reused);
+        deliver(session, name, (**plan).clone(), plans, handed, diagnostics);
+        return true;
+    }
+    let Some(sink) = &session.sink else {
         return false;
     };
     // the plan file is the bytes the cache recorded: kept as it is
     match sink.keep(name, &reused.digest, reused.shapes) {
         Ok(()) => {
-            cache.finished(name, (modules, declared), link_digest.to_string(), &reused);
+            finished(&reused);
             handed.push((name.to_string(), reused.sealed));
         }
         Err(diagnostic) => diagnostics.push(diagnostic),

@@ -4,6 +4,10 @@
 //! newer edit made stale is abandoned. After publishing diagnostics it refreshes the
 //! index hover and completion read (modules, their settings), re-evaluating only the
 //! module files whose text changed. It must not talk to the client itself.
+//! Each repository's last complete compilation is remembered (the build cache's
+//! records, kept in memory: `compiler::cache::open_in_memory`), so an edit makes
+//! again only the plans of the nodes whose inputs it changed; what is published is
+//! what a compilation from nothing reports.
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, HashMap};
@@ -49,6 +53,9 @@ pub enum Outcome {
         /// What `builtins.trace` and `builtins.warn` said, as `meshc check` prints
         /// it; the server logs it (`window/logMessage`).
         traces: Vec<String>,
+        /// Which nodes' shapes were made again and how many were reused, for the
+        /// log (None when the compilation failed).
+        reuse: Option<String>,
     },
     Index {
         root: PathBuf,
@@ -153,6 +160,8 @@ fn work(queue: &(Mutex<Queue>, Condvar), encoding: Encoding, results: &Sender<Ou
     let mut indexes: HashMap<PathBuf, IndexCache> = HashMap::new();
     // per repository: the files an edit did not touch are not parsed again
     let mut parses: HashMap<PathBuf, Arc<lang::ParseCache>> = HashMap::new();
+    // per repository: what its last complete compilation read, node by node
+    let mut memories: HashMap<PathBuf, compiler::cache::Remembered> = HashMap::new();
     loop {
         let (request, cancelled) = {
             let mut queue = lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -172,7 +181,7 @@ fn work(queue: &(Mutex<Queue>, Condvar), encoding: Encoding, results: &Sender<Ou
                     .unwrap_or_else(|poisoned| poisoned.into_inner());
             }
         };
-        let session = Session {
+        let mut session = Session {
             overlay: request.overlay.clone(),
             limits: Limits {
                 max_steps: Some(MAX_STEPS),
@@ -182,22 +191,59 @@ fn work(queue: &(Mutex<Queue>, Condvar), encoding: Encoding, results: &Sender<Ou
             parses: Some(parses.entry(request.root.clone()).or_default().clone()),
             ..Session::default()
         };
-        // a bug in the compiler must not end the worker: it is reported instead
-        let (files, traces) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let compilation =
-                compiler::compile_session(&request.root, Options::inspect(), &session);
-            let traces = compilation
-                .traces
-                .iter()
-                .map(|traced| crate::render::traced(traced, &compilation.sources))
-                .collect();
-            (
-                diagnostics_by_file(&compilation, &request.root, encoding),
-                traces,
-            )
-        }))
-        .unwrap_or_else(|panic| (internal_error(&request.root, panic.as_ref()), Vec::new()));
         let stale = || cancelled.load(Ordering::Relaxed);
+        let previous = memories.remove(&request.root);
+        // a bug in the compiler must not end the worker: it is reported instead
+        let (files, traces, reuse, remembered) =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let cache =
+                    compiler::cache::open_in_memory(&request.root, previous.as_ref(), &session);
+                session.cache = Some(cache.clone());
+                // when plans are reused, what is left is mostly loading the module
+                // files, which every worker does: one worker does it once
+                let options = Options {
+                    workers: cache.may_reuse().then_some(1),
+                    ..Options::inspect()
+                };
+                let compilation = compiler::compile_session(&request.root, options, &session);
+                let traces = compilation
+                    .traces
+                    .iter()
+                    .map(|traced| crate::render::traced(traced, &compilation.sources))
+                    .collect();
+                // a compilation that was abandoned or ran out of its budget did not
+                // record everything: the next starts from nothing
+                let exhausted = compilation.diagnostics.iter().any(|diagnostic| {
+                    diagnostic.code == codes::BUDGET_EXCEEDED
+                        || diagnostic.code == codes::MEMORY_EXCEEDED
+                });
+                let remembered = (!stale() && !exhausted).then(|| cache.remember()).flatten();
+                (
+                    diagnostics_by_file(&compilation, &request.root, encoding),
+                    traces,
+                    Some(reuse_line(&cache)),
+                    remembered,
+                )
+            }))
+            .unwrap_or_else(|panic| {
+                (
+                    internal_error(&request.root, panic.as_ref()),
+                    Vec::new(),
+                    None,
+                    None,
+                )
+            });
+        match (remembered, previous) {
+            (Some(remembered), _) => {
+                memories.insert(request.root.clone(), remembered);
+            }
+            // what an abandoned compilation did not finish leaves the last record
+            // as true as it was: compared with the next edit's files as well
+            (None, Some(previous)) if stale() => {
+                memories.insert(request.root.clone(), previous);
+            }
+            (None, _) => {}
+        }
         if !stale()
             && let Some(cache) = parses.get(&request.root)
         {
@@ -211,6 +257,7 @@ fn work(queue: &(Mutex<Queue>, Condvar), encoding: Encoding, results: &Sender<Ou
                 generation: request.generation,
                 files,
                 traces,
+                reuse,
             });
         }
         if !stale() {
@@ -227,6 +274,41 @@ fn work(queue: &(Mutex<Queue>, Condvar), encoding: Encoding, results: &Sender<Ou
         }
         let mut queue = lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         queue.running = None;
+    }
+}
+
+/// How many nodes' shapes were made again and how many reused, as the log says it:
+/// `analysis: 2 nodes compiled again (app1, db1), 98 reused`.
+fn reuse_line(cache: &compiler::cache::BuildCache) -> String {
+    /// Names listed before the rest are only counted.
+    const LISTED: usize = 10;
+    let again = cache.compiled_again();
+    let mut names = again
+        .iter()
+        .take(LISTED)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if again.len() > LISTED {
+        names.push_str(", …");
+    }
+    let names = if again.is_empty() {
+        String::new()
+    } else {
+        format!(" ({names})")
+    };
+    format!(
+        "analysis: {} compiled again{names}, {} reused",
+        nodes(again.len()),
+        cache.reused()
+    )
+}
+
+fn nodes(count: usize) -> String {
+    if count == 1 {
+        "1 node".to_string()
+    } else {
+        format!("{count} nodes")
     }
 }
 
