@@ -414,6 +414,8 @@ pub struct Thunk {
     pub state: RefCell<ThunkState>,
 }
 
+/// Forced in place ([`crate::eval::Machine::force_thunk`]): while it is evaluated
+/// the state stays what it was, mutably borrowed.
 pub enum ThunkState {
     /// Code to evaluate in an environment.
     Suspended {
@@ -433,7 +435,8 @@ pub enum ThunkState {
         argument: Value,
         span: Span,
     },
-    /// Being evaluated: forcing it again is infinite recursion.
+    /// Not yet given its value (`builtins.builtins` while the set is made):
+    /// forcing it is infinite recursion.
     Blackhole,
     Done(Value),
 }
@@ -465,9 +468,9 @@ impl Thunk {
         }))
     }
 
-    /// The value, if already evaluated.
+    /// The value, if already evaluated (a thunk being forced has none yet).
     pub fn value(&self) -> Option<Value> {
-        match &*self.state.borrow() {
+        match &*self.state.try_borrow().ok()? {
             ThunkState::Done(value) => Some(value.clone()),
             _ => None,
         }

@@ -20,14 +20,19 @@ impl Machine {
         }
     }
 
+    /// Forces a thunk. Its state stays in place, borrowed mutably while it is
+    /// evaluated: forcing it again meanwhile finds it borrowed, which is infinite
+    /// recursion; a failed evaluation leaves it as it was (forcing it again
+    /// evaluates it again), a finished one replaces it with the value.
     pub fn force_thunk(&mut self, thunk: &Rc<Thunk>, span: Span) -> EvalResult<Value> {
-        if let ThunkState::Done(value) = &*thunk.state.borrow() {
-            return Ok(value.clone());
-        }
-        let state = thunk.state.replace(ThunkState::Blackhole);
         let address = Rc::as_ptr(thunk) as *const u8 as usize;
-        let frame_span = match &state {
-            ThunkState::Done(_) => return unreachable_done(),
+        // nothing else keeps a thunk's state borrowed past a call: borrowed, it is
+        // being forced
+        let Ok(mut state) = thunk.state.try_borrow_mut() else {
+            return Err(self.infinite_recursion(address, span));
+        };
+        let frame_span = match &*state {
+            ThunkState::Done(value) => return Ok(value.clone()),
             ThunkState::Blackhole => return Err(self.infinite_recursion(address, span)),
             ThunkState::Suspended { code, .. } => code.span,
             ThunkState::Apply1 { span, .. } | ThunkState::Apply { span, .. } => *span,
@@ -36,7 +41,7 @@ impl Machine {
             thunk: address,
             span: frame_span,
         });
-        let result = match &state {
+        let result = match &*state {
             ThunkState::Suspended { code, env } => self.eval(code, env),
             ThunkState::Apply1 {
                 function,
@@ -51,18 +56,9 @@ impl Machine {
             ThunkState::Done(_) | ThunkState::Blackhole => unreachable_done(),
         };
         self.force_stack.pop();
-        match result {
-            Ok(value) => {
-                let value = fresh_slot(value);
-                *thunk.state.borrow_mut() = ThunkState::Done(value.clone());
-                Ok(value)
-            }
-            Err(error) => {
-                // left as it was: forcing it again evaluates it again
-                *thunk.state.borrow_mut() = state;
-                Err(error)
-            }
-        }
+        let value = fresh_slot(result?);
+        *state = ThunkState::Done(value.clone());
+        Ok(value)
     }
 
     pub(super) fn apply_all(
