@@ -171,6 +171,13 @@ impl Attrs {
 
     /// From attributes in any order; the first of equal names wins.
     pub fn from_unsorted(mut entries: Vec<Attr>) -> Attrs {
+        // hosts and `listToAttrs` of generated names often give them in order already
+        if entries
+            .windows(2)
+            .all(|pair| compare_names(&pair[0].name, &pair[1].name).is_lt())
+        {
+            return Attrs { entries };
+        }
         entries.sort_by(|left, right| compare_names(&left.name, &right.name));
         entries.dedup_by(|later, earlier| later.name == earlier.name);
         Attrs { entries }
