@@ -171,6 +171,13 @@ impl Attrs {
 
     /// From attributes in any order; the first of equal names wins.
     pub fn from_unsorted(mut entries: Vec<Attr>) -> Attrs {
+        // hosts and `listToAttrs` of generated names often give them in order already
+        if entries
+            .windows(2)
+            .all(|pair| compare_names(&pair[0].name, &pair[1].name).is_lt())
+        {
+            return Attrs { entries };
+        }
         entries.sort_by(|left, right| compare_names(&left.name, &right.name));
         entries.dedup_by(|later, earlier| later.name == earlier.name);
         Attrs { entries }
@@ -282,6 +289,55 @@ impl Attrs {
         entries.extend_from_slice(&right[r..]);
         Attrs { entries }
     }
+
+    /// `sets[0] // sets[1] // ... // sets[n]` (`//` groups to the right, so a later
+    /// set wins) in one pass: merged from the right into two buffers that trade
+    /// places, not one set made per `//`.
+    pub fn update_all(sets: &[&Attrs]) -> Attrs {
+        let Some((last, rest)) = sets.split_last() else {
+            return Attrs::new();
+        };
+        let total: usize = sets.iter().map(|set| set.len()).sum();
+        let mut merged = Vec::with_capacity(total);
+        merged.extend_from_slice(&last.entries);
+        let mut spare = Vec::with_capacity(total);
+        for set in rest.iter().rev() {
+            merge_into(&set.entries, &mut merged, &mut spare);
+            std::mem::swap(&mut merged, &mut spare);
+        }
+        Attrs { entries: merged }
+    }
+}
+
+/// `left // right` of sorted runs into `out` (emptied first), moving the winners
+/// out of `right` (left empty) and cloning from `left`.
+fn merge_into(left: &[Attr], right: &mut Vec<Attr>, out: &mut Vec<Attr>) {
+    out.clear();
+    let mut right_items = right.drain(..).peekable();
+    let mut l = 0;
+    while l < left.len() {
+        let Some(next) = right_items.peek() else {
+            break;
+        };
+        let order = if Rc::ptr_eq(&left[l].name, &next.name) {
+            std::cmp::Ordering::Equal
+        } else {
+            compare_names(&left[l].name, &next.name)
+        };
+        match order {
+            std::cmp::Ordering::Less => {
+                out.push(left[l].clone());
+                l += 1;
+            }
+            std::cmp::Ordering::Greater => out.extend(right_items.next()),
+            std::cmp::Ordering::Equal => {
+                out.extend(right_items.next());
+                l += 1;
+            }
+        }
+    }
+    out.extend_from_slice(&left[l..]);
+    out.extend(right_items);
 }
 
 /// An environment frame: the values of one scope and the scope around it.
@@ -621,6 +677,34 @@ mod tests {
                 _ => (attr.name.to_vec(), -1),
             }).collect();
             prop_assert_eq!(got, expected.into_iter().collect::<Vec<_>>());
+        }
+
+        /// A chain `a // b // c ...` merged at once is the chain merged one `//` at
+        /// a time: the same names in order, the value of the last set having each.
+        #[test]
+        fn update_all_is_a_chain_of_updates(
+            sets in proptest::collection::vec(
+                proptest::collection::btree_set(proptest::collection::vec(97u8..100, 1..3), 0..10),
+                1..6,
+            ),
+        ) {
+            let made: Vec<super::Attrs> = sets.iter().enumerate().map(|(side, names)| {
+                super::Attrs::from_sorted(names.iter().map(|name| super::Attr {
+                    name: std::rc::Rc::from(&name[..]),
+                    value: super::Value::Int(side as i64),
+                    span: None,
+                }).collect())
+            }).collect();
+            let one_by_one = made.iter().rev().skip(1).fold(made[made.len() - 1].clone(), |acc, set| set.update(&acc));
+            let refs: Vec<&super::Attrs> = made.iter().collect();
+            let at_once = super::Attrs::update_all(&refs);
+            let view = |attrs: &super::Attrs| -> Vec<(Vec<u8>, i64)> {
+                attrs.iter().map(|attr| match attr.value {
+                    super::Value::Int(side) => (attr.name.to_vec(), side),
+                    _ => (attr.name.to_vec(), -1),
+                }).collect()
+            };
+            prop_assert_eq!(view(&at_once), view(&one_by_one));
         }
     }
 }

@@ -6,7 +6,7 @@ use super::Builtin;
 use crate::codes;
 use crate::eval::{Machine, error};
 use crate::span::Span;
-use crate::value::{Attr, Attrs, EvalResult, Thunk, Value};
+use crate::value::{Attr, Attrs, Bytes, EvalResult, Thunk, Value, compare_names};
 
 pub(super) fn builtins() -> Vec<Builtin> {
     vec![
@@ -65,17 +65,18 @@ pub(super) fn builtins() -> Vec<Builtin> {
 
 fn attr_names(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
     let attrs = machine.force_attrs(&arguments[0], span, "`attrNames`")?;
-    let names: Vec<Value> = attrs
+    // collected straight into the list: one allocation of the exact size
+    let names: Rc<[Value]> = attrs
         .iter()
         .map(|attr| Value::String(attr.name.clone()))
         .collect();
-    Ok(Value::List(Rc::from(names)))
+    Ok(Value::List(names))
 }
 
 fn attr_values(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
     let attrs = machine.force_attrs(&arguments[0], span, "`attrValues`")?;
-    let values: Vec<Value> = attrs.iter().map(|attr| attr.value.clone()).collect();
-    Ok(Value::List(Rc::from(values)))
+    let values: Rc<[Value]> = attrs.iter().map(|attr| attr.value.clone()).collect();
+    Ok(Value::List(values))
 }
 
 fn cat_attrs(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
@@ -127,21 +128,32 @@ fn has_attr(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResul
 fn intersect_attrs(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
     let left = machine.force_attrs(&arguments[0], span, "`intersectAttrs`")?;
     let right = machine.force_attrs(&arguments[1], span, "`intersectAttrs`")?;
-    let entries: Vec<Attr> = right
-        .iter()
-        .filter(|attr| left.contains(&attr.name))
-        .cloned()
-        .collect();
+    // the smaller side is walked and the larger searched; either way in order
+    let entries: Vec<Attr> = if left.len() < right.len() {
+        left.iter()
+            .filter_map(|attr| right.get_attr(&attr.name))
+            .cloned()
+            .collect()
+    } else {
+        right
+            .iter()
+            .filter(|attr| left.contains(&attr.name))
+            .cloned()
+            .collect()
+    };
     Ok(Value::Attrs(Rc::new(Attrs::from_sorted(entries))))
 }
 
 fn list_to_attrs(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
+    // the interned names: a pair written `{ name = ...; value = ...; }` has these
+    // very names, found by address
+    let (name_key, value_key) = (crate::value::name("name"), crate::value::name("value"));
     let list = machine.force_list(&arguments[0], span, "`listToAttrs`")?;
     machine.make_attrs(list.len(), span)?;
     let mut entries = Vec::with_capacity(list.len());
     for item in list.iter() {
         let pair = machine.force_attrs(item, span, "`listToAttrs` element")?;
-        let Some(name) = pair.get(b"name").cloned() else {
+        let Some(name) = pair.get(&name_key).cloned() else {
             return Err(error(
                 codes::MISSING_ATTRIBUTE,
                 "`listToAttrs` element has no attribute `name`",
@@ -151,7 +163,7 @@ fn list_to_attrs(machine: &mut Machine, arguments: &[Value], span: Span) -> Eval
             ));
         };
         let name = machine.force_string(&name, span, "`listToAttrs` element name")?;
-        let Some(value) = pair.get(b"value").cloned() else {
+        let Some(value_attr) = pair.get_attr(&value_key) else {
             return Err(error(
                 codes::MISSING_ATTRIBUTE,
                 "`listToAttrs` element has no attribute `value`",
@@ -160,11 +172,10 @@ fn list_to_attrs(machine: &mut Machine, arguments: &[Value], span: Span) -> Eval
                 "each element must be `{ name = ...; value = ...; }`",
             ));
         };
-        let attr_span = pair.get_attr(b"value").and_then(|a| a.span);
         entries.push(Attr {
             name,
-            value,
-            span: attr_span,
+            value: value_attr.value.clone(),
+            span: value_attr.span,
         });
     }
     Ok(Value::Attrs(Rc::new(Attrs::from_unsorted(entries))))
@@ -196,9 +207,25 @@ fn remove_attrs(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalR
     for name in names.iter() {
         removed.push(machine.force_string(name, span, "`removeAttrs` name")?);
     }
+    // many names are sorted once and searched, not compared with every attribute
+    let many = removed.len() > 8;
+    if many {
+        removed.sort_unstable_by(|left, right| compare_names(left, right));
+    }
+    let is_removed = |name: &Bytes| {
+        if many {
+            removed
+                .binary_search_by(|removed| compare_names(removed, name))
+                .is_ok()
+        } else {
+            removed.iter().any(|removed| {
+                Rc::ptr_eq(removed, name) || (removed.len() == name.len() && **removed == **name)
+            })
+        }
+    };
     let entries: Vec<Attr> = attrs
         .iter()
-        .filter(|attr| !removed.contains(&attr.name))
+        .filter(|attr| !is_removed(&attr.name))
         .cloned()
         .collect();
     Ok(Value::Attrs(Rc::new(Attrs::from_sorted(entries))))

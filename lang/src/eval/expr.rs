@@ -10,7 +10,9 @@ use crate::codes;
 use crate::compile::{self, AttrsIr, BindingIr, Ir, IrAttrName, IrKind, Operator};
 use crate::diagnostic::{Diagnostic, did_you_mean};
 use crate::span::Span;
-use crate::value::{Attr, Attrs, Bytes, Closure, Env, EnvFrame, EvalResult, Thunk, Value};
+use crate::value::{
+    Attr, Attrs, Bytes, Closure, Env, EnvFrame, EvalResult, Thunk, ThunkState, Value,
+};
 
 impl Machine {
     /// A value to store without evaluating it (Nix's `maybeThunk`): constants and
@@ -191,20 +193,29 @@ impl Machine {
         env: &Env,
         span: Span,
     ) -> EvalResult<Value> {
-        // as Nix: each set on the path is forced, the attribute found last is not
+        // as Nix: each set on the path is forced, the attribute found last is not;
+        // names and values are borrowed, not copied
         let mut current = self.eval(expr, env)?;
         for (index, name) in path.iter().enumerate() {
-            if index > 0 {
-                current = self.force(&current, span)?;
-            }
-            let name = self.attr_name(name, env)?;
+            let dynamic_name;
+            let name: &[u8] = match name {
+                IrAttrName::Static(name) => name,
+                IrAttrName::Dynamic(_) => {
+                    dynamic_name = self.attr_name(name, env)?;
+                    &dynamic_name
+                }
+            };
             let Value::Attrs(attrs) = &current else {
                 return Ok(Value::Bool(false));
             };
-            match attrs.get(&name) {
-                Some(value) => current = value.clone(),
-                None => return Ok(Value::Bool(false)),
+            let Some(value) = attrs.get(name) else {
+                return Ok(Value::Bool(false));
+            };
+            if index + 1 == path.len() {
+                break;
             }
+            let next = self.force(value, span)?;
+            current = next;
         }
         Ok(Value::Bool(true))
     }
@@ -329,18 +340,60 @@ impl Machine {
         env: &Env,
         span: Span,
     ) -> EvalResult<Value> {
-        // `x.name` of a set already in a variable: borrowed, the set not copied
+        // `x.name` of a set already in a variable (or in the variable's evaluated
+        // thunk): borrowed, the set not copied
         if let IrKind::Var { up, slot } = &expr.kind
             && let [IrAttrName::Static(name)] = path
+            && let Some(variable) = lookup_ref(env, *up, *slot)
+        {
+            let found = match &*variable {
+                Value::Attrs(attrs) => match attrs.get(name) {
+                    Some(value) => return self.force(value, span),
+                    None => None,
+                },
+                Value::Thunk(thunk) => match &*thunk.state.borrow() {
+                    ThunkState::Done(Value::Attrs(attrs)) => attrs.get(name).cloned(),
+                    _ => None,
+                },
+                _ => None,
+            };
+            drop(variable);
+            if let Some(value) = found {
+                return self.force(&value, span);
+            }
+        }
+        self.select_path(expr, path, default, env, span)
+    }
+
+    /// [`Machine::select`] past its fast path: a longer path, a missing name, a set
+    /// still to evaluate. Kept apart so that the fast path's frame stays small.
+    #[inline(never)]
+    fn select_path(
+        &mut self,
+        expr: &Rc<Ir>,
+        path: &[IrAttrName],
+        default: Option<&Rc<Ir>>,
+        env: &Env,
+        span: Span,
+    ) -> EvalResult<Value> {
+        // `x.a.b` of a set already in a variable: the set borrowed, not copied
+        let mut start = 0;
+        let mut current_span = expr.span;
+        let mut current = if let IrKind::Var { up, slot } = &expr.kind
+            && path.len() > 1
+            && let Some(IrAttrName::Static(name)) = path.first()
             && let Some(variable) = lookup_ref(env, *up, *slot)
             && let Value::Attrs(attrs) = &*variable
             && let Some(value) = attrs.get(name)
         {
-            return self.force(value, span);
-        }
-        let mut current = self.eval(expr, env)?;
-        let mut current_span = expr.span;
-        for (index, name) in path.iter().enumerate() {
+            let value = self.force(value, span)?;
+            start = 1;
+            current_span = span;
+            value
+        } else {
+            self.eval(expr, env)?
+        };
+        for (index, name) in path.iter().enumerate().skip(start) {
             // a static name is borrowed from the code, not copied
             let dynamic_name;
             let name: &[u8] = match name {
@@ -350,9 +403,10 @@ impl Machine {
                     &dynamic_name
                 }
             };
-            let found = match &current {
+            // the value found is forced in place, not cloned first
+            let next = match &current {
                 Value::Attrs(attrs) => match attrs.get(name) {
-                    Some(value) => value.clone(),
+                    Some(value) => self.force(value, span)?,
                     None => {
                         if let Some(default) = default {
                             return self.eval(default, env);
@@ -373,7 +427,7 @@ impl Machine {
                     ));
                 }
             };
-            current = self.force(&found, span)?;
+            current = next;
             current_span = span;
         }
         Ok(current)
@@ -389,21 +443,21 @@ impl Machine {
         };
         let mut entries = Vec::with_capacity(ir.statics.len() + ir.dynamics.len());
         if ir.recursive {
-            // the frame is filled in symbol order, as Nix fills it
-            let mut values: Vec<Option<Value>> = vec![None; ir.statics.len()];
+            // the frame is filled in symbol order, as Nix fills it; the attributes
+            // are in slot order, each value put in place as its slot is filled
+            entries.extend(ir.statics.iter().map(|attr| Attr {
+                name: attr.name.clone(),
+                value: Value::Null,
+                span: Some(attr.span),
+            }));
             for &slot in ir.order.iter() {
                 let attr = &ir.statics[slot as usize];
                 let value_env = if attr.outer { env } else { &scope };
                 let value = self.delay(&attr.value, value_env);
                 scope.slots.set(slot as usize, value.clone());
-                values[slot as usize] = Some(value);
-            }
-            for (attr, value) in ir.statics.iter().zip(values) {
-                entries.push(Attr {
-                    name: attr.name.clone(),
-                    value: value.unwrap_or(Value::Null),
-                    span: Some(attr.span),
-                });
+                if let Some(entry) = entries.get_mut(slot as usize) {
+                    entry.value = value;
+                }
             }
         } else {
             for attr in ir.statics.iter() {

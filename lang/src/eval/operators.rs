@@ -5,9 +5,9 @@ use std::rc::Rc;
 
 use super::*;
 use crate::codes;
-use crate::compile::{self, Ir, Operator};
+use crate::compile::{self, Ir, IrKind, Operator};
 use crate::span::Span;
-use crate::value::{Env, EvalResult, Value};
+use crate::value::{Attrs, Env, EvalResult, Value};
 
 impl Machine {
     pub(super) fn binary(
@@ -49,6 +49,17 @@ impl Machine {
                     "the right side of `->`",
                 )?))
             }
+            Operator::Update
+                if matches!(
+                    right.kind,
+                    IrKind::Binary {
+                        op: Operator::Update,
+                        ..
+                    }
+                ) =>
+            {
+                self.update_chain(left, right, env, span)
+            }
             _ => {
                 let left_value = self.eval(left, env)?;
                 let right_value = self.eval(right, env)?;
@@ -60,6 +71,102 @@ impl Machine {
                 self.binary_values(op, left_value, right_value, left.span, right.span, span)
             }
         }
+    }
+
+    /// `a // b // c ...` (grouped to the right) evaluated as one step per `//`, as
+    /// before, and its operands left to right, then checked from the innermost
+    /// `//` out as nested ones would be; merged at once, not one set per `//`.
+    #[inline(never)]
+    fn update_chain(
+        &mut self,
+        left: &Rc<Ir>,
+        right: &Rc<Ir>,
+        env: &Env,
+        span: Span,
+    ) -> EvalResult<Value> {
+        let mut operands: Vec<(&Rc<Ir>, Span)> = vec![(left, span)];
+        let mut rest = right;
+        let mut entered = 0;
+        let result = loop {
+            match &rest.kind {
+                IrKind::Binary {
+                    op: Operator::Update,
+                    left,
+                    right,
+                } => {
+                    if let Err(error) = self.enter(rest.span) {
+                        break Err(error);
+                    }
+                    entered += 1;
+                    operands.push((left, rest.span));
+                    rest = right;
+                }
+                _ => {
+                    let last_span = operands.last().map_or(span, |(_, span)| *span);
+                    operands.push((rest, last_span));
+                    break self.update_operands(&operands, env);
+                }
+            }
+        };
+        for _ in 0..entered {
+            self.leave();
+        }
+        result
+    }
+
+    fn update_operands(&mut self, operands: &[(&Rc<Ir>, Span)], env: &Env) -> EvalResult<Value> {
+        let mut values = Vec::with_capacity(operands.len());
+        for (ir, _) in operands {
+            values.push(self.eval(ir, env)?);
+        }
+        // the innermost `//` checks its left then its right side; each outer one its
+        // left (its right is a set made by the inner one)
+        let last = values.len() - 1;
+        for index in (0..=last).rev() {
+            let index = if index == last {
+                last - 1
+            } else if index == last - 1 {
+                last
+            } else {
+                index
+            };
+            if !matches!(values[index], Value::Attrs(_)) {
+                let side = if index == last {
+                    "the right side of `//`"
+                } else {
+                    "the left side of `//`"
+                };
+                return Err(type_error(
+                    "a set",
+                    &values[index],
+                    operands[index].0.span,
+                    side,
+                ));
+            }
+        }
+        let sets: Vec<&Attrs> = values
+            .iter()
+            .filter_map(|value| match value {
+                Value::Attrs(attrs) if !attrs.is_empty() => Some(&**attrs),
+                _ => None,
+            })
+            .collect();
+        if sets.len() <= 1 {
+            // `a // {}` is `a` itself, as Nix gives it; all empty gives the last
+            let kept = values
+                .iter()
+                .rposition(|value| matches!(value, Value::Attrs(attrs) if !attrs.is_empty()))
+                .unwrap_or(last);
+            return Ok(values.swap_remove(kept));
+        }
+        let span = operands[0].1;
+        self.make_attrs(sets.iter().map(|set| set.len()).sum(), span)?;
+        let merged = if let [left, right] = sets[..] {
+            left.update(right)
+        } else {
+            Attrs::update_all(&sets)
+        };
+        Ok(Value::Attrs(Rc::new(merged)))
     }
 
     pub(super) fn eval_bool(&mut self, ir: &Rc<Ir>, env: &Env, context: &str) -> EvalResult<bool> {
