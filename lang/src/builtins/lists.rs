@@ -6,7 +6,7 @@ use std::rc::Rc;
 use super::Builtin;
 use crate::codes;
 use crate::compile::{IrKind, Operator, ParamIr};
-use crate::eval::{Machine, error};
+use crate::eval::{Machine, Pure1, Pure2, error};
 use crate::span::Span;
 use crate::value::{Attr, Attrs, EvalResult, PrimFunction, Thunk, Value};
 
@@ -107,10 +107,19 @@ fn quantifier(
     want: bool,
     name: &str,
 ) -> EvalResult<Value> {
-    machine.force_function(&arguments[0], span, name)?;
+    let function = machine.force_function(&arguments[0], span, name)?;
     let list = machine.force_list(&arguments[1], span, name)?;
+    let pure = Pure1::new(&function);
     for item in list.iter() {
-        let result = machine.call(arguments[0].clone(), item.clone(), span)?;
+        if let Some(pure) = &pure
+            && let Some(Value::Bool(result)) = pure.call(item)
+        {
+            if result == want {
+                return Ok(Value::Bool(want));
+            }
+            continue;
+        }
+        let result = machine.call(function.clone(), item.clone(), span)?;
         if machine.force_bool(&result, span, name)? == want {
             return Ok(Value::Bool(want));
         }
@@ -200,11 +209,20 @@ fn elem_at(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult
 }
 
 fn filter(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
-    machine.force_function(&arguments[0], span, "`filter`")?;
+    let function = machine.force_function(&arguments[0], span, "`filter`")?;
     let list = machine.force_list(&arguments[1], span, "`filter`")?;
+    let pure = Pure1::new(&function);
     let mut kept = Vec::with_capacity(list.len());
     for item in list.iter() {
-        let result = machine.call(arguments[0].clone(), item.clone(), span)?;
+        if let Some(pure) = &pure
+            && let Some(Value::Bool(keep)) = pure.call(item)
+        {
+            if keep {
+                kept.push(item.clone());
+            }
+            continue;
+        }
+        let result = machine.call(function.clone(), item.clone(), span)?;
         if machine.force_bool(
             &result,
             span,
@@ -220,14 +238,22 @@ fn filter(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<
 }
 
 fn fold_left(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
-    machine.force_function(&arguments[0], span, "`foldl'`")?;
+    let function = machine.force_function(&arguments[0], span, "`foldl'`")?;
     let list = machine.force_list(&arguments[2], span, "`foldl'`")?;
     if list.is_empty() {
         return machine.force(&arguments[1], span);
     }
+    // a step of arithmetic on integers already there is computed, not called
+    let pure = Pure2::new(&function);
     let mut accumulator = arguments[1].clone();
     for item in list.iter() {
-        accumulator = machine.call2(&arguments[0], accumulator, item.clone(), span)?;
+        if let Some(pure) = &pure
+            && let Some(value) = pure.call(&accumulator, item)
+        {
+            accumulator = value;
+            continue;
+        }
+        accumulator = machine.call2(&function, accumulator, item.clone(), span)?;
     }
     Ok(accumulator)
 }
@@ -253,9 +279,29 @@ fn gen_list(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResul
         ));
     }
     machine.make_list(count as usize, span)?;
-    let function = arguments[0].clone();
+    // the function is not forced (Nix does not); one already evaluated is stored
+    // as itself, and an element it computes without a call (`i: i * 2`) is stored
+    // as its value, not as a thunk: that cannot fail, so no one can tell
+    let function = match &arguments[0] {
+        Value::Thunk(thunk) => thunk.value().unwrap_or_else(|| arguments[0].clone()),
+        other => other.clone(),
+    };
+    let mut pure = Pure1::new(&function);
     let mut items = machine.list_buffer(count as usize, span)?;
-    items.extend((0..count).map(|index| Thunk::apply1(function.clone(), Value::Int(index), span)));
+    for index in 0..count {
+        let argument = Value::Int(index);
+        if let Some(computer) = &pure {
+            match computer.call(&argument) {
+                Some(value) => {
+                    items.push(value);
+                    continue;
+                }
+                // the first element it cannot compute: the rest are thunks
+                None => pure = None,
+            }
+        }
+        items.push(Thunk::apply1(function.clone(), argument, span));
+    }
     Ok(Value::List(Rc::from(items)))
 }
 
@@ -417,7 +463,7 @@ fn partition(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResu
 }
 
 fn sort(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
-    machine.force_function(&arguments[0], span, "`sort`")?;
+    let comparator = machine.force_function(&arguments[0], span, "`sort`")?;
     let list = machine.force_list(&arguments[1], span, "`sort`")?;
     // Nix forces every element before sorting; the forced values are what is sorted,
     // so that no comparison goes through a thunk again
@@ -426,7 +472,6 @@ fn sort(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Va
         items.push(machine.force(item, span)?);
     }
     if items.len() >= 2 {
-        let comparator = machine.force(&arguments[0], span)?;
         if is_less_than(&comparator) {
             // as Nix does for `lessThan`: compare directly, without calls
             sort_less_than(machine, &mut items, span)?;
@@ -438,8 +483,15 @@ fn sort(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Va
             return Ok(Value::List(Rc::from(items)));
         }
     }
-    let comparator = arguments[0].clone();
+    // a comparator of comparisons on values already there (`a: b: a.p < b.p`) is
+    // computed, not called; the fields it reads are forced by the calls before
+    let pure = Pure2::new(&comparator);
     let mut less = |machine: &mut Machine, left: &Value, right: &Value| -> EvalResult<bool> {
+        if let Some(pure) = &pure
+            && let Some(Value::Bool(less)) = pure.call(left, right)
+        {
+            return Ok(less);
+        }
         let result = machine.call2(&comparator, left.clone(), right.clone(), span)?;
         machine.force_bool(
             &result,
