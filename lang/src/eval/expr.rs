@@ -238,11 +238,48 @@ impl Machine {
         let mut result = self.string_buffer();
         result.reserve(64);
         for part in parts.iter() {
+            if let Some(argument) = to_string_argument(part) {
+                self.to_string_into(argument, env, part.span, &mut result)?;
+                continue;
+            }
             let value = self.eval(part, env)?;
             self.coerce_to_string_into(&value, part.span, false, true, &mut result)?;
         }
         self.make_string(result.len(), span)?;
         Ok(self.finish_string(result))
+    }
+
+    /// `${toString x}`: x's text written into the string being built, as the call
+    /// would make it (the same forcing, spans and steps), without the call and the
+    /// string it would make.
+    fn to_string_into(
+        &mut self,
+        argument: &Rc<Ir>,
+        env: &Env,
+        span: Span,
+        out: &mut Vec<u8>,
+    ) -> EvalResult<()> {
+        // the steps of the call's evaluation and of the builtin's
+        self.enter(span)?;
+        if let Err(error) = self.enter(span) {
+            self.leave();
+            return Err(error);
+        }
+        // a variable or constant is forced where the builtin forces it (at the
+        // call); anything else would be a thunk of its own, evaluated here instead
+        let result = match &argument.kind {
+            IrKind::Const(_) | IrKind::Var { .. } => {
+                let value = self.delay(argument, env);
+                self.coerce_to_string_into(&value, span, true, false, out)
+            }
+            _ => match self.eval(argument, env) {
+                Ok(value) => self.coerce_to_string_into(&value, span, true, false, out),
+                Err(error) => Err(error),
+            },
+        };
+        self.leave();
+        self.leave();
+        result
     }
 
     #[inline(never)]
@@ -526,6 +563,23 @@ fn eager_arithmetic(op: Operator, left: &Ir, right: &Ir, env: &Env) -> Option<Va
         return None;
     };
     super::operators::int_operation(op, left, right)
+}
+
+/// The argument of a part `toString x` (the builtin itself, not a binding named so).
+#[inline]
+fn to_string_argument(part: &Ir) -> Option<&Rc<Ir>> {
+    let IrKind::Call {
+        function,
+        arguments,
+    } = &part.kind
+    else {
+        return None;
+    };
+    let (IrKind::Const(Value::PrimOp(primop)), [argument]) = (&function.kind, &arguments[..]) else {
+        return None;
+    };
+    (primop.name == "toString" && matches!(primop.function, crate::value::PrimFunction::Builtin(_)))
+        .then_some(argument)
 }
 
 #[cold]
