@@ -101,28 +101,52 @@ struct Scope<'a> {
     env: &'a Env,
 }
 
-/// A value already evaluated: itself, or the value of a thunk that is done.
+/// `f` of a value already evaluated (itself, or the value of a thunk that is
+/// done), borrowed: a set read for one field is not counted up and down.
 #[inline]
-fn settled(value: &Value) -> Option<Value> {
+fn with_settled<R>(value: &Value, f: impl FnOnce(&Value) -> Option<R>) -> Option<R> {
     match value {
         Value::Thunk(thunk) => match &*thunk.state.try_borrow().ok()? {
-            ThunkState::Done(value) => Some(value.clone()),
+            ThunkState::Done(value) => f(value),
             _ => None,
         },
-        other => Some(other.clone()),
+        other => f(other),
     }
 }
 
+/// `value.path` of sets already evaluated: `Some(None)` when an attribute is
+/// missing (for `or`), `None` when it cannot be told here.
+fn select(value: &Value, path: &[IrAttrName]) -> Option<Option<Value>> {
+    let Some((IrAttrName::Static(name), rest)) = path.split_first() else {
+        return None;
+    };
+    let Value::Attrs(attrs) = value else {
+        return None;
+    };
+    let Some(next) = attrs.get(name) else {
+        return Some(None);
+    };
+    if rest.is_empty() {
+        return with_settled(next, |value| Some(Some(value.clone())));
+    }
+    with_settled(next, |value| select(value, rest))
+}
+
 impl Scope<'_> {
-    fn variable(&self, up: u32, slot: u32) -> Option<Value> {
+    fn with_variable<R>(
+        &self,
+        up: u32,
+        slot: u32,
+        f: impl FnOnce(&Value) -> Option<R>,
+    ) -> Option<R> {
         if up < self.count {
             if slot != 0 {
                 return None;
             }
-            return settled(self.params[up as usize]);
+            return with_settled(self.params[up as usize], f);
         }
         let value: Ref<'_, Value> = lookup_ref(self.env, up - self.count, slot)?;
-        settled(&value)
+        with_settled(&value, f)
     }
 
     fn boolean(&self, ir: &Ir, depth: u32) -> Option<bool> {
@@ -139,26 +163,22 @@ impl Scope<'_> {
         let depth = depth + 1;
         match &ir.kind {
             IrKind::Const(value) => Some(value.clone()),
-            IrKind::Var { up, slot } => self.variable(*up, *slot),
+            IrKind::Var { up, slot } => self.with_variable(*up, *slot, |value| Some(value.clone())),
             IrKind::Select {
                 expr,
                 path,
                 default,
             } => {
-                let mut current = self.eval(expr, depth)?;
-                for name in path.iter() {
-                    let IrAttrName::Static(name) = name else {
-                        return None;
-                    };
-                    let Value::Attrs(attrs) = &current else {
-                        return None;
-                    };
-                    current = match attrs.get(name) {
-                        Some(value) => settled(value)?,
-                        None => return self.eval(default.as_ref()?, depth),
-                    };
+                let found = match &expr.kind {
+                    IrKind::Var { up, slot } => {
+                        self.with_variable(*up, *slot, |value| select(value, path))?
+                    }
+                    _ => select(&self.eval(expr, depth)?, path)?,
+                };
+                match found {
+                    Some(value) => Some(value),
+                    None => self.eval(default.as_ref()?, depth),
                 }
-                Some(current)
             }
             IrKind::Not(inner) => Some(Value::Bool(!self.boolean(inner, depth)?)),
             IrKind::If {
