@@ -8,7 +8,7 @@ use crate::codes;
 use crate::compile::{IrKind, Operator, ParamIr};
 use crate::eval::{Machine, Pure1, Pure2, error};
 use crate::span::Span;
-use crate::value::{Attr, Attrs, EvalResult, PrimFunction, Thunk, Value};
+use crate::value::{Attr, Attrs, EvalResult, List, PrimFunction, Thunk, Value};
 
 pub(super) fn builtins() -> Vec<Builtin> {
     vec![
@@ -135,6 +135,30 @@ fn any(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Val
     quantifier(machine, arguments, span, true, "`any`")
 }
 
+/// Lists of up to this many elements are written straight into their own
+/// allocation, with no vector first; longer ones go through
+/// [`Machine::list_buffer`], which reports an allocation that fails (E046).
+const DIRECT_LIST: usize = 1 << 12;
+
+/// The list of the `length` values `items` gives (no more, no fewer), made with
+/// one allocation when it is short.
+pub(crate) fn collect_list(
+    machine: &Machine,
+    length: usize,
+    mut items: impl Iterator<Item = Value>,
+    span: Span,
+) -> EvalResult<List> {
+    if length <= DIRECT_LIST {
+        // a range mapped is of known length: `collect` allocates once, exactly
+        return Ok((0..length)
+            .map(|_| items.next().unwrap_or(Value::Null))
+            .collect());
+    }
+    let mut buffer = machine.list_buffer(length, span)?;
+    buffer.extend(items);
+    Ok(Rc::from(buffer))
+}
+
 /// Nix's `concatLists`: when only one list is non-empty, that list itself.
 fn concatenate(machine: &mut Machine, lists: Vec<Rc<[Value]>>, span: Span) -> EvalResult<Value> {
     let total: usize = lists.iter().map(|l| l.len()).sum();
@@ -144,11 +168,8 @@ fn concatenate(machine: &mut Machine, lists: Vec<Rc<[Value]>>, span: Span) -> Ev
         return Ok(Value::List(only.clone()));
     }
     machine.make_list(total, span)?;
-    let mut items = machine.list_buffer(total, span)?;
-    for list in &lists {
-        items.extend(list.iter().cloned());
-    }
-    Ok(Value::List(Rc::from(items)))
+    let items = lists.iter().flat_map(|list| list.iter().cloned());
+    Ok(Value::List(collect_list(machine, total, items, span)?))
 }
 
 fn concat_lists(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
@@ -287,6 +308,7 @@ fn gen_list(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResul
         other => other.clone(),
     };
     let mut pure = Pure1::new(&function);
+    // a loop of pushes: a mapped range written straight into the list was slower
     let mut items = machine.list_buffer(count as usize, span)?;
     for index in 0..count {
         let argument = Value::Int(index);
@@ -424,11 +446,12 @@ fn length(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<
 fn map(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
     let list = machine.force_list(&arguments[1], span, "`map`")?;
     let function = arguments[0].clone();
-    let items: Vec<Value> = list
+    // one allocation: a slice mapped is of known length
+    let items: List = list
         .iter()
         .map(|item| Thunk::apply1(function.clone(), item.clone(), span))
         .collect();
-    Ok(Value::List(Rc::from(items)))
+    Ok(Value::List(items))
 }
 
 fn partition(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {

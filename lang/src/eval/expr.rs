@@ -210,8 +210,9 @@ impl Machine {
     }
 
     fn list(&mut self, items: &[Rc<Ir>], env: &Env) -> Value {
-        let values: Vec<Value> = items.iter().map(|item| self.delay(item, env)).collect();
-        Value::List(Rc::from(values))
+        // one allocation: a slice mapped is of known length
+        let values: Rc<[Value]> = items.iter().map(|item| self.delay(item, env)).collect();
+        Value::List(values)
     }
 
     fn let_in(
@@ -239,7 +240,7 @@ impl Machine {
         result.reserve(64);
         for part in parts.iter() {
             if let Some(argument) = to_string_argument(part) {
-                self.to_string_into(argument, env, part.span, &mut result)?;
+                self.interpolate_to_string(argument, env, part.span, &mut result)?;
                 continue;
             }
             let value = self.eval(part, env)?;
@@ -252,7 +253,7 @@ impl Machine {
     /// `${toString x}`: x's text written into the string being built, as the call
     /// would make it (the same forcing, spans and steps), without the call and the
     /// string it would make.
-    fn to_string_into(
+    fn interpolate_to_string(
         &mut self,
         argument: &Rc<Ir>,
         env: &Env,
@@ -575,7 +576,8 @@ fn to_string_argument(part: &Ir) -> Option<&Rc<Ir>> {
     else {
         return None;
     };
-    let (IrKind::Const(Value::PrimOp(primop)), [argument]) = (&function.kind, &arguments[..]) else {
+    let (IrKind::Const(Value::PrimOp(primop)), [argument]) = (&function.kind, &arguments[..])
+    else {
         return None;
     };
     (primop.name == "toString" && matches!(primop.function, crate::value::PrimFunction::Builtin(_)))
