@@ -13,6 +13,8 @@ pub(crate) mod regex;
 mod strings;
 mod versions;
 
+pub(crate) use lists::collect_list;
+
 use std::collections::HashMap;
 use std::rc::Rc;
 

@@ -25,6 +25,7 @@ mod files;
 mod force;
 mod limits;
 mod operators;
+mod pure;
 mod reclaim;
 mod session;
 pub(crate) use coerce::push_decimal;
@@ -34,6 +35,7 @@ use force::fresh_slot;
 pub(crate) use force::holds_evaluated_secret;
 pub use limits::{DEFAULT_MAX_MEMORY, DEFAULT_MAX_STEPS, Limits, describe_bytes};
 pub(crate) use operators::as_float;
+pub(crate) use pure::{Pure1, Pure2};
 pub use reclaim::RECLAIM_BATCH;
 
 /// Depth limit; [`EVAL_STACK_SIZE`] is sized so that this depth fits.

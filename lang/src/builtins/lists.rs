@@ -6,9 +6,9 @@ use std::rc::Rc;
 use super::Builtin;
 use crate::codes;
 use crate::compile::{IrKind, Operator, ParamIr};
-use crate::eval::{Machine, error};
+use crate::eval::{Machine, Pure1, Pure2, error};
 use crate::span::Span;
-use crate::value::{Attr, Attrs, EvalResult, PrimFunction, Thunk, Value};
+use crate::value::{Attr, Attrs, EvalResult, List, PrimFunction, Thunk, Value};
 
 pub(super) fn builtins() -> Vec<Builtin> {
     vec![
@@ -107,10 +107,19 @@ fn quantifier(
     want: bool,
     name: &str,
 ) -> EvalResult<Value> {
-    machine.force_function(&arguments[0], span, name)?;
+    let function = machine.force_function(&arguments[0], span, name)?;
     let list = machine.force_list(&arguments[1], span, name)?;
+    let pure = Pure1::new(&function);
     for item in list.iter() {
-        let result = machine.call(arguments[0].clone(), item.clone(), span)?;
+        if let Some(pure) = &pure
+            && let Some(Value::Bool(result)) = pure.call(item)
+        {
+            if result == want {
+                return Ok(Value::Bool(want));
+            }
+            continue;
+        }
+        let result = machine.call(function.clone(), item.clone(), span)?;
         if machine.force_bool(&result, span, name)? == want {
             return Ok(Value::Bool(want));
         }
@@ -126,6 +135,30 @@ fn any(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Val
     quantifier(machine, arguments, span, true, "`any`")
 }
 
+/// Lists of up to this many elements are written straight into their own
+/// allocation, with no vector first; longer ones go through
+/// [`Machine::list_buffer`], which reports an allocation that fails (E046).
+const DIRECT_LIST: usize = 1 << 12;
+
+/// The list of the `length` values `items` gives (no more, no fewer), made with
+/// one allocation when it is short.
+pub(crate) fn collect_list(
+    machine: &Machine,
+    length: usize,
+    mut items: impl Iterator<Item = Value>,
+    span: Span,
+) -> EvalResult<List> {
+    if length <= DIRECT_LIST {
+        // a range mapped is of known length: `collect` allocates once, exactly
+        return Ok((0..length)
+            .map(|_| items.next().unwrap_or(Value::Null))
+            .collect());
+    }
+    let mut buffer = machine.list_buffer(length, span)?;
+    buffer.extend(items);
+    Ok(Rc::from(buffer))
+}
+
 /// Nix's `concatLists`: when only one list is non-empty, that list itself.
 fn concatenate(machine: &mut Machine, lists: Vec<Rc<[Value]>>, span: Span) -> EvalResult<Value> {
     let total: usize = lists.iter().map(|l| l.len()).sum();
@@ -135,11 +168,8 @@ fn concatenate(machine: &mut Machine, lists: Vec<Rc<[Value]>>, span: Span) -> Ev
         return Ok(Value::List(only.clone()));
     }
     machine.make_list(total, span)?;
-    let mut items = machine.list_buffer(total, span)?;
-    for list in &lists {
-        items.extend(list.iter().cloned());
-    }
-    Ok(Value::List(Rc::from(items)))
+    let items = lists.iter().flat_map(|list| list.iter().cloned());
+    Ok(Value::List(collect_list(machine, total, items, span)?))
 }
 
 fn concat_lists(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
@@ -200,11 +230,20 @@ fn elem_at(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult
 }
 
 fn filter(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
-    machine.force_function(&arguments[0], span, "`filter`")?;
+    let function = machine.force_function(&arguments[0], span, "`filter`")?;
     let list = machine.force_list(&arguments[1], span, "`filter`")?;
+    let pure = Pure1::new(&function);
     let mut kept = Vec::with_capacity(list.len());
     for item in list.iter() {
-        let result = machine.call(arguments[0].clone(), item.clone(), span)?;
+        if let Some(pure) = &pure
+            && let Some(Value::Bool(keep)) = pure.call(item)
+        {
+            if keep {
+                kept.push(item.clone());
+            }
+            continue;
+        }
+        let result = machine.call(function.clone(), item.clone(), span)?;
         if machine.force_bool(
             &result,
             span,
@@ -220,14 +259,22 @@ fn filter(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<
 }
 
 fn fold_left(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
-    machine.force_function(&arguments[0], span, "`foldl'`")?;
+    let function = machine.force_function(&arguments[0], span, "`foldl'`")?;
     let list = machine.force_list(&arguments[2], span, "`foldl'`")?;
     if list.is_empty() {
         return machine.force(&arguments[1], span);
     }
+    // a step of arithmetic on integers already there is computed, not called
+    let pure = Pure2::new(&function);
     let mut accumulator = arguments[1].clone();
     for item in list.iter() {
-        accumulator = machine.call2(&arguments[0], accumulator, item.clone(), span)?;
+        if let Some(pure) = &pure
+            && let Some(value) = pure.call(&accumulator, item)
+        {
+            accumulator = value;
+            continue;
+        }
+        accumulator = machine.call2(&function, accumulator, item.clone(), span)?;
     }
     Ok(accumulator)
 }
@@ -253,9 +300,30 @@ fn gen_list(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResul
         ));
     }
     machine.make_list(count as usize, span)?;
-    let function = arguments[0].clone();
+    // the function is not forced (Nix does not); one already evaluated is stored
+    // as itself, and an element it computes without a call (`i: i * 2`) is stored
+    // as its value, not as a thunk: that cannot fail, so no one can tell
+    let function = match &arguments[0] {
+        Value::Thunk(thunk) => thunk.value().unwrap_or_else(|| arguments[0].clone()),
+        other => other.clone(),
+    };
+    let mut pure = Pure1::new(&function);
+    // a loop of pushes: a mapped range written straight into the list was slower
     let mut items = machine.list_buffer(count as usize, span)?;
-    items.extend((0..count).map(|index| Thunk::apply1(function.clone(), Value::Int(index), span)));
+    for index in 0..count {
+        let argument = Value::Int(index);
+        if let Some(computer) = &pure {
+            match computer.call(&argument) {
+                Some(value) => {
+                    items.push(value);
+                    continue;
+                }
+                // the first element it cannot compute: the rest are thunks
+                None => pure = None,
+            }
+        }
+        items.push(Thunk::apply1(function.clone(), argument, span));
+    }
     Ok(Value::List(Rc::from(items)))
 }
 
@@ -378,11 +446,12 @@ fn length(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<
 fn map(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
     let list = machine.force_list(&arguments[1], span, "`map`")?;
     let function = arguments[0].clone();
-    let items: Vec<Value> = list
+    // one allocation: a slice mapped is of known length
+    let items: List = list
         .iter()
         .map(|item| Thunk::apply1(function.clone(), item.clone(), span))
         .collect();
-    Ok(Value::List(Rc::from(items)))
+    Ok(Value::List(items))
 }
 
 fn partition(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
@@ -417,7 +486,7 @@ fn partition(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResu
 }
 
 fn sort(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
-    machine.force_function(&arguments[0], span, "`sort`")?;
+    let comparator = machine.force_function(&arguments[0], span, "`sort`")?;
     let list = machine.force_list(&arguments[1], span, "`sort`")?;
     // Nix forces every element before sorting; the forced values are what is sorted,
     // so that no comparison goes through a thunk again
@@ -426,7 +495,6 @@ fn sort(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Va
         items.push(machine.force(item, span)?);
     }
     if items.len() >= 2 {
-        let comparator = machine.force(&arguments[0], span)?;
         if is_less_than(&comparator) {
             // as Nix does for `lessThan`: compare directly, without calls
             sort_less_than(machine, &mut items, span)?;
@@ -438,8 +506,15 @@ fn sort(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Va
             return Ok(Value::List(Rc::from(items)));
         }
     }
-    let comparator = arguments[0].clone();
+    // a comparator of comparisons on values already there (`a: b: a.p < b.p`) is
+    // computed, not called; the fields it reads are forced by the calls before
+    let pure = Pure2::new(&comparator);
     let mut less = |machine: &mut Machine, left: &Value, right: &Value| -> EvalResult<bool> {
+        if let Some(pure) = &pure
+            && let Some(Value::Bool(less)) = pure.call(left, right)
+        {
+            return Ok(less);
+        }
         let result = machine.call2(&comparator, left.clone(), right.clone(), span)?;
         machine.force_bool(
             &result,

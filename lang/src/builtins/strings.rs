@@ -8,7 +8,7 @@ use super::Builtin;
 use crate::codes;
 use crate::eval::{Machine, error};
 use crate::span::Span;
-use crate::value::{EvalResult, Value};
+use crate::value::{Bytes, EvalResult, Value};
 
 pub(super) fn builtins() -> Vec<Builtin> {
     vec![
@@ -134,15 +134,26 @@ fn replace_strings(machine: &mut Machine, arguments: &[Value], span: Span) -> Ev
     Ok(Value::String(Rc::from(result)))
 }
 
+/// The text of `value` as `coerceToString` gives it (not `toString`'s more): a
+/// string is shared, not copied.
+fn text_of(machine: &mut Machine, value: &Value, span: Span) -> EvalResult<Bytes> {
+    match machine.force(value, span)? {
+        Value::String(text) => Ok(text),
+        other => Ok(Rc::from(
+            machine.coerce_to_string(&other, span, false, true)?,
+        )),
+    }
+}
+
 fn string_length(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
-    let text = machine.coerce_to_string(&arguments[0], span, false, true)?;
+    let text = text_of(machine, &arguments[0], span)?;
     Ok(Value::Int(text.len() as i64))
 }
 
 fn substring(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
     let start = machine.force_int(&arguments[0], span, "`substring` start")?;
     let length = machine.force_int(&arguments[1], span, "`substring` length")?;
-    let text = machine.coerce_to_string(&arguments[2], span, false, true)?;
+    let text = text_of(machine, &arguments[2], span)?;
     if start < 0 {
         return Err(error(
             codes::INVALID_ARGUMENT,
@@ -161,6 +172,9 @@ fn substring(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResu
     } else {
         start.saturating_add(length as usize).min(text.len())
     };
+    if start == 0 && end == text.len() {
+        return Ok(Value::String(text));
+    }
     Ok(Value::string(&text[start..end]))
 }
 

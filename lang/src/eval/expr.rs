@@ -221,8 +221,9 @@ impl Machine {
     }
 
     fn list(&mut self, items: &[Rc<Ir>], env: &Env) -> Value {
-        let values: Vec<Value> = items.iter().map(|item| self.delay(item, env)).collect();
-        Value::List(Rc::from(values))
+        // one allocation: a slice mapped is of known length
+        let values: Rc<[Value]> = items.iter().map(|item| self.delay(item, env)).collect();
+        Value::List(values)
     }
 
     fn let_in(
@@ -249,11 +250,48 @@ impl Machine {
         let mut result = self.string_buffer();
         result.reserve(64);
         for part in parts.iter() {
+            if let Some(argument) = to_string_argument(part) {
+                self.interpolate_to_string(argument, env, part.span, &mut result)?;
+                continue;
+            }
             let value = self.eval(part, env)?;
             self.coerce_to_string_into(&value, part.span, false, true, &mut result)?;
         }
         self.make_string(result.len(), span)?;
         Ok(self.finish_string(result))
+    }
+
+    /// `${toString x}`: x's text written into the string being built, as the call
+    /// would make it (the same forcing, spans and steps), without the call and the
+    /// string it would make.
+    fn interpolate_to_string(
+        &mut self,
+        argument: &Rc<Ir>,
+        env: &Env,
+        span: Span,
+        out: &mut Vec<u8>,
+    ) -> EvalResult<()> {
+        // the steps of the call's evaluation and of the builtin's
+        self.enter(span)?;
+        if let Err(error) = self.enter(span) {
+            self.leave();
+            return Err(error);
+        }
+        // a variable or constant is forced where the builtin forces it (at the
+        // call); anything else would be a thunk of its own, evaluated here instead
+        let result = match &argument.kind {
+            IrKind::Const(_) | IrKind::Var { .. } => {
+                let value = self.delay(argument, env);
+                self.coerce_to_string_into(&value, span, true, false, out)
+            }
+            _ => match self.eval(argument, env) {
+                Ok(value) => self.coerce_to_string_into(&value, span, true, false, out),
+                Err(error) => Err(error),
+            },
+        };
+        self.leave();
+        self.leave();
+        result
     }
 
     #[inline(never)]
@@ -580,6 +618,24 @@ fn eager_arithmetic(op: Operator, left: &Ir, right: &Ir, env: &Env) -> Option<Va
         return None;
     };
     super::operators::int_operation(op, left, right)
+}
+
+/// The argument of a part `toString x` (the builtin itself, not a binding named so).
+#[inline]
+fn to_string_argument(part: &Ir) -> Option<&Rc<Ir>> {
+    let IrKind::Call {
+        function,
+        arguments,
+    } = &part.kind
+    else {
+        return None;
+    };
+    let (IrKind::Const(Value::PrimOp(primop)), [argument]) = (&function.kind, &arguments[..])
+    else {
+        return None;
+    };
+    (primop.name == "toString" && matches!(primop.function, crate::value::PrimFunction::Builtin(_)))
+        .then_some(argument)
 }
 
 #[cold]

@@ -238,11 +238,12 @@ impl Machine {
                 if right_list.is_empty() {
                     return Ok(left);
                 }
-                self.make_list(left_list.len() + right_list.len(), span)?;
-                let mut items = self.list_buffer(left_list.len() + right_list.len(), span)?;
-                items.extend(left_list.iter().cloned());
-                items.extend(right_list.iter().cloned());
-                Ok(Value::List(Rc::from(items)))
+                let total = left_list.len() + right_list.len();
+                self.make_list(total, span)?;
+                let items = left_list.iter().chain(right_list.iter()).cloned();
+                Ok(Value::List(crate::builtins::collect_list(
+                    self, total, items, span,
+                )?))
             }
             Operator::Add => self.add(left, right, left_span, right_span),
             Operator::Subtract | Operator::Multiply | Operator::Divide => {

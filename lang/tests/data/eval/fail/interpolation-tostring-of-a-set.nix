@@ -1,0 +1,2 @@
+# expect: E039
+"x${toString { a = 1; }}"
