@@ -389,8 +389,9 @@ impl Machine {
                     Some(value) => return self.force(value, span),
                     None => None,
                 },
-                Value::Thunk(thunk) => match &*thunk.state.borrow() {
-                    ThunkState::Done(Value::Attrs(attrs)) => attrs.get(name).cloned(),
+                // a thunk being forced is borrowed: its value is not there yet
+                Value::Thunk(thunk) => match thunk.state.try_borrow().as_deref() {
+                    Ok(ThunkState::Done(Value::Attrs(attrs))) => attrs.get(name).cloned(),
                     _ => None,
                 },
                 _ => None,
