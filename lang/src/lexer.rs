@@ -1,17 +1,16 @@
-//! Tokens of the Nix expression syntax, recognised with nom the way Nix's flex lexer
-//! recognises them: longest match wins, ties go to the earlier rule, and strings,
-//! indented strings and paths are lexer modes kept on a stack. Never panics: bytes
-//! that start no token become `Unknown` tokens for the parser to report.
-
-use nom::bytes::complete::{tag, take_while, take_while1};
-use nom::character::complete::one_of;
-use nom::combinator::{opt, recognize};
-use nom::multi::many1;
-use nom::sequence::{pair, preceded};
-use nom::{IResult, Parser};
+//! Tokens of the Nix expression syntax, recognised the way Nix's flex lexer recognises
+//! them: longest match wins, ties go to the earlier rule, and strings, indented strings
+//! and paths are lexer modes kept on a stack. Never panics: bytes that start no token
+//! become `Unknown` tokens for the parser to report. Each token is dispatched on its
+//! first byte; only where a longer rule could still match (a `/` or `:` after the run
+//! of path characters, a digit after `.`, ...) are all the rules tried, so the tokens
+//! are those of the rule-by-rule lexer in `reference`, which the tests compare against.
 
 use crate::codes::{self, Code};
 use crate::span::{FileId, Span};
+
+#[cfg(test)]
+mod reference;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum TokenKind {
@@ -118,15 +117,20 @@ fn is_identifier_start(byte: u8) -> bool {
     byte.is_ascii_alphabetic() || byte == b'_'
 }
 
-fn is_identifier_char(byte: u8) -> bool {
+const fn identifier_char(byte: u8) -> bool {
     byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'\'' | b'-')
 }
 
-fn is_path_char(byte: u8) -> bool {
+const fn path_char(byte: u8) -> bool {
     byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'_' | b'-' | b'+')
 }
 
-fn is_uri_char(byte: u8) -> bool {
+/// A URI scheme's characters after its first letter: `[a-zA-Z0-9\+\-\.]`.
+const fn scheme_char(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || matches!(byte, b'+' | b'-' | b'.')
+}
+
+const fn uri_char(byte: u8) -> bool {
     byte.is_ascii_alphanumeric()
         || matches!(
             byte,
@@ -149,129 +153,232 @@ fn is_uri_char(byte: u8) -> bool {
         )
 }
 
-type Input<'a> = &'a [u8];
+const IDENTIFIER_CHAR: u8 = 1;
+const PATH_CHAR: u8 = 2;
+const SCHEME_CHAR: u8 = 4;
+const URI_CHAR: u8 = 8;
+const DIGIT: u8 = 16;
 
-fn identifier(input: Input) -> IResult<Input, Input> {
-    recognize(pair(
-        take_while_first(is_identifier_start),
-        take_while(is_identifier_char),
-    ))
-    .parse(input)
+/// Each byte's classes, one bit each, so that scanning a run costs a lookup a byte.
+static CLASSES: [u8; 256] = {
+    let mut table = [0; 256];
+    let mut byte: u8 = 0;
+    loop {
+        let mut classes = 0;
+        if identifier_char(byte) {
+            classes |= IDENTIFIER_CHAR;
+        }
+        if path_char(byte) {
+            classes |= PATH_CHAR;
+        }
+        if scheme_char(byte) {
+            classes |= SCHEME_CHAR;
+        }
+        if uri_char(byte) {
+            classes |= URI_CHAR;
+        }
+        if byte.is_ascii_digit() {
+            classes |= DIGIT;
+        }
+        table[byte as usize] = classes;
+        if byte == u8::MAX {
+            break table;
+        }
+        byte += 1;
+    }
+};
+
+fn is_identifier_char(byte: u8) -> bool {
+    CLASSES[usize::from(byte)] & IDENTIFIER_CHAR != 0
 }
 
-/// Exactly one byte satisfying `predicate`.
-fn take_while_first(predicate: fn(u8) -> bool) -> impl Fn(Input) -> IResult<Input, Input> {
-    move |input: Input| nom::bytes::complete::take_while_m_n(1, 1, predicate).parse(input)
+fn is_path_char(byte: u8) -> bool {
+    CLASSES[usize::from(byte)] & PATH_CHAR != 0
 }
 
-fn digits(input: Input) -> IResult<Input, Input> {
-    take_while1(|b: u8| b.is_ascii_digit()).parse(input)
+fn is_scheme_char(byte: u8) -> bool {
+    CLASSES[usize::from(byte)] & SCHEME_CHAR != 0
+}
+
+fn is_uri_char(byte: u8) -> bool {
+    CLASSES[usize::from(byte)] & URI_CHAR != 0
+}
+
+fn is_digit(byte: u8) -> bool {
+    CLASSES[usize::from(byte)] & DIGIT != 0
+}
+
+/// The length of the run of `class` bytes `bytes` starts with.
+fn run_length(bytes: &[u8], class: impl Fn(u8) -> bool) -> usize {
+    bytes
+        .iter()
+        .position(|byte| !class(*byte))
+        .unwrap_or(bytes.len())
+}
+
+/// `[a-zA-Z_][a-zA-Z0-9_'-]*`
+fn identifier_length(rest: &[u8]) -> usize {
+    match rest.first() {
+        Some(&first) if is_identifier_start(first) => {
+            1 + run_length(&rest[1..], is_identifier_char)
+        }
+        _ => 0,
+    }
 }
 
 /// `(([1-9][0-9]*\.[0-9]*)|(0?\.[0-9]+))([Ee][+-]?[0-9]+)?`
-fn float(input: Input) -> IResult<Input, Input> {
-    let exponent = recognize((one_of("eE"), opt(one_of("+-")), digits));
-    let with_leading = recognize((
-        take_while_first(|b| (b'1'..=b'9').contains(&b)),
-        take_while(|b: u8| b.is_ascii_digit()),
-        tag(&b"."[..]),
-        take_while(|b: u8| b.is_ascii_digit()),
-    ));
-    let fraction_only = recognize((opt(tag(&b"0"[..])), tag(&b"."[..]), digits));
-    recognize(pair(
-        nom::branch::alt((with_leading, fraction_only)),
-        opt(exponent),
-    ))
-    .parse(input)
+fn float_length(rest: &[u8]) -> usize {
+    let with_leading = match rest.first() {
+        Some(b'1'..=b'9') => {
+            let integer = 1 + run_length(&rest[1..], is_digit);
+            if rest.get(integer) == Some(&b'.') {
+                integer + 1 + run_length(&rest[integer + 1..], is_digit)
+            } else {
+                0
+            }
+        }
+        _ => 0,
+    };
+    let mantissa = if with_leading > 0 {
+        with_leading
+    } else {
+        let zero = usize::from(rest.first() == Some(&b'0'));
+        if rest.get(zero) == Some(&b'.') {
+            match run_length(&rest[zero + 1..], is_digit) {
+                0 => 0,
+                fraction => zero + 1 + fraction,
+            }
+        } else {
+            0
+        }
+    };
+    if mantissa == 0 {
+        return 0;
+    }
+    mantissa + exponent_length(&rest[mantissa..])
 }
 
-/// `{PATH_CHAR}*(\/{PATH_CHAR}+)+\/?`
-fn path(input: Input) -> IResult<Input, Input> {
-    recognize((take_while(is_path_char), path_tail)).parse(input)
+/// `[Ee][+-]?[0-9]+`, or 0.
+fn exponent_length(rest: &[u8]) -> usize {
+    if !matches!(rest.first(), Some(b'e' | b'E')) {
+        return 0;
+    }
+    let sign = usize::from(matches!(rest.get(1), Some(b'+' | b'-')));
+    match run_length(&rest[1 + sign..], is_digit) {
+        0 => 0,
+        digits => 1 + sign + digits,
+    }
 }
 
-/// What follows a path's first run of path characters: `(\/{PATH_CHAR}+)+\/?`.
-fn path_tail(input: Input) -> IResult<Input, Input> {
-    recognize((
-        many1(preceded(tag(&b"/"[..]), take_while1(is_path_char))),
-        opt(tag(&b"/"[..])),
-    ))
-    .parse(input)
+/// What follows a path's first run of path characters: `(\/{PATH_CHAR}+)+\/?`, or 0.
+fn path_tail_length(rest: &[u8]) -> usize {
+    let mut length = 0;
+    while rest.get(length) == Some(&b'/') {
+        match run_length(&rest[length + 1..], is_path_char) {
+            0 => break,
+            part => length += 1 + part,
+        }
+    }
+    if length > 0 && rest.get(length) == Some(&b'/') {
+        length += 1;
+    }
+    length
 }
 
-/// `{PATH_CHAR}*\/`
-fn path_segment(input: Input) -> IResult<Input, Input> {
-    recognize(pair(take_while(is_path_char), tag(&b"/"[..]))).parse(input)
+/// `\~(\/{PATH_CHAR}+)+\/?`, or 0.
+fn home_path_length(rest: &[u8]) -> usize {
+    if rest.first() != Some(&b'~') {
+        return 0;
+    }
+    match path_tail_length(&rest[1..]) {
+        0 => 0,
+        tail => 1 + tail,
+    }
 }
 
-/// A URI scheme's characters after its first letter: `[a-zA-Z0-9\+\-\.]`.
-fn is_scheme_char(byte: u8) -> bool {
-    byte.is_ascii_alphanumeric() || matches!(byte, b'+' | b'-' | b'.')
-}
-
-/// `\~(\/{PATH_CHAR}+)+\/?`
-fn home_path(input: Input) -> IResult<Input, Input> {
-    recognize((
-        tag(&b"~"[..]),
-        many1(preceded(tag(&b"/"[..]), take_while1(is_path_char))),
-        opt(tag(&b"/"[..])),
-    ))
-    .parse(input)
-}
-
-/// `\<{PATH_CHAR}+(\/{PATH_CHAR}+)*\>`
-fn search_path(input: Input) -> IResult<Input, Input> {
-    recognize((
-        tag(&b"<"[..]),
-        take_while1(is_path_char),
-        nom::multi::many0(preceded(tag(&b"/"[..]), take_while1(is_path_char))),
-        tag(&b">"[..]),
-    ))
-    .parse(input)
+/// `\<{PATH_CHAR}+(\/{PATH_CHAR}+)*\>`, or 0.
+fn search_path_length(rest: &[u8]) -> usize {
+    if rest.first() != Some(&b'<') {
+        return 0;
+    }
+    let mut length = match run_length(&rest[1..], is_path_char) {
+        0 => return 0,
+        first => 1 + first,
+    };
+    while rest.get(length) == Some(&b'/') {
+        match run_length(&rest[length + 1..], is_path_char) {
+            0 => break,
+            part => length += 1 + part,
+        }
+    }
+    if rest.get(length) == Some(&b'>') {
+        length + 1
+    } else {
+        0
+    }
 }
 
 /// `[a-zA-Z][a-zA-Z0-9\+\-\.]*\:{URI_CHAR}+`, given the length of the run of
 /// scheme characters `input` starts with.
-fn uri_match_length(input: Input, scheme_run: usize) -> usize {
+fn uri_match_length(input: &[u8], scheme_run: usize) -> usize {
     if !input.first().is_some_and(u8::is_ascii_alphabetic) || input.get(scheme_run) != Some(&b':') {
         return 0;
     }
-    let rest = &input[scheme_run + 1..];
-    match rest.iter().take_while(|b| is_uri_char(**b)).count() {
+    match run_length(&input[scheme_run + 1..], is_uri_char) {
         0 => 0,
         length => scheme_run + 1 + length,
     }
 }
 
-fn matched_len(result: IResult<Input, Input>) -> usize {
-    result.map(|(_, matched)| matched.len()).unwrap_or(0)
+/// The keyword spelled exactly `word`, if any.
+fn keyword(word: &[u8]) -> Option<TokenKind> {
+    Some(match word {
+        b"if" => TokenKind::If,
+        b"then" => TokenKind::Then,
+        b"else" => TokenKind::Else,
+        b"assert" => TokenKind::Assert,
+        b"with" => TokenKind::With,
+        b"let" => TokenKind::Let,
+        b"in" => TokenKind::In,
+        b"rec" => TokenKind::Rec,
+        b"inherit" => TokenKind::Inherit,
+        b"or" => TokenKind::Or,
+        _ => return None,
+    })
 }
 
-const KEYWORDS: &[(&str, TokenKind)] = &[
-    ("if", TokenKind::If),
-    ("then", TokenKind::Then),
-    ("else", TokenKind::Else),
-    ("assert", TokenKind::Assert),
-    ("with", TokenKind::With),
-    ("let", TokenKind::Let),
-    ("in", TokenKind::In),
-    ("rec", TokenKind::Rec),
-    ("inherit", TokenKind::Inherit),
-    ("or", TokenKind::Or),
-];
+/// The operator `rest` starts with, if any, and its length. No two operators share a
+/// first byte, so at most one matches.
+fn operator(rest: &[u8]) -> Option<(usize, TokenKind)> {
+    let second = *rest.get(1)?;
+    let kind = match (rest[0], second) {
+        (b'.', b'.') if rest.get(2) == Some(&b'.') => return Some((3, TokenKind::Ellipsis)),
+        (b'=', b'=') => TokenKind::Eq,
+        (b'!', b'=') => TokenKind::NotEq,
+        (b'<', b'=') => TokenKind::LessEq,
+        (b'>', b'=') => TokenKind::GreaterEq,
+        (b'&', b'&') => TokenKind::And,
+        (b'|', b'|') => TokenKind::OrOr,
+        (b'-', b'>') => TokenKind::Implies,
+        (b'/', b'/') => TokenKind::Update,
+        (b'+', b'+') => TokenKind::Concat,
+        _ => return None,
+    };
+    Some((2, kind))
+}
 
-const OPERATORS: &[(&[u8], TokenKind)] = &[
-    (b"...", TokenKind::Ellipsis),
-    (b"==", TokenKind::Eq),
-    (b"!=", TokenKind::NotEq),
-    (b"<=", TokenKind::LessEq),
-    (b">=", TokenKind::GreaterEq),
-    (b"&&", TokenKind::And),
-    (b"||", TokenKind::OrOr),
-    (b"->", TokenKind::Implies),
-    (b"//", TokenKind::Update),
-    (b"++", TokenKind::Concat),
-];
+/// The text of a token of ASCII bytes (identifiers, paths, URIs); other bytes never
+/// reach here, but would become U+FFFD as they did.
+fn token_text(bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => text.to_owned(),
+        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
+    }
+}
+
+fn integer_value(digits: &[u8]) -> Option<i64> {
+    std::str::from_utf8(digits).ok()?.parse::<i64>().ok()
+}
 
 /// Nix's `unescapeStr`: `\n`, `\r`, `\t` and `\X` for any other X; a raw CR or CRLF
 /// becomes LF. Unlike Nix 2.8 a NUL byte does not cut the string short.
@@ -306,6 +413,7 @@ pub fn unescape(text: &[u8]) -> Vec<u8> {
 pub fn lex(source: &[u8], file: FileId) -> (Vec<Token>, Vec<LexError>) {
     let mut lexer = Lexer {
         source,
+        text: std::str::from_utf8(source).ok(),
         file,
         position: 0,
         modes: vec![Mode::Default],
@@ -320,6 +428,8 @@ pub fn lex(source: &[u8], file: FileId) -> (Vec<Token>, Vec<LexError>) {
 
 struct Lexer<'a> {
     source: &'a [u8],
+    /// `source` as text, when it is UTF-8: identifiers are cut from it unchecked.
+    text: Option<&'a str>,
     file: FileId,
     position: usize,
     modes: Vec<Mode>,
@@ -346,12 +456,9 @@ impl Run {
 
     /// The run's length from `position` on, scanning `source` only if `position` is
     /// outside the run scanned last.
-    fn length_from(&mut self, source: &[u8], position: usize, class: fn(u8) -> bool) -> usize {
+    fn length_from(&mut self, source: &[u8], position: usize, class: impl Fn(u8) -> bool) -> usize {
         if !(self.start..=self.end).contains(&position) {
-            let length = source[position..]
-                .iter()
-                .take_while(|byte| class(**byte))
-                .count();
+            let length = run_length(&source[position..], class);
             *self = Run {
                 start: position,
                 end: position + length,
@@ -391,26 +498,21 @@ struct PathStarts {
 
 /// Keywords, operators, identifiers, integers and floats at the start of `rest`.
 fn word_candidates(rest: &[u8], candidates: &mut Candidates) {
-    let identifier_length = matched_len(identifier(rest));
-    for (word, kind) in KEYWORDS {
-        if identifier_length == word.len() && rest.starts_with(word.as_bytes()) {
-            candidates.consider(word.len(), || kind.clone());
-        }
+    let identifier_length = identifier_length(rest);
+    if let Some(kind) = keyword(&rest[..identifier_length]) {
+        candidates.consider(identifier_length, || kind);
     }
-    for (text, kind) in OPERATORS {
-        if rest.starts_with(text) {
-            candidates.consider(text.len(), || kind.clone());
-        }
+    if let Some((length, kind)) = operator(rest) {
+        candidates.consider(length, || kind);
     }
     candidates.consider(identifier_length, || {
-        TokenKind::Identifier(String::from_utf8_lossy(&rest[..identifier_length]).into_owned())
+        TokenKind::Identifier(token_text(&rest[..identifier_length]))
     });
-    let integer_length = matched_len(digits(rest));
+    let integer_length = run_length(rest, is_digit);
     candidates.consider(integer_length, || {
-        let text = std::str::from_utf8(&rest[..integer_length]).unwrap_or("");
-        TokenKind::Integer(text.parse::<i64>().ok())
+        TokenKind::Integer(integer_value(&rest[..integer_length]))
     });
-    let float_length = matched_len(float(rest));
+    let float_length = float_length(rest);
     candidates.consider(float_length, || {
         let text = std::str::from_utf8(&rest[..float_length]).unwrap_or("0");
         TokenKind::Float(float_value(text))
@@ -477,13 +579,124 @@ impl<'a> Lexer<'a> {
         });
     }
 
-    /// Lexes one token in the default mode; returns true at the end of input.
+    /// The length of the run of path characters at the current position.
+    fn path_run(&mut self) -> usize {
+        self.path_run
+            .length_from(self.source, self.position, is_path_char)
+    }
+
+    /// Lexes one token in the default mode; returns true at the end of input. The
+    /// first byte decides which rules can match; where more than one longer rule
+    /// could, [`Lexer::longest_token`] tries them all.
     fn default_token(&mut self) -> bool {
         self.skip_trivia();
         let rest = self.rest();
         let Some(&first) = rest.first() else {
             return true;
         };
+        let second = rest.get(1).copied();
+        match first {
+            b'a'..=b'z' | b'A'..=b'Z' | b'_' => self.word_token(rest),
+            b'0'..=b'9' => self.number_token(rest),
+            b'.' => {
+                // `.5` is a float, `./a` and `.../a` paths
+                if second.is_some_and(is_digit) || rest.get(self.path_run()) == Some(&b'/') {
+                    self.longest_token(rest, first);
+                } else if rest.starts_with(b"...") {
+                    self.push(TokenKind::Ellipsis, 3);
+                } else {
+                    self.push(TokenKind::Dot, 1);
+                }
+            }
+            b'-' | b'+' => {
+                // `-/a`, `+a/b` are paths
+                if rest.get(self.path_run()) == Some(&b'/') {
+                    self.longest_token(rest, first);
+                } else if first == b'-' && second == Some(b'>') {
+                    self.push(TokenKind::Implies, 2);
+                } else if first == b'+' && second == Some(b'+') {
+                    self.push(TokenKind::Concat, 2);
+                } else {
+                    self.single_byte_token(first, rest.len());
+                }
+            }
+            b'/' => match second {
+                Some(b'/') => self.push(TokenKind::Update, 2),
+                // `/a` is a path, `/${` starts an interpolated one
+                Some(byte) if is_path_char(byte) || byte == b'$' => self.longest_token(rest, first),
+                _ => self.single_byte_token(first, rest.len()),
+            },
+            b'<' => match second {
+                // `<nixpkgs>`
+                Some(byte) if is_path_char(byte) => self.longest_token(rest, first),
+                Some(b'=') => self.push(TokenKind::LessEq, 2),
+                _ => self.single_byte_token(first, rest.len()),
+            },
+            b'=' | b'!' | b'>' if second == Some(b'=') => {
+                let kind = match first {
+                    b'=' => TokenKind::Eq,
+                    b'!' => TokenKind::NotEq,
+                    _ => TokenKind::GreaterEq,
+                };
+                self.push(kind, 2);
+            }
+            b'&' if second == Some(b'&') => self.push(TokenKind::And, 2),
+            b'|' if second == Some(b'|') => self.push(TokenKind::OrOr, 2),
+            b'$' if second == Some(b'{') => {
+                self.modes.push(Mode::Default);
+                self.push(TokenKind::DollarCurly, 2);
+            }
+            b'{' | b'}' | b'[' | b']' | b'(' | b')' | b':' | b';' | b',' | b'=' | b'?' | b'@'
+            | b'!' | b'*' | b'>' | b'"' | b'&' | b'|' | b'$' => {
+                self.single_byte_token(first, rest.len())
+            }
+            _ => self.longest_token(rest, first),
+        }
+        false
+    }
+
+    /// A token starting with a letter or `_`: an identifier or keyword, unless the
+    /// run of path characters is followed by `/` (a path) or `:` (maybe a URI).
+    fn word_token(&mut self, rest: &'a [u8]) {
+        let length = 1 + run_length(&rest[1..], is_identifier_char);
+        match rest.get(length) {
+            // the identifier's bytes are path characters up to the first `'`, and
+            // scheme characters up to the first `'` or `_`: only after `.` or `+`
+            // can either run go on past it
+            Some(b'/' | b':') => return self.longest_token(rest, rest[0]),
+            Some(b'.' | b'+') if matches!(rest.get(self.path_run()), Some(b'/' | b':')) => {
+                return self.longest_token(rest, rest[0]);
+            }
+            _ => {}
+        }
+        let word = &rest[..length];
+        let kind = keyword(word).unwrap_or_else(|| {
+            let end = self.position + length;
+            match self.text.and_then(|text| text.get(self.position..end)) {
+                Some(text) => TokenKind::Identifier(text.to_owned()),
+                None => TokenKind::Identifier(token_text(word)),
+            }
+        });
+        self.push(kind, length);
+    }
+
+    /// A token starting with a digit: an integer, unless a `.` follows the digits (a
+    /// float) or a `/` the run of path characters (a path).
+    fn number_token(&mut self, rest: &'a [u8]) {
+        let length = run_length(rest, is_digit);
+        match rest.get(length) {
+            Some(b'.' | b'/') => return self.longest_token(rest, rest[0]),
+            Some(&byte) if is_path_char(byte) && rest.get(self.path_run()) == Some(&b'/') => {
+                return self.longest_token(rest, rest[0]);
+            }
+            _ => {}
+        }
+        self.push(TokenKind::Integer(integer_value(&rest[..length])), length);
+    }
+
+    /// Tries every rule at the current position; the longest match wins, ties go to
+    /// the earlier rule, and a byte no rule matches is a token of its own.
+    fn longest_token(&mut self, rest: &'a [u8], first: u8) {
         let mut candidates = Candidates::default();
         word_candidates(rest, &mut candidates);
         let starts = self.path_candidates(rest, &mut candidates);
@@ -491,7 +704,7 @@ impl<'a> Lexer<'a> {
             candidates.consider(2, || TokenKind::DollarCurly);
         }
         if rest.starts_with(b"''") {
-            let spaces = rest[2..].iter().take_while(|b| **b == b' ').count();
+            let spaces = run_length(&rest[2..], |byte| byte == b' ');
             let length = if rest.get(2 + spaces) == Some(&b'\n') {
                 3 + spaces
             } else {
@@ -503,57 +716,45 @@ impl<'a> Lexer<'a> {
             Some((length, kind)) => self.push_longest(length, kind, starts),
             None => self.single_byte_token(first, rest.len()),
         }
-        false
     }
 
     /// Skips whitespace and comments.
     fn skip_trivia(&mut self) {
+        let source = self.source;
+        let mut position = self.position;
         loop {
-            let rest = self.rest();
-            let spaces = rest
-                .iter()
-                .take_while(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
-                .count();
-            if spaces > 0 {
-                self.position += spaces;
-                continue;
-            }
-            if rest.first() == Some(&b'#') {
-                let length = rest
-                    .iter()
-                    .take_while(|b| **b != b'\n' && **b != b'\r')
-                    .count();
-                self.position += length;
-                continue;
-            }
-            if rest.starts_with(b"/*") {
-                match find(&rest[2..], b"*/") {
-                    Some(end) => self.position += end + 4,
-                    None => {
-                        let start = self.position;
-                        self.position = self.source.len();
-                        self.error(
-                            codes::UNTERMINATED_COMMENT,
-                            "unterminated comment",
-                            start,
-                            start + 2,
-                            "close the comment with `*/`",
-                        );
+            match source.get(position) {
+                Some(b' ' | b'\t' | b'\r' | b'\n') => position += 1,
+                Some(b'#') => {
+                    position +=
+                        run_length(&source[position..], |byte| byte != b'\n' && byte != b'\r');
+                }
+                Some(b'/') if source.get(position + 1) == Some(&b'*') => {
+                    match find(&source[position + 2..], b"*/") {
+                        Some(end) => position += end + 4,
+                        None => {
+                            self.error(
+                                codes::UNTERMINATED_COMMENT,
+                                "unterminated comment",
+                                position,
+                                position + 2,
+                                "close the comment with `*/`",
+                            );
+                            position = source.len();
+                        }
                     }
                 }
-                continue;
+                _ => break,
             }
-            break;
         }
+        self.position = position;
     }
 
     /// Paths, home paths, search paths and URIs at the current position, each
     /// scanned from the runs of characters they start with (see [`Run`]). Returns
     /// how an interpolated path would start, for [`Lexer::push_longest`].
     fn path_candidates(&mut self, rest: &'a [u8], candidates: &mut Candidates) -> PathStarts {
-        let path_run = self
-            .path_run
-            .length_from(self.source, self.position, is_path_char);
+        let path_run = self.path_run();
         let scheme_run = self
             .scheme_run
             .length_from(self.source, self.position, is_scheme_char);
@@ -570,30 +771,30 @@ impl<'a> Lexer<'a> {
         };
         if let Some(segment_length) = starts.segment {
             candidates.consider(segment_length + 2, || {
-                TokenKind::Path(String::from_utf8_lossy(&rest[..segment_length]).into_owned())
+                TokenKind::Path(token_text(&rest[..segment_length]))
             });
         }
         if starts.home {
             candidates.consider(4, || TokenKind::HomePath("~/".to_string()));
         }
-        let path_length = match matched_len(path_tail(&rest[path_run..])) {
+        let path_length = match path_tail_length(&rest[path_run..]) {
             0 => 0,
             tail => path_run + tail,
         };
         candidates.consider(path_length, || {
-            TokenKind::Path(String::from_utf8_lossy(&rest[..path_length]).into_owned())
+            TokenKind::Path(token_text(&rest[..path_length]))
         });
-        let home_length = matched_len(home_path(rest));
+        let home_length = home_path_length(rest);
         candidates.consider(home_length, || {
-            TokenKind::HomePath(String::from_utf8_lossy(&rest[..home_length]).into_owned())
+            TokenKind::HomePath(token_text(&rest[..home_length]))
         });
-        let search_length = matched_len(search_path(rest));
+        let search_length = search_path_length(rest);
         candidates.consider(search_length, || {
-            TokenKind::SearchPath(String::from_utf8_lossy(&rest[..search_length]).into_owned())
+            TokenKind::SearchPath(token_text(&rest[..search_length]))
         });
         let uri_length = uri_match_length(rest, scheme_run);
         candidates.consider(uri_length, || {
-            TokenKind::Uri(String::from_utf8_lossy(&rest[..uri_length]).into_owned())
+            TokenKind::Uri(token_text(&rest[..uri_length]))
         });
         starts
     }
@@ -637,8 +838,18 @@ impl<'a> Lexer<'a> {
     /// A token of one byte (or one unknown UTF-8 sequence), when no longer one matched.
     fn single_byte_token(&mut self, first: u8, rest_length: usize) {
         let kind = match first {
-            b'{' => TokenKind::LeftBrace,
-            b'}' => TokenKind::RightBrace,
+            b'{' => {
+                self.modes.push(Mode::Default);
+                TokenKind::LeftBrace
+            }
+            b'}' => {
+                self.pop_mode();
+                TokenKind::RightBrace
+            }
+            b'"' => {
+                self.modes.push(Mode::String);
+                TokenKind::StringOpen
+            }
             b'[' => TokenKind::LeftBracket,
             b']' => TokenKind::RightBracket,
             b'(' => TokenKind::LeftParen,
@@ -657,22 +868,14 @@ impl<'a> Lexer<'a> {
             b'/' => TokenKind::Slash,
             b'<' => TokenKind::Less,
             b'>' => TokenKind::Greater,
-            b'"' => TokenKind::StringOpen,
-            other => TokenKind::Unknown(other),
+            other => {
+                // an unknown byte that starts a UTF-8 sequence is reported as one token
+                let length = utf8_sequence_length(other).min(rest_length);
+                self.push(TokenKind::Unknown(other), length);
+                return;
+            }
         };
-        match kind {
-            TokenKind::LeftBrace => self.modes.push(Mode::Default),
-            TokenKind::RightBrace => self.pop_mode(),
-            TokenKind::StringOpen => self.modes.push(Mode::String),
-            _ => {}
-        }
-        // an unknown byte that starts a UTF-8 sequence is reported as one token
-        let length = if let TokenKind::Unknown(byte) = kind {
-            utf8_sequence_length(byte).min(rest_length)
-        } else {
-            1
-        };
-        self.push(kind, length);
+        self.push(kind, 1);
     }
 
     fn path_token(&mut self) -> bool {
@@ -683,11 +886,15 @@ impl<'a> Lexer<'a> {
             self.push(TokenKind::DollarCurly, 2);
             return false;
         }
-        let chunk_length = matched_len(path(rest))
-            .max(matched_len(path_segment(rest)))
-            .max(rest.iter().take_while(|b| is_path_char(**b)).count());
+        // the longest of a path, a segment ending in `/` and a run of path characters
+        let path_run = run_length(rest, is_path_char);
+        let chunk_length = match path_tail_length(&rest[path_run..]) {
+            0 if rest.get(path_run) == Some(&b'/') => path_run + 1,
+            0 => path_run,
+            tail => path_run + tail,
+        };
         if chunk_length > 0 {
-            let text = String::from_utf8_lossy(&rest[..chunk_length]).into_owned();
+            let text = token_text(&rest[..chunk_length]);
             let mode = if text.ends_with('/') {
                 Mode::InPathSlash
             } else {
@@ -934,6 +1141,7 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     fn kinds(source: &str) -> Vec<TokenKind> {
         let (tokens, errors) = lex(source.as_bytes(), FileId(0));
@@ -998,6 +1206,317 @@ mod tests {
                 TokenKind::Eof
             ]
         );
+    }
+
+    /// `lex` and the rule-by-rule reference lexer agree on `source`.
+    fn same_as_reference(source: &[u8]) -> Result<(), String> {
+        let fast = lex(source, FileId(3));
+        let reference = reference::lex(source, FileId(3));
+        if fast == reference {
+            Ok(())
+        } else {
+            Err(format!(
+                "lexers differ on {:?}:\n  lex:       {fast:?}\n  reference: {reference:?}",
+                String::from_utf8_lossy(source)
+            ))
+        }
+    }
+
+    #[test]
+    fn first_byte_dispatch_agrees_with_every_rule_at_the_edges() {
+        let cases: &[&str] = &[
+            "a.b.c/d",
+            "a.b",
+            "a+b/c",
+            "a'b/c",
+            "a'.b/c",
+            "a_b:c",
+            "ab:c",
+            "a.b:c",
+            "a+:c",
+            "a-b",
+            "x:x",
+            "x:",
+            "x: x",
+            "if",
+            "iffy",
+            "or",
+            "or-x",
+            "inherit'",
+            "_x/y",
+            "1.0/3",
+            "01.5",
+            "1.",
+            "1.e3",
+            "1.5e-3",
+            "1e3",
+            "0x1f",
+            "12/3",
+            "1+1/2",
+            "1-1",
+            "9223372036854775808",
+            "1e400",
+            ".5",
+            "..",
+            "...",
+            ".../a",
+            "../a",
+            "./${x}",
+            "-/a",
+            "->",
+            "--",
+            "+a/b",
+            "++",
+            "/",
+            "//",
+            "/a",
+            "/${x}",
+            "/$",
+            "<nixpkgs/a>",
+            "<a",
+            "<=",
+            "<",
+            "<a/>",
+            "~/a",
+            "~/${x}",
+            "~",
+            "${",
+            "$",
+            "''\n  x''",
+            "''x''",
+            "'",
+            "&&",
+            "&",
+            "||",
+            "|",
+            "==",
+            "=",
+            "!=",
+            "!",
+            ">=",
+            ">",
+            "a/${b}/c/",
+            "a/b/",
+            "\"a${b}c\"",
+            "# c\r\nx",
+            "/* a */b",
+            "/* a",
+            "é",
+            "\u{1F600}",
+            "\\",
+            "%",
+            "\0",
+        ];
+        for case in cases {
+            same_as_reference(case.as_bytes()).unwrap();
+        }
+        same_as_reference(&[0xC3]).unwrap();
+        same_as_reference(&[b'a', 0xFF, b'/', b'b']).unwrap();
+    }
+
+    /// Fragments of Nix text the random inputs are made of: every rule's edge cases.
+    const FRAGMENTS: &[&[u8]] = &[
+        b"if",
+        b"then",
+        b"else",
+        b"assert",
+        b"with",
+        b"let",
+        b"in",
+        b"rec",
+        b"inherit",
+        b"or",
+        b"iffy",
+        b"or-",
+        b"in'",
+        b"a",
+        b"x",
+        b"_",
+        b"_a",
+        b"a'",
+        b"a-b",
+        b"a'b-c",
+        b"foo_bar",
+        b"A1",
+        b"0",
+        b"1",
+        b"01",
+        b"12",
+        b"1.",
+        b"1.5",
+        b".5",
+        b"0.5",
+        b"00.5",
+        b"1e3",
+        b"1.e3",
+        b"1.5e-3",
+        b"1.5E+",
+        b"1e",
+        b".5e3",
+        b"0x",
+        b"0x1f",
+        b"9223372036854775807",
+        b"9223372036854775808",
+        b"1e400",
+        b"1e-400",
+        b"./a/b",
+        b"a/b",
+        b"a/",
+        b"./",
+        b"../x",
+        b"/",
+        b"//",
+        b"/a",
+        b"~/x",
+        b"~",
+        b"~/",
+        b"~/${",
+        b"<nixpkgs/x>",
+        b"<nixpkgs>",
+        b"<a/>",
+        b"<",
+        b"<a",
+        b"http://x",
+        b"x:x",
+        b"a+b.c:d",
+        b"git+ssh://h/p?q",
+        b"x:",
+        b"a_b:c",
+        b"...",
+        b"..",
+        b".",
+        b"==",
+        b"!=",
+        b"<=",
+        b">=",
+        b"&&",
+        b"||",
+        b"->",
+        b"++",
+        b"+",
+        b"-",
+        b"*",
+        b"!",
+        b"?",
+        b"@",
+        b":",
+        b";",
+        b",",
+        b"=",
+        b">",
+        b"&",
+        b"|",
+        b"{",
+        b"}",
+        b"[",
+        b"]",
+        b"(",
+        b")",
+        b"${",
+        b"$",
+        b"''",
+        b"'''",
+        b"''$",
+        b"''\\",
+        b"'",
+        b"\"",
+        b"\\",
+        b"\\n",
+        b"$$",
+        b"\"a\"",
+        b"''\n",
+        b"''  \n",
+        b"#",
+        b"# c\n",
+        b"/*",
+        b"*/",
+        b"/* c */",
+        b" ",
+        b"\t",
+        b"\n",
+        b"\r",
+        b"\r\n",
+        "é".as_bytes(),
+        "\u{1F600}".as_bytes(),
+        &[0xC3],
+        &[0xFF],
+        &[0],
+    ];
+
+    fn fragment() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            8 => proptest::sample::select(FRAGMENTS).prop_map(<[u8]>::to_vec),
+            1 => any::<u8>().prop_map(|byte| vec![byte]),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(20_000))]
+
+        /// Dispatching on the first byte gives exactly the tokens and errors of trying
+        /// every rule at every position.
+        #[test]
+        fn lex_is_the_reference_lexer_on_nix_fragments(
+            fragments in proptest::collection::vec(fragment(), 0..40)
+        ) {
+            let source = fragments.concat();
+            if let Err(difference) = same_as_reference(&source) {
+                prop_assert!(false, "{}", difference);
+            }
+        }
+
+        #[test]
+        fn lex_is_the_reference_lexer_on_random_bytes(
+            source in proptest::collection::vec(any::<u8>(), 0..64)
+        ) {
+            if let Err(difference) = same_as_reference(&source) {
+                prop_assert!(false, "{}", difference);
+            }
+        }
+    }
+
+    fn nix_files(directory: &std::path::Path, files: &mut Vec<std::path::PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(directory) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                nix_files(&path, files);
+            } else if path.extension().is_some_and(|extension| extension == "nix") {
+                files.push(path);
+            }
+        }
+    }
+
+    /// Every `.nix` file of the repository (and of nixpkgs' lib, where it is vendored),
+    /// whole and from a third of the way in, lexes as the reference lexes it.
+    #[test]
+    fn lex_is_the_reference_lexer_on_every_nix_file() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut files = Vec::new();
+        for directory in ["lang/tests", "meshc/tests", "stdlib-modules", "examples"] {
+            nix_files(&root.join(directory), &mut files);
+        }
+        assert!(files.len() > 100, "found only {} .nix files", files.len());
+        let nixpkgs = std::path::Path::new("/work/vendor/nixpkgs.lib");
+        if nixpkgs.is_dir() {
+            let before = files.len();
+            nix_files(nixpkgs, &mut files);
+            assert!(
+                files.len() > before,
+                "no .nix files in {}",
+                nixpkgs.display()
+            );
+        }
+        for file in &files {
+            let source = std::fs::read(file).unwrap();
+            for start in [0, source.len() / 3] {
+                if let Err(difference) = same_as_reference(&source[start..]) {
+                    panic!("{} from byte {start}: {difference}", file.display());
+                }
+            }
+        }
     }
 
     #[test]
