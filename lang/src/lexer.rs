@@ -646,10 +646,32 @@ impl<'a> Lexer<'a> {
                 self.modes.push(Mode::Default);
                 self.push(TokenKind::DollarCurly, 2);
             }
-            b'{' | b'}' | b'[' | b']' | b'(' | b')' | b':' | b';' | b',' | b'=' | b'?' | b'@'
-            | b'!' | b'*' | b'>' | b'"' | b'&' | b'|' | b'$' => {
-                self.single_byte_token(first, rest.len())
+            b'{' => {
+                self.modes.push(Mode::Default);
+                self.push(TokenKind::LeftBrace, 1);
             }
+            b'}' => {
+                self.pop_mode();
+                self.push(TokenKind::RightBrace, 1);
+            }
+            b'"' => {
+                self.modes.push(Mode::String);
+                self.push(TokenKind::StringOpen, 1);
+            }
+            b'[' => self.push(TokenKind::LeftBracket, 1),
+            b']' => self.push(TokenKind::RightBracket, 1),
+            b'(' => self.push(TokenKind::LeftParen, 1),
+            b')' => self.push(TokenKind::RightParen, 1),
+            b':' => self.push(TokenKind::Colon, 1),
+            b';' => self.push(TokenKind::Semicolon, 1),
+            b',' => self.push(TokenKind::Comma, 1),
+            b'=' => self.push(TokenKind::Assign, 1),
+            b'?' => self.push(TokenKind::Question, 1),
+            b'@' => self.push(TokenKind::At, 1),
+            b'!' => self.push(TokenKind::Bang, 1),
+            b'*' => self.push(TokenKind::Star, 1),
+            b'>' => self.push(TokenKind::Greater, 1),
+            b'&' | b'|' | b'$' => self.push(TokenKind::Unknown(first), 1),
             _ => self.longest_token(rest, first),
         }
         false
