@@ -471,30 +471,53 @@ pub struct Thunk {
 }
 
 /// Forced in place ([`crate::eval::Machine::force_thunk`]): while it is evaluated
-/// the state stays what it was, mutably borrowed.
+/// the state stays what it was, mutably borrowed. No larger than a [`Value`]: the
+/// code and frame of a suspended expression (most thunks) fit beside its tag, and
+/// the rarer applications made by builtins are boxed, so a thunk with its counts
+/// is 48 bytes, not the 96 it took with the applications inline.
 pub enum ThunkState {
     /// Code to evaluate in an environment.
     Suspended {
         code: Rc<Ir>,
         env: Env,
     },
-    /// A function applied to arguments, created by builtins such as `mapAttrs`.
-    Apply {
-        function: Value,
-        arguments: Vec<Value>,
-        span: Span,
-    },
-    /// A function applied to one argument (`map`, `genList`): no vector to allocate,
-    /// and no larger than the other states.
-    Apply1 {
-        function: Value,
-        argument: Value,
-        span: Span,
-    },
+    /// A function applied to one argument (`map`, `genList`).
+    Apply1(Box<ApplyOne>),
+    /// A function applied to several arguments (`mapAttrs`, `zipAttrsWith`).
+    Apply(Box<Application>),
     /// Not yet given its value (`builtins.builtins` while the set is made):
     /// forcing it is infinite recursion.
     Blackhole,
     Done(Value),
+}
+
+/// A function applied to one argument, not yet called.
+pub struct ApplyOne {
+    pub function: Value,
+    pub argument: Value,
+    pub span: Span,
+}
+
+/// A function applied to arguments, not yet called.
+pub struct Application {
+    pub function: Value,
+    pub arguments: Arguments,
+    pub span: Span,
+}
+
+/// The arguments of an [`Application`]: two (`mapAttrs`) need no vector of their own.
+pub enum Arguments {
+    Two([Value; 2]),
+    Many(Vec<Value>),
+}
+
+impl Arguments {
+    pub fn as_slice(&self) -> &[Value] {
+        match self {
+            Arguments::Two(arguments) => arguments,
+            Arguments::Many(arguments) => arguments,
+        }
+    }
 }
 
 impl Thunk {
@@ -505,22 +528,33 @@ impl Thunk {
     }
 
     pub fn apply(function: Value, arguments: Vec<Value>, span: Span) -> Value {
-        Value::Thunk(Rc::new(Thunk {
-            state: RefCell::new(ThunkState::Apply {
-                function,
-                arguments,
-                span,
-            }),
-        }))
+        Thunk::application(function, Arguments::Many(arguments), span)
+    }
+
+    /// `function first second`, as `mapAttrs` makes it for each attribute.
+    pub fn apply2(function: Value, first: Value, second: Value, span: Span) -> Value {
+        Thunk::application(function, Arguments::Two([first, second]), span)
     }
 
     pub fn apply1(function: Value, argument: Value, span: Span) -> Value {
+        Thunk::from_state(ThunkState::Apply1(Box::new(ApplyOne {
+            function,
+            argument,
+            span,
+        })))
+    }
+
+    fn application(function: Value, arguments: Arguments, span: Span) -> Value {
+        Thunk::from_state(ThunkState::Apply(Box::new(Application {
+            function,
+            arguments,
+            span,
+        })))
+    }
+
+    fn from_state(state: ThunkState) -> Value {
         Value::Thunk(Rc::new(Thunk {
-            state: RefCell::new(ThunkState::Apply1 {
-                function,
-                argument,
-                span,
-            }),
+            state: RefCell::new(state),
         }))
     }
 
@@ -641,6 +675,16 @@ pub fn name(text: &'static str) -> Bytes {
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
+
+    /// Most thunks are suspended code: their state must stay no larger than a value
+    /// (applications boxed), or every `let` binding and set attribute pays for the
+    /// largest state.
+    #[test]
+    fn a_thunk_state_is_no_larger_than_a_value() {
+        use std::mem::size_of;
+        assert!(size_of::<super::ThunkState>() <= size_of::<super::Value>());
+        assert!(size_of::<super::Thunk>() <= size_of::<super::Value>() + size_of::<usize>());
+    }
 
     proptest! {
         /// Attribute sets are sorted and searched with `compare_names`; `attrNames`,

@@ -188,9 +188,10 @@ fn map_attrs(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResu
         .iter()
         .map(|attr| Attr {
             name: attr.name.clone(),
-            value: Thunk::apply(
+            value: Thunk::apply2(
                 function.clone(),
-                vec![Value::String(attr.name.clone()), attr.value.clone()],
+                Value::String(attr.name.clone()),
+                attr.value.clone(),
                 span,
             ),
             // Nix 2.8 gives the new attributes no position (`unsafeGetAttrPos` is null)
@@ -249,9 +250,10 @@ fn zip_attrs_with(machine: &mut Machine, arguments: &[Value], span: Span) -> Eva
         .into_iter()
         .map(|(name, values)| Attr {
             name: name.clone(),
-            value: Thunk::apply(
+            value: Thunk::apply2(
                 function.clone(),
-                vec![Value::String(name), Value::List(Rc::from(values))],
+                Value::String(name),
+                Value::List(Rc::from(values)),
                 span,
             ),
             span: None,

@@ -121,6 +121,11 @@ impl Machine {
             }
             other => other,
         };
+        if let Value::PrimOp(primop) = function
+            && primop.arity == 2
+        {
+            return self.call_primop(primop, &[first, second], span);
+        }
         if let Value::Lambda(closure) = function
             && let ParamIr::Identifier = closure.lambda.param
             && let IrKind::Lambda(inner) = &closure.lambda.body.kind

@@ -171,6 +171,35 @@ impl Machine {
     ) -> EvalResult<Value> {
         let mut result = self.eval(function, env)?;
         let mut rest = arguments;
+        // a built-in given all its arguments at once (`builtins.elem x xs`,
+        // `foldl' f z xs`) is called with them: no partial application is made and
+        // copied per argument, which is what calling it one argument at a time does
+        if let Value::PrimOp(primop) = &result
+            && primop.arity >= 2
+            && rest.len() >= primop.arity
+        {
+            let primop = primop.clone();
+            let (now, after) = rest.split_at(primop.arity);
+            result = match now {
+                [first, second] => {
+                    let given = [self.delay(first, env), self.delay(second, env)];
+                    self.call_primop(&primop, &given, span)?
+                }
+                [first, second, third] => {
+                    let given = [
+                        self.delay(first, env),
+                        self.delay(second, env),
+                        self.delay(third, env),
+                    ];
+                    self.call_primop(&primop, &given, span)?
+                }
+                _ => {
+                    let given: Vec<Value> = now.iter().map(|ir| self.delay(ir, env)).collect();
+                    self.call_primop(&primop, &given, span)?
+                }
+            };
+            rest = after;
+        }
         // `f a b` of `a: b: body` makes no closure for `b: body`
         if let [first, second, after @ ..] = rest {
             let first = self.delay(first, env);

@@ -35,7 +35,8 @@ impl Machine {
             ThunkState::Done(value) => return Ok(value.clone()),
             ThunkState::Blackhole => return Err(self.infinite_recursion(address, span)),
             ThunkState::Suspended { code, .. } => code.span,
-            ThunkState::Apply1 { span, .. } | ThunkState::Apply { span, .. } => *span,
+            ThunkState::Apply1(application) => application.span,
+            ThunkState::Apply(application) => application.span,
         };
         self.force_stack.push(ForceFrame {
             thunk: address,
@@ -43,16 +44,16 @@ impl Machine {
         });
         let result = match &*state {
             ThunkState::Suspended { code, env } => self.eval(code, env),
-            ThunkState::Apply1 {
-                function,
-                argument,
-                span,
-            } => self.apply_one(function, argument.clone(), *span),
-            ThunkState::Apply {
-                function,
-                arguments,
-                span,
-            } => self.apply_all(function.clone(), arguments, *span),
+            ThunkState::Apply1(application) => self.apply_one(
+                &application.function,
+                application.argument.clone(),
+                application.span,
+            ),
+            ThunkState::Apply(application) => self.apply_all(
+                application.function.clone(),
+                application.arguments.as_slice(),
+                application.span,
+            ),
             ThunkState::Done(_) | ThunkState::Blackhole => unreachable_done(),
         };
         self.force_stack.pop();

@@ -111,19 +111,13 @@ fn reachable_frames<'a>(roots: impl Iterator<Item = &'a Value>) -> HashSet<usize
                     };
                     match &*state {
                         ThunkState::Suspended { env, .. } => frames.push(env.clone()),
-                        ThunkState::Apply {
-                            function,
-                            arguments,
-                            ..
-                        } => {
-                            values.push(function.clone());
-                            values.extend(arguments.iter().cloned());
+                        ThunkState::Apply1(application) => {
+                            values.push(application.function.clone());
+                            values.push(application.argument.clone());
                         }
-                        ThunkState::Apply1 {
-                            function, argument, ..
-                        } => {
-                            values.push(function.clone());
-                            values.push(argument.clone());
+                        ThunkState::Apply(application) => {
+                            values.push(application.function.clone());
+                            values.extend(application.arguments.as_slice().iter().cloned());
                         }
                         ThunkState::Done(done) => values.push(done.clone()),
                         ThunkState::Blackhole => {}
