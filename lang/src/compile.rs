@@ -8,14 +8,14 @@
 //! `lambda` binds parameters and formals, `strings` lowers strings and paths;
 //! `ir` is the code it produces and `paths` the path helpers.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::rc::Rc;
 
 use crate::codes;
 use crate::diagnostic::{Diagnostic, did_you_mean};
 use crate::span::Span;
-use crate::symbols::SymbolOrder;
+use crate::symbols::{NameMap, SymbolOrder};
 use crate::syntax::{AttrName, BinaryOp, Binding, Expr, ExprKind, Param, StringPart, UnaryOp};
 use crate::value::{Bytes, Value};
 
@@ -38,10 +38,12 @@ pub trait GlobalScope {
 pub struct Compiled {
     pub ir: Rc<Ir>,
     pub errors: Vec<Diagnostic>,
-    /// Span of a binding's value -> the binding's name (for cycle diagnostics).
-    pub binding_names: HashMap<Span, Bytes>,
-    /// Span of a variable reference -> the name it refers to (for cycle diagnostics).
-    pub reference_names: HashMap<Span, Bytes>,
+    /// Span of a binding's value -> the binding's name (for cycle diagnostics), in
+    /// the order found: where a span comes twice, the later entry is the one meant.
+    pub binding_names: Vec<(Span, Bytes)>,
+    /// Span of a variable reference -> the name it refers to (for cycle diagnostics),
+    /// in the order found, as `binding_names`.
+    pub reference_names: Vec<(Span, Bytes)>,
 }
 
 /// Compiles a parsed file. `base_directory` resolves relative path literals.
@@ -57,8 +59,8 @@ pub fn compile(
         base_directory: path_bytes(base_directory),
         globals,
         errors: Vec::new(),
-        binding_names: HashMap::new(),
-        reference_names: HashMap::new(),
+        binding_names: Vec::new(),
+        reference_names: Vec::new(),
     };
     let ir = compiler.expr(expr);
     Compiled {
@@ -70,7 +72,8 @@ pub fn compile(
 }
 
 enum Scope {
-    Frame(HashMap<Bytes, u32>),
+    /// Names bound by a `let`, a `rec` set or a function, with their slots.
+    Frame(NameMap<u32>),
     With,
 }
 
@@ -80,8 +83,8 @@ struct Compiler<'a> {
     base_directory: Vec<u8>,
     globals: &'a dyn GlobalScope,
     errors: Vec<Diagnostic>,
-    binding_names: HashMap<Span, Bytes>,
-    reference_names: HashMap<Span, Bytes>,
+    binding_names: Vec<(Span, Bytes)>,
+    reference_names: Vec<(Span, Bytes)>,
 }
 
 fn node(kind: IrKind, span: Span) -> Rc<Ir> {

@@ -5,28 +5,35 @@ use super::*;
 
 impl Compiler<'_> {
     pub(super) fn lookup(&self, name: &[u8]) -> Option<IrKind> {
+        self.lookup_bound(name).map(|(kind, _)| kind)
+    }
+
+    /// As [`Compiler::lookup`], with the frame's copy of the name when a frame binds it.
+    fn lookup_bound(&self, name: &[u8]) -> Option<(IrKind, Option<Bytes>)> {
         let mut withs = Vec::new();
         for (up, scope) in self.scopes.iter().rev().enumerate() {
             match scope {
                 Scope::Frame(names) => {
-                    if let Some(slot) = names.get(name) {
-                        return Some(IrKind::Var {
+                    if let Some((key, slot)) = names.get_key_value(name) {
+                        let kind = IrKind::Var {
                             up: up as u32,
                             slot: *slot,
-                        });
+                        };
+                        return Some((kind, Some(key.clone())));
                     }
                 }
                 Scope::With => withs.push(up as u32),
             }
         }
         if let Some(value) = self.globals.global(name) {
-            return Some(IrKind::Const(value));
+            return Some((IrKind::Const(value), None));
         }
         if !withs.is_empty() {
-            return Some(IrKind::WithVar {
+            let kind = IrKind::WithVar {
                 name: crate::value::intern(name),
                 withs: withs.into_boxed_slice(),
-            });
+            };
+            return Some((kind, None));
         }
         None
     }
@@ -41,10 +48,10 @@ impl Compiler<'_> {
     }
 
     pub(super) fn variable(&mut self, name: &str, span: Span) -> Rc<Ir> {
-        match self.lookup(name.as_bytes()) {
-            Some(kind) => {
-                if matches!(kind, IrKind::Var { .. }) {
-                    self.reference_names.insert(span, Rc::from(name.as_bytes()));
+        match self.lookup_bound(name.as_bytes()) {
+            Some((kind, bound)) => {
+                if let Some(bound) = bound {
+                    self.reference_names.push((span, bound));
                 }
                 node(kind, span)
             }

@@ -214,7 +214,7 @@ impl Compiler<'_> {
                 span: name_span,
             } => {
                 let key: Bytes = crate::value::intern(name);
-                self.binding_names.insert(value.span, key.clone());
+                self.binding_names.push((value.span, key.clone()));
                 match current.statics.get_mut(&key) {
                     None => {
                         let entry = match &value.kind {
