@@ -73,7 +73,7 @@ pub fn compile(
 
 enum Scope {
     /// Names bound by a `let`, a `rec` set or a function, with their slots.
-    Frame(NameMap<u32>),
+    Frame(scope::Frame),
     With,
 }
 
@@ -401,6 +401,36 @@ mod tests {
             &compiled("let builtins = { foldl' = 1; }; in builtins.foldl'").kind,
             IrKind::Let { .. }
         ));
+    }
+
+    /// A name resolves to the innermost frame binding it, counted outwards past
+    /// frames that do not (each frame's filter skips them) and past `with`.
+    #[test]
+    fn variables_resolve_to_the_innermost_binding() {
+        let ir = compiled("let a = 1; b = 2; in x: with {}; y: [ a b x y ]");
+        let IrKind::Let { body, .. } = &ir.kind else {
+            panic!("not a let: {ir:?}");
+        };
+        let IrKind::Lambda(outer) = &body.kind else {
+            panic!("not a function: {body:?}");
+        };
+        let IrKind::With { body, .. } = &outer.body.kind else {
+            panic!("not a with: {:?}", outer.body);
+        };
+        let IrKind::Lambda(inner) = &body.kind else {
+            panic!("not a function: {body:?}");
+        };
+        let IrKind::List(items) = &inner.body.kind else {
+            panic!("not a list: {:?}", inner.body);
+        };
+        let places: Vec<(u32, u32)> = items
+            .iter()
+            .map(|item| match item.kind {
+                IrKind::Var { up, slot } => (up, slot),
+                ref other => panic!("not a variable: {other:?}"),
+            })
+            .collect();
+        assert_eq!(places, [(3, 0), (3, 1), (2, 0), (0, 0)]);
     }
 
     /// Names written in code are one shared copy per name, which lookups find by

@@ -18,7 +18,7 @@ impl Compiler<'_> {
                 let parameter: Bytes = Rc::from(parameter.as_bytes());
                 let mut names = NameMap::with_capacity_and_hasher(1, Default::default());
                 names.insert(parameter.clone(), 0);
-                self.scopes.push(Scope::Frame(names));
+                self.scopes.push(Scope::Frame(scope::Frame::new(names)));
                 let body = self.expr(body);
                 self.scopes.pop();
                 Rc::new(LambdaIr {
@@ -60,7 +60,7 @@ impl Compiler<'_> {
                         names.insert(key, formals.len() as u32);
                     }
                 }
-                self.scopes.push(Scope::Frame(names));
+                self.scopes.push(Scope::Frame(scope::Frame::new(names)));
                 let compiled_formals = formals
                     .iter()
                     .zip(interned)

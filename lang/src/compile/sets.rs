@@ -368,7 +368,7 @@ impl Compiler<'_> {
                 .enumerate()
                 .map(|(slot, name)| (name.clone(), slot as u32))
                 .collect();
-            self.scopes.push(Scope::Frame(names));
+            self.scopes.push(Scope::Frame(scope::Frame::new(names)));
         }
         let mut statics = Vec::with_capacity(set.statics.len());
         for (name, entry) in set.statics {
@@ -403,7 +403,12 @@ impl Compiler<'_> {
         node(
             IrKind::Attrs(Rc::new(AttrsIr {
                 recursive,
-                order: fill_order(self.symbols, statics.iter().map(|attr| &*attr.name)),
+                // only a `rec` set fills a frame
+                order: if recursive {
+                    fill_order(self.symbols, statics.iter().map(|attr| &*attr.name))
+                } else {
+                    Box::new([])
+                },
                 statics: statics.into_boxed_slice(),
                 dynamics: dynamics.into_boxed_slice(),
             })),
@@ -419,7 +424,7 @@ impl Compiler<'_> {
             .enumerate()
             .map(|(slot, name)| (name.clone(), slot as u32))
             .collect();
-        self.scopes.push(Scope::Frame(names));
+        self.scopes.push(Scope::Frame(scope::Frame::new(names)));
         let mut bindings = Vec::with_capacity(set.statics.len());
         for (name, entry) in set.statics {
             let inherited_plain = matches!(entry, Entry::Inherited { from: None, .. });
