@@ -8,7 +8,6 @@
 //! `lambda` binds parameters and formals, `strings` lowers strings and paths;
 //! `ir` is the code it produces and `paths` the path helpers.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::rc::Rc;
 
@@ -27,7 +26,7 @@ mod sets;
 mod strings;
 pub use ir::*;
 pub use paths::{absolute_path, canonical_path, path_bytes};
-use sets::{SetBuilder, fill_order};
+use sets::{SetBuilder, Statics, fill_order};
 
 /// What the compiler needs from the evaluator: the builtins in scope everywhere.
 pub trait GlobalScope {
@@ -144,7 +143,7 @@ impl<'a> Compiler<'a> {
             } => {
                 let mut set = SetBuilder {
                     recursive: *recursive,
-                    statics: BTreeMap::new(),
+                    statics: Statics::default(),
                     dynamics: Vec::new(),
                 };
                 self.add_bindings(&mut set, bindings, false);
@@ -157,7 +156,7 @@ impl<'a> Compiler<'a> {
             ExprKind::Let { bindings, body } => {
                 let mut set = SetBuilder {
                     recursive: true,
-                    statics: BTreeMap::new(),
+                    statics: Statics::default(),
                     dynamics: Vec::new(),
                 };
                 self.add_bindings(&mut set, bindings, true);
@@ -166,7 +165,7 @@ impl<'a> Compiler<'a> {
             ExprKind::LegacyLet { bindings } => {
                 let mut set = SetBuilder {
                     recursive: true,
-                    statics: BTreeMap::new(),
+                    statics: Statics::default(),
                     dynamics: Vec::new(),
                 };
                 self.add_bindings(&mut set, bindings, false);
@@ -401,6 +400,55 @@ mod tests {
             &compiled("let builtins = { foldl' = 1; }; in builtins.foldl'").kind,
             IrKind::Let { .. }
         ));
+    }
+
+    /// A set of more than a few attributes finds its names by an index: a name
+    /// given again is still a duplicate, and paths still merge into one set.
+    #[test]
+    fn large_sets_find_duplicates_and_merge_paths() {
+        let names: Vec<String> = (0..20).map(|index| format!("a{index}")).collect();
+        let mut machine = Machine::new(Rc::new(MemoryLoader::new()), Vec::new(), Limits::default());
+        let duplicated = format!(
+            "{{ {} a3 = 2; }}",
+            names
+                .iter()
+                .map(|n| format!("{n} = 1; "))
+                .collect::<String>()
+        );
+        let errors = machine
+            .compile_source(
+                "dup.nix",
+                None,
+                duplicated.as_bytes().into(),
+                Path::new("/"),
+            )
+            .expect_err("a duplicate attribute");
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(errors[0].code, crate::codes::DUPLICATE_ATTRIBUTE);
+        assert!(errors[0].message.contains("`a3`"), "{}", errors[0].message);
+
+        let merged = format!(
+            "let s = {{ {} }}; in s.n.a17 + s.n.a2",
+            names
+                .iter()
+                .enumerate()
+                .map(|(index, n)| format!("n.{n} = {index}; "))
+                .collect::<String>()
+        );
+        let ir = compiled(&merged);
+        let IrKind::Let { bindings, .. } = &ir.kind else {
+            panic!("not a let: {ir:?}");
+        };
+        let IrKind::Attrs(outer) = &bindings[0].value.kind else {
+            panic!("not a set: {:?}", bindings[0].value);
+        };
+        let IrKind::Attrs(inner) = &outer.statics[0].value.kind else {
+            panic!("not a nested set: {:?}", outer.statics[0].value);
+        };
+        let inner_names: Vec<&[u8]> = inner.statics.iter().map(|attr| &*attr.name).collect();
+        let mut sorted: Vec<&[u8]> = names.iter().map(|n| n.as_bytes()).collect();
+        sorted.sort();
+        assert_eq!(inner_names, sorted, "one set, its names sorted");
     }
 
     /// A name resolves to the innermost frame binding it, counted outwards past

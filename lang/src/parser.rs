@@ -282,12 +282,12 @@ impl Parser {
     }
 
     /// Consumes `kind` or reports that it is missing (consuming nothing).
-    fn expect(&mut self, kind: TokenKind, help: &str) -> bool {
-        if self.at(&kind) {
+    fn expect(&mut self, kind: &TokenKind, help: &str) -> bool {
+        if self.at(kind) {
             self.advance();
             true
         } else {
-            let what = describe(&kind);
+            let what = describe(kind);
             self.expected(&what, help);
             false
         }
@@ -335,7 +335,7 @@ impl Parser {
     fn expr_function(&mut self) -> Expr {
         let start = self.current().span;
         match self.kind() {
-            TokenKind::Identifier(_) if self.peek_kind(1) == &TokenKind::Colon => {
+            TokenKind::Identifier(_) if matches!(self.peek_kind(1), TokenKind::Colon) => {
                 let name = self.take_identifier();
                 self.advance();
                 let body = self.expr();
@@ -347,7 +347,7 @@ impl Parser {
                     },
                 }
             }
-            TokenKind::Identifier(_) if self.peek_kind(1) == &TokenKind::At => {
+            TokenKind::Identifier(_) if matches!(self.peek_kind(1), TokenKind::At) => {
                 let name = self.take_identifier();
                 self.advance();
                 if !self.at(&TokenKind::LeftBrace) {
@@ -360,7 +360,7 @@ impl Parser {
                 self.advance();
                 let condition = self.expr();
                 self.expect(
-                    TokenKind::Semicolon,
+                    &TokenKind::Semicolon,
                     "an assertion is `assert condition; body`",
                 );
                 let body = self.expr();
@@ -375,7 +375,7 @@ impl Parser {
             TokenKind::With => {
                 self.advance();
                 let namespace = self.expr();
-                self.expect(TokenKind::Semicolon, "`with` is `with attrs; body`");
+                self.expect(&TokenKind::Semicolon, "`with` is `with attrs; body`");
                 let body = self.expr();
                 Expr {
                     span: start.to(body.span),
@@ -385,10 +385,10 @@ impl Parser {
                     },
                 }
             }
-            TokenKind::Let if self.peek_kind(1) != &TokenKind::LeftBrace => {
+            TokenKind::Let if !matches!(self.peek_kind(1), TokenKind::LeftBrace) => {
                 self.advance();
                 let bindings = self.bindings(true);
-                self.expect(TokenKind::In, "a `let` is `let name = value; in body`");
+                self.expect(&TokenKind::In, "a `let` is `let name = value; in body`");
                 let body = self.expr();
                 Expr {
                     span: start.to(body.span),
@@ -461,7 +461,7 @@ impl Parser {
                 }
             }
         }
-        if !self.expect(TokenKind::RightBrace, "close the argument list with `}`") {
+        if !self.expect(&TokenKind::RightBrace, "close the argument list with `}`") {
             self.skip_to(&[TokenKind::RightBrace, TokenKind::Colon]);
             if self.at(&TokenKind::RightBrace) {
                 self.advance();
@@ -479,7 +479,7 @@ impl Parser {
                 }
             }
         }
-        self.expect(TokenKind::Colon, "a function is `{ a, b }: body`");
+        self.expect(&TokenKind::Colon, "a function is `{ a, b }: body`");
         let body = self.expr();
         Expr {
             span: start.to(body.span),
@@ -498,9 +498,9 @@ impl Parser {
         if self.at(&TokenKind::If) {
             let start = self.advance();
             let condition = self.expr();
-            self.expect(TokenKind::Then, "a conditional is `if c then a else b`");
+            self.expect(&TokenKind::Then, "a conditional is `if c then a else b`");
             let then = self.expr();
-            self.expect(TokenKind::Else, "a conditional needs an `else` branch");
+            self.expect(&TokenKind::Else, "a conditional needs an `else` branch");
             let otherwise = self.expr();
             return Expr {
                 span: start.to(otherwise.span),
@@ -618,7 +618,7 @@ impl Parser {
             | TokenKind::LeftBracket
             | TokenKind::Rec => true,
             TokenKind::LeftBrace => !self.looks_like_formals(),
-            TokenKind::Let => self.peek_kind(1) == &TokenKind::LeftBrace,
+            TokenKind::Let => matches!(self.peek_kind(1), TokenKind::LeftBrace),
             _ => false,
         }
     }
@@ -740,7 +740,7 @@ impl Parser {
                 let start = self.advance();
                 let expr = self.expr();
                 let end = self.current().span;
-                self.expect(TokenKind::RightBrace, "close the interpolation with `}`");
+                self.expect(&TokenKind::RightBrace, "close the interpolation with `}`");
                 let span = start.to(end);
                 // as in Nix, `${"name"}` with a plain string literal is a static name
                 match into_literal_bytes(expr.kind) {
@@ -844,7 +844,7 @@ impl Parser {
                 self.advance();
                 let inner = self.expr();
                 let end = self.current().span;
-                if !self.expect(TokenKind::RightParen, "close the parenthesis with `)`") {
+                if !self.expect(&TokenKind::RightParen, "close the parenthesis with `)`") {
                     return self.error_node(span.to(inner.span));
                 }
                 Expr {
@@ -852,12 +852,12 @@ impl Parser {
                     span: span.to(end),
                 }
             }
-            TokenKind::Let if self.peek_kind(1) == &TokenKind::LeftBrace => {
+            TokenKind::Let if matches!(self.peek_kind(1), TokenKind::LeftBrace) => {
                 self.advance();
                 self.advance();
                 let bindings = self.bindings(false);
                 let end = self.current().span;
-                self.expect(TokenKind::RightBrace, "close the attribute set with `}`");
+                self.expect(&TokenKind::RightBrace, "close the attribute set with `}`");
                 Expr {
                     kind: ExprKind::LegacyLet { bindings },
                     span: span.to(end),
@@ -898,7 +898,7 @@ impl Parser {
                     }
                 }
                 let end = self.current().span;
-                self.expect(TokenKind::RightBracket, "close the list with `]`");
+                self.expect(&TokenKind::RightBracket, "close the list with `]`");
                 Expr {
                     kind: ExprKind::List(items),
                     span: span.to(end),
@@ -912,7 +912,7 @@ impl Parser {
         self.advance(); // {
         let bindings = self.bindings(false);
         let end = self.current().span;
-        self.expect(TokenKind::RightBrace, "close the attribute set with `}`");
+        self.expect(&TokenKind::RightBrace, "close the attribute set with `}`");
         Expr {
             kind: ExprKind::Attrs {
                 recursive,
@@ -927,7 +927,7 @@ impl Parser {
         let mut depth = 0usize;
         loop {
             let kind = self.kind();
-            if *kind == TokenKind::Eof {
+            if matches!(kind, TokenKind::Eof) {
                 return;
             }
             if depth == 0 && stops.iter().any(|stop| self.at(stop)) {
@@ -969,7 +969,7 @@ impl Parser {
                         self.advance();
                         let from = self.expr();
                         let close = self.current().span;
-                        if self.expect(TokenKind::RightParen, "close `inherit (...)` with `)`") {
+                        if self.expect(&TokenKind::RightParen, "close `inherit (...)` with `)`") {
                             position = close.end;
                         }
                         Some(Box::new(from))
@@ -984,7 +984,7 @@ impl Parser {
                         names.push(name);
                     }
                     let end = self.current().span;
-                    if !self.expect(TokenKind::Semicolon, "end `inherit` with `;`") {
+                    if !self.expect(&TokenKind::Semicolon, "end `inherit` with `;`") {
                         self.skip_to(&[TokenKind::Semicolon]);
                         if self.at(&TokenKind::Semicolon) {
                             self.advance();
@@ -1024,13 +1024,13 @@ impl Parser {
                             }
                         }
                     }
-                    if !self.expect(TokenKind::Assign, "an attribute is `name = value;`") {
+                    if !self.expect(&TokenKind::Assign, "an attribute is `name = value;`") {
                         self.recover_binding();
                         continue;
                     }
                     let value = self.expr();
                     let end = self.current().span;
-                    if !self.expect(TokenKind::Semicolon, "end the binding with `;`") {
+                    if !self.expect(&TokenKind::Semicolon, "end the binding with `;`") {
                         self.recover_binding();
                     }
                     bindings.push(Binding::Assign {
@@ -1079,7 +1079,7 @@ impl Parser {
         let start = self.advance(); // ${
         let expr = self.expr();
         let end = self.current().span;
-        if !self.expect(TokenKind::RightBrace, "close the interpolation with `}`") {
+        if !self.expect(&TokenKind::RightBrace, "close the interpolation with `}`") {
             self.skip_to(&[TokenKind::RightBrace]);
             if self.at(&TokenKind::RightBrace) {
                 self.advance();
