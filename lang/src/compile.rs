@@ -8,14 +8,13 @@
 //! `lambda` binds parameters and formals, `strings` lowers strings and paths;
 //! `ir` is the code it produces and `paths` the path helpers.
 
-use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::rc::Rc;
 
 use crate::codes;
 use crate::diagnostic::{Diagnostic, did_you_mean};
 use crate::span::Span;
-use crate::symbols::SymbolOrder;
+use crate::symbols::{NameMap, SymbolOrder};
 use crate::syntax::{AttrName, BinaryOp, Binding, Expr, ExprKind, Param, StringPart, UnaryOp};
 use crate::value::{Bytes, Value};
 
@@ -27,7 +26,7 @@ mod sets;
 mod strings;
 pub use ir::*;
 pub use paths::{absolute_path, canonical_path, path_bytes};
-use sets::{SetBuilder, fill_order};
+use sets::{SetBuilder, Statics, fill_order};
 
 /// What the compiler needs from the evaluator: the builtins in scope everywhere.
 pub trait GlobalScope {
@@ -38,10 +37,12 @@ pub trait GlobalScope {
 pub struct Compiled {
     pub ir: Rc<Ir>,
     pub errors: Vec<Diagnostic>,
-    /// Span of a binding's value -> the binding's name (for cycle diagnostics).
-    pub binding_names: HashMap<Span, Bytes>,
-    /// Span of a variable reference -> the name it refers to (for cycle diagnostics).
-    pub reference_names: HashMap<Span, Bytes>,
+    /// Span of a binding's value -> the binding's name (for cycle diagnostics), in
+    /// the order found: where a span comes twice, the later entry is the one meant.
+    pub binding_names: Vec<(Span, Bytes)>,
+    /// Span of a variable reference -> the name it refers to (for cycle diagnostics),
+    /// in the order found, as `binding_names`.
+    pub reference_names: Vec<(Span, Bytes)>,
 }
 
 /// Compiles a parsed file. `base_directory` resolves relative path literals.
@@ -57,8 +58,8 @@ pub fn compile(
         base_directory: path_bytes(base_directory),
         globals,
         errors: Vec::new(),
-        binding_names: HashMap::new(),
-        reference_names: HashMap::new(),
+        binding_names: Vec::new(),
+        reference_names: Vec::new(),
     };
     let ir = compiler.expr(expr);
     Compiled {
@@ -70,7 +71,8 @@ pub fn compile(
 }
 
 enum Scope {
-    Frame(HashMap<Bytes, u32>),
+    /// Names bound by a `let`, a `rec` set or a function, with their slots.
+    Frame(scope::Frame),
     With,
 }
 
@@ -80,8 +82,8 @@ struct Compiler<'a> {
     base_directory: Vec<u8>,
     globals: &'a dyn GlobalScope,
     errors: Vec<Diagnostic>,
-    binding_names: HashMap<Span, Bytes>,
-    reference_names: HashMap<Span, Bytes>,
+    binding_names: Vec<(Span, Bytes)>,
+    reference_names: Vec<(Span, Bytes)>,
 }
 
 fn node(kind: IrKind, span: Span) -> Rc<Ir> {
@@ -141,7 +143,7 @@ impl<'a> Compiler<'a> {
             } => {
                 let mut set = SetBuilder {
                     recursive: *recursive,
-                    statics: BTreeMap::new(),
+                    statics: Statics::default(),
                     dynamics: Vec::new(),
                 };
                 self.add_bindings(&mut set, bindings, false);
@@ -154,7 +156,7 @@ impl<'a> Compiler<'a> {
             ExprKind::Let { bindings, body } => {
                 let mut set = SetBuilder {
                     recursive: true,
-                    statics: BTreeMap::new(),
+                    statics: Statics::default(),
                     dynamics: Vec::new(),
                 };
                 self.add_bindings(&mut set, bindings, true);
@@ -163,7 +165,7 @@ impl<'a> Compiler<'a> {
             ExprKind::LegacyLet { bindings } => {
                 let mut set = SetBuilder {
                     recursive: true,
-                    statics: BTreeMap::new(),
+                    statics: Statics::default(),
                     dynamics: Vec::new(),
                 };
                 self.add_bindings(&mut set, bindings, false);
@@ -398,6 +400,85 @@ mod tests {
             &compiled("let builtins = { foldl' = 1; }; in builtins.foldl'").kind,
             IrKind::Let { .. }
         ));
+    }
+
+    /// A set of more than a few attributes finds its names by an index: a name
+    /// given again is still a duplicate, and paths still merge into one set.
+    #[test]
+    fn large_sets_find_duplicates_and_merge_paths() {
+        let names: Vec<String> = (0..20).map(|index| format!("a{index}")).collect();
+        let mut machine = Machine::new(Rc::new(MemoryLoader::new()), Vec::new(), Limits::default());
+        let duplicated = format!(
+            "{{ {} a3 = 2; }}",
+            names
+                .iter()
+                .map(|n| format!("{n} = 1; "))
+                .collect::<String>()
+        );
+        let errors = machine
+            .compile_source(
+                "dup.nix",
+                None,
+                duplicated.as_bytes().into(),
+                Path::new("/"),
+            )
+            .expect_err("a duplicate attribute");
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(errors[0].code, crate::codes::DUPLICATE_ATTRIBUTE);
+        assert!(errors[0].message.contains("`a3`"), "{}", errors[0].message);
+
+        let merged = format!(
+            "let s = {{ {} }}; in s.n.a17 + s.n.a2",
+            names
+                .iter()
+                .enumerate()
+                .map(|(index, n)| format!("n.{n} = {index}; "))
+                .collect::<String>()
+        );
+        let ir = compiled(&merged);
+        let IrKind::Let { bindings, .. } = &ir.kind else {
+            panic!("not a let: {ir:?}");
+        };
+        let IrKind::Attrs(outer) = &bindings[0].value.kind else {
+            panic!("not a set: {:?}", bindings[0].value);
+        };
+        let IrKind::Attrs(inner) = &outer.statics[0].value.kind else {
+            panic!("not a nested set: {:?}", outer.statics[0].value);
+        };
+        let inner_names: Vec<&[u8]> = inner.statics.iter().map(|attr| &*attr.name).collect();
+        let mut sorted: Vec<&[u8]> = names.iter().map(|n| n.as_bytes()).collect();
+        sorted.sort();
+        assert_eq!(inner_names, sorted, "one set, its names sorted");
+    }
+
+    /// A name resolves to the innermost frame binding it, counted outwards past
+    /// frames that do not (each frame's filter skips them) and past `with`.
+    #[test]
+    fn variables_resolve_to_the_innermost_binding() {
+        let ir = compiled("let a = 1; b = 2; in x: with {}; y: [ a b x y ]");
+        let IrKind::Let { body, .. } = &ir.kind else {
+            panic!("not a let: {ir:?}");
+        };
+        let IrKind::Lambda(outer) = &body.kind else {
+            panic!("not a function: {body:?}");
+        };
+        let IrKind::With { body, .. } = &outer.body.kind else {
+            panic!("not a with: {:?}", outer.body);
+        };
+        let IrKind::Lambda(inner) = &body.kind else {
+            panic!("not a function: {body:?}");
+        };
+        let IrKind::List(items) = &inner.body.kind else {
+            panic!("not a list: {:?}", inner.body);
+        };
+        let places: Vec<(u32, u32)> = items
+            .iter()
+            .map(|item| match item.kind {
+                IrKind::Var { up, slot } => (up, slot),
+                ref other => panic!("not a variable: {other:?}"),
+            })
+            .collect();
+        assert_eq!(places, [(3, 0), (3, 1), (2, 0), (0, 0)]);
     }
 
     /// Names written in code are one shared copy per name, which lookups find by

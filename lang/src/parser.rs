@@ -186,16 +186,42 @@ impl Parser {
         &self.tokens[(self.position + offset).min(last)].kind
     }
 
+    /// Is the current token of `kind`? Only for kinds that carry no data (the
+    /// parser asks only about keywords and punctuation this way).
     fn at(&self, kind: &TokenKind) -> bool {
-        self.kind() == kind
+        std::mem::discriminant(self.kind()) == std::mem::discriminant(kind)
     }
 
-    fn advance(&mut self) -> Token {
-        let token = self.current().clone();
+    /// Consumes the current token and returns its span. The last token (`Eof`) is
+    /// never consumed.
+    fn advance(&mut self) -> Span {
+        let span = self.current().span;
         if self.position < self.tokens.len() - 1 {
             self.position += 1;
         }
-        token
+        span
+    }
+
+    /// Consumes the current token and moves its kind out: the parser never goes
+    /// back (`position` only grows) and never reads a consumed token's kind again
+    /// (`previous_end` reads only its span), so nothing is copied.
+    fn take(&mut self) -> TokenKind {
+        let last = self.tokens.len() - 1;
+        if self.position < last {
+            let kind = std::mem::replace(&mut self.tokens[self.position].kind, TokenKind::Eof);
+            self.position += 1;
+            kind
+        } else {
+            self.tokens[last].kind.clone()
+        }
+    }
+
+    /// Consumes the current token, an identifier, and returns its name.
+    fn take_identifier(&mut self) -> String {
+        match self.take() {
+            TokenKind::Identifier(name) => name,
+            _ => String::new(),
+        }
     }
 
     fn previous_end(&self) -> Span {
@@ -256,12 +282,12 @@ impl Parser {
     }
 
     /// Consumes `kind` or reports that it is missing (consuming nothing).
-    fn expect(&mut self, kind: TokenKind, help: &str) -> bool {
-        if self.at(&kind) {
+    fn expect(&mut self, kind: &TokenKind, help: &str) -> bool {
+        if self.at(kind) {
             self.advance();
             true
         } else {
-            let what = describe(&kind);
+            let what = describe(kind);
             self.expected(&what, help);
             false
         }
@@ -308,9 +334,9 @@ impl Parser {
 
     fn expr_function(&mut self) -> Expr {
         let start = self.current().span;
-        match self.kind().clone() {
-            TokenKind::Identifier(name) if self.peek_kind(1) == &TokenKind::Colon => {
-                self.advance();
+        match self.kind() {
+            TokenKind::Identifier(_) if matches!(self.peek_kind(1), TokenKind::Colon) => {
+                let name = self.take_identifier();
                 self.advance();
                 let body = self.expr();
                 Expr {
@@ -321,8 +347,8 @@ impl Parser {
                     },
                 }
             }
-            TokenKind::Identifier(name) if self.peek_kind(1) == &TokenKind::At => {
-                self.advance();
+            TokenKind::Identifier(_) if matches!(self.peek_kind(1), TokenKind::At) => {
+                let name = self.take_identifier();
                 self.advance();
                 if !self.at(&TokenKind::LeftBrace) {
                     return self.expected("`{` after `@`", "write `name @ { a, b }: body`");
@@ -334,7 +360,7 @@ impl Parser {
                 self.advance();
                 let condition = self.expr();
                 self.expect(
-                    TokenKind::Semicolon,
+                    &TokenKind::Semicolon,
                     "an assertion is `assert condition; body`",
                 );
                 let body = self.expr();
@@ -349,7 +375,7 @@ impl Parser {
             TokenKind::With => {
                 self.advance();
                 let namespace = self.expr();
-                self.expect(TokenKind::Semicolon, "`with` is `with attrs; body`");
+                self.expect(&TokenKind::Semicolon, "`with` is `with attrs; body`");
                 let body = self.expr();
                 Expr {
                     span: start.to(body.span),
@@ -359,10 +385,10 @@ impl Parser {
                     },
                 }
             }
-            TokenKind::Let if self.peek_kind(1) != &TokenKind::LeftBrace => {
+            TokenKind::Let if !matches!(self.peek_kind(1), TokenKind::LeftBrace) => {
                 self.advance();
                 let bindings = self.bindings(true);
-                self.expect(TokenKind::In, "a `let` is `let name = value; in body`");
+                self.expect(&TokenKind::In, "a `let` is `let name = value; in body`");
                 let body = self.expr();
                 Expr {
                     span: start.to(body.span),
@@ -399,15 +425,16 @@ impl Parser {
         let mut formals: Vec<Formal> = Vec::new();
         let mut ellipsis = false;
         loop {
-            match self.kind().clone() {
+            match self.kind() {
                 TokenKind::RightBrace => break,
                 TokenKind::Ellipsis => {
                     self.advance();
                     ellipsis = true;
                     break;
                 }
-                TokenKind::Identifier(name) => {
-                    let span = self.advance().span;
+                TokenKind::Identifier(_) => {
+                    let span = self.current().span;
+                    let name = self.take_identifier();
                     let default = if self.at(&TokenKind::Question) {
                         self.advance();
                         Some(self.expr())
@@ -434,7 +461,7 @@ impl Parser {
                 }
             }
         }
-        if !self.expect(TokenKind::RightBrace, "close the argument list with `}`") {
+        if !self.expect(&TokenKind::RightBrace, "close the argument list with `}`") {
             self.skip_to(&[TokenKind::RightBrace, TokenKind::Colon]);
             if self.at(&TokenKind::RightBrace) {
                 self.advance();
@@ -442,17 +469,17 @@ impl Parser {
         }
         if at.is_none() && self.at(&TokenKind::At) {
             self.advance();
-            match self.kind().clone() {
-                TokenKind::Identifier(name) => {
-                    let span = self.advance().span;
-                    at = Some((name, span));
+            match self.kind() {
+                TokenKind::Identifier(_) => {
+                    let span = self.current().span;
+                    at = Some((self.take_identifier(), span));
                 }
                 _ => {
                     self.expected("a name after `@`", "write `{ a, b } @ name: body`");
                 }
             }
         }
-        self.expect(TokenKind::Colon, "a function is `{ a, b }: body`");
+        self.expect(&TokenKind::Colon, "a function is `{ a, b }: body`");
         let body = self.expr();
         Expr {
             span: start.to(body.span),
@@ -469,11 +496,11 @@ impl Parser {
 
     fn expr_if(&mut self) -> Expr {
         if self.at(&TokenKind::If) {
-            let start = self.advance().span;
+            let start = self.advance();
             let condition = self.expr();
-            self.expect(TokenKind::Then, "a conditional is `if c then a else b`");
+            self.expect(&TokenKind::Then, "a conditional is `if c then a else b`");
             let then = self.expr();
-            self.expect(TokenKind::Else, "a conditional needs an `else` branch");
+            self.expect(&TokenKind::Else, "a conditional needs an `else` branch");
             let otherwise = self.expr();
             return Expr {
                 span: start.to(otherwise.span),
@@ -551,14 +578,12 @@ impl Parser {
             if left_power < min_power {
                 break;
             }
-            let op_token = self.advance();
+            let op_span = self.current().span;
+            let op_kind = self.take();
             if is_non_associative(left_power) && last_non_associative == Some(left_power) {
                 self.error_at(
-                    op_token.span,
-                    format!(
-                        "unexpected {}: it cannot be chained",
-                        describe(&op_token.kind)
-                    ),
+                    op_span,
+                    format!("unexpected {}: it cannot be chained", describe(&op_kind)),
                     "add parentheses to say which comparison comes first",
                 );
             }
@@ -567,7 +592,7 @@ impl Parser {
                 span: left.span.to(right.span),
                 kind: ExprKind::Binary {
                     op,
-                    op_span: op_token.span,
+                    op_span,
                     left: Box::new(left),
                     right: Box::new(right),
                 },
@@ -593,7 +618,7 @@ impl Parser {
             | TokenKind::LeftBracket
             | TokenKind::Rec => true,
             TokenKind::LeftBrace => !self.looks_like_formals(),
-            TokenKind::Let => self.peek_kind(1) == &TokenKind::LeftBrace,
+            TokenKind::Let => matches!(self.peek_kind(1), TokenKind::LeftBrace),
             _ => false,
         }
     }
@@ -647,7 +672,7 @@ impl Parser {
             }
         } else if self.at(&TokenKind::Or) {
             // Nix reads `f or` as `f` applied to a variable named `or`
-            let or_span = self.advance().span;
+            let or_span = self.advance();
             Expr {
                 span: simple.span.to(or_span),
                 kind: ExprKind::Apply {
@@ -688,16 +713,16 @@ impl Parser {
     }
 
     fn attr_name(&mut self) -> Option<AttrName> {
-        match self.kind().clone() {
-            TokenKind::Identifier(name) => {
-                let span = self.advance().span;
+        match self.kind() {
+            TokenKind::Identifier(_) => {
+                let span = self.current().span;
                 Some(AttrName::Static {
-                    name: name.into_bytes(),
+                    name: self.take_identifier().into_bytes(),
                     span,
                 })
             }
             TokenKind::Or => {
-                let span = self.advance().span;
+                let span = self.advance();
                 Some(AttrName::Static {
                     name: b"or".to_vec(),
                     span,
@@ -705,27 +730,22 @@ impl Parser {
             }
             TokenKind::StringOpen => {
                 let string = self.string();
-                match literal_bytes(&string.kind) {
-                    Some(name) => Some(AttrName::Static {
-                        name,
-                        span: string.span,
-                    }),
-                    None => Some(AttrName::Dynamic(Box::new(string))),
+                let span = string.span;
+                match into_literal_bytes(string.kind) {
+                    Ok(name) => Some(AttrName::Static { name, span }),
+                    Err(kind) => Some(AttrName::Dynamic(Box::new(Expr { kind, span }))),
                 }
             }
             TokenKind::DollarCurly => {
-                let start = self.advance().span;
+                let start = self.advance();
                 let expr = self.expr();
                 let end = self.current().span;
-                self.expect(TokenKind::RightBrace, "close the interpolation with `}`");
+                self.expect(&TokenKind::RightBrace, "close the interpolation with `}`");
                 let span = start.to(end);
                 // as in Nix, `${"name"}` with a plain string literal is a static name
-                match literal_bytes(&expr.kind) {
-                    Some(name) => Some(AttrName::Static { name, span }),
-                    None => Some(AttrName::Dynamic(Box::new(Expr {
-                        span,
-                        kind: expr.kind,
-                    }))),
+                match into_literal_bytes(expr.kind) {
+                    Ok(name) => Some(AttrName::Static { name, span }),
+                    Err(kind) => Some(AttrName::Dynamic(Box::new(Expr { span, kind }))),
                 }
             }
             _ => None,
@@ -733,17 +753,13 @@ impl Parser {
     }
 
     fn expr_simple(&mut self) -> Expr {
-        let token = self.current().clone();
-        let span = token.span;
-        match token.kind {
-            TokenKind::Identifier(name) => {
-                self.advance();
-                Expr {
-                    kind: ExprKind::Variable(name),
-                    span,
-                }
-            }
-            TokenKind::Integer(value) => {
+        let span = self.current().span;
+        match self.kind() {
+            TokenKind::Identifier(_) => Expr {
+                kind: ExprKind::Variable(self.take_identifier()),
+                span,
+            },
+            &TokenKind::Integer(value) => {
                 self.advance();
                 match value {
                     Some(value) => Expr {
@@ -765,7 +781,7 @@ impl Parser {
                     }
                 }
             }
-            TokenKind::Float(value) => {
+            &TokenKind::Float(value) => {
                 self.advance();
                 match value {
                     Some(value) => Expr {
@@ -799,8 +815,10 @@ impl Parser {
                 );
                 self.error_node(expr.span)
             }
-            TokenKind::SearchPath(text) => {
-                self.advance();
+            TokenKind::SearchPath(_) => {
+                let TokenKind::SearchPath(text) = self.take() else {
+                    return self.error_node(span);
+                };
                 self.report(
                     Diagnostic::error(
                         codes::SEARCH_PATH,
@@ -813,8 +831,10 @@ impl Parser {
                 );
                 self.error_node(span)
             }
-            TokenKind::Uri(text) => {
-                self.advance();
+            TokenKind::Uri(_) => {
+                let TokenKind::Uri(text) = self.take() else {
+                    return self.error_node(span);
+                };
                 Expr {
                     kind: ExprKind::Uri(text),
                     span,
@@ -824,7 +844,7 @@ impl Parser {
                 self.advance();
                 let inner = self.expr();
                 let end = self.current().span;
-                if !self.expect(TokenKind::RightParen, "close the parenthesis with `)`") {
+                if !self.expect(&TokenKind::RightParen, "close the parenthesis with `)`") {
                     return self.error_node(span.to(inner.span));
                 }
                 Expr {
@@ -832,12 +852,12 @@ impl Parser {
                     span: span.to(end),
                 }
             }
-            TokenKind::Let if self.peek_kind(1) == &TokenKind::LeftBrace => {
+            TokenKind::Let if matches!(self.peek_kind(1), TokenKind::LeftBrace) => {
                 self.advance();
                 self.advance();
                 let bindings = self.bindings(false);
                 let end = self.current().span;
-                self.expect(TokenKind::RightBrace, "close the attribute set with `}`");
+                self.expect(&TokenKind::RightBrace, "close the attribute set with `}`");
                 Expr {
                     kind: ExprKind::LegacyLet { bindings },
                     span: span.to(end),
@@ -878,7 +898,7 @@ impl Parser {
                     }
                 }
                 let end = self.current().span;
-                self.expect(TokenKind::RightBracket, "close the list with `]`");
+                self.expect(&TokenKind::RightBracket, "close the list with `]`");
                 Expr {
                     kind: ExprKind::List(items),
                     span: span.to(end),
@@ -892,7 +912,7 @@ impl Parser {
         self.advance(); // {
         let bindings = self.bindings(false);
         let end = self.current().span;
-        self.expect(TokenKind::RightBrace, "close the attribute set with `}`");
+        self.expect(&TokenKind::RightBrace, "close the attribute set with `}`");
         Expr {
             kind: ExprKind::Attrs {
                 recursive,
@@ -906,11 +926,11 @@ impl Parser {
     fn skip_to(&mut self, stops: &[TokenKind]) {
         let mut depth = 0usize;
         loop {
-            let kind = self.kind().clone();
-            if kind == TokenKind::Eof {
+            let kind = self.kind();
+            if matches!(kind, TokenKind::Eof) {
                 return;
             }
-            if depth == 0 && stops.contains(&kind) {
+            if depth == 0 && stops.iter().any(|stop| self.at(stop)) {
                 return;
             }
             match kind {
@@ -941,7 +961,7 @@ impl Parser {
                 TokenKind::RightBrace | TokenKind::Eof => break,
                 TokenKind::In if in_let => break,
                 TokenKind::Inherit => {
-                    let start = self.advance().span;
+                    let start = self.advance();
                     // Nix places every inherited attribute right after `inherit`
                     // (or after its `(...)`): that is what `unsafeGetAttrPos` reports
                     let mut position = start.end;
@@ -949,7 +969,7 @@ impl Parser {
                         self.advance();
                         let from = self.expr();
                         let close = self.current().span;
-                        if self.expect(TokenKind::RightParen, "close `inherit (...)` with `)`") {
+                        if self.expect(&TokenKind::RightParen, "close `inherit (...)` with `)`") {
                             position = close.end;
                         }
                         Some(Box::new(from))
@@ -964,7 +984,7 @@ impl Parser {
                         names.push(name);
                     }
                     let end = self.current().span;
-                    if !self.expect(TokenKind::Semicolon, "end `inherit` with `;`") {
+                    if !self.expect(&TokenKind::Semicolon, "end `inherit` with `;`") {
                         self.skip_to(&[TokenKind::Semicolon]);
                         if self.at(&TokenKind::Semicolon) {
                             self.advance();
@@ -1004,13 +1024,13 @@ impl Parser {
                             }
                         }
                     }
-                    if !self.expect(TokenKind::Assign, "an attribute is `name = value;`") {
+                    if !self.expect(&TokenKind::Assign, "an attribute is `name = value;`") {
                         self.recover_binding();
                         continue;
                     }
                     let value = self.expr();
                     let end = self.current().span;
-                    if !self.expect(TokenKind::Semicolon, "end the binding with `;`") {
+                    if !self.expect(&TokenKind::Semicolon, "end the binding with `;`") {
                         self.recover_binding();
                     }
                     bindings.push(Binding::Assign {
@@ -1026,20 +1046,21 @@ impl Parser {
 
     /// `"..."`: literal chunks and `${...}` interpolations.
     fn string(&mut self) -> Expr {
-        let start = self.advance().span; // "
+        let start = self.advance(); // "
         let mut parts: Vec<StringPart> = Vec::new();
         loop {
-            match self.kind().clone() {
-                TokenKind::StringChunk(bytes) => {
-                    self.advance();
-                    push_literal(&mut parts, bytes);
+            match self.kind() {
+                TokenKind::StringChunk(_) => {
+                    if let TokenKind::StringChunk(bytes) = self.take() {
+                        push_literal(&mut parts, bytes);
+                    }
                 }
                 TokenKind::DollarCurly => {
                     let interpolation = self.interpolation();
                     parts.push(StringPart::Interpolation(Box::new(interpolation)));
                 }
                 TokenKind::StringClose => {
-                    let end = self.advance().span;
+                    let end = self.advance();
                     return Expr {
                         kind: ExprKind::String(parts),
                         span: start.to(end),
@@ -1055,10 +1076,10 @@ impl Parser {
     }
 
     fn interpolation(&mut self) -> Expr {
-        let start = self.advance().span; // ${
+        let start = self.advance(); // ${
         let expr = self.expr();
         let end = self.current().span;
-        if !self.expect(TokenKind::RightBrace, "close the interpolation with `}`") {
+        if !self.expect(&TokenKind::RightBrace, "close the interpolation with `}`") {
             self.skip_to(&[TokenKind::RightBrace]);
             if self.at(&TokenKind::RightBrace) {
                 self.advance();
@@ -1070,26 +1091,28 @@ impl Parser {
 
     /// `''...''` with Nix's indentation stripping.
     fn indented_string(&mut self) -> Expr {
-        let start = self.advance().span; // ''
+        let start = self.advance(); // ''
         let mut pieces: Vec<IndentedPiece> = Vec::new();
         loop {
-            match self.kind().clone() {
-                TokenKind::IndentedChunk {
-                    text,
-                    has_indentation,
-                } => {
-                    self.advance();
-                    pieces.push(IndentedPiece::Text {
+            match self.kind() {
+                TokenKind::IndentedChunk { .. } => {
+                    if let TokenKind::IndentedChunk {
                         text,
                         has_indentation,
-                    });
+                    } = self.take()
+                    {
+                        pieces.push(IndentedPiece::Text {
+                            text,
+                            has_indentation,
+                        });
+                    }
                 }
                 TokenKind::DollarCurly => {
                     let interpolation = self.interpolation();
                     pieces.push(IndentedPiece::Interpolation(interpolation));
                 }
                 TokenKind::IndentedClose => {
-                    let end = self.advance().span;
+                    let end = self.advance();
                     return Expr {
                         kind: ExprKind::String(strip_indentation(pieces)),
                         span: start.to(end),
@@ -1105,17 +1128,19 @@ impl Parser {
 
     /// A path literal, possibly with interpolations: `./a/${b}/c`.
     fn path(&mut self) -> Expr {
-        let first = self.advance();
+        let first_span = self.current().span;
         let mut parts = Vec::new();
-        if let TokenKind::Path(text) | TokenKind::HomePath(text) = first.kind {
+        if let TokenKind::Path(text) | TokenKind::HomePath(text) = self.take() {
             parts.push(StringPart::Literal(text.into_bytes()));
         }
-        let mut end = first.span;
+        let mut end = first_span;
         loop {
-            match self.kind().clone() {
-                TokenKind::PathChunk(text) => {
-                    end = self.advance().span;
-                    push_literal(&mut parts, text.into_bytes());
+            match self.kind() {
+                TokenKind::PathChunk(_) => {
+                    end = self.current().span;
+                    if let TokenKind::PathChunk(text) = self.take() {
+                        push_literal(&mut parts, text.into_bytes());
+                    }
                 }
                 TokenKind::DollarCurly => {
                     let interpolation = self.interpolation();
@@ -1131,7 +1156,7 @@ impl Parser {
         }
         Expr {
             kind: ExprKind::Path(parts),
-            span: first.span.to(end),
+            span: first_span.to(end),
         }
     }
 
@@ -1249,19 +1274,28 @@ fn strip_indentation(pieces: Vec<IndentedPiece>) -> Vec<StringPart> {
 }
 
 /// The bytes of a string without interpolation (a static attribute name), if the
-/// expression is one.
-fn literal_bytes(kind: &ExprKind) -> Option<Vec<u8>> {
+/// expression is one; the expression back otherwise.
+fn into_literal_bytes(kind: ExprKind) -> Result<Vec<u8>, ExprKind> {
     let ExprKind::String(parts) = kind else {
-        return None;
+        return Err(kind);
     };
+    if parts
+        .iter()
+        .any(|part| matches!(part, StringPart::Interpolation(_)))
+    {
+        return Err(ExprKind::String(parts));
+    }
     let mut bytes = Vec::new();
     for part in parts {
-        match part {
-            StringPart::Literal(literal) => bytes.extend_from_slice(literal),
-            StringPart::Interpolation(_) => return None,
+        if let StringPart::Literal(literal) = part {
+            if bytes.is_empty() {
+                bytes = literal;
+            } else {
+                bytes.extend_from_slice(&literal);
+            }
         }
     }
-    Some(bytes)
+    Ok(bytes)
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 //! This module only ranks names; it evaluates nothing.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::syntax::{AttrName, Binding, Expr, ExprKind, Param, StringPart};
 use crate::value::Bytes;
@@ -157,10 +158,75 @@ const STARTUP_HIGH: &[&str] = &[
 
 const HIGH_BASE: u64 = 1 << 48;
 
+/// rustc's Fx hash (a rotate, a xor and a multiply per eight bytes) for the names
+/// of a program: they are short and hashed once per mention in the compiler, where
+/// SipHash's setup costs more than the name. Not for keys an adversary picks to
+/// collide; a name table is the program's own text.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct NameHasher(u64);
+
+const FX_SEED: u64 = 0xf135_7aea_2e62_a9c5;
+
+impl NameHasher {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(FX_SEED);
+    }
+}
+
+impl Hasher for NameHasher {
+    #[inline]
+    fn finish(&self) -> u64 {
+        // the multiply leaves the high bits well mixed; hash tables index by the low
+        self.0.rotate_left(26)
+    }
+
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            self.add(u64::from_le_bytes(
+                <[u8; 8]>::try_from(chunk).unwrap_or_default(),
+            ));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut word = 0u64;
+            for (index, byte) in rest.iter().enumerate() {
+                word |= u64::from(*byte) << (8 * index);
+            }
+            self.add(word);
+        }
+    }
+
+    #[inline]
+    fn write_u8(&mut self, value: u8) {
+        self.add(u64::from(value));
+    }
+
+    #[inline]
+    fn write_u32(&mut self, value: u32) {
+        self.add(u64::from(value));
+    }
+
+    #[inline]
+    fn write_u64(&mut self, value: u64) {
+        self.add(value);
+    }
+
+    #[inline]
+    fn write_usize(&mut self, value: usize) {
+        self.add(value as u64);
+    }
+}
+
+/// A map keyed by names, hashed with [`NameHasher`].
+pub(crate) type NameMap<V> = HashMap<Bytes, V, BuildHasherDefault<NameHasher>>;
+
 /// Ranks of the names seen so far, shared by every file of one evaluation.
 #[derive(Debug, Clone)]
 pub struct SymbolOrder {
-    ranks: HashMap<Bytes, u64>,
+    ranks: NameMap<u64>,
     next: u64,
 }
 
@@ -172,7 +238,8 @@ impl Default for SymbolOrder {
 
 impl SymbolOrder {
     pub fn new() -> SymbolOrder {
-        let mut ranks = HashMap::new();
+        // room for the start-up symbols and a small program's names
+        let mut ranks = NameMap::with_capacity_and_hasher(1024, BuildHasherDefault::default());
         for (index, name) in STARTUP_LOW.iter().enumerate() {
             ranks.insert(Bytes::from(name.as_bytes()), index as u64);
         }
@@ -333,6 +400,25 @@ mod tests {
     use super::*;
     use crate::parser::parse;
     use crate::span::FileId;
+
+    /// Every byte of a name counts, the tail past the last eight included: names
+    /// that differ only there must not share a hash (they would share a bucket).
+    #[test]
+    fn name_hashes_differ_in_every_byte() {
+        use std::hash::BuildHasher;
+        let hasher = BuildHasherDefault::<NameHasher>::default();
+        let mut hashes = std::collections::HashSet::new();
+        let mut count = 0;
+        for length in 1..20 {
+            for last in 0..=255u8 {
+                let mut name = vec![b'a'; length];
+                name[length - 1] = last;
+                hashes.insert(hasher.hash_one(&name[..]));
+                count += 1;
+            }
+        }
+        assert_eq!(hashes.len(), count);
+    }
 
     #[test]
     fn names_rank_in_creation_order_after_startup_symbols() {

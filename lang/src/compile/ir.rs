@@ -127,7 +127,8 @@ pub struct AttrsIr {
     pub recursive: bool,
     /// Sorted by name.
     pub statics: Box<[StaticAttrIr]>,
-    /// The statics in the order a `rec` set fills its frame (symbol order).
+    /// The statics in the order a `rec` set fills its frame (symbol order); empty
+    /// when the set is not recursive.
     pub order: Box<[u32]>,
     pub dynamics: Box<[DynamicAttrIr]>,
 }

@@ -15,14 +15,15 @@ impl Compiler<'_> {
             Param::Identifier {
                 name: parameter, ..
             } => {
-                let mut names = HashMap::new();
-                names.insert(Rc::from(parameter.as_bytes()), 0);
-                self.scopes.push(Scope::Frame(names));
+                let parameter: Bytes = Rc::from(parameter.as_bytes());
+                let mut names = NameMap::with_capacity_and_hasher(1, Default::default());
+                names.insert(parameter.clone(), 0);
+                self.scopes.push(Scope::Frame(scope::Frame::new(names)));
                 let body = self.expr(body);
                 self.scopes.pop();
                 Rc::new(LambdaIr {
                     name,
-                    parameter_name: Some(Rc::from(parameter.as_bytes())),
+                    parameter_name: Some(parameter),
                     param: ParamIr::Identifier,
                     body,
                     span,
@@ -34,32 +35,37 @@ impl Compiler<'_> {
                 ellipsis,
                 at,
             } => {
-                let mut names: HashMap<Bytes, u32> = HashMap::new();
-                let mut spans: HashMap<Bytes, Span> = HashMap::new();
+                // a formal's slot is its position; a name given twice keeps the first
+                let mut names: NameMap<u32> = NameMap::with_capacity_and_hasher(
+                    formals.len() + usize::from(at.is_some()),
+                    Default::default(),
+                );
+                let mut interned: Vec<Bytes> = Vec::with_capacity(formals.len());
                 for (slot, formal) in formals.iter().enumerate() {
-                    let key: Bytes = Rc::from(formal.name.as_bytes());
-                    if let Some(first) = spans.get(&key) {
-                        let first = *first;
+                    let key = crate::value::intern(formal.name.as_bytes());
+                    interned.push(key.clone());
+                    if let Some(first) = names.get(&key) {
+                        let first = formals[*first as usize].span;
                         self.duplicate_formal(&formal.name, first, formal.span);
                         continue;
                     }
-                    spans.insert(key.clone(), formal.span);
                     names.insert(key, slot as u32);
                 }
                 if let Some((at_name, at_span)) = at {
                     let key: Bytes = Rc::from(at_name.as_bytes());
-                    if let Some(first) = spans.get(&key) {
-                        let first = *first;
+                    if let Some(first) = names.get(&key) {
+                        let first = formals[*first as usize].span;
                         self.duplicate_formal(at_name, first, *at_span);
                     } else {
                         names.insert(key, formals.len() as u32);
                     }
                 }
-                self.scopes.push(Scope::Frame(names));
+                self.scopes.push(Scope::Frame(scope::Frame::new(names)));
                 let compiled_formals = formals
                     .iter()
-                    .map(|formal| FormalIr {
-                        name: crate::value::intern(formal.name.as_bytes()),
+                    .zip(interned)
+                    .map(|(formal, name)| FormalIr {
+                        name,
                         span: formal.span,
                         default: formal.default.as_ref().map(|d| self.expr(d)),
                     })

@@ -7,8 +7,80 @@ use super::*;
 /// An attribute set (or `let`) while its bindings are merged, before compilation.
 pub(super) struct SetBuilder<'e> {
     pub(super) recursive: bool,
-    pub(super) statics: BTreeMap<Bytes, Entry<'e>>,
+    pub(super) statics: Statics<'e>,
     pub(super) dynamics: Vec<(&'e Expr, Entry<'e>, Span)>,
+}
+
+/// A set's static attributes while its bindings are merged, in the order first
+/// written, each name once: found by a scan while there are few, by an index
+/// after. [`Statics::into_sorted`] gives them in name order, their slots' order.
+#[derive(Default)]
+pub(super) struct Statics<'e> {
+    entries: Vec<(Bytes, Entry<'e>)>,
+    /// Every name's position once there are more than [`SCANNED`]; empty before.
+    index: NameMap<usize>,
+}
+
+/// Up to this many attributes a set is searched by a scan.
+const SCANNED: usize = 8;
+
+impl<'e> Statics<'e> {
+    fn position(&self, name: &Bytes) -> Option<usize> {
+        if self.entries.len() <= SCANNED {
+            // the compiler's names are interned: the same name is mostly the same copy
+            self.entries
+                .iter()
+                .position(|(key, _)| Rc::ptr_eq(key, name) || **key == **name)
+        } else {
+            self.index.get(&**name).copied()
+        }
+    }
+
+    pub(super) fn get(&self, name: &Bytes) -> Option<&Entry<'e>> {
+        let position = self.position(name)?;
+        self.entries.get(position).map(|(_, entry)| entry)
+    }
+
+    pub(super) fn get_mut(&mut self, name: &Bytes) -> Option<&mut Entry<'e>> {
+        let position = self.position(name)?;
+        self.entries.get_mut(position).map(|(_, entry)| entry)
+    }
+
+    /// Adds `name`, which is not there yet.
+    pub(super) fn insert(&mut self, name: Bytes, entry: Entry<'e>) {
+        let position = self.entries.len();
+        if position >= SCANNED {
+            if self.index.len() < position {
+                for (earlier, (key, _)) in self.entries.iter().enumerate() {
+                    self.index.insert(key.clone(), earlier);
+                }
+            }
+            self.index.insert(name.clone(), position);
+        }
+        self.entries.push((name, entry));
+    }
+
+    pub(super) fn get_or_insert_with(
+        &mut self,
+        name: Bytes,
+        make: impl FnOnce() -> Entry<'e>,
+    ) -> &mut Entry<'e> {
+        let position = match self.position(&name) {
+            Some(position) => position,
+            None => {
+                self.insert(name, make());
+                self.entries.len() - 1
+            }
+        };
+        &mut self.entries[position].1
+    }
+
+    /// The attributes sorted by name (names are unique).
+    pub(super) fn into_sorted(self) -> Vec<(Bytes, Entry<'e>)> {
+        let mut entries = self.entries;
+        entries.sort_unstable_by(|(left, _), (right, _)| left.cmp(right));
+        entries
+    }
 }
 
 pub(super) enum Entry<'e> {
@@ -140,18 +212,16 @@ impl Compiler<'_> {
                     span: name_span,
                 } => {
                     let key: Bytes = crate::value::intern(name);
-                    let entry =
-                        current
-                            .statics
-                            .entry(key.clone())
-                            .or_insert_with(|| Entry::Nested {
-                                set: SetBuilder {
-                                    recursive: false,
-                                    statics: BTreeMap::new(),
-                                    dynamics: Vec::new(),
-                                },
-                                span: *name_span,
-                            });
+                    let entry = current
+                        .statics
+                        .get_or_insert_with(key.clone(), || Entry::Nested {
+                            set: SetBuilder {
+                                recursive: false,
+                                statics: Statics::default(),
+                                dynamics: Vec::new(),
+                            },
+                            span: *name_span,
+                        });
                     // an attribute-set literal seen before becomes mergeable
                     if let Entry::Value {
                         expr,
@@ -164,7 +234,7 @@ impl Compiler<'_> {
                     {
                         let mut nested = SetBuilder {
                             recursive: *recursive,
-                            statics: BTreeMap::new(),
+                            statics: Statics::default(),
                             dynamics: Vec::new(),
                         };
                         let value_span = *value_span;
@@ -193,7 +263,7 @@ impl Compiler<'_> {
                         Entry::Nested {
                             set: SetBuilder {
                                 recursive: false,
-                                statics: BTreeMap::new(),
+                                statics: Statics::default(),
                                 dynamics: Vec::new(),
                             },
                             span,
@@ -214,7 +284,7 @@ impl Compiler<'_> {
                 span: name_span,
             } => {
                 let key: Bytes = crate::value::intern(name);
-                self.binding_names.insert(value.span, key.clone());
+                self.binding_names.push((value.span, key.clone()));
                 match current.statics.get_mut(&key) {
                     None => {
                         let entry = match &value.kind {
@@ -225,7 +295,7 @@ impl Compiler<'_> {
                                 // attribute-set literals stay mergeable with later paths
                                 let mut nested = SetBuilder {
                                     recursive: *recursive,
-                                    statics: BTreeMap::new(),
+                                    statics: Statics::default(),
                                     dynamics: Vec::new(),
                                 };
                                 self.add_bindings(&mut nested, bindings, false);
@@ -257,7 +327,7 @@ impl Compiler<'_> {
                                 {
                                     let mut nested = SetBuilder {
                                         recursive: *recursive,
-                                        statics: BTreeMap::new(),
+                                        statics: Statics::default(),
                                         dynamics: Vec::new(),
                                     };
                                     let value_span = *value_span;
@@ -271,7 +341,7 @@ impl Compiler<'_> {
                                     // later Nix merges dynamic attributes too; 2.8 dropped them
                                     let mut incoming = SetBuilder {
                                         recursive: false,
-                                        statics: BTreeMap::new(),
+                                        statics: Statics::default(),
                                         dynamics: Vec::new(),
                                     };
                                     self.add_bindings(&mut incoming, bindings, false);
@@ -304,7 +374,7 @@ impl Compiler<'_> {
     }
 
     pub(super) fn merge_sets<'e>(&mut self, into: &mut SetBuilder<'e>, from: SetBuilder<'e>) {
-        for (name, entry) in from.statics {
+        for (name, entry) in from.statics.into_sorted() {
             if let Some(existing) = into.statics.get(&name) {
                 let first = existing.span();
                 self.duplicate(&name, first, entry.span());
@@ -361,17 +431,17 @@ impl Compiler<'_> {
 
     pub(super) fn compile_set(&mut self, set: SetBuilder<'_>, span: Span) -> Rc<Ir> {
         let recursive = set.recursive;
+        let entries = set.statics.into_sorted();
         if recursive {
-            let names = set
-                .statics
-                .keys()
+            let names = entries
+                .iter()
                 .enumerate()
-                .map(|(slot, name)| (name.clone(), slot as u32))
+                .map(|(slot, (name, _))| (name.clone(), slot as u32))
                 .collect();
-            self.scopes.push(Scope::Frame(names));
+            self.scopes.push(Scope::Frame(scope::Frame::new(names)));
         }
-        let mut statics = Vec::with_capacity(set.statics.len());
-        for (name, entry) in set.statics {
+        let mut statics = Vec::with_capacity(entries.len());
+        for (name, entry) in entries {
             let inherited_plain = matches!(entry, Entry::Inherited { from: None, .. });
             let (value, span, outer) = if recursive && inherited_plain {
                 // `inherit x;` in `rec` looks outside the set
@@ -403,7 +473,12 @@ impl Compiler<'_> {
         node(
             IrKind::Attrs(Rc::new(AttrsIr {
                 recursive,
-                order: fill_order(self.symbols, statics.iter().map(|attr| &*attr.name)),
+                // only a `rec` set fills a frame
+                order: if recursive {
+                    fill_order(self.symbols, statics.iter().map(|attr| &*attr.name))
+                } else {
+                    Box::new([])
+                },
                 statics: statics.into_boxed_slice(),
                 dynamics: dynamics.into_boxed_slice(),
             })),
@@ -412,16 +487,16 @@ impl Compiler<'_> {
     }
 
     pub(super) fn compile_let(&mut self, set: SetBuilder<'_>, body: &Expr, span: Span) -> Rc<Ir> {
-        let order = fill_order(self.symbols, set.statics.keys().map(|name| &**name));
-        let names = set
-            .statics
-            .keys()
+        let entries = set.statics.into_sorted();
+        let order = fill_order(self.symbols, entries.iter().map(|(name, _)| &**name));
+        let names = entries
+            .iter()
             .enumerate()
-            .map(|(slot, name)| (name.clone(), slot as u32))
+            .map(|(slot, (name, _))| (name.clone(), slot as u32))
             .collect();
-        self.scopes.push(Scope::Frame(names));
-        let mut bindings = Vec::with_capacity(set.statics.len());
-        for (name, entry) in set.statics {
+        self.scopes.push(Scope::Frame(scope::Frame::new(names)));
+        let mut bindings = Vec::with_capacity(entries.len());
+        for (name, entry) in entries {
             let inherited_plain = matches!(entry, Entry::Inherited { from: None, .. });
             let (value, _, outer) = if inherited_plain {
                 let scope = self.scopes.pop();
