@@ -28,6 +28,7 @@ mod operators;
 mod pure;
 mod reclaim;
 mod session;
+mod span_names;
 pub(crate) use coerce::push_decimal;
 pub use errors::{error, opaque_error, type_error};
 use errors::{lambda_name, overflow, unreachable_done, unreachable_logic};
@@ -107,8 +108,8 @@ pub struct Machine {
     /// Bytes counted against [`Limits::max_memory`] so far.
     memory: u64,
     force_stack: Vec<ForceFrame>,
-    binding_names: HashMap<Span, Bytes>,
-    reference_names: HashMap<Span, Bytes>,
+    binding_names: span_names::SpanNames,
+    reference_names: span_names::SpanNames,
     /// Files being imported right now (an import of one of them is a cycle).
     importing: Vec<Vec<u8>>,
     pub(crate) regex_cache: HashMap<Vec<u8>, Rc<builtins::regex::Compiled>>,
@@ -147,8 +148,8 @@ impl Machine {
             step_check: 0,
             memory: 0,
             force_stack: Vec::new(),
-            binding_names: HashMap::new(),
-            reference_names: HashMap::new(),
+            binding_names: span_names::SpanNames::default(),
+            reference_names: span_names::SpanNames::default(),
             importing: Vec::new(),
             regex_cache: HashMap::new(),
             symbols: SymbolOrder::new(),
