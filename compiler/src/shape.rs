@@ -394,6 +394,15 @@ pub fn construct(
             ),
         ));
     };
+    let names = NAMES.with(Rc::clone);
+    let kind_names = names.kinds.get(kind as usize).ok_or_else(|| {
+        invalid(
+            kind,
+            "unknown kind".into(),
+            span,
+            "use a constructor of `mesh`".into(),
+        )
+    })?;
     // a shape read back from a module carries its markers; they are not fields
     let revalidating = given.contains(b"_type");
     for entry in given.iter() {
@@ -405,7 +414,12 @@ pub fn construct(
         {
             continue;
         }
-        if field_name(kind, &entry.name).is_none() {
+        // names written in code are the interned copies: most are found by address
+        let interned = kind_names
+            .fields
+            .iter()
+            .any(|name| Rc::ptr_eq(name, &entry.name));
+        if !interned && field_name(kind, &entry.name).is_none() {
             let known = field_names(kind);
             let name = String::from_utf8_lossy(&entry.name);
             let help =
@@ -426,15 +440,6 @@ pub fn construct(
             ));
         }
     }
-    let names = NAMES.with(Rc::clone);
-    let kind_names = names.kinds.get(kind as usize).ok_or_else(|| {
-        invalid(
-            kind,
-            "unknown kind".into(),
-            span,
-            "use a constructor of `mesh`".into(),
-        )
-    })?;
     let mut entries = Vec::with_capacity(kind_names.order.len());
     entries.push(interned_attr(
         &names.type_key,

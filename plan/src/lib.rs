@@ -202,7 +202,7 @@ impl Plan {
             });
         }
         plan.check_order()?;
-        plan.check_whole()?;
+        plan.check_whole(true)?;
         Ok(plan)
     }
 
@@ -232,14 +232,23 @@ impl Plan {
     /// with one name (both would be `NAME.service`); nothing under a file, link or
     /// secret; nothing under an archive (unpacking replaces the whole directory).
     pub fn validate(&self) -> Result<(), PlanError> {
-        self.check_whole()
+        self.check_whole(true)
+    }
+
+    /// The checks of [`Plan::validate`] that look at more than one shape, for a plan
+    /// whose shapes were each accepted already by [`Resource::validate`] and
+    /// [`shape::validate_origin`] (the compiler checks every declaration so): on
+    /// such a plan it refuses exactly what [`Plan::validate`] refuses.
+    pub fn validate_together(&self) -> Result<(), PlanError> {
+        self.check_whole(false)
     }
 
     /// The checks of [`Plan::validate`]: each shape's own values, then what looks at
     /// more than one shape. The shapes are in canonical order (every plan is made
     /// so), so a duplicate follows the shape it repeats; the first refusal is the
-    /// one a walk over the shapes in order meets first.
-    fn check_whole(&self) -> Result<(), PlanError> {
+    /// one a walk over the shapes in order meets first. Each shape's own values are
+    /// checked only when `each_shape`.
+    fn check_whole(&self, each_shape: bool) -> Result<(), PlanError> {
         // every path and unit owner, sorted by namespace, then by path with `/`
         // before every other byte (a directory's descendants follow it), then by
         // position: equal owners are neighbours, the first of them first
@@ -275,8 +284,10 @@ impl Plan {
             })
             .min();
         for (position, shape) in self.shapes.iter().enumerate() {
-            shape.resource().validate()?;
-            shape.validate_origin()?;
+            if each_shape {
+                shape.resource().validate()?;
+                shape.validate_origin()?;
+            }
             if let Some(earlier) = position.checked_sub(1).and_then(|p| self.shapes.get(p))
                 && sort_key(earlier) == sort_key(shape)
             {
