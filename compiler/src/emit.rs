@@ -20,26 +20,38 @@ pub const MANIFEST_FORMAT: &str = "mesh-manifest/1";
 /// A node's plan from its declarations. A plan the format refuses (a file inside
 /// another file's path, a path inside an archive) is reported at the module line
 /// that declared the shape it names, and at the other shape's line if there is one.
+/// Every declaration was accepted on its own by `shapes::follows_plan_rules` (the
+/// plan's own `Resource::validate` and `validate_origin`): only the checks across
+/// shapes are left. Kept out of line, so that profiles show the plan step.
+#[inline(never)]
 pub fn plan(node: &str, declarations: Vec<ShapeDecl>) -> Result<Plan, Diagnostic> {
     // in the plan's own order (kind, then identity), so that the plan's shape `i`
-    // was declared at `spans[i]`: no name is copied unless the plan is refused
-    let mut shapes: Vec<(Shape, Span)> = declarations
-        .into_iter()
-        .map(|declaration| {
-            let span = declaration.span;
-            let shape = Shape::new(declaration.resource, declaration.module, declaration.source);
-            (shape, span)
-        })
-        .collect();
-    shapes.sort_by(|(left, _), (right, _)| {
-        (left.kind(), left.identity().as_bytes()).cmp(&(right.kind(), right.identity().as_bytes()))
+    // was declared at `spans[i]`: no name is copied unless the plan is refused; the
+    // declarations' positions are sorted, not the declarations, which are large
+    let mut order: Vec<usize> = (0..declarations.len()).collect();
+    order.sort_by(|&left, &right| {
+        let key = |index: usize| {
+            declarations
+                .get(index)
+                .map(|declaration| (declaration.kind(), declaration.identity().as_bytes()))
+        };
+        key(left).cmp(&key(right))
     });
-    let spans: Vec<(plan::Kind, Span)> = shapes
-        .iter()
-        .map(|(shape, span)| (shape.kind(), *span))
-        .collect();
-    let plan = Plan::new(node, shapes.into_iter().map(|(shape, _)| shape).collect());
-    if let Err(error) = plan.validate() {
+    let mut declarations: Vec<Option<ShapeDecl>> = declarations.into_iter().map(Some).collect();
+    let mut spans: Vec<(plan::Kind, Span)> = Vec::with_capacity(order.len());
+    let mut shapes: Vec<Shape> = Vec::with_capacity(order.len());
+    for index in order {
+        if let Some(declaration) = declarations.get_mut(index).and_then(Option::take) {
+            spans.push((declaration.kind(), declaration.span));
+            shapes.push(Shape::new(
+                declaration.resource,
+                declaration.module,
+                declaration.source,
+            ));
+        }
+    }
+    let plan = Plan::new(node, shapes);
+    if let Err(error) = plan.validate_together() {
         let span_of = |name: &plan::ShapeName| {
             let index = plan.shapes().iter().position(|shape| {
                 shape.kind().name() == name.kind && shape.identity() == name.identity

@@ -97,11 +97,12 @@ pub(crate) fn field_name(kind: Kind, name: &[u8]) -> Option<&'static str> {
     } else {
         &[]
     };
+    // most names differ in their first byte: compare it before calling memcmp
     fields(kind)
         .iter()
         .map(|field| field.name)
         .chain(extra.iter().copied())
-        .find(|field| field.as_bytes() == name)
+        .find(|field| field.as_bytes().first() == name.first() && field.as_bytes() == name)
 }
 
 /// A file's content fields, which are not in its table (one of the two is given).
@@ -247,6 +248,128 @@ pub fn is_canonical_absolute(path: &[u8]) -> bool {
         .all(|component| !component.is_empty() && component != b"." && component != b"..")
 }
 
+fn interned_attr(name: &lang::value::Bytes, value: Value, span: Span) -> Attr {
+    Attr {
+        name: name.clone(),
+        value,
+        span: Some(span),
+    }
+}
+
+/// The interned names and texts records are made of, per thread, so that making a
+/// record interns nothing (`lang::value::name` hashes its text at every call).
+struct Names {
+    marker: lang::value::Bytes,
+    type_key: lang::value::Bytes,
+    kind_key: lang::value::Bytes,
+    source_key: lang::value::Bytes,
+    content_key: lang::value::Bytes,
+    content_base64_key: lang::value::Bytes,
+    column_key: lang::value::Bytes,
+    file_key: lang::value::Bytes,
+    line_key: lang::value::Bytes,
+    empty_list: Value,
+    empty_set: Value,
+    /// By kind, in [`Kind::ALL`] order.
+    kinds: Vec<KindNames>,
+}
+
+struct KindNames {
+    kind: lang::value::Bytes,
+    /// The names of [`fields`], in its order.
+    fields: Vec<lang::value::Bytes>,
+    /// The interned default text of each of [`fields`], if it has one.
+    defaults: Vec<Option<lang::value::Bytes>>,
+    /// The positions of a record's entries as [`construct`] pushes them (`_type`,
+    /// `kind`, `source`, the fields, a file's `content` and `content_base64`),
+    /// in name order.
+    order: Vec<usize>,
+    /// The names of a record's entries in name order (the record's own order).
+    sorted: Vec<&'static str>,
+    /// The same, interned: a record whose names are these copies has this layout.
+    sorted_names: Vec<lang::value::Bytes>,
+    /// [`field_name`] of each of `sorted`.
+    sorted_fields: Vec<Option<&'static str>>,
+}
+
+impl KindNames {
+    /// Does `record` hold exactly the entries [`construct`] makes, in its order?
+    /// (Names are compared by address: the copies interned here.)
+    fn made(&self, record: &Attrs) -> bool {
+        record.len() == self.sorted_names.len()
+            && record
+                .iter()
+                .zip(&self.sorted_names)
+                .all(|(entry, name)| Rc::ptr_eq(&entry.name, name))
+    }
+
+    /// The position of the entry `name` in a record of this layout.
+    fn position(&self, name: &str) -> Option<usize> {
+        let (length, first) = (name.len(), name.as_bytes().first());
+        self.sorted.iter().position(|other| {
+            other.len() == length && other.as_bytes().first() == first && *other == name
+        })
+    }
+}
+
+impl Names {
+    fn new() -> Names {
+        let name = lang::value::name;
+        let kinds = Kind::ALL
+            .iter()
+            .map(|&kind| {
+                let mut layout: Vec<&'static str> = vec!["_type", "kind", "source"];
+                layout.extend(fields(kind).iter().map(|field| field.name));
+                if kind == Kind::File {
+                    layout.extend(["content", "content_base64"]);
+                }
+                let mut order: Vec<usize> = (0..layout.len()).collect();
+                order.sort_by_key(|&index| layout.get(index).map(|text| text.as_bytes()));
+                let sorted: Vec<&'static str> = order
+                    .iter()
+                    .filter_map(|&index| layout.get(index).copied())
+                    .collect();
+                KindNames {
+                    sorted_names: sorted.iter().map(|text| name(text)).collect(),
+                    sorted_fields: sorted
+                        .iter()
+                        .map(|text| field_name(kind, text.as_bytes()))
+                        .collect(),
+                    sorted,
+                    kind: name(kind.name()),
+                    fields: fields(kind).iter().map(|field| name(field.name)).collect(),
+                    defaults: fields(kind)
+                        .iter()
+                        .map(|field| match field.default {
+                            FieldDefault::Text(text) => Some(name(text)),
+                            _ => None,
+                        })
+                        .collect(),
+                    order,
+                }
+            })
+            .collect();
+        Names {
+            marker: name(SHAPE_MARKER),
+            type_key: name("_type"),
+            kind_key: name("kind"),
+            source_key: name("source"),
+            content_key: name("content"),
+            content_base64_key: name("content_base64"),
+            column_key: name("column"),
+            file_key: name("file"),
+            line_key: name("line"),
+            empty_list: Value::List(Rc::from(Vec::new())),
+            empty_set: Value::Attrs(Rc::new(Attrs::new())),
+            kinds,
+        }
+    }
+}
+
+thread_local! {
+    static NAMES: Rc<Names> = Rc::new(Names::new());
+}
+
 /// Checks a shape's fields and fills defaults. `given` is what the module wrote;
 /// the result is the shape as the language holds it, marked, with `source` (the
 /// `{ file; line; column; }` set of the constructor call) attached.
@@ -271,15 +394,34 @@ pub fn construct(
             ),
         ));
     };
-    let known = field_names(kind);
+    let names = NAMES.with(Rc::clone);
+    let kind_names = names.kinds.get(kind as usize).ok_or_else(|| {
+        invalid(
+            kind,
+            "unknown kind".into(),
+            span,
+            "use a constructor of `mesh`".into(),
+        )
+    })?;
     // a shape read back from a module carries its markers; they are not fields
     let revalidating = given.contains(b"_type");
     for entry in given.iter() {
-        let name = String::from_utf8_lossy(&entry.name);
-        if revalidating && matches!(&*name, "_type" | "kind" | "source" | "content_base64") {
+        if revalidating
+            && matches!(
+                &*entry.name,
+                b"_type" | b"kind" | b"source" | b"content_base64"
+            )
+        {
             continue;
         }
-        if !known.contains(&&*name) {
+        // names written in code are the interned copies: most are found by address
+        let interned = kind_names
+            .fields
+            .iter()
+            .any(|name| Rc::ptr_eq(name, &entry.name));
+        if !interned && field_name(kind, &entry.name).is_none() {
+            let known = field_names(kind);
+            let name = String::from_utf8_lossy(&entry.name);
             let help =
                 lang::diagnostic::did_you_mean(&name, known.iter().copied()).unwrap_or_else(|| {
                     format!(
@@ -298,30 +440,34 @@ pub fn construct(
             ));
         }
     }
-    let mut entries = Vec::with_capacity(fields(kind).len() + 5);
-    entries.push(name_attr(
-        "_type",
-        Value::String(lang::value::name(SHAPE_MARKER)),
+    let mut entries = Vec::with_capacity(kind_names.order.len());
+    entries.push(interned_attr(
+        &names.type_key,
+        Value::String(names.marker.clone()),
         span,
     ));
-    entries.push(name_attr(
-        "kind",
-        Value::String(lang::value::name(kind.name())),
+    entries.push(interned_attr(
+        &names.kind_key,
+        Value::String(kind_names.kind.clone()),
         span,
     ));
-    entries.push(name_attr("source", source, span));
-    for spec in fields(kind) {
+    entries.push(interned_attr(&names.source_key, source, span));
+    for ((spec, name), default) in fields(kind)
+        .iter()
+        .zip(&kind_names.fields)
+        .zip(&kind_names.defaults)
+    {
         // a field keeps the span of the attribute that gave it, so a rule of the
         // plan checked later points at that line
         let mut value_span = span;
-        let value = match given.get_attr(spec.name.as_bytes()) {
+        let value = match given.get_attr(name) {
             Some(entry) => {
                 let field_span = entry.span.unwrap_or(span);
                 value_span = field_span;
                 check_field(machine, kind, spec, &entry.value.clone(), field_span)?
             }
-            None => match spec.default {
-                FieldDefault::Required => {
+            None => match (spec.default, default) {
+                (FieldDefault::Required, _) => {
                     return Err(invalid(
                         kind,
                         format!("the field `{}` is required", spec.name),
@@ -329,14 +475,15 @@ pub fn construct(
                         format!("add `{} = ...;`", spec.name),
                     ));
                 }
-                FieldDefault::Text(text) => Value::String(lang::value::name(text)),
-                FieldDefault::Null => Value::Null,
-                FieldDefault::Bool(value) => Value::Bool(value),
-                FieldDefault::EmptyList => Value::List(Rc::from(Vec::new())),
-                FieldDefault::EmptyMap => Value::Attrs(Rc::new(Attrs::new())),
+                (FieldDefault::Text(_), Some(text)) => Value::String(text.clone()),
+                (FieldDefault::Text(text), None) => Value::String(lang::value::name(text)),
+                (FieldDefault::Null, _) => Value::Null,
+                (FieldDefault::Bool(value), _) => Value::Bool(value),
+                (FieldDefault::EmptyList, _) => names.empty_list.clone(),
+                (FieldDefault::EmptyMap, _) => names.empty_set.clone(),
             },
         };
-        entries.push(name_attr(spec.name, value, value_span));
+        entries.push(interned_attr(name, value, value_span));
     }
     if kind == Kind::User {
         system_user_shell(&mut entries, span);
@@ -348,10 +495,26 @@ pub fn construct(
             .or_else(|| given.get_attr(b"source"))
             .and_then(|entry| entry.span)
             .unwrap_or(span);
-        entries.push(name_attr("content", content, content_span));
-        entries.push(name_attr("content_base64", content_base64, content_span));
+        entries.push(interned_attr(&names.content_key, content, content_span));
+        entries.push(interned_attr(
+            &names.content_base64_key,
+            content_base64,
+            content_span,
+        ));
     }
-    let record = Rc::new(Attrs::from_unsorted(entries));
+    // the entries in name order, known for each kind: nothing to sort
+    let record = if entries.len() == kind_names.order.len() {
+        let mut slots: Vec<Option<Attr>> = entries.into_iter().map(Some).collect();
+        let sorted: Vec<Attr> = kind_names
+            .order
+            .iter()
+            .filter_map(|&index| slots.get_mut(index).and_then(Option::take))
+            .collect();
+        Attrs::from_sorted(sorted)
+    } else {
+        Attrs::from_unsorted(entries)
+    };
+    let record = Rc::new(record);
     if let Some(made) = made {
         made.remember(&record);
     }
@@ -384,11 +547,31 @@ fn system_user_shell(entries: &mut [Attr], span: Span) {
 
 /// The `source` set of a constructor call.
 pub fn source_value(file: &Value, line: usize, column: usize, span: Span) -> Value {
+    let names = NAMES.with(Rc::clone);
     Value::Attrs(Rc::new(Attrs::from_sorted(vec![
-        name_attr("column", Value::Int(column as i64), span),
-        name_attr("file", file.clone(), span),
-        name_attr("line", Value::Int(line as i64), span),
+        interned_attr(&names.column_key, Value::Int(column as i64), span),
+        interned_attr(&names.file_key, file.clone(), span),
+        interned_attr(&names.line_key, Value::Int(line as i64), span),
     ])))
+}
+
+/// Where each field of a shape record was given, by the constructor's own name of
+/// the field (see [`field_name`]), in the record's order.
+pub(crate) fn field_spans(kind: Kind, record: &Attrs) -> Vec<(&'static str, Span)> {
+    let names = NAMES.with(Rc::clone);
+    if let Some(layout) = names.kinds.get(kind as usize)
+        && layout.made(record)
+    {
+        return record
+            .iter()
+            .zip(&layout.sorted_fields)
+            .filter_map(|(entry, field)| Some(((*field)?, entry.span?)))
+            .collect();
+    }
+    record
+        .iter()
+        .filter_map(|entry| Some((field_name(kind, &entry.name)?, entry.span?)))
+        .collect()
 }
 
 fn file_content(machine: &mut Machine, given: &Attrs, span: Span) -> EvalResult<(Value, Value)> {
@@ -693,11 +876,21 @@ fn owned_text(bytes: &[u8]) -> String {
 struct Reader<'a> {
     attrs: &'a Attrs,
     span: Span,
+    /// The layout of `attrs` if it is a record as [`construct`] makes it: its
+    /// entries are then found by position.
+    layout: Option<&'a KindNames>,
 }
 
 impl Reader<'_> {
     fn value(&self, machine: &mut Machine, name: &str) -> EvalResult<Value> {
-        match self.attrs.get(name.as_bytes()) {
+        let entry = match self.layout {
+            Some(layout) => layout
+                .position(name)
+                .and_then(|position| self.attrs.entries().get(position))
+                .map(|entry| &entry.value),
+            None => self.attrs.get(name.as_bytes()),
+        };
+        match entry {
             Some(value) => machine.force(&value.clone(), self.span),
             None => Ok(Value::Null),
         }
@@ -757,7 +950,16 @@ pub fn resource(
     span: Span,
     opaque: &mut OpaqueToJson<'_>,
 ) -> EvalResult<plan::Resource> {
-    let read = Reader { attrs, span };
+    let names = NAMES.with(Rc::clone);
+    let layout = names
+        .kinds
+        .get(kind as usize)
+        .filter(|layout| layout.made(attrs));
+    let read = Reader {
+        attrs,
+        span,
+        layout,
+    };
     let m = machine;
     Ok(match kind {
         Kind::User => plan::Resource::User(plan::User {
@@ -802,6 +1004,7 @@ pub fn resource(
                     let record = Reader {
                         attrs: &record,
                         span,
+                        layout: None,
                     };
                     (
                         record.text(m, "artifact")?,
@@ -834,6 +1037,7 @@ pub fn resource(
                         let mount_reader = Reader {
                             attrs: &mount,
                             span,
+                            layout: None,
                         };
                         mounts.push(plan::Mount {
                             source: mount_reader.text(m, "source")?,

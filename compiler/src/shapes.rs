@@ -40,16 +40,6 @@ impl ShapeDecl {
         self.resource.identity()
     }
 
-    /// Resources share a namespace by path; users, and units (services and
-    /// containers), by name.
-    pub fn namespace(&self) -> &'static str {
-        match self.kind() {
-            Kind::User => "user",
-            Kind::Service | Kind::Container => "unit",
-            _ => "path",
-        }
-    }
-
     pub fn describe(&self) -> String {
         format!("{} `{}`", self.kind().name(), self.identity())
     }
@@ -91,7 +81,7 @@ fn read_shape(
     let call_span = kind_entry.as_ref().and_then(|k| k.span).unwrap_or(span);
     let kind = match &kind_entry {
         Some(entry) => match machine.force(&entry.value, span)? {
-            Value::String(name) => Kind::from_name(&String::from_utf8_lossy(&name)),
+            Value::String(name) => std::str::from_utf8(&name).ok().and_then(Kind::from_name),
             _ => None,
         },
         None => None,
@@ -119,10 +109,7 @@ fn read_shape(
         }
     };
     let resource = shape::resource(machine, kind, &record, call_span, opaque)?;
-    let field_spans = record
-        .iter()
-        .filter_map(|entry| Some((shape::field_name(kind, &entry.name)?, entry.span?)))
-        .collect();
+    let field_spans = shape::field_spans(kind, &record);
     Ok(Some(ShapeDecl {
         resource,
         module: module.to_string(),
@@ -183,7 +170,7 @@ pub fn node_shapes(
     diagnostics: &mut Vec<Diagnostic>,
 ) -> EvalResult<Vec<ShapeDecl>> {
     let empty = Value::Attrs(Rc::new(Attrs::new()));
-    let mut by_identity: BTreeMap<(&'static str, String), ShapeDecl> = BTreeMap::new();
+    let mut by_identity = Declared::default();
     for name in &resolved.modules {
         let Some(module) = modules.get(name) else {
             continue;
@@ -249,7 +236,7 @@ pub fn node_shapes(
             add(&mut by_identity, declaration, diagnostics);
         }
     }
-    let shapes: Vec<ShapeDecl> = by_identity.into_values().collect();
+    let shapes = by_identity.into_shapes();
     check_needs(node, &shapes, diagnostics);
     crate::after::check(&node.name, &shapes, diagnostics);
     Ok(shapes)
@@ -264,7 +251,7 @@ fn follows_plan_rules(
 ) -> Option<ShapeDecl> {
     let checked = declaration.resource.validate().and_then(|()| {
         plan::shape::validate_origin(
-            &declaration.resource.shape_name(),
+            || declaration.resource.shape_name(),
             &declaration.module,
             &declaration.source,
         )
@@ -345,20 +332,61 @@ impl ShapeDecl {
     }
 }
 
+/// A node's declarations so far, one per resource: each found by its namespace
+/// ([`namespace_rank`]) and identity.
+#[derive(Default)]
+pub struct Declared {
+    positions: BTreeMap<(u8, String), usize>,
+    /// Kept where they were added (a position is never reused): only positions
+    /// move in the map.
+    declarations: Vec<Option<ShapeDecl>>,
+}
+
+impl Declared {
+    /// The declarations sorted by namespace and identity.
+    pub fn into_shapes(self) -> Vec<ShapeDecl> {
+        let mut declarations = self.declarations;
+        self.positions
+            .into_values()
+            .filter_map(|position| declarations.get_mut(position).and_then(Option::take))
+            .collect()
+    }
+}
+
+/// Resources share a namespace by path (0); units, services and containers, by
+/// name (1); users by name (2).
+fn namespace_rank(declaration: &ShapeDecl) -> u8 {
+    match declaration.kind() {
+        Kind::User => 2,
+        Kind::Service | Kind::Container => 1,
+        _ => 0,
+    }
+}
+
 /// Adds a declaration; the same resource declared twice must be declared the same.
-pub fn add(
-    by_identity: &mut BTreeMap<(&'static str, String), ShapeDecl>,
-    declaration: ShapeDecl,
-    diagnostics: &mut Vec<Diagnostic>,
-) {
+pub fn add(by_identity: &mut Declared, declaration: ShapeDecl, diagnostics: &mut Vec<Diagnostic>) {
     use std::collections::btree_map::Entry;
-    let key = (declaration.namespace(), declaration.identity().to_string());
-    match by_identity.entry(key) {
+    let key = (
+        namespace_rank(&declaration),
+        declaration.identity().to_string(),
+    );
+    match by_identity.positions.entry(key) {
         Entry::Vacant(entry) => {
-            entry.insert(declaration);
+            entry.insert(by_identity.declarations.len());
+            by_identity.declarations.push(Some(declaration));
         }
-        Entry::Occupied(entry) if entry.get().resource == declaration.resource => {}
-        Entry::Occupied(entry) => diagnostics.push(conflict(entry.get(), &declaration)),
+        Entry::Occupied(entry) => {
+            let Some(existing) = by_identity
+                .declarations
+                .get(*entry.get())
+                .and_then(Option::as_ref)
+            else {
+                return;
+            };
+            if existing.resource != declaration.resource {
+                diagnostics.push(conflict(existing, &declaration));
+            }
+        }
     }
 }
 

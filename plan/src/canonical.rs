@@ -52,36 +52,107 @@ fn write_canonical(value: &serde_json::Value, out: &mut Vec<u8>) {
 /// backspace, form feed, newline, carriage return and tab, `\u00XX` (lowercase hex)
 /// for the other control characters, everything else as UTF-8.
 fn write_string(text: &str, out: &mut Vec<u8>) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = text.as_bytes();
     out.reserve(bytes.len() + 2);
     out.push(b'"');
-    // copy runs of bytes that need no escape in one go
+    // runs of bytes that need no escape are copied in one go; eight bytes at a time
+    // are checked for one that does (the last few padded with a space)
     let mut start = 0;
-    for (index, byte) in bytes.iter().enumerate() {
-        let escape: &[u8] = match byte {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            0x08 => b"\\b",
-            0x0c => b"\\f",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            b'\t' => b"\\t",
-            0x00..=0x1f => b"",
-            _ => continue,
-        };
-        out.extend_from_slice(&bytes[start..index]);
-        if escape.is_empty() {
+    let mut offset = 0;
+    let mut chunks = bytes.chunks_exact(8);
+    for chunk in &mut chunks {
+        if let Ok(word) = <[u8; 8]>::try_from(chunk)
+            && needs_escape(u64::from_le_bytes(word))
+        {
+            escape_run(bytes, &mut start, offset, chunk, out);
+        }
+        offset += 8;
+    }
+    let rest = chunks.remainder();
+    let mut word = [b' '; 8];
+    if let Some(head) = word.get_mut(..rest.len()) {
+        head.copy_from_slice(rest);
+    }
+    if needs_escape(u64::from_le_bytes(word)) {
+        escape_run(bytes, &mut start, offset, rest, out);
+    }
+    out.extend_from_slice(bytes.get(start..).unwrap_or_default());
+    out.push(b'"');
+}
+
+/// Does any of the eight bytes of `word` need an escape: below 0x20, `"` or `\\`?
+/// (Each test is exact as a yes or no for the whole word.)
+fn needs_escape(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |value: u64| value.wrapping_sub(ONES) & !value & HIGHS != 0;
+    word.wrapping_sub(ONES * 0x20) & !word & HIGHS != 0
+        || has_zero(word ^ (ONES * u64::from(b'"')))
+        || has_zero(word ^ (ONES * u64::from(b'\\')))
+}
+
+/// What follows the backslash in the escape of each byte (`u` for `\u00XX`); 0 for
+/// a byte written as it is.
+const ESCAPES: [u8; 256] = {
+    let mut escapes = [0u8; 256];
+    let mut byte = 0;
+    while byte < 0x20 {
+        escapes[byte] = b'u';
+        byte += 1;
+    }
+    escapes[0x08] = b'b';
+    escapes[0x0c] = b'f';
+    escapes[b'\n' as usize] = b'n';
+    escapes[b'\r' as usize] = b'r';
+    escapes[b'\t' as usize] = b't';
+    escapes[b'"' as usize] = b'"';
+    escapes[b'\\' as usize] = b'\\';
+    escapes
+};
+
+/// Writes the escapes of `run` (the bytes of `bytes` from `offset` on), each after
+/// the bytes before it that need none, and moves `start` past each.
+fn escape_run(bytes: &[u8], start: &mut usize, offset: usize, run: &[u8], out: &mut Vec<u8>) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for (index, byte) in run.iter().enumerate() {
+        let escape = ESCAPES[usize::from(*byte)];
+        if escape == 0 {
+            continue;
+        }
+        let at = offset + index;
+        out.extend_from_slice(bytes.get(*start..at).unwrap_or_default());
+        if escape == b'u' {
             out.extend_from_slice(b"\\u00");
             out.push(HEX[usize::from(byte >> 4)]);
             out.push(HEX[usize::from(byte & 0x0f)]);
         } else {
-            out.extend_from_slice(escape);
+            out.extend_from_slice(&[b'\\', escape]);
         }
-        start = index + 1;
+        *start = at + 1;
     }
-    out.extend_from_slice(&bytes[start..]);
+}
+
+/// A key of the crate's own (plain ASCII, nothing to escape) and its `:`.
+fn write_key(key: &str, out: &mut Vec<u8>) {
+    debug_assert!(!key.bytes().any(|byte| ESCAPES[usize::from(byte)] != 0));
     out.push(b'"');
+    out.extend_from_slice(key.as_bytes());
+    out.extend_from_slice(b"\":");
+}
+
+/// A number as serde_json prints an unsigned integer: decimal digits, no sign.
+fn write_number(mut number: u64, out: &mut Vec<u8>) {
+    let mut digits = [0u8; 20];
+    let mut first = digits.len();
+    loop {
+        first -= 1;
+        digits[first] = b'0' + (number % 10) as u8;
+        number /= 10;
+        if number == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[first..]);
 }
 
 /// `sha256:` followed by the lowercase hex SHA-256 of `bytes`.
@@ -120,7 +191,6 @@ pub(crate) enum Field<'a> {
     Text(&'a str),
     OptionalText(Option<&'a str>),
     Bool(bool),
-    Number(u64),
     Texts(&'a [String]),
     Map(&'a std::collections::BTreeMap<String, String>),
     Mounts(&'a [crate::Mount]),
@@ -136,8 +206,7 @@ pub(crate) fn write_object(entries: &mut [(&str, Field<'_>)], out: &mut Vec<u8>)
         if position > 0 {
             out.push(b',');
         }
-        write_string(key, out);
-        out.push(b':');
+        write_key(key, out);
         write_field(field, out);
     }
     out.push(b'}');
@@ -153,9 +222,14 @@ fn sort_entries(entries: &mut [(&str, Field<'_>)]) {
 }
 
 /// An object's members (`"key":value`) written once each, so that objects of some
-/// of them and of more can be joined without escaping anything twice.
+/// of them and of more can be joined without escaping anything twice. The members
+/// given to [`Members::new`] are written as one canonical object, so that its
+/// digest is taken in one pass.
 pub(crate) struct Members<'k> {
+    /// The object of the first members, then each inserted member.
     bytes: Vec<u8>,
+    /// Where the object of the first members ends in `bytes`.
+    first_object: usize,
     /// Each member's key and its bytes in `bytes`, sorted by key.
     members: Vec<(&'k str, std::ops::Range<usize>)>,
 }
@@ -165,19 +239,25 @@ impl<'k> Members<'k> {
         sort_entries(entries);
         let mut members = Members {
             bytes: Vec::with_capacity(512),
+            first_object: 0,
             members: Vec::with_capacity(entries.len() + 3),
         };
-        for (key, field) in entries.iter() {
+        members.bytes.push(b'{');
+        for (position, (key, field)) in entries.iter().enumerate() {
+            if position > 0 {
+                members.bytes.push(b',');
+            }
             let range = members.write(key, field);
             members.members.push((key, range));
         }
+        members.bytes.push(b'}');
+        members.first_object = members.bytes.len();
         members
     }
 
     fn write(&mut self, key: &'k str, field: &Field<'_>) -> std::ops::Range<usize> {
         let start = self.bytes.len();
-        write_string(key, &mut self.bytes);
-        self.bytes.push(b':');
+        write_key(key, &mut self.bytes);
         write_field(field, &mut self.bytes);
         start..self.bytes.len()
     }
@@ -198,30 +278,25 @@ impl<'k> Members<'k> {
         self.members.insert(position, (key, range));
     }
 
-    /// The canonical JSON object of all members, piece by piece.
-    fn pieces(&self, mut piece: impl FnMut(&[u8])) {
-        piece(b"{");
-        for (position, (_, range)) in self.members.iter().enumerate() {
-            if position > 0 {
-                piece(b",");
-            }
-            piece(&self.bytes[range.clone()]);
-        }
-        piece(b"}");
-    }
-
     /// The canonical JSON object of all members.
     pub(crate) fn object(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.bytes.len() + self.members.len() + 2);
-        self.pieces(|piece| out.extend_from_slice(piece));
+        let length: usize = self.members.iter().map(|(_, range)| range.len() + 1).sum();
+        let mut out = Vec::with_capacity(length + 2);
+        out.push(b'{');
+        for (position, (_, range)) in self.members.iter().enumerate() {
+            if position > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(self.bytes.get(range.clone()).unwrap_or_default());
+        }
+        out.push(b'}');
         out
     }
 
-    /// [`sha256_digest`] of [`Members::object`], without making the object.
+    /// [`sha256_digest`] of the canonical JSON object of the members given to
+    /// [`Members::new`] (none inserted since).
     pub(crate) fn digest(&self) -> String {
-        let mut hasher = Sha256::new();
-        self.pieces(|piece| hasher.update(piece));
-        digest_text(&hasher.finalize())
+        sha256_digest(self.bytes.get(..self.first_object).unwrap_or_default())
     }
 }
 
@@ -243,7 +318,6 @@ fn write_field(field: &Field<'_>, out: &mut Vec<u8>) {
         Field::OptionalText(None) => out.extend_from_slice(b"null"),
         Field::Bool(true) => out.extend_from_slice(b"true"),
         Field::Bool(false) => out.extend_from_slice(b"false"),
-        Field::Number(number) => out.extend_from_slice(number.to_string().as_bytes()),
         Field::Texts(items) => write_texts(items, out),
         Field::Map(map) => {
             // a BTreeMap iterates in key order, which is canonical order
@@ -264,24 +338,30 @@ fn write_field(field: &Field<'_>, out: &mut Vec<u8>) {
                 if position > 0 {
                     out.push(b',');
                 }
-                write_object(
-                    &mut [
-                        ("read_only", Field::Bool(mount.read_only)),
-                        ("source", Field::Text(&mount.source)),
-                        ("target", Field::Text(&mount.target)),
-                    ],
-                    out,
-                );
+                // the keys in canonical order: read_only, source, target
+                out.extend_from_slice(b"{\"read_only\":");
+                out.extend_from_slice(if mount.read_only {
+                    &b"true"[..]
+                } else {
+                    &b"false"[..]
+                });
+                out.extend_from_slice(b",\"source\":");
+                write_string(&mount.source, out);
+                out.extend_from_slice(b",\"target\":");
+                write_string(&mount.target, out);
+                out.push(b'}');
             }
             out.push(b']');
         }
-        Field::Source(source) => write_object(
-            &mut [
-                ("column", Field::Number(u64::from(source.column))),
-                ("file", Field::Text(&source.file)),
-                ("line", Field::Number(u64::from(source.line))),
-            ],
-            out,
-        ),
+        Field::Source(source) => {
+            // the keys in canonical order: column, file, line
+            out.extend_from_slice(b"{\"column\":");
+            write_number(u64::from(source.column), out);
+            out.extend_from_slice(b",\"file\":");
+            write_string(&source.file, out);
+            out.extend_from_slice(b",\"line\":");
+            write_number(u64::from(source.line), out);
+            out.push(b'}');
+        }
     }
 }

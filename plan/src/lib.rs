@@ -17,8 +17,6 @@ pub mod service;
 pub mod shape;
 pub mod user;
 
-use std::collections::HashMap;
-
 use serde_json::{Map, Value};
 
 pub use archive::Archive;
@@ -204,7 +202,7 @@ impl Plan {
             });
         }
         plan.check_order()?;
-        plan.check_whole()?;
+        plan.check_whole(true)?;
         Ok(plan)
     }
 
@@ -234,33 +232,72 @@ impl Plan {
     /// with one name (both would be `NAME.service`); nothing under a file, link or
     /// secret; nothing under an archive (unpacking replaces the whole directory).
     pub fn validate(&self) -> Result<(), PlanError> {
-        self.check_whole()
+        self.check_whole(true)
+    }
+
+    /// The checks of [`Plan::validate`] that look at more than one shape, for a plan
+    /// whose shapes were each accepted already by [`Resource::validate`] and
+    /// [`shape::validate_origin`] (the compiler checks every declaration so): on
+    /// such a plan it refuses exactly what [`Plan::validate`] refuses.
+    pub fn validate_together(&self) -> Result<(), PlanError> {
+        self.check_whole(false)
     }
 
     /// The checks of [`Plan::validate`]: each shape's own values, then what looks at
-    /// more than one shape.
-    fn check_whole(&self) -> Result<(), PlanError> {
-        let mut by_path: HashMap<&str, &Shape> = HashMap::new();
-        let mut by_unit: HashMap<&str, &Shape> = HashMap::new();
-        let mut seen: HashMap<(Kind, &str), &Shape> = HashMap::new();
-        for shape in &self.shapes {
-            shape.resource().validate()?;
-            shape.validate_origin()?;
-            if seen
-                .insert((shape.kind(), shape.identity()), shape)
-                .is_some()
+    /// more than one shape. The shapes are in canonical order (every plan is made
+    /// so), so a duplicate follows the shape it repeats; the first refusal is the
+    /// one a walk over the shapes in order meets first. Each shape's own values are
+    /// checked only when `each_shape`.
+    fn check_whole(&self, each_shape: bool) -> Result<(), PlanError> {
+        // every path and unit owner, sorted by namespace, then by path with `/`
+        // before every other byte (a directory's descendants follow it), then by
+        // position: equal owners are neighbours, the first of them first
+        let mut owners: Vec<Owner<'_>> = self
+            .shapes
+            .iter()
+            .enumerate()
+            .filter(|(_, shape)| shape.kind() != Kind::User)
+            .map(|(position, shape)| Owner {
+                is_path: shape.kind().is_path_kind(),
+                identity: shape.identity().as_bytes(),
+                position,
+            })
+            .collect();
+        owners.sort_unstable_by(|left, right| {
+            right
+                .is_path
+                .cmp(&left.is_path)
+                .then_with(|| path_order(left.identity, right.identity))
+                .then(left.position.cmp(&right.position))
+        });
+        // the walk in order meets a conflict at the second owner of a name, and
+        // names the first
+        let conflict = owners
+            .windows(2)
+            .filter_map(|pair| match pair {
+                [first, second]
+                    if first.is_path == second.is_path && first.identity == second.identity =>
+                {
+                    Some((second.position, first.position))
+                }
+                _ => None,
+            })
+            .min();
+        for (position, shape) in self.shapes.iter().enumerate() {
+            if each_shape {
+                shape.resource().validate()?;
+                shape.validate_origin()?;
+            }
+            if let Some(earlier) = position.checked_sub(1).and_then(|p| self.shapes.get(p))
+                && sort_key(earlier) == sort_key(shape)
             {
                 return Err(PlanError::Duplicate {
                     shape: shape.shape_name(),
                 });
             }
-            let owner_map = match shape.kind() {
-                Kind::User => None,
-                Kind::Service | Kind::Container => Some(&mut by_unit),
-                _ => Some(&mut by_path),
-            };
-            if let Some(owner_map) = owner_map
-                && let Some(first) = owner_map.insert(shape.identity(), shape)
+            if let Some((second, first)) = conflict
+                && second == position
+                && let Some(first) = self.shapes.get(first)
             {
                 let reason = if shape.kind().is_path_kind() {
                     "both own the same path"
@@ -274,29 +311,74 @@ impl Plan {
                 });
             }
         }
-        for shape in &self.shapes {
-            if !shape.kind().is_path_kind() {
-                continue;
+        // each path's nearest holder that is not a directory, if any; the paths are
+        // distinct now, and a path's ancestors among them are the ones open above it
+        let mut open: Vec<&Owner<'_>> = Vec::new();
+        let mut refused: Option<(usize, usize)> = None;
+        for owner in owners.iter().filter(|owner| owner.is_path) {
+            while let Some(top) = open.last()
+                && !is_ancestor(top.identity, owner.identity)
+            {
+                open.pop();
             }
-            for ancestor in ancestors(shape.identity()) {
-                if let Some(holder) = by_path.get(ancestor) {
-                    let reason = match holder.kind() {
-                        Kind::Directory => continue,
-                        Kind::Archive => {
-                            "it lies inside the archive's directory, which unpacking replaces whole"
-                        }
-                        _ => "its parent is not a directory",
-                    };
-                    return Err(PlanError::Conflict {
-                        first: holder.shape_name(),
-                        second: shape.shape_name(),
-                        reason: reason.to_string(),
-                    });
+            let holder = open.iter().rev().find(|ancestor| {
+                self.shapes
+                    .get(ancestor.position)
+                    .is_some_and(|holder| holder.kind() != Kind::Directory)
+            });
+            if let Some(holder) = holder
+                && refused.is_none_or(|(position, _)| owner.position < position)
+            {
+                refused = Some((owner.position, holder.position));
+            }
+            open.push(owner);
+        }
+        if let Some((position, holder)) = refused
+            && let (Some(shape), Some(holder)) =
+                (self.shapes.get(position), self.shapes.get(holder))
+        {
+            let reason = match holder.kind() {
+                Kind::Archive => {
+                    "it lies inside the archive's directory, which unpacking replaces whole"
                 }
-            }
+                _ => "its parent is not a directory",
+            };
+            return Err(PlanError::Conflict {
+                first: holder.shape_name(),
+                second: shape.shape_name(),
+                reason: reason.to_string(),
+            });
         }
         Ok(())
     }
+}
+
+/// A shape that owns a path or a unit name, for [`Plan::check_whole`].
+struct Owner<'a> {
+    is_path: bool,
+    identity: &'a [u8],
+    position: usize,
+}
+
+/// Byte order, except that `/` comes before every other byte: a path is followed
+/// by the paths below it, then by its siblings (`/a`, `/a/b`, `/a-b`).
+fn path_order(left: &[u8], right: &[u8]) -> std::cmp::Ordering {
+    let rank = |byte: u8| match byte {
+        b'/' => 0,
+        below if below < b'/' => u16::from(below) + 1,
+        other => u16::from(other),
+    };
+    match left.iter().zip(right).find(|(l, r)| l != r) {
+        Some((l, r)) => rank(*l).cmp(&rank(*r)),
+        None => left.len().cmp(&right.len()),
+    }
+}
+
+/// Is `ancestor` a proper ancestor of the path `path` (`/a` of `/a/b`)?
+fn is_ancestor(ancestor: &[u8], path: &[u8]) -> bool {
+    path.len() > ancestor.len()
+        && path.starts_with(ancestor)
+        && path.get(ancestor.len()) == Some(&b'/')
 }
 
 fn malformed(reason: &str) -> PlanError {

@@ -384,7 +384,7 @@ impl Shape {
     /// to people (`meshc diff`, the applier's report), so neither may hold a control
     /// or bidirectional control character.
     pub fn validate_origin(&self) -> Result<(), PlanError> {
-        validate_origin(&self.shape_name(), &self.module, &self.source)
+        validate_origin(|| self.shape_name(), &self.module, &self.source)
     }
 
     /// The shape's JSON object as written in a plan.
@@ -465,7 +465,7 @@ impl Shape {
         if let Some(absent) = allowed.iter().find(|field| !object.contains_key(**field)) {
             return Err(missing(&shape_name, absent));
         }
-        validate_origin(&shape_name, &module, &source)?;
+        validate_origin(|| shape_name.clone(), &module, &source)?;
         let resource = Resource::from_fields(kind, object, &shape_name)?;
         resource.validate()?;
         let shape = Shape::new(resource, module, source);
@@ -480,11 +480,21 @@ impl Shape {
     }
 }
 
-/// The rules of [`Shape::validate_origin`], for a shape not made yet.
-pub fn validate_origin(shape: &ShapeName, module: &str, source: &Source) -> Result<(), PlanError> {
-    crate::check::display_text(module).map_err(|reason| invalid_field(shape, "module", &reason))?;
-    crate::check::display_text(&source.file)
-        .map_err(|reason| invalid_field(shape, "source", &reason))
+/// The rules of [`Shape::validate_origin`], for a shape not made yet; `shape`
+/// names it in the refusal (and is called only then).
+pub fn validate_origin(
+    shape: impl FnOnce() -> ShapeName,
+    module: &str,
+    source: &Source,
+) -> Result<(), PlanError> {
+    let (field, reason) = match crate::check::display_text(module) {
+        Err(reason) => ("module", reason),
+        Ok(()) => match crate::check::display_text(&source.file) {
+            Err(reason) => ("source", reason),
+            Ok(()) => return Ok(()),
+        },
+    };
+    Err(invalid_field(&shape(), field, &reason))
 }
 
 fn missing(shape: &ShapeName, field: &str) -> PlanError {

@@ -31,6 +31,15 @@ proptest! {
         prop_assert_eq!(plan::canonical_json(&value), serde_json::to_vec(&text).expect("serializes"));
     }
 
+    /// Escapes anywhere in long runs: the writer checks eight bytes at a time.
+    #[test]
+    fn escapes_at_every_offset_of_a_run_are_written_as_serde_json_does(
+        text in "([a-z/ .é]{0,11}[\"\\\\\n\t\u{1}\u{1f}\u{7f}]?){0,6}"
+    ) {
+        let value = serde_json::Value::String(text.clone());
+        prop_assert_eq!(plan::canonical_json(&value), serde_json::to_vec(&text).expect("serializes"));
+    }
+
     #[test]
     fn canonical_json_is_a_fixed_point_and_parses_back(
         entries in proptest::collection::btree_map("[a-zA-Z0-9_é\\\\\"\n]{0,8}", "[ -~\n\t]{0,12}", 0..8)
