@@ -473,16 +473,23 @@ pub struct Thunk {
 /// Forced in place ([`crate::eval::Machine::force_thunk`]): while it is evaluated
 /// the state stays what it was, mutably borrowed. No larger than a [`Value`]: the
 /// code and frame of a suspended expression (most thunks) fit beside its tag, and
-/// the rarer applications made by builtins are boxed, so a thunk with its counts
-/// is 48 bytes, not the 96 it took with the applications inline.
+/// the rarer applications made by builtins are boxed (or, for `genList`, share
+/// one call), so a thunk with its counts is 48 bytes, not the 96 it took with the
+/// applications inline.
 pub enum ThunkState {
     /// Code to evaluate in an environment.
     Suspended {
         code: Rc<Ir>,
         env: Env,
     },
-    /// A function applied to one argument (`map`, `genList`).
+    /// A function applied to one argument (`map`).
     Apply1(Box<ApplyOne>),
+    /// `genList`'s element `index`: the function and the call's span are shared by
+    /// every element of the list, so the element needs no allocation of its own.
+    Generated {
+        call: Rc<SharedCall>,
+        index: i64,
+    },
     /// A function applied to several arguments (`mapAttrs`, `zipAttrsWith`).
     Apply(Box<Application>),
     /// Not yet given its value (`builtins.builtins` while the set is made):
@@ -495,6 +502,12 @@ pub enum ThunkState {
 pub struct ApplyOne {
     pub function: Value,
     pub argument: Value,
+    pub span: Span,
+}
+
+/// The function of a `genList` and where it was called, shared by the elements.
+pub struct SharedCall {
+    pub function: Value,
     pub span: Span,
 }
 
@@ -542,6 +555,14 @@ impl Thunk {
             argument,
             span,
         })))
+    }
+
+    /// `call.function index`, as `genList` makes each element.
+    pub fn generated(call: &Rc<SharedCall>, index: i64) -> Value {
+        Thunk::from_state(ThunkState::Generated {
+            call: call.clone(),
+            index,
+        })
     }
 
     fn application(function: Value, arguments: Arguments, span: Span) -> Value {

@@ -8,7 +8,7 @@ use crate::codes;
 use crate::compile::{IrKind, Operator, ParamIr};
 use crate::eval::{Machine, Pure1, Pure2, error};
 use crate::span::Span;
-use crate::value::{Attr, Attrs, EvalResult, List, PrimFunction, Thunk, Value};
+use crate::value::{Attr, Attrs, EvalResult, List, PrimFunction, SharedCall, Thunk, Value};
 
 pub(super) fn builtins() -> Vec<Builtin> {
     vec![
@@ -308,6 +308,10 @@ fn gen_list(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResul
         other => other.clone(),
     };
     let mut pure = Pure1::new(&function);
+    let call = Rc::new(SharedCall {
+        function: function.clone(),
+        span,
+    });
     // a loop of pushes: a mapped range written straight into the list was slower
     let mut items = machine.list_buffer(count as usize, span)?;
     for index in 0..count {
@@ -322,7 +326,7 @@ fn gen_list(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResul
                 None => pure = None,
             }
         }
-        items.push(Thunk::apply1(function.clone(), argument, span));
+        items.push(Thunk::generated(&call, index));
     }
     Ok(Value::List(Rc::from(items)))
 }

@@ -36,6 +36,7 @@ impl Machine {
             ThunkState::Blackhole => return Err(self.infinite_recursion(address, span)),
             ThunkState::Suspended { code, .. } => code.span,
             ThunkState::Apply1(application) => application.span,
+            ThunkState::Generated { call, .. } => call.span,
             ThunkState::Apply(application) => application.span,
         };
         self.force_stack.push(ForceFrame {
@@ -49,6 +50,9 @@ impl Machine {
                 application.argument.clone(),
                 application.span,
             ),
+            ThunkState::Generated { call, index } => {
+                self.apply_one(&call.function, Value::Int(*index), call.span)
+            }
             ThunkState::Apply(application) => self.apply_all(
                 application.function.clone(),
                 application.arguments.as_slice(),

@@ -115,6 +115,9 @@ fn reachable_frames<'a>(roots: impl Iterator<Item = &'a Value>) -> HashSet<usize
                             values.push(application.function.clone());
                             values.push(application.argument.clone());
                         }
+                        ThunkState::Generated { call, .. } => {
+                            values.push(call.function.clone());
+                        }
                         ThunkState::Apply(application) => {
                             values.push(application.function.clone());
                             values.extend(application.arguments.as_slice().iter().cloned());
