@@ -26,7 +26,7 @@ mod sets;
 mod strings;
 pub use ir::*;
 pub use paths::{absolute_path, canonical_path, path_bytes};
-use sets::{SetBuilder, Statics, fill_order};
+use sets::{SetBuilder, fill_order};
 
 /// What the compiler needs from the evaluator: the builtins in scope everywhere.
 pub trait GlobalScope {
@@ -141,11 +141,7 @@ impl<'a> Compiler<'a> {
                 recursive,
                 bindings,
             } => {
-                let mut set = SetBuilder {
-                    recursive: *recursive,
-                    statics: Statics::default(),
-                    dynamics: Vec::new(),
-                };
+                let mut set = SetBuilder::new(*recursive);
                 self.add_bindings(&mut set, bindings, false);
                 self.compile_set(set, span)
             }
@@ -154,20 +150,12 @@ impl<'a> Compiler<'a> {
                 node(IrKind::List(items), span)
             }
             ExprKind::Let { bindings, body } => {
-                let mut set = SetBuilder {
-                    recursive: true,
-                    statics: Statics::default(),
-                    dynamics: Vec::new(),
-                };
+                let mut set = SetBuilder::new(true);
                 self.add_bindings(&mut set, bindings, true);
                 self.compile_let(set, body, span)
             }
             ExprKind::LegacyLet { bindings } => {
-                let mut set = SetBuilder {
-                    recursive: true,
-                    statics: Statics::default(),
-                    dynamics: Vec::new(),
-                };
+                let mut set = SetBuilder::new(true);
                 self.add_bindings(&mut set, bindings, false);
                 let attrs = self.compile_set(set, span);
                 node(

@@ -11,6 +11,16 @@ pub(super) struct SetBuilder<'e> {
     pub(super) dynamics: Vec<(&'e Expr, Entry<'e>, Span)>,
 }
 
+impl<'e> SetBuilder<'e> {
+    pub(super) fn new(recursive: bool) -> SetBuilder<'e> {
+        SetBuilder {
+            recursive,
+            statics: Statics::default(),
+            dynamics: Vec::new(),
+        }
+    }
+}
+
 /// A set's static attributes while its bindings are merged, in the order first
 /// written, each name once: found by a scan while there are few, by an index
 /// after. [`Statics::into_sorted`] gives them in name order, their slots' order.
@@ -215,35 +225,10 @@ impl Compiler<'_> {
                     let entry = current
                         .statics
                         .get_or_insert_with(key.clone(), || Entry::Nested {
-                            set: SetBuilder {
-                                recursive: false,
-                                statics: Statics::default(),
-                                dynamics: Vec::new(),
-                            },
+                            set: SetBuilder::new(false),
                             span: *name_span,
                         });
-                    // an attribute-set literal seen before becomes mergeable
-                    if let Entry::Value {
-                        expr,
-                        span: value_span,
-                    } = entry
-                        && let ExprKind::Attrs {
-                            recursive,
-                            bindings,
-                        } = &expr.kind
-                    {
-                        let mut nested = SetBuilder {
-                            recursive: *recursive,
-                            statics: Statics::default(),
-                            dynamics: Vec::new(),
-                        };
-                        let value_span = *value_span;
-                        self.add_bindings(&mut nested, bindings, false);
-                        *entry = Entry::Nested {
-                            set: nested,
-                            span: value_span,
-                        };
-                    }
+                    self.nest_literal(entry);
                     match entry {
                         Entry::Nested { set, .. } => current = set,
                         other => {
@@ -261,11 +246,7 @@ impl Compiler<'_> {
                     current.dynamics.push((
                         expr,
                         Entry::Nested {
-                            set: SetBuilder {
-                                recursive: false,
-                                statics: Statics::default(),
-                                dynamics: Vec::new(),
-                            },
+                            set: SetBuilder::new(false),
                             span,
                         },
                         span,
@@ -293,11 +274,7 @@ impl Compiler<'_> {
                                 bindings,
                             } => {
                                 // attribute-set literals stay mergeable with later paths
-                                let mut nested = SetBuilder {
-                                    recursive: *recursive,
-                                    statics: Statics::default(),
-                                    dynamics: Vec::new(),
-                                };
+                                let mut nested = SetBuilder::new(*recursive);
                                 self.add_bindings(&mut nested, bindings, false);
                                 Entry::Nested {
                                     set: nested,
@@ -316,34 +293,10 @@ impl Compiler<'_> {
                             || matches!(existing, Entry::Value { expr, .. } if matches!(expr.kind, ExprKind::Attrs { .. }));
                         match (&value.kind, mergeable) {
                             (ExprKind::Attrs { bindings, .. }, true) => {
-                                if let Entry::Value {
-                                    expr,
-                                    span: value_span,
-                                } = existing
-                                    && let ExprKind::Attrs {
-                                        recursive,
-                                        bindings: first_bindings,
-                                    } = &expr.kind
-                                {
-                                    let mut nested = SetBuilder {
-                                        recursive: *recursive,
-                                        statics: Statics::default(),
-                                        dynamics: Vec::new(),
-                                    };
-                                    let value_span = *value_span;
-                                    self.add_bindings(&mut nested, first_bindings, false);
-                                    *existing = Entry::Nested {
-                                        set: nested,
-                                        span: value_span,
-                                    };
-                                }
+                                self.nest_literal(existing);
                                 if let Entry::Nested { set: nested, .. } = existing {
                                     // later Nix merges dynamic attributes too; 2.8 dropped them
-                                    let mut incoming = SetBuilder {
-                                        recursive: false,
-                                        statics: Statics::default(),
-                                        dynamics: Vec::new(),
-                                    };
+                                    let mut incoming = SetBuilder::new(false);
                                     self.add_bindings(&mut incoming, bindings, false);
                                     self.merge_sets(nested, incoming);
                                 }
@@ -370,6 +323,22 @@ impl Compiler<'_> {
                     span,
                 ));
             }
+        }
+    }
+
+    /// An attribute-set literal bound before (`a = { x = 1; };`) becomes a set that
+    /// later paths (`a.y = 2;`) merge into; any other entry stays as it is.
+    fn nest_literal<'e>(&mut self, entry: &mut Entry<'e>) {
+        if let Entry::Value { expr, span } = entry
+            && let ExprKind::Attrs {
+                recursive,
+                bindings,
+            } = &expr.kind
+        {
+            let mut nested = SetBuilder::new(*recursive);
+            let span = *span;
+            self.add_bindings(&mut nested, bindings, false);
+            *entry = Entry::Nested { set: nested, span };
         }
     }
 
