@@ -634,29 +634,8 @@ thread_local! {
         RefCell::new(std::collections::HashSet::default());
 }
 
-/// FNV-1a over a name's bytes: names are short, and SipHash's setup costs more
-/// than the name (a file of a few hundred names interns each once).
-pub struct NameHasher(u64);
-
-impl Default for NameHasher {
-    fn default() -> NameHasher {
-        NameHasher(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl std::hash::Hasher for NameHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for byte in bytes {
-            self.0 = (self.0 ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-}
-
-type NameHash = std::hash::BuildHasherDefault<NameHasher>;
+/// Names are hashed as the compiler hashes them ([`crate::symbols::NameHasher`]).
+type NameHash = std::hash::BuildHasherDefault<crate::symbols::NameHasher>;
 
 /// Names interned per thread at most: past this the table stops growing (a name
 /// not interned is still found, by its bytes).
