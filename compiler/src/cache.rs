@@ -32,7 +32,7 @@ use std::sync::{Arc, Mutex};
 use lang::{Diagnostic, codes};
 use serde::{Deserialize, Serialize};
 
-use crate::confined::Beneath;
+use crate::confined::{Beneath, Stamp};
 use crate::link::NodeLink;
 use crate::pipeline::Session;
 use crate::repository::{self, Repository};
@@ -43,9 +43,9 @@ pub use reads::{Doing, Recorder, RecordingLoader};
 /// The cache's file in the output.
 pub const CACHE_FILE: &str = ".mesh-cache";
 /// The cache's format: a cache of another format is foreign.
-const FORMAT: u32 = 2;
+const FORMAT: u32 = 3;
 /// The cache file's first line, before the digest of the record that follows it.
-const HEADER: &str = "mesh-cache/2";
+const HEADER: &str = "mesh-cache/3";
 
 mod sources {
     include!(concat!(env!("OUT_DIR"), "/sources.rs"));
@@ -109,18 +109,44 @@ struct Record {
     nodes: BTreeMap<String, NodeRecord>,
     /// Every file of the output but the cache, with its sha256.
     out: BTreeMap<String, String>,
+    /// The stamp of each file of `out` as the record was written: a file whose
+    /// stamp is the same and settled before the record's own write is not read
+    /// again (see [`Stamp::settled_before`]).
+    stamps: BTreeMap<String, Stamp>,
     shapes: usize,
     /// Every node's evaluated entry, in a record kept in memory (which keeps only
     /// the nodes whose shapes said nothing, but compares every node's entry).
     #[serde(skip)]
     entries: Option<BTreeMap<String, Option<String>>>,
+    /// When the record's file was written (its modification time, nanoseconds).
+    #[serde(skip)]
+    written: Option<i64>,
+}
+
+impl Record {
+    /// The digest of the output file `name` when its stamp says it is the file
+    /// this record digested: unchanged since, and settled before the record was
+    /// written (None: read it).
+    fn unchanged_file(&self, name: &str, now: Option<&Stamp>) -> Option<&String> {
+        let written = self.written?;
+        let recorded = self.stamps.get(name)?;
+        (now == Some(recorded) && recorded.settled_before(written))
+            .then(|| self.out.get(name))
+            .flatten()
+    }
 }
 
 /// What opening the cache found.
 pub enum Start {
     /// Nothing the last build read has changed and the output is as it left it:
     /// there is nothing to do.
-    Unchanged { nodes: usize, shapes: usize },
+    /// `read` is how many of the output's files had to be read back (the others'
+    /// stamps said they are the files the last build digested).
+    Unchanged {
+        nodes: usize,
+        shapes: usize,
+        read: usize,
+    },
     /// Build, reusing what the cache allows.
     Build(Arc<BuildCache>),
 }
@@ -193,6 +219,8 @@ pub struct BuildCache {
     /// A node evaluated after its declarations came from the cache declared
     /// something else: what the cache recorded cannot be trusted.
     disagreed: std::sync::atomic::AtomicBool,
+    /// The plan files a reuse read back (their stamps were not enough).
+    read_back: AtomicUsize,
     /// `OUT/nodes`, opened by the first reuse.
     nodes: std::sync::OnceLock<Option<Beneath>>,
     notes: Mutex<Vec<Diagnostic>>,
@@ -220,9 +248,10 @@ fn note(code: codes::Code, message: String, help: &str) -> Diagnostic {
 fn read_record(out: &Path, identity: &Identity, notes: &mut Vec<Diagnostic>) -> Option<Record> {
     let path = out.join(CACHE_FILE);
     // beneath the output, never through a link (as everything mesh reads in OUT)
-    let read = Beneath::open(out, false).and_then(|output| output.read(Path::new(CACHE_FILE)));
-    let bytes = match read {
-        Ok(Some(bytes)) => bytes,
+    let read =
+        Beneath::open(out, false).and_then(|output| output.read_stamped(Path::new(CACHE_FILE)));
+    let (bytes, stamp) = match read {
+        Ok(Some(read)) => read,
         Ok(None) => return None,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return None,
         Err(error) => {
@@ -247,7 +276,7 @@ fn read_record(out: &Path, identity: &Identity, notes: &mut Vec<Diagnostic>) -> 
             (header == expected.as_bytes()).then_some(body)
         })
         .and_then(|body| serde_json::from_slice::<Record>(body).ok());
-    let Some(record) = record else {
+    let Some(mut record) = record else {
         notes.push(note(
             codes::CACHE_UNREADABLE,
             format!(
@@ -269,15 +298,26 @@ fn read_record(out: &Path, identity: &Identity, notes: &mut Vec<Diagnostic>) -> 
         ));
         return None;
     }
+    record.written = Some(stamp.modified());
     Some(record)
 }
 
-/// The sha256 of every file beneath `out` but the cache and the staging area,
-/// by path relative to `out` (None if one cannot be read).
-/// `known` holds the digests of files this build wrote itself, which are not read
-/// back.
-fn out_digests(out: &Path, known: &BTreeMap<String, String>) -> Option<BTreeMap<String, String>> {
+/// The sha256 and the stamp of every file beneath `out` but the cache and the
+/// staging area, by path relative to `out` (None if one cannot be read, or is not
+/// a regular file). `known` holds the digests of files this build wrote itself,
+/// which are not read back; a file whose stamp says it is the one `previous`
+/// digested is not read either. A file's stamp is taken before it is read, so a
+/// file changed in between has a stamp that does not match the next time.
+type OutFiles = (BTreeMap<String, String>, BTreeMap<String, Stamp>);
+
+fn out_files(
+    out: &Path,
+    known: &BTreeMap<String, String>,
+    previous: Option<&Record>,
+    read: &mut usize,
+) -> Option<OutFiles> {
     let mut digests = BTreeMap::new();
+    let mut stamps = BTreeMap::new();
     for entry in walkdir::WalkDir::new(out).follow_links(false) {
         let entry = entry.ok()?;
         let relative = entry.path().strip_prefix(out).ok()?;
@@ -288,17 +328,22 @@ fn out_digests(out: &Path, known: &BTreeMap<String, String>) -> Option<BTreeMap<
         if entry.file_type().is_dir() {
             continue;
         }
-        if !entry.file_type().is_file() {
-            // a link or a device in the output: never called unchanged
-            return None;
-        }
-        let digest = match known.get(&name) {
+        // a link or a device in the output: never called unchanged
+        let stamp = Stamp::of_metadata(&entry.metadata().ok()?)?;
+        let digest = match known
+            .get(&name)
+            .or_else(|| previous.and_then(|previous| previous.unchanged_file(&name, Some(&stamp))))
+        {
             Some(digest) => digest.clone(),
-            None => plan::sha256_digest(&std::fs::read(entry.path()).ok()?),
+            None => {
+                *read += 1;
+                plan::sha256_digest(&std::fs::read(entry.path()).ok()?)
+            }
         };
+        stamps.insert(name.clone(), stamp);
         digests.insert(name, digest);
     }
-    Some(digests)
+    Some((digests, stamps))
 }
 
 /// Opens the cache of the output `out` for a build of the repository at `root`.
@@ -369,6 +414,7 @@ fn empty(
         evaluated: Mutex::new(BTreeSet::new()),
         deferred_modules: std::sync::atomic::AtomicBool::new(false),
         disagreed: std::sync::atomic::AtomicBool::new(false),
+        read_back: AtomicUsize::new(0),
         nodes: std::sync::OnceLock::new(),
         notes: Mutex::new(Vec::new()),
     }
@@ -416,18 +462,21 @@ fn start(root: &Path, store: Store, previous: Option<Record>, session: &Session)
             }
         }
     }
+    let mut read = 0;
     let unchanged = out.is_some_and(|out| {
         !shared_changed
             && !inventory_changed
             && cache.changed_modules.is_empty()
             && previous.external.is_some()
             && previous.external == external::digest(&repository.root)
-            && out_digests(&out, &BTreeMap::new()).as_ref() == Some(&previous.out)
+            && out_files(&out, &BTreeMap::new(), Some(&previous), &mut read)
+                .is_some_and(|(digests, _)| digests == previous.out)
     });
     if unchanged {
         return Start::Unchanged {
             nodes: previous.nodes.len(),
             shapes: previous.shapes,
+            read,
         };
     }
     cache.entries = if inventory_changed {
@@ -595,10 +644,21 @@ impl BuildCache {
                 .ok()
                 .flatten()
         });
-        let bytes = nodes
-            .as_ref()
-            .and_then(|nodes| nodes.read(Path::new(&name)).ok().flatten());
-        if bytes.is_some_and(|bytes| plan::sha256_digest(&bytes) == *recorded) {
+        let previous_record = self.previous.as_ref()?;
+        let key = format!("nodes/{name}");
+        // the file the last build wrote if its stamp says so; else read and digested
+        let unchanged = nodes.as_ref().is_some_and(|nodes| {
+            let stamp = nodes.stamp(&name).ok().flatten();
+            previous_record.unchanged_file(&key, stamp.as_ref()) == Some(recorded) || {
+                self.read_back.fetch_add(1, Ordering::Relaxed);
+                nodes
+                    .read(Path::new(&name))
+                    .ok()
+                    .flatten()
+                    .is_some_and(|bytes| plan::sha256_digest(&bytes) == *recorded)
+            }
+        });
+        if unchanged {
             self.count_reused(node);
             return Some(Reused {
                 digest: previous.plan.clone(),
@@ -679,6 +739,12 @@ impl BuildCache {
     }
 
     /// How many nodes were reused.
+    /// How many reused plans were read back to check them (the others' stamps
+    /// said they are the files the last build wrote).
+    pub fn read_back(&self) -> usize {
+        self.read_back.load(Ordering::Relaxed)
+    }
+
     pub fn reused(&self) -> usize {
         self.reused.load(Ordering::Relaxed)
     }
@@ -726,8 +792,10 @@ impl BuildCache {
             .iter()
             .map(|(node, record)| (format!("nodes/{node}.json"), record.file.clone()))
             .collect();
-        let (Some(layout), Some(out)) = (self.layout.clone(), out_digests(out_directory, &written))
-        else {
+        let (Some(layout), Some((out, stamps))) = (
+            self.layout.clone(),
+            out_files(out_directory, &written, self.previous.as_ref(), &mut 0),
+        ) else {
             return remove(out_directory);
         };
         if finished.len() != nodes {
@@ -746,8 +814,10 @@ impl BuildCache {
             accesses: self.accesses(),
             nodes: finished,
             out,
+            stamps,
             shapes,
             entries: None,
+            written: None,
         };
         let body = serde_json::to_vec(&record).map_err(|error| {
             crate::emit::output_error(
@@ -790,8 +860,10 @@ impl BuildCache {
                 accesses: self.accesses(),
                 nodes,
                 out: BTreeMap::new(),
+                stamps: BTreeMap::new(),
                 shapes: 0,
                 entries: Some(self.entries.nodes.clone()),
+                written: None,
             },
         })
     }

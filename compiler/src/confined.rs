@@ -79,6 +79,58 @@ fn downward(relative: &Path) -> io::Result<()> {
     }
 }
 
+/// A regular file's device, inode, size, and modification and change times in
+/// nanoseconds: a file written again, or replaced, has another stamp (its change
+/// time moves whatever else is restored). Two stamps are equal only when the file
+/// was not touched between them, unless it was touched within the clock tick of
+/// the first (see [`Stamp::settled_before`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Stamp(pub u64, pub u64, pub u64, pub i64, pub i64);
+
+impl Stamp {
+    fn of(stat: &rustix::fs::Stat) -> Option<Stamp> {
+        let kind = rustix::fs::FileType::from_raw_mode(stat.st_mode);
+        (kind == rustix::fs::FileType::RegularFile).then(|| {
+            let nanos = |seconds: i64, nanos: i64| seconds.saturating_mul(1_000_000_000) + nanos;
+            Stamp(
+                stat.st_dev,
+                stat.st_ino,
+                stat.st_size as u64,
+                nanos(stat.st_mtime, stat.st_mtime_nsec as i64),
+                nanos(stat.st_ctime, stat.st_ctime_nsec as i64),
+            )
+        })
+    }
+
+    /// The stamp of what `metadata` (an `lstat`) describes, if a regular file.
+    pub fn of_metadata(metadata: &std::fs::Metadata) -> Option<Stamp> {
+        use std::os::unix::fs::MetadataExt;
+        let nanos = |seconds: i64, nanos: i64| seconds.saturating_mul(1_000_000_000) + nanos;
+        metadata.file_type().is_file().then(|| {
+            Stamp(
+                metadata.dev(),
+                metadata.ino(),
+                metadata.size(),
+                nanos(metadata.mtime(), metadata.mtime_nsec()),
+                nanos(metadata.ctime(), metadata.ctime_nsec()),
+            )
+        })
+    }
+
+    /// The stamp's times are strictly before `instant` (nanoseconds, the same
+    /// clock): a file changed again within the tick its stamp was taken in could
+    /// keep the stamp, so a stamp is trusted only when it is older than a later
+    /// write's time (the build cache's own), as git trusts its index.
+    pub fn settled_before(&self, instant: i64) -> bool {
+        self.3 < instant && self.4 < instant
+    }
+
+    /// The modification time, in nanoseconds.
+    pub fn modified(&self) -> i64 {
+        self.3
+    }
+}
+
 static TEMPORARY_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 impl Beneath {
@@ -155,6 +207,12 @@ impl Beneath {
 
     /// The bytes of the regular file `relative` below, `None` if there is none.
     pub fn read(&self, relative: &Path) -> io::Result<Option<Vec<u8>>> {
+        Ok(self.read_stamped(relative)?.map(|(bytes, _)| bytes))
+    }
+
+    /// The bytes of the regular file `relative` below with its stamp, taken from
+    /// the file that was read; `None` if there is none.
+    pub fn read_stamped(&self, relative: &Path) -> io::Result<Option<(Vec<u8>, Stamp)>> {
         downward(relative)?;
         let path = self.path.join(relative);
         let opened = match rustix::fs::openat2(
@@ -168,16 +226,28 @@ impl Beneath {
             Err(rustix::io::Errno::NOENT) => return Ok(None),
             Err(error) => return Err(explain(&path, error)),
         };
-        let mut file = std::fs::File::from(opened);
-        if !file.metadata()?.is_file() {
+        let Some(stamp) = Stamp::of(&rustix::fs::fstat(&opened)?) else {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
                 format!("`{}` is not a regular file", path.display()),
             ));
-        }
+        };
+        let mut file = std::fs::File::from(opened);
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)?;
-        Ok(Some(bytes))
+        Ok(Some((bytes, stamp)))
+    }
+
+    /// What identifies the present content of the regular file `name` of this
+    /// directory without reading it (never through a link): `None` if there is no
+    /// such file, or it is not a regular one.
+    pub fn stamp(&self, name: &str) -> io::Result<Option<Stamp>> {
+        downward(Path::new(name))?;
+        match rustix::fs::statat(&self.directory, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(stat) => Ok(Stamp::of(&stat)),
+            Err(rustix::io::Errno::NOENT) => Ok(None),
+            Err(error) => Err(explain(&self.path.join(name), error)),
+        }
     }
 
     /// Replaces the file `name` of this directory with `bytes` (mode 0600): a new

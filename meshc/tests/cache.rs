@@ -543,7 +543,137 @@ fn a_cache_is_the_same_bytes_after_an_edit_is_undone() {
     replace(&inventory, "title = \"two\"", "title = \"app2\"");
     let built = build_with(&repository, &out, &[]);
     assert_eq!(reused(&built), (4, 5), "{}", stderr(&built));
-    // the declarations of the nodes nothing reached are recorded as the text read
+    // the declarations of the nodes nothing reached are recorded as the text read;
+    // only the stamps of the files written again (app2's plan, twice) differ
     let after = std::fs::read(out.join(".mesh-cache")).expect("a cache was written");
-    assert!(before == after, "the cache file changed");
+    assert!(
+        without_stamps(&before) == without_stamps(&after),
+        "the cache file changed"
+    );
+    assert!(
+        before != after,
+        "the stamps of the plan written again are recorded"
+    );
+}
+
+/// A cache file's record without its first line (the record's digest) and its
+/// `stamps` (the files' inodes and times, which change when a file is written
+/// again with the same bytes).
+fn without_stamps(cache: &[u8]) -> Vec<u8> {
+    let text = std::str::from_utf8(cache).expect("a cache is UTF-8");
+    let body = &text[text.find('\n').expect("a header line") + 1..];
+    let start = body.find(",\"stamps\":{").expect("the record has stamps");
+    let end = start + body[start..].find('}').expect("the stamps end");
+    format!("{}{}", &body[..start], &body[end + 1..]).into_bytes()
+}
+
+/// The count `--timings` gives after `prefix`.
+fn counted(output: &Output, prefix: &str) -> usize {
+    let text = stderr(output);
+    text.lines()
+        .find_map(|line| line.strip_prefix(prefix))
+        .and_then(|count| count.parse().ok())
+        .unwrap_or_else(|| panic!("no `{prefix}` count in:\n{text}"))
+}
+
+#[test]
+fn files_whose_stamps_are_unchanged_are_not_read_back() {
+    let (temporary, repository) = repository();
+    let out = temporary.path().join("out");
+    let fresh = temporary.path().join("fresh");
+    let inventory = repository.join("mesh.nix");
+    let pause = || std::thread::sleep(std::time::Duration::from_millis(50));
+    assert_built(&build_with(&repository, &out, &[]));
+    pause();
+    // the first build's last files may share the clock tick of its cache, and
+    // are read back; this build's cache is written well after every plan but
+    // app2's, which the next build compiles again anyway
+    replace(&inventory, "title = \"app2\"", "title = \"two\"");
+    assert_built(&build_with(&repository, &out, &[]));
+    pause();
+    replace(&inventory, "title = \"two\"", "title = \"deux\"");
+    let built = build_with(&repository, &out, &["--timings"]);
+    assert_built(&built);
+    assert_eq!(compiled(&built), ["app2"], "{}", stderr(&built));
+    assert_eq!(
+        counted(&built, "cache: plans read back: "),
+        0,
+        "{}",
+        stderr(&built)
+    );
+    pause();
+    // nothing changed: only what the last build wrote (app2's plan, the
+    // manifest) can share its cache's tick and be read
+    let built = build_with(&repository, &out, &["--timings"]);
+    assert!(
+        stderr(&built).contains("nothing changed"),
+        "{}",
+        stderr(&built)
+    );
+    let read = counted(&built, "cache: output files read back: ");
+    assert!(read <= 2, "{read} files read back:\n{}", stderr(&built));
+    assert!(output_files(&out).len() > 2 + read);
+    assert_built(&build_with(&repository, &fresh, &["--no-cache"]));
+    assert_eq!(output_files(&out), output_files(&fresh));
+}
+
+#[test]
+fn a_plan_rewritten_with_its_size_and_time_restored_is_e124_and_compiled_again() {
+    let (temporary, repository) = repository();
+    let out = temporary.path().join("out");
+    let fresh = temporary.path().join("fresh");
+    assert_built(&build_with(&repository, &out, &[]));
+    assert_built(&build_with(&repository, &fresh, &["--no-cache"]));
+    // past the clock tick of the build's writes, so that its stamps are trusted
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let plan = out.join("nodes/app1.json");
+    let modified = std::fs::metadata(&plan)
+        .and_then(|m| m.modified())
+        .expect("a time");
+    let original = std::fs::read(&plan).expect("a plan");
+    // the same length, one byte different, and the modification time put back:
+    // only the change time (which no user can set) says it was touched
+    let mut tampered = original.clone();
+    let at = tampered
+        .iter()
+        .rposition(|byte| byte.is_ascii_digit())
+        .expect("a digit");
+    tampered[at] = if tampered[at] == b'0' { b'1' } else { b'0' };
+    std::fs::write(&plan, &tampered).expect("written");
+    std::fs::File::options()
+        .write(true)
+        .open(&plan)
+        .and_then(|file| file.set_modified(modified))
+        .expect("time set");
+    // nothing else changed: the build must not call the output unchanged
+    let built = build_with(&repository, &out, &["--timings"]);
+    assert_built(&built);
+    assert!(
+        !stderr(&built).contains("nothing changed"),
+        "{}",
+        stderr(&built)
+    );
+    assert_eq!(output_files(&out), output_files(&fresh));
+    // again, with an edit elsewhere: the reuse of app1's plan must not trust it
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let modified = std::fs::metadata(&plan)
+        .and_then(|m| m.modified())
+        .expect("a time");
+    std::fs::write(&plan, &tampered).expect("written");
+    std::fs::File::options()
+        .write(true)
+        .open(&plan)
+        .and_then(|file| file.set_modified(modified))
+        .expect("time set");
+    replace(
+        &repository.join("mesh.nix"),
+        "title = \"app2\"",
+        "title = \"two\"",
+    );
+    let built = build_with(&repository, &out, &["--timings"]);
+    assert_built(&built);
+    assert!(stderr(&built).contains("E124"), "{}", stderr(&built));
+    assert_eq!(compiled(&built), ["app1", "app2"], "{}", stderr(&built));
+    assert_built(&build_with(&repository, &fresh, &["--no-cache"]));
+    assert_eq!(output_files(&out), output_files(&fresh));
 }

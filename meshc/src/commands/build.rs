@@ -70,10 +70,15 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
         let (start, notes) = compiler::cache::open(&root, &out);
         terminal::report(&notes, &lang::Sources::new(), false, color);
         match start {
-            compiler::cache::Start::Unchanged { nodes, shapes } => {
+            compiler::cache::Start::Unchanged {
+                nodes,
+                shapes,
+                read,
+            } => {
                 if arguments.timings {
                     say!("cache: evaluated: none");
                     say!("cache: compiled again: none");
+                    say!("cache: output files read back: {read}");
                 }
                 say!(
                     "built {nodes} node(s), {shapes} shape(s) in {} ms -> {} ({nodes} of {nodes} reused: nothing changed)",
@@ -148,6 +153,7 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
                 "cache: compiled again: {}",
                 compiled_again(&cache.compiled_again())
             );
+            say!("cache: plans read back: {}", cache.read_back());
         }
     }
     if let Some(cache) = &cache {
