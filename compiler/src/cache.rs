@@ -221,6 +221,9 @@ pub struct BuildCache {
     disagreed: std::sync::atomic::AtomicBool,
     /// The plan files a reuse read back (their stamps were not enough).
     read_back: AtomicUsize,
+    /// The stamps of the reused plan files, by path in the output, as they were
+    /// when found unchanged: the cache records them without asking again.
+    seen: Mutex<BTreeMap<String, Stamp>>,
     /// `OUT/nodes`, opened by the first reuse.
     nodes: std::sync::OnceLock<Option<Beneath>>,
     notes: Mutex<Vec<Diagnostic>>,
@@ -312,7 +315,7 @@ type OutFiles = (BTreeMap<String, String>, BTreeMap<String, Stamp>);
 
 fn out_files(
     out: &Path,
-    known: &BTreeMap<String, String>,
+    (known, seen): (&BTreeMap<String, String>, &BTreeMap<String, Stamp>),
     previous: Option<&Record>,
     read: &mut usize,
 ) -> Option<OutFiles> {
@@ -329,7 +332,10 @@ fn out_files(
             continue;
         }
         // a link or a device in the output: never called unchanged
-        let stamp = Stamp::of_metadata(&entry.metadata().ok()?)?;
+        let stamp = match seen.get(&name) {
+            Some(stamp) if entry.file_type().is_file() => *stamp,
+            _ => Stamp::of_metadata(&entry.metadata().ok()?)?,
+        };
         let digest = match known
             .get(&name)
             .or_else(|| previous.and_then(|previous| previous.unchanged_file(&name, Some(&stamp))))
@@ -415,6 +421,7 @@ fn empty(
         deferred_modules: std::sync::atomic::AtomicBool::new(false),
         disagreed: std::sync::atomic::AtomicBool::new(false),
         read_back: AtomicUsize::new(0),
+        seen: Mutex::new(BTreeMap::new()),
         nodes: std::sync::OnceLock::new(),
         notes: Mutex::new(Vec::new()),
     }
@@ -469,8 +476,13 @@ fn start(root: &Path, store: Store, previous: Option<Record>, session: &Session)
             && cache.changed_modules.is_empty()
             && previous.external.is_some()
             && previous.external == external::digest(&repository.root)
-            && out_files(&out, &BTreeMap::new(), Some(&previous), &mut read)
-                .is_some_and(|(digests, _)| digests == previous.out)
+            && out_files(
+                &out,
+                (&BTreeMap::new(), &BTreeMap::new()),
+                Some(&previous),
+                &mut read,
+            )
+            .is_some_and(|(digests, _)| digests == previous.out)
     });
     if unchanged {
         return Start::Unchanged {
@@ -527,6 +539,14 @@ impl BuildCache {
                 .iter()
                 .any(|module| self.changed_modules.contains(module));
         unchanged.then_some(previous)
+    }
+
+    /// Whether [`BuildCache::declarations`] has the declarations of `node`: its
+    /// inventory entry is then unchanged since the last build read it without a
+    /// diagnostic.
+    pub fn has_declarations(&self, node: &str) -> bool {
+        self.unchanged_inputs(node)
+            .is_some_and(|record| record.declared.is_some())
     }
 
     /// The declarations the last build's link had of `node` and the modules it
@@ -647,18 +667,19 @@ impl BuildCache {
         let previous_record = self.previous.as_ref()?;
         let key = format!("nodes/{name}");
         // the file the last build wrote if its stamp says so; else read and digested
-        let unchanged = nodes.as_ref().is_some_and(|nodes| {
-            let stamp = nodes.stamp(&name).ok().flatten();
-            previous_record.unchanged_file(&key, stamp.as_ref()) == Some(recorded) || {
-                self.read_back.fetch_add(1, Ordering::Relaxed);
-                nodes
-                    .read(Path::new(&name))
-                    .ok()
-                    .flatten()
-                    .is_some_and(|bytes| plan::sha256_digest(&bytes) == *recorded)
+        let unchanged = nodes.as_ref().and_then(|nodes| {
+            let stamp = nodes.stamp(&name).ok().flatten()?;
+            if previous_record.unchanged_file(&key, Some(&stamp)) == Some(recorded) {
+                return Some(stamp);
             }
+            self.read_back.fetch_add(1, Ordering::Relaxed);
+            let (bytes, stamp) = nodes.read_stamped(Path::new(&name)).ok().flatten()?;
+            (plan::sha256_digest(&bytes) == *recorded).then_some(stamp)
         });
-        if unchanged {
+        if let Some(stamp) = unchanged {
+            // the stamp the file had before it was found unchanged: if it changes
+            // before the cache is written, the next build reads it again
+            self.lock_seen().insert(key, stamp);
             self.count_reused(node);
             return Some(Reused {
                 digest: previous.plan.clone(),
@@ -769,6 +790,12 @@ impl BuildCache {
         self.lock_notes().clone()
     }
 
+    fn lock_seen(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Stamp>> {
+        self.seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     fn lock_notes(&self) -> std::sync::MutexGuard<'_, Vec<Diagnostic>> {
         self.notes
             .lock()
@@ -794,7 +821,12 @@ impl BuildCache {
             .collect();
         let (Some(layout), Some((out, stamps))) = (
             self.layout.clone(),
-            out_files(out_directory, &written, self.previous.as_ref(), &mut 0),
+            out_files(
+                out_directory,
+                (&written, &self.lock_seen()),
+                self.previous.as_ref(),
+                &mut 0,
+            ),
         ) else {
             return remove(out_directory);
         };

@@ -102,9 +102,40 @@ pub struct Node {
 #[derive(Debug, Default)]
 pub struct Inventory {
     pub registry: Option<String>,
+    /// The nodes read, without errors.
     pub nodes: BTreeMap<String, Node>,
+    /// The validly named nodes [`read_some`] was told not to read yet: each entry
+    /// with where it is named, read by [`Inventory::read_later`].
+    pub unread: BTreeMap<String, (Value, Span)>,
+    /// The fleet-wide base (the default one extended by `base`).
+    base: Base,
     #[allow(dead_code)]
     pub span: Span,
+}
+
+impl Inventory {
+    /// Every node's name, read or not, in name order.
+    pub fn names(&self) -> Vec<&String> {
+        let mut names: Vec<&String> = self.nodes.keys().chain(self.unread.keys()).collect();
+        names.sort_unstable();
+        names
+    }
+
+    /// Reads the entry of `name` that [`read_some`] left unread (None if it has
+    /// errors, which are in the diagnostics, or is not an unread node).
+    pub fn read_later(
+        &self,
+        machine: &mut Machine,
+        name: &str,
+        diagnostics: &mut Vec<Diagnostic>,
+    ) -> EvalResult<Option<Node>> {
+        let Some((value, span)) = self.unread.get(name) else {
+            return Ok(None);
+        };
+        let errors_before = diagnostics.len();
+        let node = read_node(machine, name, value, *span, &self.base, diagnostics)?;
+        Ok(node.filter(|_| diagnostics.len() == errors_before))
+    }
 }
 
 const TOP_KEYS: &[&str] = &["registry", "nodes", "base"];
@@ -154,6 +185,20 @@ pub fn read(
     value: &Value,
     file_span: Span,
     diagnostics: &mut Vec<Diagnostic>,
+) -> EvalResult<Inventory> {
+    read_some(machine, value, file_span, diagnostics, &|_| true)
+}
+
+/// [`read`], but the entry of a validly named node for which `read_now` is false
+/// is left unread (in [`Inventory::unread`]): the caller knows it reads without a
+/// diagnostic (the build cache: it did in the last build, and nothing it is read
+/// from changed).
+pub fn read_some(
+    machine: &mut Machine,
+    value: &Value,
+    file_span: Span,
+    diagnostics: &mut Vec<Diagnostic>,
+    read_now: &dyn Fn(&str) -> bool,
 ) -> EvalResult<Inventory> {
     let value = machine.force(value, file_span)?;
     let Value::Attrs(top) = value else {
@@ -239,6 +284,10 @@ pub fn read(
             );
             continue;
         }
+        if !read_now(&name) {
+            inventory.unread.insert(name, (entry.value.clone(), span));
+            continue;
+        }
         if let Some(node) = read_node(
             machine,
             &name,
@@ -251,6 +300,7 @@ pub fn read(
             inventory.nodes.insert(name, node);
         }
     }
+    inventory.base = global_base;
     Ok(inventory)
 }
 

@@ -205,7 +205,8 @@ impl Barrier {
 /// A node between the two halves of its compilation.
 struct Pending<'a> {
     name: &'a String,
-    node: &'a inventory::Node,
+    /// The inventory's, or read for this node when the inventory left it unread.
+    node: std::borrow::Cow<'a, inventory::Node>,
     resolved: resolve::Resolved,
     collected: BTreeMap<String, lang::Value>,
     /// What it gave the link (recorded in the build cache).
@@ -219,7 +220,8 @@ enum Step<'a> {
     Evaluated(Pending<'a>),
     Cached {
         name: &'a String,
-        node: &'a inventory::Node,
+        /// None when the inventory left its entry unread.
+        node: Option<&'a inventory::Node>,
         declared: link::Declarations,
         modules: Vec<String>,
     },
@@ -302,13 +304,24 @@ fn run(
     inspected: &mut Inspected<'_>,
     charge: &Charge,
 ) -> EvalResult<BTreeMap<String, Plan>> {
-    let Some((inventory_value, inventory)) = load_inventory(machine, repository, charge, global)?
+    // an entry whose declarations will come from the cache read without a
+    // diagnostic in the last build and is unchanged: it is read only if its node
+    // is evaluated after all
+    let cached = |name: &str| {
+        session
+            .cache
+            .as_ref()
+            .is_some_and(|cache| cache.has_declarations(name))
+    };
+    let Some((inventory_value, inventory)) =
+        load_inventory(machine, repository, charge, &|name| !cached(name), global)?
     else {
         return Ok(BTreeMap::new());
     };
-    let node_names: Vec<String> = inventory.nodes.keys().cloned().collect();
+    let names = inventory.names();
+    let node_names: Vec<String> = names.iter().map(|name| name.to_string()).collect();
     if let Some(wanted) = inspected.node
-        && !inventory.nodes.contains_key(wanted)
+        && !node_names.iter().any(|name| name == wanted)
     {
         global.push(node_view::unknown_node(wanted, &node_names));
     }
@@ -338,13 +351,14 @@ fn run(
     let no_modules = BTreeMap::new();
 
     // this worker's share: a contiguous run of nodes in name order
-    let count = inventory.nodes.len();
+    let count = names.len();
     let first = count * worker / workers;
     let last = count * (worker + 1) / workers;
     let mut defaults = DefaultsCache::default();
     let mut steps: Vec<Step<'_>> = Vec::new();
     let mut declarations = Vec::new();
-    for (name, node) in inventory.nodes.iter().skip(first).take(last - first) {
+    for &name in &names[first..last] {
+        let node = inventory.nodes.get(name);
         if machine.reclaim_due() {
             let kept = Kept {
                 inventory_value: &inventory_value,
@@ -371,6 +385,9 @@ fn run(
             });
             continue;
         }
+        let Some(node) = node_to_evaluate(machine, &inventory, name, node, charge, global)? else {
+            continue;
+        };
         let Some(loaded) = ensure_modules(&mut modules, machine, &repo, traced, global) else {
             break;
         };
@@ -469,6 +486,10 @@ fn run(
                 // its declarations were unchanged but its link is not: evaluated
                 // now, its link made from the declarations the cache had (the same
                 // but for the numbering of files in their spans)
+                let Some(node) = node_to_evaluate(machine, &inventory, name, node, charge, global)?
+                else {
+                    continue;
+                };
                 let Some(loaded) = ensure_modules(&mut modules, machine, &repo, traced, global)
                 else {
                     break;
@@ -509,7 +530,7 @@ fn run(
         let Some(plan) = node_plan(
             machine,
             &name,
-            pending.node,
+            &pending.node,
             &pending.resolved,
             modules.as_ref().unwrap_or(&no_modules),
             &pending.collected,
@@ -549,7 +570,7 @@ struct Loaded<'a> {
 fn declare_node<'a>(
     machine: &mut Machine,
     repository: &Repository,
-    (name, node): (&'a String, &'a inventory::Node),
+    (name, node): (&'a String, std::borrow::Cow<'a, inventory::Node>),
     loaded: &Loaded<'_>,
     defaults: &mut DefaultsCache,
     inspected: &mut Inspected<'_>,
@@ -560,20 +581,28 @@ fn declare_node<'a>(
         known,
         context,
     } = *loaded;
+    let entry: &inventory::Node = &node;
     let mut settings_of =
         |machine: &mut Machine, module: &Module, diagnostics: &mut Vec<Diagnostic>| {
-            settings::module_settings(machine, module, node, context, defaults, diagnostics)
+            settings::module_settings(machine, module, entry, context, defaults, diagnostics)
         };
     let resolved = recover(
-        resolve::resolve(machine, node, modules, known, &mut settings_of, diagnostics),
+        resolve::resolve(
+            machine,
+            entry,
+            modules,
+            known,
+            &mut settings_of,
+            diagnostics,
+        ),
         diagnostics,
     )
     .flatten()?;
-    resolve::settings_for_absent_modules(name, node, &resolved, modules, known, diagnostics);
+    resolve::settings_for_absent_modules(name, entry, &resolved, modules, known, diagnostics);
     let collected = recover(
         contribute::collect(
             machine,
-            node,
+            entry,
             &resolved,
             modules,
             known,
@@ -585,7 +614,7 @@ fn declare_node<'a>(
     let declared = recover(
         link::declarations(
             machine,
-            node,
+            entry,
             &resolved,
             modules,
             &repository.root,
@@ -596,7 +625,7 @@ fn declare_node<'a>(
     if inspected.node == Some(name.as_str()) {
         let mut view = node_view::node_part(
             machine,
-            node,
+            entry,
             &resolved,
             &collected,
             modules,
@@ -662,12 +691,33 @@ fn kept_from_cache(
     true
 }
 
+/// The inventory node `name` is evaluated from: the one the inventory read, or its
+/// entry read now when the inventory left it unread (None: it has errors, which
+/// are reported with the inventory's).
+fn node_to_evaluate<'a>(
+    machine: &mut Machine,
+    inventory: &Inventory,
+    name: &str,
+    read: Option<&'a inventory::Node>,
+    charge: &Charge,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> EvalResult<Option<std::borrow::Cow<'a, inventory::Node>>> {
+    if let Some(node) = read {
+        return Ok(Some(std::borrow::Cow::Borrowed(node)));
+    }
+    charge.to(Doing::Inventory);
+    let node = inventory.read_later(machine, name, diagnostics);
+    charge.to(Doing::Other);
+    Ok(node?.map(std::borrow::Cow::Owned))
+}
+
 /// The inventory, evaluated and read (None when `mesh.nix` does not evaluate; the
-/// diagnostics say why).
+/// diagnostics say why); an entry for which `read_now` is false is left unread.
 fn load_inventory(
     machine: &mut Machine,
     repository: &Repository,
     charge: &Charge,
+    read_now: &dyn Fn(&str) -> bool,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> EvalResult<Option<(lang::Value, Inventory)>> {
     charge.to(Doing::Inventory);
@@ -684,7 +734,13 @@ fn load_inventory(
         .find_path(&repository.inventory)
         .unwrap_or_default();
     let inventory_span = Span::new(inventory_file, 0, 0);
-    let inventory = inventory::read(machine, &inventory_value, inventory_span, diagnostics);
+    let inventory = inventory::read_some(
+        machine,
+        &inventory_value,
+        inventory_span,
+        diagnostics,
+        read_now,
+    );
     charge.to(Doing::Other);
     Ok(Some((inventory_value, inventory?)))
 }
