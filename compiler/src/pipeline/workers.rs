@@ -205,12 +205,29 @@ impl Barrier {
 /// A node between the two halves of its compilation.
 struct Pending<'a> {
     name: &'a String,
-    /// The inventory's, or read for this node when the inventory left it unread.
-    node: std::borrow::Cow<'a, inventory::Node>,
+    node: NodeOf<'a>,
     resolved: resolve::Resolved,
     collected: BTreeMap<String, lang::Value>,
     /// What it gave the link (recorded in the build cache).
     declared: link::Declarations,
+}
+
+/// The inventory's node, or the one read for it when the inventory left its entry
+/// unread.
+enum NodeOf<'a> {
+    Inventory(&'a inventory::Node),
+    Read(Box<inventory::Node>),
+}
+
+impl std::ops::Deref for NodeOf<'_> {
+    type Target = inventory::Node;
+
+    fn deref(&self) -> &inventory::Node {
+        match self {
+            NodeOf::Inventory(node) => node,
+            NodeOf::Read(node) => node,
+        }
+    }
 }
 
 /// A node of the worker's share after the first half: evaluated, or taken from the
@@ -570,7 +587,7 @@ struct Loaded<'a> {
 fn declare_node<'a>(
     machine: &mut Machine,
     repository: &Repository,
-    (name, node): (&'a String, std::borrow::Cow<'a, inventory::Node>),
+    (name, node): (&'a String, NodeOf<'a>),
     loaded: &Loaded<'_>,
     defaults: &mut DefaultsCache,
     inspected: &mut Inspected<'_>,
@@ -701,14 +718,14 @@ fn node_to_evaluate<'a>(
     read: Option<&'a inventory::Node>,
     charge: &Charge,
     diagnostics: &mut Vec<Diagnostic>,
-) -> EvalResult<Option<std::borrow::Cow<'a, inventory::Node>>> {
+) -> EvalResult<Option<NodeOf<'a>>> {
     if let Some(node) = read {
-        return Ok(Some(std::borrow::Cow::Borrowed(node)));
+        return Ok(Some(NodeOf::Inventory(node)));
     }
     charge.to(Doing::Inventory);
     let node = inventory.read_later(machine, name, diagnostics);
     charge.to(Doing::Other);
-    Ok(node?.map(std::borrow::Cow::Owned))
+    Ok(node?.map(|node| NodeOf::Read(Box::new(node))))
 }
 
 /// The inventory, evaluated and read (None when `mesh.nix` does not evaluate; the
