@@ -501,6 +501,7 @@ fn start(root: &Path, store: Store, previous: Option<Record>, session: &Session)
         )
     } else {
         entries::EntryDigests {
+            from_text: None,
             fleet: previous.fleet.clone(),
             nodes: previous.entries.clone().unwrap_or_else(|| {
                 previous
@@ -760,6 +761,13 @@ impl BuildCache {
     }
 
     /// How many nodes were reused.
+    /// How this build digested the inventory's entries: `Some(true)` from the
+    /// text of an inventory written as plain data, `Some(false)` by evaluating it,
+    /// None when it did not (they were unchanged).
+    pub fn inventory_from_text(&self) -> Option<bool> {
+        self.entries.from_text
+    }
+
     /// How many reused plans were read back to check them (the others' stamps
     /// said they are the files the last build wrote).
     pub fn read_back(&self) -> usize {

@@ -248,6 +248,40 @@ impl Machine {
     }
 
     /// Evaluates a file as `import` does (cached per path).
+    /// The syntax tree of the file at `path`, read as `import` reads it and added to
+    /// the sources (taken from the parse cache when it has the same text as the same
+    /// file), not compiled or evaluated; with the file's id. `Err` holds the syntax
+    /// errors, or why the file cannot be read.
+    pub fn parse_file(
+        &mut self,
+        path: &Path,
+    ) -> Result<(FileId, std::sync::Arc<crate::syntax::Expr>), Vec<Diagnostic>> {
+        let bytes = compile::canonical_path(&compile::path_bytes(path));
+        let text: std::sync::Arc<[u8]> = self
+            .read_file(&bytes, Span::default(), "import")
+            .map_err(|error| vec![*error])?
+            .into();
+        let file_path = PathBuf::from(String::from_utf8_lossy(&bytes).into_owned());
+        let name = file_path.display().to_string();
+        let file = self.sources.add(name, Some(file_path), text.clone());
+        if let Some(expr) = self
+            .parses
+            .as_ref()
+            .and_then(|cache| cache.get(file, &text))
+        {
+            return Ok((file, expr));
+        }
+        let parsed = parser::parse(&text, file);
+        if !parsed.errors.is_empty() {
+            return Err(parsed.errors);
+        }
+        let expr = std::sync::Arc::new(parsed.expr);
+        if let Some(cache) = &self.parses {
+            cache.insert(file, text, expr.clone());
+        }
+        Ok((file, expr))
+    }
+
     pub fn eval_file(&mut self, path: &Path) -> Result<Value, Vec<Diagnostic>> {
         let bytes = compile::canonical_path(&compile::path_bytes(path));
         // the file asked for reports all its syntax and scope errors at once

@@ -78,6 +78,35 @@ fn repository() -> (tempfile::TempDir, std::path::PathBuf) {
     (temporary, repository)
 }
 
+/// [`repository`] with an inventory written as plain data: no `let`, the admins'
+/// accounts written out in the two entries that use them (the cache digests such
+/// an inventory's entries from their text, without evaluating it).
+fn plain_repository() -> (tempfile::TempDir, std::path::PathBuf) {
+    let (temporary, repository) = repository();
+    let inventory = repository.join("mesh.nix");
+    let text = read(&inventory);
+    let start = text.find("let\n").expect("the inventory's let");
+    let end = text.find("in\n{").expect("its body");
+    let admins = text[start..end]
+        .trim_start_matches("let\n")
+        .trim()
+        .trim_start_matches("admins =")
+        .trim()
+        .trim_end_matches(';')
+        .replace("import ./lib/shell.nix", "null");
+    let body = text[end + 3..].replace(
+        "settings.users.accounts = admins;",
+        &format!("settings.users.accounts = {admins};"),
+    );
+    write(&inventory, &format!("{}{body}", &text[..start]));
+    assert!(
+        !read(&inventory).contains("admins;"),
+        "{}",
+        read(&inventory)
+    );
+    (temporary, repository)
+}
+
 /// The output's files but the cache, by relative path.
 fn output_files(out: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut files = files_under(out);
@@ -144,7 +173,7 @@ fn said(output: &Output, out: &Path) -> String {
         .join("\n")
 }
 
-const EDITS: usize = 10;
+const EDITS: usize = 11;
 
 /// Applies edit number `kind` with random values; returns what it did.
 fn edit(repository: &Path, kind: usize, random: &mut Random, step: usize) -> String {
@@ -254,6 +283,26 @@ fn edit(repository: &Path, kind: usize, random: &mut Random, step: usize) -> Str
                 "the gateway no longer runs shop".to_string()
             }
         }
+        9 => {
+            // the app1 entry's shell between plain data and an import (which makes
+            // an inventory of plain data one to evaluate)
+            let text = read(&inventory);
+            let entry = text.find("app1 = {").expect("app1's entry");
+            let next = entry + text[entry..].find("app2 = {").expect("app2's entry");
+            let (from, to) = if text[entry..next].contains("shell = null;") {
+                ("shell = null;", "shell = import ./lib/shell.nix;")
+            } else if text[entry..next].contains("shell = import ./lib/shell.nix;") {
+                ("shell = import ./lib/shell.nix;", "shell = null;")
+            } else {
+                return "app1's entry has no shell of its own".to_string();
+            };
+            let entry_text = text[entry..next].replacen(from, to, 1);
+            write(
+                &inventory,
+                &format!("{}{entry_text}{}", &text[..entry], &text[next..]),
+            );
+            format!("app1's shell is `{to}`")
+        }
         8 => {
             let modes = ["require", "verify-full", "prefer"];
             let mode = modes[random.below(3) as usize];
@@ -276,21 +325,34 @@ fn edit(repository: &Path, kind: usize, random: &mut Random, step: usize) -> Str
 
 #[test]
 fn incremental_builds_write_the_bytes_of_builds_from_nothing_after_random_edits() {
+    random_edits(repository(), "evaluated");
+}
+
+#[test]
+fn incremental_builds_of_an_inventory_of_plain_data_write_the_bytes_of_builds_from_nothing() {
+    random_edits(plain_repository(), "from its text (plain data)");
+}
+
+/// Seeded random edits, each followed by an incremental build and one from nothing,
+/// whose files must be the same bytes; some incremental build digested the
+/// inventory as `digest` says.
+fn random_edits((temporary, repository): (tempfile::TempDir, std::path::PathBuf), digest: &str) {
     let seed = std::env::var("MESH_CACHE_SEED")
         .ok()
         .and_then(|seed| seed.parse().ok())
         .unwrap_or(0x6d65_7368_u64);
     let mut random = Random(seed | 1);
-    let (temporary, repository) = repository();
     let incremental = temporary.path().join("incremental");
     assert_built(&build_with(&repository, &incremental, &[]));
     let mut reused_any = false;
+    let mut digested_so = false;
     for step in 0..30 {
         let kind = random.below(EDITS as u64) as usize;
         let what = edit(&repository, kind, &mut random, step);
-        let built = build_with(&repository, &incremental, &[]);
+        let built = build_with(&repository, &incremental, &["--timings"]);
         assert_built(&built);
         reused_any |= reused(&built).0 > 0;
+        digested_so |= stderr(&built).contains(&format!("cache: inventory digested: {digest}"));
         let fresh = temporary.path().join(format!("fresh-{step}"));
         assert_built(&build_with(&repository, &fresh, &["--no-cache"]));
         assert!(
@@ -311,6 +373,7 @@ fn incremental_builds_write_the_bytes_of_builds_from_nothing_after_random_edits(
         }
     }
     assert!(reused_any, "some build reused a node");
+    assert!(digested_so, "some build digested the inventory: {digest}");
 }
 
 #[test]
@@ -361,6 +424,57 @@ fn a_changed_provider_address_rebuilds_exactly_its_consumers_and_itself() {
     let built = build_with(&repository, &out, &["--timings"]);
     assert_built(&built);
     assert_eq!(compiled(&built), ["app2"], "{}", stderr(&built));
+}
+
+/// What `--timings` says of how the inventory's entries were digested.
+fn digested(output: &Output) -> String {
+    let text = stderr(output);
+    text.lines()
+        .find_map(|line| line.strip_prefix("cache: inventory digested: "))
+        .unwrap_or_else(|| panic!("no digest line in:\n{text}"))
+        .to_string()
+}
+
+#[test]
+fn an_inventory_of_plain_data_is_digested_from_its_text() {
+    let (temporary, repository) = plain_repository();
+    let inventory = repository.join("mesh.nix");
+    let out = temporary.path().join("out");
+    let all = ["app1", "app2", "db1", "gateway", "mq1"];
+    assert_built(&build_with(&repository, &out, &[]));
+    replace(&inventory, "title = \"app2\"", "title = \"two\"");
+    let built = build_with(&repository, &out, &["--timings"]);
+    assert_built(&built);
+    assert_eq!(digested(&built), "from its text (plain data)");
+    assert_eq!(evaluated(&built), ["app2"], "{}", stderr(&built));
+    // an import in one entry: the inventory is evaluated, and every entry's
+    // digest is of the other kind, once
+    let text = read(&inventory);
+    let app1 = text.find("app1 = {").expect("app1");
+    let at = app1 + text[app1..].find("shell = null;").expect("app1's shell");
+    write(
+        &inventory,
+        &format!(
+            "{}shell = import ./lib/shell.nix;{}",
+            &text[..at],
+            &text[at + "shell = null;".len()..]
+        ),
+    );
+    let built = build_with(&repository, &out, &["--timings"]);
+    assert_built(&built);
+    assert_eq!(digested(&built), "evaluated");
+    assert_eq!(evaluated(&built), all, "{}", stderr(&built));
+    replace(&inventory, "title = \"two\"", "title = \"deux\"");
+    let built = build_with(&repository, &out, &["--timings"]);
+    assert_eq!(digested(&built), "evaluated");
+    assert_eq!(evaluated(&built), ["app2"], "{}", stderr(&built));
+    // a line added above every entry: every position moves, every node is evaluated
+    replace(&inventory, "{\n  registry", "{\n\n  registry");
+    let built = build_with(&repository, &out, &["--timings"]);
+    assert_eq!(evaluated(&built), all, "{}", stderr(&built));
+    let fresh = temporary.path().join("fresh");
+    assert_built(&build_with(&repository, &fresh, &["--no-cache"]));
+    assert_eq!(output_files(&out), output_files(&fresh));
 }
 
 #[test]

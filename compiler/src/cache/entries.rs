@@ -4,7 +4,10 @@
 //! attribute (positions can reach a plan through `unsafeGetAttrPos`). Evaluated on
 //! a machine of its own, whose traces are dropped: the compilation's output is
 //! never touched. A value that cannot be digested (a function, an error) gives
-//! None, and None never equals anything.
+//! None, and None never equals anything. An inventory written as plain data (no
+//! name but `true`, `false` and `null`, no interpolation, path, operator or call)
+//! is not evaluated: its values and their positions are a function of the text, so
+//! each entry is digested as its text and where it starts.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -19,6 +22,9 @@ use crate::stdlib::{self, MeshLoader};
 pub struct EntryDigests {
     pub fleet: Option<String>,
     pub nodes: BTreeMap<String, Option<String>>,
+    /// How they were made: `Some(true)` from the inventory's text (plain data),
+    /// `Some(false)` by evaluating it, None when taken from the last record.
+    pub from_text: Option<bool>,
 }
 
 /// Evaluates `inventory` (the repository's `mesh.nix`, read through `loader`, with
@@ -30,16 +36,28 @@ pub fn digest_inventory(
     session: &crate::pipeline::Session,
     parses: &std::sync::Arc<lang::ParseCache>,
 ) -> EntryDigests {
-    let mut machine = Machine::new(
-        loader,
-        vec![root.to_path_buf(), PathBuf::from(stdlib::VIRTUAL_ROOT)],
-        session.limits,
-    )
-    .with_parse_cache(parses.clone());
-    if let Some(cancelled) = &session.cancelled {
-        machine = machine.with_cancel_flag(cancelled.clone());
+    let new_machine = || {
+        let machine = Machine::new(
+            loader.clone(),
+            vec![root.to_path_buf(), PathBuf::from(stdlib::VIRTUAL_ROOT)],
+            session.limits,
+        )
+        .with_parse_cache(parses.clone());
+        match &session.cancelled {
+            Some(cancelled) => machine.with_cancel_flag(cancelled.clone()),
+            None => machine,
+        }
+    };
+    if let Some(digests) = literal_digests(root, &mut new_machine(), inventory) {
+        return digests;
     }
-    let mut digests = EntryDigests::default();
+    // evaluated on a machine of its own: the one that parsed has the file already,
+    // and would not find its tree in the cache under the id it gives it again
+    let mut machine = new_machine();
+    let mut digests = EntryDigests {
+        from_text: Some(false),
+        ..EntryDigests::default()
+    };
     let Ok(value) = machine.eval_file(inventory) else {
         return digests;
     };
@@ -75,8 +93,119 @@ pub fn digest_inventory(
     digests
 }
 
-/// Deeper than this, a value is not digested (None).
+/// Deeper than this, a value is not digested (None), and an expression is not
+/// taken for plain data.
 const MAX_DEPTH: usize = 512;
+
+/// The digests of an inventory written as plain data, from its text (None: it is
+/// not, or cannot be read or parsed; evaluate it). Its top level and its `nodes` are
+/// sets written out, without `rec`, each name once, and every value under them is
+/// [`plain`]. Each node's digest is of the text of its binding and the line and
+/// column it starts at (which fix the position of every attribute in it); the
+/// fleet's of every other binding's text and position and the node names. These
+/// are digests of another kind than the evaluated ones, so an inventory that turns
+/// from plain data to code, or back, changes every digest once.
+fn literal_digests(root: &Path, machine: &mut Machine, inventory: &Path) -> Option<EntryDigests> {
+    let (file, expr) = machine.parse_file(inventory).ok()?;
+    let source = machine.sources.get(file)?.clone();
+    let name = inventory
+        .strip_prefix(root)
+        .unwrap_or(inventory)
+        .display()
+        .to_string();
+    let text_at = |span: Span| -> Option<Vec<u8>> {
+        let (line, column) = source.line_column(span.start);
+        let text = source.text.get(span.start as usize..span.end as usize)?;
+        let mut bytes = format!("literal {name}:{line}:{column} ").into_bytes();
+        bytes.extend_from_slice(text);
+        Some(bytes)
+    };
+    let mut digests = EntryDigests {
+        from_text: Some(true),
+        ..EntryDigests::default()
+    };
+    let mut fleet = Digester::new(root);
+    for (field, span, value) in fields(&expr)? {
+        fleet.bytes(b"attr", field);
+        if field == b"nodes" {
+            for (node, span, entry) in fields(value)? {
+                if !plain(entry, 0) {
+                    return None;
+                }
+                fleet.bytes(b"node", node);
+                let digest = plan::sha256_digest(&text_at(span)?);
+                digests
+                    .nodes
+                    .insert(String::from_utf8_lossy(node).into_owned(), Some(digest));
+            }
+        } else {
+            if !plain(value, 0) {
+                return None;
+            }
+            fleet.bytes(b"literal", &text_at(span)?);
+        }
+    }
+    digests.fleet = Some(fleet.finish());
+    Some(digests)
+}
+
+/// The bindings of a set written out (without `rec`), each by its one static name,
+/// each name once (None: it is not such a set).
+fn fields(expr: &lang::syntax::Expr) -> Option<Vec<(&[u8], Span, &lang::syntax::Expr)>> {
+    use lang::syntax::{AttrName, Binding, ExprKind};
+    let ExprKind::Attrs {
+        recursive: false,
+        bindings,
+    } = &expr.kind
+    else {
+        return None;
+    };
+    let mut fields = Vec::with_capacity(bindings.len());
+    for binding in bindings {
+        let Binding::Assign { path, value, span } = binding else {
+            return None;
+        };
+        let [AttrName::Static { name, .. }] = path.as_slice() else {
+            return None;
+        };
+        fields.push((name.as_slice(), *span, value));
+    }
+    fields.sort_by(|a, b| a.0.cmp(b.0));
+    fields
+        .windows(2)
+        .all(|pair| pair[0].0 != pair[1].0)
+        .then_some(fields)
+}
+
+/// Whether `expr` is plain data: its value is a function of its text alone. Numbers,
+/// strings without interpolation, `true`, `false`, `null`, and lists and sets
+/// (without `rec`, `inherit` or a computed name) of plain data.
+fn plain(expr: &lang::syntax::Expr, depth: usize) -> bool {
+    use lang::syntax::{AttrName, Binding, ExprKind, StringPart};
+    if depth > MAX_DEPTH {
+        return false;
+    }
+    match &expr.kind {
+        ExprKind::Integer(_) | ExprKind::Float(_) => true,
+        ExprKind::String(parts) => parts
+            .iter()
+            .all(|part| matches!(part, StringPart::Literal(_))),
+        ExprKind::Variable(name) => matches!(name.as_str(), "true" | "false" | "null"),
+        ExprKind::List(items) => items.iter().all(|item| plain(item, depth + 1)),
+        ExprKind::Attrs {
+            recursive: false,
+            bindings,
+        } => bindings.iter().all(|binding| match binding {
+            Binding::Assign { path, value, .. } => {
+                path.iter()
+                    .all(|name| matches!(name, AttrName::Static { .. }))
+                    && plain(value, depth + 1)
+            }
+            Binding::Inherit { .. } => false,
+        }),
+        _ => false,
+    }
+}
 
 struct Digester<'a> {
     root: &'a Path,
@@ -160,5 +289,55 @@ impl<'a> Digester<'a> {
 
     fn finish(self) -> String {
         plan::sha256_digest(&self.bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain;
+
+    fn parsed(text: &str) -> lang::syntax::Expr {
+        let parsed = lang::parser::parse(text.as_bytes(), lang::FileId::default());
+        assert!(parsed.errors.is_empty(), "{text}: {:?}", parsed.errors);
+        parsed.expr
+    }
+
+    #[test]
+    fn plain_data_is_what_the_text_alone_decides() {
+        for text in [
+            "{ }",
+            "{ a = 1; b = [ \"x\" true false null ]; c.d = 2.5; }",
+            "{ \"a b\" = ''\n  indented\n''; nested = { deeper = [ [ ] { } ]; }; }",
+        ] {
+            assert!(plain(&parsed(text), 0), "{text} is plain data");
+        }
+        for text in [
+            "{ a = x; }",
+            "rec { a = 1; b = a; }",
+            "{ inherit a; }",
+            "{ inherit (x) a; }",
+            "{ ${x} = 1; }",
+            "{ a = \"${b}\"; }",
+            "{ a = ./p; }",
+            "{ a = -1; }",
+            "{ a = f 1; }",
+            "{ a = [ 1 ] ++ [ 2 ]; }",
+            "{ a = let b = 1; in b; }",
+            "{ a = x.y; }",
+            "{ a = import ./b.nix; }",
+            "{ a = with x; y; }",
+            "{ a = if true then 1 else 2; }",
+            "{ a = builtins; }",
+        ] {
+            assert!(!plain(&parsed(text), 0), "{text} is not plain data");
+        }
+    }
+
+    #[test]
+    fn deep_data_is_not_taken_for_plain() {
+        let text = format!("{}1{}", "[ ".repeat(600), " ]".repeat(600));
+        assert!(!plain(&parsed(&text), 0));
+        let text = format!("{}1{}", "[ ".repeat(100), " ]".repeat(100));
+        assert!(plain(&parsed(&text), 0));
     }
 }

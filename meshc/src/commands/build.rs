@@ -154,6 +154,14 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
                 compiled_again(&cache.compiled_again())
             );
             say!("cache: plans read back: {}", cache.read_back());
+            say!(
+                "cache: inventory digested: {}",
+                match cache.inventory_from_text() {
+                    Some(true) => "from its text (plain data)",
+                    Some(false) => "evaluated",
+                    None => "no (unchanged)",
+                }
+            );
         }
     }
     if let Some(cache) = &cache {
