@@ -201,6 +201,8 @@ pub struct BuildCache {
     changed_modules: BTreeSet<String>,
     entries: entries::EntryDigests,
     pub recorder: Arc<Recorder>,
+    /// The repository's layout as the cache read it (None if it could not be).
+    repository: Option<Arc<Repository>>,
     /// The syntax trees the cache's own evaluation of the inventory parsed, for the
     /// build's workers (a tree is reused only for the same bytes as the same file).
     pub parses: Arc<lang::ParseCache>,
@@ -403,6 +405,7 @@ fn empty(
     parses: Arc<lang::ParseCache>,
 ) -> BuildCache {
     BuildCache {
+        repository: None,
         store,
         identity: identity(root),
         layout,
@@ -441,6 +444,8 @@ fn start(root: &Path, store: Store, previous: Option<Record>, session: &Session)
     let Some(repository) = repository else {
         return Start::Build(Arc::new(cache));
     };
+    let repository = Arc::new(repository);
+    cache.repository = Some(repository.clone());
     let loader = Rc::new(MeshLoader::with_overlay(
         repository.root.clone(),
         session.overlay.clone(),
@@ -540,6 +545,14 @@ impl BuildCache {
                 .iter()
                 .any(|module| self.changed_modules.contains(module));
         unchanged.then_some(previous)
+    }
+
+    /// The repository at `root` as the cache read its layout, for the compilation
+    /// to compile that same one.
+    pub fn repository(&self, root: &Path) -> Option<Arc<Repository>> {
+        self.repository
+            .clone()
+            .filter(|_| self.identity.root == root)
     }
 
     /// Whether [`BuildCache::declarations`] has the declarations of `node`: its

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 use lang::{FileKind, Loader};
@@ -17,6 +17,10 @@ pub type Overlay = Arc<BTreeMap<PathBuf, Arc<[u8]>>>;
 pub struct RealFs {
     /// Directories a resolved path must stay inside.
     roots: Vec<PathBuf>,
+    /// The directories this loader has resolved, by the path they were asked by:
+    /// a compilation asks about many files of few directories. A loader lives for
+    /// one compilation.
+    directories: std::cell::RefCell<std::collections::HashMap<PathBuf, PathBuf>>,
 }
 
 impl RealFs {
@@ -25,11 +29,52 @@ impl RealFs {
             .into_iter()
             .map(|root| root.canonicalize().unwrap_or(root))
             .collect();
-        RealFs { roots }
+        RealFs {
+            roots,
+            directories: Default::default(),
+        }
+    }
+
+    /// `path` with every link resolved, as `canonicalize` resolves it: its
+    /// directory as this loader resolved it before (or now, the same way), then
+    /// the last component, resolved again when it is itself a link.
+    fn canonical(&self, path: &Path) -> io::Result<PathBuf> {
+        let plain = path.is_absolute()
+            && path
+                .components()
+                .all(|component| matches!(component, Component::RootDir | Component::Normal(_)));
+        if !plain {
+            return path.canonicalize();
+        }
+        self.resolved(path)
+    }
+
+    /// [`RealFs::canonical`] of a plain absolute path.
+    fn resolved(&self, path: &Path) -> io::Result<PathBuf> {
+        let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+            return Ok(path.to_path_buf());
+        };
+        let known = self.directories.borrow().get(parent).cloned();
+        let directory = match known {
+            Some(directory) => directory,
+            None => {
+                let directory = self.resolved(parent)?;
+                self.directories
+                    .borrow_mut()
+                    .insert(parent.to_path_buf(), directory.clone());
+                directory
+            }
+        };
+        let joined = directory.join(name);
+        if std::fs::symlink_metadata(&joined)?.file_type().is_symlink() {
+            joined.canonicalize()
+        } else {
+            Ok(joined)
+        }
     }
 
     fn resolve(&self, path: &Path) -> io::Result<PathBuf> {
-        let resolved = path.canonicalize()?;
+        let resolved = self.canonical(path)?;
         if self.roots.is_empty() || self.roots.iter().any(|root| resolved.starts_with(root)) {
             Ok(resolved)
         } else {
@@ -80,5 +125,66 @@ impl Loader for RealFs {
             ));
         }
         Ok(entries)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    /// The remembered directories resolve as `canonicalize` does: through links
+    /// inside the repository, and never to a file outside it.
+    #[test]
+    fn paths_resolve_through_remembered_directories_as_canonicalize_does() {
+        let temporary = tempfile::tempdir().expect("temporary directory");
+        let base = temporary.path().canonicalize().expect("canonical");
+        let root = base.join("repo");
+        let outside = base.join("outside");
+        for directory in [root.join("modules/a"), root.join("real"), outside.clone()] {
+            std::fs::create_dir_all(&directory).expect("made");
+        }
+        std::fs::write(root.join("modules/a/module.nix"), "1").expect("written");
+        std::fs::write(root.join("real/file.nix"), "2").expect("written");
+        std::fs::write(outside.join("secret.nix"), "3").expect("written");
+        symlink(root.join("real"), root.join("modules/linked")).expect("link");
+        symlink(&outside, root.join("modules/escape")).expect("link");
+        symlink(
+            outside.join("secret.nix"),
+            root.join("modules/a/secret.nix"),
+        )
+        .expect("link");
+        symlink("../real/file.nix", root.join("modules/relative.nix")).expect("link");
+        let fs = RealFs::new(vec![root.clone()]);
+        for path in [
+            root.join("modules/a/module.nix"),
+            root.join("modules/linked/file.nix"),
+            root.join("modules/relative.nix"),
+            root.join("modules/escape/secret.nix"),
+            root.join("modules/a/secret.nix"),
+            root.join("modules/a/missing.nix"),
+            root.join("modules/missing/module.nix"),
+        ] {
+            // twice: the second asks the remembered directories
+            for _ in 0..2 {
+                let want = path.canonicalize().map_err(|error| error.kind());
+                assert_eq!(
+                    fs.canonical(&path).map_err(|error| error.kind()),
+                    want,
+                    "{path:?}"
+                );
+            }
+        }
+        assert_eq!(
+            fs.read(&root.join("modules/linked/file.nix"))
+                .expect("read"),
+            b"2"
+        );
+        for escaping in ["modules/escape/secret.nix", "modules/a/secret.nix"] {
+            let error = fs
+                .read(&root.join(escaping))
+                .expect_err("outside the repository");
+            assert_eq!(error.kind(), io::ErrorKind::PermissionDenied, "{escaping}");
+        }
     }
 }

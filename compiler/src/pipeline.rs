@@ -21,7 +21,7 @@ use crate::fs::Overlay;
 use crate::link::{self, NodeLink, SecretMode};
 use crate::lock;
 use crate::node_view::{self, NodeView};
-use crate::repository;
+use crate::repository::{self, Repository};
 use crate::sealed_value;
 use crate::secrets;
 use crate::staged::PlanSink;
@@ -146,7 +146,16 @@ fn compile_inspecting(
     session: &Session,
     inspected: Option<&str>,
 ) -> (Compilation, Option<NodeView>) {
-    let repository = match repository::load(root) {
+    // the build cache read the repository's layout already: the same one is compiled
+    let cached = session
+        .cache
+        .as_ref()
+        .and_then(|cache| cache.repository(root));
+    let loaded = match cached {
+        Some(repository) => Ok(repository),
+        None => repository::load(root).map(std::sync::Arc::new),
+    };
+    let repository = match loaded {
         Ok(repository) => repository,
         Err(diagnostic) => {
             let compilation = Compilation {
@@ -165,7 +174,7 @@ fn compile_inspecting(
             return (compilation, None);
         }
     };
-    let repository = &repository;
+    let repository: &Repository = &repository;
     let workers = options
         .workers
         .unwrap_or_else(|| {

@@ -448,7 +448,10 @@ mod tests {
         let names: Vec<Vec<u8>> = (0..10_000)
             .map(|index| format!("node{index:05}").into_bytes())
             .collect();
-        let hashes: Vec<u64> = names.iter().map(|name| hasher.hash_one(&name[..])).collect();
+        let hashes: Vec<u64> = names
+            .iter()
+            .map(|name| hasher.hash_one(&name[..]))
+            .collect();
         // 10,000 random hashes over 16,384 buckets fill about 7,870 of them
         let buckets: std::collections::HashSet<u64> =
             hashes.iter().map(|hash| hash & 0x3fff).collect();
