@@ -271,7 +271,21 @@ fn read_record(out: &Path, identity: &Identity, notes: &mut Vec<Diagnostic>) -> 
             return None;
         }
     };
-    // a first line that names the format and the digest of the rest, then the record
+    // a first line that names the format and the digest of the rest, then the record;
+    // a cache of another format is another compiler's
+    let other_format =
+        bytes.starts_with(b"mesh-cache/") && !bytes.starts_with(format!("{HEADER} ").as_bytes());
+    if other_format {
+        notes.push(note(
+            codes::CACHE_FOREIGN,
+            format!(
+                "the build cache `{}` was made by another compiler (another format); building from nothing",
+                path.display()
+            ),
+            "nothing to do: the build replaces it with one of its own",
+        ));
+        return None;
+    }
     let record = bytes
         .iter()
         .position(|byte| *byte == b'\n')

@@ -603,6 +603,27 @@ fn a_cache_reached_through_a_planted_link_is_not_read() {
 }
 
 #[test]
+fn a_cache_of_another_format_is_e123_and_ignored() {
+    let (temporary, repository) = repository();
+    let out = temporary.path().join("out");
+    assert_built(&build_with(&repository, &out, &[]));
+    // the same record under an older format's first line (as an older meshc wrote it)
+    let cache = std::fs::read_to_string(out.join(".mesh-cache")).expect("a cache");
+    let body = &cache[cache.find('\n').expect("a first line") + 1..];
+    let older = format!("mesh-cache/2 {}\n{body}", "sha256:0");
+    std::fs::write(out.join(".mesh-cache"), older).expect("written");
+    let built = build_with(&repository, &out, &[]);
+    assert_built(&built);
+    assert!(stderr(&built).contains("E123"), "{}", stderr(&built));
+    assert!(
+        stderr(&built).contains("another format"),
+        "{}",
+        stderr(&built)
+    );
+    assert_eq!(reused(&built), (0, 5));
+}
+
+#[test]
 fn a_cache_of_another_repository_is_e123_and_ignored() {
     let (temporary, repository) = repository();
     let (_other_temporary, other) = homelab_copy();
