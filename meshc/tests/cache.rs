@@ -647,17 +647,7 @@ fn a_tampered_plan_in_the_output_is_e124_and_compiled_again() {
     // another plan that verifies on its own, in the place of app1's
     std::fs::copy(out.join("nodes/app2.json"), out.join("nodes/app1.json")).expect("copied");
     // an edit elsewhere, so that the build does not stop at "nothing changed"
-    replace(
-        &repository.join("mesh.nix"),
-        "title = \"app2\"",
-        "title = \"two\"",
-    );
-    let built = build_with(&repository, &out, &["--timings"]);
-    assert_built(&built);
-    assert!(stderr(&built).contains("E124"), "{}", stderr(&built));
-    assert_eq!(compiled(&built), ["app1", "app2"], "{}", stderr(&built));
-    assert_built(&build_with(&repository, &fresh, &["--no-cache"]));
-    assert_eq!(output_files(&out), output_files(&fresh));
+    app1_is_compiled_again_with_e124(&repository, &out, &fresh);
     // an output edited after a build is not "nothing changed"
     std::fs::write(out.join("nodes/db1.json"), b"{}").expect("written");
     let built = build_with(&repository, &out, &["--timings"]);
@@ -762,9 +752,6 @@ fn a_plan_rewritten_with_its_size_and_time_restored_is_e124_and_compiled_again()
     // past the clock tick of the build's writes, so that its stamps are trusted
     std::thread::sleep(std::time::Duration::from_millis(50));
     let plan = out.join("nodes/app1.json");
-    let modified = std::fs::metadata(&plan)
-        .and_then(|m| m.modified())
-        .expect("a time");
     let original = std::fs::read(&plan).expect("a plan");
     // the same length, one byte different, and the modification time put back:
     // only the change time (which no user can set) says it was touched
@@ -774,12 +761,7 @@ fn a_plan_rewritten_with_its_size_and_time_restored_is_e124_and_compiled_again()
         .rposition(|byte| byte.is_ascii_digit())
         .expect("a digit");
     tampered[at] = if tampered[at] == b'0' { b'1' } else { b'0' };
-    std::fs::write(&plan, &tampered).expect("written");
-    std::fs::File::options()
-        .write(true)
-        .open(&plan)
-        .and_then(|file| file.set_modified(modified))
-        .expect("time set");
+    rewrite_keeping_time(&plan, &tampered);
     // nothing else changed: the build must not call the output unchanged
     let built = build_with(&repository, &out, &["--timings"]);
     assert_built(&built);
@@ -791,24 +773,36 @@ fn a_plan_rewritten_with_its_size_and_time_restored_is_e124_and_compiled_again()
     assert_eq!(output_files(&out), output_files(&fresh));
     // again, with an edit elsewhere: the reuse of app1's plan must not trust it
     std::thread::sleep(std::time::Duration::from_millis(50));
-    let modified = std::fs::metadata(&plan)
-        .and_then(|m| m.modified())
-        .expect("a time");
-    std::fs::write(&plan, &tampered).expect("written");
-    std::fs::File::options()
-        .write(true)
-        .open(&plan)
-        .and_then(|file| file.set_modified(modified))
-        .expect("time set");
+    rewrite_keeping_time(&plan, &tampered);
+    app1_is_compiled_again_with_e124(&repository, &out, &fresh);
+}
+
+/// Edits app2's entry and builds into `out`: app1's plan in `out` was tampered
+/// with, so the build notes it (E124) and compiles it again with app2, and the
+/// output is a build from nothing's (into `fresh`).
+fn app1_is_compiled_again_with_e124(repository: &Path, out: &Path, fresh: &Path) {
     replace(
         &repository.join("mesh.nix"),
         "title = \"app2\"",
         "title = \"two\"",
     );
-    let built = build_with(&repository, &out, &["--timings"]);
+    let built = build_with(repository, out, &["--timings"]);
     assert_built(&built);
     assert!(stderr(&built).contains("E124"), "{}", stderr(&built));
     assert_eq!(compiled(&built), ["app1", "app2"], "{}", stderr(&built));
-    assert_built(&build_with(&repository, &fresh, &["--no-cache"]));
-    assert_eq!(output_files(&out), output_files(&fresh));
+    assert_built(&build_with(repository, fresh, &["--no-cache"]));
+    assert_eq!(output_files(out), output_files(fresh));
+}
+
+/// Writes `bytes` over `plan` and puts its modification time back as it was.
+fn rewrite_keeping_time(plan: &Path, bytes: &[u8]) {
+    let modified = std::fs::metadata(plan)
+        .and_then(|metadata| metadata.modified())
+        .expect("a time");
+    std::fs::write(plan, bytes).expect("written");
+    std::fs::File::options()
+        .write(true)
+        .open(plan)
+        .and_then(|file| file.set_modified(modified))
+        .expect("time set");
 }
