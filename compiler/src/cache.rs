@@ -120,7 +120,7 @@ struct Record {
     entries: Option<BTreeMap<String, Option<String>>>,
     /// When the record's file was written (its modification time, nanoseconds).
     #[serde(skip)]
-    written: Option<i64>,
+    written: Option<i128>,
 }
 
 impl Record {
@@ -321,14 +321,16 @@ fn read_record(out: &Path, identity: &Identity, notes: &mut Vec<Diagnostic>) -> 
     Some(record)
 }
 
+/// Digests and stamps of an output's files, by path relative to it.
+type OutFiles = (BTreeMap<String, String>, BTreeMap<String, Stamp>);
+
 /// The sha256 and the stamp of every file beneath `out` but the cache and the
 /// staging area, by path relative to `out` (None if one cannot be read, or is not
 /// a regular file). `known` holds the digests of files this build wrote itself,
-/// which are not read back; a file whose stamp says it is the one `previous`
-/// digested is not read either. A file's stamp is taken before it is read, so a
-/// file changed in between has a stamp that does not match the next time.
-type OutFiles = (BTreeMap<String, String>, BTreeMap<String, Stamp>);
-
+/// which are not read back, `seen` the stamps reuse found; a file whose stamp says
+/// it is the one `previous` digested is not read either. A file's stamp is taken
+/// before it is read, so a file changed in between has a stamp that does not
+/// match the next time. `read` counts the files read.
 fn out_files(
     out: &Path,
     (known, seen): (&BTreeMap<String, String>, &BTreeMap<String, Stamp>),
@@ -787,7 +789,6 @@ impl BuildCache {
             .insert(node.to_string(), record);
     }
 
-    /// How many nodes were reused.
     /// How this build digested the inventory's entries: `Some(true)` from the
     /// text of an inventory written as plain data, `Some(false)` by evaluating it,
     /// None when it did not (they were unchanged).
@@ -801,6 +802,7 @@ impl BuildCache {
         self.read_back.load(Ordering::Relaxed)
     }
 
+    /// How many nodes were reused.
     pub fn reused(&self) -> usize {
         self.reused.load(Ordering::Relaxed)
     }
@@ -944,6 +946,22 @@ impl BuildCache {
             || self.declared_from_cache() > 0
             || self.deferred_modules.load(Ordering::Relaxed);
         if skipped && let Some(previous) = &self.previous {
+            // what was not evaluated may have asked too (an unread inventory entry
+            // importing a module's file): an access charged to another part by the
+            // last build is charged to both, which is every node
+            let before: BTreeMap<(reads::Question, &Path), &reads::Owner> = previous
+                .accesses
+                .iter()
+                .map(|access| ((access.question, access.path.as_path()), &access.owner))
+                .collect();
+            for access in &mut accesses {
+                if before
+                    .get(&(access.question, access.path.as_path()))
+                    .is_some_and(|owner| **owner != access.owner)
+                {
+                    access.owner = reads::Owner::Shared;
+                }
+            }
             let asked: BTreeSet<(reads::Question, PathBuf)> = accesses
                 .iter()
                 .map(|access| (access.question, access.path.clone()))

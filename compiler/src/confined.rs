@@ -85,19 +85,23 @@ fn downward(relative: &Path) -> io::Result<()> {
 /// was not touched between them, unless it was touched within the clock tick of
 /// the first (see [`Stamp::settled_before`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Stamp(pub u64, pub u64, pub u64, pub i64, pub i64);
+pub struct Stamp(pub u64, pub u64, pub u64, pub i128, pub i128);
+
+/// Seconds and nanoseconds as nanoseconds (an `i128` holds any file time).
+fn nanoseconds(seconds: i64, nanoseconds: i64) -> i128 {
+    i128::from(seconds) * 1_000_000_000 + i128::from(nanoseconds)
+}
 
 impl Stamp {
     fn of(stat: &rustix::fs::Stat) -> Option<Stamp> {
         let kind = rustix::fs::FileType::from_raw_mode(stat.st_mode);
         (kind == rustix::fs::FileType::RegularFile).then(|| {
-            let nanos = |seconds: i64, nanos: i64| seconds.saturating_mul(1_000_000_000) + nanos;
             Stamp(
                 stat.st_dev,
                 stat.st_ino,
                 stat.st_size as u64,
-                nanos(stat.st_mtime, stat.st_mtime_nsec as i64),
-                nanos(stat.st_ctime, stat.st_ctime_nsec as i64),
+                nanoseconds(stat.st_mtime, stat.st_mtime_nsec as i64),
+                nanoseconds(stat.st_ctime, stat.st_ctime_nsec as i64),
             )
         })
     }
@@ -105,14 +109,13 @@ impl Stamp {
     /// The stamp of what `metadata` (an `lstat`) describes, if a regular file.
     pub fn of_metadata(metadata: &std::fs::Metadata) -> Option<Stamp> {
         use std::os::unix::fs::MetadataExt;
-        let nanos = |seconds: i64, nanos: i64| seconds.saturating_mul(1_000_000_000) + nanos;
         metadata.file_type().is_file().then(|| {
             Stamp(
                 metadata.dev(),
                 metadata.ino(),
                 metadata.size(),
-                nanos(metadata.mtime(), metadata.mtime_nsec()),
-                nanos(metadata.ctime(), metadata.ctime_nsec()),
+                nanoseconds(metadata.mtime(), metadata.mtime_nsec()),
+                nanoseconds(metadata.ctime(), metadata.ctime_nsec()),
             )
         })
     }
@@ -121,12 +124,12 @@ impl Stamp {
     /// clock): a file changed again within the tick its stamp was taken in could
     /// keep the stamp, so a stamp is trusted only when it is older than a later
     /// write's time (the build cache's own), as git trusts its index.
-    pub fn settled_before(&self, instant: i64) -> bool {
+    pub fn settled_before(&self, instant: i128) -> bool {
         self.3 < instant && self.4 < instant
     }
 
     /// The modification time, in nanoseconds.
-    pub fn modified(&self) -> i64 {
+    pub fn modified(&self) -> i128 {
         self.3
     }
 }
@@ -243,6 +246,13 @@ impl Beneath {
     /// such file, or it is not a regular one.
     pub fn stamp(&self, name: &str) -> io::Result<Option<Stamp>> {
         downward(Path::new(name))?;
+        // one component: `statat` would follow a link on the way to a deeper one
+        if Path::new(name).components().count() != 1 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("`{name}` is not a name in this directory"),
+            ));
+        }
         match rustix::fs::statat(&self.directory, name, AtFlags::SYMLINK_NOFOLLOW) {
             Ok(stat) => Ok(Stamp::of(&stat)),
             Err(rustix::io::Errno::NOENT) => Ok(None),

@@ -3,8 +3,10 @@
 //! repository past the evaluator's lexical check.
 
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::io;
-use std::path::{Component, Path, PathBuf};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use lang::{FileKind, Loader};
@@ -18,9 +20,10 @@ pub struct RealFs {
     /// Directories a resolved path must stay inside.
     roots: Vec<PathBuf>,
     /// The directories this loader has resolved, by the path they were asked by:
-    /// a compilation asks about many files of few directories. A loader lives for
-    /// one compilation.
-    directories: std::cell::RefCell<std::collections::HashMap<PathBuf, PathBuf>>,
+    /// an evaluation asks about many files of few directories. Forgotten when the
+    /// machine starts its next evaluation (a session's next input), so that a
+    /// directory replaced by a link since is resolved again.
+    directories: std::cell::RefCell<std::collections::HashMap<Vec<u8>, PathBuf>>,
 }
 
 impl RealFs {
@@ -39,30 +42,30 @@ impl RealFs {
     /// directory as this loader resolved it before (or now, the same way), then
     /// the last component, resolved again when it is itself a link.
     fn canonical(&self, path: &Path) -> io::Result<PathBuf> {
-        let plain = path.is_absolute()
-            && path
-                .components()
-                .all(|component| matches!(component, Component::RootDir | Component::Normal(_)));
-        if !plain {
+        let bytes = path.as_os_str().as_bytes();
+        if !is_plain(bytes) {
             return path.canonicalize();
         }
-        self.resolved(path)
+        self.resolved(bytes)
     }
 
-    /// [`RealFs::canonical`] of a plain absolute path.
-    fn resolved(&self, path: &Path) -> io::Result<PathBuf> {
-        let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
-            return Ok(path.to_path_buf());
-        };
-        let known = self.directories.borrow().get(parent).cloned();
-        let directory = match known {
-            Some(directory) => directory,
-            None => {
-                let directory = self.resolved(parent)?;
-                self.directories
-                    .borrow_mut()
-                    .insert(parent.to_path_buf(), directory.clone());
-                directory
+    /// [`RealFs::canonical`] of a path [`is_plain`] says is plain.
+    fn resolved(&self, path: &[u8]) -> io::Result<PathBuf> {
+        let cut = path.iter().rposition(|byte| *byte == b'/').unwrap_or(0);
+        let (parent, name) = (&path[..cut], OsStr::from_bytes(&path[cut + 1..]));
+        let directory = if parent.is_empty() {
+            PathBuf::from("/")
+        } else {
+            let known = self.directories.borrow().get(parent).cloned();
+            match known {
+                Some(directory) => directory,
+                None => {
+                    let directory = self.resolved(parent)?;
+                    self.directories
+                        .borrow_mut()
+                        .insert(parent.to_vec(), directory.clone());
+                    directory
+                }
             }
         };
         let joined = directory.join(name);
@@ -75,7 +78,15 @@ impl RealFs {
 
     fn resolve(&self, path: &Path) -> io::Result<PathBuf> {
         let resolved = self.canonical(path)?;
-        if self.roots.is_empty() || self.roots.iter().any(|root| resolved.starts_with(root)) {
+        let bytes = resolved.as_os_str().as_bytes();
+        let inside = |root: &PathBuf| {
+            let root = root.as_os_str().as_bytes();
+            bytes.starts_with(root)
+                && (bytes.len() == root.len()
+                    || root.ends_with(b"/")
+                    || bytes.get(root.len()) == Some(&b'/'))
+        };
+        if self.roots.is_empty() || self.roots.iter().any(inside) {
             Ok(resolved)
         } else {
             Err(io::Error::new(
@@ -87,6 +98,17 @@ impl RealFs {
             ))
         }
     }
+}
+
+/// Whether `path` is absolute with only named components (no `.`, `..`, empty
+/// component or trailing `/`): then its directory and its name are where its
+/// last `/` is, and resolving it component by component is what `canonicalize` does.
+fn is_plain(path: &[u8]) -> bool {
+    path.len() > 1
+        && path[0] == b'/'
+        && path[1..]
+            .split(|byte| *byte == b'/')
+            .all(|component| !component.is_empty() && component != b"." && component != b"..")
 }
 
 fn kind_of(metadata: &std::fs::Metadata) -> FileKind {
@@ -125,6 +147,10 @@ impl Loader for RealFs {
             ));
         }
         Ok(entries)
+    }
+
+    fn next_evaluation(&self) {
+        self.directories.borrow_mut().clear();
     }
 }
 

@@ -148,4 +148,8 @@ impl Loader for MeshLoader {
             }
         }
     }
+
+    fn next_evaluation(&self) {
+        self.repository.next_evaluation();
+    }
 }

@@ -196,24 +196,7 @@ impl Machine {
         base_directory: &Path,
     ) -> Result<(FileId, Rc<Ir>), Vec<Diagnostic>> {
         let file = self.sources.add(name.to_string(), path, text.clone());
-        let cached = self
-            .parses
-            .as_ref()
-            .and_then(|cache| cache.get(file, &text));
-        let expr = match cached {
-            Some(expr) => expr,
-            None => {
-                let parsed = parser::parse(&text, file);
-                if !parsed.errors.is_empty() {
-                    return Err(parsed.errors);
-                }
-                let expr = std::sync::Arc::new(parsed.expr);
-                if let Some(cache) = &self.parses {
-                    cache.insert(file, text.clone(), expr.clone());
-                }
-                expr
-            }
-        };
+        let expr = self.parse_cached(file, text)?;
         self.symbols.intern_file(&expr);
         let compiled = compile::compile(&expr, base_directory, &*self.globals, &self.symbols);
         // the syntax tree can be deep: drop it here, on the evaluation stack (a cached
@@ -247,7 +230,6 @@ impl Machine {
         self.eval(ir, &env)
     }
 
-    /// Evaluates a file as `import` does (cached per path).
     /// The syntax tree of the file at `path`, read as `import` reads it and added to
     /// the sources (taken from the parse cache when it has the same text as the same
     /// file), not compiled or evaluated; with the file's id. `Err` holds the syntax
@@ -264,12 +246,22 @@ impl Machine {
         let file_path = PathBuf::from(String::from_utf8_lossy(&bytes).into_owned());
         let name = file_path.display().to_string();
         let file = self.sources.add(name, Some(file_path), text.clone());
+        Ok((file, self.parse_cached(file, text)?))
+    }
+
+    /// The tree of `text` as file `file`: the parse cache's when it has it, else
+    /// parsed (and kept there); `Err` holds the syntax errors.
+    fn parse_cached(
+        &self,
+        file: FileId,
+        text: std::sync::Arc<[u8]>,
+    ) -> Result<std::sync::Arc<crate::syntax::Expr>, Vec<Diagnostic>> {
         if let Some(expr) = self
             .parses
             .as_ref()
             .and_then(|cache| cache.get(file, &text))
         {
-            return Ok((file, expr));
+            return Ok(expr);
         }
         let parsed = parser::parse(&text, file);
         if !parsed.errors.is_empty() {
@@ -279,9 +271,10 @@ impl Machine {
         if let Some(cache) = &self.parses {
             cache.insert(file, text, expr.clone());
         }
-        Ok((file, expr))
+        Ok(expr)
     }
 
+    /// Evaluates a file as `import` does (cached per path).
     pub fn eval_file(&mut self, path: &Path) -> Result<Value, Vec<Diagnostic>> {
         let bytes = compile::canonical_path(&compile::path_bytes(path));
         // the file asked for reports all its syntax and scope errors at once

@@ -32,6 +32,9 @@ pub trait Loader {
     fn kind(&self, path: &Path) -> Option<FileKind>;
     /// The entries of a directory, in any order.
     fn list(&self, path: &Path) -> io::Result<Vec<(String, FileKind)>>;
+    /// A new evaluation starts on the same machine (an interactive session's next
+    /// input): forget what was remembered of the filesystem for the last one.
+    fn next_evaluation(&self) {}
 }
 
 /// Files held in memory, keyed by absolute path. Directories are implied by paths.

@@ -377,6 +377,37 @@ fn random_edits((temporary, repository): (tempfile::TempDir, std::path::PathBuf)
 }
 
 #[test]
+fn a_file_an_unread_entry_and_a_module_both_read_stays_charged_to_both() {
+    let (temporary, repository) = repository();
+    let inventory = repository.join("mesh.nix");
+    let out = temporary.path().join("out");
+    // web's title.nix, read when web is loaded, is also db1's address
+    write(&repository.join("modules/web/title.nix"), "\"10.0.0.21\"\n");
+    replace(
+        &inventory,
+        "address = \"10.0.0.21\";",
+        "address = import ./modules/web/title.nix;",
+    );
+    assert_built(&build_with(&repository, &out, &[]));
+    // another node's edit: its worker loads web and reads title.nix, while db1's
+    // entry (declarations from the cache) is not read
+    replace(&inventory, "title = \"app2\"", "title = \"two\"");
+    let built = build_with(&repository, &out, &["--timings"]);
+    assert_built(&built);
+    assert!(
+        !evaluated(&built).contains(&"db1".to_string()),
+        "{}",
+        stderr(&built)
+    );
+    // db1 moves: its consumers must see it, as a build from nothing does
+    write(&repository.join("modules/web/title.nix"), "\"10.0.0.22\"\n");
+    assert_built(&build_with(&repository, &out, &[]));
+    let fresh = temporary.path().join("fresh");
+    assert_built(&build_with(&repository, &fresh, &["--no-cache"]));
+    assert_eq!(output_files(&out), output_files(&fresh));
+}
+
+#[test]
 fn a_changed_file_no_node_reads_rebuilds_nothing() {
     let (temporary, repository) = repository();
     let out = temporary.path().join("out");

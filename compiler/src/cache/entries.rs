@@ -104,7 +104,7 @@ const MAX_DEPTH: usize = 512;
 /// column it starts at (which fix the position of every attribute in it); the
 /// fleet's of every other binding's text and position and the node names. These
 /// are digests of another kind than the evaluated ones, so an inventory that turns
-/// from plain data to code, or back, changes every digest once.
+/// from plain data to code, or back, changes every node's digest once.
 fn literal_digests(root: &Path, machine: &mut Machine, inventory: &Path) -> Option<EntryDigests> {
     let (file, expr) = machine.parse_file(inventory).ok()?;
     let source = machine.sources.get(file)?.clone();

@@ -151,6 +151,10 @@ impl Loader for RecordingLoader {
         self.record(Question::List, path, list_answer(&result));
         result
     }
+
+    fn next_evaluation(&self) {
+        self.inner.next_evaluation();
+    }
 }
 
 fn read_answer(result: &io::Result<Vec<u8>>) -> String {

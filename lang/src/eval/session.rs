@@ -79,6 +79,7 @@ impl Machine {
         self.depth = 0;
         self.force_stack.clear();
         self.importing.clear();
+        self.loader.next_evaluation();
     }
 }
 
