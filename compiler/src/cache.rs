@@ -273,8 +273,9 @@ fn read_record(out: &Path, identity: &Identity, notes: &mut Vec<Diagnostic>) -> 
     };
     // a first line that names the format and the digest of the rest, then the record;
     // a cache of another format is another compiler's
-    let other_format =
-        bytes.starts_with(b"mesh-cache/") && !bytes.starts_with(format!("{HEADER} ").as_bytes());
+    let family = HEADER.split_once('/').map_or(HEADER, |(family, _)| family);
+    let other_format = bytes.starts_with(format!("{family}/").as_bytes())
+        && !bytes.starts_with(format!("{HEADER} ").as_bytes());
     if other_format {
         notes.push(note(
             codes::CACHE_FOREIGN,
@@ -337,6 +338,9 @@ fn out_files(
     previous: Option<&Record>,
     read: &mut usize,
 ) -> Option<OutFiles> {
+    // read beneath the output, never through a link (a file the walk saw could be
+    // replaced by one before it is read)
+    let output = Beneath::open(out, false).ok()?;
     let mut digests = BTreeMap::new();
     let mut stamps = BTreeMap::new();
     for entry in walkdir::WalkDir::new(out).follow_links(false) {
@@ -350,7 +354,7 @@ fn out_files(
             continue;
         }
         // a link or a device in the output: never called unchanged
-        let stamp = match seen.get(&name) {
+        let mut stamp = match seen.get(&name) {
             Some(stamp) if entry.file_type().is_file() => *stamp,
             _ => Stamp::of_metadata(&entry.metadata().ok()?)?,
         };
@@ -361,7 +365,10 @@ fn out_files(
             Some(digest) => digest.clone(),
             None => {
                 *read += 1;
-                plan::sha256_digest(&std::fs::read(entry.path()).ok()?)
+                // the stamp of the file read, taken before reading it
+                let (bytes, read_stamp) = output.read_stamped(relative).ok().flatten()?;
+                stamp = read_stamp;
+                plan::sha256_digest(&bytes)
             }
         };
         stamps.insert(name.clone(), stamp);
@@ -687,15 +694,15 @@ impl BuildCache {
             }
         };
         let name = format!("{node}.json");
-        let recorded = self.previous.as_ref()?.out.get(&format!("nodes/{name}"))?;
+        let previous_record = self.previous.as_ref()?;
+        let key = format!("nodes/{name}");
+        let recorded = previous_record.out.get(&key)?;
         let nodes = self.nodes.get_or_init(|| {
             Beneath::open(out, false)
                 .and_then(|out| out.directory(Path::new("nodes"), false))
                 .ok()
                 .flatten()
         });
-        let previous_record = self.previous.as_ref()?;
-        let key = format!("nodes/{name}");
         // the file the last build wrote if its stamp says so; else read and digested
         let unchanged = nodes.as_ref().and_then(|nodes| {
             let stamp = nodes.stamp(&name).ok().flatten()?;

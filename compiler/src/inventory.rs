@@ -132,9 +132,7 @@ impl Inventory {
         let Some((value, span)) = self.unread.get(name) else {
             return Ok(None);
         };
-        let errors_before = diagnostics.len();
-        let node = read_node(machine, name, value, *span, &self.base, diagnostics)?;
-        Ok(node.filter(|_| diagnostics.len() == errors_before))
+        read_clean_node(machine, name, value, *span, &self.base, diagnostics)
     }
 }
 
@@ -275,7 +273,6 @@ pub fn read_some(
     for entry in nodes.iter() {
         let name = String::from_utf8_lossy(&entry.name).into_owned();
         let span = entry.span.unwrap_or(nodes_span);
-        let errors_before = diagnostics.len();
         if !is_valid_name(&name) {
             diagnostics.push(
                 Diagnostic::error(codes::INVALID_NODE_NAME, format!("`{name}` is not a valid node name"))
@@ -288,15 +285,14 @@ pub fn read_some(
             inventory.unread.insert(name, (entry.value.clone(), span));
             continue;
         }
-        if let Some(node) = read_node(
+        if let Some(node) = read_clean_node(
             machine,
             &name,
             &entry.value.clone(),
             span,
             &global_base,
             diagnostics,
-        )? && diagnostics.len() == errors_before
-        {
+        )? {
             inventory.nodes.insert(name, node);
         }
     }
@@ -417,6 +413,21 @@ fn read_base(
         }
     }
     Ok(base)
+}
+
+/// [`read_node`], kept only when reading it reported nothing: later stages do not
+/// report the consequences of a node with errors.
+fn read_clean_node(
+    machine: &mut Machine,
+    name: &str,
+    value: &Value,
+    span: Span,
+    global_base: &Base,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> EvalResult<Option<Node>> {
+    let errors_before = diagnostics.len();
+    let node = read_node(machine, name, value, span, global_base, diagnostics)?;
+    Ok(node.filter(|_| diagnostics.len() == errors_before))
 }
 
 fn read_node(
