@@ -181,7 +181,7 @@ impl Machine {
                         }
                         None => match &formal.default {
                             Some(default) => {
-                                let value = self.delay(default, &frame);
+                                let value = self.delay_bound(default, &frame);
                                 frame.slots.set(slot, value);
                             }
                             None => {

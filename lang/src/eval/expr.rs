@@ -18,6 +18,21 @@ impl Machine {
     /// A value to store without evaluating it (Nix's `maybeThunk`): constants and
     /// variables are shared, everything else is suspended.
     pub(crate) fn delay(&mut self, ir: &Rc<Ir>, env: &Env) -> Value {
+        self.delay_at(ir, env, 0)
+    }
+
+    /// [`Machine::delay`] of a value bound by `let` or passed to a function, which
+    /// is almost always used: a literal list or plain set is made at once (two
+    /// levels deep), not suspended. A literal inside a set or list is not: a set of
+    /// data (an inventory of 10,000 nodes) is often read in part.
+    pub(crate) fn delay_bound(&mut self, ir: &Rc<Ir>, env: &Env) -> Value {
+        self.delay_at(ir, env, BOUND_DEPTH)
+    }
+
+    /// [`Machine::delay`], making literals at once down to `depth` levels of
+    /// nesting; deeper ones are suspended, so that this never recurses without
+    /// bound.
+    fn delay_at(&mut self, ir: &Rc<Ir>, env: &Env, depth: u32) -> Value {
         match &ir.kind {
             IrKind::Const(value) => value.clone(),
             IrKind::Var { up, slot } => match lookup(env, *up, *slot) {
@@ -42,8 +57,10 @@ impl Machine {
                     };
                     match namespace {
                         Value::Attrs(attrs) => {
+                            // Nix suspends a `with` variable: its value is copied
+                            // into a slot of its own
                             if let Some(value) = attrs.get(name) {
-                                return value.clone();
+                                return super::force::fresh_slot(value.clone());
                             }
                         }
                         _ => break,
@@ -56,9 +73,41 @@ impl Machine {
                 None => Thunk::suspended(ir.clone(), env.clone()),
             },
             IrKind::Select { expr, path, .. } => match evaluated_select(expr, path, env) {
-                Some(value) => value,
+                // the copy forcing Nix's thunk of the selection would make
+                Some(value) => super::force::fresh_slot(value),
                 None => Thunk::suspended(ir.clone(), env.clone()),
             },
+            IrKind::List(_) | IrKind::Attrs(_) if depth > 0 && constructible(ir, env) => {
+                self.make_literal(ir, env, depth - 1)
+            }
+            _ => Thunk::suspended(ir.clone(), env.clone()),
+        }
+    }
+
+    /// A literal [`constructible`] says may be made now: a list, or a set without
+    /// `rec` and dynamic names. Its values are delayed (literals among them made
+    /// down to `depth`), so making it evaluates nothing and cannot fail.
+    #[inline(never)]
+    fn make_literal(&mut self, ir: &Rc<Ir>, env: &Env, depth: u32) -> Value {
+        match &ir.kind {
+            IrKind::List(items) => Value::List(
+                items
+                    .iter()
+                    .map(|item| self.delay_at(item, env, depth))
+                    .collect(),
+            ),
+            IrKind::Attrs(attrs) => {
+                let entries = attrs
+                    .statics
+                    .iter()
+                    .map(|attr| Attr {
+                        name: attr.name.clone(),
+                        value: self.delay_at(&attr.value, env, depth),
+                        span: Some(attr.span),
+                    })
+                    .collect();
+                Value::Attrs(Rc::new(Attrs::from_sorted(entries)))
+            }
             _ => Thunk::suspended(ir.clone(), env.clone()),
         }
     }
@@ -182,19 +231,20 @@ impl Machine {
             let (now, after) = rest.split_at(primop.arity);
             result = match now {
                 [first, second] => {
-                    let given = [self.delay(first, env), self.delay(second, env)];
+                    let given = [self.delay_bound(first, env), self.delay_bound(second, env)];
                     self.call_primop(&primop, &given, span)?
                 }
                 [first, second, third] => {
                     let given = [
-                        self.delay(first, env),
-                        self.delay(second, env),
-                        self.delay(third, env),
+                        self.delay_bound(first, env),
+                        self.delay_bound(second, env),
+                        self.delay_bound(third, env),
                     ];
                     self.call_primop(&primop, &given, span)?
                 }
                 _ => {
-                    let given: Vec<Value> = now.iter().map(|ir| self.delay(ir, env)).collect();
+                    let given: Vec<Value> =
+                        now.iter().map(|ir| self.delay_bound(ir, env)).collect();
                     self.call_primop(&primop, &given, span)?
                 }
             };
@@ -202,13 +252,13 @@ impl Machine {
         }
         // `f a b` of `a: b: body` makes no closure for `b: body`
         if let [first, second, after @ ..] = rest {
-            let first = self.delay(first, env);
-            let second = self.delay(second, env);
+            let first = self.delay_bound(first, env);
+            let second = self.delay_bound(second, env);
             result = self.call_curried(&result, first, second, span)?;
             rest = after;
         }
         for argument in rest.iter() {
-            let argument = self.delay(argument, env);
+            let argument = self.delay_bound(argument, env);
             result = self.call(result, argument, span)?;
         }
         Ok(result)
@@ -267,7 +317,7 @@ impl Machine {
         for &slot in order.iter() {
             let binding = &bindings[slot as usize];
             let scope = if binding.outer { env } else { &frame };
-            let value = self.delay(&binding.value, scope);
+            let value = self.delay_bound(&binding.value, scope);
             frame.slots.set(slot as usize, value);
         }
         self.eval(body, &frame)
@@ -590,6 +640,29 @@ pub(super) fn lookup_ref(env: &Env, up: u32, slot: u32) -> Option<std::cell::Ref
         frame = frame.parent.as_ref()?;
     }
     frame.slots.get(slot as usize)
+}
+
+/// How deep [`Machine::delay_bound`] makes a literal of literals at once.
+const BOUND_DEPTH: u32 = 2;
+
+/// A list, or a set without `rec` and dynamic names, whose making now gives what
+/// making it when forced would: it evaluates nothing and cannot fail, and no
+/// variable it shares is still unfilled (a slot filled later would be shared
+/// then, and suspended now).
+fn constructible(ir: &Ir, env: &Env) -> bool {
+    let ready = |item: &Ir| match &item.kind {
+        IrKind::Var { up, slot } => lookup_ref(env, *up, *slot).is_some(),
+        _ => true,
+    };
+    match &ir.kind {
+        IrKind::List(items) => items.iter().all(|item| ready(item)),
+        IrKind::Attrs(attrs) => {
+            !attrs.recursive
+                && attrs.dynamics.is_empty()
+                && attrs.statics.iter().all(|attr| ready(&attr.value))
+        }
+        _ => false,
+    }
 }
 
 /// An operand already evaluated: a constant, or a variable whose value (or whose
