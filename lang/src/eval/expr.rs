@@ -1,7 +1,8 @@
 //! The loop: evaluates one compiled expression in an environment to weak head
 //! normal form, and `delay` stores one without evaluating it (no thunk for what is
-//! already a value, nor for arithmetic on integers already there). Every step but a
-//! leaf (constant, variable) goes through `enter`/`leave`.
+//! already a value, nor for arithmetic on integers already there; `delay_bound` also
+//! makes a literal list or plain set bound by `let` or passed to a function). Every
+//! step but a leaf (constant, variable) goes through `enter`/`leave`.
 
 use std::rc::Rc;
 
