@@ -78,39 +78,41 @@ impl Machine {
                 Some(value) => super::force::fresh_slot(value),
                 None => Thunk::suspended(ir.clone(), env.clone()),
             },
-            IrKind::List(_) | IrKind::Attrs(_) if depth > 0 && constructible(ir, env) => {
-                self.make_literal(ir, env, depth - 1)
+            IrKind::List(items) if depth > 0 && constructible(ir, env) => {
+                self.list_at(items, env, depth - 1)
+            }
+            IrKind::Attrs(attrs) if depth > 0 && constructible(ir, env) => {
+                let entries = self.plain_attrs(attrs, env, depth - 1);
+                Value::Attrs(Rc::new(Attrs::from_sorted(entries)))
             }
             _ => Thunk::suspended(ir.clone(), env.clone()),
         }
     }
 
-    /// A literal [`constructible`] says may be made now: a list, or a set without
-    /// `rec` and dynamic names. Its values are delayed (literals among them made
-    /// down to `depth`), so making it evaluates nothing and cannot fail.
-    #[inline(never)]
-    fn make_literal(&mut self, ir: &Rc<Ir>, env: &Env, depth: u32) -> Value {
-        match &ir.kind {
-            IrKind::List(items) => Value::List(
-                items
-                    .iter()
-                    .map(|item| self.delay_at(item, env, depth))
-                    .collect(),
-            ),
-            IrKind::Attrs(attrs) => {
-                let entries = attrs
-                    .statics
-                    .iter()
-                    .map(|attr| Attr {
-                        name: attr.name.clone(),
-                        value: self.delay_at(&attr.value, env, depth),
-                        span: Some(attr.span),
-                    })
-                    .collect();
-                Value::Attrs(Rc::new(Attrs::from_sorted(entries)))
-            }
-            _ => Thunk::suspended(ir.clone(), env.clone()),
-        }
+    /// A list's elements delayed (literals among them made down to `depth`): one
+    /// allocation, a slice mapped is of known length.
+    #[inline]
+    fn list_at(&mut self, items: &[Rc<Ir>], env: &Env, depth: u32) -> Value {
+        Value::List(
+            items
+                .iter()
+                .map(|item| self.delay_at(item, env, depth))
+                .collect(),
+        )
+    }
+
+    /// The static attributes of a set without `rec`, their values delayed
+    /// (literals among them made down to `depth`), in name order; with room for
+    /// the dynamic ones.
+    #[inline]
+    fn plain_attrs(&mut self, ir: &AttrsIr, env: &Env, depth: u32) -> Vec<Attr> {
+        let mut entries = Vec::with_capacity(ir.statics.len() + ir.dynamics.len());
+        entries.extend(ir.statics.iter().map(|attr| Attr {
+            name: attr.name.clone(),
+            value: self.delay_at(&attr.value, env, depth),
+            span: Some(attr.span),
+        }));
+        entries
     }
 
     pub fn eval(&mut self, ir: &Ir, env: &Env) -> EvalResult<Value> {
@@ -301,9 +303,7 @@ impl Machine {
     }
 
     fn list(&mut self, items: &[Rc<Ir>], env: &Env) -> Value {
-        // one allocation: a slice mapped is of known length
-        let values: Rc<[Value]> = items.iter().map(|item| self.delay(item, env)).collect();
-        Value::List(values)
+        self.list_at(items, env, 0)
     }
 
     fn let_in(
@@ -560,10 +560,10 @@ impl Machine {
         } else {
             env.clone()
         };
-        let mut entries = Vec::with_capacity(ir.statics.len() + ir.dynamics.len());
-        if ir.recursive {
+        let entries = if ir.recursive {
             // the frame is filled in symbol order, as Nix fills it; the attributes
             // are in slot order, each value put in place as its slot is filled
+            let mut entries = Vec::with_capacity(ir.statics.len() + ir.dynamics.len());
             entries.extend(ir.statics.iter().map(|attr| Attr {
                 name: attr.name.clone(),
                 value: Value::Null,
@@ -578,15 +578,10 @@ impl Machine {
                     entry.value = value;
                 }
             }
+            entries
         } else {
-            for attr in ir.statics.iter() {
-                entries.push(Attr {
-                    name: attr.name.clone(),
-                    value: self.delay(&attr.value, env),
-                    span: Some(attr.span),
-                });
-            }
-        }
+            self.plain_attrs(ir, env, 0)
+        };
         let mut attrs = Attrs::from_sorted(entries);
         for dynamic in ir.dynamics.iter() {
             let name = self.eval(&dynamic.name, &scope)?;
