@@ -18,12 +18,14 @@ use crate::symbols::{NameMap, SymbolOrder};
 use crate::syntax::{AttrName, BinaryOp, Binding, Expr, ExprKind, Param, StringPart, UnaryOp};
 use crate::value::{Bytes, Value};
 
+mod deferred;
 mod ir;
 mod lambda;
 mod paths;
 mod scope;
 mod sets;
 mod strings;
+pub use deferred::DeferredIr;
 pub use ir::*;
 pub use paths::{absolute_path, canonical_path, path_bytes};
 use sets::{SetBuilder, fill_order};
@@ -45,29 +47,32 @@ pub struct Compiled {
     pub reference_names: Vec<(Span, Bytes)>,
 }
 
-/// Compiles a parsed file. `base_directory` resolves relative path literals.
+/// Compiles a parsed expression. `base_directory` resolves relative path literals.
 pub fn compile(
     expr: &Expr,
     base_directory: &Path,
     globals: &dyn GlobalScope,
     symbols: &SymbolOrder,
 ) -> Compiled {
-    let mut compiler = Compiler {
-        symbols,
-        scopes: Vec::new(),
-        base_directory: path_bytes(base_directory),
-        globals,
-        errors: Vec::new(),
-        binding_names: Vec::new(),
-        reference_names: Vec::new(),
-    };
+    let mut compiler = Compiler::new(symbols, globals, path_bytes(base_directory));
     let ir = compiler.expr(expr);
-    Compiled {
-        ir,
-        errors: compiler.errors,
-        binding_names: compiler.binding_names,
-        reference_names: compiler.reference_names,
-    }
+    compiler.finish(ir)
+}
+
+/// Compiles a parsed file as [`compile`] does, but a file whose top is a set or
+/// list literal keeps the plain data on it unlowered until it is evaluated (see
+/// `deferred`). Its globals must be the ones every evaluation of it sees.
+pub fn compile_file(
+    root: &std::sync::Arc<Expr>,
+    base_directory: &Path,
+    globals: &dyn GlobalScope,
+    symbols: &SymbolOrder,
+) -> Compiled {
+    let mut compiler = Compiler::new(symbols, globals, path_bytes(base_directory));
+    compiler.root = Some(root.clone());
+    compiler.spine = true;
+    let ir = compiler.expr(root);
+    compiler.finish(ir)
 }
 
 enum Scope {
@@ -84,6 +89,13 @@ struct Compiler<'a> {
     errors: Vec<Diagnostic>,
     binding_names: Vec<(Span, Bytes)>,
     reference_names: Vec<(Span, Bytes)>,
+    /// The file's tree, when its plain data may be deferred.
+    root: Option<std::sync::Arc<Expr>>,
+    /// Whether the set or list being lowered is on the file's spine: reached from
+    /// its top through set and list literals only (see `deferred`).
+    spine: bool,
+    /// Whether what is lowered is known to be plain data (a deferred value's).
+    plain: bool,
 }
 
 fn node(kind: IrKind, span: Span) -> Rc<Ir> {
@@ -95,6 +107,43 @@ fn name_text(name: &[u8]) -> String {
 }
 
 impl<'a> Compiler<'a> {
+    fn new(
+        symbols: &'a SymbolOrder,
+        globals: &'a dyn GlobalScope,
+        base_directory: Vec<u8>,
+    ) -> Compiler<'a> {
+        Compiler {
+            symbols,
+            scopes: Vec::new(),
+            base_directory,
+            globals,
+            errors: Vec::new(),
+            binding_names: Vec::new(),
+            reference_names: Vec::new(),
+            root: None,
+            spine: false,
+            plain: false,
+        }
+    }
+
+    fn finish(self, ir: Rc<Ir>) -> Compiled {
+        Compiled {
+            ir,
+            errors: self.errors,
+            binding_names: self.binding_names,
+            reference_names: self.reference_names,
+        }
+    }
+
+    /// Lowers `expr` off the spine: what it holds is not a set's value or a list's
+    /// item reached from the top through literals.
+    fn off_spine<T>(&mut self, lower: impl FnOnce(&mut Self) -> T) -> T {
+        let spine = std::mem::replace(&mut self.spine, false);
+        let lowered = lower(self);
+        self.spine = spine;
+        lowered
+    }
+
     /// Records a scope error; after [`crate::parser::MAX_ERRORS`] of them the rest are
     /// dropped (compilation goes on, as it cannot fail).
     fn error(&mut self, diagnostic: Diagnostic) {
@@ -112,6 +161,14 @@ impl<'a> Compiler<'a> {
     }
 
     fn expr(&mut self, expr: &Expr) -> Rc<Ir> {
+        // what is not a literal takes its children off the spine
+        if self.spine && !deferred::on_spine(expr) {
+            return self.off_spine(|compiler| compiler.lower(expr));
+        }
+        self.lower(expr)
+    }
+
+    fn lower(&mut self, expr: &Expr) -> Rc<Ir> {
         let span = expr.span;
         match &expr.kind {
             ExprKind::Integer(value) => node(IrKind::Const(Value::Int(*value)), span),
@@ -146,7 +203,7 @@ impl<'a> Compiler<'a> {
                 self.compile_set(set, span)
             }
             ExprKind::List(items) => {
-                let items = items.iter().map(|item| self.expr(item)).collect();
+                let items = items.iter().map(|item| self.value(item)).collect();
                 node(IrKind::List(items), span)
             }
             ExprKind::Let { bindings, body } => {

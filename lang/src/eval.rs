@@ -198,7 +198,7 @@ impl Machine {
         let file = self.sources.add(name.to_string(), path, text.clone());
         let expr = self.parse_cached(file, text)?;
         self.symbols.intern_file(&expr);
-        let compiled = compile::compile(&expr, base_directory, &*self.globals, &self.symbols);
+        let compiled = compile::compile_file(&expr, base_directory, &*self.globals, &self.symbols);
         // the syntax tree can be deep: drop it here, on the evaluation stack (a cached
         // tree lives on in the cache, which its owner sweeps on such a stack too)
         drop(expr);

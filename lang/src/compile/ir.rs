@@ -91,6 +91,8 @@ pub enum IrKind {
     PathConcat(Box<[Rc<Ir>]>),
     /// `__curPos`: where it is written, as `{ column; file; line; }`.
     CurrentPosition,
+    /// Plain data lowered when first evaluated (see `deferred`).
+    Deferred(Rc<super::DeferredIr>),
 }
 
 #[derive(Debug)]

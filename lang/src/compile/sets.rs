@@ -107,12 +107,19 @@ pub(super) enum Entry<'e> {
         name: Bytes,
         span: Span,
     },
+    /// A set literal of plain data on the spine, lowered when first evaluated
+    /// (see `deferred`); merged into as [`Entry::Value`] would be.
+    Deferred {
+        expr: &'e Expr,
+        span: Span,
+    },
 }
 
 impl Entry<'_> {
     fn span(&self) -> Span {
         match self {
             Entry::Value { span, .. }
+            | Entry::Deferred { span, .. }
             | Entry::Nested { span, .. }
             | Entry::Inherited { span, .. } => *span,
         }
@@ -137,7 +144,9 @@ impl Compiler<'_> {
         path.iter()
             .map(|name| match name {
                 AttrName::Static { name, .. } => IrAttrName::Static(crate::value::intern(name)),
-                AttrName::Dynamic(expr) => IrAttrName::Dynamic(self.expr(expr)),
+                AttrName::Dynamic(expr) => {
+                    IrAttrName::Dynamic(self.off_spine(|compiler| compiler.expr(expr)))
+                }
             })
             .collect()
     }
@@ -269,13 +278,17 @@ impl Compiler<'_> {
                 match current.statics.get_mut(&key) {
                     None => {
                         let entry = match &value.kind {
+                            ExprKind::Attrs { .. } if self.deferrable(value) => Entry::Deferred {
+                                expr: value,
+                                span: *name_span,
+                            },
                             ExprKind::Attrs {
                                 recursive,
                                 bindings,
                             } => {
                                 // attribute-set literals stay mergeable with later paths
                                 let mut nested = SetBuilder::new(*recursive);
-                                self.add_bindings(&mut nested, bindings, false);
+                                self.add_literal(&mut nested, bindings);
                                 Entry::Nested {
                                     set: nested,
                                     span: *name_span,
@@ -289,8 +302,10 @@ impl Compiler<'_> {
                         current.statics.insert(key, entry);
                     }
                     Some(existing) => {
-                        let mergeable = matches!(existing, Entry::Nested { .. })
-                            || matches!(existing, Entry::Value { expr, .. } if matches!(expr.kind, ExprKind::Attrs { .. }));
+                        let mergeable = matches!(
+                            existing,
+                            Entry::Nested { .. } | Entry::Deferred { .. }
+                        ) || matches!(existing, Entry::Value { expr, .. } if matches!(expr.kind, ExprKind::Attrs { .. }));
                         match (&value.kind, mergeable) {
                             (ExprKind::Attrs { bindings, .. }, true) => {
                                 self.nest_literal(existing);
@@ -329,7 +344,7 @@ impl Compiler<'_> {
     /// An attribute-set literal bound before (`a = { x = 1; };`) becomes a set that
     /// later paths (`a.y = 2;`) merge into; any other entry stays as it is.
     fn nest_literal<'e>(&mut self, entry: &mut Entry<'e>) {
-        if let Entry::Value { expr, span } = entry
+        if let Entry::Value { expr, span } | Entry::Deferred { expr, span } = entry
             && let ExprKind::Attrs {
                 recursive,
                 bindings,
@@ -337,8 +352,18 @@ impl Compiler<'_> {
         {
             let mut nested = SetBuilder::new(*recursive);
             let span = *span;
-            self.add_bindings(&mut nested, bindings, false);
+            self.add_literal(&mut nested, bindings);
             *entry = Entry::Nested { set: nested, span };
+        }
+    }
+
+    /// Adds the bindings of a set literal to `set`; a `rec` set's are off the spine
+    /// (its names are in scope for them).
+    fn add_literal<'e>(&mut self, set: &mut SetBuilder<'e>, bindings: &'e [Binding]) {
+        if set.recursive {
+            self.off_spine(|compiler| compiler.add_bindings(set, bindings, false));
+        } else {
+            self.add_bindings(set, bindings, false);
         }
     }
 
@@ -373,11 +398,12 @@ impl Compiler<'_> {
                         let lambda = self.lambda(param, body, expr.span, Some(name.clone()));
                         node(IrKind::Lambda(lambda), expr.span)
                     }
-                    _ => self.expr(expr),
+                    _ => self.value(expr),
                 };
                 (ir, span, false)
             }
             Entry::Nested { set, span } => (self.compile_set(set, span), span, false),
+            Entry::Deferred { expr, span } => (self.deferred(expr, span, true), span, false),
             Entry::Inherited {
                 from: None,
                 name,
@@ -388,7 +414,7 @@ impl Compiler<'_> {
                 name,
                 span,
             } => {
-                let from = self.expr(from);
+                let from = self.off_spine(|compiler| compiler.expr(from));
                 (
                     select_node(from, Box::new([IrAttrName::Static(name)]), None, span),
                     span,
@@ -399,6 +425,9 @@ impl Compiler<'_> {
     }
 
     pub(super) fn compile_set(&mut self, set: SetBuilder<'_>, span: Span) -> Rc<Ir> {
+        if set.recursive && self.spine {
+            return self.off_spine(|compiler| compiler.compile_set(set, span));
+        }
         let recursive = set.recursive;
         let entries = set.statics.into_sorted();
         if recursive {
@@ -432,7 +461,7 @@ impl Compiler<'_> {
         }
         let mut dynamics = Vec::with_capacity(set.dynamics.len());
         for (name_expr, entry, span) in set.dynamics {
-            let name = self.expr(name_expr);
+            let name = self.off_spine(|compiler| compiler.expr(name_expr));
             let (value, _, _) = self.entry_value(entry, &Rc::from(&b""[..]));
             dynamics.push(DynamicAttrIr { name, value, span });
         }

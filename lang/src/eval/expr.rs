@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use super::*;
 use crate::codes;
-use crate::compile::{self, AttrsIr, BindingIr, Ir, IrAttrName, IrKind, Operator};
+use crate::compile::{self, AttrsIr, BindingIr, DeferredIr, Ir, IrAttrName, IrKind, Operator};
 use crate::diagnostic::{Diagnostic, did_you_mean};
 use crate::span::Span;
 use crate::value::{
@@ -210,7 +210,29 @@ impl Machine {
                 IrKind::Interpolate(parts) => return self.interpolate(parts, env, ir.span),
                 IrKind::CurrentPosition => return Ok(self.position_value(ir.span)),
                 IrKind::PathConcat(parts) => return self.path_concat(parts, env),
+                // lowered in the same step: plain data takes no more steps or depth
+                // for having been deferred
+                IrKind::Deferred(deferred) => ir = self.lowered(deferred, ir.span)?,
             }
+        }
+    }
+
+    /// The code of a deferred value, lowered the first time it is asked for.
+    #[inline(never)]
+    fn lowered<'d>(&mut self, deferred: &'d DeferredIr, span: Span) -> EvalResult<&'d Ir> {
+        if let Some(ir) = deferred.get() {
+            return Ok(ir);
+        }
+        match deferred.lower(span, &*self.globals, &self.symbols) {
+            Some((ir, names)) => {
+                self.binding_names.extend(names);
+                Ok(ir)
+            }
+            None => Err(Box::new(
+                Diagnostic::error(codes::INTERNAL, "a deferred value could not be lowered")
+                    .with_primary(span, "this value")
+                    .with_help("this is a bug in mesh; please report it"),
+            )),
         }
     }
 

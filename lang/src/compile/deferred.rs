@@ -1,0 +1,463 @@
+//! Plain data lowered when it is first evaluated, not when its file is compiled.
+//! A file whose top is a set or list literal (an inventory, a file of data) holds
+//! its values on a *spine* of nested set and list literals. A value on the spine
+//! that is plain data (numbers, strings without interpolation, `true`, `false` and
+//! `null` where they are the builtins, and set and list literals of plain data
+//! whose names cannot collide) needs no scope and cannot fail to compile, so it is
+//! kept as its syntax tree and lowered on first use: a 10,000-entry inventory whose
+//! build reads one entry lowers one entry. Invariant: a deferred value evaluates to
+//! exactly what lowering it with the file would have given (the same code lowers
+//! it, with the same symbols); only the time of lowering moves.
+
+use std::cell::OnceCell;
+use std::sync::Arc;
+
+use super::*;
+
+/// A value on the spine written in fewer bytes than this is lowered at once: it
+/// costs about as much to keep as to lower.
+const SMALLEST: u32 = 64;
+
+/// Plain data nested deeper than this is lowered with its file (so that checking
+/// it never walks without bound).
+const DEEPEST: usize = 64;
+
+/// A value kept as its syntax tree: the file's tree, in which it is the set or list
+/// literal at `at`, and its code once lowered. `set`: a set literal bound by a
+/// name, lowered as such a binding is (a set under the name's span).
+pub struct DeferredIr {
+    root: Arc<Expr>,
+    at: Span,
+    set: bool,
+    lowered: OnceCell<Rc<Ir>>,
+}
+
+/// Spans of bindings' values and their names, as [`Compiled::binding_names`].
+pub type BindingNames = Vec<(Span, Bytes)>;
+
+/// Whether the children of `expr` stay on the spine: it is a set (not `rec`) or
+/// list literal.
+pub(super) fn on_spine(expr: &Expr) -> bool {
+    matches!(
+        expr.kind,
+        ExprKind::Attrs {
+            recursive: false,
+            ..
+        } | ExprKind::List(_)
+    )
+}
+
+impl std::fmt::Debug for DeferredIr {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("DeferredIr")
+            .field("lowered", &self.lowered.get().is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl DeferredIr {
+    /// The value's code, if it was lowered already.
+    pub fn get(&self) -> Option<&Rc<Ir>> {
+        self.lowered.get()
+    }
+
+    /// Lowers the value at `span` (the deferred node's span) with `globals` and
+    /// `symbols`, the ones its file was compiled with; None if the tree has no such
+    /// value (never: the span was taken from it). Its own plain values on the spine
+    /// are deferred again. Binding names are returned as compiling the file would
+    /// have returned them.
+    pub fn lower(
+        &self,
+        span: Span,
+        globals: &dyn GlobalScope,
+        symbols: &SymbolOrder,
+    ) -> Option<(&Rc<Ir>, BindingNames)> {
+        let expr = find(&self.root, self.at)?;
+        let mut compiler = Compiler::new(symbols, globals, Vec::new());
+        compiler.root = Some(self.root.clone());
+        compiler.spine = true;
+        // what a plain value holds is plain
+        compiler.plain = true;
+        let ir = compiler.lower_value(expr, span, self.set);
+        if !compiler.errors.is_empty() {
+            return None;
+        }
+        Some((self.lowered.get_or_init(|| ir), compiler.binding_names))
+    }
+}
+
+/// The set or list literal at `span` on the spine of `root` (reached through set
+/// and list literals only: a binding's value or a list's item).
+fn find(root: &Expr, span: Span) -> Option<&Expr> {
+    let mut expr = root;
+    loop {
+        if expr.span == span {
+            return Some(expr);
+        }
+        let contains = |outer: Span| outer.start <= span.start && span.end <= outer.end;
+        expr = match &expr.kind {
+            ExprKind::Attrs { bindings, .. } => {
+                // bindings are in the order written: the first that does not end
+                // before the value starts is the only one that may hold it
+                let at =
+                    bindings.partition_point(|binding| binding_span(binding).end <= span.start);
+                match bindings.get(at)? {
+                    Binding::Assign {
+                        value, span: whole, ..
+                    } if contains(*whole) => value,
+                    _ => return None,
+                }
+            }
+            ExprKind::List(items) => {
+                let at = items.partition_point(|item| item.span.end <= span.start);
+                items.get(at).filter(|item| contains(item.span))?
+            }
+            _ => return None,
+        };
+    }
+}
+
+fn binding_span(binding: &Binding) -> Span {
+    match binding {
+        Binding::Assign { span, .. } | Binding::Inherit { span, .. } => *span,
+    }
+}
+
+impl Compiler<'_> {
+    /// Lowers `expr`, a binding's value or a list's item: deferred when its set or
+    /// list is on the spine and it is plain data of some size.
+    pub(super) fn value(&mut self, expr: &Expr) -> Rc<Ir> {
+        if self.deferrable(expr) {
+            return self.deferred(expr, expr.span, false);
+        }
+        self.expr(expr)
+    }
+
+    /// Whether `expr`, a value of a set or list being lowered, is deferred.
+    pub(super) fn deferrable(&self, expr: &Expr) -> bool {
+        self.spine
+            && self.root.is_some()
+            && on_spine(expr)
+            && expr.span.end.saturating_sub(expr.span.start) >= SMALLEST
+            && (self.plain || self.is_plain(expr, 0))
+    }
+
+    /// The node of `expr` deferred, under `span` (see [`DeferredIr`] for `set`);
+    /// lowered now when there is no file's tree to keep (never: only a file's
+    /// compiler defers).
+    pub(super) fn deferred(&mut self, expr: &Expr, span: Span, set: bool) -> Rc<Ir> {
+        let Some(root) = &self.root else {
+            return self.lower_value(expr, span, set);
+        };
+        let deferred = DeferredIr {
+            root: root.clone(),
+            at: expr.span,
+            set,
+            lowered: OnceCell::new(),
+        };
+        node(IrKind::Deferred(Rc::new(deferred)), span)
+    }
+
+    /// Lowers a value as it is lowered where it is written: a set literal bound by
+    /// a name (`set`) as the set of its bindings under `span`.
+    fn lower_value(&mut self, expr: &Expr, span: Span, set: bool) -> Rc<Ir> {
+        match &expr.kind {
+            ExprKind::Attrs { bindings, .. } if set => {
+                let mut builder = SetBuilder::new(false);
+                self.add_bindings(&mut builder, bindings, false);
+                self.compile_set(builder, span)
+            }
+            _ => self.lower(expr),
+        }
+    }
+
+    /// Whether `expr` is plain data here (false too when it is nested deeper than
+    /// [`DEEPEST`]).
+    fn is_plain(&self, expr: &Expr, depth: usize) -> bool {
+        if depth > DEEPEST {
+            return false;
+        }
+        match &expr.kind {
+            ExprKind::Integer(_) | ExprKind::Float(_) | ExprKind::Uri(_) => true,
+            ExprKind::String(parts) => parts
+                .iter()
+                .all(|part| matches!(part, StringPart::Literal(_))),
+            // the builtins, unless a `let`, a function or a `rec` set here binds them
+            ExprKind::Variable(name) => {
+                matches!(name.as_str(), "true" | "false" | "null")
+                    && !self.is_shadowed(name.as_bytes())
+            }
+            ExprKind::List(items) => items.iter().all(|item| self.is_plain(item, depth + 1)),
+            ExprKind::Attrs {
+                recursive: false,
+                bindings,
+            } => {
+                bindings.iter().all(|binding| match binding {
+                    Binding::Assign { path, value, .. } => {
+                        path.iter().all(|name| static_name(name).is_some())
+                            && self.is_plain(value, depth + 1)
+                    }
+                    Binding::Inherit { .. } => false,
+                }) && collision_free(bindings)
+            }
+            _ => false,
+        }
+    }
+}
+
+fn static_name(name: &AttrName) -> Option<&[u8]> {
+    match name {
+        AttrName::Static { name, .. } => Some(name.as_slice()),
+        AttrName::Dynamic(_) => None,
+    }
+}
+
+/// Whether no path of a set's bindings (all static) equals another or is a prefix
+/// of one: then merging them (`a.b = 1; a.c = 2;`) reports no duplicate.
+fn collision_free(bindings: &[Binding]) -> bool {
+    let paths = || {
+        bindings.iter().filter_map(|binding| match binding {
+            Binding::Assign { path, .. } => Some(path.as_slice()),
+            Binding::Inherit { .. } => None,
+        })
+    };
+    // a few bindings are compared pair by pair
+    if bindings.len() <= 8 {
+        return paths().enumerate().all(|(index, path)| {
+            paths()
+                .skip(index + 1)
+                .all(|other| first_name(path) != first_name(other) || !prefix_related(path, other))
+        });
+    }
+    // sorted name by name, a path is right before some path it is a prefix of
+    let mut sorted: Vec<&[AttrName]> = paths().collect();
+    sorted.sort_unstable_by(|a, b| a.iter().map(static_name).cmp(b.iter().map(static_name)));
+    sorted
+        .windows(2)
+        .all(|pair| !prefix_related(pair[0], pair[1]))
+}
+
+fn first_name(path: &[AttrName]) -> Option<&[u8]> {
+    path.first().and_then(static_name)
+}
+
+/// Whether one of two static paths is a prefix of the other (or they are equal).
+fn prefix_related(a: &[AttrName], b: &[AttrName]) -> bool {
+    a.iter()
+        .zip(b)
+        .all(|(a, b)| static_name(a) == static_name(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::rc::Rc;
+
+    use super::super::{AttrsIr, Ir, IrKind};
+    use crate::{Limits, Machine, MemoryLoader, Value};
+
+    fn machine(files: &[(&str, String)]) -> Machine {
+        let mut loader = MemoryLoader::new();
+        for (path, text) in files {
+            loader.insert(*path, text.as_bytes().to_vec());
+        }
+        Machine::new(Rc::new(loader), vec!["/d".into()], Limits::default())
+    }
+
+    fn compiled(machine: &mut Machine, text: &str) -> Rc<Ir> {
+        let (_, ir) = machine
+            .compile_source("/d/top.nix", None, text.as_bytes().into(), Path::new("/d"))
+            .unwrap_or_else(|errors| panic!("{errors:?}"));
+        ir
+    }
+
+    fn attrs(ir: &Ir) -> &AttrsIr {
+        match &ir.kind {
+            IrKind::Attrs(attrs) => attrs,
+            other => panic!("not a set: {other:?}"),
+        }
+    }
+
+    fn value_of<'i>(attrs: &'i AttrsIr, name: &str) -> &'i Ir {
+        let attr = attrs
+            .statics
+            .iter()
+            .find(|attr| &*attr.name == name.as_bytes());
+        &attr.unwrap_or_else(|| panic!("no {name}")).value
+    }
+
+    fn is_deferred(ir: &Ir) -> bool {
+        matches!(ir.kind, IrKind::Deferred(_))
+    }
+
+    fn printed(machine: &mut Machine, value: &Value) -> String {
+        let bytes = machine
+            .print_strict(value)
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        String::from_utf8(bytes).unwrap_or_default()
+    }
+
+    /// Only plain data of some size on a file's spine is deferred: not code, not a
+    /// value whose names would be merged, not `true` where a `rec` set binds it,
+    /// and nothing in a file whose top is not a literal.
+    #[test]
+    fn plain_values_on_a_files_spine_are_deferred_and_nothing_else() {
+        let mut machine = machine(&[]);
+        let ir = compiled(
+            &mut machine,
+            r#"{
+              big = { a = 1; b = "two"; c = [ true false null ]; d.e = 4; f = "a longer string"; };
+              small = { a = 1; };
+              code = { a = 1; b = 2; c = 3; d = builtins.length [ ]; e = "a longer string"; };
+              interpolated = { a = 1; b = 2; c = 3; d = "${"x"}"; e = "a longer string"; };
+              merged = { a = { x = 1; y = 2; z = 3; w = "a longer string"; }; a.v = 5; };
+              shadowed = rec { true = 1; e = { a = true; b = 1; c = 2; d = 3; e = "a longer string"; }; };
+              list = [ { a = 1; b = 2; c = 3; d = 4; e = "a longer string, and longer"; } 1 ];
+            }"#,
+        );
+        let top = attrs(&ir);
+        assert!(
+            is_deferred(value_of(top, "big")),
+            "{:?}",
+            value_of(top, "big").kind
+        );
+        assert!(is_deferred(value_of(top, "list")));
+        for eager in ["small", "code", "interpolated", "merged", "shadowed"] {
+            assert!(!is_deferred(value_of(top, eager)), "{eager} was deferred");
+        }
+        let shadowed = attrs(value_of(top, "shadowed"));
+        assert!(!is_deferred(value_of(shadowed, "e")));
+        // a duplicate in plain data is reported when the file is compiled
+        let duplicate =
+            r#"{ d = { a.b = 1; a.c = 2; a.b.c = 3; e = "a longer string, and longer"; }; }"#;
+        let errors = machine
+            .compile_source(
+                "/d/dup.nix",
+                None,
+                duplicate.as_bytes().into(),
+                Path::new("/d"),
+            )
+            .expect_err("a duplicate attribute");
+        assert_eq!(errors[0].code, crate::codes::DUPLICATE_ATTRIBUTE);
+        let many: String = (0..12).map(|n| format!("b{n} = \"value {n}\"; ")).collect();
+        let duplicate = format!("{{ d = {{ {many} a.b = 1; z.y = 2; a.b.c = 3; }}; }}");
+        let errors = machine
+            .compile_source(
+                "/d/dup2.nix",
+                None,
+                duplicate.as_bytes().into(),
+                Path::new("/d"),
+            )
+            .expect_err("a duplicate attribute among many");
+        assert_eq!(errors[0].code, crate::codes::DUPLICATE_ATTRIBUTE);
+        let merged = format!("{{ d = {{ {many} a.b = 1; z.y = 2; a.c.d = 3; }}; }}");
+        let ir = compiled(&mut machine, &merged);
+        assert!(is_deferred(value_of(attrs(&ir), "d")));
+        let ir = compiled(
+            &mut machine,
+            r#"let x = 1; in { a = { a = 1; b = 2; c = 3; d = 4; e = "a longer string"; }; }"#,
+        );
+        let IrKind::Let { body, .. } = &ir.kind else {
+            panic!("not a let: {ir:?}");
+        };
+        assert!(!is_deferred(value_of(attrs(body), "a")));
+    }
+
+    /// Reading one entry of a set of many lowers that entry, and not the others.
+    #[test]
+    fn reading_one_entry_lowers_that_entry_alone() {
+        let entries: String = (0..50)
+            .map(|n| format!("n{n} = {{ key = \"key number {n}\"; address = \"10.0.0.{n}\"; modules = [ \"a\" ]; }};\n"))
+            .collect();
+        let mut machine = machine(&[]);
+        let ir = compiled(&mut machine, &format!("{{ nodes = {{ {entries} }}; }}"));
+        let nodes = value_of(attrs(&ir), "nodes");
+        let IrKind::Deferred(deferred) = &nodes.kind else {
+            panic!("nodes not deferred: {nodes:?}");
+        };
+        let top = machine.eval_root(&ir).unwrap_or_else(|e| panic!("{e:?}"));
+        let Value::Attrs(top) = top else {
+            panic!("not a set")
+        };
+        assert!(deferred.get().is_none(), "nodes lowered before it was read");
+        let nodes_value = top.get(b"nodes").cloned().unwrap_or(Value::Null);
+        let Ok(Value::Attrs(set)) = machine.force(&nodes_value, crate::Span::default()) else {
+            panic!("nodes is not a set");
+        };
+        let entry = set.get(b"n7").cloned().unwrap_or(Value::Null);
+        assert_eq!(
+            printed(&mut machine, &entry),
+            r#"{ address = "10.0.0.7"; key = "key number 7"; modules = [ "a" ]; }"#
+        );
+        let lowered = attrs(
+            deferred
+                .get()
+                .unwrap_or_else(|| panic!("nodes not lowered")),
+        );
+        for n in 0..50 {
+            let name = format!("n{n}");
+            let IrKind::Deferred(entry) = &value_of(lowered, &name).kind else {
+                panic!("{name} not deferred");
+            };
+            assert_eq!(entry.get().is_some(), n == 7, "{name}");
+        }
+    }
+
+    /// A file of data evaluates, deferred, to what it evaluates to lowered at once
+    /// (the same data under a `let`, which is not deferred), and its attributes
+    /// are where they are written.
+    #[test]
+    fn deferred_data_is_the_data_lowered_with_its_file_positions_included() {
+        let mut data = String::from("{\n  nodes = {\n");
+        for n in 0..40 {
+            data.push_str(&format!(
+                "    n{n:02} = {{\n      key = \"k{n}\";\n      ports = [ {n} {} {{ p = {n}; q = [ 1 2 3 ]; r = true; s = null; }} ];\n      s.t.u = {n}.5; s.t.v = \"v\";\n    }};\n",
+                n + 1
+            ));
+        }
+        data.push_str(
+            "  };\n  top = [ [ 1 2 3 4 5 6 7 8 ] { a = 1; b = 2; c = 3; d = 4; } ];\n}\n",
+        );
+        let mut machine = machine(&[("/d/data.nix", data.clone())]);
+        let deferred = machine
+            .eval_source(
+                "/d/a.nix",
+                None,
+                "import /d/data.nix".as_bytes().into(),
+                Path::new("/d"),
+            )
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        let eager = machine
+            .eval_source(
+                "/d/b.nix",
+                None,
+                format!("let d = {data}; in d").as_bytes().into(),
+                Path::new("/d"),
+            )
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        let printed_deferred = printed(&mut machine, &deferred);
+        assert_eq!(printed_deferred, printed(&mut machine, &eager));
+        assert!(printed_deferred.contains("n39 = { key = \"k39\"; ports = [ 39 40 { p = 39;"));
+        let positions = machine
+            .eval_source(
+                "/d/c.nix",
+                None,
+                "let d = import /d/data.nix; in map (n: (builtins.unsafeGetAttrPos \"u\" d.nodes.${n}.s.t).line) (builtins.attrNames d.nodes)"
+                    .as_bytes()
+                    .into(),
+                Path::new("/d"),
+            )
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        let lines: Vec<String> = data
+            .lines()
+            .enumerate()
+            .filter(|(_, line)| line.contains("s.t.u"))
+            .map(|(index, _)| (index + 1).to_string())
+            .collect();
+        assert_eq!(
+            printed(&mut machine, &positions),
+            format!("[ {} ]", lines.join(" "))
+        );
+    }
+}
