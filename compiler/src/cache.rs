@@ -386,13 +386,71 @@ fn out_files(
 pub fn open(root: &Path, out: &Path) -> (Start, Vec<Diagnostic>) {
     let mut notes = Vec::new();
     let identity = identity(root);
-    let previous = read_record(out, &identity, &mut notes);
+    let parses = Arc::new(lang::ParseCache::new());
+    let repository = repository::load(root).ok().map(Arc::new);
+    // an inventory written since the record was is digested while the record is
+    // read: whether the digests are used is decided, as always, by the record
+    let early = repository
+        .as_ref()
+        .filter(|repository| written_since_record(&repository.inventory, out));
+    let (previous, digested) = std::thread::scope(|scope| {
+        let digesting = early.and_then(|repository| {
+            let parses = parses.clone();
+            std::thread::Builder::new()
+                .name("mesh-inventory".to_string())
+                .stack_size(lang::eval::EVAL_STACK_SIZE)
+                .spawn_scoped(scope, move || {
+                    digest_inventory(repository, &parses, &Session::default())
+                })
+                .ok()
+        });
+        let previous = read_record(out, &identity, &mut notes);
+        (
+            previous,
+            digesting.and_then(|digesting| digesting.join().ok()),
+        )
+    });
     let session = Session {
-        parses: Some(Arc::new(lang::ParseCache::new())),
+        parses: Some(parses),
         ..Session::default()
     };
-    let start = start(root, Store::Output(out.to_path_buf()), previous, &session);
+    let store = Store::Output(out.to_path_buf());
+    let start = start(root, store, previous, &session, (repository, digested));
     (start, notes)
+}
+
+/// Whether the inventory was written since the cache's record was (when both are
+/// there): then it has likely changed.
+fn written_since_record(inventory: &Path, out: &Path) -> bool {
+    let record = Beneath::open(out, false)
+        .ok()
+        .and_then(|output| output.stamp(CACHE_FILE).ok().flatten());
+    let inventory = std::fs::metadata(inventory)
+        .ok()
+        .and_then(|metadata| Stamp::of_metadata(&metadata));
+    match (record, inventory) {
+        (Some(record), Some(inventory)) => inventory.modified() >= record.modified(),
+        _ => false,
+    }
+}
+
+/// The digests of the repository's inventory, read with the session's overlay.
+fn digest_inventory(
+    repository: &Repository,
+    parses: &Arc<lang::ParseCache>,
+    session: &Session,
+) -> entries::EntryDigests {
+    let loader = Rc::new(MeshLoader::with_overlay(
+        repository.root.clone(),
+        session.overlay.clone(),
+    ));
+    entries::digest_inventory(
+        &repository.root,
+        &repository.inventory,
+        loader,
+        session,
+        parses,
+    )
 }
 
 /// Opens a cache kept in memory (`meshc lsp`): `previous` is what the last
@@ -410,7 +468,8 @@ pub fn open_in_memory(
     let previous = previous
         .filter(|remembered| remembered.record.identity == identity)
         .map(|remembered| remembered.record.clone());
-    match start(root, Store::Memory, previous, session) {
+    let repository = repository::load(root).ok().map(Arc::new);
+    match start(root, Store::Memory, previous, session, (repository, None)) {
         Start::Build(cache) => cache,
         // never said of a memory (`start` calls only an output unchanged)
         Start::Unchanged { .. } => Arc::new(empty(root, Store::Memory, None, parses_of(session))),
@@ -456,9 +515,14 @@ fn empty(
 /// What a store's `previous` record allows for a compilation of `root` that reads
 /// `overlay` in place of its files. A memory is never called unchanged: its
 /// compilation is wanted for what it reports.
-fn start(root: &Path, store: Store, previous: Option<Record>, session: &Session) -> Start {
-    let repository = repository::load(root).ok();
-    let layout = repository.as_ref().map(layout_of);
+fn start(
+    root: &Path,
+    store: Store,
+    previous: Option<Record>,
+    session: &Session,
+    (repository, mut digested): (Option<Arc<Repository>>, Option<entries::EntryDigests>),
+) -> Start {
+    let layout = repository.as_deref().map(layout_of);
     let out = match &store {
         Store::Output(out) => Some(out.clone()),
         Store::Memory => None,
@@ -467,20 +531,19 @@ fn start(root: &Path, store: Store, previous: Option<Record>, session: &Session)
     let Some(repository) = repository else {
         return Start::Build(Arc::new(cache));
     };
-    let repository = Arc::new(repository);
     cache.repository = Some(repository.clone());
     let loader = Rc::new(MeshLoader::with_overlay(
         repository.root.clone(),
         session.overlay.clone(),
     ));
+    // the digests made while the record was read, or made now
+    let mut digests = || {
+        digested
+            .take()
+            .unwrap_or_else(|| digest_inventory(&repository, &cache.parses, session))
+    };
     let Some(previous) = previous else {
-        cache.entries = entries::digest_inventory(
-            &repository.root,
-            &repository.inventory,
-            loader,
-            session,
-            &cache.parses,
-        );
+        cache.entries = digests();
         return Start::Build(Arc::new(cache));
     };
     let mut shared_changed = cache.layout.as_ref() != Some(&previous.layout);
@@ -520,13 +583,7 @@ fn start(root: &Path, store: Store, previous: Option<Record>, session: &Session)
         };
     }
     cache.entries = if inventory_changed {
-        entries::digest_inventory(
-            &repository.root,
-            &repository.inventory,
-            loader,
-            session,
-            &cache.parses,
-        )
+        digests()
     } else {
         entries::EntryDigests {
             from_text: None,
