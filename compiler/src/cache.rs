@@ -43,9 +43,11 @@ pub use reads::{Doing, Recorder, RecordingLoader};
 /// The cache's file in the output.
 pub const CACHE_FILE: &str = ".mesh-cache";
 /// The cache's format: a cache of another format is foreign.
-const FORMAT: u32 = 3;
-/// The cache file's first line, before the digest of the record that follows it.
-const HEADER: &str = "mesh-cache/3";
+const FORMAT: u32 = 4;
+/// The cache file's first line, before the digest of the record that follows it:
+/// the record's fleet-wide part on the second line, its nodes on the third (read
+/// only when the build is not a no-op).
+const HEADER: &str = "mesh-cache/4";
 
 mod sources {
     include!(concat!(env!("OUT_DIR"), "/sources.rs"));
@@ -106,7 +108,14 @@ struct Record {
     external: Option<String>,
     fleet: Option<String>,
     accesses: Vec<reads::Access>,
+    /// Kept on a line of its own, read by [`Record::read_nodes`].
+    #[serde(skip)]
     nodes: BTreeMap<String, NodeRecord>,
+    /// How many nodes the record has.
+    node_count: usize,
+    /// The text of `nodes` as read from the cache file, until it is parsed.
+    #[serde(skip)]
+    unread: Option<Vec<u8>>,
     /// Every file of the output but the cache, with its sha256.
     out: BTreeMap<String, String>,
     /// The stamp of each file of `out` as the record was written: a file whose
@@ -124,6 +133,18 @@ struct Record {
 }
 
 impl Record {
+    /// Parses the nodes read with the record, if not yet (false: they are not a
+    /// whole record of `node_count` nodes).
+    fn read_nodes(&mut self) -> bool {
+        if let Some(text) = self.unread.take() {
+            match serde_json::from_slice::<BTreeMap<String, NodeRecord>>(&text) {
+                Ok(nodes) => self.nodes = nodes,
+                Err(_) => return false,
+            }
+        }
+        self.nodes.len() == self.node_count
+    }
+
     /// The digest of the output file `name` when its stamp says it is the file
     /// this record digested: unchanged since, and settled before the record was
     /// written (None: read it).
@@ -248,6 +269,18 @@ fn note(code: codes::Code, message: String, help: &str) -> Diagnostic {
     Diagnostic::note(code, message).with_help(help.to_string())
 }
 
+/// The note of a cache in `out` that cannot be read as a record.
+fn damaged(out: &Path) -> Diagnostic {
+    note(
+        codes::CACHE_UNREADABLE,
+        format!(
+            "the build cache `{}` is damaged; building from nothing",
+            out.join(CACHE_FILE).display()
+        ),
+        "nothing to do: the build writes a new cache; `meshc build --no-cache` removes it",
+    )
+}
+
 /// Reads `OUT/.mesh-cache`: None (with a note when there was something) unless it is
 /// whole and was made for `identity`.
 fn read_record(out: &Path, identity: &Identity, notes: &mut Vec<Diagnostic>) -> Option<Record> {
@@ -287,6 +320,7 @@ fn read_record(out: &Path, identity: &Identity, notes: &mut Vec<Diagnostic>) -> 
         ));
         return None;
     }
+    // the fleet-wide part is parsed now, the nodes when they are wanted
     let record = bytes
         .iter()
         .position(|byte| *byte == b'\n')
@@ -295,16 +329,14 @@ fn read_record(out: &Path, identity: &Identity, notes: &mut Vec<Diagnostic>) -> 
             let expected = format!("{HEADER} {}", plan::sha256_digest(body));
             (header == expected.as_bytes()).then_some(body)
         })
-        .and_then(|body| serde_json::from_slice::<Record>(body).ok());
+        .and_then(|body| {
+            let end = body.iter().position(|byte| *byte == b'\n')?;
+            let mut record = serde_json::from_slice::<Record>(&body[..end]).ok()?;
+            record.unread = Some(body[end + 1..].to_vec());
+            Some(record)
+        });
     let Some(mut record) = record else {
-        notes.push(note(
-            codes::CACHE_UNREADABLE,
-            format!(
-                "the build cache `{}` is damaged; building from nothing",
-                path.display()
-            ),
-            "nothing to do: the build writes a new cache; `meshc build --no-cache` removes it",
-        ));
+        notes.push(damaged(out));
         return None;
     };
     if record.identity != *identity {
@@ -542,7 +574,7 @@ fn start(
             .take()
             .unwrap_or_else(|| digest_inventory(&repository, &cache.parses, session))
     };
-    let Some(previous) = previous else {
+    let Some(mut previous) = previous else {
         cache.entries = digests();
         return Start::Build(Arc::new(cache));
     };
@@ -561,7 +593,7 @@ fn start(
         }
     }
     let mut read = 0;
-    let unchanged = out.is_some_and(|out| {
+    let unchanged = out.as_ref().is_some_and(|out| {
         !shared_changed
             && !inventory_changed
             && cache.changed_modules.is_empty()
@@ -577,10 +609,17 @@ fn start(
     });
     if unchanged {
         return Start::Unchanged {
-            nodes: previous.nodes.len(),
+            nodes: previous.node_count,
             shapes: previous.shapes,
             read,
         };
+    }
+    if !previous.read_nodes() {
+        cache
+            .lock_notes()
+            .push(damaged(out.as_deref().unwrap_or(root)));
+        cache.entries = digests();
+        return Start::Build(Arc::new(cache));
     }
     cache.entries = if inventory_changed {
         digests()
@@ -945,14 +984,21 @@ impl BuildCache {
             external,
             fleet: self.entries.fleet.clone(),
             accesses: self.accesses(),
-            nodes: finished,
+            node_count: finished.len(),
+            nodes: BTreeMap::new(),
+            unread: None,
             out,
             stamps,
             shapes,
             entries: None,
             written: None,
         };
-        let body = serde_json::to_vec(&record).map_err(|error| {
+        let serialized = serde_json::to_vec(&record).and_then(|mut body| {
+            body.push(b'\n');
+            serde_json::to_writer(&mut body, &finished)?;
+            Ok(body)
+        });
+        let body = serialized.map_err(|error| {
             crate::emit::output_error(
                 &out_directory.join(CACHE_FILE),
                 std::io::Error::other(error),
@@ -991,6 +1037,8 @@ impl BuildCache {
                 external: None,
                 fleet: self.entries.fleet.clone(),
                 accesses: self.accesses(),
+                node_count: nodes.len(),
+                unread: None,
                 nodes,
                 out: BTreeMap::new(),
                 stamps: BTreeMap::new(),

@@ -609,6 +609,42 @@ fn a_damaged_cache_is_e122_and_ignored() {
     assert_eq!(reused(&built), (5, 5), "{}", stderr(&built));
 }
 
+/// The nodes of the record are read only when a build is not a no-op: a nodes part
+/// that is no record, under a checksum that matches it, is noted then and the
+/// build is one from nothing; a no-op build never reads it.
+#[test]
+fn a_record_whose_nodes_are_not_a_record_is_e122_when_they_are_read() {
+    let (temporary, repository) = repository();
+    let out = temporary.path().join("out");
+    assert_built(&build_with(&repository, &out, &[]));
+    let cache = out.join(".mesh-cache");
+    let text = read(&cache);
+    let mut lines = text.splitn(3, '\n');
+    let (first, fleet) = (
+        lines.next().expect("a header"),
+        lines.next().expect("a fleet"),
+    );
+    let header = first.rsplit_once(' ').expect("a checksum").0;
+    let body = format!("{fleet}\n{{\"node\": [");
+    write(
+        &cache,
+        &format!("{header} {}\n{body}", plan::sha256_digest(body.as_bytes())),
+    );
+    let built = build_with(&repository, &out, &[]);
+    assert_eq!(
+        reused(&built),
+        (5, 5),
+        "a no-op reads no node: {}",
+        stderr(&built)
+    );
+    assert!(!stderr(&built).contains("E122"), "{}", stderr(&built));
+    replace(&repository.join("mesh.nix"), "\"10.0.0.1\"", "\"10.0.0.9\"");
+    let built = build_with(&repository, &out, &[]);
+    assert_built(&built);
+    assert!(stderr(&built).contains("E122"), "{}", stderr(&built));
+    assert_eq!(reused(&built), (0, 5), "{}", stderr(&built));
+}
+
 #[test]
 fn a_cache_reached_through_a_planted_link_is_not_read() {
     let (temporary, repository) = repository();
