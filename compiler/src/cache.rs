@@ -600,7 +600,7 @@ fn start(
             && previous.external.is_some()
             && previous.external == external::digest(&repository.root)
             && out_files(
-                &out,
+                out,
                 (&BTreeMap::new(), &BTreeMap::new()),
                 Some(&previous),
                 &mut read,
