@@ -959,15 +959,24 @@ impl BuildCache {
             .iter()
             .map(|(node, record)| (format!("nodes/{node}.json"), record.file.clone()))
             .collect();
-        let (Some(layout), Some((out, stamps))) = (
-            self.layout.clone(),
-            out_files(
-                out_directory,
-                (&written, &self.lock_seen()),
-                self.previous.as_ref(),
-                &mut 0,
-            ),
-        ) else {
+        // the nodes' part is serialized while the output is walked
+        let seen = self.lock_seen();
+        let walk = || out_files(out_directory, (&written, &seen), self.previous.as_ref(), &mut 0);
+        let (files, nodes_text) = std::thread::scope(|scope| {
+            let serializing = std::thread::Builder::new()
+                .name("mesh-cache".to_string())
+                .spawn_scoped(scope, || serde_json::to_vec(&finished));
+            let files = walk();
+            let nodes_text = match serializing {
+                Ok(serializing) => serializing
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                Err(_) => serde_json::to_vec(&finished),
+            };
+            (files, nodes_text)
+        });
+        drop(seen);
+        let (Some(layout), Some((out, stamps))) = (self.layout.clone(), files) else {
             return remove(out_directory);
         };
         if finished.len() != nodes {
@@ -993,9 +1002,10 @@ impl BuildCache {
             entries: None,
             written: None,
         };
-        let serialized = serde_json::to_vec(&record).and_then(|mut body| {
+        let serialized = nodes_text.and_then(|nodes_text| {
+            let mut body = serde_json::to_vec(&record)?;
             body.push(b'\n');
-            serde_json::to_writer(&mut body, &finished)?;
+            body.extend_from_slice(&nodes_text);
             Ok(body)
         });
         let body = serialized.map_err(|error| {
@@ -1008,7 +1018,11 @@ impl BuildCache {
         bytes.extend_from_slice(&body);
         let output = Beneath::open(out_directory, false)
             .map_err(|error| crate::emit::output_error(out_directory, error))?;
-        crate::emit::write_atomically(&output, CACHE_FILE, &bytes)
+        // written even when it has the bytes the last build wrote: its time is the
+        // one the stamps of the files written before it are measured against
+        output
+            .write(CACHE_FILE, &bytes, false)
+            .map_err(|error| crate::emit::output_error(&out_directory.join(CACHE_FILE), error))
     }
 
     /// What a memory keeps of this compilation for the next (None for a cache in an
