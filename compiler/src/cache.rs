@@ -961,7 +961,14 @@ impl BuildCache {
             .collect();
         // the nodes' part is serialized while the output is walked
         let seen = self.lock_seen();
-        let walk = || out_files(out_directory, (&written, &seen), self.previous.as_ref(), &mut 0);
+        let walk = || {
+            out_files(
+                out_directory,
+                (&written, &seen),
+                self.previous.as_ref(),
+                &mut 0,
+            )
+        };
         let (files, nodes_text) = std::thread::scope(|scope| {
             let serializing = std::thread::Builder::new()
                 .name("mesh-cache".to_string())

@@ -102,28 +102,32 @@ pub(crate) fn manifest_of(
     keys: &BTreeMap<String, String>,
     secrets: &NodeValues,
 ) -> Vec<u8> {
-    let nodes: serde_json::Map<String, serde_json::Value> = digests
-        .iter()
-        .map(|(name, digest)| (name.clone(), serde_json::Value::String(digest.clone())))
-        .collect();
-    let keys: serde_json::Map<String, serde_json::Value> = keys
-        .iter()
-        .filter(|(node, _)| digests.contains_key(*node))
-        .map(|(node, key)| (node.clone(), serde_json::Value::String(key.clone())))
-        .collect();
     let secrets: NodeValues = secrets
         .iter()
         .filter(|(node, values)| digests.contains_key(*node) && !values.is_empty())
         .map(|(node, values)| (node.clone(), values.clone()))
         .collect();
-    let value = serde_json::json!({
-        "format": MANIFEST_FORMAT,
-        "nodes": nodes,
-        "keys": keys,
-        "secrets": crate::sealed_value::to_manifest(&secrets),
-    });
-    let mut bytes = plan::canonical_json(&value);
-    bytes.push(b'\n');
+    // written as `canonical_json` writes the object, its keys in byte order, the
+    // maps of every node straight from their sorted entries
+    let mut bytes = Vec::with_capacity(digests.len() * 160);
+    bytes.extend_from_slice(b"{\"format\":");
+    plan::canonical::write_string(MANIFEST_FORMAT, &mut bytes);
+    bytes.extend_from_slice(b",\"keys\":");
+    let keys = keys.iter().filter(|(node, _)| digests.contains_key(*node));
+    plan::canonical::write_string_object(
+        keys.map(|(node, key)| (node.as_str(), key.as_str())),
+        &mut bytes,
+    );
+    bytes.extend_from_slice(b",\"nodes\":");
+    plan::canonical::write_string_object(
+        digests
+            .iter()
+            .map(|(node, digest)| (node.as_str(), digest.as_str())),
+        &mut bytes,
+    );
+    bytes.extend_from_slice(b",\"secrets\":");
+    plan::canonical::write_canonical(&crate::sealed_value::to_manifest(&secrets), &mut bytes);
+    bytes.extend_from_slice(b"}\n");
     bytes
 }
 
@@ -230,4 +234,76 @@ pub fn write(
         }
     }
     write_atomically(&output, "manifest.json", &manifest(plans, keys, secrets))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use crate::sealed_value::{Identity, NodeValues, SealedValue};
+
+    /// The manifest written straight from its maps is the canonical JSON of the
+    /// object it stands for, escapes and filtering included.
+    #[test]
+    fn the_manifest_is_the_canonical_json_of_its_object() {
+        let digests: BTreeMap<String, String> = (0..40)
+            .map(|n| (format!("node{n:03}"), format!("sha256:{n:064x}")))
+            .chain([("quote\"d\u{1}é".to_string(), "a\\b\u{7f}".to_string())])
+            .collect();
+        let mut keys: BTreeMap<String, String> = digests
+            .keys()
+            .map(|node| (node.clone(), format!("age1{node}\n")))
+            .collect();
+        keys.insert("not-built".to_string(), "age1other".to_string());
+        let mut secrets = NodeValues::new();
+        secrets.insert(
+            "node007".to_string(),
+            BTreeMap::from([(
+                "/etc/a \"b\"".to_string(),
+                SealedValue {
+                    of: None,
+                    identity: Identity::Known("0123".to_string()),
+                },
+            )]),
+        );
+        secrets.insert("node008".to_string(), BTreeMap::new());
+        secrets.insert(
+            "not-built".to_string(),
+            BTreeMap::from([(
+                "/x".to_string(),
+                SealedValue {
+                    of: None,
+                    identity: Identity::NotYetMade,
+                },
+            )]),
+        );
+        let nodes: serde_json::Map<String, serde_json::Value> = digests
+            .iter()
+            .map(|(name, digest)| (name.clone(), serde_json::Value::String(digest.clone())))
+            .collect();
+        let built_keys: serde_json::Map<String, serde_json::Value> = keys
+            .iter()
+            .filter(|(node, _)| digests.contains_key(*node))
+            .map(|(node, key)| (node.clone(), serde_json::Value::String(key.clone())))
+            .collect();
+        let built_secrets: NodeValues = secrets
+            .iter()
+            .filter(|(node, values)| digests.contains_key(*node) && !values.is_empty())
+            .map(|(node, values)| (node.clone(), values.clone()))
+            .collect();
+        let object = serde_json::json!({
+            "format": super::MANIFEST_FORMAT,
+            "nodes": nodes,
+            "keys": built_keys,
+            "secrets": crate::sealed_value::to_manifest(&built_secrets),
+        });
+        let mut expected = plan::canonical_json(&object);
+        expected.push(b'\n');
+        let written = super::manifest_of(&digests, &keys, &secrets);
+        assert_eq!(
+            String::from_utf8_lossy(&written),
+            String::from_utf8_lossy(&expected)
+        );
+        assert!(!String::from_utf8_lossy(&written).contains("not-built"));
+    }
 }

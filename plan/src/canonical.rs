@@ -13,7 +13,8 @@ pub fn canonical_json(value: &serde_json::Value) -> Vec<u8> {
     out
 }
 
-fn write_canonical(value: &serde_json::Value, out: &mut Vec<u8>) {
+/// Appends the canonical JSON of `value` to `out` (see [`canonical_json`]).
+pub fn write_canonical(value: &serde_json::Value, out: &mut Vec<u8>) {
     use serde_json::Value;
     match value {
         Value::Null => out.extend_from_slice(b"null"),
@@ -51,7 +52,27 @@ fn write_canonical(value: &serde_json::Value, out: &mut Vec<u8>) {
 /// Escapes exactly as serde_json does: `"` and `\\` escaped, the short escapes for
 /// backspace, form feed, newline, carriage return and tab, `\u00XX` (lowercase hex)
 /// for the other control characters, everything else as UTF-8.
-fn write_string(text: &str, out: &mut Vec<u8>) {
+/// Appends the canonical JSON of an object of strings to `out`: `entries` must come
+/// with their keys in the order of their UTF-8 bytes, each key once (as a
+/// `BTreeMap<String, String>` iterates), which is the order canonical JSON writes.
+pub fn write_string_object<'a>(
+    entries: impl Iterator<Item = (&'a str, &'a str)>,
+    out: &mut Vec<u8>,
+) {
+    out.push(b'{');
+    for (position, (key, value)) in entries.enumerate() {
+        if position > 0 {
+            out.push(b',');
+        }
+        write_string(key, out);
+        out.push(b':');
+        write_string(value, out);
+    }
+    out.push(b'}');
+}
+
+/// Appends `text` as canonical JSON writes a string.
+pub fn write_string(text: &str, out: &mut Vec<u8>) {
     let bytes = text.as_bytes();
     out.reserve(bytes.len() + 2);
     out.push(b'"');
