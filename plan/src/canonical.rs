@@ -35,23 +35,11 @@ pub fn write_canonical(value: &serde_json::Value, out: &mut Vec<u8>) {
         Value::Object(map) => {
             let mut entries: Vec<(&String, &serde_json::Value)> = map.iter().collect();
             entries.sort_by(|left, right| left.0.as_bytes().cmp(right.0.as_bytes()));
-            out.push(b'{');
-            for (position, (key, item)) in entries.into_iter().enumerate() {
-                if position > 0 {
-                    out.push(b',');
-                }
-                write_string(key, out);
-                out.push(b':');
-                write_canonical(item, out);
-            }
-            out.push(b'}');
+            write_entries(entries.into_iter(), out, write_canonical);
         }
     }
 }
 
-/// Escapes exactly as serde_json does: `"` and `\\` escaped, the short escapes for
-/// backspace, form feed, newline, carriage return and tab, `\u00XX` (lowercase hex)
-/// for the other control characters, everything else as UTF-8.
 /// Appends the canonical JSON of an object of strings to `out`: `entries` must come
 /// with their keys in the order of their UTF-8 bytes, each key once (as a
 /// `BTreeMap<String, String>` iterates), which is the order canonical JSON writes.
@@ -59,19 +47,30 @@ pub fn write_string_object<'a>(
     entries: impl Iterator<Item = (&'a str, &'a str)>,
     out: &mut Vec<u8>,
 ) {
+    write_entries(entries, out, |value: &str, out| write_string(value, out));
+}
+
+/// An object of `entries`, already in canonical order, each value written by `value`.
+fn write_entries<K: AsRef<str>, V>(
+    entries: impl Iterator<Item = (K, V)>,
+    out: &mut Vec<u8>,
+    value: impl Fn(V, &mut Vec<u8>),
+) {
     out.push(b'{');
-    for (position, (key, value)) in entries.enumerate() {
+    for (position, (key, item)) in entries.enumerate() {
         if position > 0 {
             out.push(b',');
         }
-        write_string(key, out);
+        write_string(key.as_ref(), out);
         out.push(b':');
-        write_string(value, out);
+        value(item, out);
     }
     out.push(b'}');
 }
 
-/// Appends `text` as canonical JSON writes a string.
+/// Escapes exactly as serde_json does: `"` and `\\` escaped, the short escapes for
+/// backspace, form feed, newline, carriage return and tab, `\u00XX` (lowercase hex)
+/// for the other control characters, everything else as UTF-8.
 pub fn write_string(text: &str, out: &mut Vec<u8>) {
     let bytes = text.as_bytes();
     out.reserve(bytes.len() + 2);
@@ -340,19 +339,12 @@ fn write_field(field: &Field<'_>, out: &mut Vec<u8>) {
         Field::Bool(true) => out.extend_from_slice(b"true"),
         Field::Bool(false) => out.extend_from_slice(b"false"),
         Field::Texts(items) => write_texts(items, out),
-        Field::Map(map) => {
-            // a BTreeMap iterates in key order, which is canonical order
-            out.push(b'{');
-            for (position, (key, value)) in map.iter().enumerate() {
-                if position > 0 {
-                    out.push(b',');
-                }
-                write_string(key, out);
-                out.push(b':');
-                write_string(value, out);
-            }
-            out.push(b'}');
-        }
+        // a BTreeMap iterates in key order, which is canonical order
+        Field::Map(map) => write_string_object(
+            map.iter()
+                .map(|(key, value)| (key.as_str(), value.as_str())),
+            out,
+        ),
         Field::Mounts(mounts) => {
             out.push(b'[');
             for (position, mount) in mounts.iter().enumerate() {
