@@ -27,7 +27,7 @@ struct Collection {
 
 fn attr(name: &str, value: Value) -> Attr {
     Attr {
-        name: Rc::from(name.as_bytes()),
+        name: lang::Name::new(name.as_bytes()),
         value,
         span: None,
     }
@@ -251,7 +251,7 @@ pub fn collect(
                                 entry.name.to_vec(),
                                 (
                                     Attr {
-                                        name: entry.name.clone(),
+                                        name: entry.name,
                                         value: entry.value.clone(),
                                         span: Some(entry_span),
                                     },
@@ -273,21 +273,18 @@ pub fn collect(
             .map(|(name, collection)| {
                 let value = match collection.collection_type {
                     Type::ListOf(_) => Value::List(Rc::from(collection.items)),
-                    _ => Value::Attrs(Rc::new(Attrs::from_sorted(
+                    _ => Value::Attrs(Attrs::from_sorted(
                         collection
                             .entries
                             .into_values()
                             .map(|(attr, _)| attr)
                             .collect(),
-                    ))),
+                    )),
                 };
                 attr(&name, value)
             })
             .collect();
-        collected.insert(
-            module_name,
-            Value::Attrs(Rc::new(Attrs::from_sorted(entries))),
-        );
+        collected.insert(module_name, Value::Attrs(Attrs::from_sorted(entries)));
     }
     Ok(collected)
 }

@@ -36,16 +36,16 @@ pub struct ScopeFailure {
 }
 
 fn set(entries: BTreeMap<String, Value>) -> Value {
-    Value::Attrs(Rc::new(Attrs::from_unsorted(
+    Value::Attrs(Attrs::from_unsorted(
         entries
             .into_iter()
             .map(|(name, value)| Attr {
-                name: Rc::from(name.as_bytes()),
+                name: lang::Name::new(name.as_bytes()),
                 value,
                 span: None,
             })
             .collect(),
-    )))
+    ))
 }
 
 /// Starts a session reading from `root` (a repository, or any directory when no

@@ -3,7 +3,6 @@
 //! errors with a suggestion; nothing here knows what a module contains.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::rc::Rc;
 
 use lang::codes::{self, Code};
 use lang::diagnostic::did_you_mean;
@@ -649,7 +648,7 @@ fn read_node(
     let mut entries: Vec<Attr> = attrs.iter().cloned().collect();
     entries.retain(|attr| &*attr.name != b"name");
     entries.push(Attr {
-        name: Rc::from(&b"name"[..]),
+        name: lang::Name::of("name"),
         value: Value::string_from(name),
         span: Some(span),
     });
@@ -664,7 +663,7 @@ fn read_node(
         base,
         tags,
         deploy,
-        value: Value::Attrs(Rc::new(Attrs::from_unsorted(entries))),
+        value: Value::Attrs(Attrs::from_unsorted(entries)),
     }))
 }
 

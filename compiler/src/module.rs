@@ -3,7 +3,6 @@
 //! once, against what the field's stage can know). Per-node work calls the fields.
 
 use std::collections::BTreeMap;
-use std::rc::Rc;
 
 use lang::codes;
 use lang::compile::ParamIr;
@@ -78,7 +77,7 @@ pub struct Module {
     pub location: ModuleLocation,
     /// The whole module file.
     pub span: Span,
-    pub record: Rc<Attrs>,
+    pub record: Attrs,
     pub description: Option<String>,
     pub options: BTreeMap<String, OptionDecl>,
 }
@@ -98,7 +97,7 @@ impl Module {
 
 fn attr(name: &str, value: Value) -> Attr {
     Attr {
-        name: Rc::from(name.as_bytes()),
+        name: lang::Name::new(name.as_bytes()),
         value,
         span: None,
     }
@@ -194,10 +193,7 @@ pub fn load(
             if diagnostics.len() > errors_before {
                 return Ok(None);
             }
-            let arguments = Value::Attrs(Rc::new(Attrs::from_sorted(vec![attr(
-                "mesh",
-                prelude.clone(),
-            )])));
+            let arguments = Value::Attrs(Attrs::from_sorted(vec![attr("mesh", prelude.clone())]));
             machine.call(value.clone(), arguments, span)?
         }
         _ => value.clone(),
@@ -422,7 +418,7 @@ pub fn call_with(
         Value::PrimOp(_) | Value::PrimOpApp(_) => arguments.iter().collect(),
         _ => return Ok(value),
     };
-    let argument_set = Value::Attrs(Rc::new(Attrs::from_unsorted(
+    let argument_set = Value::Attrs(Attrs::from_unsorted(
         wanted
             .into_iter()
             .map(|(name, value)| Attr {
@@ -431,7 +427,7 @@ pub fn call_with(
                 span: None,
             })
             .collect(),
-    )));
+    ));
     let result = machine.call(value, argument_set, span)?;
     machine.force(&result, span)
 }

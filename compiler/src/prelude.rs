@@ -31,14 +31,14 @@ fn host(
 
 fn attr(name: &str, value: Value) -> Attr {
     Attr {
-        name: Rc::from(name.as_bytes()),
+        name: lang::Name::new(name.as_bytes()),
         value,
         span: None,
     }
 }
 
 fn set(entries: Vec<Attr>) -> Value {
-    Value::Attrs(Rc::new(Attrs::from_unsorted(entries)))
+    Value::Attrs(Attrs::from_unsorted(entries))
 }
 
 /// How a source file is named in plans and diagnostics: relative to the repository,
@@ -249,7 +249,7 @@ fn option_value() -> Value {
         }
         let mut entries = vec![
             Attr {
-                name: Rc::from(&b"_type"[..]),
+                name: lang::Name::of("_type"),
                 value: Value::string_from(OPTION_MARKER),
                 span: Some(span),
             },

@@ -3,7 +3,6 @@
 //! and the inventory only, so it cannot depend on anything computed later.
 
 use std::collections::HashMap;
-use std::rc::Rc;
 
 use lang::codes;
 use lang::diagnostic::did_you_mean;
@@ -119,13 +118,13 @@ pub fn module_settings(
                     continue;
                 }
                 Attr {
-                    name: Rc::from(name.as_bytes()),
+                    name: lang::Name::new(name.as_bytes()),
                     value: setting.value.clone(),
                     span: Some(setting.span),
                 }
             }
             (None, Some(default)) => Attr {
-                name: Rc::from(name.as_bytes()),
+                name: lang::Name::new(name.as_bytes()),
                 value: default.clone(),
                 span: Some(option.span),
             },
@@ -156,7 +155,7 @@ pub fn module_settings(
     if failed {
         return Ok(None);
     }
-    let value = Value::Attrs(Rc::new(Attrs::from_sorted(entries)));
+    let value = Value::Attrs(Attrs::from_sorted(entries));
     if overrides.is_none() {
         cache.by_module.insert(module.name.clone(), value.clone());
     }

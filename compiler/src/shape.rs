@@ -21,21 +21,18 @@ pub use plan::Kind;
 /// again; holding the record keeps its address from being reused.
 #[derive(Default)]
 pub struct Made {
-    records:
-        std::cell::RefCell<std::collections::HashMap<usize, Rc<Attrs>, lang::value::AddressHash>>,
+    records: std::cell::RefCell<std::collections::HashMap<usize, Attrs, lang::value::AddressHash>>,
 }
 
 impl Made {
-    fn remember(&self, record: &Rc<Attrs>) {
+    fn remember(&self, record: &Attrs) {
         self.records
             .borrow_mut()
-            .insert(Rc::as_ptr(record) as *const u8 as usize, record.clone());
+            .insert(record.address(), record.clone());
     }
 
-    pub fn contains(&self, record: &Rc<Attrs>) -> bool {
-        self.records
-            .borrow()
-            .contains_key(&(Rc::as_ptr(record) as *const u8 as usize))
+    pub fn contains(&self, record: &Attrs) -> bool {
+        self.records.borrow().contains_key(&(record.address()))
     }
 
     /// Forgets every record (after a node's shapes have been read).
@@ -248,9 +245,9 @@ pub fn is_canonical_absolute(path: &[u8]) -> bool {
         .all(|component| !component.is_empty() && component != b"." && component != b"..")
 }
 
-fn interned_attr(name: &lang::value::Bytes, value: Value, span: Span) -> Attr {
+fn interned_attr(name: &lang::Name, value: Value, span: Span) -> Attr {
     Attr {
-        name: name.clone(),
+        name: *name,
         value,
         span: Some(span),
     }
@@ -260,14 +257,14 @@ fn interned_attr(name: &lang::value::Bytes, value: Value, span: Span) -> Attr {
 /// record interns nothing (`lang::value::name` hashes its text at every call).
 struct Names {
     marker: lang::value::Bytes,
-    type_key: lang::value::Bytes,
-    kind_key: lang::value::Bytes,
-    source_key: lang::value::Bytes,
-    content_key: lang::value::Bytes,
-    content_base64_key: lang::value::Bytes,
-    column_key: lang::value::Bytes,
-    file_key: lang::value::Bytes,
-    line_key: lang::value::Bytes,
+    type_key: lang::Name,
+    kind_key: lang::Name,
+    source_key: lang::Name,
+    content_key: lang::Name,
+    content_base64_key: lang::Name,
+    column_key: lang::Name,
+    file_key: lang::Name,
+    line_key: lang::Name,
     empty_list: Value,
     empty_set: Value,
     /// By kind, in [`Kind::ALL`] order.
@@ -277,7 +274,7 @@ struct Names {
 struct KindNames {
     kind: lang::value::Bytes,
     /// The names of [`fields`], in its order.
-    fields: Vec<lang::value::Bytes>,
+    fields: Vec<lang::Name>,
     /// The interned default text of each of [`fields`], if it has one.
     defaults: Vec<Option<lang::value::Bytes>>,
     /// The positions of a record's entries as [`construct`] pushes them (`_type`,
@@ -287,7 +284,7 @@ struct KindNames {
     /// The names of a record's entries in name order (the record's own order).
     sorted: Vec<&'static str>,
     /// The same, interned: a record whose names are these copies has this layout.
-    sorted_names: Vec<lang::value::Bytes>,
+    sorted_names: Vec<lang::Name>,
     /// [`field_name`] of each of `sorted`.
     sorted_fields: Vec<Option<&'static str>>,
 }
@@ -300,7 +297,7 @@ impl KindNames {
             && record
                 .iter()
                 .zip(&self.sorted_names)
-                .all(|(entry, name)| Rc::ptr_eq(&entry.name, name))
+                .all(|(entry, name)| entry.name.same(*name))
     }
 
     /// The position of the entry `name` in a record of this layout.
@@ -315,6 +312,7 @@ impl KindNames {
 impl Names {
     fn new() -> Names {
         let name = lang::value::name;
+        let text = |text: &str| -> lang::value::Bytes { Rc::from(text.as_bytes()) };
         let kinds = Kind::ALL
             .iter()
             .map(|&kind| {
@@ -336,12 +334,12 @@ impl Names {
                         .map(|text| field_name(kind, text.as_bytes()))
                         .collect(),
                     sorted,
-                    kind: name(kind.name()),
+                    kind: text(kind.name()),
                     fields: fields(kind).iter().map(|field| name(field.name)).collect(),
                     defaults: fields(kind)
                         .iter()
                         .map(|field| match field.default {
-                            FieldDefault::Text(text) => Some(name(text)),
+                            FieldDefault::Text(default) => Some(text(default)),
                             _ => None,
                         })
                         .collect(),
@@ -350,7 +348,7 @@ impl Names {
             })
             .collect();
         Names {
-            marker: name(SHAPE_MARKER),
+            marker: text(SHAPE_MARKER),
             type_key: name("_type"),
             kind_key: name("kind"),
             source_key: name("source"),
@@ -360,7 +358,7 @@ impl Names {
             file_key: name("file"),
             line_key: name("line"),
             empty_list: Value::List(Rc::from(Vec::new())),
-            empty_set: Value::Attrs(Rc::new(Attrs::new())),
+            empty_set: Value::Attrs(Attrs::new()),
             kinds,
         }
     }
@@ -415,10 +413,7 @@ pub fn construct(
             continue;
         }
         // names written in code are the interned copies: most are found by address
-        let interned = kind_names
-            .fields
-            .iter()
-            .any(|name| Rc::ptr_eq(name, &entry.name));
+        let interned = kind_names.fields.iter().any(|name| name.same(entry.name));
         if !interned && field_name(kind, &entry.name).is_none() {
             let known = field_names(kind);
             let name = String::from_utf8_lossy(&entry.name);
@@ -476,7 +471,7 @@ pub fn construct(
                     ));
                 }
                 (FieldDefault::Text(_), Some(text)) => Value::String(text.clone()),
-                (FieldDefault::Text(text), None) => Value::String(lang::value::name(text)),
+                (FieldDefault::Text(text), None) => Value::string_from(text),
                 (FieldDefault::Null, _) => Value::Null,
                 (FieldDefault::Bool(value), _) => Value::Bool(value),
                 (FieldDefault::EmptyList, _) => names.empty_list.clone(),
@@ -514,7 +509,7 @@ pub fn construct(
     } else {
         Attrs::from_unsorted(entries)
     };
-    let record = Rc::new(record);
+    let record = record;
     if let Some(made) = made {
         made.remember(&record);
     }
@@ -539,7 +534,7 @@ fn system_user_shell(entries: &mut [Attr], span: Span) {
     {
         *shell = name_attr(
             "shell",
-            Value::String(lang::value::name(SYSTEM_USER_SHELL)),
+            Value::string_from(SYSTEM_USER_SHELL),
             shell.span.unwrap_or(span),
         );
     }
@@ -548,11 +543,11 @@ fn system_user_shell(entries: &mut [Attr], span: Span) {
 /// The `source` set of a constructor call.
 pub fn source_value(file: &Value, line: usize, column: usize, span: Span) -> Value {
     let names = NAMES.with(Rc::clone);
-    Value::Attrs(Rc::new(Attrs::from_sorted(vec![
+    Value::Attrs(Attrs::from_sorted(vec![
         interned_attr(&names.column_key, Value::Int(column as i64), span),
         interned_attr(&names.file_key, file.clone(), span),
         interned_attr(&names.line_key, Value::Int(line as i64), span),
-    ])))
+    ]))
 }
 
 /// Where each field of a shape record was given, by the constructor's own name of
@@ -748,14 +743,14 @@ fn check_field(
                 let item = machine.force(&entry.value, span)?;
                 match &item {
                     Value::String(_) => entries.push(Attr {
-                        name: entry.name.clone(),
+                        name: entry.name,
                         value: item,
                         span: entry.span,
                     }),
                     other => return Err(wrong("a set of strings", other)),
                 }
             }
-            Ok(Value::Attrs(Rc::new(Attrs::from_sorted(entries))))
+            Ok(Value::Attrs(Attrs::from_sorted(entries)))
         }
         FieldType::Mounts => {
             let Value::List(items) = &value else {
@@ -799,7 +794,7 @@ fn check_field(
                     }
                 }
                 entries.push(name_attr("read_only", read_only, span));
-                mounts.push(Value::Attrs(Rc::new(Attrs::from_unsorted(entries))));
+                mounts.push(Value::Attrs(Attrs::from_unsorted(entries)));
             }
             Ok(Value::List(Rc::from(mounts)))
         }

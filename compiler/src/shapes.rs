@@ -5,7 +5,6 @@
 //! or part of the base system.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::rc::Rc;
 
 use lang::codes;
 use lang::value::{Attrs, EvalResult};
@@ -96,7 +95,7 @@ fn read_shape(
     };
     let source = read_source(machine, &source_value, span)?;
     // a record made by a constructor was checked then; anything else is checked now
-    let record: Rc<Attrs> = if made.contains(attrs) {
+    let record: Attrs = if made.contains(attrs) {
         attrs.clone()
     } else {
         match shape::construct(machine, kind, &value, call_span, source_value, None) {
@@ -169,7 +168,7 @@ pub fn node_shapes(
     opaque: &mut OpaqueToJson<'_>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> EvalResult<Vec<ShapeDecl>> {
-    let empty = Value::Attrs(Rc::new(Attrs::new()));
+    let empty = Value::Attrs(Attrs::new());
     let mut by_identity = Declared::default();
     for name in &resolved.modules {
         let Some(module) = modules.get(name) else {

@@ -121,7 +121,7 @@ fn plural(element: &Type) -> String {
 
 fn attr(name: &str, value: Value) -> Attr {
     Attr {
-        name: Rc::from(name.as_bytes()),
+        name: lang::Name::new(name.as_bytes()),
         value,
         span: None,
     }
@@ -134,7 +134,7 @@ pub fn type_value(name: &str, extra: Vec<Attr>) -> Value {
         attr("name", Value::string_from(name)),
     ];
     entries.extend(extra);
-    Value::Attrs(Rc::new(Attrs::from_unsorted(entries)))
+    Value::Attrs(Attrs::from_unsorted(entries))
 }
 
 /// Reads a type value back; `Err(message)` if it is not one.

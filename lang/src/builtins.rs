@@ -348,26 +348,24 @@ pub(crate) fn globals() -> Globals {
     members.push(("langVersion", Value::Int(LANG_VERSION)));
     members.push(("nixVersion", Value::string_from(NIX_VERSION)));
 
-    let mut attrs = Attrs::from_unsorted(
-        members
-            .iter()
-            .map(|(name, value)| Attr {
-                name: Rc::from(name.as_bytes()),
-                value: value.clone(),
-                span: None,
-            })
-            .collect(),
-    );
     // `builtins.builtins` is `builtins` itself: tie the knot with a thunk
     let knot = Rc::new(Thunk {
         state: std::cell::RefCell::new(crate::value::ThunkState::Blackhole),
     });
-    attrs.insert(Attr {
-        name: Rc::from(&b"builtins"[..]),
+    let mut entries: Vec<Attr> = members
+        .iter()
+        .map(|(name, value)| Attr {
+            name: crate::name::Name::new(name.as_bytes()),
+            value: value.clone(),
+            span: None,
+        })
+        .collect();
+    entries.push(Attr {
+        name: crate::name::Name::of("builtins"),
         value: Value::Thunk(knot.clone()),
         span: None,
     });
-    let builtins_value = Value::Attrs(Rc::new(attrs));
+    let builtins_value = Value::Attrs(Attrs::from_unsorted(entries));
     *knot.state.borrow_mut() = crate::value::ThunkState::Done(builtins_value.clone());
 
     let mut names: HashMap<Bytes, Value> = HashMap::new();
@@ -455,7 +453,7 @@ impl Machine {
         value: &Value,
         span: Span,
         context: &str,
-    ) -> EvalResult<Rc<Attrs>> {
+    ) -> EvalResult<Attrs> {
         match self.force(value, span)? {
             Value::Attrs(attrs) => Ok(attrs),
             other => Err(type_error("a set", &other, span, context)),
@@ -652,18 +650,18 @@ fn try_eval(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResul
         }
         Err(error) => return Err(error),
     };
-    Ok(Value::Attrs(Rc::new(Attrs::from_sorted(vec![
+    Ok(Value::Attrs(Attrs::from_sorted(vec![
         Attr {
-            name: Rc::from(&b"success"[..]),
+            name: crate::name::Name::of("success"),
             value: Value::Bool(success),
             span: None,
         },
         Attr {
-            name: Rc::from(&b"value"[..]),
+            name: crate::name::Name::of("value"),
             value,
             span: None,
         },
-    ]))))
+    ])))
 }
 
 fn import(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
@@ -739,21 +737,19 @@ fn function_args(machine: &mut Machine, arguments: &[Value], span: Span) -> Eval
     let function = machine.force(&arguments[0], span)?;
     match function {
         Value::Lambda(closure) => match &closure.lambda.param {
-            compile::ParamIr::Identifier => Ok(Value::Attrs(Rc::new(Attrs::new()))),
-            compile::ParamIr::Formals { formals, .. } => {
-                Ok(Value::Attrs(Rc::new(Attrs::from_unsorted(
-                    formals
-                        .iter()
-                        .map(|formal| Attr {
-                            name: formal.name.clone(),
-                            value: Value::Bool(formal.default.is_some()),
-                            span: Some(formal.span),
-                        })
-                        .collect(),
-                ))))
-            }
+            compile::ParamIr::Identifier => Ok(Value::Attrs(Attrs::new())),
+            compile::ParamIr::Formals { formals, .. } => Ok(Value::Attrs(Attrs::from_unsorted(
+                formals
+                    .iter()
+                    .map(|formal| Attr {
+                        name: formal.name,
+                        value: Value::Bool(formal.default.is_some()),
+                        span: Some(formal.span),
+                    })
+                    .collect(),
+            ))),
         },
-        Value::PrimOp(_) | Value::PrimOpApp(_) => Ok(Value::Attrs(Rc::new(Attrs::new()))),
+        Value::PrimOp(_) | Value::PrimOpApp(_) => Ok(Value::Attrs(Attrs::new())),
         other => Err(type_error("a function", &other, span, "`functionArgs`")),
     }
 }
@@ -920,16 +916,16 @@ fn read_dir(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResul
             "check that the directory exists",
         )
     })?;
-    Ok(Value::Attrs(Rc::new(Attrs::from_unsorted(
+    Ok(Value::Attrs(Attrs::from_unsorted(
         entries
             .into_iter()
             .map(|(name, kind)| Attr {
-                name: Rc::from(name.as_bytes()),
+                name: crate::name::Name::new(name.as_bytes()),
                 value: Value::string_from(kind.nix_name()),
                 span: None,
             })
             .collect(),
-    ))))
+    )))
 }
 
 fn hash_file(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
@@ -965,22 +961,22 @@ impl Machine {
             return Value::Null;
         };
         let (line, column) = file.line_column(span.start);
-        Value::Attrs(Rc::new(Attrs::from_sorted(vec![
+        Value::Attrs(Attrs::from_sorted(vec![
             Attr {
-                name: Rc::from(&b"column"[..]),
+                name: crate::name::Name::of("column"),
                 value: Value::Int(column as i64),
                 span: None,
             },
             Attr {
-                name: Rc::from(&b"file"[..]),
+                name: crate::name::Name::of("file"),
                 value: Value::string_from(&file.name),
                 span: None,
             },
             Attr {
-                name: Rc::from(&b"line"[..]),
+                name: crate::name::Name::of("line"),
                 value: Value::Int(line as i64),
                 span: None,
             },
-        ])))
+        ]))
     }
 }

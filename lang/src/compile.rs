@@ -13,10 +13,11 @@ use std::rc::Rc;
 
 use crate::codes;
 use crate::diagnostic::{Diagnostic, did_you_mean};
+use crate::name::Name;
 use crate::span::Span;
 use crate::symbols::{NameMap, SymbolOrder};
 use crate::syntax::{AttrName, BinaryOp, Binding, Expr, ExprKind, Param, StringPart, UnaryOp};
-use crate::value::{Bytes, Value};
+use crate::value::Value;
 
 mod deferred;
 mod ir;
@@ -41,10 +42,10 @@ pub struct Compiled {
     pub errors: Vec<Diagnostic>,
     /// Span of a binding's value -> the binding's name (for cycle diagnostics), in
     /// the order found: where a span comes twice, the later entry is the one meant.
-    pub binding_names: Vec<(Span, Bytes)>,
+    pub binding_names: Vec<(Span, Name)>,
     /// Span of a variable reference -> the name it refers to (for cycle diagnostics),
     /// in the order found, as `binding_names`.
-    pub reference_names: Vec<(Span, Bytes)>,
+    pub reference_names: Vec<(Span, Name)>,
 }
 
 /// Compiles a parsed expression. `base_directory` resolves relative path literals.
@@ -87,8 +88,8 @@ struct Compiler<'a> {
     base_directory: Vec<u8>,
     globals: &'a dyn GlobalScope,
     errors: Vec<Diagnostic>,
-    binding_names: Vec<(Span, Bytes)>,
-    reference_names: Vec<(Span, Bytes)>,
+    binding_names: Vec<(Span, Name)>,
+    reference_names: Vec<(Span, Name)>,
     /// The file's tree, when its plain data may be deferred.
     root: Option<std::sync::Arc<Expr>>,
     /// Whether the set or list being lowered is on the file's spine: reached from
@@ -202,6 +203,11 @@ impl<'a> Compiler<'a> {
                 self.add_bindings(&mut set, bindings, false);
                 self.compile_set(set, span)
             }
+            // an empty list has no identity (it is never `«repeated»` nor the same
+            // object as another): one constant serves every evaluation
+            ExprKind::List(items) if items.is_empty() => {
+                node(IrKind::Const(Value::List(Rc::from(Vec::new()))), span)
+            }
             ExprKind::List(items) => {
                 let items = items.iter().map(|item| self.value(item)).collect();
                 node(IrKind::List(items), span)
@@ -218,7 +224,7 @@ impl<'a> Compiler<'a> {
                 node(
                     IrKind::Select {
                         expr: attrs,
-                        path: Box::new([IrAttrName::Static(crate::value::intern(b"body"))]),
+                        path: Box::new([IrAttrName::Static(crate::name::Name::new(b"body"))]),
                         default: None,
                     },
                     span,
@@ -540,7 +546,7 @@ mod tests {
         let [IrAttrName::Static(selected)] = &path[..] else {
             panic!("not one static name: {path:?}");
         };
-        assert!(Rc::ptr_eq(selected, &attrs.statics[0].name));
-        assert!(Rc::ptr_eq(selected, &crate::value::name("port")));
+        assert!(selected.same(attrs.statics[0].name));
+        assert!(selected.same(crate::value::name("port")));
     }
 }

@@ -3,7 +3,6 @@
 //! and `«repeated»` for a set or list already printed.
 
 use std::collections::HashSet;
-use std::rc::Rc;
 
 use crate::codes;
 use crate::eval::{Machine, error, opaque_error};
@@ -140,7 +139,7 @@ impl Machine {
             Value::String(bytes) => quote_string(bytes, out),
             Value::Path(bytes) => out.extend_from_slice(bytes),
             Value::Attrs(attrs) => {
-                if !attrs.is_empty() && !seen.insert(Rc::as_ptr(attrs) as *const u8 as usize) {
+                if !attrs.is_empty() && !seen.insert(attrs.address()) {
                     out.extend_from_slice("«repeated»".as_bytes());
                     return Ok(());
                 }

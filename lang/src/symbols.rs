@@ -11,7 +11,6 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::syntax::{AttrName, Binding, Expr, ExprKind, Param, StringPart};
-use crate::value::Bytes;
 
 /// Symbols Nix 2.8 creates at start-up, in the order of their addresses (measured
 /// against nix-instantiate 2.8.0: these come before every symbol a program creates).
@@ -226,7 +225,7 @@ impl Hasher for NameHasher {
 }
 
 /// A map keyed by names, hashed with [`NameHasher`].
-pub(crate) type NameMap<V> = HashMap<Bytes, V, BuildHasherDefault<NameHasher>>;
+pub(crate) type NameMap<V> = HashMap<crate::name::Name, V, BuildHasherDefault<NameHasher>>;
 
 /// Ranks of the names seen so far, shared by every file of one evaluation.
 #[derive(Debug, Clone)]
@@ -246,10 +245,13 @@ impl SymbolOrder {
         // room for the start-up symbols and a small program's names
         let mut ranks = NameMap::with_capacity_and_hasher(1024, BuildHasherDefault::default());
         for (index, name) in STARTUP_LOW.iter().enumerate() {
-            ranks.insert(Bytes::from(name.as_bytes()), index as u64);
+            ranks.insert(crate::name::Name::new(name.as_bytes()), index as u64);
         }
         for (index, name) in STARTUP_HIGH.iter().enumerate() {
-            ranks.insert(Bytes::from(name.as_bytes()), HIGH_BASE + index as u64);
+            ranks.insert(
+                crate::name::Name::new(name.as_bytes()),
+                HIGH_BASE + index as u64,
+            );
         }
         SymbolOrder {
             ranks,
@@ -260,7 +262,7 @@ impl SymbolOrder {
     /// Creates the symbol `name` if it is new.
     pub fn intern(&mut self, name: &[u8]) {
         if !self.ranks.contains_key(name) {
-            self.ranks.insert(Bytes::from(name), self.next);
+            self.ranks.insert(crate::name::Name::new(name), self.next);
             self.next += 1;
         }
     }

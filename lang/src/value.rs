@@ -10,6 +10,7 @@ use std::rc::Rc;
 
 use crate::compile::{Ir, LambdaIr};
 use crate::diagnostic::Diagnostic;
+pub use crate::name::Name;
 use crate::span::Span;
 
 /// Attribute names and strings are byte strings, as in Nix.
@@ -26,7 +27,7 @@ pub enum Value {
     String(Bytes),
     /// An absolute, canonical path.
     Path(Bytes),
-    Attrs(Rc<Attrs>),
+    Attrs(Attrs),
     List(List),
     Lambda(Rc<Closure>),
     PrimOp(Rc<PrimOp>),
@@ -134,15 +135,95 @@ pub type List = Rc<[Value]>;
 /// One attribute: name, value and where it was defined (if it was written down).
 #[derive(Clone, Debug)]
 pub struct Attr {
-    pub name: Bytes,
+    pub name: Name,
     pub value: Value,
     pub span: Option<Span>,
 }
 
-/// An attribute set: attributes sorted by name, names unique.
-#[derive(Clone, Debug, Default)]
+/// Sets of at most this many attributes are searched from the start, not halved.
+const SMALL_SET: usize = 8;
+
+/// What an attribute can be looked up by: its [`Name`] (compared by address in a
+/// small set, mostly by the names' keys in a large one) or its bytes.
+pub trait AttrKey {
+    fn find_in(self, entries: &[Attr]) -> Option<&Attr>;
+}
+
+impl AttrKey for Name {
+    #[inline]
+    fn find_in(self, entries: &[Attr]) -> Option<&Attr> {
+        if entries.len() <= SMALL_SET {
+            return entries.iter().find(|attr| attr.name.same(self));
+        }
+        entries
+            .binary_search_by(|attr| attr.name.cmp(&self))
+            .ok()
+            .and_then(|index| entries.get(index))
+    }
+}
+
+impl AttrKey for &Name {
+    #[inline]
+    fn find_in(self, entries: &[Attr]) -> Option<&Attr> {
+        (*self).find_in(entries)
+    }
+}
+
+impl AttrKey for &[u8] {
+    fn find_in(self, entries: &[Attr]) -> Option<&Attr> {
+        if entries.len() <= SMALL_SET {
+            // a different length rejects without reading the name's bytes
+            return entries
+                .iter()
+                .find(|attr| attr.name.len() == self.len() && *attr.name == *self);
+        }
+        entries
+            .binary_search_by(|attr| compare_names(&attr.name, self))
+            .ok()
+            .and_then(|index| entries.get(index))
+    }
+}
+
+impl<const N: usize> AttrKey for &[u8; N] {
+    fn find_in(self, entries: &[Attr]) -> Option<&Attr> {
+        self[..].find_in(entries)
+    }
+}
+
+impl AttrKey for &Bytes {
+    fn find_in(self, entries: &[Attr]) -> Option<&Attr> {
+        self[..].find_in(entries)
+    }
+}
+
+impl AttrKey for &Vec<u8> {
+    fn find_in(self, entries: &[Attr]) -> Option<&Attr> {
+        self[..].find_in(entries)
+    }
+}
+
+/// An attribute set: attributes sorted by name, names unique. Shared: a clone is
+/// the same set (Nix's pointer to the same bindings, which is what decides
+/// `«repeated»` and comparisons by identity). The attributes are a vector behind
+/// the count, not a slice inside it: `Rc<[Attr]>` cannot be filled in place on
+/// stable Rust, and copying into it cost more than the pointer it saves.
+#[derive(Clone)]
 pub struct Attrs {
-    entries: Vec<Attr>,
+    entries: Rc<Vec<Attr>>,
+}
+
+impl Default for Attrs {
+    fn default() -> Attrs {
+        Attrs {
+            entries: Rc::new(Vec::new()),
+        }
+    }
+}
+
+impl fmt::Debug for Attrs {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.debug_list().entries(self.entries.iter()).finish()
+    }
 }
 
 /// Byte order of two attribute names, as `<[u8]>::cmp`. Names are short and usually
@@ -166,21 +247,46 @@ impl Attrs {
     /// From attributes already sorted by name with unique names.
     pub fn from_sorted(entries: Vec<Attr>) -> Attrs {
         debug_assert!(entries.windows(2).all(|w| w[0].name < w[1].name));
-        Attrs { entries }
+        Attrs {
+            entries: Rc::new(entries),
+        }
+    }
+
+    /// From `count` attributes already sorted by name with unique names, made by
+    /// `make` in order.
+    #[inline]
+    pub fn from_sorted_exact(count: usize, make: impl FnMut(usize) -> Attr) -> Attrs {
+        let mut entries = Vec::with_capacity(count);
+        entries.extend((0..count).map(make));
+        Attrs::from_sorted(entries)
+    }
+
+    /// The attribute named `name` among attributes sorted by name.
+    pub fn find_sorted(entries: &[Attr], name: impl AttrKey) -> Option<&Attr> {
+        name.find_in(entries)
+    }
+
+    /// Whether both are the same set (not only equal ones).
+    #[inline]
+    pub fn ptr_eq(left: &Attrs, right: &Attrs) -> bool {
+        Rc::ptr_eq(&left.entries, &right.entries)
+    }
+
+    /// The set's address, an identity for as long as it lives.
+    #[inline]
+    pub fn address(&self) -> usize {
+        Rc::as_ptr(&self.entries) as usize
     }
 
     /// From attributes in any order; the first of equal names wins.
     pub fn from_unsorted(mut entries: Vec<Attr>) -> Attrs {
         // hosts and `listToAttrs` of generated names often give them in order already
-        if entries
-            .windows(2)
-            .all(|pair| compare_names(&pair[0].name, &pair[1].name).is_lt())
-        {
-            return Attrs { entries };
+        if entries.windows(2).all(|pair| pair[0].name < pair[1].name) {
+            return Attrs::from_sorted(entries);
         }
-        entries.sort_by(|left, right| compare_names(&left.name, &right.name));
+        entries.sort_by_key(|left| left.name);
         entries.dedup_by(|later, earlier| later.name == earlier.name);
-        Attrs { entries }
+        Attrs::from_sorted(entries)
     }
 
     pub fn len(&self) -> usize {
@@ -191,33 +297,20 @@ impl Attrs {
         self.entries.is_empty()
     }
 
-    pub fn get(&self, name: &[u8]) -> Option<&Value> {
-        self.get_attr(name).map(|attr| &attr.value)
+    /// The value of the attribute `name`: a [`Name`] is found by address (names
+    /// are interned), bytes by comparing them.
+    #[inline]
+    pub fn get(&self, name: impl AttrKey) -> Option<&Value> {
+        name.find_in(&self.entries).map(|attr| &attr.value)
     }
 
-    pub fn get_attr(&self, name: &[u8]) -> Option<&Attr> {
-        if self.entries.len() <= 8 {
-            // names written in code are interned (see [`intern`]): the same address
-            // is the same name, and a different length rejects without reading bytes
-            return self.entries.iter().find(|attr| {
-                std::ptr::eq(attr.name.as_ptr(), name.as_ptr())
-                    || (attr.name.len() == name.len() && *attr.name == *name)
-            });
-        }
-        self.entries
-            .binary_search_by(|attr| {
-                if std::ptr::eq(attr.name.as_ptr(), name.as_ptr()) {
-                    std::cmp::Ordering::Equal
-                } else {
-                    compare_names(&attr.name, name)
-                }
-            })
-            .ok()
-            .map(|index| &self.entries[index])
+    #[inline]
+    pub fn get_attr(&self, name: impl AttrKey) -> Option<&Attr> {
+        name.find_in(&self.entries)
     }
 
-    pub fn contains(&self, name: &[u8]) -> bool {
-        self.get_attr(name).is_some()
+    pub fn contains(&self, name: impl AttrKey) -> bool {
+        name.find_in(&self.entries).is_some()
     }
 
     pub fn iter(&self) -> std::slice::Iter<'_, Attr> {
@@ -228,19 +321,9 @@ impl Attrs {
         &self.entries
     }
 
+    /// The attributes, moved out when this is the set's only holder.
     pub fn into_entries(self) -> Vec<Attr> {
-        self.entries
-    }
-
-    /// Inserts or replaces, keeping the order.
-    pub fn insert(&mut self, attr: Attr) {
-        match self
-            .entries
-            .binary_search_by(|existing| compare_names(&existing.name, &attr.name))
-        {
-            Ok(index) => self.entries[index] = attr,
-            Err(index) => self.entries.insert(index, attr),
-        }
+        Rc::try_unwrap(self.entries).unwrap_or_else(|shared| shared.to_vec())
     }
 
     /// `self // other`: a merge of two sorted runs; `other` wins. A few attributes
@@ -251,8 +334,8 @@ impl Attrs {
         let mut entries = Vec::with_capacity(left.len() + right.len());
         if right.len().saturating_mul(8) < left.len() {
             let mut rest = &left[..];
-            for attr in right {
-                match rest.binary_search_by(|existing| compare_names(&existing.name, &attr.name)) {
+            for attr in right.iter() {
+                match rest.binary_search_by(|existing| existing.name.cmp(&attr.name)) {
                     Ok(index) => {
                         entries.extend_from_slice(&rest[..index]);
                         rest = &rest[index + 1..];
@@ -265,11 +348,11 @@ impl Attrs {
                 entries.push(attr.clone());
             }
             entries.extend_from_slice(rest);
-            return Attrs { entries };
+            return Attrs::from_sorted(entries);
         }
         let (mut l, mut r) = (0, 0);
         while l < left.len() && r < right.len() {
-            match compare_names(&left[l].name, &right[r].name) {
+            match left[l].name.cmp(&right[r].name) {
                 std::cmp::Ordering::Less => {
                     entries.push(left[l].clone());
                     l += 1;
@@ -287,7 +370,7 @@ impl Attrs {
         }
         entries.extend_from_slice(&left[l..]);
         entries.extend_from_slice(&right[r..]);
-        Attrs { entries }
+        Attrs::from_sorted(entries)
     }
 
     /// `sets[0] // sets[1] // ... // sets[n]` (`//` groups to the right, so a later
@@ -305,7 +388,7 @@ impl Attrs {
             merge_into(&set.entries, &mut merged, &mut spare);
             std::mem::swap(&mut merged, &mut spare);
         }
-        Attrs { entries: merged }
+        Attrs::from_sorted(merged)
     }
 }
 
@@ -319,11 +402,7 @@ fn merge_into(left: &[Attr], right: &mut Vec<Attr>, out: &mut Vec<Attr>) {
         let Some(next) = right_items.peek() else {
             break;
         };
-        let order = if Rc::ptr_eq(&left[l].name, &next.name) {
-            std::cmp::Ordering::Equal
-        } else {
-            compare_names(&left[l].name, &next.name)
-        };
+        let order = left[l].name.cmp(&next.name);
         match order {
             std::cmp::Ordering::Less => {
                 out.push(left[l].clone());
@@ -592,7 +671,7 @@ impl Thunk {
 pub fn same_object(left: &Value, right: &Value) -> bool {
     match (left, right) {
         (Value::Thunk(l), Value::Thunk(r)) => Rc::ptr_eq(l, r),
-        (Value::Attrs(l), Value::Attrs(r)) => Rc::ptr_eq(l, r),
+        (Value::Attrs(l), Value::Attrs(r)) => Attrs::ptr_eq(l, r),
         (Value::List(l), Value::List(r)) => !l.is_empty() && Rc::ptr_eq(l, r),
         (Value::Lambda(l), Value::Lambda(r)) => Rc::ptr_eq(l, r),
         (Value::PrimOp(l), Value::PrimOp(r)) => Rc::ptr_eq(l, r),
@@ -626,50 +705,10 @@ impl std::hash::Hasher for AddressHasher {
     }
 }
 
-type Interned = std::collections::HashMap<(usize, usize), Bytes, AddressHash>;
-
-thread_local! {
-    static NAMES: RefCell<Interned> = RefCell::new(Interned::default());
-    static SYMBOLS: RefCell<std::collections::HashSet<Bytes, NameHash>> =
-        RefCell::new(std::collections::HashSet::default());
-}
-
-/// Names are hashed as the compiler hashes them ([`crate::symbols::NameHasher`]).
-type NameHash = std::hash::BuildHasherDefault<crate::symbols::NameHasher>;
-
-/// Names interned per thread at most: past this the table stops growing (a name
-/// not interned is still found, by its bytes).
-const MAX_SYMBOLS: usize = 1 << 20;
-
-/// The shared copy of an attribute name written in code (Nix's `Symbol`): the
-/// compiler interns every static name, so a lookup of `x.port` in a set made by
-/// `{ port = ...; }` finds it by address, reading no bytes.
-pub fn intern(bytes: &[u8]) -> Bytes {
-    SYMBOLS.with(|symbols| {
-        let mut symbols = symbols.borrow_mut();
-        if let Some(symbol) = symbols.get(bytes) {
-            return symbol.clone();
-        }
-        let symbol: Bytes = Rc::from(bytes);
-        if symbols.len() < MAX_SYMBOLS {
-            symbols.insert(symbol.clone());
-        }
-        symbol
-    })
-}
-
-/// A shared attribute name for a name known at compile time: hosts that build
-/// many sets with the same names allocate each name once per thread, the same
-/// copy the compiler uses for that name in code.
-pub fn name(text: &'static str) -> Bytes {
-    let key = (text.as_ptr() as usize, text.len());
-    NAMES.with(|names| {
-        names
-            .borrow_mut()
-            .entry(key)
-            .or_insert_with(|| intern(text.as_bytes()))
-            .clone()
-    })
+/// The attribute name of a text known when the program was built (a host's
+/// field names): [`Name::of`].
+pub fn name(text: &'static str) -> Name {
+    Name::of(text)
 }
 
 #[cfg(test)]
@@ -707,7 +746,7 @@ mod tests {
         ) {
             let make = |names: &std::collections::BTreeSet<Vec<u8>>, side: i64| {
                 super::Attrs::from_sorted(names.iter().map(|name| super::Attr {
-                    name: std::rc::Rc::from(&name[..]),
+                    name: super::Name::new(&name[..]),
                     value: super::Value::Int(side),
                     span: None,
                 }).collect())
@@ -734,7 +773,7 @@ mod tests {
         ) {
             let made: Vec<super::Attrs> = sets.iter().enumerate().map(|(side, names)| {
                 super::Attrs::from_sorted(names.iter().map(|name| super::Attr {
-                    name: std::rc::Rc::from(&name[..]),
+                    name: super::Name::new(&name[..]),
                     value: super::Value::Int(side as i64),
                     span: None,
                 }).collect())

@@ -227,7 +227,8 @@ impl Session {
                 Ok(value) => value,
                 Err(error) => return Reply::Failed(vec![*error]),
             };
-            self.names.insert(attr.name.clone(), value);
+            self.names
+                .insert(std::rc::Rc::from(attr.name.as_bytes()), value);
             added += 1;
         }
         Reply::Note(format!("Added {added} variables."))

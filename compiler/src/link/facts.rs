@@ -182,16 +182,16 @@ pub fn to_value(facts: &Facts) -> Value {
 }
 
 fn record_value(facts: &Facts) -> Value {
-    Value::Attrs(Rc::new(Attrs::from_unsorted(
+    Value::Attrs(Attrs::from_unsorted(
         facts
             .iter()
             .map(|(name, fact)| Attr {
-                name: Rc::from(name.as_bytes()),
+                name: lang::Name::new(name.as_bytes()),
                 value: fact_value(fact),
                 span: None,
             })
             .collect(),
-    )))
+    ))
 }
 
 fn fact_value(fact: &Fact) -> Value {

@@ -17,13 +17,13 @@ fn attr(name: &'static str, value: lang::Value) -> lang::value::Attr {
 }
 
 fn set(entries: Vec<lang::value::Attr>) -> lang::Value {
-    lang::Value::Attrs(Rc::new(lang::value::Attrs::from_unsorted(entries)))
+    lang::Value::Attrs(lang::value::Attrs::from_unsorted(entries))
 }
 
 /// The link-dependent arguments of one module's `shapes`.
 pub(super) fn arguments(link: &NodeLink, module: &str) -> ShapeArguments {
     let named = |name: &str, value: lang::Value| lang::value::Attr {
-        name: Rc::from(name.as_bytes()),
+        name: lang::Name::new(name.as_bytes()),
         value,
         span: None,
     };

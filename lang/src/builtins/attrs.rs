@@ -5,8 +5,9 @@ use std::rc::Rc;
 use super::Builtin;
 use crate::codes;
 use crate::eval::{Machine, error};
+use crate::name::Name;
 use crate::span::Span;
-use crate::value::{Attr, Attrs, Bytes, EvalResult, Thunk, Value, compare_names};
+use crate::value::{Attr, Attrs, EvalResult, Thunk, Value, compare_names};
 
 pub(super) fn builtins() -> Vec<Builtin> {
     vec![
@@ -68,7 +69,7 @@ fn attr_names(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalRes
     // collected straight into the list: one allocation of the exact size
     let names: Rc<[Value]> = attrs
         .iter()
-        .map(|attr| Value::String(attr.name.clone()))
+        .map(|attr| Value::String(attr.name.string()))
         .collect();
     Ok(Value::List(names))
 }
@@ -131,17 +132,17 @@ fn intersect_attrs(machine: &mut Machine, arguments: &[Value], span: Span) -> Ev
     // the smaller side is walked and the larger searched; either way in order
     let entries: Vec<Attr> = if left.len() < right.len() {
         left.iter()
-            .filter_map(|attr| right.get_attr(&attr.name))
+            .filter_map(|attr| right.get_attr(attr.name))
             .cloned()
             .collect()
     } else {
         right
             .iter()
-            .filter(|attr| left.contains(&attr.name))
+            .filter(|attr| left.contains(attr.name))
             .cloned()
             .collect()
     };
-    Ok(Value::Attrs(Rc::new(Attrs::from_sorted(entries))))
+    Ok(Value::Attrs(Attrs::from_sorted(entries)))
 }
 
 fn list_to_attrs(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
@@ -153,7 +154,7 @@ fn list_to_attrs(machine: &mut Machine, arguments: &[Value], span: Span) -> Eval
     let mut entries = Vec::with_capacity(list.len());
     for item in list.iter() {
         let pair = machine.force_attrs(item, span, "`listToAttrs` element")?;
-        let Some(name) = pair.get(&name_key).cloned() else {
+        let Some(name) = pair.get(name_key).cloned() else {
             return Err(error(
                 codes::MISSING_ATTRIBUTE,
                 "`listToAttrs` element has no attribute `name`",
@@ -163,7 +164,7 @@ fn list_to_attrs(machine: &mut Machine, arguments: &[Value], span: Span) -> Eval
             ));
         };
         let name = machine.force_string(&name, span, "`listToAttrs` element name")?;
-        let Some(value_attr) = pair.get_attr(&value_key) else {
+        let Some(value_attr) = pair.get_attr(value_key) else {
             return Err(error(
                 codes::MISSING_ATTRIBUTE,
                 "`listToAttrs` element has no attribute `value`",
@@ -173,12 +174,12 @@ fn list_to_attrs(machine: &mut Machine, arguments: &[Value], span: Span) -> Eval
             ));
         };
         entries.push(Attr {
-            name,
+            name: Name::new(&name),
             value: value_attr.value.clone(),
             span: value_attr.span,
         });
     }
-    Ok(Value::Attrs(Rc::new(Attrs::from_unsorted(entries))))
+    Ok(Value::Attrs(Attrs::from_unsorted(entries)))
 }
 
 fn map_attrs(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
@@ -187,10 +188,10 @@ fn map_attrs(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResu
     let entries: Vec<Attr> = attrs
         .iter()
         .map(|attr| Attr {
-            name: attr.name.clone(),
+            name: attr.name,
             value: Thunk::apply2(
                 function.clone(),
-                Value::String(attr.name.clone()),
+                Value::String(attr.name.string()),
                 attr.value.clone(),
                 span,
             ),
@@ -198,7 +199,7 @@ fn map_attrs(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResu
             span: None,
         })
         .collect();
-    Ok(Value::Attrs(Rc::new(Attrs::from_sorted(entries))))
+    Ok(Value::Attrs(Attrs::from_sorted(entries)))
 }
 
 fn remove_attrs(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
@@ -213,15 +214,15 @@ fn remove_attrs(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalR
     if many {
         removed.sort_unstable_by(|left, right| compare_names(left, right));
     }
-    let is_removed = |name: &Bytes| {
+    let is_removed = |name: &Name| {
         if many {
             removed
                 .binary_search_by(|removed| compare_names(removed, name))
                 .is_ok()
         } else {
-            removed.iter().any(|removed| {
-                Rc::ptr_eq(removed, name) || (removed.len() == name.len() && **removed == **name)
-            })
+            removed
+                .iter()
+                .any(|removed| removed.len() == name.len() && **removed == **name)
         }
     };
     let entries: Vec<Attr> = attrs
@@ -229,19 +230,19 @@ fn remove_attrs(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalR
         .filter(|attr| !is_removed(&attr.name))
         .cloned()
         .collect();
-    Ok(Value::Attrs(Rc::new(Attrs::from_sorted(entries))))
+    Ok(Value::Attrs(Attrs::from_sorted(entries)))
 }
 
 fn zip_attrs_with(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
     let function = machine.force_function(&arguments[0], span, "`zipAttrsWith`")?;
     let sets = machine.force_list(&arguments[1], span, "`zipAttrsWith`")?;
-    let mut grouped: std::collections::BTreeMap<crate::value::Bytes, Vec<Value>> =
+    let mut grouped: std::collections::BTreeMap<Name, Vec<Value>> =
         std::collections::BTreeMap::new();
     for set in sets.iter() {
         let attrs = machine.force_attrs(set, span, "`zipAttrsWith` element")?;
         for attr in attrs.iter() {
             grouped
-                .entry(attr.name.clone())
+                .entry(attr.name)
                 .or_default()
                 .push(attr.value.clone());
         }
@@ -249,15 +250,15 @@ fn zip_attrs_with(machine: &mut Machine, arguments: &[Value], span: Span) -> Eva
     let entries: Vec<Attr> = grouped
         .into_iter()
         .map(|(name, values)| Attr {
-            name: name.clone(),
+            name,
             value: Thunk::apply2(
                 function.clone(),
-                Value::String(name),
+                Value::String(name.string()),
                 Value::List(Rc::from(values)),
                 span,
             ),
             span: None,
         })
         .collect();
-    Ok(Value::Attrs(Rc::new(Attrs::from_sorted(entries))))
+    Ok(Value::Attrs(Attrs::from_sorted(entries)))
 }

@@ -209,7 +209,11 @@ fn xml_forced(
             writer.open("function", &[]);
             match &closure.lambda.param {
                 ParamIr::Identifier => {
-                    let name = closure.lambda.parameter_name.clone().unwrap_or_default();
+                    let name = closure
+                        .lambda
+                        .parameter_name
+                        .map(|name| name.to_vec())
+                        .unwrap_or_default();
                     writer.empty("varpat", &[("name", &name)]);
                 }
                 ParamIr::Formals {
@@ -219,7 +223,11 @@ fn xml_forced(
                     ..
                 } => {
                     let mut pattern: Vec<(&str, &[u8])> = Vec::new();
-                    let at_name = closure.lambda.parameter_name.clone().unwrap_or_default();
+                    let at_name = closure
+                        .lambda
+                        .parameter_name
+                        .map(|name| name.to_vec())
+                        .unwrap_or_default();
                     if *at {
                         pattern.push(("name", &at_name));
                     }
@@ -280,12 +288,12 @@ fn convert(value: &toml::Value) -> Result<Value, String> {
             let mut entries = Vec::with_capacity(table.len());
             for (name, inner) in table {
                 entries.push(Attr {
-                    name: Rc::from(name.as_bytes()),
+                    name: crate::name::Name::new(name.as_bytes()),
                     value: convert(inner)?,
                     span: None,
                 });
             }
-            Value::Attrs(Rc::new(Attrs::from_unsorted(entries)))
+            Value::Attrs(Attrs::from_unsorted(entries))
         }
     })
 }

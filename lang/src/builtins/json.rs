@@ -137,11 +137,11 @@ impl JsonParser<'_> {
     }
 
     fn object(&mut self, machine: &mut Machine) -> EvalResult<Value> {
-        let mut attrs = Attrs::new();
+        let mut entries: Vec<Attr> = Vec::new();
         self.skip_whitespace();
         if self.peek() == Some(b'}') {
             self.position += 1;
-            return Ok(Value::Attrs(Rc::new(attrs)));
+            return Ok(Value::Attrs(Attrs::new()));
         }
         loop {
             self.skip_whitespace();
@@ -155,9 +155,8 @@ impl JsonParser<'_> {
             }
             self.position += 1;
             let value = self.value(machine)?;
-            // the last of duplicate keys wins
-            attrs.insert(Attr {
-                name: Rc::from(name),
+            entries.push(Attr {
+                name: crate::name::Name::new(&name),
                 value,
                 span: None,
             });
@@ -166,7 +165,9 @@ impl JsonParser<'_> {
                 Some(b',') => self.position += 1,
                 Some(b'}') => {
                     self.position += 1;
-                    return Ok(Value::Attrs(Rc::new(attrs)));
+                    // the last of duplicate keys wins: the first once reversed
+                    entries.reverse();
+                    return Ok(Value::Attrs(Attrs::from_unsorted(entries)));
                 }
                 _ => return Err(self.error("expected `,` or `}`")),
             }

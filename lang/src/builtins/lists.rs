@@ -401,16 +401,16 @@ fn group_by(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResul
             machine.force_string(&key, span, "the result of the function given to `groupBy`")?;
         groups.entry(key).or_default().push(item.clone());
     }
-    Ok(Value::Attrs(Rc::new(Attrs::from_sorted(
+    Ok(Value::Attrs(Attrs::from_sorted(
         groups
             .into_iter()
             .map(|(name, items)| Attr {
-                name,
+                name: crate::name::Name::new(&name),
                 value: Value::List(Rc::from(items)),
                 span: None,
             })
             .collect(),
-    ))))
+    )))
 }
 
 fn empty_list(name: &str, span: Span) -> Box<crate::diagnostic::Diagnostic> {
@@ -475,18 +475,18 @@ fn partition(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResu
             wrong.push(item.clone());
         }
     }
-    Ok(Value::Attrs(Rc::new(Attrs::from_sorted(vec![
+    Ok(Value::Attrs(Attrs::from_sorted(vec![
         Attr {
-            name: Rc::from(&b"right"[..]),
+            name: crate::name::Name::of("right"),
             value: Value::List(Rc::from(right)),
             span: None,
         },
         Attr {
-            name: Rc::from(&b"wrong"[..]),
+            name: crate::name::Name::of("wrong"),
             value: Value::List(Rc::from(wrong)),
             span: None,
         },
-    ]))))
+    ])))
 }
 
 fn sort(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {

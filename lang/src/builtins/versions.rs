@@ -126,18 +126,18 @@ fn parse_drv_name(machine: &mut Machine, arguments: &[Value], span: Span) -> Eva
             break;
         }
     }
-    Ok(Value::Attrs(Rc::new(Attrs::from_sorted(vec![
+    Ok(Value::Attrs(Attrs::from_sorted(vec![
         Attr {
-            name: Rc::from(&b"name"[..]),
+            name: crate::name::Name::of("name"),
             value: Value::string(&text[..name_end]),
             span: None,
         },
         Attr {
-            name: Rc::from(&b"version"[..]),
+            name: crate::name::Name::of("version"),
             value: Value::string(&text[version_start.min(text.len())..]),
             span: None,
         },
-    ]))))
+    ])))
 }
 
 #[cfg(test)]

@@ -33,7 +33,7 @@ pub struct DeferredIr {
 }
 
 /// Spans of bindings' values and their names, as [`Compiled::binding_names`].
-pub type BindingNames = Vec<(Span, Bytes)>;
+pub type BindingNames = Vec<(Span, crate::name::Name)>;
 
 /// Whether the children of `expr` stay on the spine: it is a set (not `rec`) or
 /// list literal.

@@ -4,8 +4,9 @@
 
 use std::rc::Rc;
 
+use crate::name::Name;
 use crate::span::Span;
-use crate::value::{Bytes, Value};
+use crate::value::Value;
 
 #[derive(Debug)]
 pub struct Ir {
@@ -40,7 +41,7 @@ pub enum IrKind {
     /// A name looked up in the enclosing `with` namespaces (frame distances,
     /// innermost first).
     WithVar {
-        name: Bytes,
+        name: Name,
         withs: Box<[u32]>,
     },
     Select {
@@ -97,7 +98,7 @@ pub enum IrKind {
 
 #[derive(Debug)]
 pub enum IrAttrName {
-    Static(Bytes),
+    Static(Name),
     Dynamic(Rc<Ir>),
 }
 
@@ -110,7 +111,7 @@ pub struct BindingIr {
 
 #[derive(Debug)]
 pub struct StaticAttrIr {
-    pub name: Bytes,
+    pub name: Name,
     pub value: Rc<Ir>,
     pub span: Span,
     pub outer: bool,
@@ -137,7 +138,7 @@ pub struct AttrsIr {
 
 #[derive(Debug)]
 pub struct FormalIr {
-    pub name: Bytes,
+    pub name: Name,
     pub span: Span,
     pub default: Option<Rc<Ir>>,
 }
@@ -157,9 +158,9 @@ pub enum ParamIr {
 
 #[derive(Debug)]
 pub struct LambdaIr {
-    pub name: Option<Bytes>,
+    pub name: Option<Name>,
     /// `x` of `x: body`, or `args` of `{ ... }@args: body` (for `toXML`).
-    pub parameter_name: Option<Bytes>,
+    pub parameter_name: Option<Name>,
     pub param: ParamIr,
     pub body: Rc<Ir>,
     pub span: Span,

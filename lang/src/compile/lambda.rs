@@ -9,15 +9,15 @@ impl Compiler<'_> {
         param: &Param,
         body: &Expr,
         span: Span,
-        name: Option<Bytes>,
+        name: Option<Name>,
     ) -> Rc<LambdaIr> {
         match param {
             Param::Identifier {
                 name: parameter, ..
             } => {
-                let parameter: Bytes = Rc::from(parameter.as_bytes());
+                let parameter = Name::new(parameter.as_bytes());
                 let mut names = NameMap::with_capacity_and_hasher(1, Default::default());
-                names.insert(parameter.clone(), 0);
+                names.insert(parameter, 0);
                 self.scopes.push(Scope::Frame(scope::Frame::new(names)));
                 let body = self.expr(body);
                 self.scopes.pop();
@@ -40,19 +40,19 @@ impl Compiler<'_> {
                     formals.len() + usize::from(at.is_some()),
                     Default::default(),
                 );
-                let mut interned: Vec<Bytes> = Vec::with_capacity(formals.len());
+                let mut interned: Vec<crate::name::Name> = Vec::with_capacity(formals.len());
                 for (slot, formal) in formals.iter().enumerate() {
-                    let key = crate::value::intern(formal.name.as_bytes());
-                    interned.push(key.clone());
-                    if let Some(first) = names.get(&key) {
+                    let name = crate::name::Name::new(formal.name.as_bytes());
+                    interned.push(name);
+                    if let Some(first) = names.get(&name) {
                         let first = formals[*first as usize].span;
                         self.duplicate_formal(&formal.name, first, formal.span);
                         continue;
                     }
-                    names.insert(key, slot as u32);
+                    names.insert(name, slot as u32);
                 }
                 if let Some((at_name, at_span)) = at {
-                    let key: Bytes = Rc::from(at_name.as_bytes());
+                    let key = Name::new(at_name.as_bytes());
                     if let Some(first) = names.get(&key) {
                         let first = formals[*first as usize].span;
                         self.duplicate_formal(at_name, first, *at_span);
@@ -74,7 +74,7 @@ impl Compiler<'_> {
                 self.scopes.pop();
                 Rc::new(LambdaIr {
                     name,
-                    parameter_name: at.as_ref().map(|(name, _)| Rc::from(name.as_bytes())),
+                    parameter_name: at.as_ref().map(|(name, _)| Name::new(name.as_bytes())),
                     param: ParamIr::Formals {
                         order: fill_order(
                             self.symbols,

@@ -31,7 +31,7 @@ impl Frame {
     }
 
     /// The frame's copy of `name` (whose hash is `hash`) and its slot.
-    fn get(&self, name: &[u8], hash: u64) -> Option<(&Bytes, &u32)> {
+    fn get(&self, name: &[u8], hash: u64) -> Option<(&Name, &u32)> {
         if self.filter & filter_bit(hash) == 0 {
             return None;
         }
@@ -45,7 +45,7 @@ impl Compiler<'_> {
     }
 
     /// As [`Compiler::lookup`], with the frame's copy of the name when a frame binds it.
-    fn lookup_bound(&self, name: &[u8]) -> Option<(IrKind, Option<Bytes>)> {
+    fn lookup_bound(&self, name: &[u8]) -> Option<(IrKind, Option<Name>)> {
         let mut withs = Vec::new();
         let hash = name_hash(name);
         for (up, scope) in self.scopes.iter().rev().enumerate() {
@@ -56,7 +56,7 @@ impl Compiler<'_> {
                             up: up as u32,
                             slot: *slot,
                         };
-                        return Some((kind, Some(key.clone())));
+                        return Some((kind, Some(*key)));
                     }
                 }
                 Scope::With => withs.push(up as u32),
@@ -67,7 +67,7 @@ impl Compiler<'_> {
         }
         if !withs.is_empty() {
             let kind = IrKind::WithVar {
-                name: crate::value::intern(name),
+                name: crate::name::Name::new(name),
                 withs: withs.into_boxed_slice(),
             };
             return Some((kind, None));

@@ -26,7 +26,7 @@ impl<'e> SetBuilder<'e> {
 /// after. [`Statics::into_sorted`] gives them in name order, their slots' order.
 #[derive(Default)]
 pub(super) struct Statics<'e> {
-    entries: Vec<(Bytes, Entry<'e>)>,
+    entries: Vec<(Name, Entry<'e>)>,
     /// Every name's position once there are more than [`SCANNED`]; empty before.
     index: NameMap<usize>,
 }
@@ -35,44 +35,42 @@ pub(super) struct Statics<'e> {
 const SCANNED: usize = 8;
 
 impl<'e> Statics<'e> {
-    fn position(&self, name: &Bytes) -> Option<usize> {
+    fn position(&self, name: &Name) -> Option<usize> {
         if self.entries.len() <= SCANNED {
             // the compiler's names are interned: the same name is mostly the same copy
-            self.entries
-                .iter()
-                .position(|(key, _)| Rc::ptr_eq(key, name) || **key == **name)
+            self.entries.iter().position(|(key, _)| key.same(*name))
         } else {
-            self.index.get(&**name).copied()
+            self.index.get(name).copied()
         }
     }
 
-    pub(super) fn get(&self, name: &Bytes) -> Option<&Entry<'e>> {
+    pub(super) fn get(&self, name: &Name) -> Option<&Entry<'e>> {
         let position = self.position(name)?;
         self.entries.get(position).map(|(_, entry)| entry)
     }
 
-    pub(super) fn get_mut(&mut self, name: &Bytes) -> Option<&mut Entry<'e>> {
+    pub(super) fn get_mut(&mut self, name: &Name) -> Option<&mut Entry<'e>> {
         let position = self.position(name)?;
         self.entries.get_mut(position).map(|(_, entry)| entry)
     }
 
     /// Adds `name`, which is not there yet.
-    pub(super) fn insert(&mut self, name: Bytes, entry: Entry<'e>) {
+    pub(super) fn insert(&mut self, name: Name, entry: Entry<'e>) {
         let position = self.entries.len();
         if position >= SCANNED {
             if self.index.len() < position {
                 for (earlier, (key, _)) in self.entries.iter().enumerate() {
-                    self.index.insert(key.clone(), earlier);
+                    self.index.insert(*key, earlier);
                 }
             }
-            self.index.insert(name.clone(), position);
+            self.index.insert(name, position);
         }
         self.entries.push((name, entry));
     }
 
     pub(super) fn get_or_insert_with(
         &mut self,
-        name: Bytes,
+        name: Name,
         make: impl FnOnce() -> Entry<'e>,
     ) -> &mut Entry<'e> {
         let position = match self.position(&name) {
@@ -86,9 +84,9 @@ impl<'e> Statics<'e> {
     }
 
     /// The attributes sorted by name (names are unique).
-    pub(super) fn into_sorted(self) -> Vec<(Bytes, Entry<'e>)> {
+    pub(super) fn into_sorted(self) -> Vec<(Name, Entry<'e>)> {
         let mut entries = self.entries;
-        entries.sort_unstable_by(|(left, _), (right, _)| left.cmp(right));
+        entries.sort_unstable_by_key(|(left, _)| *left);
         entries
     }
 }
@@ -104,7 +102,7 @@ pub(super) enum Entry<'e> {
     },
     Inherited {
         from: Option<&'e Expr>,
-        name: Bytes,
+        name: Name,
         span: Span,
     },
     /// A set literal of plain data on the spine, lowered when first evaluated
@@ -143,7 +141,7 @@ impl Compiler<'_> {
     pub(super) fn attr_path(&mut self, path: &[AttrName]) -> Box<[IrAttrName]> {
         path.iter()
             .map(|name| match name {
-                AttrName::Static { name, .. } => IrAttrName::Static(crate::value::intern(name)),
+                AttrName::Static { name, .. } => IrAttrName::Static(crate::name::Name::new(name)),
                 AttrName::Dynamic(expr) => {
                     IrAttrName::Dynamic(self.off_spine(|compiler| compiler.expr(expr)))
                 }
@@ -180,14 +178,14 @@ impl Compiler<'_> {
                     for name in names {
                         match name {
                             AttrName::Static { name, span } => {
-                                let key: Bytes = crate::value::intern(name);
+                                let key = Name::new(name);
                                 if let Some(existing) = set.statics.get(&key) {
                                     let first = existing.span();
                                     self.duplicate(name, first, *span);
                                     continue;
                                 }
                                 set.statics.insert(
-                                    key.clone(),
+                                    key,
                                     Entry::Inherited {
                                         from: from.as_deref(),
                                         name: key,
@@ -230,13 +228,11 @@ impl Compiler<'_> {
                     name,
                     span: name_span,
                 } => {
-                    let key: Bytes = crate::value::intern(name);
-                    let entry = current
-                        .statics
-                        .get_or_insert_with(key.clone(), || Entry::Nested {
-                            set: SetBuilder::new(false),
-                            span: *name_span,
-                        });
+                    let key = Name::new(name);
+                    let entry = current.statics.get_or_insert_with(key, || Entry::Nested {
+                        set: SetBuilder::new(false),
+                        span: *name_span,
+                    });
                     self.nest_literal(entry);
                     match entry {
                         Entry::Nested { set, .. } => current = set,
@@ -273,8 +269,8 @@ impl Compiler<'_> {
                 name,
                 span: name_span,
             } => {
-                let key: Bytes = crate::value::intern(name);
-                self.binding_names.push((value.span, key.clone()));
+                let key = Name::new(name);
+                self.binding_names.push((value.span, key));
                 match current.statics.get_mut(&key) {
                     None => {
                         let entry = match &value.kind {
@@ -390,12 +386,12 @@ impl Compiler<'_> {
         );
     }
 
-    pub(super) fn entry_value(&mut self, entry: Entry<'_>, name: &Bytes) -> (Rc<Ir>, Span, bool) {
+    pub(super) fn entry_value(&mut self, entry: Entry<'_>, name: &Name) -> (Rc<Ir>, Span, bool) {
         match entry {
             Entry::Value { expr, span } => {
                 let ir = match &expr.kind {
                     ExprKind::Lambda { param, body } => {
-                        let lambda = self.lambda(param, body, expr.span, Some(name.clone()));
+                        let lambda = self.lambda(param, body, expr.span, Some(*name));
                         node(IrKind::Lambda(lambda), expr.span)
                     }
                     _ => self.value(expr),
@@ -434,7 +430,7 @@ impl Compiler<'_> {
             let names = entries
                 .iter()
                 .enumerate()
-                .map(|(slot, (name, _))| (name.clone(), slot as u32))
+                .map(|(slot, (name, _))| (*name, slot as u32))
                 .collect();
             self.scopes.push(Scope::Frame(scope::Frame::new(names)));
         }
@@ -462,11 +458,19 @@ impl Compiler<'_> {
         let mut dynamics = Vec::with_capacity(set.dynamics.len());
         for (name_expr, entry, span) in set.dynamics {
             let name = self.off_spine(|compiler| compiler.expr(name_expr));
-            let (value, _, _) = self.entry_value(entry, &Rc::from(&b""[..]));
+            let (value, _, _) = self.entry_value(entry, &Name::of(""));
             dynamics.push(DynamicAttrIr { name, value, span });
         }
         if recursive {
             self.scopes.pop();
+        }
+        if statics.is_empty() && dynamics.is_empty() {
+            // as Nix's one empty set: an empty set is never `«repeated»`, and equal
+            // to every other, so one constant serves every evaluation
+            return node(
+                IrKind::Const(Value::Attrs(crate::value::Attrs::new())),
+                span,
+            );
         }
         node(
             IrKind::Attrs(Rc::new(AttrsIr {
@@ -490,7 +494,7 @@ impl Compiler<'_> {
         let names = entries
             .iter()
             .enumerate()
-            .map(|(slot, (name, _))| (name.clone(), slot as u32))
+            .map(|(slot, (name, _))| (*name, slot as u32))
             .collect();
         self.scopes.push(Scope::Frame(scope::Frame::new(names)));
         let mut bindings = Vec::with_capacity(entries.len());

@@ -174,7 +174,7 @@ impl Machine {
                 for &slot in order.iter() {
                     let slot = slot as usize;
                     let formal = &formals[slot];
-                    match attrs.get(&formal.name) {
+                    match attrs.get(formal.name) {
                         Some(value) => {
                             matched += 1;
                             frame.slots.set(slot, value.clone())

@@ -12,7 +12,7 @@ use crate::compile::{self, AttrsIr, BindingIr, DeferredIr, Ir, IrAttrName, IrKin
 use crate::diagnostic::{Diagnostic, did_you_mean};
 use crate::span::Span;
 use crate::value::{
-    Attr, Attrs, Bytes, Closure, Env, EnvFrame, EvalResult, Thunk, ThunkState, Value,
+    Attr, Attrs, Bytes, Closure, Env, EnvFrame, EvalResult, Name, Thunk, ThunkState, Value,
 };
 
 impl Machine {
@@ -60,7 +60,7 @@ impl Machine {
                         Value::Attrs(attrs) => {
                             // Nix suspends a `with` variable: its value is copied
                             // into a slot of its own
-                            if let Some(value) = attrs.get(name) {
+                            if let Some(value) = attrs.get(*name) {
                                 return super::force::fresh_slot(value.clone());
                             }
                         }
@@ -82,8 +82,7 @@ impl Machine {
                 self.list_at(items, env, depth - 1)
             }
             IrKind::Attrs(attrs) if depth > 0 && constructible(ir, env) => {
-                let entries = self.plain_attrs(attrs, env, depth - 1);
-                Value::Attrs(Rc::new(Attrs::from_sorted(entries)))
+                Value::Attrs(self.plain_set(attrs, env, depth - 1))
             }
             _ => Thunk::suspended(ir.clone(), env.clone()),
         }
@@ -101,6 +100,20 @@ impl Machine {
         )
     }
 
+    /// A set without `rec` or dynamic names, its values delayed (literals among
+    /// them made down to `depth`): one allocation of its size.
+    #[inline]
+    fn plain_set(&mut self, ir: &AttrsIr, env: &Env, depth: u32) -> Attrs {
+        Attrs::from_sorted_exact(ir.statics.len(), |index| {
+            let attr = &ir.statics[index];
+            Attr {
+                name: attr.name,
+                value: self.delay_at(&attr.value, env, depth),
+                span: Some(attr.span),
+            }
+        })
+    }
+
     /// The static attributes of a set without `rec`, their values delayed
     /// (literals among them made down to `depth`), in name order; with room for
     /// the dynamic ones.
@@ -108,7 +121,7 @@ impl Machine {
     fn plain_attrs(&mut self, ir: &AttrsIr, env: &Env, depth: u32) -> Vec<Attr> {
         let mut entries = Vec::with_capacity(ir.statics.len() + ir.dynamics.len());
         entries.extend(ir.statics.iter().map(|attr| Attr {
-            name: attr.name.clone(),
+            name: attr.name,
             value: self.delay_at(&attr.value, env, depth),
             span: Some(attr.span),
         }));
@@ -301,18 +314,11 @@ impl Machine {
         // names and values are borrowed, not copied
         let mut current = self.eval(expr, env)?;
         for (index, name) in path.iter().enumerate() {
-            let dynamic_name;
-            let name: &[u8] = match name {
-                IrAttrName::Static(name) => name,
-                IrAttrName::Dynamic(_) => {
-                    dynamic_name = self.attr_name(name, env)?;
-                    &dynamic_name
-                }
-            };
+            let key = self.attr_key(name, env)?;
             let Value::Attrs(attrs) = &current else {
                 return Ok(Value::Bool(false));
             };
-            let Some(value) = attrs.get(name) else {
+            let Some(value) = key.find(attrs) else {
                 return Ok(Value::Bool(false));
             };
             if index + 1 == path.len() {
@@ -408,7 +414,7 @@ impl Machine {
 
     pub(super) fn with_lookup(
         &mut self,
-        name: &Bytes,
+        name: &Name,
         withs: &[u32],
         env: &Env,
         span: Span,
@@ -427,7 +433,7 @@ impl Machine {
                     "the namespace of `with`",
                 ));
             };
-            if let Some(value) = attrs.get(name) {
+            if let Some(value) = attrs.get(*name) {
                 return self.force(value, span);
             }
             searched.push(attrs);
@@ -454,21 +460,26 @@ impl Machine {
         ))
     }
 
-    pub(crate) fn attr_name(&mut self, name: &IrAttrName, env: &Env) -> EvalResult<Bytes> {
+    /// The name of one step of an attribute path: a static name as written, a
+    /// dynamic one evaluated to its string.
+    #[inline]
+    pub(crate) fn attr_key(&mut self, name: &IrAttrName, env: &Env) -> EvalResult<Key> {
         match name {
-            IrAttrName::Static(name) => Ok(name.clone()),
-            IrAttrName::Dynamic(expr) => {
-                let value = self.eval(expr, env)?;
-                match value {
-                    Value::String(bytes) => Ok(bytes),
-                    other => Err(type_error(
-                        "a string",
-                        &other,
-                        expr.span,
-                        "an attribute name",
-                    )),
-                }
-            }
+            IrAttrName::Static(name) => Ok(Key::Name(*name)),
+            IrAttrName::Dynamic(expr) => self.dynamic_attr_name(expr, env).map(Key::Text),
+        }
+    }
+
+    pub(crate) fn dynamic_attr_name(&mut self, expr: &Ir, env: &Env) -> EvalResult<Bytes> {
+        let value = self.eval(expr, env)?;
+        match value {
+            Value::String(bytes) => Ok(bytes),
+            other => Err(type_error(
+                "a string",
+                &other,
+                expr.span,
+                "an attribute name",
+            )),
         }
     }
 
@@ -487,13 +498,13 @@ impl Machine {
             && let Some(variable) = lookup_ref(env, *up, *slot)
         {
             let found = match &*variable {
-                Value::Attrs(attrs) => match attrs.get(name) {
+                Value::Attrs(attrs) => match attrs.get(*name) {
                     Some(value) => return self.force(value, span),
                     None => None,
                 },
                 // a thunk being forced is borrowed: its value is not there yet
                 Value::Thunk(thunk) => match thunk.state.try_borrow().as_deref() {
-                    Ok(ThunkState::Done(Value::Attrs(attrs))) => attrs.get(name).cloned(),
+                    Ok(ThunkState::Done(Value::Attrs(attrs))) => attrs.get(*name).cloned(),
                     _ => None,
                 },
                 _ => None,
@@ -525,7 +536,7 @@ impl Machine {
             && let Some(IrAttrName::Static(name)) = path.first()
             && let Some(variable) = lookup_ref(env, *up, *slot)
             && let Value::Attrs(attrs) = &*variable
-            && let Some(value) = attrs.get(name)
+            && let Some(value) = attrs.get(*name)
         {
             let value = self.force(value, span)?;
             start = 1;
@@ -535,18 +546,11 @@ impl Machine {
             self.eval(expr, env)?
         };
         for (index, name) in path.iter().enumerate().skip(start) {
-            // a static name is borrowed from the code, not copied
-            let dynamic_name;
-            let name: &[u8] = match name {
-                IrAttrName::Static(name) => name,
-                IrAttrName::Dynamic(_) => {
-                    dynamic_name = self.attr_name(name, env)?;
-                    &dynamic_name
-                }
-            };
+            let key = self.attr_key(name, env)?;
+            let name = key.bytes();
             // the value found is forced in place, not cloned first
             let next = match &current {
-                Value::Attrs(attrs) => match attrs.get(name) {
+                Value::Attrs(attrs) => match key.find(attrs) {
                     Some(value) => self.force(value, span)?,
                     None => {
                         if let Some(default) = default {
@@ -587,7 +591,7 @@ impl Machine {
             // are in slot order, each value put in place as its slot is filled
             let mut entries = Vec::with_capacity(ir.statics.len() + ir.dynamics.len());
             entries.extend(ir.statics.iter().map(|attr| Attr {
-                name: attr.name.clone(),
+                name: attr.name,
                 value: Value::Null,
                 span: Some(attr.span),
             }));
@@ -601,10 +605,15 @@ impl Machine {
                 }
             }
             entries
+        } else if ir.dynamics.is_empty() {
+            return Ok(Value::Attrs(self.plain_set(ir, env, 0)));
         } else {
             self.plain_attrs(ir, env, 0)
         };
-        let mut attrs = Attrs::from_sorted(entries);
+        // the statics are sorted and unique; a dynamic name is checked against them
+        // and the dynamic names before it, in the order they are evaluated
+        let statics = entries.len();
+        let mut entries = entries;
         for dynamic in ir.dynamics.iter() {
             let name = self.eval(&dynamic.name, &scope)?;
             let name = match name {
@@ -619,7 +628,10 @@ impl Machine {
                     ));
                 }
             };
-            if let Some(existing) = attrs.get_attr(&name) {
+            let (sorted, added) = entries.split_at(statics);
+            let existing = Attrs::find_sorted(sorted, &name[..])
+                .or_else(|| added.iter().find(|attr| *attr.name == *name));
+            if let Some(existing) = existing {
                 let text = String::from_utf8_lossy(&name);
                 let mut diagnostic = Diagnostic::error(
                     codes::DUPLICATE_ATTRIBUTE,
@@ -633,13 +645,37 @@ impl Machine {
                 return Err(Box::new(diagnostic));
             }
             let value = self.delay(&dynamic.value, &scope);
-            attrs.insert(Attr {
-                name,
+            entries.push(Attr {
+                name: Name::new(&name),
                 value,
                 span: Some(dynamic.span),
             });
         }
-        Ok(Value::Attrs(Rc::new(attrs)))
+        Ok(Value::Attrs(Attrs::from_unsorted(entries)))
+    }
+}
+
+/// One step of an attribute path, evaluated: a name written in the code (found
+/// by address) or a computed string (found by its bytes).
+pub(crate) enum Key {
+    Name(Name),
+    Text(Bytes),
+}
+
+impl Key {
+    #[inline]
+    pub(crate) fn find<'a>(&self, attrs: &'a Attrs) -> Option<&'a Value> {
+        match self {
+            Key::Name(name) => attrs.get(*name),
+            Key::Text(text) => attrs.get(text),
+        }
+    }
+
+    pub(crate) fn bytes(&self) -> &[u8] {
+        match self {
+            Key::Name(name) => name.as_bytes(),
+            Key::Text(text) => text,
+        }
     }
 }
 
@@ -711,7 +747,7 @@ fn evaluated_select(expr: &Ir, path: &[IrAttrName], env: &Env) -> Option<Value> 
         let Value::Attrs(attrs) = &current else {
             return None;
         };
-        let next = match attrs.get(name)? {
+        let next = match attrs.get(*name)? {
             Value::Thunk(thunk) => thunk.value()?,
             value => value.clone(),
         };

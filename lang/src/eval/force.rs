@@ -162,7 +162,7 @@ impl Machine {
     ) -> EvalResult<()> {
         let result = match value {
             Value::Attrs(attrs) => {
-                let address = Rc::as_ptr(attrs) as *const u8 as usize;
+                let address = attrs.address();
                 self.enter(span)?;
                 let members = attrs
                     .iter()
@@ -263,7 +263,7 @@ pub(crate) fn holds_evaluated_secret(value: &Value) -> bool {
             Value::List(items) if seen.insert(items.as_ptr() as *const u8 as usize) => {
                 pending.extend(items.iter().cloned());
             }
-            Value::Attrs(attrs) if seen.insert(Rc::as_ptr(attrs) as *const u8 as usize) => {
+            Value::Attrs(attrs) if seen.insert(attrs.address()) => {
                 pending.extend(attrs.iter().map(|attr| attr.value.clone()));
             }
             _ => {}

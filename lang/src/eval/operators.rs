@@ -147,7 +147,7 @@ impl Machine {
         let sets: Vec<&Attrs> = values
             .iter()
             .filter_map(|value| match value {
-                Value::Attrs(attrs) if !attrs.is_empty() => Some(&**attrs),
+                Value::Attrs(attrs) if !attrs.is_empty() => Some(attrs),
                 _ => None,
             })
             .collect();
@@ -166,7 +166,7 @@ impl Machine {
         } else {
             Attrs::update_all(&sets)
         };
-        Ok(Value::Attrs(Rc::new(merged)))
+        Ok(Value::Attrs(merged))
     }
 
     pub(super) fn eval_bool(&mut self, ir: &Rc<Ir>, env: &Env, context: &str) -> EvalResult<bool> {
@@ -213,7 +213,7 @@ impl Machine {
                     return Ok(left);
                 }
                 self.make_attrs(left_attrs.len() + right_attrs.len(), span)?;
-                Ok(Value::Attrs(Rc::new(left_attrs.update(right_attrs))))
+                Ok(Value::Attrs(left_attrs.update(right_attrs)))
             }
             Operator::Concat => {
                 let Value::List(left_list) = &left else {

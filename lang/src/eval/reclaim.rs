@@ -127,7 +127,7 @@ fn reachable_frames<'a>(roots: impl Iterator<Item = &'a Value>) -> HashSet<usize
                     }
                 }
                 Value::Attrs(attrs) => {
-                    if seen.insert(Rc::as_ptr(attrs) as *const u8 as usize) {
+                    if seen.insert(attrs.address()) {
                         values.extend(attrs.iter().map(|attr| attr.value.clone()));
                     }
                 }

@@ -6,18 +6,18 @@
 use std::cell::OnceCell;
 use std::collections::HashMap;
 
+use crate::name::Name;
 use crate::span::Span;
-use crate::value::Bytes;
 
 #[derive(Default)]
 pub(crate) struct SpanNames {
-    entries: Vec<(Span, Bytes)>,
+    entries: Vec<(Span, Name)>,
     index: OnceCell<HashMap<Span, usize>>,
 }
 
 impl SpanNames {
     /// Adds a compiled file's names (a few per binding of every file: no hashing).
-    pub(crate) fn extend(&mut self, names: Vec<(Span, Bytes)>) {
+    pub(crate) fn extend(&mut self, names: Vec<(Span, Name)>) {
         if self.entries.is_empty() {
             self.entries = names;
         } else {
@@ -26,7 +26,7 @@ impl SpanNames {
         self.index = OnceCell::new();
     }
 
-    pub(crate) fn get(&self, span: &Span) -> Option<&Bytes> {
+    pub(crate) fn get(&self, span: &Span) -> Option<&Name> {
         let index = self.index.get_or_init(|| {
             let mut index = HashMap::with_capacity(self.entries.len());
             for (position, (span, _)) in self.entries.iter().enumerate() {
@@ -41,24 +41,18 @@ impl SpanNames {
 #[cfg(test)]
 mod tests {
     use super::SpanNames;
+    use crate::name::Name;
     use crate::span::{FileId, Span};
-    use std::rc::Rc;
 
     #[test]
     fn the_later_name_of_a_span_wins_and_appends_are_seen() {
         let span = |start| Span::new(FileId(0), start, start + 1);
         let mut names = SpanNames::default();
-        names.extend(vec![
-            (span(1), Rc::from(&b"a"[..])),
-            (span(2), Rc::from(&b"b"[..])),
-        ]);
+        names.extend(vec![(span(1), Name::new(b"a")), (span(2), Name::new(b"b"))]);
         assert_eq!(names.get(&span(1)).map(|n| &n[..]), Some(&b"a"[..]));
         assert_eq!(names.get(&span(3)), None);
         // indexed once above; a later file's names (and a repeated span) still count
-        names.extend(vec![
-            (span(3), Rc::from(&b"c"[..])),
-            (span(1), Rc::from(&b"d"[..])),
-        ]);
+        names.extend(vec![(span(3), Name::new(b"c")), (span(1), Name::new(b"d"))]);
         assert_eq!(names.get(&span(3)).map(|n| &n[..]), Some(&b"c"[..]));
         assert_eq!(names.get(&span(1)).map(|n| &n[..]), Some(&b"d"[..]));
         assert_eq!(names.get(&span(2)).map(|n| &n[..]), Some(&b"b"[..]));

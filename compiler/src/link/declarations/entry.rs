@@ -3,8 +3,6 @@
 //! the checks every record entry shares (an identifier name, a set). Each problem is
 //! an E303 or E311 diagnostic at the entry; must not decide what an entry means.
 
-use std::rc::Rc;
-
 use lang::diagnostic::did_you_mean;
 use lang::value::{Attrs, EvalResult};
 use lang::{Diagnostic, Machine, Span, Value, codes};
@@ -38,7 +36,7 @@ fn not_an_identifier(field: &str, entry_name: &str, module: &str, span: Span) ->
 /// A record entry being read.
 pub(super) struct Entry<'a> {
     pub machine: &'a mut Machine,
-    pub attrs: Rc<Attrs>,
+    pub attrs: Attrs,
     pub span: Span,
     /// "`provides.NAME` of module `MODULE`", for messages.
     pub what: String,
