@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use super::*;
 use crate::codes;
-use crate::compile::{IrKind, LambdaIr, ParamIr};
+use crate::compile::{FormalIr, IrKind, LambdaIr, ParamIr};
 use crate::diagnostic::{Diagnostic, Label, did_you_mean};
 use crate::span::Span;
 use crate::value::{Closure, Env, EnvFrame, EvalResult, PrimFunction, PrimOp, PrimOpApp, Value};
@@ -152,109 +152,151 @@ impl Machine {
                 ellipsis,
                 at,
                 order,
-            } => {
-                let forced = self.force(&argument, span)?;
-                let Value::Attrs(attrs) = forced else {
-                    return Err(type_error(
-                        "a set",
-                        &forced,
-                        span,
-                        &format!("{} takes a set of named arguments", lambda_name(lambda)),
-                    ));
-                };
-                let frame = EnvFrame::empty(Some(env.clone()), lambda.frame_size);
-                self.reclaim.record(&frame);
-                // as Nix: the `@` name first, then the formals in symbol order
-                if *at {
-                    frame.slots.set(formals.len(), argument.clone());
-                }
-                // formals' names are unique: when every attribute matched one, none
-                // is unexpected
-                let mut matched = 0;
-                for &slot in order.iter() {
-                    let slot = slot as usize;
-                    let formal = &formals[slot];
-                    match attrs.get(formal.name) {
-                        Some(value) => {
-                            matched += 1;
-                            frame.slots.set(slot, value.clone())
-                        }
-                        None => match &formal.default {
-                            Some(default) => {
-                                let value = self.delay_bound(default, &frame);
-                                frame.slots.set(slot, value);
-                            }
-                            None => {
-                                let name = String::from_utf8_lossy(&formal.name);
-                                return Err(Box::new(
-                                    Diagnostic::error(
-                                        codes::MISSING_ARGUMENT,
-                                        format!("{} called without required argument `{name}`", lambda_name(lambda)),
-                                    )
-                                    .with_primary(span, "called here")
-                                    .with_secondary(formal.span, "the argument is declared here")
-                                    .with_help(format!("pass `{name}` in the argument set, or give it a default with `{name} ? value`")),
-                                ));
-                            }
-                        },
-                    }
-                }
-                if !*ellipsis && matched != attrs.len() {
-                    for attr in attrs.iter() {
-                        if !formals.iter().any(|formal| formal.name == attr.name) {
-                            let name = String::from_utf8_lossy(&attr.name).into_owned();
-                            let names: Vec<String> = formals
-                                .iter()
-                                .map(|f| String::from_utf8_lossy(&f.name).into_owned())
-                                .collect();
-                            let help = did_you_mean(&name, names.iter().map(String::as_str))
-                                .unwrap_or_else(|| {
-                                    format!(
-                                        "it takes {}; add `...` to its arguments to accept others",
-                                        if names.is_empty() {
-                                            "no arguments".to_string()
-                                        } else {
-                                            names
-                                                .iter()
-                                                .map(|n| format!("`{n}`"))
-                                                .collect::<Vec<_>>()
-                                                .join(", ")
-                                        }
-                                    )
-                                });
-                            let mut diagnostic = Diagnostic::error(
-                                codes::UNEXPECTED_ARGUMENT,
-                                format!(
-                                    "{} called with unexpected argument `{name}`",
-                                    lambda_name(lambda)
-                                ),
-                            )
-                            .with_primary(span, "called here")
-                            .with_help(help);
-                            if let Some(given) = attr.span {
-                                diagnostic =
-                                    diagnostic.with_secondary(given, "the argument is given here");
-                            }
-                            diagnostic = diagnostic
-                                .with_secondary(lambda.span, "the function is defined here");
-                            return Err(Box::new(diagnostic));
-                        }
-                    }
-                }
-                frame
-            }
+            } => self.bind_formals(lambda, formals, *ellipsis, *at, order, env, argument, span)?,
         };
         self.enter(span)?;
         let result = self.eval(&lambda.body, &frame);
         self.leave();
-        result.map_err(|mut error| {
-            if error.trace.len() < 64 {
-                error.trace.push(Label::new(
-                    span,
-                    format!("while calling {}", lambda_name(lambda)),
-                ));
-            }
-            error
-        })
+        result.map_err(|error| call_trace(error, lambda, span))
     }
+
+    /// The frame of a call of a function with formals: the `@` name first, then the
+    /// formals in symbol order (as Nix fills them), or the argument error. Apart
+    /// from [`Machine::call_lambda_in`], whose frame then stays small for the
+    /// calls of `x: ...` functions.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn bind_formals(
+        &mut self,
+        lambda: &LambdaIr,
+        formals: &[FormalIr],
+        ellipsis: bool,
+        at: bool,
+        order: &[u32],
+        env: &Env,
+        argument: Value,
+        span: Span,
+    ) -> EvalResult<Env> {
+        let forced = self.force(&argument, span)?;
+        let Value::Attrs(attrs) = forced else {
+            return Err(type_error(
+                "a set",
+                &forced,
+                span,
+                &format!("{} takes a set of named arguments", lambda_name(lambda)),
+            ));
+        };
+        let frame = EnvFrame::empty(Some(env.clone()), lambda.frame_size);
+        self.reclaim.record(&frame);
+        if at {
+            frame.slots.set(formals.len(), argument);
+        }
+        // formals' names are unique: when every attribute matched one, none is
+        // unexpected
+        let mut matched = 0;
+        for &slot in order.iter() {
+            let slot = slot as usize;
+            let formal = &formals[slot];
+            match attrs.get(formal.name) {
+                Some(value) => {
+                    matched += 1;
+                    frame.slots.set(slot, value.clone())
+                }
+                None => match &formal.default {
+                    Some(default) => {
+                        let value = self.delay_bound(default, &frame);
+                        frame.slots.set(slot, value);
+                    }
+                    None => return Err(missing_argument(lambda, formal, span)),
+                },
+            }
+        }
+        if !ellipsis && matched != attrs.len() {
+            return Err(unexpected_argument(lambda, formals, &attrs, span));
+        }
+        Ok(frame)
+    }
+}
+
+/// The trace line a call adds to an error raised inside it.
+#[cold]
+fn call_trace(mut error: Box<Diagnostic>, lambda: &LambdaIr, span: Span) -> Box<Diagnostic> {
+    if error.trace.len() < 64 {
+        error.trace.push(Label::new(
+            span,
+            format!("while calling {}", lambda_name(lambda)),
+        ));
+    }
+    error
+}
+
+#[cold]
+fn missing_argument(lambda: &LambdaIr, formal: &FormalIr, span: Span) -> Box<Diagnostic> {
+    let name = String::from_utf8_lossy(&formal.name);
+    Box::new(
+        Diagnostic::error(
+            codes::MISSING_ARGUMENT,
+            format!(
+                "{} called without required argument `{name}`",
+                lambda_name(lambda)
+            ),
+        )
+        .with_primary(span, "called here")
+        .with_secondary(formal.span, "the argument is declared here")
+        .with_help(format!(
+            "pass `{name}` in the argument set, or give it a default with `{name} ? value`"
+        )),
+    )
+}
+
+/// The error for the first attribute of `attrs` that no formal takes.
+#[cold]
+fn unexpected_argument(
+    lambda: &LambdaIr,
+    formals: &[FormalIr],
+    attrs: &crate::value::Attrs,
+    span: Span,
+) -> Box<Diagnostic> {
+    let Some(attr) = attrs
+        .iter()
+        .find(|attr| !formals.iter().any(|formal| formal.name == attr.name))
+    else {
+        return Box::new(
+            Diagnostic::error(codes::INTERNAL, "an argument was counted as unexpected")
+                .with_primary(span, "called here")
+                .with_help("this is a bug in mesh; please report it"),
+        );
+    };
+    let name = String::from_utf8_lossy(&attr.name).into_owned();
+    let names: Vec<String> = formals
+        .iter()
+        .map(|f| String::from_utf8_lossy(&f.name).into_owned())
+        .collect();
+    let help = did_you_mean(&name, names.iter().map(String::as_str)).unwrap_or_else(|| {
+        format!(
+            "it takes {}; add `...` to its arguments to accept others",
+            if names.is_empty() {
+                "no arguments".to_string()
+            } else {
+                names
+                    .iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        )
+    });
+    let mut diagnostic = Diagnostic::error(
+        codes::UNEXPECTED_ARGUMENT,
+        format!(
+            "{} called with unexpected argument `{name}`",
+            lambda_name(lambda)
+        ),
+    )
+    .with_primary(span, "called here")
+    .with_help(help);
+    if let Some(given) = attr.span {
+        diagnostic = diagnostic.with_secondary(given, "the argument is given here");
+    }
+    Box::new(diagnostic.with_secondary(lambda.span, "the function is defined here"))
 }
