@@ -45,15 +45,16 @@ fn main() -> std::process::ExitCode {
 }
 
 /// mimalloc hands pages whose objects were all freed back to the system 10 ms
-/// later, and backs its segments with transparent huge pages: an evaluation that
-/// frees and reuses memory (every module system does) then has the kernel zero
-/// 2 MiB pages again and again (nixpkgs' `lib.evalModules` over 2,000 modules:
-/// 0.57 s with 0.22 s of it in the kernel; 0.42 s and 0.05 s when freed memory is
-/// kept, peak memory the same). mimalloc reads its options from the environment
-/// once, before `main`, and setting one through its C API would take `unsafe`:
-/// so the process runs itself again, once, with `MIMALLOC_PURGE_DELAY=-1` (freed
-/// memory is kept for reuse, as Nix's collector keeps it). A value the user set is
-/// left as it is; if the program cannot be run again, it goes on as it is.
+/// later: an evaluation that frees and reuses memory (every module system does)
+/// then has the kernel zero the same pages again and again (nixpkgs'
+/// `lib.evalModules` over 2,000 modules: 0.57 s with 0.22 s of it in the kernel;
+/// 0.41 s and 0.08 s when freed memory is kept, peak memory the same). mimalloc
+/// reads its options from the environment once, before `main`, and setting one
+/// through its C API would take `unsafe`: so the process runs itself again, once,
+/// with `MIMALLOC_PURGE_DELAY=-1` (freed memory is kept for reuse, as Nix's
+/// collector keeps it). A value the user set is left as it is; if the program
+/// cannot be run again, it goes on as it is. (mimalloc is built without
+/// transparent huge pages, `no_thp` in Cargo.toml: see the book's design decisions.)
 fn keep_freed_memory() {
     use std::os::unix::process::CommandExt;
     if std::env::var_os(PURGE_DELAY).is_some() {
