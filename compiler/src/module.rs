@@ -422,7 +422,7 @@ pub fn call_with(
         wanted
             .into_iter()
             .map(|(name, value)| Attr {
-                name: lang::value::name(name),
+                name: lang::Name::of(name),
                 value: value.clone(),
                 span: None,
             })

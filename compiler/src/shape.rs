@@ -205,7 +205,7 @@ pub fn field_names(kind: Kind) -> Vec<&'static str> {
 
 fn name_attr(name: &'static str, value: Value, span: Span) -> Attr {
     Attr {
-        name: lang::value::name(name),
+        name: lang::Name::of(name),
         value,
         span: Some(span),
     }
@@ -254,7 +254,7 @@ fn interned_attr(name: &lang::Name, value: Value, span: Span) -> Attr {
 }
 
 /// The interned names and texts records are made of, per thread, so that making a
-/// record interns nothing (`lang::value::name` hashes its text at every call).
+/// record interns nothing (`lang::Name::of` looks its text up at every call).
 struct Names {
     marker: lang::value::Bytes,
     type_key: lang::Name,
@@ -311,7 +311,7 @@ impl KindNames {
 
 impl Names {
     fn new() -> Names {
-        let name = lang::value::name;
+        let name = lang::Name::of;
         let text = |text: &str| -> lang::value::Bytes { Rc::from(text.as_bytes()) };
         let kinds = Kind::ALL
             .iter()

@@ -547,6 +547,6 @@ mod tests {
             panic!("not one static name: {path:?}");
         };
         assert!(selected.same(attrs.statics[0].name));
-        assert!(selected.same(crate::value::name("port")));
+        assert!(selected.same(crate::name::Name::of("port")));
     }
 }

@@ -156,23 +156,6 @@ impl Name {
         name
     }
 
-    /// The name with these bytes if one was ever made (no set holds a name never
-    /// made), without making it.
-    pub fn existing(bytes: &[u8]) -> Option<Name> {
-        let hash = hash_of(bytes);
-        if let Some(name) = local_find(bytes, hash) {
-            return Some(name);
-        }
-        let found = store()
-            .table
-            .find(hash, |name| name.0.bytes == bytes)
-            .copied();
-        if let Some(name) = found {
-            local_insert(name);
-        }
-        found
-    }
-
     /// The name of a text known when the program was built (a host's field names):
     /// looked up by the text's address after the first time.
     pub fn of(text: &'static str) -> Name {
@@ -208,11 +191,6 @@ impl Name {
             }
             string
         })
-    }
-
-    /// The name as text, with invalid UTF-8 replaced (for messages).
-    pub fn to_text(self) -> String {
-        String::from_utf8_lossy(self.as_bytes()).into_owned()
     }
 
     /// Whether both are the same name (the same address).
@@ -320,8 +298,6 @@ mod tests {
         assert_eq!(here.as_bytes().as_ptr() as usize, there);
         assert!(Name::new(b"services").same(here));
         assert!(!Name::new(b"service").same(here));
-        assert_eq!(Name::existing(b"services"), Some(here));
-        assert_eq!(Name::existing(b"never made by anything: 7f3a"), None);
         assert!(Name::of("services").same(here));
     }
 

@@ -252,15 +252,6 @@ impl Attrs {
         }
     }
 
-    /// From `count` attributes already sorted by name with unique names, made by
-    /// `make` in order.
-    #[inline]
-    pub fn from_sorted_exact(count: usize, make: impl FnMut(usize) -> Attr) -> Attrs {
-        let mut entries = Vec::with_capacity(count);
-        entries.extend((0..count).map(make));
-        Attrs::from_sorted(entries)
-    }
-
     /// The attribute named `name` among attributes sorted by name.
     pub fn find_sorted(entries: &[Attr], name: impl AttrKey) -> Option<&Attr> {
         name.find_in(entries)
@@ -703,12 +694,6 @@ impl std::hash::Hasher for AddressHasher {
     fn write_usize(&mut self, value: usize) {
         self.0 = (self.0.rotate_left(5) ^ value as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
-}
-
-/// The attribute name of a text known when the program was built (a host's
-/// field names): [`Name::of`].
-pub fn name(text: &'static str) -> Name {
-    Name::of(text)
 }
 
 #[cfg(test)]

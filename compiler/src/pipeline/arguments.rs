@@ -10,7 +10,7 @@ use crate::shapes::ShapeArguments;
 
 fn attr(name: &'static str, value: lang::Value) -> lang::value::Attr {
     lang::value::Attr {
-        name: lang::value::name(name),
+        name: lang::Name::of(name),
         value,
         span: None,
     }

@@ -148,7 +148,10 @@ fn intersect_attrs(machine: &mut Machine, arguments: &[Value], span: Span) -> Ev
 fn list_to_attrs(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
     // the interned names: a pair written `{ name = ...; value = ...; }` has these
     // very names, found by address
-    let (name_key, value_key) = (crate::value::name("name"), crate::value::name("value"));
+    let (name_key, value_key) = (
+        crate::name::Name::of("name"),
+        crate::name::Name::of("value"),
+    );
     let list = machine.force_list(&arguments[0], span, "`listToAttrs`")?;
     machine.make_attrs(list.len(), span)?;
     let mut entries = Vec::with_capacity(list.len());

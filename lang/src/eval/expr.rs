@@ -82,7 +82,7 @@ impl Machine {
                 self.list_at(items, env, depth - 1)
             }
             IrKind::Attrs(attrs) if depth > 0 && constructible(ir, env) => {
-                Value::Attrs(self.plain_set(attrs, env, depth - 1))
+                Value::Attrs(Attrs::from_sorted(self.plain_attrs(attrs, env, depth - 1)))
             }
             _ => Thunk::suspended(ir.clone(), env.clone()),
         }
@@ -98,20 +98,6 @@ impl Machine {
                 .map(|item| self.delay_at(item, env, depth))
                 .collect(),
         )
-    }
-
-    /// A set without `rec` or dynamic names, its values delayed (literals among
-    /// them made down to `depth`): one allocation of its size.
-    #[inline]
-    fn plain_set(&mut self, ir: &AttrsIr, env: &Env, depth: u32) -> Attrs {
-        Attrs::from_sorted_exact(ir.statics.len(), |index| {
-            let attr = &ir.statics[index];
-            Attr {
-                name: attr.name,
-                value: self.delay_at(&attr.value, env, depth),
-                span: Some(attr.span),
-            }
-        })
     }
 
     /// The static attributes of a set without `rec`, their values delayed
@@ -609,7 +595,9 @@ impl Machine {
             }
             entries
         } else if ir.dynamics.is_empty() {
-            return Ok(Value::Attrs(self.plain_set(ir, env, 0)));
+            return Ok(Value::Attrs(Attrs::from_sorted(
+                self.plain_attrs(ir, env, 0),
+            )));
         } else {
             self.plain_attrs(ir, env, 0)
         };
@@ -631,9 +619,10 @@ impl Machine {
                     ));
                 }
             };
+            let name = Name::new(&name);
             let (sorted, added) = entries.split_at(statics);
-            let existing = Attrs::find_sorted(sorted, &name[..])
-                .or_else(|| added.iter().find(|attr| *attr.name == *name));
+            let existing = Attrs::find_sorted(sorted, name)
+                .or_else(|| added.iter().find(|attr| attr.name == name));
             if let Some(existing) = existing {
                 let text = String::from_utf8_lossy(&name);
                 let mut diagnostic = Diagnostic::error(
@@ -649,7 +638,7 @@ impl Machine {
             }
             let value = self.delay(&dynamic.value, &scope);
             entries.push(Attr {
-                name: Name::new(&name),
+                name,
                 value,
                 span: Some(dynamic.span),
             });
