@@ -43,11 +43,11 @@ pub use reads::{Doing, Recorder, RecordingLoader};
 /// The cache's file in the output.
 pub const CACHE_FILE: &str = ".mesh-cache";
 /// The cache's format: a cache of another format is foreign.
-const FORMAT: u32 = 4;
+const FORMAT: u32 = 5;
 /// The cache file's first line, before the digest of the record that follows it:
 /// the record's fleet-wide part on the second line, its nodes on the third (read
 /// only when the build is not a no-op).
-const HEADER: &str = "mesh-cache/4";
+const HEADER: &str = "mesh-cache/5";
 
 mod sources {
     include!(concat!(env!("OUT_DIR"), "/sources.rs"));
@@ -157,6 +157,14 @@ impl Record {
     }
 }
 
+/// Which module files a worker loads before its nodes ([`BuildCache::modules_to_load`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ModulesToLoad {
+    All,
+    /// These (they changed); the others as nodes ask for them.
+    Changed(BTreeSet<String>),
+}
+
 /// What opening the cache found.
 pub enum Start {
     /// Nothing the last build read has changed and the output is as it left it:
@@ -187,12 +195,26 @@ enum Store {
 #[derive(Clone, Debug)]
 pub struct Remembered {
     record: Record,
+    /// The compilation reported nothing (no diagnostic, no trace): its nodes'
+    /// declarations may be taken back and its unchanged module files left
+    /// unevaluated, as a build's are from the cache of a build that succeeded.
+    silent: bool,
 }
 
 impl Remembered {
     /// How many nodes the record has a plan for.
     pub fn nodes(&self) -> usize {
         self.record.nodes.len()
+    }
+
+    /// The same record, trusted for plans only: every node's first half is
+    /// evaluated and every module file loaded (what a compilation that took more
+    /// from a record and reported something is made again with).
+    pub fn for_plans_only(&self) -> Remembered {
+        Remembered {
+            record: self.record.clone(),
+            silent: false,
+        }
     }
 }
 
@@ -219,6 +241,9 @@ pub struct BuildCache {
     previous: Option<Record>,
     /// Nodes may be reused at all (nothing charged to every node changed).
     reusable: bool,
+    /// Beside plans, declarations may be taken back and unchanged module files
+    /// left unloaded: the record is of a compilation that reported nothing.
+    trusted: bool,
     changed_modules: BTreeSet<String>,
     entries: entries::EntryDigests,
     pub recorder: Arc<Recorder>,
@@ -236,6 +261,8 @@ pub struct BuildCache {
     /// The nodes whose declarations came from the cache, each with its text.
     declared_text: Mutex<BTreeMap<String, Box<serde_json::value::RawValue>>>,
     evaluated: Mutex<BTreeSet<String>>,
+    /// The module files evaluated (by any worker).
+    loaded_modules: Mutex<BTreeSet<String>>,
     /// A worker loaded the module files only for a node that needed them (if none
     /// did, their accesses stay recorded from the build that loaded them).
     deferred_modules: std::sync::atomic::AtomicBool,
@@ -497,12 +524,17 @@ pub fn open_in_memory(
     session: &Session,
 ) -> Arc<BuildCache> {
     let identity = identity(root);
-    let previous = previous
-        .filter(|remembered| remembered.record.identity == identity)
-        .map(|remembered| remembered.record.clone());
+    let previous = previous.filter(|remembered| remembered.record.identity == identity);
+    let silent = previous.is_some_and(|remembered| remembered.silent);
+    let previous = previous.map(|remembered| remembered.record.clone());
     let repository = repository::load(root).ok().map(Arc::new);
     match start(root, Store::Memory, previous, session, (repository, None)) {
-        Start::Build(cache) => cache,
+        Start::Build(mut cache) => {
+            if let Some(cache) = Arc::get_mut(&mut cache) {
+                cache.trusted &= silent;
+            }
+            cache
+        }
         // never said of a memory (`start` calls only an output unchanged)
         Start::Unchanged { .. } => Arc::new(empty(root, Store::Memory, None, parses_of(session))),
     }
@@ -525,6 +557,7 @@ fn empty(
         layout,
         previous: None,
         reusable: false,
+        trusted: false,
         changed_modules: BTreeSet::new(),
         entries: entries::EntryDigests::default(),
         recorder: Arc::new(Recorder::default()),
@@ -535,6 +568,7 @@ fn empty(
         declared: AtomicUsize::new(0),
         declared_text: Mutex::new(BTreeMap::new()),
         evaluated: Mutex::new(BTreeSet::new()),
+        loaded_modules: Mutex::new(BTreeSet::new()),
         deferred_modules: std::sync::atomic::AtomicBool::new(false),
         disagreed: std::sync::atomic::AtomicBool::new(false),
         read_back: AtomicUsize::new(0),
@@ -638,13 +672,59 @@ fn start(
     };
     cache.reusable =
         !shared_changed && cache.entries.fleet.is_some() && cache.entries.fleet == previous.fleet;
+    // a record in an output is of a build that reported nothing; a memory's says
+    // whether it was (`open_in_memory`)
+    cache.trusted = cache.reusable;
     cache.previous = Some(previous);
     Start::Build(Arc::new(cache))
 }
 
-/// What the cache knows of a node's link: a digest of all of it.
+/// What the cache knows of a node's link: a digest of all of it but its spans
+/// (those of the shapes it places and of the grants' access). A span numbers files
+/// as the worker that read them did, which depends on the order it loaded them,
+/// and reaches only diagnostics (a placed shape's place in a plan is its
+/// `source`): a compilation that reports any is not taken from a record.
 pub fn link_digest(link: &NodeLink) -> String {
-    plan::sha256_digest(format!("{link:?}").as_bytes())
+    let NodeLink {
+        placed,
+        secrets,
+        credentials,
+        logins,
+        grants,
+        images,
+        artifacts,
+        diagnostics,
+    } = link;
+    let placed: Vec<_> = placed
+        .iter()
+        .map(|placed| (&placed.resource, &placed.module, &placed.source))
+        .collect();
+    let grants: Vec<_> = grants
+        .iter()
+        .map(|(key, grants)| {
+            let grants: Vec<_> = grants
+                .iter()
+                .map(|grant| {
+                    let access = grant
+                        .access
+                        .as_ref()
+                        .map(|access| (&access.vhost, &access.permissions));
+                    (
+                        &grant.consumer,
+                        &grant.login,
+                        &grant.credential,
+                        &grant.form,
+                        access,
+                    )
+                })
+                .collect();
+            (key, grants)
+        })
+        .collect();
+    let text = format!(
+        "{placed:?} {secrets:?} {credentials:?} {logins:?} {grants:?} {images:?} {artifacts:?} {diagnostics:?}"
+    );
+    plan::sha256_digest(text.as_bytes())
 }
 
 impl BuildCache {
@@ -678,15 +758,19 @@ impl BuildCache {
     /// inventory entry is then unchanged since the last build read it without a
     /// diagnostic.
     pub fn has_declarations(&self, node: &str) -> bool {
-        self.unchanged_inputs(node)
-            .is_some_and(|record| record.declared.is_some())
+        self.trusted
+            && self
+                .unchanged_inputs(node)
+                .is_some_and(|record| record.declared.is_some())
     }
 
     /// The declarations the last build's link had of `node` and the modules it
     /// ran, when nothing its first half reads has changed (None: evaluate it).
-    /// A memory has none: every node's first half is evaluated again, so that what
-    /// it reports is reported.
+    /// A memory has them only when its compilation reported nothing.
     pub fn declarations(&self, node: &str) -> Option<(crate::link::Declarations, Vec<String>)> {
+        if !self.trusted {
+            return None;
+        }
         let record = self.unchanged_inputs(node)?;
         let text = record.declared.as_ref()?;
         let declared = serde_json::from_str::<crate::link::Declarations>(text.get()).ok()?;
@@ -698,12 +782,24 @@ impl BuildCache {
         Some((declared, record.modules.clone()))
     }
 
-    /// Whether no module file changed since the last build (and nothing charged to
-    /// every node): loading them would report what the last build reported, which
-    /// was nothing (a build with diagnostics keeps no cache).
-    /// A memory's compilation always loads them (what they report is wanted).
-    pub fn modules_unchanged(&self) -> bool {
-        self.reusable && self.changed_modules.is_empty() && !self.in_memory()
+    /// Which module files a worker loads before its nodes: all of them, or (when
+    /// nothing charged to every node changed and the record is of a compilation
+    /// that reported nothing) only those that changed since; then an unchanged
+    /// one is loaded when a node asks for it, because loading it would report
+    /// what the last compilation reported, which was nothing.
+    pub fn modules_to_load(&self) -> ModulesToLoad {
+        if self.trusted {
+            ModulesToLoad::Changed(self.changed_modules.clone())
+        } else {
+            ModulesToLoad::All
+        }
+    }
+
+    /// The modules `node` ran in the last build, if it has a record: the ones it
+    /// most likely runs again.
+    pub fn modules_before(&self, node: &str) -> Option<&[String]> {
+        let previous = self.previous.as_ref()?.nodes.get(node)?;
+        Some(&previous.modules)
     }
 
     /// Whether some node's plan may be reused: there is a last record and nothing
@@ -729,7 +825,7 @@ impl BuildCache {
         self.disagreed.load(Ordering::Relaxed)
     }
 
-    /// A worker loads the module files only if a node needs them.
+    /// A worker loads the unchanged module files only as nodes need them.
     pub fn deferred_modules(&self) {
         self.deferred_modules.store(true, Ordering::Relaxed);
     }
@@ -755,6 +851,24 @@ impl BuildCache {
     /// contributions and declarations), in order.
     pub fn evaluated(&self) -> Vec<String> {
         self.evaluated
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .cloned()
+            .collect()
+    }
+
+    /// Module `name`'s file is evaluated.
+    pub fn loading_module(&self, name: &str) {
+        self.loaded_modules
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(name.to_string());
+    }
+
+    /// The modules whose files were evaluated (by any worker), in order.
+    pub fn loaded_modules(&self) -> Vec<String> {
+        self.loaded_modules
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .iter()
@@ -861,19 +975,13 @@ impl BuildCache {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .remove(node);
-        let (declared, kept) = match self.store {
-            Store::Output(_) => (
-                cached.or_else(|| serde_json::value::to_raw_value(declared).ok()),
-                None,
-            ),
-            // a memory evaluates every node's first half: its declarations are not
-            // kept
-            Store::Memory => (
-                None,
-                plan.plan
-                    .clone()
-                    .or_else(|| silent.map(|plan| Arc::new(plan.clone()))),
-            ),
+        let declared = cached.or_else(|| serde_json::value::to_raw_value(declared).ok());
+        let kept = match self.store {
+            Store::Output(_) => None,
+            Store::Memory => plan
+                .plan
+                .clone()
+                .or_else(|| silent.map(|plan| Arc::new(plan.clone()))),
         };
         let record = NodeRecord {
             entry,
@@ -1038,7 +1146,7 @@ impl BuildCache {
     /// records are the ones whose shapes said nothing, and only those are reused.
     /// The caller must not keep it when the compilation was cancelled or ran out of
     /// its budget (its records are then incomplete).
-    pub fn remember(&self) -> Option<Remembered> {
+    pub fn remember(&self, silent: bool) -> Option<Remembered> {
         if !self.in_memory() {
             return None;
         }
@@ -1052,6 +1160,7 @@ impl BuildCache {
             .map(|(node, record)| (node.clone(), record.clone()))
             .collect();
         Some(Remembered {
+            silent,
             record: Record {
                 identity: self.identity.clone(),
                 layout,

@@ -12,7 +12,7 @@ use lang::codes;
 use lang::value::{Attr, Attrs};
 use lang::{Diagnostic, Limits, Machine, Span, Value};
 
-use crate::module::{self, Module};
+use crate::module::{self, Module, ModuleSet};
 use crate::repository;
 use crate::settings::{self, DefaultsCache};
 use crate::stdlib::{self, MeshLoader};
@@ -139,11 +139,10 @@ fn node_names(
         node_names: &node_names,
     };
     let known: Vec<String> = repository.modules.keys().cloned().collect();
-    let mut modules: BTreeMap<String, Module> = BTreeMap::new();
+    let mut modules = ModuleSet::complete();
     for (name, location) in &repository.modules {
-        if let Some(module) = module::load(machine, name, location, mesh, &context, diagnostics)? {
-            modules.insert(name.clone(), module);
-        }
+        let module = module::load(machine, name, location, mesh, &context, diagnostics)?;
+        modules.add(name, module);
     }
     let mut defaults = DefaultsCache::default();
     let mut settings_of =

@@ -66,7 +66,8 @@ pub use interactive::{InteractiveScope, ScopeFailure, interactive_scope};
 pub use link::SecretMode;
 pub use lock::{Lock, is_upstream_reference, read as read_lock, write as write_lock};
 pub use pipeline::{
-    Compilation, Options, Session, compile, compile_session, compile_with, inspect_node,
+    Compilation, Options, Session, compile, compile_remembering, compile_session, compile_with,
+    inspect_node,
 };
 pub use staged::{PlanSink, StagedBuild, Written};
 

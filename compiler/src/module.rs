@@ -2,7 +2,8 @@
 //! declarations, and which arguments each field's function asks for (checked here,
 //! once, against what the field's stage can know). Per-node work calls the fields.
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
 
 use lang::codes;
 use lang::compile::ParamIr;
@@ -58,6 +59,106 @@ fn why_not(argument: &str) -> &'static str {
         "node" | "settings" => "the module file itself is evaluated once for the whole fleet",
         "lib" => "there is no `lib` argument: the helpers are in the prelude, as `mesh.lib`",
         _ => "no stage gives it",
+    }
+}
+
+/// The modules a compilation has evaluated, as resolution looks them up. A set is
+/// complete (every module of the repository was evaluated: one missing failed and
+/// was reported) or partial (a build that may reuse evaluates a module only when a
+/// node asks for it); a partial set notes the modules asked for and not there, for
+/// the worker to evaluate and resolve the node again.
+#[derive(Default)]
+pub struct ModuleSet {
+    pub loaded: BTreeMap<String, Module>,
+    /// Modules whose files were evaluated and failed (the failure is reported).
+    failed: BTreeSet<String>,
+    complete: bool,
+    wanted: RefCell<BTreeSet<String>>,
+}
+
+/// Why a known module is not in a [`ModuleSet`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Absent {
+    /// The repository has no such module.
+    Unknown,
+    /// Its file failed to evaluate; reported already.
+    Failed,
+    /// Not evaluated yet (a partial set): noted as wanted.
+    NotLoaded,
+}
+
+impl ModuleSet {
+    /// A set that will hold every module: what is not in it failed.
+    pub fn complete() -> ModuleSet {
+        ModuleSet {
+            complete: true,
+            ..ModuleSet::default()
+        }
+    }
+
+    /// A set that holds what has been asked for so far.
+    pub fn partial() -> ModuleSet {
+        ModuleSet::default()
+    }
+
+    pub fn is_complete(&self) -> bool {
+        self.complete
+    }
+
+    /// Whether `name` was evaluated (loaded, or failed).
+    pub fn tried(&self, name: &str) -> bool {
+        self.loaded.contains_key(name) || self.failed.contains(name)
+    }
+
+    /// Records the outcome of evaluating module `name`.
+    pub fn add(&mut self, name: &str, module: Option<Module>) {
+        match module {
+            Some(module) => {
+                self.loaded.insert(name.to_string(), module);
+            }
+            None => {
+                self.failed.insert(name.to_string());
+            }
+        }
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Module> {
+        self.loaded.get(name)
+    }
+
+    pub fn get_key_value(&self, name: &str) -> Option<(&String, &Module)> {
+        self.loaded.get_key_value(name)
+    }
+
+    /// Why `name` is not loaded, given the repository's module names; a known
+    /// module a partial set has not evaluated is noted as wanted.
+    pub fn absent(&self, name: &str, known: &[String]) -> Absent {
+        let absent = self.absent_without_noting(name, known);
+        if absent == Absent::NotLoaded {
+            self.wanted.borrow_mut().insert(name.to_string());
+        }
+        absent
+    }
+
+    /// [`ModuleSet::absent`], noting nothing as wanted.
+    pub fn absent_without_noting(&self, name: &str, known: &[String]) -> Absent {
+        if !known.iter().any(|known| known == name) {
+            Absent::Unknown
+        } else if self.complete || self.failed.contains(name) {
+            Absent::Failed
+        } else {
+            Absent::NotLoaded
+        }
+    }
+
+    /// Whether a module was asked for and is not loaded.
+    pub fn has_wanted(&self) -> bool {
+        !self.wanted.borrow().is_empty()
+    }
+
+    /// The modules asked for since the last call that are not loaded.
+    pub fn take_wanted(&self) -> BTreeSet<String> {
+        std::mem::take(&mut *self.wanted.borrow_mut())
     }
 }
 

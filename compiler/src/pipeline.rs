@@ -17,6 +17,7 @@ use std::sync::{Arc, mpsc};
 use lang::{Diagnostic, Limits, Severity, Sources, codes};
 use plan::Plan;
 
+use crate::cache;
 use crate::fs::Overlay;
 use crate::link::{self, NodeLink, SecretMode};
 use crate::lock;
@@ -62,6 +63,11 @@ impl Compilation {
         self.diagnostics
             .iter()
             .any(|d| d.severity == Severity::Error)
+    }
+
+    /// Whether it reported nothing: no diagnostic of any severity, no trace.
+    pub fn said_nothing(&self) -> bool {
+        self.diagnostics.is_empty() && self.traces.is_empty()
     }
 }
 
@@ -131,6 +137,38 @@ pub fn compile_with(root: &Path, options: Options) -> Compilation {
 /// [`compile_with`] as an editor asks for it (see [`Session`]).
 pub fn compile_session(root: &Path, options: Options, session: &Session) -> Compilation {
     compile_inspecting(root, options, session, None).0
+}
+
+/// Compiles `root` as an editor does, with the record of its last compilation kept
+/// in memory (`previous`; `session` gets the cache the compilation ran with, whose
+/// [`cache::BuildCache::remember`] is the record for the next). When plans may be
+/// reused, one worker compiles: what is left is mostly loading module files, which
+/// every worker does. A compilation that took declarations from the record, or left
+/// module files unloaded, and reported something is made again taking only plans
+/// from it, so that it reports what a compilation from nothing reports, at its
+/// places and in its order.
+pub fn compile_remembering(
+    root: &Path,
+    previous: Option<&cache::Remembered>,
+    options: Options,
+    session: &mut Session,
+) -> (Arc<cache::BuildCache>, Compilation) {
+    let mut compile = |previous: Option<&cache::Remembered>| {
+        let cache = cache::open_in_memory(root, previous, session);
+        session.cache = Some(cache.clone());
+        let options = Options {
+            workers: options.workers.or(cache.may_reuse().then_some(1)),
+            ..options
+        };
+        let compilation = compile_session(root, options, session);
+        (cache, compilation)
+    };
+    let (cache, compilation) = compile(previous);
+    if cache.took_more_than_plans() && (!compilation.said_nothing() || cache.has_disagreed()) {
+        let plans_only = previous.map(cache::Remembered::for_plans_only);
+        return compile(plans_only.as_ref());
+    }
+    (cache, compilation)
 }
 
 /// Compiles the repository at `root` as `meshc check` does and returns, beside the

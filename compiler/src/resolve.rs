@@ -11,7 +11,7 @@ use lang::{Diagnostic, Machine, Span, Value};
 use petgraph::graphmap::DiGraphMap;
 
 use crate::inventory::Node;
-use crate::module::{self, Module};
+use crate::module::{self, Absent, Module, ModuleSet};
 use crate::source::literal_span;
 
 /// A node's resolved modules, sorted by name, with the settings each receives.
@@ -44,7 +44,7 @@ pub type SettingsOf<'a> =
 pub fn resolve(
     machine: &mut Machine,
     node: &Node,
-    modules: &BTreeMap<String, Module>,
+    modules: &ModuleSet,
     known: &[String],
     settings_of: &mut SettingsOf<'_>,
     diagnostics: &mut Vec<Diagnostic>,
@@ -60,7 +60,9 @@ pub fn resolve(
                 graph.add_node(key.as_str());
                 work.push(key.as_str());
             }
-            None if known.contains(name) => {} // the module failed to load; reported already
+            // failed to load (reported already), or not loaded yet (the worker
+            // loads it and resolves the node again)
+            None if modules.absent(name, known) != Absent::Unknown => {}
             None => diagnostics.push(unknown_module(
                 name,
                 *span,
@@ -127,7 +129,7 @@ pub fn resolve(
                         .push((current.to_string(), span));
                     work.push(key.as_str());
                 }
-                None if known.contains(&required) => {}
+                None if modules.absent(&required, known) != Absent::Unknown => {}
                 None => diagnostics.push(unknown_module(
                     &required,
                     span,
@@ -242,15 +244,17 @@ pub fn settings_for_absent_modules(
     name: &str,
     node: &Node,
     resolved: &Resolved,
-    modules: &BTreeMap<String, Module>,
+    modules: &ModuleSet,
     known: &[String],
     diagnostics: &mut Vec<Diagnostic>,
 ) {
     for (module_name, overrides) in &node.settings {
         // a module that failed to load is reported already; whether it runs
-        // here cannot be told
+        // here cannot be told (one not loaded yet does not run here: every module
+        // the node runs is)
         if resolved.modules.contains(module_name)
-            || (known.contains(module_name) && !modules.contains_key(module_name))
+            || (modules.get(module_name).is_none()
+                && modules.absent_without_noting(module_name, known) == Absent::Failed)
         {
             continue;
         }

@@ -557,15 +557,22 @@ fn a_build_with_diagnostics_or_traces_says_what_a_build_from_nothing_says() {
     assert_built(&build_with(&repository, &out, &[]));
     // a trace in one node's entry, and an error the link raises about another
     // node's consumer: the other nodes' declarations were in the cache, but what
-    // the build says is what a build from nothing says, at the same places
-    for (from, to) in [
+    // the build says is what a build from nothing says, at the same places. An
+    // inventory that traces is compared equal in no part: every node is evaluated
+    // at once; the link's error is found with cached declarations, and the build
+    // made again from nothing
+    let every_node = ["app1", "app2", "db1", "gateway", "mq1"];
+    let again = ["every node (made again from nothing)"];
+    for (from, to, evaluated_nodes) in [
         (
             "title = \"app2\"",
             "title = builtins.trace \"two\" \"app2\"",
+            &every_node[..],
         ),
         (
             "settings.shop.database = \"db1\";",
             "settings.shop.database = \"db9\";",
+            &again[..],
         ),
     ] {
         replace(&repository.join("mesh.nix"), from, to);
@@ -579,7 +586,7 @@ fn a_build_with_diagnostics_or_traces_says_what_a_build_from_nothing_says() {
             stderr(&built)
         );
         if built.status.success() {
-            assert_eq!(evaluated(&built), ["every node (made again from nothing)"]);
+            assert_eq!(evaluated(&built), evaluated_nodes);
             assert!(!out.join(".mesh-cache").exists(), "no cache is kept");
         }
         // undone: a build from nothing again, which keeps a cache for the next case
@@ -872,4 +879,23 @@ fn rewrite_keeping_time(plan: &Path, bytes: &[u8]) {
         .open(plan)
         .and_then(|file| file.set_modified(modified))
         .expect("time set");
+}
+
+#[test]
+fn a_trace_added_to_an_entry_whose_value_is_unchanged_is_said() {
+    // the entry evaluates to what it did and no position in it moves: its
+    // digest alone would call it unchanged, and its node would not trace again
+    let (temporary, repository) = repository();
+    let out = temporary.path().join("out");
+    let fresh = temporary.path().join("fresh");
+    assert_built(&build_with(&repository, &out, &[]));
+    replace(
+        &repository.join("mesh.nix"),
+        "settings.web.title = \"app1\";",
+        "settings.web.title = builtins.trace \"entry\" \"app1\";",
+    );
+    let built = build_with(&repository, &out, &[]);
+    let from_nothing = build_with(&repository, &fresh, &["--no-cache"]);
+    assert!(said(&built, &out).contains("entry"), "{}", stderr(&built));
+    assert_eq!(said(&built, &out), said(&from_nothing, &fresh));
 }

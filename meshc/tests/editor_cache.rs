@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use compiler::cache::{Remembered, open_in_memory};
-use compiler::{Compilation, Options, Session, compile_session};
+use compiler::cache::Remembered;
+use compiler::{Compilation, Options, Session, compile_remembering, compile_session};
 use support::homelab;
 
 type Buffers = BTreeMap<PathBuf, Arc<[u8]>>;
@@ -29,6 +29,9 @@ struct Editor {
 struct Reuse {
     again: Vec<String>,
     reused: usize,
+    /// The nodes whose first halves were evaluated, and the module files loaded.
+    evaluated: Vec<String>,
+    loaded: Vec<String>,
 }
 
 impl Editor {
@@ -38,15 +41,20 @@ impl Editor {
             parses: Some(self.parses.clone()),
             ..Session::default()
         };
-        let cache = open_in_memory(&homelab(), self.memory.as_ref(), &session);
-        session.cache = Some(cache.clone());
-        let compilation = compile_session(&homelab(), Options::inspect(), &session);
+        let (cache, compilation) = compile_remembering(
+            &homelab(),
+            self.memory.as_ref(),
+            Options::inspect(),
+            &mut session,
+        );
         self.parses.sweep();
         let reuse = Reuse {
             again: cache.compiled_again(),
             reused: cache.reused(),
+            evaluated: cache.evaluated(),
+            loaded: cache.loaded_modules(),
         };
-        self.memory = cache.remember();
+        self.memory = cache.remember(compilation.said_nothing());
         (compilation, reuse)
     }
 }
@@ -221,13 +229,8 @@ fn an_edit_makes_again_only_the_plans_of_the_nodes_it_reaches() {
 
     // nothing changed: every plan reused
     let (_, reuse) = editor.compile(&buffers);
-    assert_eq!(
-        reuse,
-        Reuse {
-            again: Vec::new(),
-            reused: 5
-        }
-    );
+    assert_eq!(reuse.again, Vec::<String>::new());
+    assert_eq!(reuse.reused, 5);
 
     let edits = edits();
     let (web, web_texts) = &edits[0];
@@ -290,4 +293,87 @@ fn incremental_compilations_report_what_compilations_from_nothing_report() {
         reused += reuse.reused;
     }
     assert!(reused > 40, "plans were reused ({reused})");
+}
+
+/// The modules a compilation loaded, among `names`.
+fn loaded_among(reuse: &Reuse, names: &[&str]) -> Vec<String> {
+    names
+        .iter()
+        .filter(|name| reuse.loaded.iter().any(|loaded| loaded == *name))
+        .map(|name| name.to_string())
+        .collect()
+}
+
+#[test]
+fn after_a_silent_compilation_an_edit_evaluates_only_what_it_reaches() {
+    let mut editor = Editor::default();
+    let mut buffers = Buffers::new();
+    let (first, _) = editor.compile(&buffers);
+    assert!(
+        first.said_nothing(),
+        "the example compiles without a word: {:?}",
+        outcome(&first)
+    );
+    let everything = ["web", "shop", "networking", "postgres", "rabbitmq", "proxy"];
+    let (_, reuse) = editor.compile(&buffers);
+    assert_eq!(
+        reuse,
+        Reuse {
+            again: Vec::new(),
+            reused: 5,
+            evaluated: Vec::new(),
+            loaded: Vec::new(),
+        },
+        "nothing changed: no node evaluated, no module file loaded"
+    );
+
+    let edits = edits();
+    let (web, web_texts) = &edits[0];
+    let (inventory, inventory_texts) = &edits[2];
+    let mut step = |buffers: &Buffers| {
+        let (compilation, reuse) = editor.compile(buffers);
+        assert_eq!(outcome(&compilation), outcome(&from_nothing(buffers)));
+        reuse
+    };
+
+    // a comment in `web`: the nodes that run it, and the modules they run
+    buffer(&mut buffers, web, &web_texts[1]);
+    let reuse = step(&buffers);
+    assert_eq!(reuse.evaluated, again(&["app1", "app2"]));
+    assert_eq!(
+        loaded_among(&reuse, &everything),
+        again(&["web", "shop", "networking"]),
+        "not the modules of the nodes that do not run `web`"
+    );
+
+    // one node's entry: that node alone, and only the modules it runs
+    buffer(&mut buffers, inventory, &inventory_texts[2]);
+    let reuse = step(&buffers);
+    assert_eq!(reuse.evaluated, again(&["app2"]));
+    assert_eq!(
+        loaded_among(&reuse, &everything),
+        again(&["web", "shop", "networking"])
+    );
+
+    // `web` now requires a module no node it runs on ran: loaded when resolution
+    // asks for it, and the nodes resolved again with it
+    let requiring = replaced(
+        &web_texts[0],
+        "requires = [ \"networking\" ];",
+        "requires = [ \"networking\" \"monitoring\" ];",
+    );
+    buffer(&mut buffers, web, &requiring);
+    let reuse = step(&buffers);
+    assert_eq!(reuse.evaluated, again(&["app1", "app2"]));
+    assert!(
+        reuse.loaded.iter().any(|module| module == "monitoring"),
+        "{:?}",
+        reuse.loaded
+    );
+
+    // an edit that reports something: made again from nothing but plans, so
+    // every node is evaluated
+    buffer(&mut buffers, web, &web_texts[3]);
+    let reuse = step(&buffers);
+    assert_eq!(reuse.evaluated.len(), 5, "{:?}", reuse.evaluated);
 }

@@ -4,7 +4,8 @@
 //! attribute (positions can reach a plan through `unsafeGetAttrPos`). Evaluated on
 //! a machine of its own, whose traces are dropped: the compilation's output is
 //! never touched. A value that cannot be digested (a function, an error) gives
-//! None, and None never equals anything. An inventory written as plain data (no
+//! None, and None never equals anything; so does every value of an inventory whose
+//! evaluation traced (a node taken from the record would not trace again). An inventory written as plain data (no
 //! name but `true`, `false` and `null`, no interpolation, path, operator or call)
 //! is not evaluated: its values and their positions are a function of the text, so
 //! each entry is digested as its text and where it starts.
@@ -89,6 +90,12 @@ pub fn digest_inventory(
     }
     if complete {
         digests.fleet = Some(fleet.finish());
+    }
+    if !machine.traces.is_empty() {
+        // what traced would not be said by a compilation that takes an entry from
+        // the record: nothing of an inventory that traces is compared equal
+        digests.fleet = None;
+        digests.nodes.values_mut().for_each(|digest| *digest = None);
     }
     digests
 }

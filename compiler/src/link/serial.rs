@@ -1,22 +1,26 @@
 //! How the build cache keeps the parts of a node's declarations that have no
-//! serde form of their own: a span as its file id and byte range (as the worker
-//! that read it numbered its files: only the link's diagnostics show spans, and a
-//! build with diagnostics is never made from cached declarations), a float by its
-//! bits (JSON has no NaN or infinities), so that a value read back is the value
-//! written.
+//! serde form of their own: a span as its byte range only (its file is numbered by
+//! the order in which one worker happened to read its files, which an incremental
+//! build changes; only the link's diagnostics show spans, and a build with
+//! diagnostics is never made from cached declarations, so a span read back points
+//! into no file), a float by its bits (JSON has no NaN or infinities), so that a
+//! value read back is the value written.
 
 pub mod span {
     use lang::{FileId, Span};
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+    /// The file of a span read back: none of the compilation's.
+    pub const NO_FILE: FileId = FileId(u32::MAX);
+
     pub fn serialize<S: Serializer>(span: &Span, serializer: S) -> Result<S::Ok, S::Error> {
-        (span.file.0, span.start, span.end).serialize(serializer)
+        (span.start, span.end).serialize(serializer)
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Span, D::Error> {
-        let (file, start, end) = <(u32, u32, u32)>::deserialize(deserializer)?;
+        let (start, end) = <(u32, u32)>::deserialize(deserializer)?;
         Ok(Span {
-            file: FileId(file),
+            file: NO_FILE,
             start,
             end,
         })

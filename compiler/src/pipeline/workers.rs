@@ -6,7 +6,7 @@
 //! and is evaluated (both halves, after the link) only if its plan is not reused;
 //! the module files are then loaded by the first node that needs them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::mpsc;
@@ -17,15 +17,15 @@ use plan::Plan;
 
 use super::arguments::arguments;
 use super::{SealedTexts, Session, sealed_texts};
-use crate::cache::{self, Doing};
+use crate::cache::{self, Doing, ModulesToLoad};
 use crate::contribute;
 use crate::emit;
 use crate::inventory::{self, Inventory};
 use crate::link::{self, NodeLink};
-use crate::module::{self, Module};
+use crate::module::{self, Module, ModuleSet};
 use crate::node_view::{self, NodeView};
 use crate::prelude;
-use crate::repository::Repository;
+use crate::repository::{ModuleLocation, Repository};
 use crate::resolve;
 use crate::retained::Kept;
 use crate::settings::{self, DefaultsCache};
@@ -275,36 +275,176 @@ struct Repo<'r> {
     reclaims: bool,
 }
 
-/// The worker's module files, loaded the first time a node needs them (None when
-/// the compilation was cancelled meanwhile). Reclaiming starts once they are
-/// loaded: the frames they make are never emptied.
-fn ensure_modules<'m>(
-    slot: &'m mut Option<BTreeMap<String, Module>>,
+/// The worker's module files and the ones it loads before any node: all of them,
+/// or (a build whose cache allows it) those that changed since the record, the
+/// others when a node asks for them.
+struct WorkerModules {
+    set: ModuleSet,
+    /// None: all of them.
+    first: Option<BTreeSet<String>>,
+    started: bool,
+}
+
+impl WorkerModules {
+    fn new(session: &Session) -> WorkerModules {
+        let to_load = session
+            .cache
+            .as_ref()
+            .map_or(ModulesToLoad::All, |cache| cache.modules_to_load());
+        match to_load {
+            ModulesToLoad::All => WorkerModules {
+                set: ModuleSet::complete(),
+                first: None,
+                started: false,
+            },
+            ModulesToLoad::Changed(changed) => {
+                if let Some(cache) = &session.cache {
+                    cache.deferred_modules();
+                }
+                WorkerModules {
+                    set: ModuleSet::partial(),
+                    first: Some(changed),
+                    started: false,
+                }
+            }
+        }
+    }
+
+    /// Whether the worker loads them before its first node (all, or some changed).
+    fn load_before_nodes(&self) -> bool {
+        self.first
+            .as_ref()
+            .is_none_or(|changed| !changed.is_empty())
+    }
+}
+
+/// Loads the worker's first module files if not yet (false when the compilation
+/// was cancelled meanwhile). Reclaiming starts once they are loaded: the frames
+/// they make are never emptied (a module loaded later is kept as a root).
+fn ensure_modules(
+    modules: &mut WorkerModules,
     machine: &mut Machine,
     repo: &Repo<'_>,
     traced: &mut Gathered,
     global: &mut Vec<Diagnostic>,
-) -> Option<&'m BTreeMap<String, Module>> {
-    if slot.is_none() {
-        traced.enter(machine, Place::Repository);
-        *slot = Some(load_modules(
+) -> bool {
+    if modules.started {
+        return true;
+    }
+    traced.enter(machine, Place::Repository);
+    let loaded = match &modules.first {
+        None => load_modules(&mut modules.set, machine, repo, global),
+        Some(changed) => load_named(
+            &mut modules.set,
+            changed.iter().map(String::as_str),
             machine,
-            repo.repository,
-            repo.session,
-            &repo.prelude,
-            &repo.context,
-            repo.charge,
+            repo,
             global,
-        )?);
-        if repo.reclaims {
-            machine.reclaim_start(
-                repo.session
-                    .reclaim_batch
-                    .unwrap_or(lang::eval::RECLAIM_BATCH),
-            );
+        ),
+    };
+    if !loaded {
+        return false;
+    }
+    modules.started = true;
+    if repo.reclaims {
+        machine.reclaim_start(
+            repo.session
+                .reclaim_batch
+                .unwrap_or(lang::eval::RECLAIM_BATCH),
+        );
+    }
+    true
+}
+
+/// Loads the named modules a partial set has not tried (false when cancelled).
+fn load_named<'n>(
+    set: &mut ModuleSet,
+    names: impl Iterator<Item = &'n str>,
+    machine: &mut Machine,
+    repo: &Repo<'_>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> bool {
+    for name in names {
+        if set.is_complete() || set.tried(name) {
+            continue;
+        }
+        let Some(location) = repo.repository.modules.get(name) else {
+            continue;
+        };
+        if repo.session.is_cancelled() {
+            return false;
+        }
+        let module = load_module(machine, repo, name, location, diagnostics);
+        set.add(name, module);
+    }
+    true
+}
+
+/// A node's first half with the modules it runs loaded. In a partial set, the
+/// modules it ran in the last build and the ones it is assigned are loaded first;
+/// one that resolution asks for beyond those is loaded and the node resolved
+/// again. None when the compilation was cancelled.
+#[allow(clippy::too_many_arguments)]
+fn declare_loading<'a>(
+    machine: &mut Machine,
+    (name, node): (&'a String, NodeOf<'a>),
+    modules: &mut WorkerModules,
+    repo: &Repo<'_>,
+    known: &[String],
+    defaults: &mut DefaultsCache,
+    inspected: &mut Inspected<'_>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<Option<Pending<'a>>> {
+    if !modules.set.is_complete() {
+        let before = repo
+            .session
+            .cache
+            .as_ref()
+            .and_then(|cache| cache.modules_before(name))
+            .unwrap_or_default();
+        let assigned = node.modules.iter().map(|(module, _)| module.as_str());
+        let names = before.iter().map(String::as_str).chain(assigned);
+        if !load_named(&mut modules.set, names, machine, repo, diagnostics) {
+            return None;
         }
     }
-    slot.as_ref()
+    let said_before = diagnostics.len();
+    let mut node = Some(node);
+    loop {
+        let loaded = Loaded {
+            modules: &modules.set,
+            known,
+            context: &repo.context,
+        };
+        let declared = declare_node(
+            machine,
+            repo.repository,
+            (name, node.take()?),
+            &loaded,
+            defaults,
+            inspected,
+            diagnostics,
+        );
+        let wanted = modules.set.take_wanted();
+        match declared {
+            Ok(pending) => return Some(pending),
+            Err(again) if !wanted.is_empty() => {
+                // what resolution said without them is said again
+                diagnostics.truncate(said_before);
+                node = Some(again);
+                if !load_named(
+                    &mut modules.set,
+                    wanted.iter().map(String::as_str),
+                    machine,
+                    repo,
+                    diagnostics,
+                ) {
+                    return None;
+                }
+            }
+            Err(_) => return Some(None),
+        }
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -354,18 +494,14 @@ fn run(
         reclaims: inspected.node.is_none(),
     };
     let known: Vec<String> = repository.modules.keys().cloned().collect();
-    // the module files are loaded before any node unless the build cache says none
-    // changed: then only a worker with a node to evaluate loads them
-    let mut modules: Option<BTreeMap<String, Module>> = None;
-    match &session.cache {
-        Some(cache) if cache.modules_unchanged() => cache.deferred_modules(),
-        _ => {
-            if ensure_modules(&mut modules, machine, &repo, traced, global).is_none() {
-                return Ok(BTreeMap::new());
-            }
-        }
+    // the module files are loaded before any node, unless the build cache allows
+    // loading only the changed ones (then none, if none changed) and the others
+    // as nodes ask for them
+    let mut modules = WorkerModules::new(session);
+    if modules.load_before_nodes() && !ensure_modules(&mut modules, machine, &repo, traced, global)
+    {
+        return Ok(BTreeMap::new());
     }
-    let no_modules = BTreeMap::new();
 
     // this worker's share: a contiguous run of nodes in name order
     let count = names.len();
@@ -381,7 +517,7 @@ fn run(
                 inventory_value: &inventory_value,
                 inventory: &inventory,
                 prelude: &repo.prelude,
-                modules: modules.as_ref().unwrap_or(&no_modules),
+                modules: &modules.set.loaded,
                 defaults: &defaults,
             };
             let roots = kept.roots(kept_values(steps.iter()));
@@ -405,28 +541,27 @@ fn run(
         let Some(node) = node_to_evaluate(machine, &inventory, name, node, charge, global)? else {
             continue;
         };
-        let Some(loaded) = ensure_modules(&mut modules, machine, &repo, traced, global) else {
+        if !ensure_modules(&mut modules, machine, &repo, traced, global) {
             break;
-        };
+        }
         if let Some(cache) = &session.cache {
             cache.evaluating(name);
         }
         traced.enter(machine, Place::Declarations(name.clone()));
         let diagnostics = per_node.entry(name.clone()).or_default();
-        let loaded = Loaded {
-            modules: loaded,
-            known: &known,
-            context: &repo.context,
-        };
-        if let Some(declaring) = declare_node(
+        let Some(declared) = declare_loading(
             machine,
-            repository,
             (name, node),
-            &loaded,
+            &mut modules,
+            &repo,
+            &known,
             &mut defaults,
             inspected,
             diagnostics,
-        ) {
+        ) else {
+            break;
+        };
+        if let Some(declaring) = declared {
             declarations.push(declaring.declared.clone());
             steps.push(Step::Evaluated(declaring));
         }
@@ -450,7 +585,7 @@ fn run(
                 inventory_value: &inventory_value,
                 inventory: &inventory,
                 prelude: &repo.prelude,
-                modules: modules.as_ref().unwrap_or(&no_modules),
+                modules: &modules.set.loaded,
                 defaults: &defaults,
             };
             let mut roots = kept.roots(kept_values(steps.as_slice().iter()));
@@ -507,29 +642,27 @@ fn run(
                 else {
                     continue;
                 };
-                let Some(loaded) = ensure_modules(&mut modules, machine, &repo, traced, global)
-                else {
+                if !ensure_modules(&mut modules, machine, &repo, traced, global) {
                     break;
-                };
+                }
                 if let Some(cache) = &session.cache {
                     cache.evaluating(name);
                 }
                 traced.enter(machine, Place::Declarations(name.clone()));
-                let loaded = Loaded {
-                    modules: loaded,
-                    known: &known,
-                    context: &repo.context,
-                };
                 let diagnostics = per_node.entry(name.clone()).or_default();
-                let Some(mut pending) = declare_node(
+                let Some(outcome) = declare_loading(
                     machine,
-                    repository,
                     (name, node),
-                    &loaded,
+                    &mut modules,
+                    &repo,
+                    &known,
                     &mut defaults,
                     inspected,
                     diagnostics,
                 ) else {
+                    break;
+                };
+                let Some(mut pending) = outcome else {
                     continue;
                 };
                 traced.enter(machine, Place::Shapes(name.clone()));
@@ -549,7 +682,7 @@ fn run(
             &name,
             &pending.node,
             &pending.resolved,
-            modules.as_ref().unwrap_or(&no_modules),
+            &modules.set.loaded,
             &pending.collected,
             &link,
             &made,
@@ -577,13 +710,14 @@ fn run(
 
 /// What every node's first half reads of the worker's loaded modules.
 struct Loaded<'a> {
-    modules: &'a BTreeMap<String, Module>,
+    modules: &'a ModuleSet,
     known: &'a [String],
     context: &'a CheckContext<'a>,
 }
 
 /// A node's first half: resolution, settings, contributions and the declarations
-/// the link needs (None when an evaluation error ended the node).
+/// the link needs (None when an evaluation error ended the node). The node comes
+/// back (`Err`) when resolution asked for a module the worker has not loaded.
 fn declare_node<'a>(
     machine: &mut Machine,
     repository: &Repository,
@@ -592,9 +726,9 @@ fn declare_node<'a>(
     defaults: &mut DefaultsCache,
     inspected: &mut Inspected<'_>,
     diagnostics: &mut Vec<Diagnostic>,
-) -> Option<Pending<'a>> {
+) -> Result<Option<Pending<'a>>, NodeOf<'a>> {
     let Loaded {
-        modules,
+        modules: set,
         known,
         context,
     } = *loaded;
@@ -604,18 +738,43 @@ fn declare_node<'a>(
             settings::module_settings(machine, module, entry, context, defaults, diagnostics)
         };
     let resolved = recover(
-        resolve::resolve(
-            machine,
-            entry,
-            modules,
-            known,
-            &mut settings_of,
-            diagnostics,
-        ),
+        resolve::resolve(machine, entry, set, known, &mut settings_of, diagnostics),
         diagnostics,
     )
-    .flatten()?;
-    resolve::settings_for_absent_modules(name, entry, &resolved, modules, known, diagnostics);
+    .flatten();
+    if set.has_wanted() {
+        return Err(node);
+    }
+    Ok(declare_resolved(
+        machine,
+        repository,
+        (name, node),
+        resolved,
+        loaded,
+        inspected,
+        diagnostics,
+    ))
+}
+
+/// The rest of a node's first half, after its resolution.
+fn declare_resolved<'a>(
+    machine: &mut Machine,
+    repository: &Repository,
+    (name, node): (&'a String, NodeOf<'a>),
+    resolved: Option<resolve::Resolved>,
+    loaded: &Loaded<'_>,
+    inspected: &mut Inspected<'_>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<Pending<'a>> {
+    let Loaded {
+        modules: set,
+        known,
+        context,
+    } = *loaded;
+    let modules = &set.loaded;
+    let entry: &inventory::Node = &node;
+    let resolved = resolved?;
+    resolve::settings_for_absent_modules(name, entry, &resolved, set, known, diagnostics);
     let collected = recover(
         contribute::collect(
             machine,
@@ -762,32 +921,50 @@ fn load_inventory(
     Ok(Some((inventory_value, inventory?)))
 }
 
-/// Every module of the repository, each file evaluated once (None when the
+/// Every module of the repository, each file evaluated once (false when the
 /// compilation was cancelled meanwhile); a module that fails is reported and left out.
 fn load_modules(
+    set: &mut ModuleSet,
     machine: &mut Machine,
-    repository: &Repository,
-    session: &Session,
-    prelude: &lang::Value,
-    context: &CheckContext<'_>,
-    charge: &Charge,
+    repo: &Repo<'_>,
     diagnostics: &mut Vec<Diagnostic>,
-) -> Option<BTreeMap<String, Module>> {
-    let mut modules: BTreeMap<String, Module> = BTreeMap::new();
-    for (name, location) in &repository.modules {
-        if session.is_cancelled() {
-            return None;
+) -> bool {
+    for (name, location) in &repo.repository.modules {
+        if repo.session.is_cancelled() {
+            return false;
         }
-        let directory = location.path.parent().unwrap_or(&location.path);
-        charge.to(Doing::Module(name.clone(), directory.to_path_buf()));
-        let loaded = module::load(machine, name, location, prelude, context, diagnostics);
-        charge.to(Doing::Other);
-        if let Some(module) = recover(loaded, diagnostics).flatten() {
-            modules.insert(name.clone(), module);
-        }
+        let module = load_module(machine, repo, name, location, diagnostics);
+        set.add(name, module);
     }
-    module::layout_diagnostics(repository, &modules, diagnostics);
-    Some(modules)
+    module::layout_diagnostics(repo.repository, &set.loaded, diagnostics);
+    true
+}
+
+/// One module file evaluated, what it reads charged to it (None: it failed, and
+/// the diagnostics say why).
+fn load_module(
+    machine: &mut Machine,
+    repo: &Repo<'_>,
+    name: &str,
+    location: &ModuleLocation,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<Module> {
+    if let Some(cache) = &repo.session.cache {
+        cache.loading_module(name);
+    }
+    let directory = location.path.parent().unwrap_or(&location.path);
+    repo.charge
+        .to(Doing::Module(name.to_string(), directory.to_path_buf()));
+    let loaded = module::load(
+        machine,
+        name,
+        location,
+        &repo.prelude,
+        &repo.context,
+        diagnostics,
+    );
+    repo.charge.to(Doing::Other);
+    recover(loaded, diagnostics).flatten()
 }
 
 /// One node's shapes, made into its plan (None when an evaluation error ended the

@@ -147,11 +147,16 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
         if from_nothing {
             say!("cache: evaluated: every node (made again from nothing)");
             say!("cache: compiled again: every node");
+            say!("cache: module files evaluated: every module");
         } else {
             say!("cache: evaluated: {}", compiled_again(&cache.evaluated()));
             say!(
                 "cache: compiled again: {}",
                 compiled_again(&cache.compiled_again())
+            );
+            say!(
+                "cache: module files evaluated: {}",
+                compiled_again(&cache.loaded_modules())
             );
             say!("cache: plans read back: {}", cache.read_back());
             say!(

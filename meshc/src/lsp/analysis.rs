@@ -196,16 +196,12 @@ fn work(queue: &(Mutex<Queue>, Condvar), encoding: Encoding, results: &Sender<Ou
         // a bug in the compiler must not end the worker: it is reported instead
         let (files, traces, reuse, remembered) =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                let cache =
-                    compiler::cache::open_in_memory(&request.root, previous.as_ref(), &session);
-                session.cache = Some(cache.clone());
-                // when plans are reused, what is left is mostly loading the module
-                // files, which every worker does: one worker does it once
-                let options = Options {
-                    workers: cache.may_reuse().then_some(1),
-                    ..Options::inspect()
-                };
-                let compilation = compiler::compile_session(&request.root, options, &session);
+                let (cache, compilation) = compiler::compile_remembering(
+                    &request.root,
+                    previous.as_ref(),
+                    Options::inspect(),
+                    &mut session,
+                );
                 let traces = compilation
                     .traces
                     .iter()
@@ -217,7 +213,9 @@ fn work(queue: &(Mutex<Queue>, Condvar), encoding: Encoding, results: &Sender<Ou
                     diagnostic.code == codes::BUDGET_EXCEEDED
                         || diagnostic.code == codes::MEMORY_EXCEEDED
                 });
-                let remembered = (!stale() && !exhausted).then(|| cache.remember()).flatten();
+                let remembered = (!stale() && !exhausted)
+                    .then(|| cache.remember(compilation.said_nothing()))
+                    .flatten();
                 (
                     diagnostics_by_file(&compilation, &request.root, encoding),
                     traces,
