@@ -4,6 +4,7 @@
 nodes (bench/fleet/generate.py).
 
     bench/lsp/run.py [--meshc PATH] [--rounds N] [--nodes N] [--modules M]
+                     [--kinds semantic,syntax,comment]
 
 Build first: `cargo build --release -p meshc` (the default PATH is
 target/release/meshc, or $CARGO_TARGET_DIR/release/meshc). Three kinds of edit, each
@@ -100,6 +101,7 @@ def main():
     rounds = int(argument("--rounds", "40"))
     nodes = argument("--nodes", "100")
     modules = argument("--modules", "300")
+    kinds = argument("--kinds", "semantic,syntax,comment").split(",")
     out = tempfile.mkdtemp(prefix="mesh-lsp-bench-")
     subprocess.run(
         [sys.executable, os.path.join(REPO, "bench", "fleet", "generate.py"), nodes, out, "--modules", modules],
@@ -133,7 +135,7 @@ def main():
 
     version = 1
     results = {}
-    for kind in ("semantic", "syntax", "comment"):
+    for kind in kinds:
         for round_index in range(rounds):
             for phase, text, has_errors in (
                 ("broken", broken[kind], kind != "comment"),

@@ -194,7 +194,7 @@ fn work(queue: &(Mutex<Queue>, Condvar), encoding: Encoding, results: &Sender<Ou
         let stale = || cancelled.load(Ordering::Relaxed);
         let previous = memories.remove(&request.root);
         // a bug in the compiler must not end the worker: it is reported instead
-        let (files, traces, reuse, remembered) =
+        let (files, traces, reuse, remembered, repository) =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 let (cache, compilation) = compiler::compile_remembering(
                     &request.root,
@@ -221,12 +221,14 @@ fn work(queue: &(Mutex<Queue>, Condvar), encoding: Encoding, results: &Sender<Ou
                     traces,
                     Some(reuse_line(&cache)),
                     remembered,
+                    cache.repository(&request.root),
                 )
             }))
             .unwrap_or_else(|panic| {
                 (
                     internal_error(&request.root, panic.as_ref()),
                     Vec::new(),
+                    None,
                     None,
                     None,
                 )
@@ -260,8 +262,13 @@ fn work(queue: &(Mutex<Queue>, Condvar), encoding: Encoding, results: &Sender<Ou
         }
         if !stale() {
             let cache = indexes.entry(request.root.clone()).or_default();
+            let parses = parses.get(&request.root).cloned();
             let index = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                cache.refresh(&request.root, &request.overlay, encoding)
+                cache.refresh(
+                    &request.root,
+                    (&request.overlay, repository, parses),
+                    encoding,
+                )
             }))
             .unwrap_or_default();
             let _ = results.send(Outcome::Index {
@@ -458,9 +465,25 @@ struct IndexCache {
 const DEFAULT_LENGTH: usize = 200;
 
 impl IndexCache {
-    fn refresh(&mut self, root: &Path, overlay: &Overlay, encoding: Encoding) -> Arc<Index> {
-        let Ok(repository) = compiler::load_repository(root) else {
-            return Arc::default();
+    /// The index as of `overlay`, in the repository's layout as the compilation
+    /// read it (read again if it did not), its module files parsed through
+    /// `parses`.
+    fn refresh(
+        &mut self,
+        root: &Path,
+        (overlay, repository, parses): (
+            &Overlay,
+            Option<Arc<compiler::Repository>>,
+            Option<Arc<lang::ParseCache>>,
+        ),
+        encoding: Encoding,
+    ) -> Arc<Index> {
+        let repository = match repository {
+            Some(repository) => repository,
+            None => match compiler::load_repository(root) {
+                Ok(repository) => Arc::new(repository),
+                Err(_) => return Arc::default(),
+            },
         };
         let loader = Rc::new(MeshLoader::with_overlay(
             repository.root.clone(),
@@ -477,7 +500,13 @@ impl IndexCache {
             let entry = match previous {
                 Some((old, info)) if old == hash => (old, info),
                 previous => {
-                    match read_module(&repository.root, &loader, name, location, encoding) {
+                    match read_module(
+                        &repository.root,
+                        (&loader, parses.as_ref()),
+                        name,
+                        location,
+                        encoding,
+                    ) {
                         Some(info) => (hash, info),
                         // a module that does not load keeps what was known of it, and is
                         // read again next time
@@ -514,7 +543,7 @@ impl IndexCache {
 /// keeps of it.
 fn read_module(
     root: &Path,
-    loader: &Rc<MeshLoader>,
+    (loader, parses): (&Rc<MeshLoader>, Option<&Arc<lang::ParseCache>>),
     name: &str,
     location: &ModuleLocation,
     encoding: Encoding,
@@ -527,6 +556,9 @@ fn read_module(
             ..Limits::default()
         },
     );
+    if let Some(parses) = parses {
+        machine = machine.with_parse_cache(parses.clone());
+    }
     let (prelude, _) = prelude(root, &mut machine);
     let context = CheckContext { node_names: &[] };
     let mut diagnostics = Vec::new();
