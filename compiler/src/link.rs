@@ -25,6 +25,9 @@ mod mirrors;
 mod needs;
 mod provider;
 mod serial;
+
+/// The file of a position read back from the build cache: none of the compilation's.
+pub(crate) use serial::span::NO_FILE;
 mod store;
 
 pub use declarations::declarations;

@@ -144,9 +144,13 @@ pub fn compile_session(root: &Path, options: Options, session: &Session) -> Comp
 /// [`cache::BuildCache::remember`] is the record for the next). When plans may be
 /// reused, one worker compiles: what is left is mostly loading module files, which
 /// every worker does. A compilation that took declarations from the record, or left
-/// module files unloaded, and reported something is made again taking only plans
-/// from it, so that it reports what a compilation from nothing reports, at its
-/// places and in its order.
+/// module files unloaded, is made again taking only plans from it when what it
+/// reports could differ from what a compilation from nothing reports: when it
+/// traced (a shared value traces at the first node that forces it), when a
+/// diagnostic has a place in a declaration taken from the record (kept without
+/// its file), or when a node declared other than the record had it. Any other
+/// diagnostic comes from what was evaluated again, as from nothing: what was not
+/// is unchanged since a compilation that said nothing.
 pub fn compile_remembering(
     root: &Path,
     previous: Option<&cache::Remembered>,
@@ -164,7 +168,15 @@ pub fn compile_remembering(
         (cache, compilation)
     };
     let (cache, compilation) = compile(previous);
-    if cache.took_more_than_plans() && (!compilation.said_nothing() || cache.has_disagreed()) {
+    let placed_nowhere = |label: &lang::Label| label.span.file == link::NO_FILE;
+    let unplaced = compilation.diagnostics.iter().any(|diagnostic| {
+        diagnostic.primary.iter().any(placed_nowhere)
+            || diagnostic.secondary.iter().any(placed_nowhere)
+            || diagnostic.trace.iter().any(placed_nowhere)
+    });
+    if cache.took_more_than_plans()
+        && (!compilation.traces.is_empty() || unplaced || cache.has_disagreed())
+    {
         let plans_only = previous.map(cache::Remembered::for_plans_only);
         return compile(plans_only.as_ref());
     }

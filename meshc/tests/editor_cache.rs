@@ -371,9 +371,19 @@ fn after_a_silent_compilation_an_edit_evaluates_only_what_it_reaches() {
         reuse.loaded
     );
 
-    // an edit that reports something: made again from nothing but plans, so
-    // every node is evaluated
+    // an error in `web`: it comes from what was evaluated again, and is what a
+    // compilation from nothing reports (`step` compares)
     buffer(&mut buffers, web, &web_texts[3]);
+    let reuse = step(&buffers);
+    assert_eq!(reuse.evaluated, again(&["app1", "app2"]));
+    // after it, the record said something: every first half is evaluated until a
+    // compilation says nothing again
+    buffer(&mut buffers, web, &web_texts[0]);
+    let reuse = step(&buffers);
+    assert_eq!(reuse.evaluated.len(), 5, "{:?}", reuse.evaluated);
+    // a trace (a shared value traces at the first node that forces it): made
+    // again taking only plans from the record, so every node is evaluated
+    buffer(&mut buffers, web, &web_texts[4]);
     let reuse = step(&buffers);
     assert_eq!(reuse.evaluated.len(), 5, "{:?}", reuse.evaluated);
 }
