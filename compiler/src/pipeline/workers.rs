@@ -369,6 +369,8 @@ fn load_named<'n>(
             continue;
         }
         let Some(location) = repo.repository.modules.get(name) else {
+            // not a module of the repository: never asked for again
+            set.add(name, None);
             continue;
         };
         if repo.session.is_cancelled() {
