@@ -4,7 +4,8 @@
 //! another worker; what it returns is merged by `merge`. In a cached build a node
 //! whose first half's inputs are unchanged brings its declarations from the cache
 //! and is evaluated (both halves, after the link) only if its plan is not reused;
-//! the module files are then loaded by the first node that needs them.
+//! the module files are then loaded as the nodes evaluated need them (those that
+//! changed since the record before any node).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
