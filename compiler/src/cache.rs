@@ -14,10 +14,11 @@
 //! nothing makes, or it is not reused. A cache that cannot be read, or was made by
 //! another compiler or for another repository, is ignored with a note.
 //! The same records are kept in memory by an editor's session (`meshc lsp`, see
-//! [`open_in_memory`]): there every node's first half is evaluated again, and a
-//! node's shapes are reused (the plan kept with the record) only when they said
-//! nothing (no diagnostic, no trace), so what the compilation reports is what one
-//! from nothing reports.
+//! [`open_in_memory`]): a node's shapes are reused (the plan kept with the record)
+//! only when they said nothing (no diagnostic, no trace), and declarations and
+//! unloaded module files are taken from a record only when its whole compilation
+//! said nothing, so what the compilation reports is what one from nothing reports
+//! (`pipeline::compile_remembering` compiles again when it could differ).
 
 mod entries;
 mod external;
@@ -157,6 +158,27 @@ impl Record {
     }
 }
 
+/// Names noted by every worker of a build (the nodes evaluated, the module files
+/// loaded), listed in order.
+#[derive(Debug, Default)]
+struct Names(Mutex<BTreeSet<String>>);
+
+impl Names {
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeSet<String>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn add(&self, name: &str) {
+        self.lock().insert(name.to_string());
+    }
+
+    fn list(&self) -> Vec<String> {
+        self.lock().iter().cloned().collect()
+    }
+}
+
 /// Which module files a worker loads before its nodes ([`BuildCache::modules_to_load`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ModulesToLoad {
@@ -254,15 +276,15 @@ pub struct BuildCache {
     pub parses: Arc<lang::ParseCache>,
     finished: Mutex<BTreeMap<String, NodeRecord>>,
     reused: AtomicUsize,
-    reused_nodes: Mutex<BTreeSet<String>>,
+    reused_nodes: Names,
     /// Nodes whose declarations came from the cache, and nodes whose first half
     /// was evaluated.
     declared: AtomicUsize,
     /// The nodes whose declarations came from the cache, each with its text.
     declared_text: Mutex<BTreeMap<String, Box<serde_json::value::RawValue>>>,
-    evaluated: Mutex<BTreeSet<String>>,
+    evaluated: Names,
     /// The module files evaluated (by any worker).
-    loaded_modules: Mutex<BTreeSet<String>>,
+    loaded_modules: Names,
     /// A worker loaded the module files only for a node that needed them (if none
     /// did, their accesses stay recorded from the build that loaded them).
     deferred_modules: std::sync::atomic::AtomicBool,
@@ -474,6 +496,9 @@ pub fn open(root: &Path, out: &Path) -> (Start, Vec<Diagnostic>) {
         ..Session::default()
     };
     let store = Store::Output(out.to_path_buf());
+    // a record in an output is of a build that reported nothing (one that did
+    // keeps none)
+    let previous = previous.map(|record| (record, true));
     let start = start(root, store, previous, &session, (repository, digested));
     (start, notes)
 }
@@ -524,17 +549,12 @@ pub fn open_in_memory(
     session: &Session,
 ) -> Arc<BuildCache> {
     let identity = identity(root);
-    let previous = previous.filter(|remembered| remembered.record.identity == identity);
-    let silent = previous.is_some_and(|remembered| remembered.silent);
-    let previous = previous.map(|remembered| remembered.record.clone());
+    let previous = previous
+        .filter(|remembered| remembered.record.identity == identity)
+        .map(|remembered| (remembered.record.clone(), remembered.silent));
     let repository = repository::load(root).ok().map(Arc::new);
     match start(root, Store::Memory, previous, session, (repository, None)) {
-        Start::Build(mut cache) => {
-            if let Some(cache) = Arc::get_mut(&mut cache) {
-                cache.trusted &= silent;
-            }
-            cache
-        }
+        Start::Build(cache) => cache,
         // never said of a memory (`start` calls only an output unchanged)
         Start::Unchanged { .. } => Arc::new(empty(root, Store::Memory, None, parses_of(session))),
     }
@@ -564,11 +584,11 @@ fn empty(
         parses,
         finished: Mutex::new(BTreeMap::new()),
         reused: AtomicUsize::new(0),
-        reused_nodes: Mutex::new(BTreeSet::new()),
+        reused_nodes: Names::default(),
         declared: AtomicUsize::new(0),
         declared_text: Mutex::new(BTreeMap::new()),
-        evaluated: Mutex::new(BTreeSet::new()),
-        loaded_modules: Mutex::new(BTreeSet::new()),
+        evaluated: Names::default(),
+        loaded_modules: Names::default(),
         deferred_modules: std::sync::atomic::AtomicBool::new(false),
         disagreed: std::sync::atomic::AtomicBool::new(false),
         read_back: AtomicUsize::new(0),
@@ -579,12 +599,13 @@ fn empty(
 }
 
 /// What a store's `previous` record allows for a compilation of `root` that reads
-/// `overlay` in place of its files. A memory is never called unchanged: its
-/// compilation is wanted for what it reports.
+/// `overlay` in place of its files; the record comes with whether its compilation
+/// said nothing (only then are more than plans taken from it). A memory is never
+/// called unchanged: its compilation is wanted for what it reports.
 fn start(
     root: &Path,
     store: Store,
-    previous: Option<Record>,
+    previous: Option<(Record, bool)>,
     session: &Session,
     (repository, mut digested): (Option<Arc<Repository>>, Option<entries::EntryDigests>),
 ) -> Start {
@@ -608,7 +629,7 @@ fn start(
             .take()
             .unwrap_or_else(|| digest_inventory(&repository, &cache.parses, session))
     };
-    let Some(mut previous) = previous else {
+    let Some((mut previous, said_nothing)) = previous else {
         cache.entries = digests();
         return Start::Build(Arc::new(cache));
     };
@@ -672,9 +693,7 @@ fn start(
     };
     cache.reusable =
         !shared_changed && cache.entries.fleet.is_some() && cache.entries.fleet == previous.fleet;
-    // a record in an output is of a build that reported nothing; a memory's says
-    // whether it was (`open_in_memory`)
-    cache.trusted = cache.reusable;
+    cache.trusted = cache.reusable && said_nothing;
     cache.previous = Some(previous);
     Start::Build(Arc::new(cache))
 }
@@ -841,39 +860,23 @@ impl BuildCache {
 
     /// `node`'s first half is evaluated.
     pub fn evaluating(&self, node: &str) {
-        self.evaluated
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(node.to_string());
+        self.evaluated.add(node);
     }
 
     /// The nodes whose first halves were evaluated (resolved, their settings,
     /// contributions and declarations), in order.
     pub fn evaluated(&self) -> Vec<String> {
-        self.evaluated
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .iter()
-            .cloned()
-            .collect()
+        self.evaluated.list()
     }
 
     /// Module `name`'s file is evaluated.
     pub fn loading_module(&self, name: &str) {
-        self.loaded_modules
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(name.to_string());
+        self.loaded_modules.add(name);
     }
 
     /// The modules whose files were evaluated (by any worker), in order.
     pub fn loaded_modules(&self) -> Vec<String> {
-        self.loaded_modules
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .iter()
-            .cloned()
-            .collect()
+        self.loaded_modules.list()
     }
 
     /// How many nodes' declarations came from the cache.
@@ -949,10 +952,7 @@ impl BuildCache {
 
     fn count_reused(&self, node: &str) {
         self.reused.fetch_add(1, Ordering::Relaxed);
-        self.reused_nodes
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(node.to_string());
+        self.reused_nodes.add(node);
     }
 
     /// Records what `node`'s plan was made (or reused) from: its modules, the
@@ -1020,10 +1020,7 @@ impl BuildCache {
 
     /// The nodes this build compiled (made a plan for) instead of reusing, in order.
     pub fn compiled_again(&self) -> Vec<String> {
-        let reused = self
-            .reused_nodes
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let reused = self.reused_nodes.lock();
         self.finished
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
