@@ -4,7 +4,7 @@
 nodes (bench/fleet/generate.py).
 
     bench/lsp/run.py [--meshc PATH] [--rounds N] [--nodes N] [--modules M]
-                     [--kinds semantic,syntax,comment]
+                     [--kinds semantic,syntax,comment] [--repo DIR --module FILE]
 
 Build first: `cargo build --release -p meshc` (the default PATH is
 target/release/meshc, or $CARGO_TARGET_DIR/release/meshc). Three kinds of edit, each
@@ -102,13 +102,19 @@ def main():
     nodes = argument("--nodes", "100")
     modules = argument("--modules", "300")
     kinds = argument("--kinds", "semantic,syntax,comment").split(",")
-    out = tempfile.mkdtemp(prefix="mesh-lsp-bench-")
-    subprocess.run(
-        [sys.executable, os.path.join(REPO, "bench", "fleet", "generate.py"), nodes, out, "--modules", modules],
-        check=True,
-    )
-    root = os.path.join(out, "mesh")
-    module = os.path.join(root, "modules", "m150", "module.nix")
+    repository = argument("--repo", None)
+    if repository is None:
+        out = tempfile.mkdtemp(prefix="mesh-lsp-bench-")
+        subprocess.run(
+            [sys.executable, os.path.join(REPO, "bench", "fleet", "generate.py"), nodes, out, "--modules", modules],
+            check=True,
+        )
+        root = os.path.join(out, "mesh")
+        module = os.path.join(root, "modules", "m150", "module.nix")
+    else:
+        # another repository (only the comment edit applies to any module)
+        root = os.path.abspath(repository)
+        module = os.path.join(root, argument("--module", "modules/web/module.nix"))
     uri = "file://" + os.path.realpath(module)
     with open(module) as handle:
         good = handle.read()
@@ -117,7 +123,7 @@ def main():
         "syntax": good.replace("default = 1;", "default = 1"),
         "comment": good + "# edited\n",
     }
-    assert all(text != good for text in broken.values())
+    assert all(broken[kind] != good for kind in kinds), "the module has the text each kind of edit changes"
 
     client = Client(meshc)
     client.request(
@@ -166,7 +172,8 @@ def main():
     client.notify("exit", None)
     client.process.wait(timeout=30)
 
-    print(f"fleet: {nodes} nodes, {modules} modules; {rounds} rounds of broken/fixed per kind")
+    fleet = f"{nodes} nodes, {modules} modules" if repository is None else root
+    print(f"fleet: {fleet}; {rounds} rounds of broken/fixed per kind")
     print(f"{'edit':<16} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}")
     for kind, times in results.items():
         print(
