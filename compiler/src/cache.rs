@@ -486,6 +486,7 @@ pub fn open(root: &Path, out: &Path) -> (Start, Vec<Diagnostic>) {
                 .ok()
         });
         let previous = read_record(out, &identity, &mut notes);
+        crate::phases::mark("cache record read");
         (
             previous,
             digesting.and_then(|digesting| digesting.join().ok()),
@@ -500,6 +501,7 @@ pub fn open(root: &Path, out: &Path) -> (Start, Vec<Diagnostic>) {
     // keeps none)
     let previous = previous.map(|record| (record, true));
     let start = start(root, store, previous, &session, (repository, digested));
+    crate::phases::mark("cache opened");
     (start, notes)
 }
 
@@ -528,13 +530,15 @@ fn digest_inventory(
         repository.root.clone(),
         session.overlay.clone(),
     ));
-    entries::digest_inventory(
+    let digests = entries::digest_inventory(
         &repository.root,
         &repository.inventory,
         loader,
         session,
         parses,
-    )
+    );
+    crate::phases::mark("inventory digested");
+    digests
 }
 
 /// Opens a cache kept in memory (`meshc lsp`): `previous` is what the last
@@ -1079,6 +1083,7 @@ impl BuildCache {
                 .name("mesh-cache".to_string())
                 .spawn_scoped(scope, || serde_json::to_vec(&finished));
             let files = walk();
+            crate::phases::mark("output walked");
             let nodes_text = match serializing {
                 Ok(serializing) => serializing
                     .join()

@@ -27,6 +27,7 @@ mod lock;
 mod module;
 mod names;
 mod node_view;
+pub mod phases;
 mod pipeline;
 mod prelude;
 mod private_key;

@@ -286,6 +286,7 @@ fn compile_inspecting(
             declarations.extend(phase.declarations);
             ranges.push(start..declarations.len());
         }
+        crate::phases::mark("first halves");
         let lock = match lock::read(&repository.root) {
             Ok(lock) => lock,
             Err(diagnostic) => {
@@ -306,6 +307,7 @@ fn compile_inspecting(
             &lock,
             registry.as_deref(),
         );
+        crate::phases::mark("link");
         for (index, (sender, range)) in to_workers.iter().zip(ranges).enumerate() {
             let share: BTreeMap<String, NodeLink> = declarations[range]
                 .iter()
@@ -334,6 +336,7 @@ fn compile_inspecting(
             })
             .collect()
     });
+    crate::phases::mark("second halves");
     let mut view = results.iter().find_map(|result| result.view.clone());
     let mut compilation = merge(repository, results);
     if let Some(view) = &mut view {
@@ -362,6 +365,7 @@ fn compile_inspecting(
         .map(|(node, plan)| (node.clone(), sealed_texts(plan)))
         .chain(handed_sealed);
     compilation.secrets = sealed_values(sealed, &store);
+    crate::phases::mark("merged");
     (compilation, view)
 }
 

@@ -899,3 +899,62 @@ fn a_trace_added_to_an_entry_whose_value_is_unchanged_is_said() {
     assert!(said(&built, &out).contains("entry"), "{}", stderr(&built));
     assert_eq!(said(&built, &out), said(&from_nothing, &fresh));
 }
+
+/// The phases `--timings` names, with when each ended (milliseconds from the start).
+fn phases(output: &Output) -> Vec<(String, u128)> {
+    let text = stderr(output);
+    let Some(line) = text
+        .lines()
+        .find_map(|line| line.strip_prefix("timings: phases (ms from the start): "))
+    else {
+        return Vec::new();
+    };
+    line.split(", ")
+        .map(|phase| {
+            let (name, elapsed) = phase.rsplit_once(' ').expect("a phase and its time");
+            (name.to_string(), elapsed.parse().expect("milliseconds"))
+        })
+        .collect()
+}
+
+#[test]
+fn timings_name_the_phases_of_a_build_in_the_order_they_end() {
+    let (temporary, repository) = repository();
+    let out = temporary.path().join("out");
+    let quiet = build_with(&repository, &out, &[]);
+    assert_built(&quiet);
+    assert!(phases(&quiet).is_empty(), "{}", stderr(&quiet));
+    replace(
+        &repository.join("mesh.nix"),
+        "title = \"app2\"",
+        "title = \"two\"",
+    );
+    let built = build_with(&repository, &out, &["--timings"]);
+    assert_built(&built);
+    let marked = phases(&built);
+    let names: Vec<&str> = marked.iter().map(|(name, _)| name.as_str()).collect();
+    let expected = [
+        "cache record read",
+        "cache opened",
+        "first halves",
+        "link",
+        "second halves",
+        "merged",
+        "plans committed",
+        "output walked",
+        "cache saved",
+    ];
+    let mut rest = names.iter();
+    for phase in expected {
+        assert!(
+            rest.any(|name| *name == phase),
+            "`{phase}` is missing or out of order in {names:?}"
+        );
+    }
+    // the inventory changed, so it was digested while the record was read
+    assert!(names.contains(&"inventory digested"), "{names:?}");
+    assert!(
+        marked.windows(2).all(|pair| pair[0].1 <= pair[1].1),
+        "{marked:?}"
+    );
+}

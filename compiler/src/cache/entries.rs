@@ -114,6 +114,7 @@ const MAX_DEPTH: usize = 512;
 /// from plain data to code, or back, changes every node's digest once.
 fn literal_digests(root: &Path, machine: &mut Machine, inventory: &Path) -> Option<EntryDigests> {
     let (file, expr) = machine.parse_file(inventory).ok()?;
+    crate::phases::mark("inventory parsed");
     let source = machine.sources.get(file)?.clone();
     let name = inventory
         .strip_prefix(root)

@@ -37,7 +37,7 @@ pub struct BuildArgs {
     /// Build from nothing: read no build cache and remove the one in OUT
     #[arg(long)]
     pub no_cache: bool,
-    /// Print how long compiling, planning and writing took
+    /// Print how long compiling, planning and writing took, and when each phase ended
     #[arg(long, env = "MESH_TIMINGS")]
     pub timings: bool,
     #[command(flatten)]
@@ -52,6 +52,9 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
         .out
         .unwrap_or_else(|| crate::cli::default_output(&root));
     let started = std::time::Instant::now();
+    if arguments.timings {
+        compiler::phases::record();
+    }
     let secrets = if arguments.locked {
         compiler::SecretMode::Locked
     } else {
@@ -137,6 +140,7 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
             return Err(terminal::fail(&diagnostic, &compilation.sources, color));
         }
     };
+    compiler::phases::mark("plans committed");
     let shape_count = written.shapes;
     if let Err(diagnostic) = compiler::record_repository(&out, &compilation.root) {
         return Err(terminal::fail(&diagnostic, &compilation.sources, color));
@@ -183,6 +187,7 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
             } else {
                 compiler::cache::remove(&out)
             };
+        compiler::phases::mark("cache saved");
         if let Err(diagnostic) = saved {
             return Err(terminal::fail(&diagnostic, &compilation.sources, color));
         }
@@ -199,6 +204,9 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
             (planned_at - compiled_at).as_millis(),
             (started.elapsed() - planned_at).as_millis()
         );
+    }
+    if arguments.timings {
+        say!("timings: phases (ms from the start): {}", phases_line());
     }
     let made = compilation.made;
     if made.needs + made.grants > 0 {
@@ -242,6 +250,15 @@ fn staged_compilation(
     }
     let compilation = compiler::compile_session(root, options, &session);
     Ok((staged, compilation))
+}
+
+/// The phases the build marked, each with when it ended (`--timings`).
+fn phases_line() -> String {
+    compiler::phases::marks()
+        .iter()
+        .map(|(phase, elapsed)| format!("{phase} {}", elapsed.as_millis()))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Nodes as `--timings` names them (the first ten).
