@@ -16,8 +16,10 @@
 //! The same records are kept in memory by an editor's session (`meshc lsp`, see
 //! [`open_in_memory`]): a node's shapes are reused (the plan kept with the record)
 //! only when they said nothing (no diagnostic, no trace), and declarations and
-//! unloaded module files are taken from a record only when its whole compilation
-//! said nothing, so what the compilation reports is what one from nothing reports
+//! unloaded module files are taken from a record only when nothing but nodes and
+//! module files said anything and nothing traced, and then only the declarations of
+//! nodes that said nothing (a module file that said something is loaded again
+//! before any node), so what the compilation reports is what one from nothing reports
 //! (`pipeline::compile_remembering` compiles again when it could differ).
 
 mod entries;
@@ -86,6 +88,11 @@ struct NodeRecord {
     /// only when making it said nothing (no diagnostic, no trace).
     #[serde(skip)]
     kept: Option<Arc<plan::Plan>>,
+    /// In a record kept in memory (never in the file, whose build said nothing):
+    /// the node's compilation reported something, so its declarations are not
+    /// taken back; it is evaluated, and says it again.
+    #[serde(skip)]
+    loud: bool,
 }
 
 /// What the cache records of a plan, and has of a plan the last build wrote that
@@ -131,6 +138,11 @@ struct Record {
     /// When the record's file was written (its modification time, nanoseconds).
     #[serde(skip)]
     written: Option<i128>,
+    /// In a record kept in memory: the module files whose loading reported
+    /// something. Loaded before any node, unchanged or not, so that they say it
+    /// again where a compilation from nothing says it.
+    #[serde(skip)]
+    loud_modules: BTreeSet<String>,
 }
 
 impl Record {
@@ -217,9 +229,11 @@ enum Store {
 #[derive(Clone, Debug)]
 pub struct Remembered {
     record: Record,
-    /// The compilation reported nothing (no diagnostic, no trace): its nodes'
-    /// declarations may be taken back and its unchanged module files left
-    /// unevaluated, as a build's are from the cache of a build that succeeded.
+    /// The compilation reported nothing but what nodes said of themselves (no
+    /// diagnostic of the repository, of the inventory, of a module file or of the
+    /// link, no trace): the declarations of its nodes that said nothing may be taken
+    /// back and its unchanged module files left unevaluated, as a build's are from
+    /// the cache of a build that succeeded.
     silent: bool,
 }
 
@@ -263,10 +277,14 @@ pub struct BuildCache {
     previous: Option<Record>,
     /// Nodes may be reused at all (nothing charged to every node changed).
     reusable: bool,
-    /// Beside plans, declarations may be taken back and unchanged module files
-    /// left unloaded: the record is of a compilation that reported nothing.
+    /// Beside plans, declarations (of nodes that said nothing) may be taken back
+    /// and unchanged module files left unloaded: in the record's compilation
+    /// nothing but nodes and module files reported anything, and nothing traced.
     trusted: bool,
     changed_modules: BTreeSet<String>,
+    /// The module files whose loading reported something in the record's
+    /// compilation (a memory's): loaded before any node.
+    loud_modules: BTreeSet<String>,
     entries: entries::EntryDigests,
     pub recorder: Arc<Recorder>,
     /// The repository's layout as the cache read it (None if it could not be).
@@ -291,6 +309,14 @@ pub struct BuildCache {
     /// A node evaluated after its declarations came from the cache declared
     /// something else: what the cache recorded cannot be trusted.
     disagreed: std::sync::atomic::AtomicBool,
+    /// The nodes whose compilation reported something (a memory does not take
+    /// their declarations back next time).
+    loud: Names,
+    /// The module files whose loading reported something in this compilation.
+    loud_module_names: Names,
+    /// Something was reported that no one node said of itself: of the repository,
+    /// the inventory, a module file, or the link.
+    said_beyond_nodes: std::sync::atomic::AtomicBool,
     /// The plan files a reuse read back (their stamps were not enough).
     read_back: AtomicUsize,
     /// The stamps of the reused plan files, by path in the output, as they were
@@ -583,6 +609,7 @@ fn empty(
         reusable: false,
         trusted: false,
         changed_modules: BTreeSet::new(),
+        loud_modules: BTreeSet::new(),
         entries: entries::EntryDigests::default(),
         recorder: Arc::new(Recorder::default()),
         parses,
@@ -595,6 +622,9 @@ fn empty(
         loaded_modules: Names::default(),
         deferred_modules: std::sync::atomic::AtomicBool::new(false),
         disagreed: std::sync::atomic::AtomicBool::new(false),
+        loud: Names::default(),
+        loud_module_names: Names::default(),
+        said_beyond_nodes: std::sync::atomic::AtomicBool::new(false),
         read_back: AtomicUsize::new(0),
         seen: Mutex::new(BTreeMap::new()),
         nodes: std::sync::OnceLock::new(),
@@ -698,6 +728,7 @@ fn start(
     cache.reusable =
         !shared_changed && cache.entries.fleet.is_some() && cache.entries.fleet == previous.fleet;
     cache.trusted = cache.reusable && said_nothing;
+    cache.loud_modules = std::mem::take(&mut previous.loud_modules);
     cache.previous = Some(previous);
     Start::Build(Arc::new(cache))
 }
@@ -784,7 +815,7 @@ impl BuildCache {
         self.trusted
             && self
                 .unchanged_inputs(node)
-                .is_some_and(|record| record.declared.is_some())
+                .is_some_and(|record| record.declared.is_some() && !record.loud)
     }
 
     /// The declarations the last build's link had of `node` and the modules it
@@ -794,7 +825,7 @@ impl BuildCache {
         if !self.trusted {
             return None;
         }
-        let record = self.unchanged_inputs(node)?;
+        let record = self.unchanged_inputs(node).filter(|record| !record.loud)?;
         let text = record.declared.as_ref()?;
         let declared = serde_json::from_str::<crate::link::Declarations>(text.get()).ok()?;
         self.declared.fetch_add(1, Ordering::Relaxed);
@@ -812,7 +843,12 @@ impl BuildCache {
     /// what the last compilation reported, which was nothing.
     pub fn modules_to_load(&self) -> ModulesToLoad {
         if self.trusted {
-            ModulesToLoad::Changed(self.changed_modules.clone())
+            ModulesToLoad::Changed(
+                self.changed_modules
+                    .union(&self.loud_modules)
+                    .cloned()
+                    .collect(),
+            )
         } else {
             ModulesToLoad::All
         }
@@ -841,6 +877,21 @@ impl BuildCache {
     /// again from nothing and keeps no cache.
     pub fn disagreed(&self) {
         self.disagreed.store(true, Ordering::Relaxed);
+    }
+
+    /// `node`'s compilation reported something of it.
+    pub fn said_something(&self, node: &str) {
+        self.loud.add(node);
+    }
+
+    /// Loading module `name`'s file reported something.
+    pub fn module_said_something(&self, name: &str) {
+        self.loud_module_names.add(name);
+    }
+
+    /// Something was reported that no one node or module file said of itself.
+    pub fn said_beyond_nodes(&self) {
+        self.said_beyond_nodes.store(true, Ordering::Relaxed);
     }
 
     /// Whether a node declared other than the cache had it.
@@ -997,6 +1048,7 @@ impl BuildCache {
             sealed: plan.sealed.clone(),
             file: plan.file.clone(),
             kept,
+            loud: false,
         };
         self.finished
             .lock()
@@ -1118,6 +1170,7 @@ impl BuildCache {
             shapes,
             entries: None,
             written: None,
+            loud_modules: BTreeSet::new(),
         };
         let serialized = nodes_text.and_then(|nodes_text| {
             let mut body = serde_json::to_vec(&record)?;
@@ -1142,25 +1195,38 @@ impl BuildCache {
             .map_err(|error| crate::emit::output_error(&out_directory.join(CACHE_FILE), error))
     }
 
-    /// What a memory keeps of this compilation for the next (None for a cache in an
-    /// output, or when the repository's layout could not be read). Unlike a file,
-    /// a memory is kept when the compilation reported diagnostics: the nodes it
-    /// records are the ones whose shapes said nothing, and only those are reused.
+    /// What a memory keeps of `compilation` (made with this cache) for the next
+    /// (None for a cache in an output, or when the repository's layout could not be
+    /// read). Unlike a file, a memory is kept when the compilation reported
+    /// diagnostics: the nodes it records are the ones whose shapes said nothing,
+    /// and only those are reused; the ones that said anything are marked loud.
     /// The caller must not keep it when the compilation was cancelled or ran out of
     /// its budget (its records are then incomplete).
-    pub fn remember(&self, silent: bool) -> Option<Remembered> {
+    pub fn remember(&self, compilation: &crate::pipeline::Compilation) -> Option<Remembered> {
         if !self.in_memory() {
             return None;
         }
         let layout = self.layout.clone()?;
+        let loud = self.loud.list();
         let nodes: BTreeMap<String, NodeRecord> = self
             .finished
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .iter()
             .filter(|(_, record)| record.kept.is_some())
-            .map(|(node, record)| (node.clone(), record.clone()))
+            .map(|(node, record)| {
+                let mut record = record.clone();
+                record.loud = loud.binary_search(node).is_ok();
+                (node.clone(), record)
+            })
             .collect();
+        // what no one node said is said at once by a compilation from nothing:
+        // one that reported any trusts the record for plans only
+        let silent = compilation.traces.is_empty()
+            && !self.said_beyond_nodes.load(Ordering::Relaxed)
+            && (compilation.diagnostics.is_empty()
+                || !loud.is_empty()
+                || !self.loud_module_names.list().is_empty());
         Some(Remembered {
             silent,
             record: Record {
@@ -1177,6 +1243,7 @@ impl BuildCache {
                 shapes: 0,
                 entries: Some(self.entries.nodes.clone()),
                 written: None,
+                loud_modules: self.loud_module_names.list().into_iter().collect(),
             },
         })
     }

@@ -74,6 +74,9 @@ pub struct ModuleSet {
     failed: BTreeSet<String>,
     complete: bool,
     wanted: RefCell<BTreeSet<String>>,
+    /// A module that failed was asked for since [`ModuleSet::take_met_failed`]:
+    /// what asked depends on that file, though it said nothing of it.
+    met_failed: std::cell::Cell<bool>,
 }
 
 /// Why a known module is not in a [`ModuleSet`].
@@ -145,6 +148,7 @@ impl ModuleSet {
         if !known.iter().any(|known| known == name) {
             Absent::Unknown
         } else if self.complete || self.failed.contains(name) {
+            self.met_failed.set(true);
             Absent::Failed
         } else {
             Absent::NotLoaded
@@ -154,6 +158,11 @@ impl ModuleSet {
     /// Whether a module was asked for and is not loaded.
     pub fn has_wanted(&self) -> bool {
         !self.wanted.borrow().is_empty()
+    }
+
+    /// Whether a module that failed was asked for since the last call.
+    pub fn take_met_failed(&self) -> bool {
+        self.met_failed.replace(false)
     }
 
     /// The modules asked for since the last call that are not loaded.

@@ -150,7 +150,8 @@ pub fn compile_session(root: &Path, options: Options, session: &Session) -> Comp
 /// diagnostic has a place in a declaration taken from the record (kept without
 /// its file), or when a node declared other than the record had it. Any other
 /// diagnostic comes from what was evaluated again, as from nothing: what was not
-/// is unchanged since a compilation that said nothing.
+/// is unchanged since it said nothing (the record marks the nodes and module
+/// files that said anything, and those are evaluated again).
 pub fn compile_remembering(
     root: &Path,
     previous: Option<&cache::Remembered>,
@@ -346,6 +347,11 @@ fn compile_inspecting(
         if let Some(plan) = compilation.plans.get(&view.node) {
             node_view::shapes(view, plan);
         }
+    }
+    if let Some(cache) = &session.cache
+        && !coordinator_diagnostics.is_empty()
+    {
+        cache.said_beyond_nodes();
     }
     compilation
         .diagnostics

@@ -54,7 +54,7 @@ impl Editor {
             evaluated: cache.evaluated(),
             loaded: cache.loaded_modules(),
         };
-        self.memory = cache.remember(compilation.said_nothing());
+        self.memory = cache.remember(&compilation);
         (compilation, reuse)
     }
 }
@@ -376,11 +376,49 @@ fn after_a_silent_compilation_an_edit_evaluates_only_what_it_reaches() {
     buffer(&mut buffers, web, &web_texts[3]);
     let reuse = step(&buffers);
     assert_eq!(reuse.evaluated, again(&["app1", "app2"]));
-    // after it, the record said something: every first half is evaluated until a
-    // compilation says nothing again
+    // fixed: what the error reached is evaluated again, and nothing else. The
+    // error was the module file's own (E204, said while loading it): the nodes
+    // that did not run `web` said nothing and take their declarations back
     buffer(&mut buffers, web, &web_texts[0]);
     let reuse = step(&buffers);
-    assert_eq!(reuse.evaluated.len(), 5, "{:?}", reuse.evaluated);
+    assert_eq!(reuse.evaluated, again(&["app1", "app2"]));
+    assert_eq!(
+        loaded_among(&reuse, &everything),
+        again(&["web", "shop", "networking"])
+    );
+    // an error a node says of itself (its shapes throw): while it stands, its
+    // nodes are evaluated on every edit; fixed, only they are
+    buffer(&mut buffers, web, &web_texts[5]);
+    let reuse = step(&buffers);
+    assert_eq!(reuse.evaluated, again(&["app1", "app2"]));
+    buffer(&mut buffers, inventory, &inventory_texts[0]);
+    let reuse = step(&buffers);
+    assert_eq!(reuse.evaluated, again(&["app1", "app2"]));
+    buffer(&mut buffers, web, &web_texts[0]);
+    let reuse = step(&buffers);
+    assert_eq!(reuse.evaluated, again(&["app1", "app2"]));
+    // a syntax error in `web`: the module is left out of the nodes that run it,
+    // which say nothing of it themselves but depend on its file all the same
+    buffer(&mut buffers, web, &web_texts[6]);
+    let reuse = step(&buffers);
+    assert_eq!(reuse.evaluated, again(&["app1", "app2"]));
+    buffer(&mut buffers, web, &web_texts[0]);
+    let reuse = step(&buffers);
+    assert_eq!(reuse.evaluated, again(&["app1", "app2"]));
+    // an error the link says (a misspelt module on the provider of `shop`'s
+    // database): placed in other nodes' declarations too, so while it stands
+    // every first half is evaluated
+    buffer(&mut buffers, inventory, &inventory_texts[5]);
+    let reuse = step(&buffers);
+    buffer(&mut buffers, inventory, &inventory_texts[0]);
+    let reuse_fixed = step(&buffers);
+    assert_eq!(
+        reuse_fixed.evaluated.len(),
+        5,
+        "after {:?}: {:?}",
+        reuse.evaluated,
+        reuse_fixed.evaluated
+    );
     // a trace (a shared value traces at the first node that forces it): made
     // again taking only plans from the record, so every node is evaluated
     buffer(&mut buffers, web, &web_texts[4]);

@@ -122,6 +122,7 @@ pub(super) fn work(
     };
     let mut gathered = Gathered::default();
     let mut handed = Vec::new();
+    let said_by_modules = std::cell::Cell::new(0);
     let plans = match run(
         &mut machine,
         repository,
@@ -133,7 +134,7 @@ pub(super) fn work(
         &mut gathered,
         &mut handed,
         &mut view,
-        &charge,
+        (&charge, &said_by_modules),
     ) {
         Ok(plans) => plans,
         Err(error) => {
@@ -143,6 +144,18 @@ pub(super) fn work(
     };
     // a worker that stopped early still takes part in the link
     barrier.meet(PhaseA::default());
+    if let Some(cache) = &session.cache {
+        // what a memory may take back next time: the declarations of the nodes
+        // that said nothing, if nothing was said beyond nodes and module files
+        if global.len() > said_by_modules.get() {
+            cache.said_beyond_nodes();
+        }
+        for (node, diagnostics) in &per_node {
+            if !diagnostics.is_empty() {
+                cache.said_something(node);
+            }
+        }
+    }
     if index != 0 {
         // every worker sees the same repository: one report is enough
         global.clear();
@@ -274,6 +287,10 @@ struct Repo<'r> {
     /// Whether what a node leaves behind is reclaimed between nodes (not for
     /// `meshc show`, whose view keeps values of its node).
     reclaims: bool,
+    /// How many of the worker's repository diagnostics module files said while
+    /// they were loaded before the nodes (the rest are said beyond nodes and
+    /// module files: a memory then takes no declaration back).
+    said_by_modules: &'r std::cell::Cell<usize>,
 }
 
 /// The worker's module files and the ones it loads before any node: all of them,
@@ -333,6 +350,7 @@ fn ensure_modules(
         return true;
     }
     traced.enter(machine, Place::Repository);
+    let before = global.len();
     let loaded = match &modules.first {
         None => load_modules(&mut modules.set, machine, repo, global),
         Some(changed) => load_named(
@@ -341,11 +359,13 @@ fn ensure_modules(
             machine,
             repo,
             global,
-        ),
+        )
+        .then_some(global.len() - before),
     };
-    if !loaded {
+    let Some(said) = loaded else {
         return false;
-    }
+    };
+    repo.said_by_modules.set(repo.said_by_modules.get() + said);
     modules.started = true;
     if repo.reclaims {
         machine.reclaim_start(
@@ -358,6 +378,7 @@ fn ensure_modules(
 }
 
 /// Loads the named modules a partial set has not tried (false when cancelled).
+/// What a file says goes to `diagnostics`.
 fn load_named<'n>(
     set: &mut ModuleSet,
     names: impl Iterator<Item = &'n str>,
@@ -412,6 +433,7 @@ fn declare_loading<'a>(
         }
     }
     let said_before = diagnostics.len();
+    modules.set.take_met_failed();
     let mut node = Some(node);
     loop {
         let loaded = Loaded {
@@ -430,7 +452,16 @@ fn declare_loading<'a>(
         );
         let wanted = modules.set.take_wanted();
         match declared {
-            Ok(pending) => return Some(pending),
+            Ok(pending) => {
+                // a module it asked for failed: reported once for all, but this
+                // node's outcome depends on that file (a memory evaluates it again)
+                if modules.set.take_met_failed()
+                    && let Some(cache) = &repo.session.cache
+                {
+                    cache.said_something(name);
+                }
+                return Some(pending);
+            }
             Err(again) if !wanted.is_empty() => {
                 // what resolution said without them is said again
                 diagnostics.truncate(said_before);
@@ -445,7 +476,14 @@ fn declare_loading<'a>(
                     return None;
                 }
             }
-            Err(_) => return Some(None),
+            Err(_) => {
+                if modules.set.take_met_failed()
+                    && let Some(cache) = &repo.session.cache
+                {
+                    cache.said_something(name);
+                }
+                return Some(None);
+            }
         }
     }
 }
@@ -462,7 +500,7 @@ fn run(
     traced: &mut Gathered,
     handed: &mut Vec<(String, SealedTexts)>,
     inspected: &mut Inspected<'_>,
-    charge: &Charge,
+    (charge, said_by_modules): (&Charge, &std::cell::Cell<usize>),
 ) -> EvalResult<BTreeMap<String, Plan>> {
     // an entry whose declarations will come from the cache read without a
     // diagnostic in the last build and is unchanged: it is read only if its node
@@ -495,6 +533,7 @@ fn run(
         },
         charge,
         reclaims: inspected.node.is_none(),
+        said_by_modules,
     };
     let known: Vec<String> = repository.modules.keys().cloned().collect();
     // the module files are loaded before any node, unless the build cache allows
@@ -607,6 +646,13 @@ fn run(
         let diagnostics = per_node.entry(name.clone()).or_default();
         let link = links.remove(&name).unwrap_or_default();
         let errors_before = error_count(diagnostics);
+        if let Some(cache) = &session.cache
+            && !link.diagnostics.is_empty()
+        {
+            // placed in other nodes' declarations too (taken back, they have no
+            // file): a memory takes no declaration back while the link says any
+            cache.said_beyond_nodes();
+        }
         diagnostics.extend(link.diagnostics.iter().cloned());
         if error_count(diagnostics) > errors_before {
             continue;
@@ -926,21 +972,24 @@ fn load_inventory(
 
 /// Every module of the repository, each file evaluated once (false when the
 /// compilation was cancelled meanwhile); a module that fails is reported and left out.
+/// Returns how many diagnostics the files said (the layout's come after them).
 fn load_modules(
     set: &mut ModuleSet,
     machine: &mut Machine,
     repo: &Repo<'_>,
     diagnostics: &mut Vec<Diagnostic>,
-) -> bool {
+) -> Option<usize> {
+    let before = diagnostics.len();
     for (name, location) in &repo.repository.modules {
         if repo.session.is_cancelled() {
-            return false;
+            return None;
         }
         let module = load_module(machine, repo, name, location, diagnostics);
         set.add(name, module);
     }
+    let said = diagnostics.len() - before;
     module::layout_diagnostics(repo.repository, &set.loaded, diagnostics);
-    true
+    Some(said)
 }
 
 /// One module file evaluated, what it reads charged to it (None: it failed, and
@@ -958,6 +1007,7 @@ fn load_module(
     let directory = location.path.parent().unwrap_or(&location.path);
     repo.charge
         .to(Doing::Module(name.to_string(), directory.to_path_buf()));
+    let said_before = diagnostics.len();
     let loaded = module::load(
         machine,
         name,
@@ -967,7 +1017,13 @@ fn load_module(
         diagnostics,
     );
     repo.charge.to(Doing::Other);
-    recover(loaded, diagnostics).flatten()
+    let module = recover(loaded, diagnostics).flatten();
+    if let Some(cache) = &repo.session.cache
+        && diagnostics.len() > said_before
+    {
+        cache.module_said_something(name);
+    }
+    module
 }
 
 /// One node's shapes, made into its plan (None when an evaluation error ended the

@@ -214,7 +214,7 @@ fn work(queue: &(Mutex<Queue>, Condvar), encoding: Encoding, results: &Sender<Ou
                         || diagnostic.code == codes::MEMORY_EXCEEDED
                 });
                 let remembered = (!stale() && !exhausted)
-                    .then(|| cache.remember(compilation.said_nothing()))
+                    .then(|| cache.remember(&compilation))
                     .flatten();
                 (
                     diagnostics_by_file(&compilation, &request.root, encoding),
