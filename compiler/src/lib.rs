@@ -68,7 +68,7 @@ pub use link::SecretMode;
 pub use lock::{Lock, is_upstream_reference, read as read_lock, write as write_lock};
 pub use pipeline::{
     Compilation, Options, Session, compile, compile_remembering, compile_session, compile_with,
-    inspect_node,
+    inspect_node, must_compile_again,
 };
 pub use staged::{PlanSink, StagedBuild, Written};
 

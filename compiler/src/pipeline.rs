@@ -169,19 +169,30 @@ pub fn compile_remembering(
         (cache, compilation)
     };
     let (cache, compilation) = compile(previous);
+    if must_compile_again(&cache, &compilation) {
+        let plans_only = previous.map(cache::Remembered::for_plans_only);
+        return compile(plans_only.as_ref());
+    }
+    (cache, compilation)
+}
+
+/// Whether `compilation`, which ran with `cache`, may report other than a
+/// compilation from nothing: it took declarations from the record or left module
+/// files unloaded, and it traced (a shared value traces at the first node that
+/// forces it), or a diagnostic has a place in a declaration taken from the record
+/// (kept without its file), or a node declared other than the record had it. Then
+/// it is made again taking only plans from the record (an editor), or from nothing
+/// (a build). Any other diagnostic comes from what was evaluated again, as from
+/// nothing: what was not is unchanged since it said nothing.
+pub fn must_compile_again(cache: &cache::BuildCache, compilation: &Compilation) -> bool {
     let placed_nowhere = |label: &lang::Label| label.span.file == link::NO_FILE;
     let unplaced = compilation.diagnostics.iter().any(|diagnostic| {
         diagnostic.primary.iter().any(placed_nowhere)
             || diagnostic.secondary.iter().any(placed_nowhere)
             || diagnostic.trace.iter().any(placed_nowhere)
     });
-    if cache.took_more_than_plans()
+    cache.took_more_than_plans()
         && (!compilation.traces.is_empty() || unplaced || cache.has_disagreed())
-    {
-        let plans_only = previous.map(cache::Remembered::for_plans_only);
-        return compile(plans_only.as_ref());
-    }
-    (cache, compilation)
 }
 
 /// Compiles the repository at `root` as `meshc check` does and returns, beside the

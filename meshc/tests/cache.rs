@@ -175,6 +175,65 @@ fn said(output: &Output, out: &Path) -> String {
 
 const EDITS: usize = 11;
 
+/// Edits that break the repository: (file, text in it, what it becomes, what it is).
+const BREAKING: [(&str, &str, &str, &str); 4] = [
+    (
+        "modules/web/module.nix",
+        "type = mesh.types.port; default = ",
+        "type = mesh.types.port; default = \"eighty\"; x = ",
+        "web's default port is a string (E204, said loading the module)",
+    ),
+    (
+        "modules/web/module.nix",
+        "(mesh.user { name = \"web\";",
+        "(mesh.user { name = throw \"no web user\";",
+        "web's shapes throw (said by the nodes that run it)",
+    ),
+    (
+        "mesh.nix",
+        "settings.shop.database = \"db1\";",
+        "settings.shop.database = \"db9\";",
+        "shop's database is a node that does not exist (said by the link)",
+    ),
+    (
+        "modules/shop/module.nix",
+        "shapes = { settings, logins, ... }:",
+        "shapes = { settings, logins, ... }: {",
+        "shop's module is not Nix (a syntax error)",
+    ),
+];
+
+/// Breaks the repository with one of [`BREAKING`], builds into `incremental` and
+/// from nothing, checks that both say the same and end the same way, and mends it.
+fn broken_build(repository: &Path, incremental: &Path, fresh: &Path, which: usize, context: &str) {
+    let (file, from, to, what) = BREAKING[which % BREAKING.len()];
+    let path = repository.join(file);
+    let original = read(&path);
+    if !original.contains(from) {
+        return;
+    }
+    write(&path, &original.replacen(from, to, 1));
+    let built = build_with(repository, incremental, &["--timings"]);
+    let from_nothing = build_with(repository, fresh, &["--no-cache"]);
+    assert!(
+        !from_nothing.status.success(),
+        "{what}: {}",
+        stderr(&from_nothing)
+    );
+    assert_eq!(
+        built.status.code(),
+        from_nothing.status.code(),
+        "{context}, then {what}"
+    );
+    assert_eq!(
+        said(&built, incremental),
+        said(&from_nothing, fresh),
+        "{context}, then {what}: {}",
+        stderr(&built)
+    );
+    write(&path, &original);
+}
+
 /// Applies edit number `kind` with random values; returns what it did.
 fn edit(repository: &Path, kind: usize, random: &mut Random, step: usize) -> String {
     let inventory = repository.join("mesh.nix");
@@ -370,6 +429,14 @@ fn random_edits((temporary, repository): (tempfile::TempDir, std::path::PathBuf)
                 got.get(name) == Some(bytes),
                 "step {step} ({what}, seed {seed}): `{name}` differs from the build from nothing"
             );
+        }
+        // now and then a broken build: it says what a build from nothing says,
+        // and leaves the output and its cache as they were for the next step
+        if random.below(3) == 0 {
+            let which = random.below(BREAKING.len() as u64) as usize;
+            let fresh = temporary.path().join(format!("broken-{step}"));
+            let context = format!("step {step} ({what}, seed {seed})");
+            broken_build(&repository, &incremental, &fresh, which, &context);
         }
     }
     assert!(reused_any, "some build reused a node");
@@ -957,4 +1024,42 @@ fn timings_name_the_phases_of_a_build_in_the_order_they_end() {
         marked.windows(2).all(|pair| pair[0].1 <= pair[1].1),
         "{marked:?}"
     );
+}
+
+#[test]
+fn a_broken_build_reports_what_it_evaluated_again_without_building_from_nothing() {
+    let (temporary, repository) = repository();
+    let out = temporary.path().join("out");
+    assert_built(&build_with(&repository, &out, &[]));
+    let cache_before = std::fs::read(out.join(".mesh-cache")).expect("a cache");
+    let plans_before = output_files(&out);
+    // web's shapes throw: said by the nodes that run web, which are the only ones
+    // evaluated again; the build fails as a build from nothing fails, saying the same
+    replace(
+        &repository.join("modules/web/module.nix"),
+        "(mesh.user { name = \"web\";",
+        "(mesh.user { name = throw \"no web user\";",
+    );
+    let built = build_with(&repository, &out, &["--timings"]);
+    let fresh = temporary.path().join("fresh");
+    let from_nothing = build_with(&repository, &fresh, &["--no-cache"]);
+    assert_eq!(built.status.code(), Some(1), "{}", stderr(&built));
+    assert_eq!(from_nothing.status.code(), Some(1));
+    assert_eq!(said(&built, &out), said(&from_nothing, &fresh));
+    assert_eq!(evaluated(&built), ["app1", "app2"], "{}", stderr(&built));
+    // the output and its cache are as the last build left them
+    assert_eq!(output_files(&out), plans_before);
+    assert_eq!(
+        std::fs::read(out.join(".mesh-cache")).expect("the cache"),
+        cache_before
+    );
+    // mended: the nodes that run web are compiled again from the last good build
+    replace(
+        &repository.join("modules/web/module.nix"),
+        "(mesh.user { name = throw \"no web user\";",
+        "(mesh.user { name = \"web\";",
+    );
+    let built = build_with(&repository, &out, &["--timings"]);
+    assert_built(&built);
+    assert_eq!(reused(&built), (5, 5), "{}", stderr(&built));
 }

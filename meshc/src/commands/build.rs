@@ -101,15 +101,14 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
         .map_err(|diagnostic| terminal::fail(&diagnostic, &lang::Sources::new(), color))?;
     let mut from_nothing = false;
     if let Some(cache) = &cache
-        && cache.took_more_than_plans()
-        && (!compilation.diagnostics.is_empty()
-            || !compilation.traces.is_empty()
-            || cache.has_disagreed())
+        && compiler::must_compile_again(cache, &compilation)
     {
         // what it says must be what a build from nothing says, in its order and at
         // its places, and a node that declared other than the cache had it makes
         // the cache untrustworthy: made again without the cache, keeping none (the
-        // secrets the first made are in the store now, and counted)
+        // secrets the first made are in the store now, and counted). An error
+        // found in what was evaluated again is what a build from nothing finds,
+        // and is reported as it is
         staged.abort();
         let made = compilation.made;
         (staged, compilation) = staged_compilation(&root, &out, options, &session, &None)
@@ -126,6 +125,11 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
     terminal::report(&compilation.diagnostics, &compilation.sources, false, color);
     if compilation.has_errors() {
         staged.abort();
+        if let Some(cache) = &cache
+            && arguments.timings
+        {
+            cache_timings(cache, from_nothing);
+        }
         say!(
             "build failed: {} error(s); no plan was written",
             super::error_count(&compilation)
@@ -148,30 +152,7 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
     if let Some(cache) = &cache
         && arguments.timings
     {
-        if from_nothing {
-            say!("cache: evaluated: every node (made again from nothing)");
-            say!("cache: compiled again: every node");
-            say!("cache: module files evaluated: every module");
-        } else {
-            say!("cache: evaluated: {}", compiled_again(&cache.evaluated()));
-            say!(
-                "cache: compiled again: {}",
-                compiled_again(&cache.compiled_again())
-            );
-            say!(
-                "cache: module files evaluated: {}",
-                compiled_again(&cache.loaded_modules())
-            );
-            say!("cache: plans read back: {}", cache.read_back());
-            say!(
-                "cache: inventory digested: {}",
-                match cache.inventory_from_text() {
-                    Some(true) => "from its text (plain data)",
-                    Some(false) => "evaluated",
-                    None => "no (unchanged)",
-                }
-            );
-        }
+        cache_timings(cache, from_nothing);
     }
     if let Some(cache) = &cache {
         // a node whose diagnostics or traces would not be printed again is never
@@ -250,6 +231,34 @@ fn staged_compilation(
     }
     let compilation = compiler::compile_session(root, options, &session);
     Ok((staged, compilation))
+}
+
+/// What `--timings` says of the cache: what was evaluated, compiled and read again.
+fn cache_timings(cache: &compiler::cache::BuildCache, from_nothing: bool) {
+    if from_nothing {
+        say!("cache: evaluated: every node (made again from nothing)");
+        say!("cache: compiled again: every node");
+        say!("cache: module files evaluated: every module");
+        return;
+    }
+    say!("cache: evaluated: {}", compiled_again(&cache.evaluated()));
+    say!(
+        "cache: compiled again: {}",
+        compiled_again(&cache.compiled_again())
+    );
+    say!(
+        "cache: module files evaluated: {}",
+        compiled_again(&cache.loaded_modules())
+    );
+    say!("cache: plans read back: {}", cache.read_back());
+    say!(
+        "cache: inventory digested: {}",
+        match cache.inventory_from_text() {
+            Some(true) => "from its text (plain data)",
+            Some(false) => "evaluated",
+            None => "no (unchanged)",
+        }
+    );
 }
 
 /// The phases the build marked, each with when it ended (`--timings`).
