@@ -131,6 +131,11 @@ struct Record {
     /// again (see [`Stamp::settled_before`]).
     stamps: BTreeMap<String, Stamp>,
     shapes: usize,
+    /// The build said what the repository's layout says (a repository module
+    /// shadowing a standard one): every build says it again, so none is taken for
+    /// one in which nothing changed.
+    #[serde(default)]
+    layout_said: bool,
     /// Every node's evaluated entry, in a record kept in memory (which keeps only
     /// the nodes whose shapes said nothing, but compares every node's entry).
     #[serde(skip)]
@@ -684,6 +689,7 @@ fn start(
     let mut read = 0;
     let unchanged = out.as_ref().is_some_and(|out| {
         !shared_changed
+            && !previous.layout_said
             && !inventory_changed
             && cache.changed_modules.is_empty()
             && previous.external.is_some()
@@ -882,6 +888,15 @@ impl BuildCache {
     /// `node`'s compilation reported something of it.
     pub fn said_something(&self, node: &str) {
         self.loud.add(node);
+    }
+
+    /// Whether what was reported is only what every compilation says again of the
+    /// repository's layout (no node, module file, link or inventory said
+    /// anything): a build that reported only that may keep its cache.
+    pub fn said_only_of_the_layout(&self) -> bool {
+        !self.said_beyond_nodes.load(Ordering::Relaxed)
+            && self.loud.list().is_empty()
+            && self.loud_module_names.list().is_empty()
     }
 
     /// Loading module `name`'s file reported something.
@@ -1106,7 +1121,14 @@ impl BuildCache {
     /// Writes the cache of the build just committed (`artifacts`: whether the fleet
     /// declares any). A build whose every node was not recorded writes none and
     /// removes the last one.
-    pub fn save(&self, nodes: usize, shapes: usize, artifacts: bool) -> Result<(), Diagnostic> {
+    /// `layout_said`: the build said what the layout says (see
+    /// [`BuildCache::said_only_of_the_layout`]).
+    pub fn save(
+        &self,
+        (nodes, shapes): (usize, usize),
+        artifacts: bool,
+        layout_said: bool,
+    ) -> Result<(), Diagnostic> {
         let Store::Output(out_directory) = &self.store else {
             return Ok(());
         };
@@ -1168,6 +1190,7 @@ impl BuildCache {
             out,
             stamps,
             shapes,
+            layout_said,
             entries: None,
             written: None,
             loud_modules: BTreeSet::new(),
@@ -1241,6 +1264,7 @@ impl BuildCache {
                 out: BTreeMap::new(),
                 stamps: BTreeMap::new(),
                 shapes: 0,
+                layout_said: false,
                 entries: Some(self.entries.nodes.clone()),
                 written: None,
                 loud_modules: self.loud_module_names.list().into_iter().collect(),

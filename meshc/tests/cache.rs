@@ -1063,3 +1063,60 @@ fn a_broken_build_reports_what_it_evaluated_again_without_building_from_nothing(
     assert_built(&built);
     assert_eq!(reused(&built), (5, 5), "{}", stderr(&built));
 }
+
+#[test]
+fn a_repository_that_shadows_a_standard_module_builds_incrementally_and_says_so_each_time() {
+    let (temporary, repository) = repository();
+    // the repository's own `users`, the standard one's text: noted (E108) by
+    // every build, which is no reason to build from nothing
+    let standard = Path::new(env!("CARGO_MANIFEST_DIR")).join("../stdlib-modules/users/module.nix");
+    std::fs::create_dir_all(repository.join("modules/users")).expect("modules/users");
+    write(
+        &repository.join("modules/users/module.nix"),
+        &read(&standard),
+    );
+    let out = temporary.path().join("out");
+    let first = build_with(&repository, &out, &[]);
+    assert_built(&first);
+    assert!(stderr(&first).contains("E108"), "{}", stderr(&first));
+    assert!(out.join(".mesh-cache").exists(), "the cache is kept");
+    let fresh = temporary.path().join("fresh");
+    for step in 0..3 {
+        if step == 1 {
+            replace(
+                &repository.join("mesh.nix"),
+                "title = \"app2\"",
+                "title = \"two\"",
+            );
+        }
+        if step == 2 {
+            replace(
+                &repository.join("modules/users/module.nix"),
+                "{",
+                "# the repository's own\n{",
+            );
+        }
+        let built = build_with(&repository, &out, &["--timings"]);
+        assert_built(&built);
+        let from_nothing = build_with(&repository, &fresh, &["--no-cache"]);
+        assert_eq!(
+            said(&built, &out),
+            said(&from_nothing, &fresh),
+            "step {step}"
+        );
+        assert_eq!(output_files(&out), output_files(&fresh), "step {step}");
+        let expected = [
+            // nothing changed: every plan reused, the note said again
+            &[][..],
+            &["app2"][..],
+            // the shadowing module changed: the nodes that run it
+            &["app1", "gateway"][..],
+        ];
+        assert_eq!(
+            evaluated(&built),
+            expected[step],
+            "step {step}: {}",
+            stderr(&built)
+        );
+    }
+}

@@ -287,9 +287,10 @@ struct Repo<'r> {
     /// Whether what a node leaves behind is reclaimed between nodes (not for
     /// `meshc show`, whose view keeps values of its node).
     reclaims: bool,
-    /// How many of the worker's repository diagnostics module files said while
-    /// they were loaded before the nodes (the rest are said beyond nodes and
-    /// module files: a memory then takes no declaration back).
+    /// How many of the worker's repository diagnostics were said by the module
+    /// files loaded before the nodes and by the layout, which every compilation
+    /// says again (the rest are said beyond nodes and module files: a memory
+    /// then takes no declaration back).
     said_by_modules: &'r std::cell::Cell<usize>,
 }
 
@@ -304,7 +305,7 @@ struct WorkerModules {
 }
 
 impl WorkerModules {
-    fn new(session: &Session) -> WorkerModules {
+    fn new(session: &Session, repository: &Repository) -> WorkerModules {
         let to_load = session
             .cache
             .as_ref()
@@ -315,13 +316,16 @@ impl WorkerModules {
                 first: None,
                 started: false,
             },
-            ModulesToLoad::Changed(changed) => {
+            ModulesToLoad::Changed(mut first) => {
                 if let Some(cache) = &session.cache {
                     cache.deferred_modules();
                 }
+                // a module that shadows a standard one is noted by the layout's
+                // diagnostics, at its place: loaded first, so the note is said
+                first.extend(repository.shadowed.iter().cloned());
                 WorkerModules {
                     set: ModuleSet::partial(),
-                    first: Some(changed),
+                    first: Some(first),
                     started: false,
                 }
             }
@@ -353,19 +357,24 @@ fn ensure_modules(
     let before = global.len();
     let loaded = match &modules.first {
         None => load_modules(&mut modules.set, machine, repo, global),
-        Some(changed) => load_named(
-            &mut modules.set,
-            changed.iter().map(String::as_str),
-            machine,
-            repo,
-            global,
-        )
-        .then_some(global.len() - before),
+        Some(first) => {
+            let loaded = load_named(
+                &mut modules.set,
+                first.iter().map(String::as_str),
+                machine,
+                repo,
+                global,
+            );
+            // as a compilation that loads every module says them, after the files'
+            module::layout_diagnostics(repo.repository, &modules.set.loaded, global);
+            loaded
+        }
     };
-    let Some(said) = loaded else {
+    if !loaded {
         return false;
-    };
-    repo.said_by_modules.set(repo.said_by_modules.get() + said);
+    }
+    repo.said_by_modules
+        .set(repo.said_by_modules.get() + global.len() - before);
     modules.started = true;
     if repo.reclaims {
         machine.reclaim_start(
@@ -539,7 +548,7 @@ fn run(
     // the module files are loaded before any node, unless the build cache allows
     // loading only the changed ones (then none, if none changed) and the others
     // as nodes ask for them
-    let mut modules = WorkerModules::new(session);
+    let mut modules = WorkerModules::new(session, repository);
     if modules.load_before_nodes() && !ensure_modules(&mut modules, machine, &repo, traced, global)
     {
         return Ok(BTreeMap::new());
@@ -972,24 +981,22 @@ fn load_inventory(
 
 /// Every module of the repository, each file evaluated once (false when the
 /// compilation was cancelled meanwhile); a module that fails is reported and left out.
-/// Returns how many diagnostics the files said (the layout's come after them).
+/// The layout's diagnostics come after the files'.
 fn load_modules(
     set: &mut ModuleSet,
     machine: &mut Machine,
     repo: &Repo<'_>,
     diagnostics: &mut Vec<Diagnostic>,
-) -> Option<usize> {
-    let before = diagnostics.len();
+) -> bool {
     for (name, location) in &repo.repository.modules {
         if repo.session.is_cancelled() {
-            return None;
+            return false;
         }
         let module = load_module(machine, repo, name, location, diagnostics);
         set.add(name, module);
     }
-    let said = diagnostics.len() - before;
     module::layout_diagnostics(repo.repository, &set.loaded, diagnostics);
-    Some(said)
+    true
 }
 
 /// One module file evaluated, what it reads charged to it (None: it failed, and

@@ -156,18 +156,21 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
     }
     if let Some(cache) = &cache {
         // a node whose diagnostics or traces would not be printed again is never
-        // reused: a build that had any keeps no cache
-        let saved =
-            if !from_nothing && compilation.diagnostics.is_empty() && compilation.traces.is_empty()
-            {
-                cache.save(
-                    written.nodes,
-                    shape_count,
-                    !compilation.artifact_directories.is_empty(),
-                )
-            } else {
-                compiler::cache::remove(&out)
-            };
+        // reused: a build that had any keeps no cache, but for what every build
+        // says again of the repository's layout (a module shadowing a standard one)
+        let said = !compilation.diagnostics.is_empty();
+        let saved = if !from_nothing
+            && compilation.traces.is_empty()
+            && (!said || cache.said_only_of_the_layout())
+        {
+            cache.save(
+                (written.nodes, shape_count),
+                !compilation.artifact_directories.is_empty(),
+                said,
+            )
+        } else {
+            compiler::cache::remove(&out)
+        };
         compiler::phases::mark("cache saved");
         if let Err(diagnostic) = saved {
             return Err(terminal::fail(&diagnostic, &compilation.sources, color));
