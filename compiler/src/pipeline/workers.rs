@@ -122,7 +122,7 @@ pub(super) fn work(
     };
     let mut gathered = Gathered::default();
     let mut handed = Vec::new();
-    let said_by_modules = std::cell::Cell::new(0);
+    let said_again = std::cell::Cell::new(0);
     let plans = match run(
         &mut machine,
         repository,
@@ -134,7 +134,7 @@ pub(super) fn work(
         &mut gathered,
         &mut handed,
         &mut view,
-        (&charge, &said_by_modules),
+        (&charge, &said_again),
     ) {
         Ok(plans) => plans,
         Err(error) => {
@@ -147,7 +147,7 @@ pub(super) fn work(
     if let Some(cache) = &session.cache {
         // what a memory may take back next time: the declarations of the nodes
         // that said nothing, if nothing was said beyond nodes and module files
-        if global.len() > said_by_modules.get() {
+        if global.len() > said_again.get() {
             cache.said_beyond_nodes();
         }
         for (node, diagnostics) in &per_node {
@@ -291,7 +291,7 @@ struct Repo<'r> {
     /// files loaded before the nodes and by the layout, which every compilation
     /// says again (the rest are said beyond nodes and module files: a memory
     /// then takes no declaration back).
-    said_by_modules: &'r std::cell::Cell<usize>,
+    said_again: &'r std::cell::Cell<usize>,
 }
 
 /// The worker's module files and the ones it loads before any node: all of them,
@@ -373,8 +373,8 @@ fn ensure_modules(
     if !loaded {
         return false;
     }
-    repo.said_by_modules
-        .set(repo.said_by_modules.get() + global.len() - before);
+    repo.said_again
+        .set(repo.said_again.get() + global.len() - before);
     modules.started = true;
     if repo.reclaims {
         machine.reclaim_start(
@@ -443,6 +443,15 @@ fn declare_loading<'a>(
     }
     let said_before = diagnostics.len();
     modules.set.take_met_failed();
+    // a module it asked for failed: reported once for all, but this node's
+    // outcome depends on that file (a memory evaluates it again)
+    let depends_on_a_failure = |set: &ModuleSet| {
+        if set.take_met_failed()
+            && let Some(cache) = &repo.session.cache
+        {
+            cache.said_something(name);
+        }
+    };
     let mut node = Some(node);
     loop {
         let loaded = Loaded {
@@ -462,13 +471,7 @@ fn declare_loading<'a>(
         let wanted = modules.set.take_wanted();
         match declared {
             Ok(pending) => {
-                // a module it asked for failed: reported once for all, but this
-                // node's outcome depends on that file (a memory evaluates it again)
-                if modules.set.take_met_failed()
-                    && let Some(cache) = &repo.session.cache
-                {
-                    cache.said_something(name);
-                }
+                depends_on_a_failure(&modules.set);
                 return Some(pending);
             }
             Err(again) if !wanted.is_empty() => {
@@ -486,11 +489,7 @@ fn declare_loading<'a>(
                 }
             }
             Err(_) => {
-                if modules.set.take_met_failed()
-                    && let Some(cache) = &repo.session.cache
-                {
-                    cache.said_something(name);
-                }
+                depends_on_a_failure(&modules.set);
                 return Some(None);
             }
         }
@@ -509,7 +508,7 @@ fn run(
     traced: &mut Gathered,
     handed: &mut Vec<(String, SealedTexts)>,
     inspected: &mut Inspected<'_>,
-    (charge, said_by_modules): (&Charge, &std::cell::Cell<usize>),
+    (charge, said_again): (&Charge, &std::cell::Cell<usize>),
 ) -> EvalResult<BTreeMap<String, Plan>> {
     // an entry whose declarations will come from the cache read without a
     // diagnostic in the last build and is unchanged: it is read only if its node
@@ -542,7 +541,7 @@ fn run(
         },
         charge,
         reclaims: inspected.node.is_none(),
-        said_by_modules,
+        said_again,
     };
     let known: Vec<String> = repository.modules.keys().cloned().collect();
     // the module files are loaded before any node, unless the build cache allows
