@@ -112,15 +112,21 @@ def main():
         root = os.path.join(out, "mesh")
         module = os.path.join(root, "modules", "m150", "module.nix")
     else:
-        # another repository (only the comment edit applies to any module)
+        # another repository: its module needs an integer default for the
+        # semantic and syntax edits
         root = os.path.abspath(repository)
         module = os.path.join(root, argument("--module", "modules/web/module.nix"))
     uri = "file://" + os.path.realpath(module)
     with open(module) as handle:
         good = handle.read()
+    # the generated modules' `default = 1;`, or else the first integer default
+    # (another repository's module: `default = 8080;` in the example's web)
+    import re
+    default = "default = 1;" if "default = 1;" in good else (re.search(r"default = \d+;", good) or [""])[0]
+    number = default[len("default = "):-1]
     broken = {
-        "semantic": good.replace("default = 1;", 'default = "one";'),
-        "syntax": good.replace("default = 1;", "default = 1"),
+        "semantic": good.replace(default, f'default = "{number}";', 1) if default else good,
+        "syntax": good.replace(default, default[:-1], 1) if default else good,
         "comment": good + "# edited\n",
     }
     assert all(broken[kind] != good for kind in kinds), "the module has the text each kind of edit changes"

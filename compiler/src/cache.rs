@@ -194,6 +194,10 @@ impl Names {
     fn list(&self) -> Vec<String> {
         self.lock().iter().cloned().collect()
     }
+
+    fn is_empty(&self) -> bool {
+        self.lock().is_empty()
+    }
 }
 
 /// Which module files a worker loads before its nodes ([`BuildCache::modules_to_load`]).
@@ -895,8 +899,8 @@ impl BuildCache {
     /// anything): a build that reported only that may keep its cache.
     pub fn said_only_of_the_layout(&self) -> bool {
         !self.said_beyond_nodes.load(Ordering::Relaxed)
-            && self.loud.list().is_empty()
-            && self.loud_module_names.list().is_empty()
+            && self.loud.is_empty()
+            && self.loud_module_names.is_empty()
     }
 
     /// Loading module `name`'s file reported something.
@@ -1243,13 +1247,12 @@ impl BuildCache {
                 (node.clone(), record)
             })
             .collect();
-        // what no one node said is said at once by a compilation from nothing:
-        // one that reported any trusts the record for plans only
-        let silent = compilation.traces.is_empty()
-            && !self.said_beyond_nodes.load(Ordering::Relaxed)
-            && (compilation.diagnostics.is_empty()
-                || !loud.is_empty()
-                || !self.loud_module_names.list().is_empty());
+        // every diagnostic was noted as said by a node, a module file or the
+        // layout, or beyond them: what no one of those said (or a trace) is said
+        // at once by a compilation from nothing, so one that had any trusts the
+        // record for plans only
+        let silent =
+            compilation.traces.is_empty() && !self.said_beyond_nodes.load(Ordering::Relaxed);
         Some(Remembered {
             silent,
             record: Record {

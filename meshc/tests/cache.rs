@@ -173,6 +173,31 @@ fn said(output: &Output, out: &Path) -> String {
         .join("\n")
 }
 
+/// Builds into `out` (with `--timings`) and from nothing into `fresh`; both must
+/// end the same way and say the same. Returns both builds.
+fn beside_a_build_from_nothing(
+    repository: &Path,
+    out: &Path,
+    fresh: &Path,
+    context: &str,
+) -> (Output, Output) {
+    let built = build_with(repository, out, &["--timings"]);
+    let from_nothing = build_with(repository, fresh, &["--no-cache"]);
+    assert_eq!(
+        built.status.code(),
+        from_nothing.status.code(),
+        "{context}: {}",
+        stderr(&built)
+    );
+    assert_eq!(
+        said(&built, out),
+        said(&from_nothing, fresh),
+        "{context}: {}",
+        stderr(&built)
+    );
+    (built, from_nothing)
+}
+
 const EDITS: usize = 11;
 
 /// Edits that break the repository: (file, text in it, what it becomes, what it is).
@@ -213,23 +238,12 @@ fn broken_build(repository: &Path, incremental: &Path, fresh: &Path, which: usiz
         return;
     }
     write(&path, &original.replacen(from, to, 1));
-    let built = build_with(repository, incremental, &["--timings"]);
-    let from_nothing = build_with(repository, fresh, &["--no-cache"]);
+    let context = format!("{context}, then {what}");
+    let (_, from_nothing) = beside_a_build_from_nothing(repository, incremental, fresh, &context);
     assert!(
         !from_nothing.status.success(),
         "{what}: {}",
         stderr(&from_nothing)
-    );
-    assert_eq!(
-        built.status.code(),
-        from_nothing.status.code(),
-        "{context}, then {what}"
-    );
-    assert_eq!(
-        said(&built, incremental),
-        said(&from_nothing, fresh),
-        "{context}, then {what}: {}",
-        stderr(&built)
     );
     write(&path, &original);
 }
@@ -643,15 +657,7 @@ fn a_build_with_diagnostics_or_traces_says_what_a_build_from_nothing_says() {
         ),
     ] {
         replace(&repository.join("mesh.nix"), from, to);
-        let built = build_with(&repository, &out, &["--timings"]);
-        let from_nothing = build_with(&repository, &fresh, &["--no-cache"]);
-        assert_eq!(built.status.code(), from_nothing.status.code());
-        assert_eq!(
-            said(&built, &out),
-            said(&from_nothing, &fresh),
-            "{}",
-            stderr(&built)
-        );
+        let (built, _) = beside_a_build_from_nothing(&repository, &out, &fresh, to);
         if built.status.success() {
             assert_eq!(evaluated(&built), evaluated_nodes);
             assert!(!out.join(".mesh-cache").exists(), "no cache is kept");
@@ -961,10 +967,8 @@ fn a_trace_added_to_an_entry_whose_value_is_unchanged_is_said() {
         "settings.web.title = \"app1\";",
         "settings.web.title = builtins.trace \"entry\" \"app1\";",
     );
-    let built = build_with(&repository, &out, &[]);
-    let from_nothing = build_with(&repository, &fresh, &["--no-cache"]);
+    let (built, _) = beside_a_build_from_nothing(&repository, &out, &fresh, "a trace");
     assert!(said(&built, &out).contains("entry"), "{}", stderr(&built));
-    assert_eq!(said(&built, &out), said(&from_nothing, &fresh));
 }
 
 /// The phases `--timings` names, with when each ended (milliseconds from the start).
@@ -1040,12 +1044,9 @@ fn a_broken_build_reports_what_it_evaluated_again_without_building_from_nothing(
         "(mesh.user { name = \"web\";",
         "(mesh.user { name = throw \"no web user\";",
     );
-    let built = build_with(&repository, &out, &["--timings"]);
     let fresh = temporary.path().join("fresh");
-    let from_nothing = build_with(&repository, &fresh, &["--no-cache"]);
+    let (built, _) = beside_a_build_from_nothing(&repository, &out, &fresh, "web broken");
     assert_eq!(built.status.code(), Some(1), "{}", stderr(&built));
-    assert_eq!(from_nothing.status.code(), Some(1));
-    assert_eq!(said(&built, &out), said(&from_nothing, &fresh));
     assert_eq!(evaluated(&built), ["app1", "app2"], "{}", stderr(&built));
     // the output and its cache are as the last build left them
     assert_eq!(output_files(&out), plans_before);
@@ -1096,14 +1097,9 @@ fn a_repository_that_shadows_a_standard_module_builds_incrementally_and_says_so_
                 "# the repository's own\n{",
             );
         }
-        let built = build_with(&repository, &out, &["--timings"]);
+        let context = format!("step {step}");
+        let (built, _) = beside_a_build_from_nothing(&repository, &out, &fresh, &context);
         assert_built(&built);
-        let from_nothing = build_with(&repository, &fresh, &["--no-cache"]);
-        assert_eq!(
-            said(&built, &out),
-            said(&from_nothing, &fresh),
-            "step {step}"
-        );
         assert_eq!(output_files(&out), output_files(&fresh), "step {step}");
         let expected = [
             // nothing changed: every plan reused, the note said again
