@@ -543,24 +543,23 @@ pub struct Thunk {
 /// Forced in place ([`crate::eval::Machine::force_thunk`]): while it is evaluated
 /// the state stays what it was, mutably borrowed. No larger than a [`Value`]: the
 /// code and frame of a suspended expression (most thunks) fit beside its tag, and
-/// the rarer applications made by builtins are boxed (or, for `genList`, share
-/// one call), so a thunk with its counts is 48 bytes, not the 96 it took with the
-/// applications inline.
+/// the applications made by builtins are boxed (or, for `genList`, `map` and
+/// `mapAttrs`, share one call), so a thunk with its counts is 48 bytes, not the 96
+/// it took with the applications inline.
 pub enum ThunkState {
     /// Code to evaluate in an environment.
     Suspended {
         code: Rc<Ir>,
         env: Env,
     },
-    /// A function applied to one argument (`map`).
-    Apply1(Box<ApplyOne>),
-    /// `genList`'s element `index`: the function and the call's span are shared by
-    /// every element of the list, so the element needs no allocation of its own.
+    /// Element `index` of a `genList`, `map` or `mapAttrs`: the function, what it
+    /// runs over and the call's span are shared by every element, so an element
+    /// needs no allocation beyond its thunk.
     Generated {
         call: Rc<SharedCall>,
         index: i64,
     },
-    /// A function applied to several arguments (`mapAttrs`, `zipAttrsWith`).
+    /// A function applied to several arguments (`zipAttrsWith`).
     Apply(Box<Application>),
     /// Not yet given its value (`builtins.builtins` while the set is made):
     /// forcing it is infinite recursion.
@@ -568,17 +567,23 @@ pub enum ThunkState {
     Done(Value),
 }
 
-/// A function applied to one argument, not yet called.
-pub struct ApplyOne {
+/// The function of a `genList`, `map` or `mapAttrs`, what it runs over and where
+/// it was called, shared by the elements.
+pub struct SharedCall {
     pub function: Value,
-    pub argument: Value,
+    pub over: Over,
     pub span: Span,
 }
 
-/// The function of a `genList` and where it was called, shared by the elements.
-pub struct SharedCall {
-    pub function: Value,
-    pub span: Span,
+/// What the elements of a [`SharedCall`] apply its function to.
+pub enum Over {
+    /// `genList`: element `index` is `f index`.
+    Indices,
+    /// `map`: element `index` is `f list[index]`.
+    List(List),
+    /// `mapAttrs`: element `index` is `f name value` of the set's attribute `index`
+    /// (in name order: the new set has the same names in the same order).
+    Attrs(Attrs),
 }
 
 /// A function applied to arguments, not yet called.
@@ -619,15 +624,7 @@ impl Thunk {
         Thunk::application(function, Arguments::Two([first, second]), span)
     }
 
-    pub fn apply1(function: Value, argument: Value, span: Span) -> Value {
-        Thunk::from_state(ThunkState::Apply1(Box::new(ApplyOne {
-            function,
-            argument,
-            span,
-        })))
-    }
-
-    /// `call.function index`, as `genList` makes each element.
+    /// Element `index` of `call` (see [`Over`]).
     pub fn generated(call: &Rc<SharedCall>, index: i64) -> Value {
         Thunk::from_state(ThunkState::Generated {
             call: call.clone(),

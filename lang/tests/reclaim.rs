@@ -98,3 +98,33 @@ fn parts_made_and_forced_after_the_start_stay_usable_through_a_root() {
         .unwrap_or_else(|error| panic!("{error:?}"));
     assert_eq!(printed(&mut machine, &again), "[ 8 5 18 ]");
 }
+
+#[test]
+fn the_elements_of_a_map_or_map_attrs_keep_what_they_run_over() {
+    // each element of `map f xs` and `mapAttrs f s` shares one call that holds `f`
+    // and `xs` (or `s`): a pass must reach what the elements will read through it.
+    // Here it is reached through nothing else: `f` is a builtin, and the `let`
+    // frame of the first element is reached only from `xs` (or `s`), through an
+    // attribute not yet forced.
+    let cases = [
+        (
+            "(xs: builtins.seq (builtins.elemAt xs 0).next (map (builtins.getAttr \"later\") xs))
+             (builtins.genList (i: let base = i * 10; in { inherit base; next = base + 1; later = \"x${toString base}\"; }) 2)",
+            "[ \"x0\" \"x10\" ]",
+        ),
+        (
+            "(s: builtins.seq s.later.next (builtins.mapAttrs builtins.getAttr s))
+             { later = let base = 7; in { inherit base; next = base + 1; later = \"x${toString base}\"; }; }",
+            "{ later = \"x7\"; }",
+        ),
+    ];
+    for (source, expected) in cases {
+        let mut machine = machine();
+        let root = evaluate(&mut machine, source);
+        machine.reclaim(std::slice::from_ref(&root));
+        let result = machine
+            .force_deep(&root, Span::default())
+            .unwrap_or_else(|error| panic!("{source}: {error:?}"));
+        assert_eq!(printed(&mut machine, &result), expected, "{source}");
+    }
+}

@@ -7,7 +7,7 @@ use crate::codes;
 use crate::eval::{Machine, error};
 use crate::name::Name;
 use crate::span::Span;
-use crate::value::{Attr, Attrs, EvalResult, Thunk, Value, compare_names};
+use crate::value::{Attr, Attrs, EvalResult, Over, SharedCall, Thunk, Value, compare_names};
 
 pub(super) fn builtins() -> Vec<Builtin> {
     vec![
@@ -187,17 +187,18 @@ fn list_to_attrs(machine: &mut Machine, arguments: &[Value], span: Span) -> Eval
 
 fn map_attrs(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
     let attrs = machine.force_attrs(&arguments[1], span, "`mapAttrs`")?;
-    let function = arguments[0].clone();
+    // the attributes share one call: a thunk each and nothing more
+    let call = Rc::new(SharedCall {
+        function: arguments[0].clone(),
+        over: Over::Attrs(attrs.clone()),
+        span,
+    });
     let entries: Vec<Attr> = attrs
         .iter()
-        .map(|attr| Attr {
+        .enumerate()
+        .map(|(index, attr)| Attr {
             name: attr.name,
-            value: Thunk::apply2(
-                function.clone(),
-                Value::String(attr.name.string()),
-                attr.value.clone(),
-                span,
-            ),
+            value: Thunk::generated(&call, index as i64),
             // Nix 2.8 gives the new attributes no position (`unsafeGetAttrPos` is null)
             span: None,
         })

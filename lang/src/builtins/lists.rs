@@ -8,7 +8,7 @@ use crate::codes;
 use crate::compile::{IrKind, Operator, ParamIr};
 use crate::eval::{Machine, Pure1, Pure2, error};
 use crate::span::Span;
-use crate::value::{Attr, Attrs, EvalResult, List, PrimFunction, SharedCall, Thunk, Value};
+use crate::value::{Attr, Attrs, EvalResult, List, Over, PrimFunction, SharedCall, Thunk, Value};
 
 pub(super) fn builtins() -> Vec<Builtin> {
     vec![
@@ -310,6 +310,7 @@ fn gen_list(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResul
     let mut pure = Pure1::new(&function);
     let call = Rc::new(SharedCall {
         function: function.clone(),
+        over: Over::Indices,
         span,
     });
     // a loop of pushes: a mapped range written straight into the list was slower
@@ -449,11 +450,15 @@ fn length(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<
 
 fn map(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
     let list = machine.force_list(&arguments[1], span, "`map`")?;
-    let function = arguments[0].clone();
-    // one allocation: a slice mapped is of known length
-    let items: List = list
-        .iter()
-        .map(|item| Thunk::apply1(function.clone(), item.clone(), span))
+    // the elements share one call: a thunk each and nothing more (the list of
+    // thunks is one allocation: a range mapped is of known length)
+    let call = Rc::new(SharedCall {
+        function: arguments[0].clone(),
+        over: Over::List(list.clone()),
+        span,
+    });
+    let items: List = (0..list.len())
+        .map(|index| Thunk::generated(&call, index as i64))
         .collect();
     Ok(Value::List(items))
 }

@@ -9,7 +9,9 @@ use crate::codes;
 use crate::compile::{FormalIr, IrKind, LambdaIr, ParamIr};
 use crate::diagnostic::{Diagnostic, Label, did_you_mean};
 use crate::span::Span;
-use crate::value::{Closure, Env, EnvFrame, EvalResult, PrimFunction, PrimOp, PrimOpApp, Value};
+use crate::value::{
+    Closure, Env, EnvFrame, EvalResult, Over, PrimFunction, PrimOp, PrimOpApp, SharedCall, Value,
+};
 
 impl Machine {
     /// Applies a function value to one argument.
@@ -72,6 +74,28 @@ impl Machine {
         match function {
             Value::Lambda(closure) => self.call_lambda(closure, argument, span),
             other => self.call(other.clone(), argument, span),
+        }
+    }
+
+    /// Element `index` of a shared call (`genList`, `map`, `mapAttrs`): its
+    /// function applied to what the element stands for.
+    pub(super) fn apply_generated(&mut self, call: &SharedCall, index: i64) -> EvalResult<Value> {
+        let position = usize::try_from(index).unwrap_or(usize::MAX);
+        match &call.over {
+            Over::Indices => self.apply_one(&call.function, Value::Int(index), call.span),
+            Over::List(list) => match list.get(position) {
+                Some(item) => self.apply_one(&call.function, item.clone(), call.span),
+                None => Err(missing_element(call.span)),
+            },
+            Over::Attrs(attrs) => match attrs.entries().get(position) {
+                Some(attr) => self.call_curried(
+                    &call.function,
+                    Value::String(attr.name.string()),
+                    attr.value.clone(),
+                    call.span,
+                ),
+                None => Err(missing_element(call.span)),
+            },
         }
     }
 
@@ -299,4 +323,19 @@ fn unexpected_argument(
         diagnostic = diagnostic.with_secondary(given, "the argument is given here");
     }
     Box::new(diagnostic.with_secondary(lambda.span, "the function is defined here"))
+}
+
+/// An element index past what its shared call runs over: never made (each index
+/// comes from the length of the list or set it was made for), but an error, not a
+/// panic, if it were.
+#[cold]
+fn missing_element(span: Span) -> Box<Diagnostic> {
+    Box::new(
+        Diagnostic::error(
+            codes::INTERNAL,
+            "an element of a `map`, `mapAttrs` or `genList` refers past its list",
+        )
+        .with_primary(span, "made here")
+        .with_help("this is a bug in mesh; please report it with the program that shows it"),
+    )
 }

@@ -35,7 +35,6 @@ impl Machine {
             ThunkState::Done(value) => return Ok(value.clone()),
             ThunkState::Blackhole => return Err(self.infinite_recursion(address, span)),
             ThunkState::Suspended { code, .. } => code.span,
-            ThunkState::Apply1(application) => application.span,
             ThunkState::Generated { call, .. } => call.span,
             ThunkState::Apply(application) => application.span,
         };
@@ -45,14 +44,7 @@ impl Machine {
         });
         let result = match &*state {
             ThunkState::Suspended { code, env } => self.eval(code, env),
-            ThunkState::Apply1(application) => self.apply_one(
-                &application.function,
-                application.argument.clone(),
-                application.span,
-            ),
-            ThunkState::Generated { call, index } => {
-                self.apply_one(&call.function, Value::Int(*index), call.span)
-            }
+            ThunkState::Generated { call, index } => self.apply_generated(call, *index),
             ThunkState::Apply(application) => self.apply_all(
                 application.function.clone(),
                 application.arguments.as_slice(),

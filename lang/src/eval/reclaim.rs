@@ -19,7 +19,7 @@ use std::collections::HashSet;
 use std::rc::{Rc, Weak};
 
 use super::Machine;
-use crate::value::{Env, EnvFrame, ThunkState, Value};
+use crate::value::{Env, EnvFrame, Over, ThunkState, Value};
 
 /// How many frames are made between two passes unless the host says otherwise (and
 /// at least as many as survived the last pass), so that tracing the roots stays a
@@ -111,12 +111,13 @@ fn reachable_frames<'a>(roots: impl Iterator<Item = &'a Value>) -> HashSet<usize
                     };
                     match &*state {
                         ThunkState::Suspended { env, .. } => frames.push(env.clone()),
-                        ThunkState::Apply1(application) => {
-                            values.push(application.function.clone());
-                            values.push(application.argument.clone());
-                        }
                         ThunkState::Generated { call, .. } => {
                             values.push(call.function.clone());
+                            match &call.over {
+                                Over::Indices => {}
+                                Over::List(list) => values.push(Value::List(list.clone())),
+                                Over::Attrs(attrs) => values.push(Value::Attrs(attrs.clone())),
+                            }
                         }
                         ThunkState::Apply(application) => {
                             values.push(application.function.clone());
