@@ -224,14 +224,21 @@ fn holds_values(value: &Value) -> bool {
 }
 
 /// A list of one or two elements lives inside its value slot in Nix, so a copy into
-/// a new slot is a new list (this decides `«repeated»`).
+/// a new slot is a new list (this decides `«repeated»`). A list nothing else holds
+/// is already one no other slot has: it is moved, not copied (most small lists are
+/// made by the evaluation that returns them).
 pub(super) fn fresh_slot(value: Value) -> Value {
     match value {
-        Value::List(list) if !list.is_empty() && list.len() <= 2 => {
+        Value::List(list) if !list.is_empty() && list.len() <= 2 && !is_unique(&list) => {
             Value::List(Rc::from(&list[..]))
         }
         other => other,
     }
+}
+
+/// Whether `list` is held by no one else (no other strong or weak reference).
+fn is_unique(list: &crate::value::List) -> bool {
+    Rc::strong_count(list) == 1 && Rc::weak_count(list) == 0
 }
 
 /// Does `value` hold a secret among its parts evaluated so far? Nothing is forced (the

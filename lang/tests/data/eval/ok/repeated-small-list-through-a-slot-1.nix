@@ -1,0 +1,1 @@
+let f = x: [ x ]; a = f 1; in [ a a ]

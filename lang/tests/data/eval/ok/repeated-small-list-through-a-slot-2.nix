@@ -1,0 +1,1 @@
+let xs = builtins.head [ [ 1 ] ]; in [ xs xs ]
