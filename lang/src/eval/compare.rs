@@ -4,7 +4,7 @@
 use super::*;
 use crate::codes;
 use crate::span::Span;
-use crate::value::{Attrs, EvalResult, Value, same_object};
+use crate::value::{Attrs, EvalResult, ThunkState, Value, same_object};
 
 impl Machine {
     /// Nix's `eqValues`. `top` is false for elements of lists and sets, where the
@@ -16,6 +16,9 @@ impl Machine {
         span: Span,
         top: bool,
     ) -> EvalResult<bool> {
+        if let Some(equal) = plain_equal(left, right) {
+            return Ok(equal);
+        }
         let left_forced = self.force(left, span)?;
         let right_forced = self.force(right, span)?;
         // a secret is compared with nothing, not even itself (`[ s ] == [ s ]`)
@@ -143,5 +146,54 @@ impl Machine {
                 ));
             }
         })
+    }
+}
+
+/// [`Machine::equal`] of two values that are plain data already evaluated (a thunk
+/// that is done is looked into, not copied): numbers, Booleans, null, strings and
+/// paths compare as `equal_forced` compares them, without forcing, copying or a
+/// step. None for anything else (sets, lists, functions, secrets, unevaluated
+/// thunks), which the full comparison takes.
+fn plain_equal(left: &Value, right: &Value) -> Option<bool> {
+    with_evaluated(left, |left| {
+        with_evaluated(right, |right| {
+            Some(match (left, right) {
+                (Value::Int(a), Value::Int(b)) => a == b,
+                (Value::String(a), Value::String(b)) => a == b,
+                (Value::Bool(a), Value::Bool(b)) => a == b,
+                (Value::Null, Value::Null) => true,
+                (Value::Path(a), Value::Path(b)) => a == b,
+                (Value::Float(a), Value::Float(b)) => a == b,
+                (Value::Int(a), Value::Float(b)) => (*a as f64) == *b,
+                (Value::Float(a), Value::Int(b)) => *a == (*b as f64),
+                (a, b) if is_plain(a) && is_plain(b) => false,
+                _ => return None,
+            })
+        })
+    })
+}
+
+fn is_plain(value: &Value) -> bool {
+    matches!(
+        value,
+        Value::Null
+            | Value::Bool(_)
+            | Value::Int(_)
+            | Value::Float(_)
+            | Value::String(_)
+            | Value::Path(_)
+    )
+}
+
+/// `look` at `value`, or at the value of a thunk that is done; None for a thunk not
+/// yet evaluated (or being evaluated).
+#[inline]
+fn with_evaluated<R>(value: &Value, look: impl FnOnce(&Value) -> Option<R>) -> Option<R> {
+    match value {
+        Value::Thunk(thunk) => match &*thunk.state.try_borrow().ok()? {
+            ThunkState::Done(done) => look(done),
+            _ => None,
+        },
+        other => look(other),
     }
 }
