@@ -552,14 +552,14 @@ pub enum ThunkState {
         code: Rc<Ir>,
         env: Env,
     },
-    /// Element `index` of a `genList`, `map` or `mapAttrs`: the function, what it
-    /// runs over and the call's span are shared by every element, so an element
-    /// needs no allocation beyond its thunk.
+    /// Element `index` of a `genList`, `map`, `mapAttrs` or `zipAttrsWith`: the
+    /// function, what it runs over and the call's span are shared by every element,
+    /// so an element needs no allocation beyond its thunk.
     Generated {
         call: Rc<SharedCall>,
         index: i64,
     },
-    /// A function applied to several arguments (`zipAttrsWith`).
+    /// A function applied to arguments.
     Apply(Box<Application>),
     /// Not yet given its value (`builtins.builtins` while the set is made):
     /// forcing it is infinite recursion.
@@ -567,8 +567,8 @@ pub enum ThunkState {
     Done(Value),
 }
 
-/// The function of a `genList`, `map` or `mapAttrs`, what it runs over and where
-/// it was called, shared by the elements.
+/// The function of a `genList`, `map`, `mapAttrs` or `zipAttrsWith`, what it runs
+/// over and where it was called, shared by the elements.
 pub struct SharedCall {
     pub function: Value,
     pub over: Over,
@@ -584,6 +584,9 @@ pub enum Over {
     /// `mapAttrs`: element `index` is `f name value` of the set's attribute `index`
     /// (in name order: the new set has the same names in the same order).
     Attrs(Attrs),
+    /// `zipAttrsWith`: element `index` is `f name values` of group `index` (in name
+    /// order, as the new set has them).
+    Groups(Box<[(Name, List)]>),
 }
 
 /// A function applied to arguments, not yet called.
@@ -593,7 +596,7 @@ pub struct Application {
     pub span: Span,
 }
 
-/// The arguments of an [`Application`]: two (`mapAttrs`) need no vector of their own.
+/// The arguments of an [`Application`]: two need no vector of their own.
 pub enum Arguments {
     Two([Value; 2]),
     Many(Vec<Value>),
@@ -616,12 +619,11 @@ impl Thunk {
     }
 
     pub fn apply(function: Value, arguments: Vec<Value>, span: Span) -> Value {
-        Thunk::application(function, Arguments::Many(arguments), span)
-    }
-
-    /// `function first second`, as `mapAttrs` makes it for each attribute.
-    pub fn apply2(function: Value, first: Value, second: Value, span: Span) -> Value {
-        Thunk::application(function, Arguments::Two([first, second]), span)
+        Thunk::from_state(ThunkState::Apply(Box::new(Application {
+            function,
+            arguments: Arguments::Many(arguments),
+            span,
+        })))
     }
 
     /// Element `index` of `call` (see [`Over`]).
@@ -630,14 +632,6 @@ impl Thunk {
             call: call.clone(),
             index,
         })
-    }
-
-    fn application(function: Value, arguments: Arguments, span: Span) -> Value {
-        Thunk::from_state(ThunkState::Apply(Box::new(Application {
-            function,
-            arguments,
-            span,
-        })))
     }
 
     fn from_state(state: ThunkState) -> Value {

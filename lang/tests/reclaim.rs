@@ -100,12 +100,13 @@ fn parts_made_and_forced_after_the_start_stay_usable_through_a_root() {
 }
 
 #[test]
-fn the_elements_of_a_map_or_map_attrs_keep_what_they_run_over() {
-    // each element of `map f xs` and `mapAttrs f s` shares one call that holds `f`
-    // and `xs` (or `s`): a pass must reach what the elements will read through it.
-    // Here it is reached through nothing else: `f` is a builtin, and the `let`
-    // frame of the first element is reached only from `xs` (or `s`), through an
-    // attribute not yet forced.
+fn the_elements_of_a_map_map_attrs_or_zip_attrs_with_keep_what_they_run_over() {
+    // each element of `map f xs`, `mapAttrs f s` and `zipAttrsWith f [ s ]` shares
+    // one call that holds `f` and `xs` (or `s`, or the groups of values): a pass
+    // must reach what the elements will read through it.
+    // Here it is reached through nothing else: `f` is a builtin or closes over a
+    // scope without it, and the `let` frame of the first element is reached only
+    // from `xs` (or `s`), through an attribute not yet forced.
     let cases = [
         (
             "(xs: builtins.seq (builtins.elemAt xs 0).next (map (builtins.getAttr \"later\") xs))
@@ -116,6 +117,12 @@ fn the_elements_of_a_map_or_map_attrs_keep_what_they_run_over() {
             "(s: builtins.seq s.later.next (builtins.mapAttrs builtins.getAttr s))
              { later = let base = 7; in { inherit base; next = base + 1; later = \"x${toString base}\"; }; }",
             "{ later = \"x7\"; }",
+        ),
+        (
+            "let pick = name: builtins.map (builtins.getAttr name); in
+             (s: builtins.seq s.later.next (builtins.zipAttrsWith pick [ s ]))
+             { later = let base = 7; in { inherit base; next = base + 1; later = \"x${toString base}\"; }; }",
+            "{ later = [ \"x7\" ]; }",
         ),
     ];
     for (source, expected) in cases {

@@ -7,7 +7,7 @@ use crate::codes;
 use crate::eval::{Machine, error};
 use crate::name::Name;
 use crate::span::Span;
-use crate::value::{Attr, Attrs, EvalResult, Over, SharedCall, Thunk, Value, compare_names};
+use crate::value::{Attr, Attrs, EvalResult, List, Over, SharedCall, Thunk, Value, compare_names};
 
 pub(super) fn builtins() -> Vec<Builtin> {
     vec![
@@ -240,27 +240,47 @@ fn remove_attrs(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalR
 fn zip_attrs_with(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
     let function = machine.force_function(&arguments[0], span, "`zipAttrsWith`")?;
     let sets = machine.force_list(&arguments[1], span, "`zipAttrsWith`")?;
-    let mut grouped: std::collections::BTreeMap<Name, Vec<Value>> =
-        std::collections::BTreeMap::new();
+    let mut forced = Vec::with_capacity(sets.len());
     for set in sets.iter() {
-        let attrs = machine.force_attrs(set, span, "`zipAttrsWith` element")?;
-        for attr in attrs.iter() {
-            grouped
-                .entry(attr.name)
-                .or_default()
-                .push(attr.value.clone());
-        }
+        forced.push(machine.force_attrs(set, span, "`zipAttrsWith` element")?);
     }
-    let entries: Vec<Attr> = grouped
-        .into_iter()
-        .map(|(name, values)| Attr {
+    // every attribute by name, and by set among equal names: each set is a run
+    // sorted by name, which a stable sort merges (no map of groups)
+    let mut all: Vec<(Name, &Value)> =
+        Vec::with_capacity(forced.iter().map(|attrs| attrs.len()).sum());
+    for attrs in &forced {
+        all.extend(attrs.iter().map(|attr| (attr.name, &attr.value)));
+    }
+    if forced.len() > 1 {
+        all.sort_by_key(|(name, _)| *name);
+    }
+    let mut groups: Vec<(Name, List)> = Vec::new();
+    let mut rest = &all[..];
+    while let Some(&(name, _)) = rest.first() {
+        let count = rest
+            .iter()
+            .position(|(other, _)| !other.same(name))
+            .unwrap_or(rest.len());
+        let (group, after) = rest.split_at(count);
+        rest = after;
+        groups.push((
             name,
-            value: Thunk::apply2(
-                function.clone(),
-                Value::String(name.string()),
-                Value::List(Rc::from(values)),
-                span,
-            ),
+            group.iter().map(|(_, value)| (*value).clone()).collect(),
+        ));
+    }
+    // the groups share one call: a thunk each and nothing more
+    let names: Vec<Name> = groups.iter().map(|(name, _)| *name).collect();
+    let call = Rc::new(SharedCall {
+        function,
+        over: Over::Groups(groups.into_boxed_slice()),
+        span,
+    });
+    let entries: Vec<Attr> = names
+        .into_iter()
+        .enumerate()
+        .map(|(index, name)| Attr {
+            name,
+            value: Thunk::generated(&call, index as i64),
             span: None,
         })
         .collect();

@@ -77,26 +77,30 @@ impl Machine {
         }
     }
 
-    /// Element `index` of a shared call (`genList`, `map`, `mapAttrs`): its
+    /// Element `index` of a shared call (`genList`, `map`, `mapAttrs`,
+    /// `zipAttrsWith`): its
     /// function applied to what the element stands for.
+    #[inline(never)]
     pub(super) fn apply_generated(&mut self, call: &SharedCall, index: i64) -> EvalResult<Value> {
         let position = usize::try_from(index).unwrap_or(usize::MAX);
-        match &call.over {
-            Over::Indices => self.apply_one(&call.function, Value::Int(index), call.span),
+        // one call site each for one and two arguments: a second one of
+        // `call_curried` here changed how it is inlined where comparators call it
+        let (first, second) = match &call.over {
+            Over::Indices => return self.apply_one(&call.function, Value::Int(index), call.span),
             Over::List(list) => match list.get(position) {
-                Some(item) => self.apply_one(&call.function, item.clone(), call.span),
-                None => Err(missing_element(call.span)),
+                Some(item) => return self.apply_one(&call.function, item.clone(), call.span),
+                None => return Err(missing_element(call.span)),
             },
             Over::Attrs(attrs) => match attrs.entries().get(position) {
-                Some(attr) => self.call_curried(
-                    &call.function,
-                    Value::String(attr.name.string()),
-                    attr.value.clone(),
-                    call.span,
-                ),
-                None => Err(missing_element(call.span)),
+                Some(attr) => (Value::String(attr.name.string()), attr.value.clone()),
+                None => return Err(missing_element(call.span)),
             },
-        }
+            Over::Groups(groups) => match groups.get(position) {
+                Some((name, values)) => (Value::String(name.string()), Value::List(values.clone())),
+                None => return Err(missing_element(call.span)),
+            },
+        };
+        self.call_curried(&call.function, first, second, call.span)
     }
 
     pub(crate) fn call_primop(
@@ -333,7 +337,7 @@ fn missing_element(span: Span) -> Box<Diagnostic> {
     Box::new(
         Diagnostic::error(
             codes::INTERNAL,
-            "an element of a `map`, `mapAttrs` or `genList` refers past its list",
+            "an element of a `map`, `mapAttrs`, `zipAttrsWith` or `genList` refers past its list",
         )
         .with_primary(span, "made here")
         .with_help("this is a bug in mesh; please report it with the program that shows it"),

@@ -8,7 +8,7 @@ use super::*;
 use crate::codes;
 use crate::diagnostic::{Diagnostic, Label};
 use crate::span::Span;
-use crate::value::{EvalResult, Thunk, ThunkState, Value};
+use crate::value::{EvalResult, Over, Thunk, ThunkState, Value};
 
 impl Machine {
     /// Forces a value to weak head normal form.
@@ -44,7 +44,11 @@ impl Machine {
         });
         let result = match &*state {
             ThunkState::Suspended { code, env } => self.eval(code, env),
-            ThunkState::Generated { call, index } => self.apply_generated(call, *index),
+            // genList's elements (the most) are called here; the others apart
+            ThunkState::Generated { call, index } => match &call.over {
+                Over::Indices => self.apply_one(&call.function, Value::Int(*index), call.span),
+                _ => self.apply_generated(call, *index),
+            },
             ThunkState::Apply(application) => self.apply_all(
                 application.function.clone(),
                 application.arguments.as_slice(),
