@@ -1,10 +1,11 @@
 //! Comparison: Nix's `eqValues` (the same object is equal to itself, a secret is
 //! never compared) and `lessThan` (numbers, strings, paths, lists).
 
+use super::pure::with_settled;
 use super::*;
 use crate::codes;
 use crate::span::Span;
-use crate::value::{Attrs, EvalResult, ThunkState, Value, same_object};
+use crate::value::{Attrs, EvalResult, Value, same_object};
 
 impl Machine {
     /// Nix's `eqValues`. `top` is false for elements of lists and sets, where the
@@ -155,8 +156,8 @@ impl Machine {
 /// step. None for anything else (sets, lists, functions, secrets, unevaluated
 /// thunks), which the full comparison takes.
 fn plain_equal(left: &Value, right: &Value) -> Option<bool> {
-    with_evaluated(left, |left| {
-        with_evaluated(right, |right| {
+    with_settled(left, |left| {
+        with_settled(right, |right| {
             Some(match (left, right) {
                 (Value::Int(a), Value::Int(b)) => a == b,
                 (Value::String(a), Value::String(b)) => a == b,
@@ -183,17 +184,4 @@ fn is_plain(value: &Value) -> bool {
             | Value::String(_)
             | Value::Path(_)
     )
-}
-
-/// `look` at `value`, or at the value of a thunk that is done; None for a thunk not
-/// yet evaluated (or being evaluated).
-#[inline]
-fn with_evaluated<R>(value: &Value, look: impl FnOnce(&Value) -> Option<R>) -> Option<R> {
-    match value {
-        Value::Thunk(thunk) => match &*thunk.state.try_borrow().ok()? {
-            ThunkState::Done(done) => look(done),
-            _ => None,
-        },
-        other => look(other),
-    }
 }

@@ -104,7 +104,7 @@ struct Scope<'a> {
 /// `f` of a value already evaluated (itself, or the value of a thunk that is
 /// done), borrowed: a set read for one field is not counted up and down.
 #[inline]
-fn with_settled<R>(value: &Value, f: impl FnOnce(&Value) -> Option<R>) -> Option<R> {
+pub(super) fn with_settled<R>(value: &Value, f: impl FnOnce(&Value) -> Option<R>) -> Option<R> {
     match value {
         Value::Thunk(thunk) => match &*thunk.state.try_borrow().ok()? {
             ThunkState::Done(value) => f(value),
