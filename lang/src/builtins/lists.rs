@@ -119,7 +119,7 @@ fn quantifier(
             }
             continue;
         }
-        let result = machine.call(function.clone(), item.clone(), span)?;
+        let result = machine.apply_one(&function, item.clone(), span)?;
         if machine.force_bool(&result, span, name)? == want {
             return Ok(Value::Bool(want));
         }
@@ -182,11 +182,11 @@ fn concat_lists(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalR
 }
 
 fn concat_map(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
-    machine.force_function(&arguments[0], span, "`concatMap`")?;
+    let function = machine.force_function(&arguments[0], span, "`concatMap`")?;
     let list = machine.force_list(&arguments[1], span, "`concatMap`")?;
     let mut lists = Vec::with_capacity(list.len());
     for item in list.iter() {
-        let result = machine.call(arguments[0].clone(), item.clone(), span)?;
+        let result = machine.apply_one(&function, item.clone(), span)?;
         lists.push(machine.force_list(
             &result,
             span,
@@ -243,7 +243,7 @@ fn filter(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<
             }
             continue;
         }
-        let result = machine.call(function.clone(), item.clone(), span)?;
+        let result = machine.apply_one(&function, item.clone(), span)?;
         if machine.force_bool(
             &result,
             span,
@@ -392,12 +392,12 @@ fn generic_closure(machine: &mut Machine, arguments: &[Value], span: Span) -> Ev
 }
 
 fn group_by(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
-    machine.force_function(&arguments[0], span, "`groupBy`")?;
+    let function = machine.force_function(&arguments[0], span, "`groupBy`")?;
     let list = machine.force_list(&arguments[1], span, "`groupBy`")?;
     let mut groups: std::collections::BTreeMap<crate::value::Bytes, Vec<Value>> =
         std::collections::BTreeMap::new();
     for item in list.iter() {
-        let key = machine.call(arguments[0].clone(), item.clone(), span)?;
+        let key = machine.apply_one(&function, item.clone(), span)?;
         let key =
             machine.force_string(&key, span, "the result of the function given to `groupBy`")?;
         groups.entry(key).or_default().push(item.clone());
@@ -464,12 +464,12 @@ fn map(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Val
 }
 
 fn partition(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
-    machine.force_function(&arguments[0], span, "`partition`")?;
+    let function = machine.force_function(&arguments[0], span, "`partition`")?;
     let list = machine.force_list(&arguments[1], span, "`partition`")?;
     let mut right = Vec::new();
     let mut wrong = Vec::new();
     for item in list.iter() {
-        let result = machine.call(arguments[0].clone(), item.clone(), span)?;
+        let result = machine.apply_one(&function, item.clone(), span)?;
         if machine.force_bool(
             &result,
             span,

@@ -64,8 +64,9 @@ impl Machine {
     }
 
     /// [`Machine::call`] of a function the caller keeps (a thunk's `map f` or
-    /// `genList f`): a lambda is called through the reference, not copied.
-    pub(super) fn apply_one(
+    /// `genList f`, the function a builtin calls per element): a lambda is called
+    /// through the reference, not copied.
+    pub(crate) fn apply_one(
         &mut self,
         function: &Value,
         argument: Value,
