@@ -543,9 +543,9 @@ pub struct Thunk {
 /// Forced in place ([`crate::eval::Machine::force_thunk`]): while it is evaluated
 /// the state stays what it was, mutably borrowed. No larger than a [`Value`]: the
 /// code and frame of a suspended expression (most thunks) fit beside its tag, and
-/// the applications made by builtins are boxed (or, for `genList`, `map` and
-/// `mapAttrs`, share one call), so a thunk with its counts is 48 bytes, not the 96
-/// it took with the applications inline.
+/// the elements that `genList`, `map`, `mapAttrs` and `zipAttrsWith` make share
+/// one call, and any other application is boxed, so a thunk with its counts is 48
+/// bytes, not the 96 it took with the applications inline.
 pub enum ThunkState {
     /// Code to evaluate in an environment.
     Suspended {
@@ -592,23 +592,8 @@ pub enum Over {
 /// A function applied to arguments, not yet called.
 pub struct Application {
     pub function: Value,
-    pub arguments: Arguments,
+    pub arguments: Vec<Value>,
     pub span: Span,
-}
-
-/// The arguments of an [`Application`]: two need no vector of their own.
-pub enum Arguments {
-    Two([Value; 2]),
-    Many(Vec<Value>),
-}
-
-impl Arguments {
-    pub fn as_slice(&self) -> &[Value] {
-        match self {
-            Arguments::Two(arguments) => arguments,
-            Arguments::Many(arguments) => arguments,
-        }
-    }
 }
 
 impl Thunk {
@@ -621,7 +606,7 @@ impl Thunk {
     pub fn apply(function: Value, arguments: Vec<Value>, span: Span) -> Value {
         Thunk::from_state(ThunkState::Apply(Box::new(Application {
             function,
-            arguments: Arguments::Many(arguments),
+            arguments,
             span,
         })))
     }

@@ -79,8 +79,7 @@ impl Machine {
     }
 
     /// Element `index` of a shared call (`genList`, `map`, `mapAttrs`,
-    /// `zipAttrsWith`): its
-    /// function applied to what the element stands for.
+    /// `zipAttrsWith`): its function applied to what the element stands for.
     #[inline(never)]
     pub(super) fn apply_generated(&mut self, call: &SharedCall, index: i64) -> EvalResult<Value> {
         let position = usize::try_from(index).unwrap_or(usize::MAX);

@@ -51,7 +51,7 @@ impl Machine {
             },
             ThunkState::Apply(application) => self.apply_all(
                 application.function.clone(),
-                application.arguments.as_slice(),
+                &application.arguments,
                 application.span,
             ),
             ThunkState::Done(_) | ThunkState::Blackhole => unreachable_done(),

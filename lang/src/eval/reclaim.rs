@@ -124,7 +124,7 @@ fn reachable_frames<'a>(roots: impl Iterator<Item = &'a Value>) -> HashSet<usize
                         }
                         ThunkState::Apply(application) => {
                             values.push(application.function.clone());
-                            values.extend(application.arguments.as_slice().iter().cloned());
+                            values.extend(application.arguments.iter().cloned());
                         }
                         ThunkState::Done(done) => values.push(done.clone()),
                         ThunkState::Blackhole => {}
