@@ -386,25 +386,29 @@ fn after_a_silent_compilation_an_edit_evaluates_only_what_it_reaches() {
         loaded_among(&reuse, &everything),
         again(&["web", "shop", "networking"])
     );
-    // an error a node says of itself (its shapes throw): while it stands, its
-    // nodes are evaluated on every edit; fixed, only they are
-    buffer(&mut buffers, web, &web_texts[5]);
-    let reuse = step(&buffers);
-    assert_eq!(reuse.evaluated, again(&["app1", "app2"]));
-    buffer(&mut buffers, inventory, &inventory_texts[0]);
-    let reuse = step(&buffers);
-    assert_eq!(reuse.evaluated, again(&["app1", "app2"]));
-    buffer(&mut buffers, web, &web_texts[0]);
-    let reuse = step(&buffers);
-    assert_eq!(reuse.evaluated, again(&["app1", "app2"]));
-    // a syntax error in `web`: the module is left out of the nodes that run it,
-    // which say nothing of it themselves but depend on its file all the same
-    buffer(&mut buffers, web, &web_texts[6]);
-    let reuse = step(&buffers);
-    assert_eq!(reuse.evaluated, again(&["app1", "app2"]));
-    buffer(&mut buffers, web, &web_texts[0]);
-    let reuse = step(&buffers);
-    assert_eq!(reuse.evaluated, again(&["app1", "app2"]));
+    // each edit evaluates exactly the nodes that run `web`:
+    let edits_of_web_nodes = [
+        // an error a node says of itself (its shapes throw): while it stands, its
+        // nodes are evaluated on every edit (even one of the inventory)...
+        (web, &web_texts[5]),
+        (inventory, &inventory_texts[0]),
+        // ...and fixed, only they are
+        (web, &web_texts[0]),
+        // a syntax error in `web`: the module is left out of the nodes that run
+        // it, which say nothing of it themselves but depend on its file all the
+        // same; then fixed
+        (web, &web_texts[6]),
+        (web, &web_texts[0]),
+    ];
+    for (position, (file, text)) in edits_of_web_nodes.into_iter().enumerate() {
+        buffer(&mut buffers, file, text);
+        let reuse = step(&buffers);
+        assert_eq!(
+            reuse.evaluated,
+            again(&["app1", "app2"]),
+            "edit {position} of the sequence"
+        );
+    }
     // an error the link says (a misspelt module on the provider of `shop`'s
     // database): placed in other nodes' declarations too, so while it stands
     // every first half is evaluated
