@@ -70,7 +70,7 @@ pub use pipeline::{
     Compilation, Options, Session, compile, compile_remembering, compile_session, compile_with,
     inspect_node, must_compile_again,
 };
-pub use staged::{PlanSink, StagedBuild, Written};
+pub use staged::{Discard, PlanSink, StagedBuild, Written};
 
 /// `meshc show`'s view of one node (see [`inspect_node`]).
 pub mod view {

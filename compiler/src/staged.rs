@@ -26,6 +26,22 @@ pub trait PlanSink: Send + Sync + std::fmt::Debug {
     fn keep(&self, node: &str, digest: &str, shapes: usize) -> Result<(), Diagnostic>;
 }
 
+/// A sink that lets each plan go the moment it is made (`meshc check`, which only
+/// reports): the compilation's memory then grows with the largest node, not with
+/// the fleet, as a build's does.
+#[derive(Debug, Default)]
+pub struct Discard;
+
+impl PlanSink for Discard {
+    fn accept(&self, _node: &str, _plan: Plan) -> Result<(), Diagnostic> {
+        Ok(())
+    }
+
+    fn keep(&self, _node: &str, _digest: &str, _shapes: usize) -> Result<(), Diagnostic> {
+        Ok(())
+    }
+}
+
 const STAGING: &str = ".mesh-staging";
 
 #[derive(Debug)]

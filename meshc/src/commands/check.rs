@@ -37,7 +37,12 @@ pub fn run(arguments: CheckArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
         workers: arguments.workers.get(),
         ..compiler::Options::inspect()
     };
-    let compilation = compiler::compile_session(&root, options, &arguments.limits.session());
+    // each plan is let go as it is made: only the diagnostics are reported
+    let session = compiler::Session {
+        sink: Some(std::sync::Arc::new(compiler::Discard)),
+        ..arguments.limits.session()
+    };
+    let compilation = compiler::compile_session(&root, options, &session);
     terminal::traces(&compilation.traces, &compilation.sources);
     if arguments.format == Format::Json {
         let items: Vec<serde_json::Value> = compilation
@@ -52,7 +57,7 @@ pub fn run(arguments: CheckArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
         terminal::report(&compilation.diagnostics, &compilation.sources, false, color);
         say!(
             "{} node(s) compiled without errors, {} error(s)",
-            compilation.plans.len(),
+            compilation.plans.len() + compilation.handed.len(),
             super::error_count(&compilation)
         );
     }
