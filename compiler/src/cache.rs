@@ -520,8 +520,16 @@ pub fn open(root: &Path, out: &Path) -> (Start, Vec<Diagnostic>) {
                 })
                 .ok()
         });
-        let previous = read_record(out, &identity, &mut notes);
+        let mut previous = read_record(out, &identity, &mut notes);
         crate::phases::mark("cache record read");
+        if digesting.is_some()
+            && let Some(record) = &mut previous
+        {
+            // the inventory changed, so the build is not a no-op: its nodes' records
+            // are wanted, and are parsed while the inventory is still being digested
+            record.read_nodes();
+            crate::phases::mark("cache nodes read");
+        }
         (
             previous,
             digesting.and_then(|digesting| digesting.join().ok()),

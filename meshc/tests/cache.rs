@@ -1024,6 +1024,13 @@ fn timings_name_the_phases_of_a_build_in_the_order_they_end() {
     }
     // the inventory changed, so it was digested while the record was read
     assert!(names.contains(&"inventory digested"), "{names:?}");
+    // and the build is not a no-op, so the nodes' records were parsed meanwhile
+    let position = |phase: &str| names.iter().position(|name| *name == phase);
+    assert!(
+        position("cache nodes read").is_some()
+            && position("cache nodes read") < position("cache opened"),
+        "{names:?}"
+    );
     assert!(
         marked.windows(2).all(|pair| pair[0].1 <= pair[1].1),
         "{marked:?}"
