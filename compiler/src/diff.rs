@@ -10,11 +10,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use lang::{Diagnostic, codes};
 use plan::{Kind, Plan, Resource, Shape};
 
 use crate::sealed_value::{self, Identity, NodeValues, Of, SealedValue};
+use crate::staged::PlanSink;
 
 /// One side of a diff: plan digests (and node keys and secret values) by node, and
 /// where the plans are.
@@ -110,6 +112,21 @@ impl Snapshot {
             keys: BTreeMap::new(),
             secrets: NodeValues::new(),
             plans: Source::Memory(BTreeMap::new()),
+        }
+    }
+
+    /// The plans a [`Changed`] sink was handed, with their nodes' keys and secret
+    /// values: the nodes whose plans it let go have their digests only.
+    pub fn from_sink(
+        sink: &Changed,
+        keys: BTreeMap<String, String>,
+        secrets: NodeValues,
+    ) -> Snapshot {
+        Snapshot {
+            digests: std::mem::take(&mut *lock(&sink.digests)),
+            keys,
+            secrets,
+            plans: Source::Memory(std::mem::take(&mut *lock(&sink.kept))),
         }
     }
 
@@ -294,6 +311,54 @@ pub struct FleetDiff {
 impl FleetDiff {
     pub fn is_empty(&self) -> bool {
         self.nodes.is_empty()
+    }
+}
+
+/// Where a compilation for `meshc diff` hands each node's plan: one whose digest is
+/// the one the old build has for the node is let go (the diff skips such a node), any
+/// other is kept to be compared. The diff's memory then grows with what changed, not
+/// with the fleet.
+#[derive(Debug)]
+pub struct Changed {
+    old: BTreeMap<String, String>,
+    digests: Mutex<BTreeMap<String, String>>,
+    kept: Mutex<BTreeMap<String, Plan>>,
+}
+
+impl Changed {
+    /// A sink for a compilation to be compared with `old`.
+    pub fn against(old: &Snapshot) -> Changed {
+        Changed {
+            old: old.digests.clone(),
+            digests: Mutex::new(BTreeMap::new()),
+            kept: Mutex::new(BTreeMap::new()),
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl PlanSink for Changed {
+    fn accept(&self, node: &str, plan: Plan) -> Result<(), Diagnostic> {
+        let digest = plan.digest().to_string();
+        if self.old.get(node) != Some(&digest) {
+            lock(&self.kept).insert(node.to_string(), plan);
+        }
+        lock(&self.digests).insert(node.to_string(), digest);
+        Ok(())
+    }
+
+    /// Only a build cache keeps a plan without making it, and a diff has none.
+    fn keep(&self, node: &str, _digest: &str, _shapes: usize) -> Result<(), Diagnostic> {
+        Err(Diagnostic::error(
+            codes::INTERNAL,
+            format!("the diff was handed no plan for node `{node}`"),
+        )
+        .with_help("this is a bug in meshc; please report it"))
     }
 }
 

@@ -55,7 +55,8 @@ pub mod limits;
 
 pub use artifacts::store_in_repository;
 pub use diff::{
-    FleetDiff, Snapshot, diff, render_human as render_diff, render_json as render_diff_json,
+    Changed, FleetDiff, Snapshot, diff, render_human as render_diff,
+    render_json as render_diff_json,
 };
 pub use emit::{MANIFEST_FORMAT, write as write_build};
 pub use explain::{error_page, error_page_codes, unknown_code_help};

@@ -47,6 +47,8 @@ fn read(directory: &std::path::Path, color: ColorWhen) -> Result<Snapshot, Failu
 }
 
 /// The repository compiled, and its last build (checked to be of this repository).
+/// The last build is read first (its manifest only): a plan whose digest it already
+/// has is let go as soon as it is made, so only what changed is kept to be compared.
 fn repository_and_build(
     arguments: &DiffArgs,
     color: ColorWhen,
@@ -56,30 +58,43 @@ fn repository_and_build(
         .against
         .clone()
         .unwrap_or_else(|| crate::cli::default_output(&root));
+    let built = against.join("manifest.json").exists();
+    // its errors are said after the repository's, as before it was read first
+    let old = if built {
+        // the repository as the compilation names it (a canonical path)
+        let compiled = root.canonicalize().unwrap_or_else(|_| root.clone());
+        compiler::check_built_from(&against, &compiled)
+            .map_err(|diagnostic| *diagnostic)
+            .and_then(|()| Snapshot::read(&against))
+    } else {
+        Ok(Snapshot::empty())
+    };
+    let changed = std::sync::Arc::new(compiler::Changed::against(
+        old.as_ref().unwrap_or(&Snapshot::empty()),
+    ));
     let options = compiler::Options {
         workers: arguments.workers.get(),
         ..compiler::Options::inspect()
     };
-    let compilation = compiler::compile_with(&root, options);
+    let session = compiler::Session {
+        sink: Some(changed.clone()),
+        ..compiler::Session::default()
+    };
+    let compilation = compiler::compile_session(&root, options, &session);
+    drop(session);
     if compilation.has_errors() {
         terminal::report(&compilation.diagnostics, &compilation.sources, false, color);
         return Err(Failure::Reported);
     }
-    let old = if against.join("manifest.json").exists() {
-        compiler::check_built_from(&against, &compilation.root)
-            .map_err(|diagnostic| terminal::fail_alone(&diagnostic, color))?;
-        read(&against, color)?
-    } else {
+    let old = old.map_err(|diagnostic| terminal::fail_alone(&diagnostic, color))?;
+    if !built {
         say!(
             "note: there is no build in `{}`: every node is new",
             against.display()
         );
-        Snapshot::empty()
-    };
-    Ok((
-        old,
-        Snapshot::from_plans(compilation.plans, compilation.keys, compilation.secrets),
-    ))
+    }
+    let new = Snapshot::from_sink(&changed, compilation.keys, compilation.secrets);
+    Ok((old, new))
 }
 
 pub fn run(arguments: DiffArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
