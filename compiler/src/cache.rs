@@ -93,6 +93,22 @@ struct NodeRecord {
     /// taken back; it is evaluated, and says it again.
     #[serde(skip)]
     loud: bool,
+    /// In this build's record: the plan was reused, and its file had this stamp
+    /// when it was found unchanged (None for a memory's plan); the record is
+    /// written with it without asking again.
+    #[serde(skip)]
+    reused: Option<Option<Stamp>>,
+}
+
+/// The declarations a node's link was made from, as [`BuildCache::finished`]
+/// records them.
+#[derive(Clone, Copy)]
+pub enum Declared<'a> {
+    /// Taken from the cache ([`BuildCache::declarations`]): recorded again as the
+    /// text they were read from.
+    Cached,
+    /// Made by this build.
+    Made(&'a crate::link::Declarations),
 }
 
 /// What the cache records of a plan, and has of a plan the last build wrote that
@@ -105,6 +121,9 @@ pub struct Reused {
     pub sealed: Vec<(String, String)>,
     /// The plan, when the record is kept in memory.
     pub plan: Option<Arc<plan::Plan>>,
+    /// Taken from the last build: the stamp its file had when it was found
+    /// unchanged (None for a memory's plan). None for a plan made now.
+    reused: Option<Option<Stamp>>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -163,15 +182,22 @@ impl Record {
         self.nodes.len() == self.node_count
     }
 
+    /// Whether the output file `name` is the one this record digested, as its stamp
+    /// `now` says: unchanged since, and settled before the record was written.
+    fn settled(&self, name: &str, now: &Stamp) -> bool {
+        self.written.is_some_and(|written| {
+            self.stamps
+                .get(name)
+                .is_some_and(|recorded| now == recorded && recorded.settled_before(written))
+        })
+    }
+
     /// The digest of the output file `name` when its stamp says it is the file
     /// this record digested: unchanged since, and settled before the record was
     /// written (None: read it).
     fn unchanged_file(&self, name: &str, now: Option<&Stamp>) -> Option<&String> {
-        let written = self.written?;
-        let recorded = self.stamps.get(name)?;
-        (now == Some(recorded) && recorded.settled_before(written))
-            .then(|| self.out.get(name))
-            .flatten()
+        now.filter(|now| self.settled(name, now))
+            .and_then(|_| self.out.get(name))
     }
 }
 
@@ -272,6 +298,7 @@ impl Reused {
             shapes: plan.shapes().len(),
             sealed: crate::pipeline::sealed_texts(plan),
             plan: None,
+            reused: None,
         }
     }
 }
@@ -303,12 +330,9 @@ pub struct BuildCache {
     pub parses: Arc<lang::ParseCache>,
     finished: Mutex<BTreeMap<String, NodeRecord>>,
     reused: AtomicUsize,
-    reused_nodes: Names,
     /// Nodes whose declarations came from the cache, and nodes whose first half
     /// was evaluated.
     declared: AtomicUsize,
-    /// The nodes whose declarations came from the cache, each with its text.
-    declared_text: Mutex<BTreeMap<String, Box<serde_json::value::RawValue>>>,
     evaluated: Names,
     /// The module files evaluated (by any worker).
     loaded_modules: Names,
@@ -328,9 +352,6 @@ pub struct BuildCache {
     said_beyond_nodes: std::sync::atomic::AtomicBool,
     /// The plan files a reuse read back (their stamps were not enough).
     read_back: AtomicUsize,
-    /// The stamps of the reused plan files, by path in the output, as they were
-    /// when found unchanged: the cache records them without asking again.
-    seen: Mutex<BTreeMap<String, Stamp>>,
     /// `OUT/nodes`, opened by the first reuse.
     nodes: std::sync::OnceLock<Option<Beneath>>,
     notes: Mutex<Vec<Diagnostic>>,
@@ -441,16 +462,20 @@ fn read_record(out: &Path, identity: &Identity, notes: &mut Vec<Diagnostic>) -> 
 /// Digests and stamps of an output's files, by path relative to it.
 type OutFiles = (BTreeMap<String, String>, BTreeMap<String, Stamp>);
 
+/// What a build knows of an output file it wrote or reused (by its path in the
+/// output): the file's digest, and the stamp reuse found.
+type Built<'b> = dyn Fn(&str) -> (Option<&'b String>, Option<Stamp>) + 'b;
+
 /// The sha256 and the stamp of every file beneath `out` but the cache and the
 /// staging area, by path relative to `out` (None if one cannot be read, or is not
-/// a regular file). `known` holds the digests of files this build wrote itself,
-/// which are not read back, `seen` the stamps reuse found; a file whose stamp says
-/// it is the one `previous` digested is not read either. A file's stamp is taken
-/// before it is read, so a file changed in between has a stamp that does not
-/// match the next time. `read` counts the files read.
-fn out_files(
+/// a regular file). `built` gives, by that path, the digest of a file this build
+/// wrote or reused itself, which is not read back, and the stamp reuse found of
+/// it; a file whose stamp says it is the one `previous` digested is not read
+/// either. A file's stamp is taken before it is read, so a file changed in between
+/// has a stamp that does not match the next time. `read` counts the files read.
+fn out_files<'b>(
     out: &Path,
-    (known, seen): (&BTreeMap<String, String>, &BTreeMap<String, Stamp>),
+    built: &Built<'b>,
     previous: Option<&Record>,
     read: &mut usize,
 ) -> Option<OutFiles> {
@@ -469,13 +494,13 @@ fn out_files(
         if entry.file_type().is_dir() {
             continue;
         }
+        let (known, seen) = built(&name);
         // a link or a device in the output: never called unchanged
-        let mut stamp = match seen.get(&name) {
-            Some(stamp) if entry.file_type().is_file() => *stamp,
+        let mut stamp = match seen {
+            Some(stamp) if entry.file_type().is_file() => stamp,
             _ => Stamp::of_metadata(&entry.metadata().ok()?)?,
         };
         let digest = match known
-            .get(&name)
             .or_else(|| previous.and_then(|previous| previous.unchanged_file(&name, Some(&stamp))))
         {
             Some(digest) => digest.clone(),
@@ -632,9 +657,7 @@ fn empty(
         parses,
         finished: Mutex::new(BTreeMap::new()),
         reused: AtomicUsize::new(0),
-        reused_nodes: Names::default(),
         declared: AtomicUsize::new(0),
-        declared_text: Mutex::new(BTreeMap::new()),
         evaluated: Names::default(),
         loaded_modules: Names::default(),
         deferred_modules: std::sync::atomic::AtomicBool::new(false),
@@ -643,7 +666,6 @@ fn empty(
         loud_module_names: Names::default(),
         said_beyond_nodes: std::sync::atomic::AtomicBool::new(false),
         read_back: AtomicUsize::new(0),
-        seen: Mutex::new(BTreeMap::new()),
         nodes: std::sync::OnceLock::new(),
         notes: Mutex::new(Vec::new()),
     }
@@ -706,13 +728,8 @@ fn start(
             && cache.changed_modules.is_empty()
             && previous.external.is_some()
             && previous.external == external::digest(&repository.root)
-            && out_files(
-                out,
-                (&BTreeMap::new(), &BTreeMap::new()),
-                Some(&previous),
-                &mut read,
-            )
-            .is_some_and(|(digests, _)| digests == previous.out)
+            && out_files(out, &|_| (None, None), Some(&previous), &mut read)
+                .is_some_and(|(digests, _)| digests == previous.out)
     });
     if unchanged {
         return Start::Unchanged {
@@ -757,6 +774,17 @@ fn start(
 /// and reaches only diagnostics (a placed shape's place in a plan is its
 /// `source`): a compilation that reports any is not taken from a record.
 pub fn link_digest(link: &NodeLink) -> String {
+    // most nodes of a large fleet receive nothing: that digest is made once
+    static NOTHING: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    if link.is_empty() {
+        return NOTHING
+            .get_or_init(|| digest_of_link(&NodeLink::default()))
+            .clone();
+    }
+    digest_of_link(link)
+}
+
+fn digest_of_link(link: &NodeLink) -> String {
     let NodeLink {
         placed,
         secrets,
@@ -847,10 +875,6 @@ impl BuildCache {
         let text = record.declared.as_ref()?;
         let declared = serde_json::from_str::<crate::link::Declarations>(text.get()).ok()?;
         self.declared.fetch_add(1, Ordering::Relaxed);
-        self.declared_text
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(node.to_string(), text.clone());
         Some((declared, record.modules.clone()))
     }
 
@@ -978,19 +1002,20 @@ impl BuildCache {
             Store::Output(out) => out,
             Store::Memory => {
                 let plan = previous.kept.clone()?;
-                self.count_reused(node);
+                self.reused.fetch_add(1, Ordering::Relaxed);
                 return Some(Reused {
                     digest: previous.plan.clone(),
                     file: previous.file.clone(),
                     shapes: previous.shapes,
                     sealed: previous.sealed.clone(),
                     plan: Some(plan),
+                    reused: Some(None),
                 });
             }
         };
-        let name = format!("{node}.json");
         let previous_record = self.previous.as_ref()?;
-        let key = format!("nodes/{name}");
+        let key = format!("nodes/{node}.json");
+        let name = &key["nodes/".len()..];
         let recorded = previous_record.out.get(&key)?;
         let nodes = self.nodes.get_or_init(|| {
             Beneath::open(out, false)
@@ -1000,41 +1025,36 @@ impl BuildCache {
         });
         // the file the last build wrote if its stamp says so; else read and digested
         let unchanged = nodes.as_ref().and_then(|nodes| {
-            let stamp = nodes.stamp(&name).ok().flatten()?;
-            if previous_record.unchanged_file(&key, Some(&stamp)) == Some(recorded) {
+            let stamp = nodes.stamp(name).ok().flatten()?;
+            if previous_record.settled(&key, &stamp) {
                 return Some(stamp);
             }
             self.read_back.fetch_add(1, Ordering::Relaxed);
-            let (bytes, stamp) = nodes.read_stamped(Path::new(&name)).ok().flatten()?;
+            let (bytes, stamp) = nodes.read_stamped(Path::new(name)).ok().flatten()?;
             (plan::sha256_digest(&bytes) == *recorded).then_some(stamp)
         });
         if let Some(stamp) = unchanged {
-            // the stamp the file had before it was found unchanged: if it changes
-            // before the cache is written, the next build reads it again
-            self.lock_seen().insert(key, stamp);
-            self.count_reused(node);
+            self.reused.fetch_add(1, Ordering::Relaxed);
             return Some(Reused {
                 digest: previous.plan.clone(),
                 file: recorded.clone(),
                 shapes: previous.shapes,
                 sealed: previous.sealed.clone(),
                 plan: None,
+                // the stamp the file had before it was found unchanged: if it
+                // changes before the cache is written, the next build reads it again
+                reused: Some(Some(stamp)),
             });
         }
         self.lock_notes().push(note(
             codes::CACHE_PLAN_CHANGED,
             format!(
                 "`{}` is not the plan the last build wrote for node `{node}`; compiling the node again",
-                out.join("nodes").join(&name).display()
+                out.join("nodes").join(name).display()
             ),
             "nothing to do: the build writes the plan again; do not edit the files of a build",
         ));
         None
-    }
-
-    fn count_reused(&self, node: &str) {
-        self.reused.fetch_add(1, Ordering::Relaxed);
-        self.reused_nodes.add(node);
     }
 
     /// Records what `node`'s plan was made (or reused) from: its modules, the
@@ -1046,18 +1066,20 @@ impl BuildCache {
     pub fn finished(
         &self,
         node: &str,
-        (modules, declared): (&[String], &crate::link::Declarations),
+        (modules, declared): (&[String], Declared<'_>),
         link: String,
         plan: &Reused,
         silent: Option<&plan::Plan>,
     ) {
         let entry = self.entries.nodes.get(node).cloned().flatten();
-        let cached = self
-            .declared_text
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .remove(node);
-        let declared = cached.or_else(|| serde_json::value::to_raw_value(declared).ok());
+        let declared = match declared {
+            Declared::Cached => self
+                .previous
+                .as_ref()
+                .and_then(|previous| previous.nodes.get(node))
+                .and_then(|record| record.declared.clone()),
+            Declared::Made(declared) => serde_json::value::to_raw_value(declared).ok(),
+        };
         let kept = match self.store {
             Store::Output(_) => None,
             Store::Memory => plan
@@ -1076,6 +1098,7 @@ impl BuildCache {
             file: plan.file.clone(),
             kept,
             loud: false,
+            reused: plan.reused,
         };
         self.finished
             .lock()
@@ -1103,25 +1126,18 @@ impl BuildCache {
 
     /// The nodes this build compiled (made a plan for) instead of reusing, in order.
     pub fn compiled_again(&self) -> Vec<String> {
-        let reused = self.reused_nodes.lock();
         self.finished
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .keys()
-            .filter(|node| !reused.contains(*node))
-            .cloned()
+            .iter()
+            .filter(|(_, record)| record.reused.is_none())
+            .map(|(node, _)| node.clone())
             .collect()
     }
 
     /// Why something in the cache was not used.
     pub fn notes(&self) -> Vec<Diagnostic> {
         self.lock_notes().clone()
-    }
-
-    fn lock_seen(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Stamp>> {
-        self.seen
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn lock_notes(&self) -> std::sync::MutexGuard<'_, Vec<Diagnostic>> {
@@ -1150,20 +1166,20 @@ impl BuildCache {
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner),
         );
-        let written: BTreeMap<String, String> = finished
-            .iter()
-            .map(|(node, record)| (format!("nodes/{node}.json"), record.file.clone()))
-            .collect();
-        // the nodes' part is serialized while the output is walked
-        let seen = self.lock_seen();
-        let walk = || {
-            out_files(
-                out_directory,
-                (&written, &seen),
-                self.previous.as_ref(),
-                &mut 0,
-            )
+        // a plan file this build wrote or reused has the digest its record has,
+        // and a reused one the stamp it had when it was found unchanged
+        let built = |name: &str| {
+            let record = name
+                .strip_prefix("nodes/")
+                .and_then(|name| name.strip_suffix(".json"))
+                .and_then(|node| finished.get(node));
+            match record {
+                Some(record) => (Some(&record.file), record.reused.flatten()),
+                None => (None, None),
+            }
         };
+        // the nodes' part is serialized while the output is walked
+        let walk = || out_files(out_directory, &built, self.previous.as_ref(), &mut 0);
         let (files, nodes_text) = std::thread::scope(|scope| {
             let serializing = std::thread::Builder::new()
                 .name("mesh-cache".to_string())
@@ -1178,7 +1194,6 @@ impl BuildCache {
             };
             (files, nodes_text)
         });
-        drop(seen);
         let (Some(layout), Some((out, stamps))) = (self.layout.clone(), files) else {
             return remove(out_directory);
         };

@@ -239,6 +239,30 @@ pub struct NodeLink {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+impl NodeLink {
+    /// Whether the node receives nothing from the link and it said nothing.
+    pub fn is_empty(&self) -> bool {
+        let NodeLink {
+            placed,
+            secrets,
+            credentials,
+            logins,
+            grants,
+            images,
+            artifacts,
+            diagnostics,
+        } = self;
+        placed.is_empty()
+            && secrets.is_empty()
+            && credentials.is_empty()
+            && logins.is_empty()
+            && grants.is_empty()
+            && images.is_empty()
+            && artifacts.is_empty()
+            && diagnostics.is_empty()
+    }
+}
+
 /// How the store is used.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SecretMode {

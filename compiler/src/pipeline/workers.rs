@@ -224,6 +224,8 @@ struct Pending<'a> {
     collected: BTreeMap<String, lang::Value>,
     /// What it gave the link (recorded in the build cache).
     declared: link::Declarations,
+    /// Its link was made from the declarations the cache had, not from these.
+    declared_from_cache: bool,
 }
 
 /// The inventory's node, or the one read for it when the inventory left its entry
@@ -667,10 +669,11 @@ fn run(
         }
         let link_digest = session.cache.as_ref().map(|_| cache::link_digest(&link));
         let (recorded, declared) = match &step {
-            Step::Evaluated(pending) => (&pending.resolved.modules, &pending.declared),
-            Step::Cached {
-                modules, declared, ..
-            } => (modules, declared),
+            Step::Evaluated(pending) => (
+                &pending.resolved.modules,
+                cache::Declared::Made(&pending.declared),
+            ),
+            Step::Cached { modules, .. } => (modules, cache::Declared::Cached),
         };
         if let Some(link_digest) = &link_digest
             && kept_from_cache(
@@ -729,6 +732,7 @@ fn run(
                     cache.disagreed();
                 }
                 pending.declared = declared;
+                pending.declared_from_cache = true;
                 pending
             }
         };
@@ -751,9 +755,14 @@ fn run(
             if let (Some(cache), Some(link_digest)) = (&session.cache, link_digest) {
                 // the shapes said nothing: a memory may keep the plan for reuse
                 let silent = diagnostics.len() == said_before && machine.traces.is_empty();
+                let declared = if pending.declared_from_cache {
+                    cache::Declared::Cached
+                } else {
+                    cache::Declared::Made(&pending.declared)
+                };
                 cache.finished(
                     &name,
-                    (&pending.resolved.modules, &pending.declared),
+                    (&pending.resolved.modules, declared),
                     link_digest,
                     &cache::Reused::of(&plan),
                     silent.then_some(&plan),
@@ -873,6 +882,7 @@ fn declare_resolved<'a>(
         resolved,
         collected,
         declared,
+        declared_from_cache: false,
     })
 }
 
@@ -882,7 +892,7 @@ fn declare_resolved<'a>(
 fn kept_from_cache(
     session: &Session,
     name: &str,
-    (modules, declared): (&[String], &link::Declarations),
+    (modules, declared): (&[String], cache::Declared<'_>),
     link_digest: &str,
     (plans, handed): (&mut BTreeMap<String, Plan>, &mut Vec<(String, SealedTexts)>),
     diagnostics: &mut Vec<Diagnostic>,
