@@ -26,7 +26,7 @@ mod entries;
 mod external;
 mod reads;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -98,6 +98,11 @@ struct NodeRecord {
     /// written with it without asking again.
     #[serde(skip)]
     reused: Option<Option<Stamp>>,
+    /// In the last build's record: nothing this node's first half reads has changed
+    /// since (see [`BuildCache::unchanged_inputs`]), decided once when the cache is
+    /// opened.
+    #[serde(skip)]
+    unchanged: bool,
 }
 
 /// The declarations a node's link was made from, as [`BuildCache::finished`]
@@ -136,8 +141,9 @@ struct Record {
     fleet: Option<String>,
     accesses: Vec<reads::Access>,
     /// Kept on a line of its own, read by [`Record::read_nodes`].
+    /// By node name: looked up several times for every node of a build.
     #[serde(skip)]
-    nodes: BTreeMap<String, NodeRecord>,
+    nodes: HashMap<String, NodeRecord>,
     /// How many nodes the record has.
     node_count: usize,
     /// The text of `nodes` as read from the cache file, until it is parsed.
@@ -158,7 +164,7 @@ struct Record {
     /// Every node's evaluated entry, in a record kept in memory (which keeps only
     /// the nodes whose shapes said nothing, but compares every node's entry).
     #[serde(skip)]
-    entries: Option<BTreeMap<String, Option<String>>>,
+    entries: Option<HashMap<String, Option<String>>>,
     /// When the record's file was written (its modification time, nanoseconds).
     #[serde(skip)]
     written: Option<i128>,
@@ -174,7 +180,7 @@ impl Record {
     /// whole record of `node_count` nodes).
     fn read_nodes(&mut self) -> bool {
         if let Some(text) = self.unread.take() {
-            match serde_json::from_slice::<BTreeMap<String, NodeRecord>>(&text) {
+            match serde_json::from_slice::<HashMap<String, NodeRecord>>(&text) {
                 Ok(nodes) => self.nodes = nodes,
                 Err(_) => return false,
             }
@@ -763,6 +769,18 @@ fn start(
     cache.reusable =
         !shared_changed && cache.entries.fleet.is_some() && cache.entries.fleet == previous.fleet;
     cache.trusted = cache.reusable && said_nothing;
+    if cache.reusable {
+        // its evaluated entry, and the files of the modules it ran
+        for (node, record) in &mut previous.nodes {
+            let entry = cache.entries.nodes.get(node).and_then(Option::as_ref);
+            record.unchanged = entry.is_some()
+                && record.entry.as_ref() == entry
+                && !record
+                    .modules
+                    .iter()
+                    .any(|module| cache.changed_modules.contains(module));
+        }
+    }
     cache.loud_modules = std::mem::take(&mut previous.loud_modules);
     cache.previous = Some(previous);
     Start::Build(Arc::new(cache))
@@ -836,14 +854,11 @@ impl BuildCache {
         if !self.reusable {
             return None;
         }
-        let previous = self.previous.as_ref()?.nodes.get(node)?;
-        let entry = self.entries.nodes.get(node)?.as_ref()?;
-        let unchanged = previous.entry.as_ref() == Some(entry)
-            && !previous
-                .modules
-                .iter()
-                .any(|module| self.changed_modules.contains(module));
-        unchanged.then_some(previous)
+        self.previous
+            .as_ref()?
+            .nodes
+            .get(node)
+            .filter(|previous| previous.unchanged)
     }
 
     /// The repository at `root` as the cache read its layout, for the compilation
@@ -1099,6 +1114,7 @@ impl BuildCache {
             kept,
             loud: false,
             reused: plan.reused,
+            unchanged: false,
         };
         self.finished
             .lock()
@@ -1212,7 +1228,7 @@ impl BuildCache {
             fleet: self.entries.fleet.clone(),
             accesses: self.accesses(),
             node_count: finished.len(),
-            nodes: BTreeMap::new(),
+            nodes: HashMap::new(),
             unread: None,
             out,
             stamps,
@@ -1258,7 +1274,7 @@ impl BuildCache {
         }
         let layout = self.layout.clone()?;
         let loud = self.loud.list();
-        let nodes: BTreeMap<String, NodeRecord> = self
+        let nodes: HashMap<String, NodeRecord> = self
             .finished
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
