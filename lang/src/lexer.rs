@@ -383,8 +383,13 @@ fn integer_value(digits: &[u8]) -> Option<i64> {
 /// Nix's `unescapeStr`: `\n`, `\r`, `\t` and `\X` for any other X; a raw CR or CRLF
 /// becomes LF. Unlike Nix 2.8 a NUL byte does not cut the string short.
 pub fn unescape(text: &[u8]) -> Vec<u8> {
+    // most strings have nothing to unescape: copied at once
+    let Some(first) = text.iter().position(|byte| matches!(byte, b'\\' | b'\r')) else {
+        return text.to_vec();
+    };
     let mut result = Vec::with_capacity(text.len());
-    let mut index = 0;
+    result.extend_from_slice(&text[..first]);
+    let mut index = first;
     while index < text.len() {
         let byte = text[index];
         index += 1;
@@ -1174,6 +1179,43 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Nix's `unescapeStr` one byte at a time, without a fast path.
+    fn unescape_bytewise(text: &[u8]) -> Vec<u8> {
+        let mut result = Vec::new();
+        let mut bytes = text.iter().copied().peekable();
+        while let Some(byte) = bytes.next() {
+            match byte {
+                b'\\' => match bytes.next() {
+                    Some(b'n') => result.push(b'\n'),
+                    Some(b'r') => result.push(b'\r'),
+                    Some(b't') => result.push(b'\t'),
+                    Some(other) => result.push(other),
+                    None => {}
+                },
+                b'\r' => {
+                    result.push(b'\n');
+                    if bytes.peek() == Some(&b'\n') {
+                        bytes.next();
+                    }
+                }
+                other => result.push(other),
+            }
+        }
+        result
+    }
+
+    proptest! {
+        #[test]
+        fn unescape_is_the_bytewise_unescape(
+            text in proptest::collection::vec(
+                prop_oneof![Just(b'\\'), Just(b'\r'), Just(b'\n'), Just(b'n'), Just(b'a')],
+                0..24,
+            )
+        ) {
+            prop_assert_eq!(unescape(&text), unescape_bytewise(&text));
+        }
+    }
 
     fn kinds(source: &str) -> Vec<TokenKind> {
         let (tokens, errors) = lex(source.as_bytes(), FileId(0));
