@@ -5,6 +5,9 @@
 //! a read, write or removal out of it; the check is the open itself. Files are
 //! replaced by a new file and `renameat`, which replaces a planted link rather than
 //! writing through it. Must not use path-based `std::fs` calls below the base.
+//! Where `openat2` does not exist (a kernel before 5.6, or a tool that runs the
+//! program, such as valgrind), the same resolution is made one component at a time,
+//! each opened from the last with `O_NOFOLLOW`: the paths here go down only.
 
 use std::ffi::OsString;
 use std::io::{self, Read, Write};
@@ -59,6 +62,65 @@ fn explain(path: &Path, errno: rustix::io::Errno) -> io::Error {
             path.display()
         );
         io::Error::new(error.kind(), LinkRefused(message))
+    } else {
+        error
+    }
+}
+
+/// Opens `relative` (plain components only, see [`downward`]) below `base` with
+/// `flags`, following no link and never leaving `base`: `openat2` with
+/// [`resolve_flags`], or where the kernel has none, [`open_each`].
+fn open_beneath(base: &OwnedFd, relative: &Path, flags: OFlags) -> rustix::io::Result<OwnedFd> {
+    match rustix::fs::openat2(base, relative, flags, Mode::empty(), resolve_flags()) {
+        Err(rustix::io::Errno::NOSYS) => open_each(base, relative, flags),
+        opened => opened,
+    }
+}
+
+/// What `openat2` with [`resolve_flags`] does, one component of `relative` at a
+/// time: each directory on the way is opened from the one before with `O_NOFOLLOW`,
+/// then the last component with `flags` and `O_NOFOLLOW`. A link anywhere is
+/// refused with `ELOOP`, as `RESOLVE_NO_SYMLINKS` refuses it; `relative` has no
+/// `..` and is not absolute, so nothing leads above `base`.
+fn open_each(base: &OwnedFd, relative: &Path, flags: OFlags) -> rustix::io::Result<OwnedFd> {
+    let components: Vec<&std::ffi::OsStr> = relative
+        .components()
+        .map(|component| match component {
+            Component::Normal(name) => Ok(name),
+            _ => Err(rustix::io::Errno::INVAL),
+        })
+        .collect::<Result<_, _>>()?;
+    let Some((last, on_the_way)) = components.split_last() else {
+        return Err(rustix::io::Errno::INVAL);
+    };
+    // O_PATH: a directory on the way needs search permission only, as in `openat2`
+    let through = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let mut current: Option<OwnedFd> = None;
+    for name in on_the_way {
+        let parent = current.as_ref().unwrap_or(base);
+        let opened = rustix::fs::openat(parent, *name, through, Mode::empty())
+            .map_err(|error| link_as_loop(parent, name, error))?;
+        current = Some(opened);
+    }
+    let parent = current.as_ref().unwrap_or(base);
+    rustix::fs::openat(parent, *last, flags | OFlags::NOFOLLOW, Mode::empty())
+        .map_err(|error| link_as_loop(parent, last, error))
+}
+
+/// `O_NOFOLLOW` with `O_DIRECTORY` refuses a link with `ENOTDIR`: said as `ELOOP`,
+/// as `openat2` says it, when `name` is a link.
+fn link_as_loop(
+    parent: &OwnedFd,
+    name: &std::ffi::OsStr,
+    error: rustix::io::Errno,
+) -> rustix::io::Errno {
+    let is_link = || {
+        rustix::fs::statat(parent, name, AtFlags::SYMLINK_NOFOLLOW).is_ok_and(|stat| {
+            rustix::fs::FileType::from_raw_mode(stat.st_mode) == rustix::fs::FileType::Symlink
+        })
+    };
+    if error == rustix::io::Errno::NOTDIR && is_link() {
+        rustix::io::Errno::LOOP
     } else {
         error
     }
@@ -171,13 +233,7 @@ impl Beneath {
         for component in relative.components() {
             let parent = current.as_ref().unwrap_or(self);
             let path = parent.path.join(component);
-            let opened = match rustix::fs::openat2(
-                &parent.directory,
-                component.as_os_str(),
-                flags,
-                Mode::empty(),
-                resolve_flags(),
-            ) {
+            let opened = match open_beneath(&parent.directory, Path::new(&component), flags) {
                 Ok(opened) => opened,
                 Err(rustix::io::Errno::NOENT) if create => {
                     match rustix::fs::mkdirat(
@@ -188,14 +244,8 @@ impl Beneath {
                         Ok(()) | Err(rustix::io::Errno::EXIST) => {}
                         Err(error) => return Err(explain(&path, error)),
                     }
-                    rustix::fs::openat2(
-                        &parent.directory,
-                        component.as_os_str(),
-                        flags,
-                        Mode::empty(),
-                        resolve_flags(),
-                    )
-                    .map_err(|error| explain(&path, error))?
+                    open_beneath(&parent.directory, Path::new(&component), flags)
+                        .map_err(|error| explain(&path, error))?
                 }
                 Err(rustix::io::Errno::NOENT) => return Ok(None),
                 Err(error) => return Err(explain(&path, error)),
@@ -218,12 +268,10 @@ impl Beneath {
     pub fn read_stamped(&self, relative: &Path) -> io::Result<Option<(Vec<u8>, Stamp)>> {
         downward(relative)?;
         let path = self.path.join(relative);
-        let opened = match rustix::fs::openat2(
+        let opened = match open_beneath(
             &self.directory,
             relative,
             OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
-            Mode::empty(),
-            resolve_flags(),
         ) {
             Ok(opened) => opened,
             Err(rustix::io::Errno::NOENT) => return Ok(None),
@@ -376,6 +424,70 @@ pub fn own_uid() -> io::Result<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The resolution made one component at a time answers as `openat2` does: the
+    /// same file, or the same error, for every path of a tree with links planted
+    /// on the way and at the end.
+    #[test]
+    fn opening_each_component_answers_as_openat2() {
+        let temporary = tempfile::tempdir().unwrap();
+        let root = temporary.path();
+        let base = root.join("base");
+        std::fs::create_dir_all(base.join("a/b")).unwrap();
+        std::fs::create_dir_all(root.join("outside")).unwrap();
+        std::fs::write(base.join("a/b/file"), "inside").unwrap();
+        std::fs::write(root.join("outside/file"), "outside").unwrap();
+        std::os::unix::fs::symlink(root.join("outside"), base.join("a/to-outside")).unwrap();
+        std::os::unix::fs::symlink("b/file", base.join("a/to-file")).unwrap();
+        std::os::unix::fs::symlink("a", base.join("to-a")).unwrap();
+        std::os::unix::fs::symlink("missing", base.join("a/dangling")).unwrap();
+        let directory =
+            rustix::fs::open(&base, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty()).unwrap();
+        let file = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+        let folder = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let cases = [
+            ("a/b/file", file),
+            ("a/b", folder),
+            ("a", folder),
+            ("a/to-outside/file", file),
+            ("a/to-outside", folder),
+            ("a/to-file", file),
+            ("to-a/b/file", file),
+            ("to-a", folder),
+            ("a/dangling", file),
+            ("a/b/missing", file),
+            ("a/missing/file", file),
+            ("a/b/file/deeper", file),
+            ("a/b/file", folder),
+        ];
+        let mut refused = 0;
+        for (relative, flags) in cases {
+            let relative = Path::new(relative);
+            let kernel =
+                rustix::fs::openat2(&directory, relative, flags, Mode::empty(), resolve_flags());
+            let each = open_each(&directory, relative, flags);
+            match (&kernel, &each) {
+                (Ok(kernel), Ok(each)) => {
+                    let (kernel, each) = (
+                        rustix::fs::fstat(kernel).unwrap(),
+                        rustix::fs::fstat(each).unwrap(),
+                    );
+                    assert_eq!(
+                        (kernel.st_dev, kernel.st_ino),
+                        (each.st_dev, each.st_ino),
+                        "{relative:?} opens another file"
+                    );
+                }
+                (Err(kernel), Err(each)) => {
+                    assert_eq!(kernel, each, "{relative:?} fails otherwise");
+                    refused += usize::from(*each == rustix::io::Errno::LOOP);
+                }
+                _ => panic!("{relative:?}: openat2 {kernel:?}, one at a time {each:?}"),
+            }
+        }
+        // every link on the way or at the end was refused
+        assert_eq!(refused, 6);
+    }
 
     #[test]
     fn a_link_on_the_way_is_refused_and_a_planted_link_is_replaced() {
