@@ -50,39 +50,48 @@ pub struct SourceFile {
     pub name: String,
     pub path: Option<PathBuf>,
     pub text: Arc<[u8]>,
-    line_starts: Vec<u32>,
+    /// Where each line starts, found the first time a position is asked for: a
+    /// large file read for its values only (an inventory whose entries are taken
+    /// from the build cache) is never scanned for them.
+    line_starts: std::sync::OnceLock<Vec<u32>>,
 }
 
 impl SourceFile {
     pub fn new(name: String, path: Option<PathBuf>, text: Arc<[u8]>) -> SourceFile {
-        let mut line_starts = vec![0];
-        for (index, byte) in text.iter().enumerate() {
-            if *byte == b'\n' {
-                line_starts.push(index as u32 + 1);
-            }
-        }
         SourceFile {
             name,
             path,
             text,
-            line_starts,
+            line_starts: std::sync::OnceLock::new(),
         }
+    }
+
+    fn line_starts(&self) -> &[u32] {
+        self.line_starts.get_or_init(|| {
+            let mut line_starts = vec![0];
+            for (index, byte) in self.text.iter().enumerate() {
+                if *byte == b'\n' {
+                    line_starts.push(index as u32 + 1);
+                }
+            }
+            line_starts
+        })
     }
 
     /// One-based line and one-based column (in bytes) of a byte offset.
     pub fn line_column(&self, offset: u32) -> (usize, usize) {
-        let line_index = match self.line_starts.binary_search(&offset) {
+        let line_index = match self.line_starts().binary_search(&offset) {
             Ok(index) => index,
             Err(index) => index.saturating_sub(1),
         };
-        let line_start = self.line_starts.get(line_index).copied().unwrap_or(0);
+        let line_start = self.line_starts().get(line_index).copied().unwrap_or(0);
         (line_index + 1, (offset - line_start) as usize + 1)
     }
 
     /// One-based line and column counted in UTF-16 code units, as editors count them.
     pub fn line_column_utf16(&self, offset: u32) -> (usize, usize) {
         let (line, _) = self.line_column(offset);
-        let line_start = self.line_starts.get(line - 1).copied().unwrap_or(0) as usize;
+        let line_start = self.line_starts().get(line - 1).copied().unwrap_or(0) as usize;
         let end = (offset as usize).min(self.text.len());
         let prefix = String::from_utf8_lossy(self.text.get(line_start..end).unwrap_or(&[]));
         (line, prefix.encode_utf16().count() + 1)
@@ -90,19 +99,19 @@ impl SourceFile {
 
     /// Byte offset where a zero-based line starts (the text's length past the end).
     pub fn line_start(&self, line: usize) -> usize {
-        self.line_starts
+        self.line_starts()
             .get(line)
             .map_or(self.text.len(), |start| *start as usize)
     }
 
     /// Byte offset of a zero-based line and UTF-16 column (clamped to the text).
     pub fn offset_of_utf16(&self, line: usize, column: usize) -> usize {
-        let Some(&line_start) = self.line_starts.get(line) else {
+        let Some(&line_start) = self.line_starts().get(line) else {
             return self.text.len();
         };
         let line_start = line_start as usize;
         let line_end = self
-            .line_starts
+            .line_starts()
             .get(line + 1)
             .map(|s| *s as usize)
             .unwrap_or(self.text.len());
