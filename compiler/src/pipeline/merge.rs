@@ -19,16 +19,14 @@ use crate::traces;
 pub(super) fn merge(repository: &Repository, results: Vec<WorkerResult>) -> Compilation {
     let mut sources = Sources::new();
     let mut plans = BTreeMap::new();
-    let mut handed = BTreeSet::new();
-    let mut handed_sealed = BTreeMap::new();
+    // every worker's nodes come in name order, the workers' in turn: collected
+    // into maps at once (built from sorted runs) rather than inserted one by one
+    let mut handed_sealed = Vec::new();
     let mut global = Vec::new();
-    let mut per_node: BTreeMap<String, Vec<Diagnostic>> = BTreeMap::new();
+    let mut per_node: Vec<(String, Vec<Diagnostic>)> = Vec::new();
     let mut traced = Vec::new();
     for result in results {
-        for (node, sealed) in result.handed {
-            handed.insert(node.clone());
-            handed_sealed.insert(node, sealed);
-        }
+        handed_sealed.extend(result.handed);
         let mapping = merge_sources(&mut sources, &result.sources);
         traced.extend(result.traces.remapped(&mapping));
         let remap = |mut diagnostic: Diagnostic| {
@@ -36,14 +34,20 @@ pub(super) fn merge(repository: &Repository, results: Vec<WorkerResult>) -> Comp
             diagnostic
         };
         global.extend(result.global.into_iter().map(remap));
-        for (node, diagnostics) in result.per_node {
-            per_node
-                .entry(node)
-                .or_default()
-                .extend(diagnostics.into_iter().map(remap));
-        }
+        per_node.extend(
+            result
+                .per_node
+                .into_iter()
+                .filter(|(_, diagnostics)| !diagnostics.is_empty())
+                .map(|(node, diagnostics)| (node, diagnostics.into_iter().map(remap).collect())),
+        );
         plans.extend(result.plans);
     }
+    let handed_sealed: BTreeMap<String, super::SealedTexts> = handed_sealed.into_iter().collect();
+    let handed: BTreeSet<String> = handed_sealed.keys().cloned().collect();
+    // a node is one worker's: its diagnostics are in one entry (a stable sort keeps
+    // them in the order they were said)
+    per_node.sort_by(|(a, _), (b, _)| a.cmp(b));
     sources.rename(|file| match &file.path {
         Some(path) => prelude::display_path(&path.display().to_string(), &repository.root),
         None => file.name.clone(),
@@ -52,7 +56,10 @@ pub(super) fn merge(repository: &Repository, results: Vec<WorkerResult>) -> Comp
     // by stage (E1xx resolution before E3xx links before E4xx shapes), then node by
     // node: a misspelt module on a provider (E101) comes before the consumer's E300
     // it causes, whichever node sorts first
-    let mut by_node: Vec<Diagnostic> = per_node.into_values().flatten().collect();
+    let mut by_node: Vec<Diagnostic> = per_node
+        .into_iter()
+        .flat_map(|(_, diagnostics)| diagnostics)
+        .collect();
     by_node.sort_by_key(|diagnostic| diagnostic.code.as_str().as_bytes().get(1).copied());
     diagnostics.extend(by_node);
     Compilation {
