@@ -269,6 +269,9 @@ pub fn read_some(
         ));
         return Ok(inventory);
     };
+    // a set's names come in order: the maps are built from sorted runs at once
+    let mut unread = Vec::new();
+    let mut read = Vec::new();
     for entry in nodes.iter() {
         let name = String::from_utf8_lossy(&entry.name).into_owned();
         let span = entry.span.unwrap_or(nodes_span);
@@ -281,7 +284,7 @@ pub fn read_some(
             continue;
         }
         if !read_now(&name) {
-            inventory.unread.insert(name, (entry.value.clone(), span));
+            unread.push((name, (entry.value.clone(), span)));
             continue;
         }
         if let Some(node) = read_clean_node(
@@ -292,9 +295,11 @@ pub fn read_some(
             &global_base,
             diagnostics,
         )? {
-            inventory.nodes.insert(name, node);
+            read.push((name, node));
         }
     }
+    inventory.unread = unread.into_iter().collect();
+    inventory.nodes = read.into_iter().collect();
     inventory.base = global_base;
     Ok(inventory)
 }
