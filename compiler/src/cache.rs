@@ -1081,9 +1081,9 @@ impl BuildCache {
     pub fn finished(
         &self,
         node: &str,
-        (modules, declared): (&[String], Declared<'_>),
+        (modules, declared): (Vec<String>, Declared<'_>),
         link: String,
-        plan: &Reused,
+        plan: Reused,
         silent: Option<&plan::Plan>,
     ) {
         let entry = self.entries.nodes.get(node).cloned().flatten();
@@ -1104,13 +1104,13 @@ impl BuildCache {
         };
         let record = NodeRecord {
             entry,
-            modules: modules.to_vec(),
+            modules,
             declared,
             link,
-            plan: plan.digest.clone(),
+            plan: plan.digest,
             shapes: plan.shapes,
-            sealed: plan.sealed.clone(),
-            file: plan.file.clone(),
+            sealed: plan.sealed,
+            file: plan.file,
             kept,
             loud: false,
             reused: plan.reused,

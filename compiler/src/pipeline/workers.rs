@@ -668,9 +668,10 @@ fn run(
             continue;
         }
         let link_digest = session.cache.as_ref().map(|_| cache::link_digest(&link));
-        let (recorded, declared) = match &step {
+        let mut step = step;
+        let (recorded, declared) = match &mut step {
             Step::Evaluated(pending) => (
-                &pending.resolved.modules,
+                &mut pending.resolved.modules,
                 cache::Declared::Made(&pending.declared),
             ),
             Step::Cached { modules, .. } => (modules, cache::Declared::Cached),
@@ -762,9 +763,9 @@ fn run(
                 };
                 cache.finished(
                     &name,
-                    (&pending.resolved.modules, declared),
+                    (pending.resolved.modules.clone(), declared),
                     link_digest,
-                    &cache::Reused::of(&plan),
+                    cache::Reused::of(&plan),
                     silent.then_some(&plan),
                 );
             }
@@ -889,10 +890,11 @@ fn declare_resolved<'a>(
 /// Keeps the plan the last build wrote for `name` when the build cache says nothing
 /// it read has changed (true: the node is done). A cache in memory has the plan
 /// itself, delivered as a plan made now would be.
+/// The node's modules are moved into the cache's record when its plan is kept.
 fn kept_from_cache(
     session: &Session,
     name: &str,
-    (modules, declared): (&[String], cache::Declared<'_>),
+    (modules, declared): (&mut Vec<String>, cache::Declared<'_>),
     link_digest: &str,
     (plans, handed): (&mut BTreeMap<String, Plan>, &mut Vec<(String, SealedTexts)>),
     diagnostics: &mut Vec<Diagnostic>,
@@ -906,18 +908,18 @@ fn kept_from_cache(
     let Some(reused) = cache.reuse(name, modules, link_digest) else {
         return false;
     };
-    let finished = |reused: &cache::Reused| {
+    let finished = |reused: cache::Reused, modules: &mut Vec<String>| {
         cache.finished(
             name,
-            (modules, declared),
+            (std::mem::take(modules), declared),
             link_digest.to_string(),
             reused,
             None,
         );
     };
-    if let Some(plan) = &reused.plan {
-        finished(&reused);
-        deliver(session, name, (**plan).clone(), plans, handed, diagnostics);
+    if let Some(plan) = reused.plan.clone() {
+        finished(reused, modules);
+        deliver(session, name, (*plan).clone(), plans, handed, diagnostics);
         return true;
     }
     let Some(sink) = &session.sink else {
@@ -926,8 +928,8 @@ fn kept_from_cache(
     // the plan file is the bytes the cache recorded: kept as it is
     match sink.keep(name, &reused.digest, reused.shapes) {
         Ok(()) => {
-            finished(&reused);
-            handed.push((name.to_string(), reused.sealed));
+            handed.push((name.to_string(), reused.sealed.clone()));
+            finished(reused, modules);
         }
         Err(diagnostic) => diagnostics.push(diagnostic),
     }
