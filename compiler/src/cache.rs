@@ -93,11 +93,9 @@ struct NodeRecord {
     /// taken back; it is evaluated, and says it again.
     #[serde(skip)]
     loud: bool,
-    /// In this build's record: the plan was reused, and its file had this stamp
-    /// when it was found unchanged (None for a memory's plan); the record is
-    /// written with it without asking again.
+    /// In this build's record: where the plan came from.
     #[serde(skip)]
-    reused: Option<Option<Stamp>>,
+    origin: Origin,
     /// In the last build's record: nothing this node's first half reads has changed
     /// since (see [`BuildCache::unchanged_inputs`]), decided once when the cache is
     /// opened.
@@ -126,9 +124,21 @@ pub struct Reused {
     pub sealed: Vec<(String, String)>,
     /// The plan, when the record is kept in memory.
     pub plan: Option<Arc<plan::Plan>>,
-    /// Taken from the last build: the stamp its file had when it was found
-    /// unchanged (None for a memory's plan). None for a plan made now.
-    reused: Option<Option<Stamp>>,
+    origin: Origin,
+}
+
+/// Where a build's plan for a node came from.
+#[derive(Clone, Copy, Debug, Default)]
+enum Origin {
+    /// Made by this build.
+    #[default]
+    Made,
+    /// Kept from the last compilation of an editor's session.
+    Remembered,
+    /// The plan file the last build wrote, with the stamp it had when it was found
+    /// unchanged: the record is written with it without asking again (if the file
+    /// changes before then, the next build reads it again).
+    OnDisk(Stamp),
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -304,7 +314,7 @@ impl Reused {
             shapes: plan.shapes().len(),
             sealed: crate::pipeline::sealed_texts(plan),
             plan: None,
-            reused: None,
+            origin: Origin::Made,
         }
     }
 }
@@ -1024,7 +1034,7 @@ impl BuildCache {
                     shapes: previous.shapes,
                     sealed: previous.sealed.clone(),
                     plan: Some(plan),
-                    reused: Some(None),
+                    origin: Origin::Remembered,
                 });
             }
         };
@@ -1056,9 +1066,7 @@ impl BuildCache {
                 shapes: previous.shapes,
                 sealed: previous.sealed.clone(),
                 plan: None,
-                // the stamp the file had before it was found unchanged: if it
-                // changes before the cache is written, the next build reads it again
-                reused: Some(Some(stamp)),
+                origin: Origin::OnDisk(stamp),
             });
         }
         self.lock_notes().push(note(
@@ -1113,7 +1121,7 @@ impl BuildCache {
             file: plan.file,
             kept,
             loud: false,
-            reused: plan.reused,
+            origin: plan.origin,
             unchanged: false,
         };
         self.finished
@@ -1146,7 +1154,7 @@ impl BuildCache {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .iter()
-            .filter(|(_, record)| record.reused.is_none())
+            .filter(|(_, record)| matches!(record.origin, Origin::Made))
             .map(|(node, _)| node.clone())
             .collect()
     }
@@ -1190,7 +1198,13 @@ impl BuildCache {
                 .and_then(|name| name.strip_suffix(".json"))
                 .and_then(|node| finished.get(node));
             match record {
-                Some(record) => (Some(&record.file), record.reused.flatten()),
+                Some(record) => {
+                    let seen = match record.origin {
+                        Origin::OnDisk(stamp) => Some(stamp),
+                        Origin::Made | Origin::Remembered => None,
+                    };
+                    (Some(&record.file), seen)
+                }
                 None => (None, None),
             }
         };

@@ -81,7 +81,6 @@ fn repository_and_build(
         ..compiler::Session::default()
     };
     let compilation = compiler::compile_session(&root, options, &session);
-    drop(session);
     if compilation.has_errors() {
         terminal::report(&compilation.diagnostics, &compilation.sources, false, color);
         return Err(Failure::Reported);
