@@ -626,7 +626,7 @@ fn run(
 
     let mut plans = BTreeMap::new();
     let mut steps = steps.into_iter();
-    while let Some(step) = steps.next() {
+    while let Some(mut step) = steps.next() {
         if session.is_cancelled() {
             break;
         }
@@ -668,7 +668,6 @@ fn run(
             continue;
         }
         let link_digest = session.cache.as_ref().map(|_| cache::link_digest(&link));
-        let mut step = step;
         let (recorded, declared) = match &mut step {
             Step::Evaluated(pending) => (
                 &mut pending.resolved.modules,
