@@ -414,42 +414,38 @@ pub fn unescape(text: &[u8]) -> Vec<u8> {
     result
 }
 
-/// Splits `source` into tokens. Errors are collected; lexing always reaches the end.
-/// Beyond this many bytes, the token vector is made with room for the tokens of a
-/// typical text of that length at once (smaller files grow it as they go).
+/// Beyond this many bytes, the token vector of a whole file is made with room for
+/// the tokens of a typical text of that length at once (smaller files grow it as
+/// they go).
 const LARGE_SOURCE: usize = 64 * 1024;
 
+/// Splits `source` into tokens. Errors are collected; lexing always reaches the end.
 pub fn lex(source: &[u8], file: FileId) -> (Vec<Token>, Vec<LexError>) {
-    let mut lexer = Lexer {
-        source,
-        text: std::str::from_utf8(source).ok(),
-        file,
-        position: 0,
-        modes: vec![Mode::Default],
-        // a large file (a generated inventory) would otherwise copy its tokens
-        // over and over as the vector doubles; about one token per eight bytes
-        tokens: if source.len() > LARGE_SOURCE {
-            Vec::with_capacity(source.len() / 8)
-        } else {
-            Vec::new()
-        },
-        errors: Vec::new(),
-        path_run: Run::NONE,
-        scheme_run: Run::NONE,
-    };
-    lexer.run();
+    let mut lexer = Lexer::new(source, file);
+    // a large file (a generated inventory) would otherwise copy its tokens over
+    // and over as the vector doubles; about one token per eight bytes
+    if source.len() > LARGE_SOURCE {
+        lexer.tokens.reserve(source.len() / 8);
+    }
+    lexer.fill(usize::MAX);
     (lexer.tokens, lexer.errors)
 }
 
-struct Lexer<'a> {
+/// The lexer's state between tokens. [`lex`] runs it to the end at once; the
+/// parser runs it a window of tokens at a time ([`Lexer::fill`]), taking the
+/// tokens it has read out of `tokens`, so a large file's tokens are never all held.
+pub(crate) struct Lexer<'a> {
     source: &'a [u8],
     /// `source` as text, when it is UTF-8: identifiers are cut from it unchecked.
     text: Option<&'a str>,
     file: FileId,
     position: usize,
     modes: Vec<Mode>,
-    tokens: Vec<Token>,
-    errors: Vec<LexError>,
+    /// The tokens lexed and not yet taken; the last is `Eof` once the input ended.
+    pub(crate) tokens: Vec<Token>,
+    pub(crate) errors: Vec<LexError>,
+    /// The input ended and `Eof` was pushed.
+    done: bool,
     /// The last run of path characters scanned (see [`Run`]).
     path_run: Run,
     /// The last run of URI scheme characters scanned.
@@ -575,8 +571,30 @@ impl<'a> Lexer<'a> {
         self.modes.push(mode);
     }
 
-    fn run(&mut self) {
-        loop {
+    pub(crate) fn new(source: &'a [u8], file: FileId) -> Lexer<'a> {
+        Lexer {
+            source,
+            text: std::str::from_utf8(source).ok(),
+            file,
+            position: 0,
+            modes: vec![Mode::Default],
+            tokens: Vec::new(),
+            errors: Vec::new(),
+            done: false,
+            path_run: Run::NONE,
+            scheme_run: Run::NONE,
+        }
+    }
+
+    /// Whether the input ended (the last of `tokens` is `Eof`).
+    pub(crate) fn done(&self) -> bool {
+        self.done
+    }
+
+    /// Lexes until `tokens` holds at least `count` tokens or the input ended (then
+    /// `Eof` is pushed, once).
+    pub(crate) fn fill(&mut self, count: usize) {
+        while !self.done && self.tokens.len() < count {
             let finished = match self.mode() {
                 Mode::Default => self.default_token(),
                 Mode::String => self.string_token(),
@@ -584,14 +602,14 @@ impl<'a> Lexer<'a> {
                 Mode::InPath | Mode::InPathSlash => self.path_token(),
             };
             if finished {
-                break;
+                let end = self.source.len();
+                self.tokens.push(Token {
+                    kind: TokenKind::Eof,
+                    span: Span::new(self.file, end, end),
+                });
+                self.done = true;
             }
         }
-        let end = self.source.len();
-        self.tokens.push(Token {
-            kind: TokenKind::Eof,
-            span: Span::new(self.file, end, end),
-        });
     }
 
     /// The length of the run of path characters at the current position.
@@ -1547,6 +1565,72 @@ mod tests {
                 prop_assert!(false, "{}", difference);
             }
         }
+    }
+
+    /// The parse of `source` lexed a few tokens at a time is the parse of all its
+    /// tokens lexed first: the same tree and the same errors. (None from the
+    /// windows: the lexer found errors, and the whole parse is the one made.)
+    fn windows_parse_as_the_whole(source: &[u8]) -> Result<(), String> {
+        let whole = crate::parser::parse_from(source, FileId(0), None).expect("a whole parse");
+        for window in [1, 2, 5] {
+            let Some(windowed) = crate::parser::parse_from(source, FileId(0), Some(window)) else {
+                let (_, errors) = lex(source, FileId(0));
+                if errors.is_empty() {
+                    return Err(format!("window {window}: given up without a lexer error"));
+                }
+                continue;
+            };
+            if windowed.expr != whole.expr {
+                return Err(format!(
+                    "window {window}: the tree differs:\n{:?}\n{:?}",
+                    windowed.expr, whole.expr
+                ));
+            }
+            if format!("{:?}", windowed.errors) != format!("{:?}", whole.errors) {
+                return Err(format!(
+                    "window {window}: the errors differ:\n{:?}\n{:?}",
+                    windowed.errors, whole.errors
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(5_000))]
+
+        #[test]
+        fn a_parse_in_windows_is_the_parse_of_all_tokens(
+            fragments in proptest::collection::vec(fragment(), 0..40)
+        ) {
+            if let Err(difference) = windows_parse_as_the_whole(&fragments.concat()) {
+                prop_assert!(false, "{}", difference);
+            }
+        }
+    }
+
+    /// Every `.nix` file of the repository parses in windows as it parses whole,
+    /// and so does a third of it (cut mid-token, mid-string: the errors too).
+    #[test]
+    fn every_nix_file_parses_in_windows_as_it_parses_whole() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut files = Vec::new();
+        for directory in ["lang/tests", "meshc/tests", "stdlib-modules", "examples"] {
+            nix_files(&root.join(directory), &mut files);
+        }
+        assert!(files.len() > 100, "found only {} .nix files", files.len());
+        // some are nested as deeply as the parser allows: parsed on a stack sized
+        // for that, as every parse of a file is
+        crate::eval::run_with_stack(move || {
+            for file in &files {
+                let source = std::fs::read(file).unwrap();
+                for start in [0, source.len() / 3] {
+                    if let Err(difference) = windows_parse_as_the_whole(&source[start..]) {
+                        panic!("{} from byte {start}: {difference}", file.display());
+                    }
+                }
+            }
+        });
     }
 
     fn nix_files(directory: &std::path::Path, files: &mut Vec<std::path::PathBuf>) {

@@ -1,11 +1,14 @@
 //! Recursive-descent parser over the lexer's tokens, with the operator precedences of
 //! Nix's grammar. It never fails outright: it returns a tree (with `Error` nodes where
 //! it recovered) and every syntax error it found, so an editor can show them all.
-//! Nesting is bounded so that no input can exhaust the stack.
+//! Nesting is bounded so that no input can exhaust the stack. The lexer runs a
+//! window of tokens ahead of the parser, so a large file's tokens are never all
+//! held; a file the lexer finds errors in is parsed again from all its tokens, so
+//! what is reported does not depend on the window.
 
 use crate::codes;
 use crate::diagnostic::Diagnostic;
-use crate::lexer::{Token, TokenKind, lex};
+use crate::lexer::{Lexer, Token, TokenKind};
 use crate::span::{FileId, Span};
 use crate::syntax::{
     AttrName, BinaryOp, Binding, Expr, ExprKind, Formal, Param, StringPart, UnaryOp,
@@ -27,10 +30,44 @@ pub struct Parsed {
     pub errors: Vec<Diagnostic>,
 }
 
+/// How many tokens the lexer runs ahead of the parser; the parser looks at most
+/// [`LOOKAHEAD`] tokens past the current one.
+const WINDOW: usize = 1024;
+const LOOKAHEAD: usize = 3;
+
 pub fn parse(source: &[u8], file: FileId) -> Parsed {
-    let (tokens, lex_errors) = lex(source, file);
+    parse_from(source, file, Some(WINDOW))
+        .unwrap_or_else(|| parse_from(source, file, None).unwrap_or_else(empty))
+}
+
+/// A parse that cannot be: [`parse_from`] of the whole file always returns one.
+fn empty() -> Parsed {
+    Parsed {
+        expr: Expr {
+            kind: ExprKind::Error,
+            span: Span::default(),
+        },
+        errors: Vec::new(),
+    }
+}
+
+/// Parses `source` lexed `window` tokens at a time, or all first (None). None when
+/// a window met a lexer error: the whole file is parsed again, lexed first, so
+/// that the lexer's errors come first and count towards [`MAX_ERRORS`] from the
+/// start, as they do for every file with lexer errors.
+pub(crate) fn parse_from(source: &[u8], file: FileId, window: Option<usize>) -> Option<Parsed> {
+    let mut lexer = Lexer::new(source, file);
+    let streaming = window.is_some();
+    lexer.fill(window.map_or(usize::MAX, |window| LOOKAHEAD + 1 + window));
+    let lex_errors = if streaming {
+        Vec::new()
+    } else {
+        std::mem::take(&mut lexer.errors)
+    };
     let mut parser = Parser {
-        tokens,
+        lexer,
+        window: window.unwrap_or(WINDOW),
+        base: 0,
         position: 0,
         file,
         errors: Vec::new(),
@@ -54,6 +91,16 @@ pub fn parse(source: &[u8], file: FileId) -> Parsed {
             "the expression ended before this; remove it or join the two with an operator",
         );
     }
+    if streaming {
+        // the rest of the file is lexed for its errors
+        while !parser.lexer.done() && parser.lexer.errors.is_empty() {
+            parser.lexer.tokens.clear();
+            parser.lexer.fill(parser.window);
+        }
+        if !parser.lexer.errors.is_empty() {
+            return None;
+        }
+    }
     let mut errors = parser.errors;
     // a lexer error usually causes a parser error at the same spot: keep the lexer's
     if lexed_with_errors {
@@ -67,11 +114,16 @@ pub fn parse(source: &[u8], file: FileId) -> Parsed {
             !duplicate || error.code != codes::SYNTAX_ERROR
         });
     }
-    Parsed { expr, errors }
+    Some(Parsed { expr, errors })
 }
 
-struct Parser {
-    tokens: Vec<Token>,
+struct Parser<'a> {
+    /// Its `tokens` are the window: `position` indexes it, and `base` tokens were
+    /// taken out before it.
+    lexer: Lexer<'a>,
+    /// How many tokens the lexer runs ahead.
+    window: usize,
+    base: usize,
     position: usize,
     file: FileId,
     errors: Vec<Diagnostic>,
@@ -171,10 +223,41 @@ pub fn describe(kind: &TokenKind) -> String {
     }
 }
 
-impl Parser {
+impl Parser<'_> {
     fn current(&self) -> &Token {
-        let last = self.tokens.len() - 1;
-        &self.tokens[self.position.min(last)]
+        let tokens = &self.lexer.tokens;
+        &tokens[self.position.min(tokens.len() - 1)]
+    }
+
+    /// How many tokens were consumed since the start of the file.
+    fn taken(&self) -> usize {
+        self.base + self.position
+    }
+
+    /// Keeps [`LOOKAHEAD`] tokens lexed past the current one (or all up to `Eof`):
+    /// the tokens before the previous one are dropped (only its span is read
+    /// again, by [`Parser::previous_end`]) and the lexer fills the window again.
+    fn refill(&mut self) {
+        if self.lexer.done() || self.position + LOOKAHEAD < self.lexer.tokens.len() {
+            return;
+        }
+        let consumed = self.position.saturating_sub(1);
+        self.lexer.tokens.drain(..consumed);
+        self.base += consumed;
+        self.position -= consumed;
+        self.lexer.fill(self.position + LOOKAHEAD + 1 + self.window);
+    }
+
+    /// Moves to `Eof`, past whatever is left (parsing was abandoned).
+    fn skip_to_end(&mut self) {
+        while !self.lexer.done() {
+            // the last token lexed is kept: it may be the one before `Eof`
+            let consumed = self.lexer.tokens.len().saturating_sub(1);
+            self.lexer.tokens.drain(..consumed);
+            self.base += consumed;
+            self.lexer.fill(1 + self.window);
+        }
+        self.position = self.lexer.tokens.len() - 1;
     }
 
     fn kind(&self) -> &TokenKind {
@@ -182,8 +265,8 @@ impl Parser {
     }
 
     fn peek_kind(&self, offset: usize) -> &TokenKind {
-        let last = self.tokens.len() - 1;
-        &self.tokens[(self.position + offset).min(last)].kind
+        let tokens = &self.lexer.tokens;
+        &tokens[(self.position + offset).min(tokens.len() - 1)].kind
     }
 
     /// Is the current token of `kind`? Only for kinds that carry no data (the
@@ -196,8 +279,9 @@ impl Parser {
     /// never consumed.
     fn advance(&mut self) -> Span {
         let span = self.current().span;
-        if self.position < self.tokens.len() - 1 {
+        if self.position < self.lexer.tokens.len() - 1 {
             self.position += 1;
+            self.refill();
         }
         span
     }
@@ -206,13 +290,15 @@ impl Parser {
     /// back (`position` only grows) and never reads a consumed token's kind again
     /// (`previous_end` reads only its span), so nothing is copied.
     fn take(&mut self) -> TokenKind {
-        let last = self.tokens.len() - 1;
+        let last = self.lexer.tokens.len() - 1;
         if self.position < last {
-            let kind = std::mem::replace(&mut self.tokens[self.position].kind, TokenKind::Eof);
+            let kind =
+                std::mem::replace(&mut self.lexer.tokens[self.position].kind, TokenKind::Eof);
             self.position += 1;
+            self.refill();
             kind
         } else {
-            self.tokens[last].kind.clone()
+            self.lexer.tokens[last].kind.clone()
         }
     }
 
@@ -225,10 +311,10 @@ impl Parser {
     }
 
     fn previous_end(&self) -> Span {
-        if self.position == 0 {
+        if self.base + self.position == 0 {
             return Span::new(self.file, 0, 0);
         }
-        let previous = &self.tokens[self.position - 1];
+        let previous = &self.lexer.tokens[self.position - 1];
         Span {
             file: self.file,
             start: previous.span.end,
@@ -244,7 +330,7 @@ impl Parser {
         self.errors.push(diagnostic);
         if self.errors.len() >= MAX_ERRORS {
             self.abandoned = true;
-            self.position = self.tokens.len() - 1;
+            self.skip_to_end();
         }
     }
 
@@ -306,7 +392,7 @@ impl Parser {
                 .with_help("split the expression with `let` bindings"),
             );
             self.abandoned = true;
-            self.position = self.tokens.len() - 1;
+            self.skip_to_end();
         }
         !self.abandoned
     }
@@ -998,7 +1084,7 @@ impl Parser {
                 }
                 _ => {
                     let start = self.current().span;
-                    let start_position = self.position;
+                    let start_position = self.taken();
                     let Some(first) = self.attr_name() else {
                         let help = if in_let {
                             "a `let` binding is `name = value;`, and the bindings end with `in`"
@@ -1007,7 +1093,7 @@ impl Parser {
                         };
                         self.expected("an attribute name", help);
                         self.recover_binding();
-                        if self.position == start_position {
+                        if self.taken() == start_position {
                             // a closer or `in` that is not ours: the caller reports it
                             break;
                         }
