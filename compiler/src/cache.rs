@@ -46,11 +46,15 @@ pub use reads::{Doing, Recorder, RecordingLoader};
 /// The cache's file in the output.
 pub const CACHE_FILE: &str = ".mesh-cache";
 /// The cache's format: a cache of another format is foreign.
-const FORMAT: u32 = 5;
-/// The cache file's first line, before the digest of the record that follows it:
-/// the record's fleet-wide part on the second line, its nodes on the third (read
-/// only when the build is not a no-op).
-const HEADER: &str = "mesh-cache/5";
+const FORMAT: u32 = 6;
+/// The cache file's first line starts so; then the length of the record's
+/// fleet-wide part and the digests of its two parts. The fleet-wide part follows
+/// the line, then the nodes' part (read, and its digest checked, only when the
+/// build is not a no-op). Both parts are postcard, serde's compact binary form:
+/// a record is written and read by the program that made it, never by hand, and
+/// JSON's text cost more to read and write than the rest of a one-node rebuild's
+/// bookkeeping.
+const HEADER: &str = "mesh-cache/6";
 
 mod sources {
     include!(concat!(env!("OUT_DIR"), "/sources.rs"));
@@ -70,11 +74,9 @@ struct Identity {
 struct NodeRecord {
     entry: Option<String>,
     modules: Vec<String>,
-    /// What the node's first half gave the link (None if it could not be kept):
-    /// a node whose own inputs are unchanged takes it from here unevaluated. Kept
-    /// as the JSON text it was read as: a node whose declarations came from here
-    /// records them again as the same text, not serialized again.
-    declared: Option<Box<serde_json::value::RawValue>>,
+    /// What the node's first half gave the link: a node whose own inputs are
+    /// unchanged takes it from here unevaluated.
+    declared: Option<crate::link::Declarations>,
     link: String,
     /// The plan's digest (as the manifest has it), its shape count and its secret
     /// shapes (path, sealed text): what the writer and the manifest need of a plan
@@ -156,9 +158,9 @@ struct Record {
     nodes: HashMap<String, NodeRecord>,
     /// How many nodes the record has.
     node_count: usize,
-    /// The text of `nodes` as read from the cache file, until it is parsed.
+    /// The cache file as read, until its nodes' part is parsed.
     #[serde(skip)]
-    unread: Option<Vec<u8>>,
+    unread: Option<Unread>,
     /// Every file of the output but the cache, with its sha256.
     out: BTreeMap<String, String>,
     /// The stamp of each file of `out` as the record was written: a file whose
@@ -185,14 +187,28 @@ struct Record {
     loud_modules: BTreeSet<String>,
 }
 
+/// The nodes' part of a cache file, not yet parsed: the file's bytes, where the
+/// part starts, and the digest its header gives it.
+#[derive(Clone, Debug)]
+struct Unread {
+    bytes: Vec<u8>,
+    start: usize,
+    digest: String,
+}
+
 impl Record {
-    /// Parses the nodes read with the record, if not yet (false: they are not a
-    /// whole record of `node_count` nodes).
+    /// Parses the nodes read with the record, if not yet (false: their part does
+    /// not have the digest the header gives it, or is not a whole record of
+    /// `node_count` nodes).
     fn read_nodes(&mut self) -> bool {
-        if let Some(text) = self.unread.take() {
-            match serde_json::from_slice::<HashMap<String, NodeRecord>>(&text) {
-                Ok(nodes) => self.nodes = nodes,
-                Err(_) => return false,
+        if let Some(unread) = self.unread.take() {
+            let part = &unread.bytes[unread.start..];
+            if plan::sha256_digest(part) != unread.digest {
+                return false;
+            }
+            match postcard::take_from_bytes::<HashMap<String, NodeRecord>>(part) {
+                Ok((nodes, [])) => self.nodes = nodes,
+                _ => return false,
             }
         }
         self.nodes.len() == self.node_count
@@ -441,21 +457,26 @@ fn read_record(out: &Path, identity: &Identity, notes: &mut Vec<Diagnostic>) -> 
         ));
         return None;
     }
-    // the fleet-wide part is parsed now, the nodes when they are wanted
-    let record = bytes
-        .iter()
-        .position(|byte| *byte == b'\n')
-        .and_then(|end| {
-            let (header, body) = (&bytes[..end], &bytes[end + 1..]);
-            let expected = format!("{HEADER} {}", plan::sha256_digest(body));
-            (header == expected.as_bytes()).then_some(body)
-        })
-        .and_then(|body| {
-            let end = body.iter().position(|byte| *byte == b'\n')?;
-            let mut record = serde_json::from_slice::<Record>(&body[..end]).ok()?;
-            record.unread = Some(body[end + 1..].to_vec());
-            Some(record)
+    // the fleet-wide part is checked and parsed now, the nodes when they are wanted
+    let record = header_of(&bytes).and_then(|(start, length, fleet_digest, nodes_digest)| {
+        let end = start
+            .checked_add(length)
+            .filter(|end| *end <= bytes.len())?;
+        let fleet = &bytes[start..end];
+        if plan::sha256_digest(fleet) != fleet_digest {
+            return None;
+        }
+        let (mut record, rest) = postcard::take_from_bytes::<Record>(fleet).ok()?;
+        if !rest.is_empty() {
+            return None;
+        }
+        record.unread = Some(Unread {
+            bytes,
+            start: end,
+            digest: nodes_digest,
         });
+        Some(record)
+    });
     let Some(mut record) = record else {
         notes.push(damaged(out));
         return None;
@@ -473,6 +494,29 @@ fn read_record(out: &Path, identity: &Identity, notes: &mut Vec<Diagnostic>) -> 
     }
     record.written = Some(stamp.modified());
     Some(record)
+}
+
+/// The first line of a cache file of this format: where the fleet-wide part
+/// starts, its length, and the digests of the two parts (None: not such a line).
+fn header_of(bytes: &[u8]) -> Option<(usize, usize, String, String)> {
+    let end = bytes.iter().take(256).position(|byte| *byte == b'\n')?;
+    let line = std::str::from_utf8(&bytes[..end]).ok()?;
+    let mut words = line.split(' ');
+    let (Some(HEADER), Some(length), Some(fleet), Some(nodes), None) = (
+        words.next(),
+        words.next(),
+        words.next(),
+        words.next(),
+        words.next(),
+    ) else {
+        return None;
+    };
+    Some((
+        end + 1,
+        length.parse().ok()?,
+        fleet.to_string(),
+        nodes.to_string(),
+    ))
 }
 
 /// Digests and stamps of an output's files, by path relative to it.
@@ -542,6 +586,10 @@ fn out_files<'b>(
 /// cache is kept) and a change to `secrets/` in the other (which the cache sees).
 pub fn open(root: &Path, out: &Path) -> (Start, Vec<Diagnostic>) {
     let mut notes = Vec::new();
+    // the repository as the compilation names it: `--repo .` and its absolute path
+    // are one repository, and one cache
+    let canonical = std::fs::canonicalize(root).ok();
+    let root = canonical.as_deref().unwrap_or(root);
     let identity = identity(root);
     let parses = Arc::new(lang::ParseCache::new());
     let repository = repository::load(root).ok().map(Arc::new);
@@ -897,8 +945,7 @@ impl BuildCache {
             return None;
         }
         let record = self.unchanged_inputs(node).filter(|record| !record.loud)?;
-        let text = record.declared.as_ref()?;
-        let declared = serde_json::from_str::<crate::link::Declarations>(text.get()).ok()?;
+        let declared = record.declared.clone()?;
         self.declared.fetch_add(1, Ordering::Relaxed);
         Some((declared, record.modules.clone()))
     }
@@ -1101,7 +1148,7 @@ impl BuildCache {
                 .as_ref()
                 .and_then(|previous| previous.nodes.get(node))
                 .and_then(|record| record.declared.clone()),
-            Declared::Made(declared) => serde_json::value::to_raw_value(declared).ok(),
+            Declared::Made(declared) => Some(declared.unfiled()),
         };
         let kept = match self.store {
             Store::Output(_) => None,
@@ -1208,21 +1255,27 @@ impl BuildCache {
                 None => (None, None),
             }
         };
-        // the nodes' part is serialized while the output is walked
+        // the nodes' part is serialized and digested while the output is walked
         let walk = || out_files(out_directory, &built, self.previous.as_ref(), &mut 0);
-        let (files, nodes_text) = std::thread::scope(|scope| {
+        let serialize = || {
+            postcard::to_stdvec(&finished).map(|part| {
+                let digest = plan::sha256_digest(&part);
+                (part, digest)
+            })
+        };
+        let (files, nodes_part) = std::thread::scope(|scope| {
             let serializing = std::thread::Builder::new()
                 .name("mesh-cache".to_string())
-                .spawn_scoped(scope, || serde_json::to_vec(&finished));
+                .spawn_scoped(scope, serialize);
             let files = walk();
             crate::phases::mark("output walked");
-            let nodes_text = match serializing {
+            let nodes_part = match serializing {
                 Ok(serializing) => serializing
                     .join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-                Err(_) => serde_json::to_vec(&finished),
+                Err(_) => serialize(),
             };
-            (files, nodes_text)
+            (files, nodes_part)
         });
         let (Some(layout), Some((out, stamps))) = (self.layout.clone(), files) else {
             return remove(out_directory);
@@ -1252,26 +1305,24 @@ impl BuildCache {
             written: None,
             loud_modules: BTreeSet::new(),
         };
-        let serialized = nodes_text.and_then(|nodes_text| {
-            let mut body = serde_json::to_vec(&record)?;
-            body.push(b'\n');
-            body.extend_from_slice(&nodes_text);
-            Ok(body)
-        });
-        let body = serialized.map_err(|error| {
+        let parts = nodes_part.and_then(|nodes| Ok((postcard::to_stdvec(&record)?, nodes)));
+        let (fleet, (nodes, nodes_digest)) = parts.map_err(|error| {
             crate::emit::output_error(
                 &out_directory.join(CACHE_FILE),
                 std::io::Error::other(error),
             )
         })?;
-        let mut bytes = format!("{HEADER} {}\n", plan::sha256_digest(&body)).into_bytes();
-        bytes.extend_from_slice(&body);
+        let header = format!(
+            "{HEADER} {} {} {nodes_digest}\n",
+            fleet.len(),
+            plan::sha256_digest(&fleet)
+        );
         let output = Beneath::open(out_directory, false)
             .map_err(|error| crate::emit::output_error(out_directory, error))?;
         // written even when it has the bytes the last build wrote: its time is the
         // one the stamps of the files written before it are measured against
         output
-            .write(CACHE_FILE, &bytes, false)
+            .write_parts(CACHE_FILE, &[header.as_bytes(), &fleet, &nodes], false)
             .map_err(|error| crate::emit::output_error(&out_directory.join(CACHE_FILE), error))
     }
 

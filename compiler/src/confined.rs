@@ -312,6 +312,12 @@ impl Beneath {
     /// file, then `renameat` over the old name, which replaces a link planted there
     /// instead of writing through it. `durable` syncs the file and the directory.
     pub fn write(&self, name: &str, bytes: &[u8], durable: bool) -> io::Result<()> {
+        self.write_parts(name, &[bytes], durable)
+    }
+
+    /// [`Beneath::write`] of the bytes of `parts` one after the other, without
+    /// joining them first.
+    pub fn write_parts(&self, name: &str, parts: &[&[u8]], durable: bool) -> io::Result<()> {
         downward(Path::new(name))?;
         if Path::new(name).components().count() != 1 {
             return Err(io::Error::new(
@@ -322,7 +328,9 @@ impl Beneath {
         let (temporary, file) = self.new_file(name)?;
         let written = (|| {
             let mut file = std::fs::File::from(file);
-            file.write_all(bytes)?;
+            for part in parts {
+                file.write_all(part)?;
+            }
             if durable {
                 file.sync_all()?;
             }

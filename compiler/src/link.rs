@@ -163,26 +163,38 @@ impl Declarations {
 
     fn without_spans(&self) -> Declarations {
         let mut declarations = self.clone();
-        let nowhere = Span::default();
-        for provide in &mut declarations.provides {
-            provide.span = nowhere;
+        declarations.each_span(|span| *span = Span::default());
+        declarations
+    }
+
+    /// The declarations as a record keeps them: each span its byte range in no
+    /// file of this compilation ([`NO_FILE`]), as they are when read back from a
+    /// cache file, whose spans are kept without their file.
+    pub fn unfiled(&self) -> Declarations {
+        let mut declarations = self.clone();
+        declarations.each_span(|span| span.file = NO_FILE);
+        declarations
+    }
+
+    fn each_span(&mut self, mut change: impl FnMut(&mut Span)) {
+        for provide in &mut self.provides {
+            change(&mut provide.span);
         }
-        for consume in &mut declarations.consumes {
-            consume.span = nowhere;
+        for consume in &mut self.consumes {
+            change(&mut consume.span);
             if let Some(access) = &mut consume.access {
-                access.span = nowhere;
+                change(&mut access.span);
             }
         }
-        for need in &mut declarations.needs {
-            need.span = nowhere;
+        for need in &mut self.needs {
+            change(&mut need.span);
         }
-        for mirror in &mut declarations.mirrors {
-            mirror.span = nowhere;
+        for mirror in &mut self.mirrors {
+            change(&mut mirror.span);
         }
-        for artifact in &mut declarations.artifacts {
-            artifact.span = nowhere;
+        for artifact in &mut self.artifacts {
+            change(&mut artifact.span);
         }
-        declarations
     }
 }
 

@@ -1,5 +1,5 @@
-//! Where a build's time goes, for `meshc build --timings`: the stages mark the
-//! moment each phase ends. Nothing is recorded unless the binary asked for it
+//! Where a build's time and memory go, for `meshc build --timings`: the stages
+//! mark the moment each phase ends, with the process's resident memory then. Nothing is recorded unless the binary asked for it
 //! ([`record`]), and what is recorded is times only: it never reaches a plan, the
 //! cache or a diagnostic.
 
@@ -8,8 +8,12 @@ use std::time::{Duration, Instant};
 
 struct Recording {
     started: Instant,
-    marks: Mutex<Vec<(&'static str, Duration)>>,
+    marks: Mutex<Vec<Mark>>,
 }
+
+/// A phase, when it ended, and the process's resident memory then (bytes; None
+/// where `/proc` does not say).
+pub type Mark = (&'static str, Duration, Option<u64>);
 
 static RECORDING: OnceLock<Recording> = OnceLock::new();
 
@@ -25,16 +29,25 @@ pub fn record() {
 pub fn mark(phase: &'static str) {
     if let Some(recording) = RECORDING.get() {
         let elapsed = recording.started.elapsed();
+        let resident = resident();
         recording
             .marks
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push((phase, elapsed));
+            .push((phase, elapsed, resident));
     }
 }
 
+/// The process's resident memory in bytes, from `/proc/self/statm` (its second
+/// field counts pages; Linux's are 4 KiB on every platform mesh runs on).
+fn resident() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    pages.checked_mul(4096)
+}
+
 /// The phases marked so far with when each ended, in the order they ended.
-pub fn marks() -> Vec<(&'static str, Duration)> {
+pub fn marks() -> Vec<Mark> {
     let Some(recording) = RECORDING.get() else {
         return Vec::new();
     };
@@ -43,6 +56,6 @@ pub fn marks() -> Vec<(&'static str, Duration)> {
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .clone();
-    marks.sort_by_key(|(_, elapsed)| *elapsed);
+    marks.sort_by_key(|(_, elapsed, _)| *elapsed);
     marks
 }

@@ -676,9 +676,10 @@ fn a_damaged_cache_is_e122_and_ignored() {
     assert_built(&build_with(&repository, &out, &[]));
     let cache = out.join(".mesh-cache");
     let mut bytes = std::fs::read(&cache).expect("a cache was written");
-    // a flipped digit in the record: the checksum no longer matches
-    let at = bytes.len() / 2;
-    bytes[at] = if bytes[at] == b'0' { b'1' } else { b'0' };
+    // a flipped bit in the record's fleet-wide part, which every build reads: its
+    // checksum no longer matches
+    let (start, length) = fleet_part(&bytes);
+    bytes[start + length / 2] ^= 1;
     std::fs::write(&cache, &bytes).expect("written");
     let built = build_with(&repository, &out, &[]);
     assert_built(&built);
@@ -689,27 +690,52 @@ fn a_damaged_cache_is_e122_and_ignored() {
     assert_eq!(reused(&built), (5, 5), "{}", stderr(&built));
 }
 
+/// Where the fleet-wide part of a cache file starts, and its length: the first
+/// line is `mesh-cache/FORMAT LENGTH FLEET-DIGEST NODES-DIGEST`.
+fn fleet_part(bytes: &[u8]) -> (usize, usize) {
+    let end = bytes
+        .iter()
+        .position(|byte| *byte == b'\n')
+        .expect("a first line");
+    let line = std::str::from_utf8(&bytes[..end]).expect("a text first line");
+    let length = line.split(' ').nth(1).expect("a length");
+    (end + 1, length.parse().expect("a length"))
+}
+
 /// The nodes of the record are read only when a build is not a no-op: a nodes part
-/// that is no record, under a checksum that matches it, is noted then and the
-/// build is one from nothing; a no-op build never reads it.
+/// that is no record, under a checksum that matches it, or one whose checksum
+/// does not match, is noted then and the build is one from nothing; a no-op build
+/// never reads it.
 #[test]
 fn a_record_whose_nodes_are_not_a_record_is_e122_when_they_are_read() {
+    for damage in ["not a record", "a flipped bit"] {
+        a_damaged_nodes_part_is_e122_when_it_is_read(damage);
+    }
+}
+
+fn a_damaged_nodes_part_is_e122_when_it_is_read(damage: &str) {
     let (temporary, repository) = repository();
     let out = temporary.path().join("out");
     assert_built(&build_with(&repository, &out, &[]));
     let cache = out.join(".mesh-cache");
-    let text = read(&cache);
-    let mut lines = text.splitn(3, '\n');
-    let (first, fleet) = (
-        lines.next().expect("a header"),
-        lines.next().expect("a fleet"),
-    );
-    let header = first.rsplit_once(' ').expect("a checksum").0;
-    let body = format!("{fleet}\n{{\"node\": [");
-    write(
-        &cache,
-        &format!("{header} {}\n{body}", plan::sha256_digest(body.as_bytes())),
-    );
+    let bytes = std::fs::read(&cache).expect("a cache");
+    let (start, length) = fleet_part(&bytes);
+    let line = std::str::from_utf8(&bytes[..start - 1]).expect("a text first line");
+    let words: Vec<&str> = line.split(' ').collect();
+    let fleet = &bytes[start..start + length];
+    let mut nodes = bytes[start + length..].to_vec();
+    let digest = if damage == "not a record" {
+        nodes = b"{\"node\": [".to_vec();
+        plan::sha256_digest(&nodes)
+    } else {
+        let at = nodes.len() / 2;
+        nodes[at] ^= 1;
+        words[3].to_string()
+    };
+    let mut rewritten = format!("{} {} {} {digest}\n", words[0], words[1], words[2]).into_bytes();
+    rewritten.extend_from_slice(fleet);
+    rewritten.extend_from_slice(&nodes);
+    std::fs::write(&cache, rewritten).expect("written");
     let built = build_with(&repository, &out, &[]);
     assert_eq!(
         reused(&built),
@@ -755,9 +781,10 @@ fn a_cache_of_another_format_is_e123_and_ignored() {
     let out = temporary.path().join("out");
     assert_built(&build_with(&repository, &out, &[]));
     // the same record under an older format's first line (as an older meshc wrote it)
-    let cache = std::fs::read_to_string(out.join(".mesh-cache")).expect("a cache");
-    let body = &cache[cache.find('\n').expect("a first line") + 1..];
-    let older = format!("mesh-cache/2 {}\n{body}", "sha256:0");
+    let cache = std::fs::read(out.join(".mesh-cache")).expect("a cache");
+    let (start, _) = fleet_part(&cache);
+    let mut older = format!("mesh-cache/2 {}\n", "sha256:0").into_bytes();
+    older.extend_from_slice(&cache[start..]);
     std::fs::write(out.join(".mesh-cache"), older).expect("written");
     let built = build_with(&repository, &out, &[]);
     assert_built(&built);
@@ -768,6 +795,28 @@ fn a_cache_of_another_format_is_e123_and_ignored() {
         stderr(&built)
     );
     assert_eq!(reused(&built), (0, 5));
+}
+
+/// One repository named two ways (`--repo .` from inside it, and its absolute
+/// path) is one repository: the build through either name reuses the other's.
+#[test]
+fn a_repository_named_relatively_reuses_the_cache_of_its_absolute_name() {
+    let (temporary, repository) = repository();
+    let out = temporary.path().join("out");
+    assert_built(&build_with(&repository, &out, &[]));
+    let relatively = std::process::Command::new(support::MESHC)
+        .current_dir(&repository)
+        .args(["build", "--repo", ".", "--out"])
+        .arg(&out)
+        .output()
+        .expect("meshc runs");
+    assert_built(&relatively);
+    assert!(
+        !stderr(&relatively).contains("E123"),
+        "{}",
+        stderr(&relatively)
+    );
+    assert_eq!(reused(&relatively), (5, 5), "{}", stderr(&relatively));
 }
 
 #[test]
@@ -815,12 +864,13 @@ fn a_cache_is_the_same_bytes_after_an_edit_is_undone() {
     replace(&inventory, "title = \"two\"", "title = \"app2\"");
     let built = build_with(&repository, &out, &[]);
     assert_eq!(reused(&built), (4, 5), "{}", stderr(&built));
-    // the declarations of the nodes nothing reached are recorded as the text read;
-    // only the stamps of the files written again (app2's plan, twice) differ
+    // the nodes' records are the same bytes (the nodes nothing reached are recorded
+    // as they were read, app2's as it was before the edit); only the fleet-wide part,
+    // which holds the stamps of the files written again (app2's plan, twice), differs
     let after = std::fs::read(out.join(".mesh-cache")).expect("a cache was written");
     assert!(
-        without_stamps(&before) == without_stamps(&after),
-        "the cache file changed"
+        nodes_part(&before) == nodes_part(&after),
+        "the nodes' part of the cache file changed"
     );
     assert!(
         before != after,
@@ -828,15 +878,10 @@ fn a_cache_is_the_same_bytes_after_an_edit_is_undone() {
     );
 }
 
-/// A cache file's record without its first line (the record's digest) and its
-/// `stamps` (the files' inodes and times, which change when a file is written
-/// again with the same bytes).
-fn without_stamps(cache: &[u8]) -> Vec<u8> {
-    let text = std::str::from_utf8(cache).expect("a cache is UTF-8");
-    let body = &text[text.find('\n').expect("a header line") + 1..];
-    let start = body.find(",\"stamps\":{").expect("the record has stamps");
-    let end = start + body[start..].find('}').expect("the stamps end");
-    format!("{}{}", &body[..start], &body[end + 1..]).into_bytes()
+/// A cache file's nodes' part: what follows the fleet-wide part.
+fn nodes_part(cache: &[u8]) -> &[u8] {
+    let (start, length) = fleet_part(cache);
+    &cache[start + length..]
 }
 
 /// The count `--timings` gives after `prefix`.
@@ -1034,6 +1079,31 @@ fn timings_name_the_phases_of_a_build_in_the_order_they_end() {
     assert!(
         marked.windows(2).all(|pair| pair[0].1 <= pair[1].1),
         "{marked:?}"
+    );
+    // and the memory resident at the end of each, in the same order (this runs on
+    // Linux, whose `/proc` says); a build holds more than the bare process's 1 MiB
+    let text = stderr(&built);
+    let resident = text
+        .lines()
+        .find_map(|line| {
+            line.strip_prefix("timings: resident memory (MiB at the end of each phase): ")
+        })
+        .unwrap_or_else(|| panic!("no resident memory line in:\n{text}"));
+    let resident: Vec<(&str, u64)> = resident
+        .split(", ")
+        .map(|phase| {
+            let (name, mebibytes) = phase.rsplit_once(' ').expect("a phase and its memory");
+            (name, mebibytes.parse().expect("MiB"))
+        })
+        .collect();
+    assert_eq!(
+        resident.iter().map(|(name, _)| *name).collect::<Vec<_>>(),
+        names,
+        "{resident:?}"
+    );
+    assert!(
+        resident.iter().all(|(_, mebibytes)| *mebibytes > 1),
+        "{resident:?}"
     );
 }
 

@@ -38,6 +38,7 @@ pub struct BuildArgs {
     #[arg(long)]
     pub no_cache: bool,
     /// Print how long compiling, planning and writing took, and when each phase ended
+    /// with the memory resident then
     #[arg(long, env = "MESH_TIMINGS")]
     pub timings: bool,
     #[command(flatten)]
@@ -191,6 +192,10 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
     }
     if arguments.timings {
         say!("timings: phases (ms from the start): {}", phases_line());
+        say!(
+            "timings: resident memory (MiB at the end of each phase): {}",
+            resident_line()
+        );
     }
     let made = compilation.made;
     if made.needs + made.grants > 0 {
@@ -268,7 +273,19 @@ fn cache_timings(cache: &compiler::cache::BuildCache, from_nothing: bool) {
 fn phases_line() -> String {
     compiler::phases::marks()
         .iter()
-        .map(|(phase, elapsed)| format!("{phase} {}", elapsed.as_millis()))
+        .map(|(phase, elapsed, _)| format!("{phase} {}", elapsed.as_millis()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The process's resident memory at the end of each phase (`--timings`), where
+/// the system says.
+fn resident_line() -> String {
+    compiler::phases::marks()
+        .iter()
+        .filter_map(|(phase, _, resident)| {
+            resident.map(|bytes| format!("{phase} {}", bytes / (1024 * 1024)))
+        })
         .collect::<Vec<_>>()
         .join(", ")
 }
