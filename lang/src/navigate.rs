@@ -282,7 +282,7 @@ impl Walker {
                 self.expr(body, context);
             }
             ExprKind::Lambda { param, body } => {
-                if let Param::Identifier { name, span } = param
+                if let Param::Identifier { name, span } = &**param
                     && contains(*span, self.offset)
                 {
                     self.found = Some(Found::Variable {
@@ -293,7 +293,7 @@ impl Walker {
                     return;
                 }
                 self.scopes.push(Self::param_frame(param));
-                if let Param::Formals { formals, at, .. } = param {
+                if let Param::Formals { formals, at, .. } = &**param {
                     if let Some((name, span)) = at
                         && contains(*span, self.offset)
                     {

@@ -73,6 +73,8 @@ pub(crate) fn parse_from(source: &[u8], file: FileId, window: Option<usize>) -> 
         errors: Vec::new(),
         depth: 0,
         abandoned: false,
+        bindings: Vec::new(),
+        items: Vec::new(),
     };
     for error in lex_errors {
         parser.errors.push(
@@ -129,6 +131,12 @@ struct Parser<'a> {
     errors: Vec<Diagnostic>,
     depth: usize,
     abandoned: bool,
+    /// The bindings and list elements being parsed, innermost last: each set or
+    /// list moves its own out at its exact length when it closes (a `Vec` grown
+    /// push by push keeps up to twice its length; a 2 MB inventory's tree is most
+    /// of its parse's fresh memory).
+    bindings: Vec<Binding>,
+    items: Vec<Expr>,
 }
 
 /// Left and right binding power of a binary operator, or None.
@@ -428,7 +436,7 @@ impl Parser<'_> {
                 Expr {
                     span: start.to(body.span),
                     kind: ExprKind::Lambda {
-                        param: Param::Identifier { name, span: start },
+                        param: Box::new(Param::Identifier { name, span: start }),
                         body: Box::new(body),
                     },
                 }
@@ -570,11 +578,11 @@ impl Parser<'_> {
         Expr {
             span: start.to(body.span),
             kind: ExprKind::Lambda {
-                param: Param::Formals {
+                param: Box::new(Param::Formals {
                     formals,
                     ellipsis,
                     at,
-                },
+                }),
                 body: Box::new(body),
             },
         }
@@ -959,13 +967,14 @@ impl Parser<'_> {
             TokenKind::LeftBrace => self.attrs(span, false),
             TokenKind::LeftBracket => {
                 self.advance();
-                let mut items = Vec::new();
+                let base = self.items.len();
                 loop {
                     if self.at(&TokenKind::RightBracket) || self.abandoned {
                         break;
                     }
                     if self.starts_select() {
-                        items.push(self.expr_select());
+                        let item = self.expr_select();
+                        self.items.push(item);
                     } else if self.at(&TokenKind::Eof) {
                         break;
                     } else {
@@ -985,6 +994,7 @@ impl Parser<'_> {
                 }
                 let end = self.current().span;
                 self.expect(&TokenKind::RightBracket, "close the list with `]`");
+                let items = self.items.drain(base..).collect();
                 Expr {
                     kind: ExprKind::List(items),
                     span: span.to(end),
@@ -1038,7 +1048,7 @@ impl Parser<'_> {
 
     /// `name = value;` and `inherit ...;` until `}` (or `in` for `let`).
     fn bindings(&mut self, in_let: bool) -> Vec<Binding> {
-        let mut bindings = Vec::new();
+        let base = self.bindings.len();
         loop {
             if self.abandoned {
                 break;
@@ -1076,7 +1086,7 @@ impl Parser<'_> {
                             self.advance();
                         }
                     }
-                    bindings.push(Binding::Inherit {
+                    self.bindings.push(Binding::Inherit {
                         from,
                         names,
                         span: start.to(end),
@@ -1119,7 +1129,7 @@ impl Parser<'_> {
                     if !self.expect(&TokenKind::Semicolon, "end the binding with `;`") {
                         self.recover_binding();
                     }
-                    bindings.push(Binding::Assign {
+                    self.bindings.push(Binding::Assign {
                         span: start.to(end),
                         path,
                         value,
@@ -1127,7 +1137,7 @@ impl Parser<'_> {
                 }
             }
         }
-        bindings
+        self.bindings.drain(base..).collect()
     }
 
     /// `"..."`: literal chunks and `${...}` interpolations.
@@ -1258,6 +1268,8 @@ fn push_literal(parts: &mut Vec<StringPart>, bytes: Vec<u8>) {
     if let Some(StringPart::Literal(previous)) = parts.last_mut() {
         previous.extend_from_slice(&bytes);
     } else {
+        // most strings are one literal: no room for four parts
+        parts.reserve_exact(1);
         parts.push(StringPart::Literal(bytes));
     }
 }

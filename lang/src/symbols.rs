@@ -366,7 +366,7 @@ impl SymbolOrder {
                 self.expr(condition);
                 self.expr(body);
             }
-            ExprKind::Lambda { param, body } => match param {
+            ExprKind::Lambda { param, body } => match &**param {
                 Param::Identifier { name, .. } => {
                     self.expr(body);
                     self.intern(name.as_bytes());

@@ -160,7 +160,8 @@ pub enum ExprKind {
         body: Box<Expr>,
     },
     Lambda {
-        param: Param,
+        /// Boxed: a `Param` is 72 bytes, and every `Expr` would be as large.
+        param: Box<Param>,
         body: Box<Expr>,
     },
     Apply {
@@ -179,4 +180,25 @@ pub enum ExprKind {
     },
     /// Where the parser recovered from an error.
     Error,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Binding, Expr};
+
+    /// A large file's tree is most of its parse's memory: a variant that grows an
+    /// `Expr` past 64 bytes (as an unboxed `Param` made it 96) grows every node.
+    #[test]
+    fn a_tree_node_stays_small() {
+        assert!(
+            std::mem::size_of::<Expr>() <= 64,
+            "{}",
+            std::mem::size_of::<Expr>()
+        );
+        assert!(
+            std::mem::size_of::<Binding>() <= 104,
+            "{}",
+            std::mem::size_of::<Binding>()
+        );
+    }
 }

@@ -62,7 +62,7 @@ pub fn longest_chain(root: &Expr) -> (usize, Span) {
             } => pending.extend([&**condition, &**then, &**otherwise]),
             ExprKind::Assert { condition, body } => pending.extend([&**condition, &**body]),
             ExprKind::Lambda { param, body } => {
-                if let Param::Formals { formals, .. } = param {
+                if let Param::Formals { formals, .. } = &**param {
                     pending.extend(formals.iter().filter_map(|formal| formal.default.as_ref()));
                 }
                 pending.push(body);
