@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use lang::{Diagnostic, Span};
 
@@ -319,7 +320,7 @@ pub fn login(consumer: &str, module: &str, name: &str) -> String {
 /// steps run in this order, so each node's diagnostics come in this order too:
 /// needs, consumptions and grants, mirrors and artifacts.
 pub fn link(
-    declarations: &[Declarations],
+    declarations: &[Arc<Declarations>],
     store: &Store,
     mode: SecretMode,
     lock: &Lock,

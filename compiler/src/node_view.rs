@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use lang::{Machine, Value};
 use plan::Plan;
@@ -283,7 +284,7 @@ fn source_line(source: &plan::Source) -> String {
 }
 
 /// The node's links: what it consumes from whom, what it provides to whom.
-pub fn links(view: &mut NodeView, declarations: &[Declarations]) {
+pub fn links(view: &mut NodeView, declarations: &[Arc<Declarations>]) {
     let Some(own) = declarations.iter().find(|d| d.node == view.node) else {
         return;
     };

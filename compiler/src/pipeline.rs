@@ -257,7 +257,7 @@ fn compile_inspecting(
     let mut coordinator_diagnostics = Vec::new();
     let mut artifact_directories = BTreeMap::new();
     let mut keys = BTreeMap::new();
-    let mut fleet: Option<Vec<link::Declarations>> = None;
+    let mut fleet: Option<Vec<Arc<link::Declarations>>> = None;
     let results: Vec<WorkerResult> = std::thread::scope(|scope| {
         let handles: Vec<_> = receivers
             .into_iter()
@@ -290,7 +290,7 @@ fn compile_inspecting(
         // every worker's declarations moved into one list, each worker's a range
         // of it (a reused node's come from the cache: 10,000 of them are not copied)
         let mut registry = None;
-        let mut declarations: Vec<link::Declarations> = Vec::new();
+        let mut declarations: Vec<Arc<link::Declarations>> = Vec::new();
         let mut ranges = Vec::with_capacity(workers);
         for phase in phases.into_iter().map(Option::unwrap_or_default) {
             registry = registry.or(phase.registry);
@@ -306,8 +306,12 @@ fn compile_inspecting(
                 lock::Lock::default()
             }
         };
+        // in node order: the map is built at once
+        keys = declarations
+            .iter()
+            .map(|declaration| (declaration.node.clone(), declaration.key.clone()))
+            .collect();
         for declaration in &declarations {
-            keys.insert(declaration.node.clone(), declaration.key.clone());
             for artifact in &declaration.artifacts {
                 artifact_directories.insert(artifact.directory.clone(), artifact.absolute.clone());
             }

@@ -10,6 +10,7 @@
 //! `provider::Providers::choose`.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use lang::{Diagnostic, codes};
 
@@ -33,14 +34,16 @@ type ByProvider = BTreeMap<(String, String), (Provide, Vec<Granted>)>;
 
 /// Links every consumption of the fleet and places its credentials and grants.
 pub(super) fn place(
-    declarations: &[Declarations],
+    declarations: &[Arc<Declarations>],
     store: &Store,
     mode: SecretMode,
     links: &mut BTreeMap<String, NodeLink>,
 ) {
     let providers = Providers::of(declarations);
-    let nodes: BTreeMap<&str, &Declarations> =
-        declarations.iter().map(|d| (d.node.as_str(), d)).collect();
+    let nodes: BTreeMap<&str, &Declarations> = declarations
+        .iter()
+        .map(|d| (d.node.as_str(), &**d))
+        .collect();
     let mut granted: ByProvider = BTreeMap::new();
     for declaration in declarations {
         for consume in &declaration.consumes {

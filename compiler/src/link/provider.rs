@@ -4,6 +4,7 @@
 //! `meshc show`, so the two can never disagree. Must not look at the sealed store.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use lang::diagnostic::did_you_mean;
 use lang::{Diagnostic, codes};
@@ -17,7 +18,7 @@ pub struct Providers<'a> {
 }
 
 impl<'a> Providers<'a> {
-    pub fn of(declarations: &'a [Declarations]) -> Providers<'a> {
+    pub fn of(declarations: &'a [Arc<Declarations>]) -> Providers<'a> {
         let mut by_service: BTreeMap<&str, Vec<(&str, &Provide)>> = BTreeMap::new();
         for declaration in declarations {
             for provide in &declaration.provides {

@@ -10,7 +10,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::rc::Rc;
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 
 use lang::value::EvalResult;
 use lang::{Diagnostic, Machine, Severity, Sources, Span, codes};
@@ -39,7 +39,7 @@ use crate::types::CheckContext;
 #[derive(Default)]
 pub(super) struct PhaseA {
     pub(super) registry: Option<String>,
-    pub(super) declarations: Vec<link::Declarations>,
+    pub(super) declarations: Vec<Arc<link::Declarations>>,
 }
 
 pub(super) struct WorkerResult {
@@ -223,7 +223,7 @@ struct Pending<'a> {
     resolved: resolve::Resolved,
     collected: BTreeMap<String, lang::Value>,
     /// What it gave the link (recorded in the build cache).
-    declared: link::Declarations,
+    declared: Arc<link::Declarations>,
     /// Its link was made from the declarations the cache had, not from these.
     declared_from_cache: bool,
 }
@@ -255,7 +255,7 @@ enum Step<'a> {
         name: &'a String,
         /// None when the inventory left its entry unread.
         node: Option<&'a inventory::Node>,
-        declared: link::Declarations,
+        declared: Arc<link::Declarations>,
         modules: Vec<String>,
     },
 }
@@ -881,7 +881,7 @@ fn declare_resolved<'a>(
         node,
         resolved,
         collected,
-        declared,
+        declared: Arc::new(declared),
         declared_from_cache: false,
     })
 }
