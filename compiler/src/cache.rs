@@ -1243,7 +1243,7 @@ impl BuildCache {
     /// [`BuildCache::said_only_of_the_layout`]).
     pub fn save(
         &self,
-        (nodes, shapes): (usize, usize),
+        (nodes, shapes, manifest): (usize, usize, &String),
         artifacts: bool,
         layout_said: bool,
     ) -> Result<(), Diagnostic> {
@@ -1271,6 +1271,8 @@ impl BuildCache {
                     };
                     (Some(&record.file), seen)
                 }
+                // written by this build: its digest is known
+                None if name == crate::staged::MANIFEST => (Some(manifest), None),
                 None => (None, None),
             }
         };

@@ -43,6 +43,8 @@ impl PlanSink for Discard {
 }
 
 const STAGING: &str = ".mesh-staging";
+/// The manifest's name in the output.
+pub const MANIFEST: &str = "manifest.json";
 
 #[derive(Debug)]
 enum Place {
@@ -64,6 +66,9 @@ struct Staged {
 pub struct Written {
     pub nodes: usize,
     pub shapes: usize,
+    /// The sha256 of the manifest it wrote (the build cache records it without
+    /// reading the file back).
+    pub manifest: String,
 }
 
 #[derive(Debug)]
@@ -153,14 +158,12 @@ impl StagedBuild {
             .iter()
             .map(|(node, entry)| (node.clone(), entry.digest.clone()))
             .collect();
-        emit::write_atomically(
-            &self.output,
-            "manifest.json",
-            &emit::manifest_of(&digests, keys, secrets),
-        )?;
+        let manifest = emit::manifest_of(&digests, keys, secrets);
+        emit::write_atomically(&self.output, MANIFEST, &manifest)?;
         Ok(Written {
             nodes: staged.len(),
             shapes: staged.values().map(|entry| entry.shapes).sum(),
+            manifest: plan::sha256_digest(&manifest),
         })
     }
 

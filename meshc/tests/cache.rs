@@ -1193,3 +1193,35 @@ fn a_repository_that_shadows_a_standard_module_builds_incrementally_and_says_so_
         );
     }
 }
+
+/// The manifest's digest is recorded from the bytes the build wrote, not read back
+/// from the file: a manifest rewritten with the same bytes (so its stamp is new
+/// and the next build reads and hashes it) is found unchanged.
+#[test]
+fn a_manifest_rewritten_with_its_own_bytes_is_found_unchanged() {
+    let (temporary, repository) = repository();
+    let out = temporary.path().join("out");
+    assert_built(&build_with(&repository, &out, &[]));
+    replace(
+        &repository.join("mesh.nix"),
+        "title = \"app2\"",
+        "title = \"two\"",
+    );
+    assert_built(&build_with(&repository, &out, &[]));
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let manifest = out.join("manifest.json");
+    let bytes = std::fs::read(&manifest).expect("a manifest");
+    std::fs::write(&manifest, &bytes).expect("rewritten");
+    let built = build_with(&repository, &out, &["--timings"]);
+    assert_built(&built);
+    assert!(
+        counted(&built, "cache: output files read back: ") >= 1,
+        "{}",
+        stderr(&built)
+    );
+    assert!(
+        stderr(&built).contains("nothing changed"),
+        "{}",
+        stderr(&built)
+    );
+}

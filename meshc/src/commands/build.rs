@@ -165,7 +165,7 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
             && (!said || cache.said_only_of_the_layout())
         {
             cache.save(
-                (written.nodes, shape_count),
+                (written.nodes, shape_count, &written.manifest),
                 !compilation.artifact_directories.is_empty(),
                 said,
             )
