@@ -1236,14 +1236,14 @@ impl BuildCache {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Writes the cache of the build just committed (`artifacts`: whether the fleet
-    /// declares any). A build whose every node was not recorded writes none and
-    /// removes the last one.
+    /// Writes the cache of the build just committed (`written`: what the commit
+    /// wrote; `artifacts`: whether the fleet declares any). A build whose every
+    /// node was not recorded writes none and removes the last one.
     /// `layout_said`: the build said what the layout says (see
     /// [`BuildCache::said_only_of_the_layout`]).
     pub fn save(
         &self,
-        (nodes, shapes, manifest): (usize, usize, &String),
+        written: &crate::staged::Written,
         artifacts: bool,
         layout_said: bool,
     ) -> Result<(), Diagnostic> {
@@ -1272,7 +1272,7 @@ impl BuildCache {
                     (Some(&record.file), seen)
                 }
                 // written by this build: its digest is known
-                None if name == crate::staged::MANIFEST => (Some(manifest), None),
+                None if name == crate::staged::MANIFEST => (Some(&written.manifest), None),
                 None => (None, None),
             }
         };
@@ -1301,7 +1301,7 @@ impl BuildCache {
         let (Some(layout), Some((out, stamps))) = (self.layout.clone(), files) else {
             return remove(out_directory);
         };
-        if finished.len() != nodes {
+        if finished.len() != written.nodes {
             return remove(out_directory);
         }
         let external = if artifacts {
@@ -1320,7 +1320,7 @@ impl BuildCache {
             unread: None,
             out,
             stamps,
-            shapes,
+            shapes: written.shapes,
             layout_said,
             entries: None,
             written: None,

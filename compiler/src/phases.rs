@@ -1,7 +1,8 @@
 //! Where a build's time and memory go, for `meshc build --timings`: the stages
-//! mark the moment each phase ends, with the process's resident memory then. Nothing is recorded unless the binary asked for it
-//! ([`record`]), and what is recorded is times only: it never reaches a plan, the
-//! cache or a diagnostic.
+//! mark the moment each phase ends, with the process's resident memory then.
+//! Nothing is recorded unless the binary asked for it ([`record`]), and what is
+//! recorded is times and sizes only: it never reaches a plan, the cache or a
+//! diagnostic.
 
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -39,11 +40,12 @@ pub fn mark(phase: &'static str) {
 }
 
 /// The process's resident memory in bytes, from `/proc/self/statm` (its second
-/// field counts pages; Linux's are 4 KiB on every platform mesh runs on).
+/// field counts pages).
 fn resident() -> Option<u64> {
     let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
     let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
-    pages.checked_mul(4096)
+    let page = u64::try_from(rustix::param::page_size()).ok()?;
+    pages.checked_mul(page)
 }
 
 /// The phases marked so far with when each ended, in the order they ended.

@@ -421,13 +421,7 @@ const LARGE_SOURCE: usize = 64 * 1024;
 
 /// Splits `source` into tokens. Errors are collected; lexing always reaches the end.
 pub fn lex(source: &[u8], file: FileId) -> (Vec<Token>, Vec<LexError>) {
-    let mut lexer = Lexer::new(source, file);
-    // a large file (a generated inventory) would otherwise copy its tokens over
-    // and over as the vector doubles; about one token per eight bytes
-    if source.len() > LARGE_SOURCE {
-        lexer.tokens.reserve(source.len() / 8);
-    }
-    lexer.fill(usize::MAX);
+    let lexer = Lexer::whole(source, file);
     (lexer.tokens, lexer.errors)
 }
 
@@ -584,6 +578,18 @@ impl<'a> Lexer<'a> {
             path_run: Run::NONE,
             scheme_run: Run::NONE,
         }
+    }
+
+    /// A lexer run to the end of `source`.
+    pub(crate) fn whole(source: &'a [u8], file: FileId) -> Lexer<'a> {
+        let mut lexer = Lexer::new(source, file);
+        // a large file (a generated inventory) would otherwise copy its tokens over
+        // and over as the vector doubles; about one token per eight bytes
+        if source.len() > LARGE_SOURCE {
+            lexer.tokens.reserve(source.len() / 8);
+        }
+        lexer.fill(usize::MAX);
+        lexer
     }
 
     /// Whether the input ended (the last of `tokens` is `Eof`).
@@ -1571,9 +1577,9 @@ mod tests {
     /// tokens lexed first: the same tree and the same errors. (None from the
     /// windows: the lexer found errors, and the whole parse is the one made.)
     fn windows_parse_as_the_whole(source: &[u8]) -> Result<(), String> {
-        let whole = crate::parser::parse_from(source, FileId(0), None).expect("a whole parse");
+        let whole = crate::parser::parse_whole(source, FileId(0));
         for window in [1, 2, 5] {
-            let Some(windowed) = crate::parser::parse_from(source, FileId(0), Some(window)) else {
+            let Some(windowed) = crate::parser::parse_windowed(source, FileId(0), window) else {
                 let (_, errors) = lex(source, FileId(0));
                 if errors.is_empty() {
                     return Err(format!("window {window}: given up without a lexer error"));
@@ -1613,12 +1619,7 @@ mod tests {
     /// and so does a third of it (cut mid-token, mid-string: the errors too).
     #[test]
     fn every_nix_file_parses_in_windows_as_it_parses_whole() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let mut files = Vec::new();
-        for directory in ["lang/tests", "meshc/tests", "stdlib-modules", "examples"] {
-            nix_files(&root.join(directory), &mut files);
-        }
-        assert!(files.len() > 100, "found only {} .nix files", files.len());
+        let files = repository_nix_files();
         // some are nested as deeply as the parser allows: parsed on a stack sized
         // for that, as every parse of a file is
         crate::eval::run_with_stack(move || {
@@ -1631,6 +1632,17 @@ mod tests {
                 }
             }
         });
+    }
+
+    /// The `.nix` files of the repository's tests, standard modules and examples.
+    fn repository_nix_files() -> Vec<std::path::PathBuf> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut files = Vec::new();
+        for directory in ["lang/tests", "meshc/tests", "stdlib-modules", "examples"] {
+            nix_files(&root.join(directory), &mut files);
+        }
+        assert!(files.len() > 100, "found only {} .nix files", files.len());
+        files
     }
 
     fn nix_files(directory: &std::path::Path, files: &mut Vec<std::path::PathBuf>) {
@@ -1651,12 +1663,7 @@ mod tests {
     /// whole and from a third of the way in, lexes as the reference lexes it.
     #[test]
     fn lex_is_the_reference_lexer_on_every_nix_file() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let mut files = Vec::new();
-        for directory in ["lang/tests", "meshc/tests", "stdlib-modules", "examples"] {
-            nix_files(&root.join(directory), &mut files);
-        }
-        assert!(files.len() > 100, "found only {} .nix files", files.len());
+        let mut files = repository_nix_files();
         let nixpkgs = std::path::Path::new("/work/vendor/nixpkgs.lib");
         if nixpkgs.is_dir() {
             let before = files.len();

@@ -36,46 +36,15 @@ const WINDOW: usize = 1024;
 const LOOKAHEAD: usize = 3;
 
 pub fn parse(source: &[u8], file: FileId) -> Parsed {
-    parse_from(source, file, Some(WINDOW))
-        .unwrap_or_else(|| parse_from(source, file, None).unwrap_or_else(empty))
+    parse_windowed(source, file, WINDOW).unwrap_or_else(|| parse_whole(source, file))
 }
 
-/// A parse that cannot be: [`parse_from`] of the whole file always returns one.
-fn empty() -> Parsed {
-    Parsed {
-        expr: Expr {
-            kind: ExprKind::Error,
-            span: Span::default(),
-        },
-        errors: Vec::new(),
-    }
-}
-
-/// Parses `source` lexed `window` tokens at a time, or all first (None). None when
-/// a window met a lexer error: the whole file is parsed again, lexed first, so
-/// that the lexer's errors come first and count towards [`MAX_ERRORS`] from the
-/// start, as they do for every file with lexer errors.
-pub(crate) fn parse_from(source: &[u8], file: FileId, window: Option<usize>) -> Option<Parsed> {
-    let mut lexer = Lexer::new(source, file);
-    let streaming = window.is_some();
-    lexer.fill(window.map_or(usize::MAX, |window| LOOKAHEAD + 1 + window));
-    let lex_errors = if streaming {
-        Vec::new()
-    } else {
-        std::mem::take(&mut lexer.errors)
-    };
-    let mut parser = Parser {
-        lexer,
-        window: window.unwrap_or(WINDOW),
-        base: 0,
-        position: 0,
-        file,
-        errors: Vec::new(),
-        depth: 0,
-        abandoned: false,
-        bindings: Vec::new(),
-        items: Vec::new(),
-    };
+/// Parses `source` lexed whole first: the lexer's errors come first and count
+/// towards [`MAX_ERRORS`] from the start.
+pub(crate) fn parse_whole(source: &[u8], file: FileId) -> Parsed {
+    let mut lexer = Lexer::whole(source, file);
+    let lex_errors = std::mem::take(&mut lexer.errors);
+    let mut parser = Parser::new(lexer, WINDOW, file);
     for error in lex_errors {
         parser.errors.push(
             Diagnostic::error(error.code, error.message)
@@ -84,39 +53,27 @@ pub(crate) fn parse_from(source: &[u8], file: FileId, window: Option<usize>) -> 
         );
     }
     let lexed_with_errors = !parser.errors.is_empty();
-    let expr = parser.expr();
-    if !parser.at(&TokenKind::Eof) && !parser.abandoned {
-        let token = parser.current().clone();
-        parser.error_at(
-            token.span,
-            format!("unexpected {}", describe(&token.kind)),
-            "the expression ended before this; remove it or join the two with an operator",
-        );
+    let expr = parser.file_expr();
+    parser.finish(expr, lexed_with_errors)
+}
+
+/// Parses `source` lexed `window` tokens at a time. None when the lexer finds an
+/// error anywhere in the file: then [`parse_whole`] gives what is reported, so it
+/// does not depend on the window.
+pub(crate) fn parse_windowed(source: &[u8], file: FileId, window: usize) -> Option<Parsed> {
+    let mut lexer = Lexer::new(source, file);
+    lexer.fill(LOOKAHEAD + 1 + window);
+    let mut parser = Parser::new(lexer, window, file);
+    let expr = parser.file_expr();
+    // the rest of the file is lexed for its errors
+    while !parser.lexer.done() && parser.lexer.errors.is_empty() {
+        parser.lexer.tokens.clear();
+        parser.lexer.fill(parser.window);
     }
-    if streaming {
-        // the rest of the file is lexed for its errors
-        while !parser.lexer.done() && parser.lexer.errors.is_empty() {
-            parser.lexer.tokens.clear();
-            parser.lexer.fill(parser.window);
-        }
-        if !parser.lexer.errors.is_empty() {
-            return None;
-        }
+    if !parser.lexer.errors.is_empty() {
+        return None;
     }
-    let mut errors = parser.errors;
-    // a lexer error usually causes a parser error at the same spot: keep the lexer's
-    if lexed_with_errors {
-        let mut seen_spans: Vec<Span> = Vec::new();
-        errors.retain(|error| {
-            let span = error.span().unwrap_or_default();
-            let duplicate = seen_spans
-                .iter()
-                .any(|seen| seen.start <= span.start && span.start <= seen.end.max(seen.start + 1));
-            seen_spans.push(span);
-            !duplicate || error.code != codes::SYNTAX_ERROR
-        });
-    }
-    Some(Parsed { expr, errors })
+    Some(parser.finish(expr, false))
 }
 
 struct Parser<'a> {
@@ -231,7 +188,55 @@ pub fn describe(kind: &TokenKind) -> String {
     }
 }
 
-impl Parser<'_> {
+impl<'a> Parser<'a> {
+    fn new(lexer: Lexer<'a>, window: usize, file: FileId) -> Parser<'a> {
+        Parser {
+            lexer,
+            window,
+            base: 0,
+            position: 0,
+            file,
+            errors: Vec::new(),
+            depth: 0,
+            abandoned: false,
+            bindings: Vec::new(),
+            items: Vec::new(),
+        }
+    }
+
+    /// The file's one expression, with an error for anything after it.
+    fn file_expr(&mut self) -> Expr {
+        let expr = self.expr();
+        if !self.at(&TokenKind::Eof) && !self.abandoned {
+            let token = self.current().clone();
+            self.error_at(
+                token.span,
+                format!("unexpected {}", describe(&token.kind)),
+                "the expression ended before this; remove it or join the two with an operator",
+            );
+        }
+        expr
+    }
+
+    /// The parse and its errors; after lexer errors (`lexed_with_errors`), a
+    /// syntax error at the spot of an earlier error is dropped: a lexer error
+    /// usually causes one there, and the lexer's says more.
+    fn finish(self, expr: Expr, lexed_with_errors: bool) -> Parsed {
+        let mut errors = self.errors;
+        if lexed_with_errors {
+            let mut seen_spans: Vec<Span> = Vec::new();
+            errors.retain(|error| {
+                let span = error.span().unwrap_or_default();
+                let duplicate = seen_spans.iter().any(|seen| {
+                    seen.start <= span.start && span.start <= seen.end.max(seen.start + 1)
+                });
+                seen_spans.push(span);
+                !duplicate || error.code != codes::SYNTAX_ERROR
+            });
+        }
+        Parsed { expr, errors }
+    }
+
     fn current(&self) -> &Token {
         let tokens = &self.lexer.tokens;
         &tokens[self.position.min(tokens.len() - 1)]

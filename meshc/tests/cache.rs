@@ -864,8 +864,8 @@ fn a_cache_is_the_same_bytes_after_an_edit_is_undone() {
     replace(&inventory, "title = \"two\"", "title = \"app2\"");
     let built = build_with(&repository, &out, &[]);
     assert_eq!(reused(&built), (4, 5), "{}", stderr(&built));
-    // the nodes' records are the same bytes (the nodes nothing reached are recorded
-    // as they were read, app2's as it was before the edit); only the fleet-wide part,
+    // the nodes' records are the same bytes (the nodes nothing reached are written
+    // as the records they were read from, app2's as before the edit); only the fleet-wide part,
     // which holds the stamps of the files written again (app2's plan, twice), differs
     let after = std::fs::read(out.join(".mesh-cache")).expect("a cache was written");
     assert!(

@@ -164,11 +164,7 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
             && compilation.traces.is_empty()
             && (!said || cache.said_only_of_the_layout())
         {
-            cache.save(
-                (written.nodes, shape_count, &written.manifest),
-                !compilation.artifact_directories.is_empty(),
-                said,
-            )
+            cache.save(&written, !compilation.artifact_directories.is_empty(), said)
         } else {
             compiler::cache::remove(&out)
         };
