@@ -95,9 +95,6 @@ struct NodeRecord {
     /// taken back; it is evaluated, and says it again.
     #[serde(skip)]
     loud: bool,
-    /// In this build's record: where the plan came from.
-    #[serde(skip)]
-    origin: Origin,
     /// In the last build's record: nothing this node's first half reads has changed
     /// since (see [`BuildCache::unchanged_inputs`]), decided once when the cache is
     /// opened.
@@ -116,17 +113,36 @@ pub enum Declared<'a> {
     Made(&'a crate::link::Declarations),
 }
 
+/// A node's record in this build, and where its plan came from. A node whose
+/// plan and declarations were both taken from the last record has that record
+/// itself, shared.
+#[derive(Debug, Serialize)]
+#[serde(transparent)]
+struct Finished {
+    record: Arc<NodeRecord>,
+    #[serde(skip)]
+    origin: Origin,
+}
+
 /// What the cache records of a plan, and has of a plan the last build wrote that
 /// this build keeps (its file in `OUT/nodes` is the bytes the cache recorded).
 pub struct Reused {
-    pub digest: String,
-    /// The sha256 of the plan file's bytes.
-    pub file: String,
-    pub shapes: usize,
-    pub sealed: Vec<(String, String)>,
-    /// The plan, when the record is kept in memory.
-    pub plan: Option<Arc<plan::Plan>>,
+    of: PlanOf,
     origin: Origin,
+}
+
+/// The plan's digest (as the manifest has it), its plan file's sha256, its shape
+/// count and its secret shapes.
+enum PlanOf {
+    /// Made by this build.
+    Made {
+        digest: String,
+        file: String,
+        shapes: usize,
+        sealed: Vec<(String, String)>,
+    },
+    /// The last record's, which has the plan itself when it is kept in memory.
+    Recorded(Arc<NodeRecord>),
 }
 
 /// Where a build's plan for a node came from.
@@ -155,7 +171,7 @@ struct Record {
     /// Kept on a line of its own, read by [`Record::read_nodes`].
     /// By node name: looked up several times for every node of a build.
     #[serde(skip)]
-    nodes: HashMap<String, NodeRecord>,
+    nodes: HashMap<String, Arc<NodeRecord>>,
     /// How many nodes the record has.
     node_count: usize,
     /// The cache file as read, until its nodes' part is parsed.
@@ -208,7 +224,7 @@ impl Record {
             if plan::sha256_digest(part) != unread.digest {
                 return false;
             }
-            match postcard::take_from_bytes::<HashMap<String, NodeRecord>>(part) {
+            match postcard::take_from_bytes::<HashMap<String, Arc<NodeRecord>>>(part) {
                 Ok((nodes, [])) => self.nodes = nodes,
                 _ => return false,
             }
@@ -341,12 +357,50 @@ impl Reused {
     /// What the cache records of a plan made by this build.
     pub fn of(plan: &plan::Plan) -> Reused {
         Reused {
-            digest: plan.digest().to_string(),
-            file: plan::sha256_digest(&plan.to_json_bytes()),
-            shapes: plan.shapes().len(),
-            sealed: crate::pipeline::sealed_texts(plan),
-            plan: None,
+            of: PlanOf::Made {
+                digest: plan.digest().to_string(),
+                file: plan::sha256_digest(&plan.to_json_bytes()),
+                shapes: plan.shapes().len(),
+                sealed: crate::pipeline::sealed_texts(plan),
+            },
             origin: Origin::Made,
+        }
+    }
+
+    /// The last record's plan of a node, as this build keeps it.
+    fn recorded(record: &Arc<NodeRecord>, origin: Origin) -> Reused {
+        Reused {
+            of: PlanOf::Recorded(record.clone()),
+            origin,
+        }
+    }
+
+    pub fn digest(&self) -> &str {
+        match &self.of {
+            PlanOf::Made { digest, .. } => digest,
+            PlanOf::Recorded(record) => &record.plan,
+        }
+    }
+
+    pub fn shapes(&self) -> usize {
+        match &self.of {
+            PlanOf::Made { shapes, .. } => *shapes,
+            PlanOf::Recorded(record) => record.shapes,
+        }
+    }
+
+    pub fn sealed(&self) -> &[(String, String)] {
+        match &self.of {
+            PlanOf::Made { sealed, .. } => sealed,
+            PlanOf::Recorded(record) => &record.sealed,
+        }
+    }
+
+    /// The plan, when the record is kept in memory.
+    pub fn plan(&self) -> Option<&Arc<plan::Plan>> {
+        match &self.of {
+            PlanOf::Made { .. } => None,
+            PlanOf::Recorded(record) => record.kept.as_ref(),
         }
     }
 }
@@ -376,7 +430,7 @@ pub struct BuildCache {
     /// The syntax trees the cache's own evaluation of the inventory parsed, for the
     /// build's workers (a tree is reused only for the same bytes as the same file).
     pub parses: Arc<lang::ParseCache>,
-    finished: Mutex<BTreeMap<String, NodeRecord>>,
+    finished: Mutex<BTreeMap<String, Finished>>,
     reused: AtomicUsize,
     /// Nodes whose declarations came from the cache, and nodes whose first half
     /// was evaluated.
@@ -847,6 +901,8 @@ fn start(
         // its evaluated entry, and the files of the modules it ran
         for (node, record) in &mut previous.nodes {
             let entry = cache.entries.nodes.get(node).and_then(Option::as_ref);
+            // not shared yet (but with an editor's session, which keeps its own)
+            let record = Arc::make_mut(record);
             record.unchanged = entry.is_some()
                 && record.entry.as_ref() == entry
                 && !record
@@ -924,7 +980,7 @@ impl BuildCache {
     /// changed: its evaluated entry, the fleet-wide inventory, everything charged to
     /// every node, and the files of the modules it ran (resolution is a function of
     /// these, so it runs the same modules). None means evaluate it.
-    fn unchanged_inputs(&self, node: &str) -> Option<&NodeRecord> {
+    fn unchanged_inputs(&self, node: &str) -> Option<&Arc<NodeRecord>> {
         if !self.reusable {
             return None;
         }
@@ -1092,16 +1148,9 @@ impl BuildCache {
         let out = match &self.store {
             Store::Output(out) => out,
             Store::Memory => {
-                let plan = previous.kept.clone()?;
+                previous.kept.as_ref()?;
                 self.reused.fetch_add(1, Ordering::Relaxed);
-                return Some(Reused {
-                    digest: previous.plan.clone(),
-                    file: previous.file.clone(),
-                    shapes: previous.shapes,
-                    sealed: previous.sealed.clone(),
-                    plan: Some(plan),
-                    origin: Origin::Remembered,
-                });
+                return Some(Reused::recorded(previous, Origin::Remembered));
             }
         };
         let previous_record = self.previous.as_ref()?;
@@ -1126,14 +1175,8 @@ impl BuildCache {
         });
         if let Some(stamp) = unchanged {
             self.reused.fetch_add(1, Ordering::Relaxed);
-            return Some(Reused {
-                digest: previous.plan.clone(),
-                file: recorded.clone(),
-                shapes: previous.shapes,
-                sealed: previous.sealed.clone(),
-                plan: None,
-                origin: Origin::OnDisk(stamp),
-            });
+            // a record's `file` is the digest its `out` has of the plan file
+            return Some(Reused::recorded(previous, Origin::OnDisk(stamp)));
         }
         self.lock_notes().push(note(
             codes::CACHE_PLAN_CHANGED,
@@ -1149,7 +1192,9 @@ impl BuildCache {
     /// Records what `node`'s plan was made (or reused) from: its modules, the
     /// declarations its link was made from, and the link. Declarations that came
     /// from the cache (the link was made from them whether or not the node was
-    /// evaluated again) are recorded as the text they were read from.
+    /// evaluated again) are recorded as they were read. A node whose plan and
+    /// declarations both came from the last record has that record again, shared:
+    /// its entry, modules and link are the ones [`BuildCache::reuse`] found unchanged.
     /// `silent` is the plan when making it said nothing (no diagnostic, no trace):
     /// a memory keeps it, and reuses only what it kept.
     pub fn finished(
@@ -1160,40 +1205,61 @@ impl BuildCache {
         plan: Reused,
         silent: Option<&plan::Plan>,
     ) {
-        let entry = self.entries.nodes.get(node).cloned().flatten();
-        let declared = match declared {
-            Declared::Cached => self
-                .previous
-                .as_ref()
-                .and_then(|previous| previous.nodes.get(node))
-                .and_then(|record| record.declared.clone()),
-            Declared::Made(declared) => Some(Arc::new(declared.unfiled())),
-        };
-        let kept = match self.store {
-            Store::Output(_) => None,
-            Store::Memory => plan
-                .plan
-                .clone()
-                .or_else(|| silent.map(|plan| Arc::new(plan.clone()))),
-        };
-        let record = NodeRecord {
-            entry,
-            modules,
-            declared,
-            link,
-            plan: plan.digest,
-            shapes: plan.shapes,
-            sealed: plan.sealed,
-            file: plan.file,
-            kept,
-            loud: false,
-            origin: plan.origin,
-            unchanged: false,
+        let record = match (plan.of, declared) {
+            (PlanOf::Recorded(last), Declared::Cached) => last,
+            (of, declared) => {
+                let declared = match declared {
+                    Declared::Cached => self
+                        .previous
+                        .as_ref()
+                        .and_then(|previous| previous.nodes.get(node))
+                        .and_then(|record| record.declared.clone()),
+                    Declared::Made(declared) => Some(Arc::new(declared.unfiled())),
+                };
+                let (digest, file, shapes, sealed, kept) = match of {
+                    PlanOf::Made {
+                        digest,
+                        file,
+                        shapes,
+                        sealed,
+                    } => (digest, file, shapes, sealed, None),
+                    PlanOf::Recorded(last) => (
+                        last.plan.clone(),
+                        last.file.clone(),
+                        last.shapes,
+                        last.sealed.clone(),
+                        last.kept.clone(),
+                    ),
+                };
+                let kept = match self.store {
+                    Store::Output(_) => None,
+                    Store::Memory => kept.or_else(|| silent.map(|plan| Arc::new(plan.clone()))),
+                };
+                Arc::new(NodeRecord {
+                    entry: self.entries.nodes.get(node).cloned().flatten(),
+                    modules,
+                    declared,
+                    link,
+                    plan: digest,
+                    shapes,
+                    sealed,
+                    file,
+                    kept,
+                    loud: false,
+                    unchanged: false,
+                })
+            }
         };
         self.finished
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(node.to_string(), record);
+            .insert(
+                node.to_string(),
+                Finished {
+                    record,
+                    origin: plan.origin,
+                },
+            );
     }
 
     /// How this build digested the inventory's entries: `Some(true)` from the
@@ -1220,7 +1286,7 @@ impl BuildCache {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .iter()
-            .filter(|(_, record)| matches!(record.origin, Origin::Made))
+            .filter(|(_, finished)| matches!(finished.origin, Origin::Made))
             .map(|(node, _)| node.clone())
             .collect()
     }
@@ -1259,14 +1325,14 @@ impl BuildCache {
         // a plan file this build wrote or reused has the digest its record has,
         // and a reused one the stamp it had when it was found unchanged
         let built = |name: &str| {
-            let record = name
+            let finished = name
                 .strip_prefix("nodes/")
                 .and_then(|name| name.strip_suffix(".json"))
                 .and_then(|node| finished.get(node));
-            match record {
-                Some(record) => {
-                    let seen = match record.origin {
-                        Origin::OnDisk(stamp) => Some(stamp),
+            match finished {
+                Some(Finished { record, origin }) => {
+                    let seen = match origin {
+                        Origin::OnDisk(stamp) => Some(*stamp),
                         Origin::Made | Origin::Remembered => None,
                     };
                     (Some(&record.file), seen)
@@ -1360,15 +1426,18 @@ impl BuildCache {
         }
         let layout = self.layout.clone()?;
         let loud = self.loud.list();
-        let nodes: HashMap<String, NodeRecord> = self
+        let nodes: HashMap<String, Arc<NodeRecord>> = self
             .finished
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .iter()
-            .filter(|(_, record)| record.kept.is_some())
-            .map(|(node, record)| {
-                let mut record = record.clone();
-                record.loud = loud.binary_search(node).is_ok();
+            .filter(|(_, finished)| finished.record.kept.is_some())
+            .map(|(node, finished)| {
+                let mut record = finished.record.clone();
+                let loud = loud.binary_search(node).is_ok();
+                if record.loud != loud {
+                    Arc::make_mut(&mut record).loud = loud;
+                }
                 (node.clone(), record)
             })
             .collect();

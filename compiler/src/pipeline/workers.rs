@@ -916,7 +916,7 @@ fn kept_from_cache(
             None,
         );
     };
-    if let Some(plan) = reused.plan.clone() {
+    if let Some(plan) = reused.plan().cloned() {
         finished(reused, modules);
         deliver(session, name, (*plan).clone(), plans, handed, diagnostics);
         return true;
@@ -925,9 +925,9 @@ fn kept_from_cache(
         return false;
     };
     // the plan file is the bytes the cache recorded: kept as it is
-    match sink.keep(name, &reused.digest, reused.shapes) {
+    match sink.keep(name, reused.digest(), reused.shapes()) {
         Ok(()) => {
-            handed.push((name.to_string(), reused.sealed.clone()));
+            handed.push((name.to_string(), reused.sealed().to_vec()));
             finished(reused, modules);
         }
         Err(diagnostic) => diagnostics.push(diagnostic),
