@@ -27,6 +27,7 @@ mod external;
 mod reads;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -203,6 +204,11 @@ struct Record {
     /// again where a compilation from nothing says it.
     #[serde(skip)]
     loud_modules: BTreeSet<String>,
+    /// The nodes whose plan files the build found unchanged before it compiled
+    /// (while the inventory was digested), with the stamps that said so: their
+    /// reuse asks for no stamp again. Empty when none were asked.
+    #[serde(skip)]
+    settled_plans: HashMap<String, Stamp>,
 }
 
 /// The nodes' part of a cache file, not yet parsed: the file's bytes, where the
@@ -214,22 +220,63 @@ struct Unread {
     digest: String,
 }
 
+impl Unread {
+    /// The nodes' records (None: the part does not have the digest the header
+    /// gives it, or is not one whole map of records).
+    fn parse(&self) -> Option<HashMap<String, Arc<NodeRecord>>> {
+        let part = &self.bytes[self.start..];
+        if plan::sha256_digest(part) != self.digest {
+            return None;
+        }
+        match postcard::take_from_bytes::<HashMap<String, Arc<NodeRecord>>>(part) {
+            Ok((nodes, [])) => Some(nodes),
+            _ => None,
+        }
+    }
+}
+
 impl Record {
     /// Parses the nodes read with the record, if not yet (false: their part does
     /// not have the digest the header gives it, or is not a whole record of
     /// `node_count` nodes).
     fn read_nodes(&mut self) -> bool {
         if let Some(unread) = self.unread.take() {
-            let part = &unread.bytes[unread.start..];
-            if plan::sha256_digest(part) != unread.digest {
-                return false;
-            }
-            match postcard::take_from_bytes::<HashMap<String, Arc<NodeRecord>>>(part) {
-                Ok((nodes, [])) => self.nodes = nodes,
-                _ => return false,
+            match unread.parse() {
+                Some(nodes) => self.nodes = nodes,
+                None => return false,
             }
         }
         self.nodes.len() == self.node_count
+    }
+
+    /// [`Record::read_nodes`] while the plan files are stamped on a thread of their
+    /// own ([`Record::settle_plans`]): the two are independent, and each is work
+    /// per node.
+    fn read_nodes_and_settle_plans(&mut self, out: &Path) {
+        let unread = self.unread.take();
+        let record = &*self;
+        let (nodes, settled) = std::thread::scope(|scope| {
+            let settling = std::thread::Builder::new()
+                .name("mesh-stamps".to_string())
+                .spawn_scoped(scope, || {
+                    let settled = record.settled_plans(out);
+                    crate::phases::mark("plan files stamped");
+                    settled
+                });
+            let nodes = unread.as_ref().and_then(Unread::parse);
+            crate::phases::mark("cache nodes read");
+            let settled = match settling {
+                Ok(settling) => settling
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                Err(_) => record.settled_plans(out),
+            };
+            (nodes, settled)
+        });
+        if let Some(nodes) = nodes {
+            self.nodes = nodes;
+        }
+        self.settled_plans = settled;
     }
 
     /// Whether the output file `name` is the one this record digested, as its stamp
@@ -240,6 +287,39 @@ impl Record {
                 .get(name)
                 .is_some_and(|recorded| now == recorded && recorded.settled_before(written))
         })
+    }
+
+    /// Asks the stamp of every plan file this record digested, beneath `out`: the
+    /// nodes whose files are unchanged since ([`Record::settled`]), with the stamps.
+    /// A file changed after this is found changed by the next build (the stamp
+    /// kept is the one taken here), as a file changed after any stamp is.
+    fn settled_plans(&self, out: &Path) -> HashMap<String, Stamp> {
+        let Some(nodes) = Beneath::open(out, false)
+            .and_then(|out| out.directory(Path::new("nodes"), false))
+            .ok()
+            .flatten()
+        else {
+            return HashMap::new();
+        };
+        let mut settled = HashMap::with_capacity(self.node_count);
+        for (key, _) in self
+            .stamps
+            .range::<str, _>((Bound::Included("nodes/"), Bound::Excluded("nodes0")))
+        {
+            let Some(node) = key
+                .strip_prefix("nodes/")
+                .and_then(|name| name.strip_suffix(".json"))
+            else {
+                continue;
+            };
+            let Some(stamp) = nodes.stamp(&key["nodes/".len()..]).ok().flatten() else {
+                continue;
+            };
+            if self.settled(key, &stamp) {
+                settled.insert(node.to_string(), stamp);
+            }
+        }
+        settled
     }
 
     /// The digest of the output file `name` when its stamp says it is the file
@@ -686,8 +766,9 @@ pub fn open(root: &Path, out: &Path) -> (Start, Vec<Diagnostic>) {
         {
             // the inventory changed, so the build is not a no-op: its nodes' records
             // are wanted, and are parsed while the inventory is still being digested
-            record.read_nodes();
-            crate::phases::mark("cache nodes read");
+            // and the plan files it digested are asked whether they changed, which
+            // the build's reuse would otherwise ask one by one after the first halves
+            record.read_nodes_and_settle_plans(out);
         }
         (
             previous,
@@ -1154,6 +1235,10 @@ impl BuildCache {
             }
         };
         let previous_record = self.previous.as_ref()?;
+        if let Some(stamp) = previous_record.settled_plans.get(node) {
+            self.reused.fetch_add(1, Ordering::Relaxed);
+            return Some(Reused::recorded(previous, Origin::OnDisk(*stamp)));
+        }
         let key = format!("nodes/{node}.json");
         let name = &key["nodes/".len()..];
         let recorded = previous_record.out.get(&key)?;
@@ -1391,6 +1476,7 @@ impl BuildCache {
             entries: None,
             written: None,
             loud_modules: BTreeSet::new(),
+            settled_plans: HashMap::new(),
         };
         let parts = nodes_part.and_then(|nodes| Ok((postcard::to_stdvec(&record)?, nodes)));
         let (fleet, (nodes, nodes_digest)) = parts.map_err(|error| {
@@ -1465,6 +1551,7 @@ impl BuildCache {
                 entries: Some(self.entries.nodes.clone()),
                 written: None,
                 loud_modules: self.loud_module_names.list().into_iter().collect(),
+                settled_plans: HashMap::new(),
             },
         })
     }

@@ -1069,13 +1069,15 @@ fn timings_name_the_phases_of_a_build_in_the_order_they_end() {
     }
     // the inventory changed, so it was digested while the record was read
     assert!(names.contains(&"inventory digested"), "{names:?}");
-    // and the build is not a no-op, so the nodes' records were parsed meanwhile
+    // and the build is not a no-op, so the nodes' records were parsed meanwhile,
+    // and the plan files they name stamped before any node was compiled
     let position = |phase: &str| names.iter().position(|name| *name == phase);
-    assert!(
-        position("cache nodes read").is_some()
-            && position("cache nodes read") < position("cache opened"),
-        "{names:?}"
-    );
+    for early in ["cache nodes read", "plan files stamped"] {
+        assert!(
+            position(early).is_some() && position(early) < position("cache opened"),
+            "`{early}` in {names:?}"
+        );
+    }
     assert!(
         marked.windows(2).all(|pair| pair[0].1 <= pair[1].1),
         "{marked:?}"
