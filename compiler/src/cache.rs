@@ -683,49 +683,104 @@ type Built<'b> = dyn Fn(&str) -> (Option<&'b String>, Option<Stamp>) + 'b;
 /// it; a file whose stamp says it is the one `previous` digested is not read
 /// either. A file's stamp is taken before it is read, so a file changed in between
 /// has a stamp that does not match the next time. `read` counts the files read.
+///
+/// `nodes_listed` is what the commit found in `OUT/nodes` (None: list it): a
+/// plan file this build wrote or reused is taken from there without listing the
+/// directory again, and any other name is walked as the directory's entries are.
 fn out_files<'b>(
     out: &Path,
     built: &Built<'b>,
     previous: Option<&Record>,
+    nodes_listed: Option<&[String]>,
     read: &mut usize,
 ) -> Option<OutFiles> {
-    // read beneath the output, never through a link (a file the walk saw could be
-    // replaced by one before it is read)
-    let output = Beneath::open(out, false).ok()?;
-    let mut digests = BTreeMap::new();
-    let mut stamps = BTreeMap::new();
-    for entry in walkdir::WalkDir::new(out).follow_links(false) {
-        let entry = entry.ok()?;
-        let relative = entry.path().strip_prefix(out).ok()?;
+    let mut walk = OutWalk {
+        out,
+        // read beneath the output, never through a link (a file the walk saw could
+        // be replaced by one before it is read)
+        output: Beneath::open(out, false).ok()?,
+        built,
+        previous,
+        read,
+        digests: BTreeMap::new(),
+        stamps: BTreeMap::new(),
+    };
+    let listed_nodes = |entry: &walkdir::DirEntry| {
+        nodes_listed.is_some() && entry.depth() == 1 && entry.file_name() == "nodes"
+    };
+    let walker = walkdir::WalkDir::new(out).follow_links(false).into_iter();
+    for entry in walker.filter_entry(|entry| !listed_nodes(entry)) {
+        walk.entry(&entry.ok()?)?;
+    }
+    for name in nodes_listed.unwrap_or_default() {
+        let relative = format!("nodes/{name}");
+        match built(&relative) {
+            // written or reused by this build: a regular file it put or found there
+            (Some(digest), seen) => {
+                let stamp = match seen {
+                    Some(stamp) => stamp,
+                    None => Stamp::of_metadata(&out.join(&relative).symlink_metadata().ok()?)?,
+                };
+                walk.stamps.insert(relative.clone(), stamp);
+                walk.digests.insert(relative, digest.clone());
+            }
+            (None, _) => {
+                for entry in walkdir::WalkDir::new(out.join(&relative)).follow_links(false) {
+                    walk.entry(&entry.ok()?)?;
+                }
+            }
+        }
+    }
+    Some((walk.digests, walk.stamps))
+}
+
+/// The state of [`out_files`]' walk.
+struct OutWalk<'w, 'b> {
+    out: &'w Path,
+    output: Beneath,
+    built: &'w Built<'b>,
+    previous: Option<&'w Record>,
+    read: &'w mut usize,
+    digests: BTreeMap<String, String>,
+    stamps: BTreeMap<String, Stamp>,
+}
+
+impl OutWalk<'_, '_> {
+    /// Digests and stamps the file `entry` (None: it cannot be read, or is not a
+    /// regular file).
+    fn entry(&mut self, entry: &walkdir::DirEntry) -> Option<()> {
+        let relative = entry.path().strip_prefix(self.out).ok()?;
         let name = relative.to_string_lossy().into_owned();
         if name == CACHE_FILE || name.starts_with(".mesh-staging") {
-            continue;
+            return Some(());
         }
         if entry.file_type().is_dir() {
-            continue;
+            return Some(());
         }
-        let (known, seen) = built(&name);
+        let (known, seen) = (self.built)(&name);
         // a link or a device in the output: never called unchanged
         let mut stamp = match seen {
             Some(stamp) if entry.file_type().is_file() => stamp,
             _ => Stamp::of_metadata(&entry.metadata().ok()?)?,
         };
-        let digest = match known
-            .or_else(|| previous.and_then(|previous| previous.unchanged_file(&name, Some(&stamp))))
-        {
+        let unchanged = || {
+            self.previous
+                .and_then(|previous| previous.unchanged_file(&name, Some(&stamp)))
+        };
+        let digest = match known.or_else(unchanged) {
             Some(digest) => digest.clone(),
             None => {
-                *read += 1;
+                *self.read += 1;
                 // the stamp of the file read, taken before reading it
-                let (bytes, read_stamp) = output.read_stamped(relative).ok().flatten()?;
+                let (bytes, read_stamp) = self.output.read_stamped(relative).ok().flatten()?;
                 stamp = read_stamp;
                 plan::sha256_digest(&bytes)
             }
         };
-        stamps.insert(name.clone(), stamp);
-        digests.insert(name, digest);
+        self.stamps.insert(name.clone(), stamp);
+        self.digests.insert(name, digest);
+        Some(())
     }
-    Some((digests, stamps))
 }
 
 /// Opens the cache of the output `out` for a build of the repository at `root`.
@@ -943,7 +998,7 @@ fn start(
             && cache.changed_modules.is_empty()
             && previous.external.is_some()
             && previous.external == external::digest(&repository.root)
-            && out_files(out, &|_| (None, None), Some(&previous), &mut read)
+            && out_files(out, &|_| (None, None), Some(&previous), None, &mut read)
                 .is_some_and(|(digests, _)| digests == previous.out)
     });
     if unchanged {
@@ -1428,7 +1483,15 @@ impl BuildCache {
             }
         };
         // the nodes' part is serialized and digested while the output is walked
-        let walk = || out_files(out_directory, &built, self.previous.as_ref(), &mut 0);
+        let walk = || {
+            out_files(
+                out_directory,
+                &built,
+                self.previous.as_ref(),
+                Some(&written.nodes_listed),
+                &mut 0,
+            )
+        };
         let serialize = || {
             postcard::to_stdvec(&finished).map(|part| {
                 let digest = plan::sha256_digest(&part);

@@ -69,6 +69,10 @@ pub struct Written {
     /// The sha256 of the manifest it wrote (the build cache records it without
     /// reading the file back).
     pub manifest: String,
+    /// The names in `OUT/nodes` once the commit put its plans there and removed
+    /// the stale ones, as it listed them: the build cache's walk of the output
+    /// takes the directory's names from here instead of listing it again.
+    pub nodes_listed: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -144,6 +148,7 @@ impl StagedBuild {
             }
         };
         let names = nodes.names().map_err(|e| output_error(&nodes_path, e))?;
+        let mut nodes_listed = Vec::with_capacity(names.len());
         for file_name in names {
             let file_name = file_name.to_string_lossy().into_owned();
             if let Some(node) = file_name.strip_suffix(".json")
@@ -152,6 +157,8 @@ impl StagedBuild {
                 nodes
                     .remove(&file_name)
                     .map_err(|e| output_error(&nodes_path.join(&file_name), e))?;
+            } else {
+                nodes_listed.push(file_name);
             }
         }
         let digests: BTreeMap<String, String> = staged
@@ -164,6 +171,7 @@ impl StagedBuild {
             nodes: staged.len(),
             shapes: staged.values().map(|entry| entry.shapes).sum(),
             manifest: plan::sha256_digest(&manifest),
+            nodes_listed,
         })
     }
 

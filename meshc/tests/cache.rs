@@ -935,6 +935,43 @@ fn files_whose_stamps_are_unchanged_are_not_read_back() {
 }
 
 #[test]
+fn what_else_is_in_the_nodes_directory_is_recorded_and_its_changes_seen() {
+    // the commit lists `OUT/nodes` and the cache's walk takes the plan files from
+    // that listing; a file or directory that is no plan is kept by the commit and
+    // must still be recorded, or no build after would find the output unchanged
+    let (temporary, repository) = repository();
+    let out = temporary.path().join("out");
+    let inventory = repository.join("mesh.nix");
+    let pause = || std::thread::sleep(std::time::Duration::from_millis(50));
+    assert_built(&build_with(&repository, &out, &[]));
+    write(&out.join("nodes/README.txt"), "plans of the fleet\n");
+    std::fs::create_dir_all(out.join("nodes/notes")).expect("a directory");
+    write(&out.join("nodes/notes/app1.txt"), "app1\n");
+    replace(&inventory, "title = \"app2\"", "title = \"two\"");
+    let built = build_with(&repository, &out, &["--timings"]);
+    assert_built(&built);
+    assert_eq!(compiled(&built), ["app2"], "{}", stderr(&built));
+    assert_eq!(read(&out.join("nodes/README.txt")), "plans of the fleet\n");
+    pause();
+    let again = build_with(&repository, &out, &["--timings"]);
+    assert!(
+        stderr(&again).contains("nothing changed"),
+        "{}",
+        stderr(&again)
+    );
+    // a change to a file in the directory beneath is one to the output
+    pause();
+    write(&out.join("nodes/notes/app1.txt"), "app1, again\n");
+    let changed = build_with(&repository, &out, &["--timings"]);
+    assert_built(&changed);
+    assert!(
+        !stderr(&changed).contains("nothing changed"),
+        "{}",
+        stderr(&changed)
+    );
+}
+
+#[test]
 fn a_plan_rewritten_with_its_size_and_time_restored_is_e124_and_compiled_again() {
     let (temporary, repository) = repository();
     let out = temporary.path().join("out");
