@@ -101,6 +101,25 @@ struct NodeRecord {
     /// opened.
     #[serde(skip)]
     unchanged: bool,
+    /// The bytes of the cache file this record was read from: a record that is
+    /// written again as it was read is copied from them instead of serialized.
+    /// Only the fields skipped above are ever changed after a record is read, so
+    /// they stay its serialization.
+    #[serde(skip)]
+    read_from: Option<ReadFrom>,
+}
+
+/// Where in the bytes of a cache file a record was read from.
+#[derive(Clone)]
+struct ReadFrom {
+    file: Arc<Vec<u8>>,
+    range: std::ops::Range<usize>,
+}
+
+impl std::fmt::Debug for ReadFrom {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(formatter, "bytes {:?} of the cache file", self.range)
+    }
 }
 
 /// The declarations a node's link was made from, as [`BuildCache::finished`]
@@ -215,7 +234,7 @@ struct Record {
 /// part starts, and the digest its header gives it.
 #[derive(Clone, Debug)]
 struct Unread {
-    bytes: Vec<u8>,
+    bytes: Arc<Vec<u8>>,
     start: usize,
     digest: String,
 }
@@ -223,15 +242,27 @@ struct Unread {
 impl Unread {
     /// The nodes' records (None: the part does not have the digest the header
     /// gives it, or is not one whole map of records).
+    /// Each record keeps where it was read from ([`NodeRecord::read_from`]).
     fn parse(&self) -> Option<HashMap<String, Arc<NodeRecord>>> {
-        let part = &self.bytes[self.start..];
+        let file = &self.bytes;
+        let part = &file[self.start..];
         if plan::sha256_digest(part) != self.digest {
             return None;
         }
-        match postcard::take_from_bytes::<HashMap<String, Arc<NodeRecord>>>(part) {
-            Ok((nodes, [])) => Some(nodes),
-            _ => None,
+        // a map as postcard writes one: its length, then each name and record
+        let (count, mut rest) = postcard::take_from_bytes::<usize>(part).ok()?;
+        let mut nodes = HashMap::with_capacity(count.min(part.len()));
+        for _ in 0..count {
+            let (name, after_name) = postcard::take_from_bytes::<String>(rest).ok()?;
+            let (mut record, after) = postcard::take_from_bytes::<NodeRecord>(after_name).ok()?;
+            record.read_from = Some(ReadFrom {
+                file: self.bytes.clone(),
+                range: file.len() - after_name.len()..file.len() - after.len(),
+            });
+            nodes.insert(name, Arc::new(record));
+            rest = after;
         }
+        rest.is_empty().then_some(nodes)
     }
 }
 
@@ -621,7 +652,7 @@ fn read_record(out: &Path, identity: &Identity, notes: &mut Vec<Diagnostic>) -> 
             return None;
         }
         record.unread = Some(Unread {
-            bytes,
+            bytes: Arc::new(bytes),
             start: end,
             digest: nodes_digest,
         });
@@ -644,6 +675,29 @@ fn read_record(out: &Path, identity: &Identity, notes: &mut Vec<Diagnostic>) -> 
     }
     record.written = Some(stamp.modified());
     Some(record)
+}
+
+/// The nodes' part of a cache file: `finished` as postcard writes a map, with
+/// each record read from the last cache file and kept as it was copied from the
+/// bytes it was read from.
+fn nodes_part(finished: &BTreeMap<String, Finished>) -> postcard::Result<Vec<u8>> {
+    let copied: usize = finished
+        .values()
+        .filter_map(|finished| finished.record.read_from.as_ref())
+        .map(|read_from| read_from.range.len())
+        .sum();
+    let mut part = postcard::to_extend(
+        &finished.len(),
+        Vec::with_capacity(copied + 64 * finished.len()),
+    )?;
+    for (name, Finished { record, .. }) in finished {
+        part = postcard::to_extend(name, part)?;
+        match &record.read_from {
+            Some(ReadFrom { file, range }) => part.extend_from_slice(&file[range.clone()]),
+            None => part = postcard::to_extend(&**record, part)?,
+        }
+    }
+    Ok(part)
 }
 
 /// The first line of a cache file of this format: where the fleet-wide part
@@ -1387,6 +1441,7 @@ impl BuildCache {
                     kept,
                     loud: false,
                     unchanged: false,
+                    read_from: None,
                 })
             }
         };
@@ -1493,7 +1548,7 @@ impl BuildCache {
             )
         };
         let serialize = || {
-            postcard::to_stdvec(&finished).map(|part| {
+            nodes_part(&finished).map(|part| {
                 let digest = plan::sha256_digest(&part);
                 (part, digest)
             })
