@@ -14,6 +14,13 @@ use crate::loader::Loader;
 use crate::parser;
 use crate::span::{FileId, Span};
 use crate::symbols::SymbolOrder;
+
+/// A file's syntax tree, with its names in the order interning it meets them when
+/// the parse cache keeps it.
+type ParsedFile = (
+    std::sync::Arc<crate::syntax::Expr>,
+    Option<std::sync::Arc<[crate::name::Name]>>,
+);
 use crate::value::{Bytes, EnvFrame, EvalResult, Value};
 
 mod call;
@@ -196,8 +203,11 @@ impl Machine {
         base_directory: &Path,
     ) -> Result<(FileId, Rc<Ir>), Vec<Diagnostic>> {
         let file = self.sources.add(name.to_string(), path, text.clone());
-        let expr = self.parse_cached(file, text)?;
-        self.symbols.intern_file(&expr);
+        let (expr, names) = self.parse_cached(file, text)?;
+        match names {
+            Some(names) => self.symbols.intern_names(&names),
+            None => self.symbols.intern_file(&expr),
+        }
         let compiled = compile::compile_file(&expr, base_directory, &*self.globals, &self.symbols);
         // the syntax tree can be deep: drop it here, on the evaluation stack (a cached
         // tree lives on in the cache, which its owner sweeps on such a stack too)
@@ -246,32 +256,36 @@ impl Machine {
         let file_path = PathBuf::from(String::from_utf8_lossy(&bytes).into_owned());
         let name = file_path.display().to_string();
         let file = self.sources.add(name, Some(file_path), text.clone());
-        Ok((file, self.parse_cached(file, text)?))
+        Ok((file, self.parse_cached(file, text)?.0))
     }
 
     /// The tree of `text` as file `file`: the parse cache's when it has it, else
-    /// parsed (and kept there); `Err` holds the syntax errors.
+    /// parsed (and kept there, with its names in the order interning it meets them,
+    /// which come with it when it is kept); `Err` holds the syntax errors.
     fn parse_cached(
         &self,
         file: FileId,
         text: std::sync::Arc<[u8]>,
-    ) -> Result<std::sync::Arc<crate::syntax::Expr>, Vec<Diagnostic>> {
-        if let Some(expr) = self
+    ) -> Result<ParsedFile, Vec<Diagnostic>> {
+        if let Some((expr, names)) = self
             .parses
             .as_ref()
             .and_then(|cache| cache.get(file, &text))
         {
-            return Ok(expr);
+            return Ok((expr, Some(names)));
         }
         let parsed = parser::parse(&text, file);
         if !parsed.errors.is_empty() {
             return Err(parsed.errors);
         }
         let expr = std::sync::Arc::new(parsed.expr);
-        if let Some(cache) = &self.parses {
-            cache.insert(file, text, expr.clone());
-        }
-        Ok(expr)
+        let Some(cache) = &self.parses else {
+            return Ok((expr, None));
+        };
+        let names: std::sync::Arc<[crate::name::Name]> =
+            crate::symbols::first_mentions(&expr).into();
+        cache.insert(file, text, expr.clone(), names.clone());
+        Ok((expr, Some(names)))
     }
 
     /// Evaluates a file as `import` does (cached per path).

@@ -1619,7 +1619,7 @@ mod tests {
     /// and so does a third of it (cut mid-token, mid-string: the errors too).
     #[test]
     fn every_nix_file_parses_in_windows_as_it_parses_whole() {
-        let files = repository_nix_files();
+        let files = crate::test_files::repository_nix_files();
         // some are nested as deeply as the parser allows: parsed on a stack sized
         // for that, as every parse of a file is
         crate::eval::run_with_stack(move || {
@@ -1634,40 +1634,15 @@ mod tests {
         });
     }
 
-    /// The `.nix` files of the repository's tests, standard modules and examples.
-    fn repository_nix_files() -> Vec<std::path::PathBuf> {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let mut files = Vec::new();
-        for directory in ["lang/tests", "meshc/tests", "stdlib-modules", "examples"] {
-            nix_files(&root.join(directory), &mut files);
-        }
-        assert!(files.len() > 100, "found only {} .nix files", files.len());
-        files
-    }
-
-    fn nix_files(directory: &std::path::Path, files: &mut Vec<std::path::PathBuf>) {
-        let Ok(entries) = std::fs::read_dir(directory) else {
-            return;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                nix_files(&path, files);
-            } else if path.extension().is_some_and(|extension| extension == "nix") {
-                files.push(path);
-            }
-        }
-    }
-
     /// Every `.nix` file of the repository (and of nixpkgs' lib, where it is vendored),
     /// whole and from a third of the way in, lexes as the reference lexes it.
     #[test]
     fn lex_is_the_reference_lexer_on_every_nix_file() {
-        let mut files = repository_nix_files();
+        let mut files = crate::test_files::repository_nix_files();
         let nixpkgs = std::path::Path::new("/work/vendor/nixpkgs.lib");
         if nixpkgs.is_dir() {
             let before = files.len();
-            nix_files(nixpkgs, &mut files);
+            crate::test_files::nix_files(nixpkgs, &mut files);
             assert!(
                 files.len() > before,
                 "no .nix files in {}",
@@ -1690,7 +1665,7 @@ mod tests {
     fn a_large_file_lexes_as_the_reference_lexes_it() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let mut files = Vec::new();
-        nix_files(&root.join("stdlib-modules"), &mut files);
+        crate::test_files::nix_files(&root.join("stdlib-modules"), &mut files);
         let mut source = b"[\n".to_vec();
         while source.len() <= 2 * LARGE_SOURCE {
             for file in &files {

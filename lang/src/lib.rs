@@ -20,6 +20,8 @@ pub mod print;
 pub mod span;
 pub mod symbols;
 pub mod syntax;
+#[cfg(test)]
+mod test_files;
 pub mod value;
 
 pub use builtins::{TraceKind, Traced};

@@ -7,12 +7,15 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::name::Name;
 use crate::span::FileId;
 use crate::syntax::Expr;
 
 struct Entry {
     text: Arc<[u8]>,
     expr: Arc<Expr>,
+    /// The tree's names in the order interning it meets them.
+    names: Arc<[Name]>,
     /// The generation that last used it.
     used: u64,
 }
@@ -46,8 +49,9 @@ impl ParseCache {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// The tree of `text` as file `file`, if it was parsed before.
-    pub fn get(&self, file: FileId, text: &[u8]) -> Option<Arc<Expr>> {
+    /// The tree of `text` as file `file`, if it was parsed before, with its names
+    /// in the order interning the tree meets them ([`crate::symbols::first_mentions`]).
+    pub fn get(&self, file: FileId, text: &[u8]) -> Option<(Arc<Expr>, Arc<[Name]>)> {
         let generation = self.generation.load(Ordering::Relaxed);
         let mut entries = self.entries();
         let entry = entries
@@ -56,15 +60,22 @@ impl ParseCache {
             .find(|entry| *entry.text == *text)?;
         entry.used = generation;
         self.hits.fetch_add(1, Ordering::Relaxed);
-        Some(entry.expr.clone())
+        Some((entry.expr.clone(), entry.names.clone()))
     }
 
-    pub fn insert(&self, file: FileId, text: Arc<[u8]>, expr: Arc<Expr>) {
+    /// Keeps the tree `expr` of `text` as file `file`, with its `names` in the order
+    /// interning it meets them.
+    pub fn insert(&self, file: FileId, text: Arc<[u8]>, expr: Arc<Expr>, names: Arc<[Name]>) {
         let used = self.generation.load(Ordering::Relaxed);
         let mut entries = self.entries();
         let versions = entries.entry(file).or_default();
         if !versions.iter().any(|entry| *entry.text == *text) {
-            versions.push(Entry { text, expr, used });
+            versions.push(Entry {
+                text,
+                expr,
+                names,
+                used,
+            });
         }
     }
 

@@ -224,6 +224,20 @@ impl Hasher for NameHasher {
     }
 }
 
+/// The names of a parsed file, each once, in the order [`SymbolOrder::intern_file`]
+/// meets them first: what a file parsed once (and kept by the parse cache) gives
+/// every evaluator that interns it ([`SymbolOrder::intern_names`]).
+pub fn first_mentions(expr: &Expr) -> Box<[crate::name::Name]> {
+    let mut seen = SymbolOrder {
+        ranks: NameMap::default(),
+        next: 0,
+    };
+    seen.intern_file(expr);
+    let mut names: Vec<_> = seen.ranks.into_iter().collect();
+    names.sort_unstable_by_key(|(_, rank)| *rank);
+    names.into_iter().map(|(name, _)| name).collect()
+}
+
 /// A map keyed by names, hashed with [`NameHasher`].
 pub(crate) type NameMap<V> = HashMap<crate::name::Name, V, BuildHasherDefault<NameHasher>>;
 
@@ -277,6 +291,19 @@ impl SymbolOrder {
     /// a formal after its default.
     pub fn intern_file(&mut self, expr: &Expr) {
         self.expr(expr);
+    }
+
+    /// Interns `names` in order: given a file's [`first_mentions`], ranks every
+    /// name as [`SymbolOrder::intern_file`] of that file does, with one lookup a
+    /// name instead of one a mention (a 2 MB inventory mentions 300,000 names,
+    /// 10,000 of them different).
+    pub fn intern_names(&mut self, names: &[crate::name::Name]) {
+        for name in names {
+            if !self.ranks.contains_key(name) {
+                self.ranks.insert(*name, self.next);
+                self.next += 1;
+            }
+        }
     }
 
     fn attr_path(&mut self, path: &[AttrName]) {
@@ -425,6 +452,31 @@ mod tests {
             }
         }
         assert_eq!(hashes.len(), count);
+    }
+
+    /// Interning a file's first mentions ranks every name as interning the file
+    /// does, after files before it as well as on its own.
+    #[test]
+    fn first_mentions_rank_names_as_the_file_does() {
+        let files = crate::test_files::repository_nix_files();
+        crate::eval::run_with_stack(move || {
+            let mut whole = SymbolOrder::new();
+            let mut listed = SymbolOrder::new();
+            for file in &files {
+                let source = std::fs::read(file).unwrap();
+                let parsed = crate::parser::parse(&source, crate::span::FileId(0));
+                whole.intern_file(&parsed.expr);
+                listed.intern_names(&first_mentions(&parsed.expr));
+                assert_eq!(whole.next, listed.next, "{}", file.display());
+                let mut alone = SymbolOrder::new();
+                alone.intern_names(&first_mentions(&parsed.expr));
+                let mut walked = SymbolOrder::new();
+                walked.intern_file(&parsed.expr);
+                assert_eq!(alone.ranks, walked.ranks, "{}", file.display());
+            }
+            assert_eq!(whole.ranks, listed.ranks);
+            assert!(whole.next > 500, "{} names", whole.next);
+        });
     }
 
     #[test]
