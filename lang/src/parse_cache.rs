@@ -63,6 +63,18 @@ impl ParseCache {
         Some((entry.expr.clone(), entry.names.clone()))
     }
 
+    /// A kept text with the bytes `text`, shared instead of copied: a file read
+    /// again by another evaluator (each build worker reads the 2 MB inventory)
+    /// holds the bytes the first one kept.
+    pub fn text(&self, text: &[u8]) -> Option<Arc<[u8]>> {
+        let entries = self.entries();
+        entries
+            .values()
+            .flatten()
+            .find(|entry| entry.text.len() == text.len() && *entry.text == *text)
+            .map(|entry| entry.text.clone())
+    }
+
     /// Keeps the tree `expr` of `text` as file `file`, with its `names` in the order
     /// interning it meets them.
     pub fn insert(&self, file: FileId, text: Arc<[u8]>, expr: Arc<Expr>, names: Arc<[Name]>) {
@@ -143,6 +155,17 @@ mod tests {
         assert_eq!(cache.hits(), 0);
         assert_eq!(evaluate(&cache, text), Ok("3".to_string()));
         assert_eq!(cache.hits(), 1, "the second machine reused the tree");
+    }
+
+    #[test]
+    fn a_text_read_again_is_the_one_kept() {
+        let cache = Arc::new(ParseCache::new());
+        assert_eq!(evaluate(&cache, "[ 1 2 ]"), Ok("[ 1 2 ]".to_string()));
+        let kept = cache.text(b"[ 1 2 ]").expect("kept");
+        let again = cache.text(b"[ 1 2 ]").expect("kept");
+        assert!(Arc::ptr_eq(&kept, &again));
+        assert!(cache.text(b"[ 1 3 ]").is_none());
+        assert!(cache.text(b"[ 1 2 ] ").is_none());
     }
 
     #[test]

@@ -140,7 +140,7 @@ impl Machine {
             .unwrap_or_else(|| PathBuf::from("/"));
         let name = file_path.display().to_string();
         let (_, ir) =
-            match self.compile_source(&name, Some(file_path), std::sync::Arc::from(text), &base) {
+            match self.compile_source(&name, Some(file_path), self.shared_text(text), &base) {
                 Ok(compiled) => compiled,
                 Err(mut errors) => {
                     if span != Span::default() {
@@ -157,6 +157,15 @@ impl Machine {
         let value = value.map_err(|error| vec![*error])?;
         self.file_cache.insert(path, value.clone());
         Ok(value)
+    }
+
+    /// The bytes of a file read for `import`, as the text the parse cache keeps
+    /// when it has the same bytes (shared, not copied), else copied into one.
+    fn shared_text(&self, text: Vec<u8>) -> std::sync::Arc<[u8]> {
+        self.parses
+            .as_ref()
+            .and_then(|cache| cache.text(&text))
+            .unwrap_or_else(|| std::sync::Arc::from(text))
     }
 
     pub(super) fn import_cycle(&self, path: &[u8], span: Span) -> Diagnostic {
