@@ -281,7 +281,7 @@ impl Record {
     }
 
     /// [`Record::read_nodes`] while the plan files are stamped on a thread of their
-    /// own ([`Record::settle_plans`]): the two are independent, and each is work
+    /// own ([`Record::settled_plans`]): the two are independent, and each is work
     /// per node.
     fn read_nodes_and_settle_plans(&mut self, out: &Path) {
         let unread = self.unread.take();
@@ -778,8 +778,13 @@ fn out_files<'b>(
                 walk.stamps.insert(relative.clone(), stamp);
                 walk.digests.insert(relative, digest.clone());
             }
+            // anything else is walked as the whole output's walk would meet it: a
+            // link there is not followed, and is no regular file
             (None, _) => {
-                for entry in walkdir::WalkDir::new(out.join(&relative)).follow_links(false) {
+                let beneath = walkdir::WalkDir::new(out.join(&relative))
+                    .follow_links(false)
+                    .follow_root_links(false);
+                for entry in beneath {
                     walk.entry(&entry.ok()?)?;
                 }
             }

@@ -972,6 +972,29 @@ fn what_else_is_in_the_nodes_directory_is_recorded_and_its_changes_seen() {
 }
 
 #[test]
+fn a_link_planted_in_the_nodes_directory_is_not_followed_and_keeps_no_cache() {
+    // a directory outside the output, reached by a link among the plans: the
+    // walk must not go through it, and an output holding a link is never one the
+    // cache may call unchanged
+    let (temporary, repository) = repository();
+    let out = temporary.path().join("out");
+    let outside = temporary.path().join("outside");
+    std::fs::create_dir_all(&outside).expect("a directory");
+    write(&outside.join("secret.txt"), "not the build's\n");
+    assert_built(&build_with(&repository, &out, &[]));
+    std::os::unix::fs::symlink(&outside, out.join("nodes/elsewhere")).expect("a link");
+    replace(
+        &repository.join("mesh.nix"),
+        "title = \"app2\"",
+        "title = \"two\"",
+    );
+    let built = build_with(&repository, &out, &["--timings"]);
+    assert_built(&built);
+    assert!(!out.join(".mesh-cache").exists(), "{}", stderr(&built));
+    assert_eq!(read(&outside.join("secret.txt")), "not the build's\n");
+}
+
+#[test]
 fn a_plan_rewritten_with_its_size_and_time_restored_is_e124_and_compiled_again() {
     let (temporary, repository) = repository();
     let out = temporary.path().join("out");
