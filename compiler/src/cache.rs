@@ -700,6 +700,19 @@ fn nodes_part(finished: &BTreeMap<String, Finished>) -> postcard::Result<Vec<u8>
     Ok(part)
 }
 
+/// The fleet-wide part of a cache file: `record` serialized into room taken at
+/// once for its files' names, digests and stamps (10,000 plan files: 2 MB, which a
+/// vector grown by doubling copies about twice over).
+fn fleet_part(record: &Record) -> postcard::Result<Vec<u8>> {
+    let out: usize = record
+        .out
+        .iter()
+        .map(|(name, digest)| name.len() + digest.len() + 4)
+        .sum();
+    let stamps: usize = record.stamps.keys().map(|name| name.len() + 64).sum();
+    postcard::to_extend(record, Vec::with_capacity(out + stamps + 4096))
+}
+
 /// The first line of a cache file of this format: where the fleet-wide part
 /// starts, its length, and the digests of the two parts (None: not such a line).
 fn header_of(bytes: &[u8]) -> Option<(usize, usize, String, String)> {
@@ -1601,7 +1614,7 @@ impl BuildCache {
             loud_modules: BTreeSet::new(),
             settled_plans: HashMap::new(),
         };
-        let parts = nodes_part.and_then(|nodes| Ok((postcard::to_stdvec(&record)?, nodes)));
+        let parts = nodes_part.and_then(|nodes| Ok((fleet_part(&record)?, nodes)));
         let (fleet, (nodes, nodes_digest)) = parts.map_err(|error| {
             crate::emit::output_error(
                 &out_directory.join(CACHE_FILE),
