@@ -510,13 +510,7 @@ fn a_changed_provider_address_rebuilds_exactly_its_consumers_and_itself() {
     let (temporary, repository) = repository();
     let out = temporary.path().join("out");
     assert_built(&build_with(&repository, &out, &[]));
-    replace(
-        &repository.join("mesh.nix"),
-        "\"10.0.0.21\"",
-        "\"10.0.0.41\"",
-    );
-    let built = build_with(&repository, &out, &["--timings"]);
-    assert_built(&built);
+    let built = rebuilt_after_editing(&repository, &out, ("\"10.0.0.21\"", "\"10.0.0.41\""));
     // db1 provides postgres, which app1 and app2 consume through shop, and
     // node-exporter's metrics, which the gateway's monitoring consumes; mq1 reads
     // nothing of db1
@@ -528,13 +522,7 @@ fn a_changed_provider_address_rebuilds_exactly_its_consumers_and_itself() {
     );
     assert_eq!(reused(&built), (1, 5));
     // one node's entry: that node only
-    replace(
-        &repository.join("mesh.nix"),
-        "title = \"app2\"",
-        "title = \"two\"",
-    );
-    let built = build_with(&repository, &out, &["--timings"]);
-    assert_built(&built);
+    let built = rebuilt_after_editing(&repository, &out, ("title = \"app2\"", "title = \"two\""));
     assert_eq!(compiled(&built), ["app2"], "{}", stderr(&built));
 }
 
@@ -596,13 +584,7 @@ fn only_the_nodes_an_edit_reaches_are_evaluated() {
     assert_built(&build_with(&repository, &out, &[]));
     // one node's entry: that node alone is resolved and evaluated; the others'
     // declarations come from the cache
-    replace(
-        &repository.join("mesh.nix"),
-        "title = \"app2\"",
-        "title = \"two\"",
-    );
-    let built = build_with(&repository, &out, &["--timings"]);
-    assert_built(&built);
+    let built = rebuilt_after_editing(&repository, &out, ("title = \"app2\"", "title = \"two\""));
     assert_eq!(evaluated(&built), ["app2"], "{}", stderr(&built));
     assert_eq!(compiled(&built), ["app2"], "{}", stderr(&built));
     // a file of a module two nodes run: those two
@@ -612,13 +594,7 @@ fn only_the_nodes_an_edit_reaches_are_evaluated() {
     assert_eq!(evaluated(&built), ["app1", "app2"], "{}", stderr(&built));
     // a provider's address: the provider, and its consumers, whose links change
     // (their declarations came from the cache; they are evaluated after the link)
-    replace(
-        &repository.join("mesh.nix"),
-        "\"10.0.0.21\"",
-        "\"10.0.0.41\"",
-    );
-    let built = build_with(&repository, &out, &["--timings"]);
-    assert_built(&built);
+    let built = rebuilt_after_editing(&repository, &out, ("\"10.0.0.21\"", "\"10.0.0.41\""));
     assert_eq!(
         evaluated(&built),
         ["app1", "app2", "db1", "gateway"],
@@ -922,11 +898,7 @@ fn files_whose_stamps_are_unchanged_are_not_read_back() {
     // nothing changed: only what the last build wrote (app2's plan, the
     // manifest) can share its cache's tick and be read
     let built = build_with(&repository, &out, &["--timings"]);
-    assert!(
-        stderr(&built).contains("nothing changed"),
-        "{}",
-        stderr(&built)
-    );
+    assert_nothing_changed(&built, true);
     let read = counted(&built, "cache: output files read back: ");
     assert!(read <= 2, "{read} files read back:\n{}", stderr(&built));
     assert!(output_files(&out).len() > 2 + read);
@@ -954,21 +926,13 @@ fn what_else_is_in_the_nodes_directory_is_recorded_and_its_changes_seen() {
     assert_eq!(read(&out.join("nodes/README.txt")), "plans of the fleet\n");
     pause();
     let again = build_with(&repository, &out, &["--timings"]);
-    assert!(
-        stderr(&again).contains("nothing changed"),
-        "{}",
-        stderr(&again)
-    );
+    assert_nothing_changed(&again, true);
     // a change to a file in the directory beneath is one to the output
     pause();
     write(&out.join("nodes/notes/app1.txt"), "app1, again\n");
     let changed = build_with(&repository, &out, &["--timings"]);
     assert_built(&changed);
-    assert!(
-        !stderr(&changed).contains("nothing changed"),
-        "{}",
-        stderr(&changed)
-    );
+    assert_nothing_changed(&changed, false);
 }
 
 #[test]
@@ -983,13 +947,7 @@ fn a_link_planted_in_the_nodes_directory_is_not_followed_and_keeps_no_cache() {
     write(&outside.join("secret.txt"), "not the build's\n");
     assert_built(&build_with(&repository, &out, &[]));
     std::os::unix::fs::symlink(&outside, out.join("nodes/elsewhere")).expect("a link");
-    replace(
-        &repository.join("mesh.nix"),
-        "title = \"app2\"",
-        "title = \"two\"",
-    );
-    let built = build_with(&repository, &out, &["--timings"]);
-    assert_built(&built);
+    let built = rebuilt_after_editing(&repository, &out, ("title = \"app2\"", "title = \"two\""));
     assert!(!out.join(".mesh-cache").exists(), "{}", stderr(&built));
     assert_eq!(read(&outside.join("secret.txt")), "not the build's\n");
 }
@@ -1017,11 +975,7 @@ fn a_plan_rewritten_with_its_size_and_time_restored_is_e124_and_compiled_again()
     // nothing else changed: the build must not call the output unchanged
     let built = build_with(&repository, &out, &["--timings"]);
     assert_built(&built);
-    assert!(
-        !stderr(&built).contains("nothing changed"),
-        "{}",
-        stderr(&built)
-    );
+    assert_nothing_changed(&built, false);
     assert_eq!(output_files(&out), output_files(&fresh));
     // again, with an edit elsewhere: the reuse of app1's plan must not trust it
     std::thread::sleep(std::time::Duration::from_millis(50));
@@ -1076,6 +1030,25 @@ fn a_trace_added_to_an_entry_whose_value_is_unchanged_is_said() {
     assert!(said(&built, &out).contains("entry"), "{}", stderr(&built));
 }
 
+/// Replaces `from` with `to` in the inventory and builds into `out` again (with
+/// `--timings`), asserting that it built.
+fn rebuilt_after_editing(repository: &Path, out: &Path, (from, to): (&str, &str)) -> Output {
+    replace(&repository.join("mesh.nix"), from, to);
+    let built = build_with(repository, out, &["--timings"]);
+    assert_built(&built);
+    built
+}
+
+/// Asserts whether the build found nothing changed in its output and inputs.
+fn assert_nothing_changed(output: &Output, nothing: bool) {
+    assert_eq!(
+        stderr(output).contains("nothing changed"),
+        nothing,
+        "{}",
+        stderr(output)
+    );
+}
+
 /// The phases `--timings` names, with when each ended (milliseconds from the start).
 fn phases(output: &Output) -> Vec<(String, u128)> {
     let text = stderr(output);
@@ -1100,13 +1073,7 @@ fn timings_name_the_phases_of_a_build_in_the_order_they_end() {
     let quiet = build_with(&repository, &out, &[]);
     assert_built(&quiet);
     assert!(phases(&quiet).is_empty(), "{}", stderr(&quiet));
-    replace(
-        &repository.join("mesh.nix"),
-        "title = \"app2\"",
-        "title = \"two\"",
-    );
-    let built = build_with(&repository, &out, &["--timings"]);
-    assert_built(&built);
+    let built = rebuilt_after_editing(&repository, &out, ("title = \"app2\"", "title = \"two\""));
     let marked = phases(&built);
     let names: Vec<&str> = marked.iter().map(|(name, _)| name.as_str()).collect();
     let expected = [
@@ -1281,9 +1248,5 @@ fn a_manifest_rewritten_with_its_own_bytes_is_found_unchanged() {
         "{}",
         stderr(&built)
     );
-    assert!(
-        stderr(&built).contains("nothing changed"),
-        "{}",
-        stderr(&built)
-    );
+    assert_nothing_changed(&built, true);
 }
