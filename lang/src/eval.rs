@@ -6,21 +6,16 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::builtins;
 use crate::compile::{self, GlobalScope, Ir};
 use crate::diagnostic::Diagnostic;
 use crate::loader::Loader;
+use crate::name::Name;
 use crate::parser;
 use crate::span::{FileId, Span};
 use crate::symbols::SymbolOrder;
-
-/// A file's syntax tree, with its names in the order interning it meets them when
-/// the parse cache keeps it.
-type ParsedFile = (
-    std::sync::Arc<crate::syntax::Expr>,
-    Option<std::sync::Arc<[crate::name::Name]>>,
-);
 use crate::value::{Bytes, EnvFrame, EvalResult, Value};
 
 mod call;
@@ -45,6 +40,10 @@ pub use limits::{DEFAULT_MAX_MEMORY, DEFAULT_MAX_STEPS, Limits, describe_bytes};
 pub(crate) use operators::as_float;
 pub(crate) use pure::{Pure1, Pure2};
 pub use reclaim::RECLAIM_BATCH;
+
+/// A file's syntax tree, with its names in the order interning it meets them when
+/// the parse cache keeps it.
+type ParsedFile = (Arc<crate::syntax::Expr>, Option<Arc<[Name]>>);
 
 /// Depth limit; [`EVAL_STACK_SIZE`] is sized so that this depth fits.
 pub const DEFAULT_MAX_DEPTH: usize = 200_000;
@@ -249,10 +248,10 @@ impl Machine {
         path: &Path,
     ) -> Result<(FileId, std::sync::Arc<crate::syntax::Expr>), Vec<Diagnostic>> {
         let bytes = compile::canonical_path(&compile::path_bytes(path));
-        let text: std::sync::Arc<[u8]> = self
+        let read = self
             .read_file(&bytes, Span::default(), "import")
-            .map_err(|error| vec![*error])?
-            .into();
+            .map_err(|error| vec![*error])?;
+        let text = self.shared_text(read);
         let file_path = PathBuf::from(String::from_utf8_lossy(&bytes).into_owned());
         let name = file_path.display().to_string();
         let file = self.sources.add(name, Some(file_path), text.clone());
@@ -282,8 +281,7 @@ impl Machine {
         let Some(cache) = &self.parses else {
             return Ok((expr, None));
         };
-        let names: std::sync::Arc<[crate::name::Name]> =
-            crate::symbols::first_mentions(&expr).into();
+        let names: Arc<[Name]> = crate::symbols::first_mentions(&expr).into();
         cache.insert(file, text, expr.clone(), names.clone());
         Ok((expr, Some(names)))
     }

@@ -1663,9 +1663,11 @@ mod tests {
     /// lexes as the reference lexes it: every repository file, one after another.
     #[test]
     fn a_large_file_lexes_as_the_reference_lexes_it() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let mut files = Vec::new();
-        crate::test_files::nix_files(&root.join("stdlib-modules"), &mut files);
+        crate::test_files::nix_files(
+            &crate::test_files::root().join("stdlib-modules"),
+            &mut files,
+        );
         let mut source = b"[\n".to_vec();
         while source.len() <= 2 * LARGE_SOURCE {
             for file in &files {

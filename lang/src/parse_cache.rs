@@ -57,21 +57,20 @@ impl ParseCache {
         let entry = entries
             .get_mut(&file)?
             .iter_mut()
-            .find(|entry| *entry.text == *text)?;
+            .find(|entry| same_text(&entry.text, text))?;
         entry.used = generation;
         self.hits.fetch_add(1, Ordering::Relaxed);
         Some((entry.expr.clone(), entry.names.clone()))
     }
 
-    /// A kept text with the bytes `text`, shared instead of copied: a file read
-    /// again by another evaluator (each build worker reads the 2 MB inventory)
-    /// holds the bytes the first one kept.
-    pub fn text(&self, text: &[u8]) -> Option<Arc<[u8]>> {
-        let entries = self.entries();
-        entries
-            .values()
-            .flatten()
-            .find(|entry| entry.text.len() == text.len() && *entry.text == *text)
+    /// The text kept as file `file` with the bytes `text`, shared instead of
+    /// copied: a file read again by another evaluator (each build worker reads the
+    /// 2 MB inventory) holds the bytes the first one kept.
+    pub fn text(&self, file: FileId, text: &[u8]) -> Option<Arc<[u8]>> {
+        self.entries()
+            .get(&file)?
+            .iter()
+            .find(|entry| same_text(&entry.text, text))
             .map(|entry| entry.text.clone())
     }
 
@@ -81,7 +80,7 @@ impl ParseCache {
         let used = self.generation.load(Ordering::Relaxed);
         let mut entries = self.entries();
         let versions = entries.entry(file).or_default();
-        if !versions.iter().any(|entry| *entry.text == *text) {
+        if !versions.iter().any(|entry| same_text(&entry.text, &text)) {
             versions.push(Entry {
                 text,
                 expr,
@@ -115,6 +114,12 @@ impl ParseCache {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+}
+
+/// Whether `text` is the kept text `kept`: the same bytes in the same place (a
+/// shared text) without reading them, else compared.
+fn same_text(kept: &[u8], text: &[u8]) -> bool {
+    std::ptr::eq(kept, text) || kept == text
 }
 
 #[cfg(test)]
@@ -161,11 +166,13 @@ mod tests {
     fn a_text_read_again_is_the_one_kept() {
         let cache = Arc::new(ParseCache::new());
         assert_eq!(evaluate(&cache, "[ 1 2 ]"), Ok("[ 1 2 ]".to_string()));
-        let kept = cache.text(b"[ 1 2 ]").expect("kept");
-        let again = cache.text(b"[ 1 2 ]").expect("kept");
+        let file = crate::span::FileId(0);
+        let kept = cache.text(file, b"[ 1 2 ]").expect("kept");
+        let again = cache.text(file, b"[ 1 2 ]").expect("kept");
         assert!(Arc::ptr_eq(&kept, &again));
-        assert!(cache.text(b"[ 1 3 ]").is_none());
-        assert!(cache.text(b"[ 1 2 ] ").is_none());
+        assert!(cache.text(file, b"[ 1 3 ]").is_none());
+        assert!(cache.text(file, b"[ 1 2 ] ").is_none());
+        assert!(cache.text(crate::span::FileId(1), b"[ 1 2 ]").is_none());
     }
 
     #[test]

@@ -61,15 +61,14 @@ pub(crate) fn parse_whole(source: &[u8], file: FileId) -> Parsed {
 /// error anywhere in the file: then [`parse_whole`] gives what is reported, so it
 /// does not depend on the window.
 pub(crate) fn parse_windowed(source: &[u8], file: FileId, window: usize) -> Option<Parsed> {
+    // a window of no tokens would never move on
+    let window = window.max(1);
     let mut lexer = Lexer::new(source, file);
     lexer.fill(LOOKAHEAD + 1 + window);
     let mut parser = Parser::new(lexer, window, file);
     let expr = parser.file_expr();
-    // the rest of the file is lexed for its errors
-    while !parser.lexer.done() && parser.lexer.errors.is_empty() {
-        parser.lexer.tokens.clear();
-        parser.lexer.fill(parser.window);
-    }
+    // the rest of the file is lexed for its errors (parsing stopped at the first)
+    parser.skip_to_end();
     if !parser.lexer.errors.is_empty() {
         return None;
     }
@@ -259,9 +258,16 @@ impl<'a> Parser<'a> {
         self.base += consumed;
         self.position -= consumed;
         self.lexer.fill(self.position + LOOKAHEAD + 1 + self.window);
+        // a lexing error makes the windowed parse's result unused (the file is
+        // parsed again whole): the rest is not parsed
+        if !self.lexer.errors.is_empty() && !self.abandoned {
+            self.abandoned = true;
+            self.skip_to_end();
+        }
     }
 
-    /// Moves to `Eof`, past whatever is left (parsing was abandoned).
+    /// Moves to `Eof`, past whatever is left (parsing was abandoned, or ended and
+    /// the rest is lexed for its errors).
     fn skip_to_end(&mut self) {
         while !self.lexer.done() {
             // the last token lexed is kept: it may be the one before `Eof`
@@ -278,6 +284,8 @@ impl<'a> Parser<'a> {
     }
 
     fn peek_kind(&self, offset: usize) -> &TokenKind {
+        // only so far is the window kept lexed ahead
+        debug_assert!(offset <= LOOKAHEAD);
         let tokens = &self.lexer.tokens;
         &tokens[(self.position + offset).min(tokens.len() - 1)].kind
     }
@@ -324,9 +332,11 @@ impl<'a> Parser<'a> {
     }
 
     fn previous_end(&self) -> Span {
-        if self.base + self.position == 0 {
+        if self.taken() == 0 {
             return Span::new(self.file, 0, 0);
         }
+        // `refill` keeps the token before the current one, so with any taken the
+        // window never starts at the current one
         let previous = &self.lexer.tokens[self.position - 1];
         Span {
             file: self.file,
@@ -1274,7 +1284,9 @@ fn push_literal(parts: &mut Vec<StringPart>, bytes: Vec<u8>) {
         previous.extend_from_slice(&bytes);
     } else {
         // most strings are one literal: no room for four parts
-        parts.reserve_exact(1);
+        if parts.is_empty() {
+            parts.reserve_exact(1);
+        }
         parts.push(StringPart::Literal(bytes));
     }
 }

@@ -145,12 +145,17 @@ impl Sources {
     }
 
     pub fn add(&mut self, name: String, path: Option<PathBuf>, text: Arc<[u8]>) -> FileId {
-        let id = FileId(self.files.len() as u32);
+        let id = self.next_id();
         if let Some(path) = &path {
             self.by_path.entry(path.clone()).or_insert(id);
         }
         self.files.push(Arc::new(SourceFile::new(name, path, text)));
         id
+    }
+
+    /// The id the next file added gets.
+    pub fn next_id(&self) -> FileId {
+        FileId(self.files.len() as u32)
     }
 
     pub fn get(&self, id: FileId) -> Option<&Arc<SourceFile>> {

@@ -233,9 +233,17 @@ pub fn first_mentions(expr: &Expr) -> Box<[crate::name::Name]> {
         next: 0,
     };
     seen.intern_file(expr);
-    let mut names: Vec<_> = seen.ranks.into_iter().collect();
-    names.sort_unstable_by_key(|(_, rank)| *rank);
-    names.into_iter().map(|(name, _)| name).collect()
+    // the ranks are 0, 1, 2 and on: each name goes to its place
+    let mut names = vec![None; seen.ranks.len()];
+    for (name, rank) in seen.ranks {
+        if let Some(place) = usize::try_from(rank)
+            .ok()
+            .and_then(|rank| names.get_mut(rank))
+        {
+            *place = Some(name);
+        }
+    }
+    names.into_iter().flatten().collect()
 }
 
 /// A map keyed by names, hashed with [`NameHasher`].
@@ -276,7 +284,14 @@ impl SymbolOrder {
     /// Creates the symbol `name` if it is new.
     pub fn intern(&mut self, name: &[u8]) {
         if !self.ranks.contains_key(name) {
-            self.ranks.insert(crate::name::Name::new(name), self.next);
+            self.intern_name(crate::name::Name::new(name));
+        }
+    }
+
+    /// Creates the symbol of the interned `name` if it is new.
+    fn intern_name(&mut self, name: crate::name::Name) {
+        if let std::collections::hash_map::Entry::Vacant(vacant) = self.ranks.entry(name) {
+            vacant.insert(self.next);
             self.next += 1;
         }
     }
@@ -299,10 +314,7 @@ impl SymbolOrder {
     /// 10,000 of them different).
     pub fn intern_names(&mut self, names: &[crate::name::Name]) {
         for name in names {
-            if !self.ranks.contains_key(name) {
-                self.ranks.insert(*name, self.next);
-                self.next += 1;
-            }
+            self.intern_name(*name);
         }
     }
 

@@ -1,8 +1,13 @@
 //! The `.nix` files tests run over: every one the repository has.
 
+/// The repository's root.
+pub(crate) fn root() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
 /// The `.nix` files of the repository's tests, standard modules and examples.
 pub(crate) fn repository_nix_files() -> Vec<std::path::PathBuf> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let root = root();
     let mut files = Vec::new();
     for directory in ["lang/tests", "meshc/tests", "stdlib-modules", "examples"] {
         nix_files(&root.join(directory), &mut files);

@@ -160,11 +160,12 @@ impl Machine {
     }
 
     /// The bytes of a file read for `import`, as the text the parse cache keeps
-    /// when it has the same bytes (shared, not copied), else copied into one.
-    fn shared_text(&self, text: Vec<u8>) -> std::sync::Arc<[u8]> {
+    /// when it has the same bytes as the file this one is about to be added as
+    /// (shared, not copied), else copied into one.
+    pub(super) fn shared_text(&self, text: Vec<u8>) -> std::sync::Arc<[u8]> {
         self.parses
             .as_ref()
-            .and_then(|cache| cache.text(&text))
+            .and_then(|cache| cache.text(self.sources.next_id(), &text))
             .unwrap_or_else(|| std::sync::Arc::from(text))
     }
 
