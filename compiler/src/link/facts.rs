@@ -15,8 +15,9 @@ use lang::{Diagnostic, Machine, Span, Value, codes};
 /// How deep facts may nest: deeper is refused rather than followed.
 const MAX_DEPTH: usize = 32;
 
-/// One published value.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+/// One published value. Read back from a build cache no deeper than facts are
+/// read from a module (see [`deserialize`]).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub enum Fact {
     Null,
     Bool(bool),
@@ -30,6 +31,155 @@ pub enum Fact {
 
 /// A provider's facts: a record.
 pub type Facts = BTreeMap<String, Fact>;
+
+/// Facts read back from a build cache: a cache file is not trusted to nest only
+/// as deep as the facts it was written from (a list in a list is two bytes, and
+/// a few thousand of them would overflow the stack that reads or drops them).
+mod deserialize {
+    use std::collections::BTreeMap;
+    use std::fmt;
+
+    use serde::de::{self, DeserializeSeed, EnumAccess, MapAccess, SeqAccess, VariantAccess};
+    use serde::{Deserialize, Deserializer};
+
+    use super::{Fact, MAX_DEPTH};
+
+    /// Deeper than any fact a module can publish.
+    const MAX_READ_DEPTH: usize = 2 * MAX_DEPTH;
+
+    /// The variants, in the order the derived `Serialize` numbers them.
+    #[derive(Deserialize)]
+    enum Kind {
+        Null,
+        Bool,
+        Int,
+        Float,
+        String,
+        List,
+        Record,
+    }
+
+    const VARIANTS: &[&str] = &["Null", "Bool", "Int", "Float", "String", "List", "Record"];
+
+    impl<'de> Deserialize<'de> for Fact {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Fact, D::Error> {
+            Nested(0).deserialize(deserializer)
+        }
+    }
+
+    /// A fact `0` levels down.
+    #[derive(Clone, Copy)]
+    struct Nested(usize);
+
+    impl<'de> DeserializeSeed<'de> for Nested {
+        type Value = Fact;
+
+        fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Fact, D::Error> {
+            if self.0 > MAX_READ_DEPTH {
+                return Err(de::Error::custom(format!(
+                    "facts nested deeper than {MAX_READ_DEPTH} levels"
+                )));
+            }
+            deserializer.deserialize_enum("Fact", VARIANTS, self)
+        }
+    }
+
+    impl<'de> de::Visitor<'de> for Nested {
+        type Value = Fact;
+
+        fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+            formatter.write_str("a fact")
+        }
+
+        fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<Fact, A::Error> {
+            let (kind, value) = data.variant::<Kind>()?;
+            let deeper = Nested(self.0 + 1);
+            Ok(match kind {
+                Kind::Null => {
+                    value.unit_variant()?;
+                    Fact::Null
+                }
+                Kind::Bool => Fact::Bool(value.newtype_variant()?),
+                Kind::Int => Fact::Int(value.newtype_variant()?),
+                Kind::Float => Fact::Float(value.newtype_variant_seed(Float)?),
+                Kind::String => Fact::String(value.newtype_variant()?),
+                Kind::List => Fact::List(value.newtype_variant_seed(List(deeper))?),
+                Kind::Record => Fact::Record(value.newtype_variant_seed(Record(deeper))?),
+            })
+        }
+    }
+
+    /// A float as `serial::float` keeps it.
+    struct Float;
+
+    impl<'de> DeserializeSeed<'de> for Float {
+        type Value = f64;
+
+        fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<f64, D::Error> {
+            crate::link::serial::float::deserialize(deserializer)
+        }
+    }
+
+    /// A list of facts `0` levels down.
+    struct List(Nested);
+
+    impl<'de> DeserializeSeed<'de> for List {
+        type Value = Vec<Fact>;
+
+        fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Vec<Fact>, D::Error> {
+            deserializer.deserialize_seq(self)
+        }
+    }
+
+    impl<'de> de::Visitor<'de> for List {
+        type Value = Vec<Fact>;
+
+        fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+            formatter.write_str("a list of facts")
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> Result<Vec<Fact>, A::Error> {
+            let mut list = Vec::new();
+            while let Some(fact) = items.next_element_seed(self.0)? {
+                list.push(fact);
+            }
+            Ok(list)
+        }
+    }
+
+    /// A record of facts `0` levels down.
+    struct Record(Nested);
+
+    impl<'de> DeserializeSeed<'de> for Record {
+        type Value = BTreeMap<String, Fact>;
+
+        fn deserialize<D: Deserializer<'de>>(
+            self,
+            deserializer: D,
+        ) -> Result<BTreeMap<String, Fact>, D::Error> {
+            deserializer.deserialize_map(self)
+        }
+    }
+
+    impl<'de> de::Visitor<'de> for Record {
+        type Value = BTreeMap<String, Fact>;
+
+        fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+            formatter.write_str("a record of facts")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(
+            self,
+            mut entries: A,
+        ) -> Result<BTreeMap<String, Fact>, A::Error> {
+            let mut record = BTreeMap::new();
+            while let Some(name) = entries.next_key::<String>()? {
+                record.insert(name, entries.next_value_seed(self.0)?);
+            }
+            Ok(record)
+        }
+    }
+}
 
 /// Reads `value`, the `facts` of `what` ("`provides.postgres` of module `postgres`")
 /// declared at `span`: None (with its diagnostics) when it is not plain data.
@@ -289,6 +439,41 @@ mod tests {
         };
         assert!(matches!(record.get(b"port"), Some(Value::Int(5432))));
         assert!(matches!(record.get(b"z"), Some(Value::List(items)) if items.len() == 3));
+    }
+
+    /// A list in a list, `depth` times, around a null, as postcard writes it: the
+    /// variant `List` (5), one element, and so on down.
+    fn nested_lists(depth: usize) -> Vec<u8> {
+        let mut bytes = [5u8, 1].repeat(depth);
+        bytes.push(0);
+        bytes
+    }
+
+    #[test]
+    fn facts_read_back_nest_no_deeper_than_facts_can_be_published() {
+        let shallow: Fact = postcard::from_bytes(&nested_lists(MAX_DEPTH + 1)).expect("read");
+        let mut depth = 0;
+        let mut fact = &shallow;
+        while let Fact::List(items) = fact {
+            depth += 1;
+            fact = &items[0];
+        }
+        assert_eq!((depth, fact), (MAX_DEPTH + 1, &Fact::Null));
+        // deep enough to overflow the stack if followed: refused, not followed
+        assert!(postcard::from_bytes::<Fact>(&nested_lists(1_000_000)).is_err());
+        // every kind round-trips
+        let every = Fact::Record(BTreeMap::from([
+            (
+                "a".to_string(),
+                Fact::List(vec![Fact::Null, Fact::Bool(true)]),
+            ),
+            ("b".to_string(), Fact::Int(-7)),
+            ("c".to_string(), Fact::Float(f64::NAN)),
+            ("d".to_string(), Fact::String("shop".to_string())),
+        ]));
+        let bytes = postcard::to_stdvec(&every).expect("written");
+        let back: Fact = postcard::from_bytes(&bytes).expect("read");
+        assert_eq!(postcard::to_stdvec(&back).expect("written"), bytes);
     }
 
     #[test]
