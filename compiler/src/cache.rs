@@ -126,8 +126,8 @@ impl std::fmt::Debug for ReadFrom {
 /// records them.
 #[derive(Clone, Copy)]
 pub enum Declared<'a> {
-    /// Taken from the cache ([`BuildCache::declarations`]): recorded again as the
-    /// text they were read from.
+    /// Taken from the cache ([`BuildCache::declarations`]): recorded again as they
+    /// were read.
     Cached,
     /// Made by this build.
     Made(&'a crate::link::Declarations),
@@ -135,12 +135,10 @@ pub enum Declared<'a> {
 
 /// A node's record in this build, and where its plan came from. A node whose
 /// plan and declarations were both taken from the last record has that record
-/// itself, shared.
-#[derive(Debug, Serialize)]
-#[serde(transparent)]
+/// itself, shared (and written as the bytes it was read from, [`nodes_part`]).
+#[derive(Debug)]
 struct Finished {
     record: Arc<NodeRecord>,
-    #[serde(skip)]
     origin: Origin,
 }
 
@@ -188,7 +186,7 @@ struct Record {
     external: Option<String>,
     fleet: Option<String>,
     accesses: Vec<reads::Access>,
-    /// Kept on a line of its own, read by [`Record::read_nodes`].
+    /// Kept in the cache file's part of its own, read by [`Record::read_nodes`].
     /// By node name: looked up several times for every node of a build.
     #[serde(skip)]
     nodes: HashMap<String, Arc<NodeRecord>>,
@@ -209,7 +207,6 @@ struct Record {
     /// The build said what the repository's layout says (a repository module
     /// shadowing a standard one): every build says it again, so none is taken for
     /// one in which nothing changed.
-    #[serde(default)]
     layout_said: bool,
     /// Every node's evaluated entry, in a record kept in memory (which keeps only
     /// the nodes whose shapes said nothing, but compares every node's entry).
@@ -232,7 +229,7 @@ struct Record {
 
 /// The nodes' part of a cache file, not yet parsed: the file's bytes, where the
 /// part starts, and the digest its header gives it.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 struct Unread {
     bytes: Arc<Vec<u8>>,
     start: usize,
@@ -240,18 +237,22 @@ struct Unread {
 }
 
 impl Unread {
-    /// The nodes' records (None: the part does not have the digest the header
-    /// gives it, or is not one whole map of records).
-    /// Each record keeps where it was read from ([`NodeRecord::read_from`]).
-    fn parse(&self) -> Option<HashMap<String, Arc<NodeRecord>>> {
+    /// The records of the `count` nodes (None: the part does not have the digest
+    /// the header gives it, or is not one whole map of `count` records). Each
+    /// record keeps where it was read from ([`NodeRecord::read_from`]).
+    fn parse(&self, count: usize) -> Option<HashMap<String, Arc<NodeRecord>>> {
         let file = &self.bytes;
         let part = &file[self.start..];
         if plan::sha256_digest(part) != self.digest {
             return None;
         }
         // a map as postcard writes one: its length, then each name and record
-        let (count, mut rest) = postcard::take_from_bytes::<usize>(part).ok()?;
-        let mut nodes = HashMap::with_capacity(count.min(part.len()));
+        let (length, mut rest) = postcard::take_from_bytes::<usize>(part).ok()?;
+        if length != count {
+            return None;
+        }
+        // no room taken for more records than the part has bytes for
+        let mut nodes = HashMap::with_capacity(count.min(part.len() / 8));
         for _ in 0..count {
             let (name, after_name) = postcard::take_from_bytes::<String>(rest).ok()?;
             let (mut record, after) = postcard::take_from_bytes::<NodeRecord>(after_name).ok()?;
@@ -266,13 +267,24 @@ impl Unread {
     }
 }
 
+impl std::fmt::Debug for Unread {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            formatter,
+            "the nodes' part of a cache file, bytes {}..{}",
+            self.start,
+            self.bytes.len()
+        )
+    }
+}
+
 impl Record {
     /// Parses the nodes read with the record, if not yet (false: their part does
     /// not have the digest the header gives it, or is not a whole record of
     /// `node_count` nodes).
     fn read_nodes(&mut self) -> bool {
         if let Some(unread) = self.unread.take() {
-            match unread.parse() {
+            match unread.parse(self.node_count) {
                 Some(nodes) => self.nodes = nodes,
                 None => return false,
             }
@@ -281,76 +293,31 @@ impl Record {
     }
 
     /// [`Record::read_nodes`] while the plan files are stamped on a thread of their
-    /// own ([`Record::settled_plans`]): the two are independent, and each is work
-    /// per node.
+    /// own ([`settled_plans`]): the two are independent, and each is work per node.
     fn read_nodes_and_settle_plans(&mut self, out: &Path) {
-        let unread = self.unread.take();
-        let record = &*self;
-        let (nodes, settled) = std::thread::scope(|scope| {
-            let settling = std::thread::Builder::new()
-                .name("mesh-stamps".to_string())
-                .spawn_scoped(scope, || {
-                    let settled = record.settled_plans(out);
-                    crate::phases::mark("plan files stamped");
-                    settled
-                });
-            let nodes = unread.as_ref().and_then(Unread::parse);
-            crate::phases::mark("cache nodes read");
-            let settled = match settling {
-                Ok(settling) => settling
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-                Err(_) => record.settled_plans(out),
-            };
-            (nodes, settled)
-        });
-        if let Some(nodes) = nodes {
-            self.nodes = nodes;
-        }
+        // lent to the stamping thread while the nodes are read into the record
+        let stamps = std::mem::take(&mut self.stamps);
+        let written = self.written;
+        let (settled, _) = beside(
+            "mesh-stamps",
+            || {
+                let settled = settled_plans(&stamps, written, out);
+                crate::phases::mark("plan files stamped");
+                settled
+            },
+            || {
+                self.read_nodes();
+                crate::phases::mark("cache nodes read");
+            },
+        );
+        self.stamps = stamps;
         self.settled_plans = settled;
     }
 
     /// Whether the output file `name` is the one this record digested, as its stamp
-    /// `now` says: unchanged since, and settled before the record was written.
+    /// `now` says (see [`settled`]).
     fn settled(&self, name: &str, now: &Stamp) -> bool {
-        self.written.is_some_and(|written| {
-            self.stamps
-                .get(name)
-                .is_some_and(|recorded| now == recorded && recorded.settled_before(written))
-        })
-    }
-
-    /// Asks the stamp of every plan file this record digested, beneath `out`: the
-    /// nodes whose files are unchanged since ([`Record::settled`]), with the stamps.
-    /// A file changed after this is found changed by the next build (the stamp
-    /// kept is the one taken here), as a file changed after any stamp is.
-    fn settled_plans(&self, out: &Path) -> HashMap<String, Stamp> {
-        let Some(nodes) = Beneath::open(out, false)
-            .and_then(|out| out.directory(Path::new("nodes"), false))
-            .ok()
-            .flatten()
-        else {
-            return HashMap::new();
-        };
-        let mut settled = HashMap::with_capacity(self.node_count);
-        for (key, _) in self
-            .stamps
-            .range::<str, _>((Bound::Included("nodes/"), Bound::Excluded("nodes0")))
-        {
-            let Some(node) = key
-                .strip_prefix("nodes/")
-                .and_then(|name| name.strip_suffix(".json"))
-            else {
-                continue;
-            };
-            let Some(stamp) = nodes.stamp(&key["nodes/".len()..]).ok().flatten() else {
-                continue;
-            };
-            if self.settled(key, &stamp) {
-                settled.insert(node.to_string(), stamp);
-            }
-        }
-        settled
+        settled(&self.stamps, self.written, name, now)
     }
 
     /// The digest of the output file `name` when its stamp says it is the file
@@ -360,6 +327,81 @@ impl Record {
         now.filter(|now| self.settled(name, now))
             .and_then(|_| self.out.get(name))
     }
+}
+
+/// Whether the output file `name` is the one a record digested, as its stamp `now`
+/// says: the stamp it has in `stamps`, and settled before the record was written
+/// (at `written`).
+fn settled(
+    stamps: &BTreeMap<String, Stamp>,
+    written: Option<i128>,
+    name: &str,
+    now: &Stamp,
+) -> bool {
+    written.is_some_and(|written| {
+        stamps
+            .get(name)
+            .is_some_and(|recorded| now == recorded && recorded.settled_before(written))
+    })
+}
+
+/// Asks the stamp of every plan file a record digested (`stamps`, the record
+/// written at `written`), beneath `out`: the nodes whose files are unchanged since
+/// ([`settled`]), with the stamps. A file changed after this is found changed by
+/// the next build (the stamp kept is the one taken here), as a file changed after
+/// any stamp is.
+fn settled_plans(
+    stamps: &BTreeMap<String, Stamp>,
+    written: Option<i128>,
+    out: &Path,
+) -> HashMap<String, Stamp> {
+    let Some(nodes) = Beneath::open(out, false)
+        .and_then(|out| out.directory(Path::new("nodes"), false))
+        .ok()
+        .flatten()
+    else {
+        return HashMap::new();
+    };
+    let plans = stamps.range::<str, _>((Bound::Included("nodes/"), Bound::Excluded("nodes0")));
+    let mut settled = HashMap::with_capacity(stamps.len());
+    for (key, _) in plans {
+        let Some(node) = key
+            .strip_prefix("nodes/")
+            .and_then(|name| name.strip_suffix(".json"))
+        else {
+            continue;
+        };
+        let Some(stamp) = nodes.stamp(&key["nodes/".len()..]).ok().flatten() else {
+            continue;
+        };
+        if self::settled(stamps, written, key, &stamp) {
+            settled.insert(node.to_string(), stamp);
+        }
+    }
+    settled
+}
+
+/// Runs `background` on a thread named `name` while `here` runs on this one, and
+/// returns what both return; when no thread can be started, `background` runs
+/// here after `here`.
+fn beside<A: Send, B>(
+    name: &str,
+    background: impl Fn() -> A + Sync,
+    here: impl FnOnce() -> B,
+) -> (A, B) {
+    std::thread::scope(|scope| {
+        let started = std::thread::Builder::new()
+            .name(name.to_string())
+            .spawn_scoped(scope, &background);
+        let there = here();
+        let back = match started {
+            Ok(thread) => thread
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            Err(_) => background(),
+        };
+        (back, there)
+    })
 }
 
 /// A map of the record read as the sequence of its pairs, which is how postcard
@@ -758,7 +800,7 @@ fn out_files<'b>(
     out: &Path,
     built: &Built<'b>,
     previous: Option<&Record>,
-    nodes_listed: Option<&[String]>,
+    nodes_listed: Option<&[std::ffi::OsString]>,
     read: &mut usize,
 ) -> Option<OutFiles> {
     let mut walk = OutWalk {
@@ -779,14 +821,21 @@ fn out_files<'b>(
     for entry in walker.filter_entry(|entry| !listed_nodes(entry)) {
         walk.entry(&entry.ok()?)?;
     }
+    let mut nodes: Option<Beneath> = None;
     for name in nodes_listed.unwrap_or_default() {
-        let relative = format!("nodes/{name}");
+        let relative = format!("nodes/{}", name.to_string_lossy());
         match built(&relative) {
             // written or reused by this build: a regular file it put or found there
+            // (a node's name, so UTF-8)
             (Some(digest), seen) => {
                 let stamp = match seen {
                     Some(stamp) => stamp,
-                    None => Stamp::of_metadata(&out.join(&relative).symlink_metadata().ok()?)?,
+                    None => {
+                        if nodes.is_none() {
+                            nodes = walk.output.directory(Path::new("nodes"), false).ok()?;
+                        }
+                        nodes.as_ref()?.stamp(name.to_str()?).ok()??
+                    }
                 };
                 walk.stamps.insert(relative.clone(), stamp);
                 walk.digests.insert(relative, digest.clone());
@@ -794,7 +843,7 @@ fn out_files<'b>(
             // anything else is walked as the whole output's walk would meet it: a
             // link there is not followed, and is no regular file
             (None, _) => {
-                let beneath = walkdir::WalkDir::new(out.join(&relative))
+                let beneath = walkdir::WalkDir::new(out.join("nodes").join(name))
                     .follow_links(false)
                     .follow_root_links(false);
                 for entry in beneath {
@@ -1368,7 +1417,6 @@ impl BuildCache {
         }
         let key = format!("nodes/{node}.json");
         let name = &key["nodes/".len()..];
-        let recorded = previous_record.out.get(&key)?;
         let nodes = self.nodes.get_or_init(|| {
             Beneath::open(out, false)
                 .and_then(|out| out.directory(Path::new("nodes"), false))
@@ -1383,11 +1431,10 @@ impl BuildCache {
             }
             self.read_back.fetch_add(1, Ordering::Relaxed);
             let (bytes, stamp) = nodes.read_stamped(Path::new(name)).ok().flatten()?;
-            (plan::sha256_digest(&bytes) == *recorded).then_some(stamp)
+            (plan::sha256_digest(&bytes) == previous.file).then_some(stamp)
         });
         if let Some(stamp) = unchanged {
             self.reused.fetch_add(1, Ordering::Relaxed);
-            // a record's `file` is the digest its `out` has of the plan file
             return Some(Reused::recorded(previous, Origin::OnDisk(stamp)));
         }
         self.lock_notes().push(note(
@@ -1556,35 +1603,26 @@ impl BuildCache {
             }
         };
         // the nodes' part is serialized and digested while the output is walked
-        let walk = || {
-            out_files(
-                out_directory,
-                &built,
-                self.previous.as_ref(),
-                Some(&written.nodes_listed),
-                &mut 0,
-            )
-        };
-        let serialize = || {
-            nodes_part(&finished).map(|part| {
-                let digest = plan::sha256_digest(&part);
-                (part, digest)
-            })
-        };
-        let (files, nodes_part) = std::thread::scope(|scope| {
-            let serializing = std::thread::Builder::new()
-                .name("mesh-cache".to_string())
-                .spawn_scoped(scope, serialize);
-            let files = walk();
-            crate::phases::mark("output walked");
-            let nodes_part = match serializing {
-                Ok(serializing) => serializing
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-                Err(_) => serialize(),
-            };
-            (files, nodes_part)
-        });
+        let (nodes_part, files) = beside(
+            "mesh-cache",
+            || {
+                nodes_part(&finished).map(|part| {
+                    let digest = plan::sha256_digest(&part);
+                    (part, digest)
+                })
+            },
+            || {
+                let files = out_files(
+                    out_directory,
+                    &built,
+                    self.previous.as_ref(),
+                    Some(&written.nodes_listed),
+                    &mut 0,
+                );
+                crate::phases::mark("output walked");
+                files
+            },
+        );
         let (Some(layout), Some((out, stamps))) = (self.layout.clone(), files) else {
             return remove(out_directory);
         };

@@ -316,7 +316,7 @@ fn compile_inspecting(
                 artifact_directories.insert(artifact.directory.clone(), artifact.absolute.clone());
             }
         }
-        let links = link::link(
+        let mut links = link::link(
             &declarations,
             &store,
             options.secrets,
@@ -324,24 +324,11 @@ fn compile_inspecting(
             registry.as_deref(),
         );
         crate::phases::mark("link");
-        // each link moved to the worker that has its node, in node order
-        let mut worker_of = std::collections::HashMap::with_capacity(declarations.len());
-        for (index, range) in ranges.into_iter().enumerate() {
-            for declaration in &declarations[range] {
-                worker_of.insert(declaration.node.as_str(), index);
-            }
-        }
-        let mut shares: Vec<Vec<(String, NodeLink)>> = (0..workers).map(|_| Vec::new()).collect();
-        for (node, link) in links {
-            if let Some(share) = worker_of
-                .get(node.as_str())
-                .and_then(|index| shares.get_mut(*index))
-            {
-                share.push((node, link));
-            }
-        }
-        for (index, (sender, share)) in to_workers.iter().zip(shares).enumerate() {
-            let share: BTreeMap<String, NodeLink> = share.into_iter().collect();
+        for (index, (sender, range)) in to_workers.iter().zip(ranges).enumerate() {
+            let share: BTreeMap<String, NodeLink> = declarations[range]
+                .iter()
+                .filter_map(|d| links.remove(&d.node).map(|link| (d.node.clone(), link)))
+                .collect();
             if sender.send(share).is_err() {
                 coordinator_diagnostics.push(
                     Diagnostic::error(

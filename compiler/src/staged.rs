@@ -72,7 +72,7 @@ pub struct Written {
     /// The names in `OUT/nodes` once the commit put its plans there and removed
     /// the stale ones, as it listed them: the build cache's walk of the output
     /// takes the directory's names from here instead of listing it again.
-    pub nodes_listed: Vec<String>,
+    pub nodes_listed: Vec<std::ffi::OsString>,
 }
 
 #[derive(Debug)]
@@ -149,16 +149,17 @@ impl StagedBuild {
         };
         let names = nodes.names().map_err(|e| output_error(&nodes_path, e))?;
         let mut nodes_listed = Vec::with_capacity(names.len());
-        for file_name in names {
-            let file_name = file_name.to_string_lossy().into_owned();
-            if let Some(node) = file_name.strip_suffix(".json")
+        for name in names {
+            // a name that is not UTF-8 is no node's plan: left where it is
+            if let Some(file_name) = name.to_str()
+                && let Some(node) = file_name.strip_suffix(".json")
                 && !staged.contains_key(node)
             {
                 nodes
-                    .remove(&file_name)
-                    .map_err(|e| output_error(&nodes_path.join(&file_name), e))?;
+                    .remove(file_name)
+                    .map_err(|e| output_error(&nodes_path.join(file_name), e))?;
             } else {
-                nodes_listed.push(file_name);
+                nodes_listed.push(name);
             }
         }
         let digests: BTreeMap<String, String> = staged
