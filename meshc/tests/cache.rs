@@ -490,9 +490,7 @@ fn a_file_an_unread_entry_and_a_module_both_read_stays_charged_to_both() {
 
 #[test]
 fn a_changed_file_no_node_reads_rebuilds_nothing() {
-    let (temporary, repository) = repository();
-    let out = temporary.path().join("out");
-    assert_built(&build_with(&repository, &out, &[]));
+    let (_temporary, repository, out) = built_once();
     write(&repository.join("NOTES.txt"), "not read by anything\n");
     write(&repository.join("modules/web/README"), "nor this\n");
     let built = build_with(&repository, &out, &[]);
@@ -507,9 +505,7 @@ fn a_changed_file_no_node_reads_rebuilds_nothing() {
 
 #[test]
 fn a_changed_provider_address_rebuilds_exactly_its_consumers_and_itself() {
-    let (temporary, repository) = repository();
-    let out = temporary.path().join("out");
-    assert_built(&build_with(&repository, &out, &[]));
+    let (_temporary, repository, out) = built_once();
     let built = rebuilt_after_editing(&repository, &out, ("\"10.0.0.21\"", "\"10.0.0.41\""));
     // db1 provides postgres, which app1 and app2 consume through shop, and
     // node-exporter's metrics, which the gateway's monitoring consumes; mq1 reads
@@ -579,9 +575,7 @@ fn an_inventory_of_plain_data_is_digested_from_its_text() {
 
 #[test]
 fn only_the_nodes_an_edit_reaches_are_evaluated() {
-    let (temporary, repository) = repository();
-    let out = temporary.path().join("out");
-    assert_built(&build_with(&repository, &out, &[]));
+    let (temporary, repository, out) = built_once();
     // one node's entry: that node alone is resolved and evaluated; the others'
     // declarations come from the cache
     let built = rebuilt_after_editing(&repository, &out, ("title = \"app2\"", "title = \"two\""));
@@ -647,9 +641,7 @@ fn a_build_with_diagnostics_or_traces_says_what_a_build_from_nothing_says() {
 
 #[test]
 fn a_damaged_cache_is_e122_and_ignored() {
-    let (temporary, repository) = repository();
-    let out = temporary.path().join("out");
-    assert_built(&build_with(&repository, &out, &[]));
+    let (_temporary, repository, out) = built_once();
     let cache = out.join(".mesh-cache");
     let mut bytes = std::fs::read(&cache).expect("a cache was written");
     // a flipped bit in the record's fleet-wide part, which every build reads: its
@@ -690,9 +682,7 @@ fn a_record_whose_nodes_are_not_a_record_is_e122_when_they_are_read() {
 }
 
 fn a_damaged_nodes_part_is_e122_when_it_is_read(damage: &str) {
-    let (temporary, repository) = repository();
-    let out = temporary.path().join("out");
-    assert_built(&build_with(&repository, &out, &[]));
+    let (_temporary, repository, out) = built_once();
     let cache = out.join(".mesh-cache");
     let bytes = std::fs::read(&cache).expect("a cache");
     let (start, length) = fleet_part(&bytes);
@@ -729,9 +719,7 @@ fn a_damaged_nodes_part_is_e122_when_it_is_read(damage: &str) {
 
 #[test]
 fn a_cache_reached_through_a_planted_link_is_not_read() {
-    let (temporary, repository) = repository();
-    let out = temporary.path().join("out");
-    assert_built(&build_with(&repository, &out, &[]));
+    let (temporary, repository, out) = built_once();
     // the output's own, valid cache moved away and linked back in its place
     let cache = out.join(".mesh-cache");
     let moved = temporary.path().join("moved-cache");
@@ -753,9 +741,7 @@ fn a_cache_reached_through_a_planted_link_is_not_read() {
 
 #[test]
 fn a_cache_of_another_format_is_e123_and_ignored() {
-    let (temporary, repository) = repository();
-    let out = temporary.path().join("out");
-    assert_built(&build_with(&repository, &out, &[]));
+    let (_temporary, repository, out) = built_once();
     // the same record under an older format's first line (as an older meshc wrote it)
     let cache = std::fs::read(out.join(".mesh-cache")).expect("a cache");
     let (start, _) = fleet_part(&cache);
@@ -777,9 +763,7 @@ fn a_cache_of_another_format_is_e123_and_ignored() {
 /// path) is one repository: the build through either name reuses the other's.
 #[test]
 fn a_repository_named_relatively_reuses_the_cache_of_its_absolute_name() {
-    let (temporary, repository) = repository();
-    let out = temporary.path().join("out");
-    assert_built(&build_with(&repository, &out, &[]));
+    let (_temporary, repository, out) = built_once();
     let relatively = std::process::Command::new(support::MESHC)
         .current_dir(&repository)
         .args(["build", "--repo", ".", "--out"])
@@ -829,9 +813,7 @@ fn a_tampered_plan_in_the_output_is_e124_and_compiled_again() {
 
 #[test]
 fn a_cache_is_the_same_bytes_after_an_edit_is_undone() {
-    let (temporary, repository) = repository();
-    let out = temporary.path().join("out");
-    assert_built(&build_with(&repository, &out, &[]));
+    let (_temporary, repository, out) = built_once();
     let before = std::fs::read(out.join(".mesh-cache")).expect("a cache was written");
     let inventory = repository.join("mesh.nix");
     replace(&inventory, "title = \"app2\"", "title = \"two\"");
@@ -936,6 +918,31 @@ fn what_else_is_in_the_nodes_directory_is_recorded_and_its_changes_seen() {
 }
 
 #[test]
+fn names_in_the_nodes_directory_that_are_not_utf8_are_kept_and_recorded() {
+    // no node's plan has such a name: the commit leaves them, and the cache
+    // records them by the names the walk gives them, so that the build after
+    // finds nothing changed
+    use std::os::unix::ffi::OsStrExt;
+    let (temporary, repository) = repository();
+    let out = temporary.path().join("out");
+    let pause = || std::thread::sleep(std::time::Duration::from_millis(50));
+    assert_built(&build_with(&repository, &out, &[]));
+    let strays = [&b"\xff.txt"[..], &b"\xfe.json"[..]]
+        .map(|name| out.join("nodes").join(std::ffi::OsStr::from_bytes(name)));
+    for stray in &strays {
+        std::fs::write(stray, "not a plan\n").expect("written");
+    }
+    let built = rebuilt_after_editing(&repository, &out, ("title = \"app2\"", "title = \"two\""));
+    assert_eq!(compiled(&built), ["app2"], "{}", stderr(&built));
+    assert!(out.join(".mesh-cache").exists(), "{}", stderr(&built));
+    for stray in &strays {
+        assert_eq!(read(stray), "not a plan\n");
+    }
+    pause();
+    assert_nothing_changed(&build_with(&repository, &out, &["--timings"]), true);
+}
+
+#[test]
 fn a_link_planted_in_the_nodes_directory_is_not_followed_and_keeps_no_cache() {
     // a directory outside the output, reached by a link among the plans: the
     // walk must not go through it, and an output holding a link is never one the
@@ -1028,6 +1035,15 @@ fn a_trace_added_to_an_entry_whose_value_is_unchanged_is_said() {
     );
     let (built, _) = beside_a_build_from_nothing(&repository, &out, &fresh, "a trace");
     assert!(said(&built, &out).contains("entry"), "{}", stderr(&built));
+}
+
+/// A copy of the repository built once into its `out`: the temporary directory
+/// (which holds both while it lives), the repository and the output.
+fn built_once() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let (temporary, repository) = repository();
+    let out = temporary.path().join("out");
+    assert_built(&build_with(&repository, &out, &[]));
+    (temporary, repository, out)
 }
 
 /// Replaces `from` with `to` in the inventory and builds into `out` again (with
@@ -1138,9 +1154,7 @@ fn timings_name_the_phases_of_a_build_in_the_order_they_end() {
 
 #[test]
 fn a_broken_build_reports_what_it_evaluated_again_without_building_from_nothing() {
-    let (temporary, repository) = repository();
-    let out = temporary.path().join("out");
-    assert_built(&build_with(&repository, &out, &[]));
+    let (temporary, repository, out) = built_once();
     let cache_before = std::fs::read(out.join(".mesh-cache")).expect("a cache");
     let plans_before = output_files(&out);
     // web's shapes throw: said by the nodes that run web, which are the only ones
@@ -1228,9 +1242,7 @@ fn a_repository_that_shadows_a_standard_module_builds_incrementally_and_says_so_
 /// and the next build reads and hashes it) is found unchanged.
 #[test]
 fn a_manifest_rewritten_with_its_own_bytes_is_found_unchanged() {
-    let (temporary, repository) = repository();
-    let out = temporary.path().join("out");
-    assert_built(&build_with(&repository, &out, &[]));
+    let (_temporary, repository, out) = built_once();
     replace(
         &repository.join("mesh.nix"),
         "title = \"app2\"",
