@@ -22,13 +22,18 @@ impl<'e> SetBuilder<'e> {
 }
 
 /// A set's static attributes while its bindings are merged, in the order first
-/// written, each name once: found by a scan while there are few, by an index
-/// after. [`Statics::into_sorted`] gives them in name order, their slots' order.
+/// written, each name once: found by a scan while there are few; past that, by a
+/// binary search while they were written in name order (an inventory's nodes, a
+/// generated file), by an index once one was not. [`Statics::into_sorted`] gives
+/// them in name order, their slots' order.
 #[derive(Default)]
 pub(super) struct Statics<'e> {
     entries: Vec<(Name, Entry<'e>)>,
-    /// Every name's position once there are more than [`SCANNED`]; empty before.
+    /// Every name's position once there are more than [`SCANNED`] and they are
+    /// not in name order; empty before.
     index: NameMap<usize>,
+    /// Whether a name came before one written earlier: then `index` is kept.
+    unordered: bool,
 }
 
 /// Up to this many attributes a set is searched by a scan.
@@ -39,8 +44,13 @@ impl<'e> Statics<'e> {
         if self.entries.len() <= SCANNED {
             // the compiler's names are interned: the same name is mostly the same copy
             self.entries.iter().position(|(key, _)| key.same(*name))
-        } else {
+        } else if self.unordered {
             self.index.get(name).copied()
+        } else if self.entries.last().is_some_and(|(last, _)| last < name) {
+            // the common case of names in order: a new name comes after the last
+            None
+        } else {
+            self.entries.binary_search_by(|(key, _)| key.cmp(name)).ok()
         }
     }
 
@@ -57,7 +67,10 @@ impl<'e> Statics<'e> {
     /// Adds `name`, which is not there yet.
     pub(super) fn insert(&mut self, name: Name, entry: Entry<'e>) {
         let position = self.entries.len();
-        if position >= SCANNED {
+        if !self.unordered && self.entries.last().is_some_and(|(last, _)| *last > name) {
+            self.unordered = true;
+        }
+        if self.unordered && position >= SCANNED {
             if self.index.len() < position {
                 for (earlier, (key, _)) in self.entries.iter().enumerate() {
                     self.index.insert(*key, earlier);
@@ -86,7 +99,9 @@ impl<'e> Statics<'e> {
     /// The attributes sorted by name (names are unique).
     pub(super) fn into_sorted(self) -> Vec<(Name, Entry<'e>)> {
         let mut entries = self.entries;
-        entries.sort_unstable_by_key(|(left, _)| *left);
+        if self.unordered {
+            entries.sort_unstable_by_key(|(left, _)| *left);
+        }
         entries
     }
 }
