@@ -22,6 +22,7 @@
 //! before any node), so what the compilation reports is what one from nothing reports
 //! (`pipeline::compile_remembering` compiles again when it could differ).
 
+mod checksum;
 mod entries;
 mod external;
 mod reads;
@@ -47,15 +48,15 @@ pub use reads::{Doing, Recorder, RecordingLoader};
 /// The cache's file in the output.
 pub const CACHE_FILE: &str = ".mesh-cache";
 /// The cache's format: a cache of another format is foreign.
-const FORMAT: u32 = 6;
+const FORMAT: u32 = 7;
 /// The cache file's first line starts so; then the length of the record's
-/// fleet-wide part and the digests of its two parts. The fleet-wide part follows
-/// the line, then the nodes' part (read, and its digest checked, only when the
+/// fleet-wide part and the checksums of its two parts ([`checksum`]). The fleet-wide part follows
+/// the line, then the nodes' part (read, and its checksum checked, only when the
 /// build is not a no-op). Both parts are postcard, serde's compact binary form:
 /// a record is written and read by the program that made it, never by hand, and
 /// JSON's text cost more to read and write than the rest of a one-node rebuild's
 /// bookkeeping.
-const HEADER: &str = "mesh-cache/6";
+const HEADER: &str = "mesh-cache/7";
 
 mod sources {
     include!(concat!(env!("OUT_DIR"), "/sources.rs"));
@@ -228,7 +229,7 @@ struct Record {
 }
 
 /// The nodes' part of a cache file, not yet parsed: the file's bytes, where the
-/// part starts, and the digest its header gives it.
+/// part starts, and the checksum its header gives it.
 #[derive(Clone)]
 struct Unread {
     bytes: Arc<Vec<u8>>,
@@ -237,13 +238,13 @@ struct Unread {
 }
 
 impl Unread {
-    /// The records of the `count` nodes (None: the part does not have the digest
+    /// The records of the `count` nodes (None: the part does not have the checksum
     /// the header gives it, or is not one whole map of `count` records). Each
     /// record keeps where it was read from ([`NodeRecord::read_from`]).
     fn parse(&self, count: usize) -> Option<HashMap<String, Arc<NodeRecord>>> {
         let file = &self.bytes;
         let part = &file[self.start..];
-        if plan::sha256_digest(part) != self.digest {
+        if checksum::checksum(part) != self.digest {
             return None;
         }
         // a map as postcard writes one: its length, then each name and record
@@ -280,7 +281,7 @@ impl std::fmt::Debug for Unread {
 
 impl Record {
     /// Parses the nodes read with the record, if not yet (false: their part does
-    /// not have the digest the header gives it, or is not a whole record of
+    /// not have the checksum the header gives it, or is not a whole record of
     /// `node_count` nodes).
     fn read_nodes(&mut self) -> bool {
         if let Some(unread) = self.unread.take() {
@@ -686,7 +687,7 @@ fn read_record(out: &Path, identity: &Identity, notes: &mut Vec<Diagnostic>) -> 
             .checked_add(length)
             .filter(|end| *end <= bytes.len())?;
         let fleet = &bytes[start..end];
-        if plan::sha256_digest(fleet) != fleet_digest {
+        if checksum::checksum(fleet) != fleet_digest {
             return None;
         }
         let (mut record, rest) = postcard::take_from_bytes::<Record>(fleet).ok()?;
@@ -1607,7 +1608,7 @@ impl BuildCache {
             "mesh-cache",
             || {
                 nodes_part(&finished).map(|part| {
-                    let digest = plan::sha256_digest(&part);
+                    let digest = checksum::checksum(&part);
                     (part, digest)
                 })
             },
@@ -1662,7 +1663,7 @@ impl BuildCache {
         let header = format!(
             "{HEADER} {} {} {nodes_digest}\n",
             fleet.len(),
-            plan::sha256_digest(&fleet)
+            checksum::checksum(&fleet)
         );
         let output = Beneath::open(out_directory, false)
             .map_err(|error| crate::emit::output_error(out_directory, error))?;

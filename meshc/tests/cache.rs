@@ -692,7 +692,7 @@ fn a_damaged_nodes_part_is_e122_when_it_is_read(damage: &str) {
     let mut nodes = bytes[start + length..].to_vec();
     let digest = if damage == "not a record" {
         nodes = b"{\"node\": [".to_vec();
-        plan::sha256_digest(&nodes)
+        format!("xxh64:{:016x}", xxhash_rust::xxh64::xxh64(&nodes, 0))
     } else {
         let at = nodes.len() / 2;
         nodes[at] ^= 1;
