@@ -1101,7 +1101,7 @@ fn start(
     let mut shared_changed = cache.layout.as_ref() != Some(&previous.layout);
     let mut inventory_changed = false;
     for access in &previous.accesses {
-        if reads::answer_now(loader.as_ref(), access) == access.answer {
+        if cache.recorder.answer_now(loader.as_ref(), access) == access.answer {
             continue;
         }
         match &access.owner {

@@ -52,9 +52,55 @@ pub struct Access {
 #[derive(Debug, Default)]
 pub struct Recorder {
     accesses: Mutex<BTreeMap<(Question, PathBuf), (Owner, String)>>,
+    /// Large files read, with their bytes and sha256: the same bytes read again
+    /// (every worker reads the inventory, and the cache read it first) are compared,
+    /// not digested again.
+    digested: Mutex<BTreeMap<PathBuf, (std::sync::Arc<Vec<u8>>, String)>>,
 }
 
+/// Files at least this large have their digest remembered ([`Recorder::digest`]);
+/// below it, digesting costs less than keeping the bytes.
+const REMEMBERED: usize = 64 * 1024;
+
 impl Recorder {
+    /// What reading `path` answered: the sha256 of `bytes`, taken from an earlier
+    /// read of the same path that gave the same bytes when there was one. `bytes`
+    /// is kept when it is remembered (a copy, unless it is given owned).
+    fn digest(&self, path: &Path, bytes: std::borrow::Cow<'_, [u8]>) -> String {
+        if bytes.len() < REMEMBERED {
+            return plan::sha256_digest(&bytes);
+        }
+        let lock = || {
+            self.digested
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        if let Some((_, digest)) = lock()
+            .get(path)
+            .filter(|(earlier, _)| earlier.as_slice() == &*bytes)
+        {
+            return digest.clone();
+        }
+        let digest = plan::sha256_digest(&bytes);
+        lock().insert(
+            path.to_path_buf(),
+            (std::sync::Arc::new(bytes.into_owned()), digest.clone()),
+        );
+        digest
+    }
+
+    /// [`answer_now`], remembering a large file's digest for this compilation's
+    /// reads of it.
+    pub fn answer_now(&self, loader: &dyn Loader, access: &Access) -> String {
+        match access.question {
+            Question::Read => match loader.read(&access.path) {
+                Ok(bytes) => self.digest(&access.path, bytes.into()),
+                Err(error) => read_answer(&Err(error)),
+            },
+            _ => answer_now(loader, access),
+        }
+    }
+
     fn record(&self, question: Question, path: &Path, owner: Owner, answer: String) {
         let mut accesses = self
             .accesses
@@ -136,7 +182,11 @@ impl RecordingLoader {
 impl Loader for RecordingLoader {
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
         let result = self.inner.read(path);
-        self.record(Question::Read, path, read_answer(&result));
+        let answer = match &result {
+            Ok(bytes) => self.recorder.digest(path, bytes.as_slice().into()),
+            Err(_) => read_answer(&result),
+        };
+        self.record(Question::Read, path, answer);
         result
     }
 
@@ -191,5 +241,46 @@ pub fn answer_now(loader: &dyn Loader, access: &Access) -> String {
         Question::Read => read_answer(&loader.read(&access.path)),
         Question::Kind => kind_answer(loader.kind(&access.path)),
         Question::List => list_answer(&loader.list(&access.path)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::{REMEMBERED, Recorder};
+
+    /// A large file's digest is remembered with its bytes, and only the same bytes
+    /// get it back: the same path read with other bytes (the file changed during
+    /// the build) is digested again, and a small file always is.
+    #[test]
+    fn a_remembered_digest_is_given_only_for_the_same_bytes() {
+        let recorder = Recorder::default();
+        let path = Path::new("/repository/mesh.nix");
+        let first = vec![b'a'; REMEMBERED + 1];
+        let mut second = first.clone();
+        second[REMEMBERED / 2] = b'b';
+        assert_eq!(
+            recorder.digest(path, first.as_slice().into()),
+            plan::sha256_digest(&first)
+        );
+        assert_eq!(
+            recorder.digest(path, second.as_slice().into()),
+            plan::sha256_digest(&second)
+        );
+        assert_eq!(
+            recorder.digest(path, first.clone().into()),
+            plan::sha256_digest(&first)
+        );
+        let other = Path::new("/repository/other.nix");
+        assert_eq!(
+            recorder.digest(other, second.as_slice().into()),
+            plan::sha256_digest(&second)
+        );
+        let small = b"{ }";
+        assert_eq!(
+            recorder.digest(path, small.as_slice().into()),
+            plan::sha256_digest(small)
+        );
     }
 }
