@@ -55,8 +55,11 @@ pub struct Recorder {
     /// Large files read, with their bytes and sha256: the same bytes read again
     /// (every worker reads the inventory, and the cache read it first) are compared,
     /// not digested again.
-    digested: Mutex<BTreeMap<PathBuf, (std::sync::Arc<Vec<u8>>, String)>>,
+    digested: Mutex<BTreeMap<PathBuf, Digested>>,
 }
+
+/// A large file's bytes as read, and their sha256.
+type Digested = (std::sync::Arc<Vec<u8>>, String);
 
 /// Files at least this large have their digest remembered ([`Recorder::digest`]);
 /// below it, digesting costs less than keeping the bytes.
