@@ -27,7 +27,7 @@ mod entries;
 mod external;
 mod reads;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -44,6 +44,11 @@ use crate::repository::{self, Repository};
 use crate::stdlib::{self, MeshLoader};
 
 pub use reads::{Doing, Recorder, RecordingLoader};
+
+/// A map keyed by node name (FxHash: a name is a few bytes, looked up several
+/// times for every node of a build; an inventory that collides its own names
+/// slows only its own build).
+pub(crate) type NodeMap<V> = std::collections::HashMap<String, V, rustc_hash::FxBuildHasher>;
 
 /// The cache's file in the output.
 pub const CACHE_FILE: &str = ".mesh-cache";
@@ -190,7 +195,7 @@ struct Record {
     /// Kept in the cache file's part of its own, read by [`Record::read_nodes`].
     /// By node name: looked up several times for every node of a build.
     #[serde(skip)]
-    nodes: HashMap<String, Arc<NodeRecord>>,
+    nodes: NodeMap<Arc<NodeRecord>>,
     /// How many nodes the record has.
     node_count: usize,
     /// The cache file as read, until its nodes' part is parsed.
@@ -212,7 +217,7 @@ struct Record {
     /// Every node's evaluated entry, in a record kept in memory (which keeps only
     /// the nodes whose shapes said nothing, but compares every node's entry).
     #[serde(skip)]
-    entries: Option<HashMap<String, Option<String>>>,
+    entries: Option<NodeMap<Option<String>>>,
     /// When the record's file was written (its modification time, nanoseconds).
     #[serde(skip)]
     written: Option<i128>,
@@ -225,7 +230,7 @@ struct Record {
     /// (while the inventory was digested), with the stamps that said so: their
     /// reuse asks for no stamp again. Empty when none were asked.
     #[serde(skip)]
-    settled_plans: HashMap<String, Stamp>,
+    settled_plans: NodeMap<Stamp>,
 }
 
 /// The nodes' part of a cache file, not yet parsed: the file's bytes, where the
@@ -241,7 +246,7 @@ impl Unread {
     /// The records of the `count` nodes (None: the part does not have the checksum
     /// the header gives it, or is not one whole map of `count` records). Each
     /// record keeps where it was read from ([`NodeRecord::read_from`]).
-    fn parse(&self, count: usize) -> Option<HashMap<String, Arc<NodeRecord>>> {
+    fn parse(&self, count: usize) -> Option<NodeMap<Arc<NodeRecord>>> {
         let file = &self.bytes;
         let part = &file[self.start..];
         if checksum::checksum(part) != self.digest {
@@ -253,7 +258,8 @@ impl Unread {
             return None;
         }
         // no room taken for more records than the part has bytes for
-        let mut nodes = HashMap::with_capacity(count.min(part.len() / 8));
+        let mut nodes =
+            NodeMap::with_capacity_and_hasher(count.min(part.len() / 8), Default::default());
         for _ in 0..count {
             let (name, after_name) = postcard::take_from_bytes::<String>(rest).ok()?;
             let (mut record, after) = postcard::take_from_bytes::<NodeRecord>(after_name).ok()?;
@@ -355,16 +361,16 @@ fn settled_plans(
     stamps: &BTreeMap<String, Stamp>,
     written: Option<i128>,
     out: &Path,
-) -> HashMap<String, Stamp> {
+) -> NodeMap<Stamp> {
     let Some(nodes) = Beneath::open(out, false)
         .and_then(|out| out.directory(Path::new("nodes"), false))
         .ok()
         .flatten()
     else {
-        return HashMap::new();
+        return NodeMap::default();
     };
     let plans = stamps.range::<str, _>((Bound::Included("nodes/"), Bound::Excluded("nodes0")));
-    let mut settled = HashMap::with_capacity(stamps.len());
+    let mut settled = NodeMap::with_capacity_and_hasher(stamps.len(), Default::default());
     for (key, _) in plans {
         let Some(node) = key
             .strip_prefix("nodes/")
@@ -1642,7 +1648,7 @@ impl BuildCache {
             fleet: self.entries.fleet.clone(),
             accesses: self.accesses(),
             node_count: finished.len(),
-            nodes: HashMap::new(),
+            nodes: NodeMap::default(),
             unread: None,
             out,
             stamps,
@@ -1651,7 +1657,7 @@ impl BuildCache {
             entries: None,
             written: None,
             loud_modules: BTreeSet::new(),
-            settled_plans: HashMap::new(),
+            settled_plans: NodeMap::default(),
         };
         let parts = nodes_part.and_then(|nodes| Ok((fleet_part(&record)?, nodes)));
         let (fleet, (nodes, nodes_digest)) = parts.map_err(|error| {
@@ -1687,7 +1693,7 @@ impl BuildCache {
         }
         let layout = self.layout.clone()?;
         let loud = self.loud.list();
-        let nodes: HashMap<String, Arc<NodeRecord>> = self
+        let nodes: NodeMap<Arc<NodeRecord>> = self
             .finished
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -1726,7 +1732,7 @@ impl BuildCache {
                 entries: Some(self.entries.nodes.clone()),
                 written: None,
                 loud_modules: self.loud_module_names.list().into_iter().collect(),
-                settled_plans: HashMap::new(),
+                settled_plans: NodeMap::default(),
             },
         })
     }

@@ -10,7 +10,6 @@
 //! is not evaluated: its values and their positions are a function of the text, so
 //! each entry is digested as its text and where it starts.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -23,7 +22,7 @@ use crate::stdlib::{self, MeshLoader};
 pub struct EntryDigests {
     pub fleet: Option<String>,
     /// By node name (looked up once or more for every node of every build).
-    pub nodes: HashMap<String, Option<String>>,
+    pub nodes: super::NodeMap<Option<String>>,
     /// How they were made: `Some(true)` from the inventory's text (plain data),
     /// `Some(false)` by evaluating it, None when taken from the last record.
     pub from_text: Option<bool>,
