@@ -417,6 +417,13 @@ impl Beneath {
         Ok(names)
     }
 
+    /// Which directory this is (device and inode): two handles with the same
+    /// identity reach one directory.
+    pub fn identity(&self) -> io::Result<(u64, u64)> {
+        let stat = rustix::fs::fstat(self.directory.as_fd())?;
+        Ok((stat.st_dev, stat.st_ino))
+    }
+
     /// The uid owning this directory.
     pub fn owner(&self) -> io::Result<u32> {
         Ok(rustix::fs::fstat(self.directory.as_fd())?.st_uid)

@@ -316,13 +316,29 @@ fn compile_inspecting(
                 artifact_directories.insert(artifact.directory.clone(), artifact.absolute.clone());
             }
         }
-        let mut links = link::link(
-            &declarations,
-            &store,
-            options.secrets,
-            &lock,
-            registry.as_deref(),
-        );
+        // the sink lists what the output holds while the link is made: no plan
+        // is staged before the links are sent
+        let mut links = std::thread::scope(|scope| {
+            let preparing = session.sink.as_ref().and_then(|sink| {
+                std::thread::Builder::new()
+                    .name("mesh-sink".to_string())
+                    .spawn_scoped(scope, move || sink.before_plans())
+                    .ok()
+            });
+            let links = link::link(
+                &declarations,
+                &store,
+                options.secrets,
+                &lock,
+                registry.as_deref(),
+            );
+            if let Some(preparing) = preparing {
+                preparing
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            }
+            links
+        });
         crate::phases::mark("link");
         for (index, (sender, range)) in to_workers.iter().zip(ranges).enumerate() {
             let share: BTreeMap<String, NodeLink> = declarations[range]

@@ -1262,3 +1262,35 @@ fn a_manifest_rewritten_with_its_own_bytes_is_found_unchanged() {
     );
     assert_nothing_changed(&built, true);
 }
+
+/// The commit takes `OUT/nodes` from a listing made while the link was, before any
+/// plan was staged there: a node new to the output is not in it, and its plan is
+/// still recorded (the next build finds nothing changed), as a plan a node no
+/// longer has is still removed.
+#[test]
+fn a_node_added_or_removed_is_recorded_by_the_commit_that_wrote_it() {
+    let (_temporary, repository, out) = built_once();
+    let built = rebuilt_after_editing(
+        &repository,
+        &out,
+        (
+            "    mq1 = {",
+            "    extra = {\n      key = \"age1w7vsd254swjfk3nrgznjn2ztgld8nnths327dq0k9n2ah02xagrqcl46fn\";\n      address = \"10.0.0.41\";\n      modules = [ \"node-exporter\" ];\n    };\n    mq1 = {",
+        ),
+    );
+    // the node names are part of the fleet: every node is compiled again
+    assert_eq!(reused(&built).1, 6, "{}", stderr(&built));
+    assert!(out.join("nodes/extra.json").is_file());
+    assert_nothing_changed(&build_with(&repository, &out, &[]), true);
+    let text = read(&repository.join("mesh.nix"));
+    let start = text.find("    extra = {").expect("the added node");
+    let end = start + text[start..].find("    mq1 = {").expect("the next node");
+    write(
+        &repository.join("mesh.nix"),
+        &format!("{}{}", &text[..start], &text[end..]),
+    );
+    let built = build_with(&repository, &out, &[]);
+    assert_built(&built);
+    assert!(!out.join("nodes/extra.json").exists());
+    assert_nothing_changed(&build_with(&repository, &out, &[]), true);
+}
