@@ -256,7 +256,7 @@ enum Step<'a> {
         /// None when the inventory left its entry unread.
         node: Option<&'a inventory::Node>,
         declared: Arc<link::Declarations>,
-        modules: Vec<String>,
+        modules: cache::RecordedModules,
     },
 }
 
@@ -670,10 +670,10 @@ fn run(
         let link_digest = session.cache.as_ref().map(|_| cache::link_digest(&link));
         let (recorded, declared) = match &mut step {
             Step::Evaluated(pending) => (
-                &mut pending.resolved.modules,
+                Modules::Made(&mut pending.resolved.modules),
                 cache::Declared::Made(&pending.declared),
             ),
-            Step::Cached { modules, .. } => (modules, cache::Declared::Cached),
+            Step::Cached { modules, .. } => (Modules::Recorded(modules), cache::Declared::Cached),
         };
         if let Some(link_digest) = &link_digest
             && kept_from_cache(
@@ -890,10 +890,17 @@ fn declare_resolved<'a>(
 /// it read has changed (true: the node is done). A cache in memory has the plan
 /// itself, delivered as a plan made now would be.
 /// The node's modules are moved into the cache's record when its plan is kept.
+/// The modules a node ran, as [`kept_from_cache`] is given them: evaluated now
+/// (moved into the node's new record), or the last record's own.
+enum Modules<'a> {
+    Made(&'a mut Vec<String>),
+    Recorded(&'a cache::RecordedModules),
+}
+
 fn kept_from_cache(
     session: &Session,
     name: &str,
-    (modules, declared): (&mut Vec<String>, cache::Declared<'_>),
+    (mut modules, declared): (Modules<'_>, cache::Declared<'_>),
     link_digest: &str,
     (plans, handed): (&mut BTreeMap<String, Plan>, &mut Vec<(String, SealedTexts)>),
     diagnostics: &mut Vec<Diagnostic>,
@@ -904,20 +911,30 @@ fn kept_from_cache(
     if session.sink.is_none() && !cache.in_memory() {
         return false;
     }
-    let Some(reused) = cache.reuse(name, modules, link_digest) else {
+    let ran: &[String] = match &modules {
+        Modules::Made(made) => made,
+        Modules::Recorded(recorded) => recorded,
+    };
+    let Some(reused) = cache.reuse(name, ran, link_digest) else {
         return false;
     };
-    let finished = |reused: cache::Reused, modules: &mut Vec<String>| {
+    let finished = |reused: cache::Reused, modules: &mut Modules<'_>| {
+        let modules = match modules {
+            Modules::Made(made) => std::mem::take(*made),
+            // a record taken whole keeps its own (this copy is dropped)
+            Modules::Recorded(_) if reused.is_recorded() => Vec::new(),
+            Modules::Recorded(recorded) => recorded.to_vec(),
+        };
         cache.finished(
             name,
-            (std::mem::take(modules), declared),
+            (modules, declared),
             link_digest.to_string(),
             reused,
             None,
         );
     };
     if let Some(plan) = reused.plan().cloned() {
-        finished(reused, modules);
+        finished(reused, &mut modules);
         deliver(session, name, (*plan).clone(), plans, handed, diagnostics);
         return true;
     }
@@ -928,7 +945,7 @@ fn kept_from_cache(
     match sink.keep(name, reused.digest(), reused.shapes()) {
         Ok(()) => {
             handed.push((name.to_string(), reused.sealed().to_vec()));
-            finished(reused, modules);
+            finished(reused, &mut modules);
         }
         Err(diagnostic) => diagnostics.push(diagnostic),
     }
