@@ -560,8 +560,10 @@ fn run(
     let first = count * worker / workers;
     let last = count * (worker + 1) / workers;
     let mut defaults = DefaultsCache::default();
-    let mut steps: Vec<Step<'_>> = Vec::new();
-    let mut declarations = Vec::new();
+    // one step and one declaration a node, most of them handed on kept
+    let mut steps: Vec<Step<'_>> = Vec::with_capacity(last - first);
+    let mut declarations = Vec::with_capacity(last - first);
+    handed.reserve(last - first);
     for &name in &names[first..last] {
         let node = inventory.nodes.get(name);
         if machine.reclaim_due() {
