@@ -161,6 +161,12 @@ struct Finished {
     origin: Origin,
 }
 
+/// One worker's finished nodes, in the order it finished them, added to the
+/// cache's at once ([`BuildCache::finish`]): no lock taken a node (two workers
+/// took one for each of 10,000 reused nodes, and waited on each other).
+#[derive(Debug, Default)]
+pub struct Finishing(Vec<(String, Finished)>);
+
 /// What the cache records of a plan, and has of a plan the last build wrote that
 /// this build keeps (its file in `OUT/nodes` is the bytes the cache recorded).
 pub struct Reused {
@@ -1486,6 +1492,7 @@ impl BuildCache {
     /// a memory keeps it, and reuses only what it kept.
     pub fn finished(
         &self,
+        finishing: &mut Finishing,
         node: &str,
         (modules, declared): (Vec<String>, Declared<'_>),
         link: String,
@@ -1538,16 +1545,23 @@ impl BuildCache {
                 })
             }
         };
+        finishing.0.push((
+            node.to_string(),
+            Finished {
+                record,
+                origin: plan.origin,
+            },
+        ));
+    }
+
+    /// Adds what a worker finished ([`BuildCache::finished`]) to what the build
+    /// records. A worker's nodes come in name order, so its map is built at once.
+    pub fn finish(&self, finishing: Finishing) {
+        let mut finished: BTreeMap<String, Finished> = finishing.0.into_iter().collect();
         self.finished
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(
-                node.to_string(),
-                Finished {
-                    record,
-                    origin: plan.origin,
-                },
-            );
+            .append(&mut finished);
     }
 
     /// How this build digested the inventory's entries: `Some(true)` from the

@@ -24,9 +24,22 @@ pub trait PlanSink: Send + Sync + std::fmt::Debug {
     /// Keeps the plan the output already holds for `node` (the build cache checked
     /// its bytes), with its digest and shape count, as if it had been accepted again.
     fn keep(&self, node: &str, digest: &str, shapes: usize) -> Result<(), Diagnostic>;
+    /// [`PlanSink::keep`] for one worker's plans at once, in name order.
+    fn keep_all(&self, kept: Vec<KeptPlan>) -> Result<(), Diagnostic> {
+        kept.iter()
+            .try_for_each(|plan| self.keep(&plan.node, &plan.digest, plan.shapes))
+    }
     /// Called once before any plan is accepted or kept, while the link is made
     /// (when only one thread works): a sink may prepare its commit then.
     fn before_plans(&self) {}
+}
+
+/// A plan the output already holds, kept ([`PlanSink::keep_all`]).
+#[derive(Debug)]
+pub struct KeptPlan {
+    pub node: String,
+    pub digest: String,
+    pub shapes: usize,
 }
 
 /// A sink that lets each plan go the moment it is made (`meshc check`, which only
@@ -314,6 +327,26 @@ impl PlanSink for StagedBuild {
             temporary: None,
         };
         self.lock().insert(node.to_string(), entry);
+        Ok(())
+    }
+
+    fn keep_all(&self, kept: Vec<KeptPlan>) -> Result<(), Diagnostic> {
+        if let (Place::Fresh(_), Some(first)) = (&self.place, kept.first()) {
+            return self.keep(&first.node, &first.digest, first.shapes);
+        }
+        // one lock, and a map built at once from a worker's sorted run
+        let mut kept: BTreeMap<String, Staged> = kept
+            .into_iter()
+            .map(|plan| {
+                let entry = Staged {
+                    digest: plan.digest,
+                    shapes: plan.shapes,
+                    temporary: None,
+                };
+                (plan.node, entry)
+            })
+            .collect();
+        self.lock().append(&mut kept);
         Ok(())
     }
 }

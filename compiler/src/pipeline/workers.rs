@@ -31,6 +31,7 @@ use crate::resolve;
 use crate::retained::Kept;
 use crate::settings::{self, DefaultsCache};
 use crate::shapes;
+use crate::staged::KeptPlan;
 use crate::stdlib::{self, MeshLoader};
 use crate::traces::{Gathered, Place};
 use crate::types::CheckContext;
@@ -121,7 +122,7 @@ pub(super) fn work(
         view: None,
     };
     let mut gathered = Gathered::default();
-    let mut handed = Vec::new();
+    let mut handed = Handed::default();
     let said_again = std::cell::Cell::new(0);
     let plans = match run(
         &mut machine,
@@ -144,7 +145,14 @@ pub(super) fn work(
     };
     // a worker that stopped early still takes part in the link
     barrier.meet(PhaseA::default());
+    if let Some(sink) = &session.sink
+        && let Some(first) = handed.kept.first().map(|plan| plan.node.clone())
+        && let Err(diagnostic) = sink.keep_all(std::mem::take(&mut handed.kept))
+    {
+        per_node.entry(first).or_default().push(diagnostic);
+    }
     if let Some(cache) = &session.cache {
+        cache.finish(std::mem::take(&mut handed.finishing));
         // what a memory may take back next time: the declarations of the nodes
         // that said nothing, if nothing was said beyond nodes and module files
         if global.len() > said_again.get() {
@@ -165,7 +173,7 @@ pub(super) fn work(
     drop(machine);
     WorkerResult {
         plans,
-        handed,
+        handed: handed.sealed,
         global,
         per_node,
         sources,
@@ -508,7 +516,7 @@ fn run(
     global: &mut Vec<Diagnostic>,
     per_node: &mut BTreeMap<String, Vec<Diagnostic>>,
     traced: &mut Gathered,
-    handed: &mut Vec<(String, SealedTexts)>,
+    handed: &mut Handed,
     inspected: &mut Inspected<'_>,
     (charge, said_again): (&Charge, &std::cell::Cell<usize>),
 ) -> EvalResult<BTreeMap<String, Plan>> {
@@ -563,7 +571,8 @@ fn run(
     // one step and one declaration a node, most of them handed on kept
     let mut steps: Vec<Step<'_>> = Vec::with_capacity(last - first);
     let mut declarations = Vec::with_capacity(last - first);
-    handed.reserve(last - first);
+    handed.sealed.reserve(last - first);
+    handed.kept.reserve(last - first);
     for &name in &names[first..last] {
         let node = inventory.nodes.get(name);
         if machine.reclaim_due() {
@@ -763,6 +772,7 @@ fn run(
                     cache::Declared::Made(&pending.declared)
                 };
                 cache.finished(
+                    &mut handed.finishing,
                     &name,
                     (pending.resolved.modules.clone(), declared),
                     link_digest,
@@ -770,7 +780,14 @@ fn run(
                     silent.then_some(&plan),
                 );
             }
-            deliver(session, &name, plan, &mut plans, handed, diagnostics);
+            deliver(
+                session,
+                &name,
+                plan,
+                &mut plans,
+                &mut handed.sealed,
+                diagnostics,
+            );
         }
     }
     Ok(plans)
@@ -892,6 +909,17 @@ fn declare_resolved<'a>(
 /// it read has changed (true: the node is done). A cache in memory has the plan
 /// itself, delivered as a plan made now would be.
 /// The node's modules are moved into the cache's record when its plan is kept.
+/// What a worker hands on besides its plans: the sealed texts of the plans it
+/// handed to the sink, the plans the output already holds (told to the sink at
+/// once when the worker ends), and what the cache records of its finished nodes
+/// (added to the cache's at once too).
+#[derive(Default)]
+struct Handed {
+    sealed: Vec<(String, SealedTexts)>,
+    kept: Vec<KeptPlan>,
+    finishing: cache::Finishing,
+}
+
 /// The modules a node ran, as [`kept_from_cache`] is given them: evaluated now
 /// (moved into the node's new record), or the last record's own.
 enum Modules<'a> {
@@ -904,7 +932,7 @@ fn kept_from_cache(
     name: &str,
     (mut modules, declared): (Modules<'_>, cache::Declared<'_>),
     link_digest: &str,
-    (plans, handed): (&mut BTreeMap<String, Plan>, &mut Vec<(String, SealedTexts)>),
+    (plans, handed): (&mut BTreeMap<String, Plan>, &mut Handed),
     diagnostics: &mut Vec<Diagnostic>,
 ) -> bool {
     let Some(cache) = &session.cache else {
@@ -920,37 +948,49 @@ fn kept_from_cache(
     let Some(reused) = cache.reuse(name, ran, link_digest) else {
         return false;
     };
-    let finished = |reused: cache::Reused, modules: &mut Modules<'_>| {
-        let modules = match modules {
-            Modules::Made(made) => std::mem::take(*made),
-            // a record taken whole keeps its own (this copy is dropped)
-            Modules::Recorded(_) if reused.is_recorded() => Vec::new(),
-            Modules::Recorded(recorded) => recorded.to_vec(),
+    let finished =
+        |reused: cache::Reused, modules: &mut Modules<'_>, finishing: &mut cache::Finishing| {
+            let modules = match modules {
+                Modules::Made(made) => std::mem::take(*made),
+                // a record taken whole keeps its own (this copy is dropped)
+                Modules::Recorded(_) if reused.is_recorded() => Vec::new(),
+                Modules::Recorded(recorded) => recorded.to_vec(),
+            };
+            cache.finished(
+                finishing,
+                name,
+                (modules, declared),
+                link_digest.to_string(),
+                reused,
+                None,
+            );
         };
-        cache.finished(
-            name,
-            (modules, declared),
-            link_digest.to_string(),
-            reused,
-            None,
-        );
-    };
     if let Some(plan) = reused.plan().cloned() {
-        finished(reused, &mut modules);
-        deliver(session, name, (*plan).clone(), plans, handed, diagnostics);
+        finished(reused, &mut modules, &mut handed.finishing);
+        deliver(
+            session,
+            name,
+            (*plan).clone(),
+            plans,
+            &mut handed.sealed,
+            diagnostics,
+        );
         return true;
     }
-    let Some(sink) = &session.sink else {
+    if session.sink.is_none() {
         return false;
-    };
-    // the plan file is the bytes the cache recorded: kept as it is
-    match sink.keep(name, reused.digest(), reused.shapes()) {
-        Ok(()) => {
-            handed.push((name.to_string(), reused.sealed().to_vec()));
-            finished(reused, &mut modules);
-        }
-        Err(diagnostic) => diagnostics.push(diagnostic),
     }
+    // the plan file is the bytes the cache recorded: kept as it is, told to the
+    // sink with the worker's other kept plans when it ends
+    handed.kept.push(KeptPlan {
+        node: name.to_string(),
+        digest: reused.digest().to_string(),
+        shapes: reused.shapes(),
+    });
+    handed
+        .sealed
+        .push((name.to_string(), reused.sealed().to_vec()));
+    finished(reused, &mut modules, &mut handed.finishing);
     true
 }
 
