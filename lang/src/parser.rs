@@ -11,7 +11,7 @@ use crate::diagnostic::Diagnostic;
 use crate::lexer::{Lexer, Token, TokenKind};
 use crate::span::{FileId, Span};
 use crate::syntax::{
-    AttrName, BinaryOp, Binding, Expr, ExprKind, Formal, Param, StringPart, UnaryOp,
+    AttrName, BinaryOp, Binding, Expr, ExprKind, Formal, Param, StringPart, StringParts, UnaryOp,
 };
 
 /// How deeply expressions may nest before the parser refuses (Nix itself gives up
@@ -1158,7 +1158,7 @@ impl<'a> Parser<'a> {
     /// `"..."`: literal chunks and `${...}` interpolations.
     fn string(&mut self) -> Expr {
         let start = self.advance(); // "
-        let mut parts: Vec<StringPart> = Vec::new();
+        let mut parts = StringParts::new();
         loop {
             match self.kind() {
                 TokenKind::StringChunk(_) => {
@@ -1240,7 +1240,7 @@ impl<'a> Parser<'a> {
     /// A path literal, possibly with interpolations: `./a/${b}/c`.
     fn path(&mut self) -> Expr {
         let first_span = self.current().span;
-        let mut parts = Vec::new();
+        let mut parts = StringParts::new();
         if let TokenKind::Path(text) | TokenKind::HomePath(text) = self.take() {
             parts.push(StringPart::Literal(text.into_bytes()));
         }
@@ -1279,14 +1279,10 @@ impl<'a> Parser<'a> {
     }
 }
 
-fn push_literal(parts: &mut Vec<StringPart>, bytes: Vec<u8>) {
+fn push_literal(parts: &mut StringParts, bytes: Vec<u8>) {
     if let Some(StringPart::Literal(previous)) = parts.last_mut() {
         previous.extend_from_slice(&bytes);
     } else {
-        // most strings are one literal: no room for four parts
-        if parts.is_empty() {
-            parts.reserve_exact(1);
-        }
         parts.push(StringPart::Literal(bytes));
     }
 }
@@ -1302,7 +1298,7 @@ enum IndentedPiece {
 /// Nix's `stripIndentation`: the smallest indentation of the lines that have content
 /// (interpolations and escapes count as content) is removed from every line, and a
 /// last line of only spaces is dropped.
-fn strip_indentation(pieces: Vec<IndentedPiece>) -> Vec<StringPart> {
+fn strip_indentation(pieces: Vec<IndentedPiece>) -> StringParts {
     let mut at_start_of_line = true;
     let mut min_indent = usize::MAX;
     let mut current_indent = 0;
@@ -1340,7 +1336,7 @@ fn strip_indentation(pieces: Vec<IndentedPiece>) -> Vec<StringPart> {
         min_indent = 1_000_000;
     }
 
-    let mut parts = Vec::new();
+    let mut parts = StringParts::new();
     at_start_of_line = true;
     let mut dropped = 0;
     let count = pieces.len();

@@ -56,6 +56,10 @@ pub enum UnaryOp {
     Negate,
 }
 
+/// The pieces of a string or path. Most strings are one literal, held inline: an
+/// inventory's 90,000 strings allocated a list of one piece each.
+pub type StringParts = smallvec::SmallVec<[StringPart; 1]>;
+
 /// One piece of a string or path: literal bytes or an interpolated expression.
 #[derive(Clone, Debug, PartialEq)]
 pub enum StringPart {
@@ -119,9 +123,9 @@ pub enum ExprKind {
     Integer(i64),
     Float(f64),
     /// A string: `"..."` or `''...''` after indentation stripping.
-    String(Vec<StringPart>),
+    String(StringParts),
     /// A path literal as written (`./a`, `../b/${x}`), resolved against the file later.
-    Path(Vec<StringPart>),
+    Path(StringParts),
     Uri(String),
     Variable(String),
     Select {
