@@ -69,11 +69,8 @@ impl SourceFile {
     fn line_starts(&self) -> &[u32] {
         self.line_starts.get_or_init(|| {
             let mut line_starts = vec![0];
-            for (index, byte) in self.text.iter().enumerate() {
-                if *byte == b'\n' {
-                    line_starts.push(index as u32 + 1);
-                }
-            }
+            line_starts
+                .extend(memchr::memchr_iter(b'\n', &self.text).map(|index| index as u32 + 1));
             line_starts
         })
     }
@@ -193,5 +190,29 @@ impl Sources {
             .iter()
             .enumerate()
             .map(|(index, file)| (FileId(index as u32), file))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SourceFile;
+
+    /// Every offset's line and column are the ones counting the newlines before it
+    /// gives: empty lines, a first and a last line without a newline, CRLF.
+    #[test]
+    fn lines_and_columns_are_counted_from_the_newlines() {
+        let text = "a\n\nbc\r\n  d\n\u{e9}x\n\nlast";
+        let file = SourceFile::new("t".to_string(), None, text.as_bytes().into());
+        let (mut line, mut column) = (1, 1);
+        for (offset, byte) in text.bytes().enumerate() {
+            assert_eq!(file.line_column(offset as u32), (line, column), "at {offset}");
+            if byte == b'\n' {
+                (line, column) = (line + 1, 1);
+            } else {
+                column += 1;
+            }
+        }
+        assert_eq!(file.line_column(text.len() as u32), (line, column));
+        assert_eq!(file.line_start(2), 3);
     }
 }

@@ -136,7 +136,9 @@ fn literal_digests(root: &Path, machine: &mut Machine, inventory: &Path) -> Opti
     for (field, span, value) in fields(&expr)? {
         fleet.bytes(b"attr", field);
         if field == b"nodes" {
-            for (node, span, entry) in fields(value)? {
+            let nodes = fields(value)?;
+            digests.nodes.reserve(nodes.len());
+            for (node, span, entry) in nodes {
                 if !plain(entry, 0) {
                     return None;
                 }
