@@ -316,9 +316,11 @@ pub fn login(consumer: &str, module: &str, name: &str) -> String {
         .collect()
 }
 
-/// Links the fleet. `declarations` are in node order; the result is per node. The
-/// steps run in this order, so each node's diagnostics come in this order too:
-/// needs, consumptions and grants, mirrors and artifacts.
+/// Links the fleet. `declarations` are in node order; the result is per node, and
+/// has only the nodes that receive something or are told something (a node it
+/// does not have receives the empty link: most nodes of a large fleet). The steps
+/// run in this order, so each node's diagnostics come in this order too: needs,
+/// consumptions and grants, mirrors and artifacts.
 pub fn link(
     declarations: &[Arc<Declarations>],
     store: &Store,
@@ -326,21 +328,22 @@ pub fn link(
     lock: &Lock,
     registry: Option<&str>,
 ) -> BTreeMap<String, NodeLink> {
-    let mut links: BTreeMap<String, NodeLink> = declarations
-        .iter()
-        .map(|d| (d.node.clone(), NodeLink::default()))
-        .collect();
+    let mut links: BTreeMap<String, NodeLink> = BTreeMap::new();
     for declaration in declarations {
-        if let Some(link) = links.get_mut(&declaration.node) {
-            needs::place(declaration, store, mode, link);
+        let mut link = NodeLink::default();
+        needs::place(declaration, store, mode, &mut link);
+        if !link.is_empty() {
+            links.insert(declaration.node.clone(), link);
         }
     }
     grants::place(declarations, store, mode, &mut links);
     let mut built = artifacts::Built::new();
     for declaration in declarations {
-        if let Some(link) = links.get_mut(&declaration.node) {
-            mirrors::pin(declaration, lock, registry, link);
-            artifacts::check(declaration, lock, &mut built, link);
+        let mut link = links.remove(&declaration.node).unwrap_or_default();
+        mirrors::pin(declaration, lock, registry, &mut link);
+        artifacts::check(declaration, lock, &mut built, &mut link);
+        if !link.is_empty() {
+            links.insert(declaration.node.clone(), link);
         }
     }
     links

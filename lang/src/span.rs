@@ -205,7 +205,11 @@ mod tests {
         let file = SourceFile::new("t".to_string(), None, text.as_bytes().into());
         let (mut line, mut column) = (1, 1);
         for (offset, byte) in text.bytes().enumerate() {
-            assert_eq!(file.line_column(offset as u32), (line, column), "at {offset}");
+            assert_eq!(
+                file.line_column(offset as u32),
+                (line, column),
+                "at {offset}"
+            );
             if byte == b'\n' {
                 (line, column) = (line + 1, 1);
             } else {

@@ -47,9 +47,8 @@ pub(super) fn place(
     let mut granted: ByProvider = BTreeMap::new();
     for declaration in declarations {
         for consume in &declaration.consumes {
-            let Some(link) = links.get_mut(&declaration.node) else {
-                continue;
-            };
+            // the declaration's own node: its link is made if it has none yet
+            let link = links.entry(declaration.node.clone()).or_default();
             let (provider, provide) = match providers.choose(&declaration.node, consume) {
                 Ok(chosen) => chosen,
                 Err(diagnostic) => {
@@ -147,15 +146,21 @@ pub(super) fn place(
         }
     }
     for ((provider, service), (provide, grants)) in granted {
-        if let Some(link) = links.get_mut(&provider) {
+        if nodes.contains_key(provider.as_str()) {
+            let link = links.entry(provider.clone()).or_default();
             place_grants(link, &provider, &service, &provide, grants);
         }
     }
     // a provider with no consumers still gets its (empty) manifest
     for declaration in declarations {
-        let Some(link) = links.get_mut(&declaration.node) else {
+        if declaration
+            .provides
+            .iter()
+            .all(|provide| provide.logins.is_none())
+        {
             continue;
-        };
+        }
+        let link = links.entry(declaration.node.clone()).or_default();
         for provide in &declaration.provides {
             let key = (provide.module.clone(), provide.service.clone());
             let Some(logins_at) = &provide.logins else {
