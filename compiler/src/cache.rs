@@ -407,9 +407,10 @@ fn settled_plans(
     settled
 }
 
-/// Runs `background` on a thread named `name` while `here` runs on this one, and
-/// returns what both return; when no thread can be started, `background` runs
-/// here after `here`.
+/// Runs `background` on a thread named `name` (with the evaluator's stack: what
+/// runs there may walk a syntax tree) while `here` runs on this one, and returns
+/// what both return; when no thread can be started, `background` runs here after
+/// `here`.
 fn beside<A: Send, B>(
     name: &str,
     background: impl Fn() -> A + Sync,
@@ -418,6 +419,7 @@ fn beside<A: Send, B>(
     std::thread::scope(|scope| {
         let started = std::thread::Builder::new()
             .name(name.to_string())
+            .stack_size(lang::eval::EVAL_STACK_SIZE)
             .spawn_scoped(scope, &background);
         let there = here();
         let back = match started {
@@ -1016,10 +1018,7 @@ fn digest_inventory(
     parses: &Arc<lang::ParseCache>,
     session: &Session,
 ) -> entries::EntryDigests {
-    let loader = Rc::new(MeshLoader::with_overlay(
-        repository.root.clone(),
-        session.overlay.clone(),
-    ));
+    let loader = inventory_loader(repository, session);
     let digests = entries::digest_inventory(
         &repository.root,
         &repository.inventory,
@@ -1029,6 +1028,28 @@ fn digest_inventory(
     );
     crate::phases::mark("inventory digested");
     digests
+}
+
+/// Parses the repository's inventory into `parses` (read with the session's
+/// overlay), where the workers' evaluators find its tree.
+fn parse_inventory(repository: &Repository, parses: &Arc<lang::ParseCache>, session: &Session) {
+    let loader = inventory_loader(repository, session);
+    entries::parse_inventory(
+        &repository.root,
+        &repository.inventory,
+        loader,
+        session,
+        parses,
+    );
+}
+
+/// The loader the inventory and the files of an access are read through: the
+/// repository's files, under the session's overlay of unsaved buffers.
+fn inventory_loader(repository: &Repository, session: &Session) -> Rc<MeshLoader> {
+    Rc::new(MeshLoader::with_overlay(
+        repository.root.clone(),
+        session.overlay.clone(),
+    ))
 }
 
 /// Opens a cache kept in memory (`meshc lsp`): `previous` is what the last
@@ -1114,18 +1135,16 @@ fn start(
         return Start::Build(Arc::new(cache));
     };
     cache.repository = Some(repository.clone());
-    let loader = Rc::new(MeshLoader::with_overlay(
-        repository.root.clone(),
-        session.overlay.clone(),
-    ));
+    let loader = inventory_loader(&repository, session);
     // the digests made while the record was read, or made now
-    let mut digests = || {
+    let parses = cache.parses.clone();
+    let digests = |digested: &mut Option<entries::EntryDigests>| {
         digested
             .take()
-            .unwrap_or_else(|| digest_inventory(&repository, &cache.parses, session))
+            .unwrap_or_else(|| digest_inventory(&repository, &parses, session))
     };
     let Some((mut previous, said_nothing)) = previous else {
-        cache.entries = digests();
+        cache.entries = digests(&mut digested);
         return Start::Build(Arc::new(cache));
     };
     let mut shared_changed = cache.layout.as_ref() != Some(&previous.layout);
@@ -1160,15 +1179,37 @@ fn start(
             read,
         };
     }
-    if !previous.read_nodes() {
+    // the build compiles: the workers will want the inventory's tree, which no
+    // thread has parsed unless it was digested while the record was read. It is
+    // parsed (and digested, if it changed) while the record's nodes are read,
+    // instead of by each worker after
+    let nodes_read = if out.is_some() && digested.is_none() {
+        let (made, read) = beside(
+            "mesh-inventory",
+            || {
+                if inventory_changed {
+                    Some(digest_inventory(&repository, &parses, session))
+                } else {
+                    parse_inventory(&repository, &parses, session);
+                    None
+                }
+            },
+            || previous.read_nodes(),
+        );
+        digested = made;
+        read
+    } else {
+        previous.read_nodes()
+    };
+    if !nodes_read {
         cache
             .lock_notes()
             .push(damaged(out.as_deref().unwrap_or(root)));
-        cache.entries = digests();
+        cache.entries = digests(&mut digested);
         return Start::Build(Arc::new(cache));
     }
     cache.entries = if inventory_changed {
-        digests()
+        digests(&mut digested)
     } else {
         entries::EntryDigests {
             from_text: None,

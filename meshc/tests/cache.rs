@@ -1294,3 +1294,23 @@ fn a_node_added_or_removed_is_recorded_by_the_commit_that_wrote_it() {
     assert!(!out.join("nodes/extra.json").exists());
     assert_nothing_changed(&build_with(&repository, &out, &[]), true);
 }
+
+/// A build that changed no inventory but compiles (a module changed) has the
+/// inventory parsed while the record's nodes are read, once, for every worker; it
+/// is not digested (its entries are the record's).
+#[test]
+fn a_module_change_has_the_inventory_parsed_while_the_record_is_read() {
+    let (_temporary, repository, out) = built_once();
+    write(&repository.join("modules/web/title.nix"), "\"retitled\"\n");
+    let built = build_with(&repository, &out, &["--timings"]);
+    assert_built(&built);
+    let names: Vec<String> = phases(&built).into_iter().map(|(name, _)| name).collect();
+    let position = |phase: &str| names.iter().position(|name| name == phase);
+    assert!(
+        position("inventory parsed").is_some()
+            && position("inventory parsed") < position("cache opened"),
+        "{names:?}"
+    );
+    assert!(position("inventory digested").is_none(), "{names:?}");
+    assert!(reused(&built).0 > 0, "{}", stderr(&built));
+}

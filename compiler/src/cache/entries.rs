@@ -37,18 +37,7 @@ pub fn digest_inventory(
     session: &crate::pipeline::Session,
     parses: &std::sync::Arc<lang::ParseCache>,
 ) -> EntryDigests {
-    let new_machine = || {
-        let machine = Machine::new(
-            loader.clone(),
-            vec![root.to_path_buf(), PathBuf::from(stdlib::VIRTUAL_ROOT)],
-            session.limits,
-        )
-        .with_parse_cache(parses.clone());
-        match &session.cancelled {
-            Some(cancelled) => machine.with_cancel_flag(cancelled.clone()),
-            None => machine,
-        }
-    };
+    let new_machine = || inventory_machine(root, loader.clone(), session, parses);
     if let Some(digests) = literal_digests(root, &mut new_machine(), inventory) {
         return digests;
     }
@@ -98,6 +87,40 @@ pub fn digest_inventory(
         digests.nodes.values_mut().for_each(|digest| *digest = None);
     }
     digests
+}
+
+/// Parses `inventory` (read through `loader`) into `parses`, as
+/// [`digest_inventory`] does first, where the workers' evaluators find its tree.
+pub fn parse_inventory(
+    root: &Path,
+    inventory: &Path,
+    loader: Rc<MeshLoader>,
+    session: &crate::pipeline::Session,
+    parses: &std::sync::Arc<lang::ParseCache>,
+) {
+    // a syntax error is the workers' to report, as they meet it
+    let _ = inventory_machine(root, loader, session, parses).parse_file(inventory);
+    crate::phases::mark("inventory parsed");
+}
+
+/// An evaluator for the inventory with the session's limits and cancel flag, whose
+/// trees are kept in `parses`.
+fn inventory_machine(
+    root: &Path,
+    loader: Rc<MeshLoader>,
+    session: &crate::pipeline::Session,
+    parses: &std::sync::Arc<lang::ParseCache>,
+) -> Machine {
+    let machine = Machine::new(
+        loader,
+        vec![root.to_path_buf(), PathBuf::from(stdlib::VIRTUAL_ROOT)],
+        session.limits,
+    )
+    .with_parse_cache(parses.clone());
+    match &session.cancelled {
+        Some(cancelled) => machine.with_cancel_flag(cancelled.clone()),
+        None => machine,
+    }
 }
 
 /// Deeper than this, a value is not digested (None), and an expression is not
