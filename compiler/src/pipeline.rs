@@ -259,6 +259,11 @@ fn compile_inspecting(
     let mut keys = BTreeMap::new();
     let mut fleet: Option<Vec<Arc<link::Declarations>>> = None;
     let results: Vec<WorkerResult> = std::thread::scope(|scope| {
+        // owned here: should the coordinator panic before the links are sent, the
+        // senders are dropped as it unwinds, and the workers waiting for their
+        // links go on with none and end (the scope then ends in the panic)
+        // instead of waiting for ever
+        let to_workers = to_workers;
         let handles: Vec<_> = receivers
             .into_iter()
             .enumerate()
