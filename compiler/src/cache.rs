@@ -1034,13 +1034,10 @@ fn digest_inventory(
 /// overlay), where the workers' evaluators find its tree.
 fn parse_inventory(repository: &Repository, parses: &Arc<lang::ParseCache>, session: &Session) {
     let loader = inventory_loader(repository, session);
-    entries::parse_inventory(
-        &repository.root,
-        &repository.inventory,
-        loader,
-        session,
-        parses,
-    );
+    let mut machine = entries::inventory_machine(&repository.root, loader, session, parses);
+    // a syntax error is the workers' to report, as they meet it
+    let _ = machine.parse_file(&repository.inventory);
+    crate::phases::mark("inventory parsed");
 }
 
 /// The loader the inventory and the files of an access are read through: the

@@ -353,12 +353,15 @@ impl PlanSink for Changed {
     }
 
     /// Only a build cache keeps a plan without making it, and a diff has none.
-    fn keep(&self, node: &str, _digest: &str, _shapes: usize) -> Result<(), Diagnostic> {
-        Err(Diagnostic::error(
-            codes::INTERNAL,
-            format!("the diff was handed no plan for node `{node}`"),
-        )
-        .with_help("this is a bug in meshc; please report it"))
+    fn keep_all(&self, kept: Vec<crate::staged::KeptPlan>) -> Result<(), Diagnostic> {
+        match kept.first() {
+            Some(first) => Err(Diagnostic::error(
+                codes::INTERNAL,
+                format!("the diff was handed no plan for node `{}`", first.node),
+            )
+            .with_help("this is a bug in meshc; please report it")),
+            None => Ok(()),
+        }
     }
 }
 

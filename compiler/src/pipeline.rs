@@ -346,12 +346,11 @@ fn compile_inspecting(
         });
         crate::phases::mark("link");
         for (index, (sender, range)) in to_workers.iter().zip(ranges).enumerate() {
-            // a node that receives nothing is left out (the worker takes an empty
-            // link for a node it has none for): most nodes of a large fleet
+            // the link has only the nodes that receive something (the worker takes
+            // an empty link for a node it has none for)
             let share: BTreeMap<String, NodeLink> = declarations[range]
                 .iter()
                 .filter_map(|d| links.remove(&d.node).map(|link| (d.node.clone(), link)))
-                .filter(|(_, link)| !link.is_empty())
                 .collect();
             if sender.send(share).is_err() {
                 coordinator_diagnostics.push(

@@ -21,14 +21,10 @@ use crate::sealed_value::NodeValues;
 /// Where a compilation hands each node's plan when it is made.
 pub trait PlanSink: Send + Sync + std::fmt::Debug {
     fn accept(&self, node: &str, plan: Plan) -> Result<(), Diagnostic>;
-    /// Keeps the plan the output already holds for `node` (the build cache checked
-    /// its bytes), with its digest and shape count, as if it had been accepted again.
-    fn keep(&self, node: &str, digest: &str, shapes: usize) -> Result<(), Diagnostic>;
-    /// [`PlanSink::keep`] for one worker's plans at once, in name order.
-    fn keep_all(&self, kept: Vec<KeptPlan>) -> Result<(), Diagnostic> {
-        kept.iter()
-            .try_for_each(|plan| self.keep(&plan.node, &plan.digest, plan.shapes))
-    }
+    /// Keeps the plans the output already holds (the build cache checked their
+    /// bytes), with their digests and shape counts, as if they had been accepted
+    /// again: one worker's, at once, in name order.
+    fn keep_all(&self, kept: Vec<KeptPlan>) -> Result<(), Diagnostic>;
     /// Called once before any plan is accepted or kept, while the link is made
     /// (when only one thread works): a sink may prepare its commit then.
     fn before_plans(&self) {}
@@ -53,7 +49,7 @@ impl PlanSink for Discard {
         Ok(())
     }
 
-    fn keep(&self, _node: &str, _digest: &str, _shapes: usize) -> Result<(), Diagnostic> {
+    fn keep_all(&self, _kept: Vec<KeptPlan>) -> Result<(), Diagnostic> {
         Ok(())
     }
 }
@@ -315,24 +311,11 @@ impl PlanSink for StagedBuild {
         Ok(())
     }
 
-    fn keep(&self, node: &str, digest: &str, shapes: usize) -> Result<(), Diagnostic> {
-        if let Place::Fresh(staging) = &self.place {
-            // no `OUT/nodes`, so no plan to keep: the cache cannot have read one
-            let path = staging.path().join(format!("{node}.json"));
-            return Err(output_error(&path, std::io::ErrorKind::NotFound.into()));
-        }
-        let entry = Staged {
-            digest: digest.to_string(),
-            shapes,
-            temporary: None,
-        };
-        self.lock().insert(node.to_string(), entry);
-        Ok(())
-    }
-
     fn keep_all(&self, kept: Vec<KeptPlan>) -> Result<(), Diagnostic> {
-        if let (Place::Fresh(_), Some(first)) = (&self.place, kept.first()) {
-            return self.keep(&first.node, &first.digest, first.shapes);
+        if let (Place::Fresh(staging), Some(first)) = (&self.place, kept.first()) {
+            // no `OUT/nodes`, so no plan to keep: the cache cannot have read one
+            let path = staging.path().join(format!("{}.json", first.node));
+            return Err(output_error(&path, std::io::ErrorKind::NotFound.into()));
         }
         // one lock, and a map built at once from a worker's sorted run
         let mut kept: BTreeMap<String, Staged> = kept

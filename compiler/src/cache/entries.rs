@@ -89,23 +89,9 @@ pub fn digest_inventory(
     digests
 }
 
-/// Parses `inventory` (read through `loader`) into `parses`, as
-/// [`digest_inventory`] does first, where the workers' evaluators find its tree.
-pub fn parse_inventory(
-    root: &Path,
-    inventory: &Path,
-    loader: Rc<MeshLoader>,
-    session: &crate::pipeline::Session,
-    parses: &std::sync::Arc<lang::ParseCache>,
-) {
-    // a syntax error is the workers' to report, as they meet it
-    let _ = inventory_machine(root, loader, session, parses).parse_file(inventory);
-    crate::phases::mark("inventory parsed");
-}
-
 /// An evaluator for the inventory with the session's limits and cancel flag, whose
 /// trees are kept in `parses`.
-fn inventory_machine(
+pub(super) fn inventory_machine(
     root: &Path,
     loader: Rc<MeshLoader>,
     session: &crate::pipeline::Session,

@@ -92,15 +92,16 @@ impl Recorder {
         digest
     }
 
-    /// [`answer_now`], remembering a large file's digest for this compilation's
-    /// reads of it.
+    /// What `access` answers now, asked of `loader` (the files on disk); a large
+    /// file's digest is remembered for this compilation's reads of it.
     pub fn answer_now(&self, loader: &dyn Loader, access: &Access) -> String {
         match access.question {
             Question::Read => match loader.read(&access.path) {
                 Ok(bytes) => self.digest(&access.path, bytes.into()),
                 Err(error) => read_answer(&Err(error)),
             },
-            _ => answer_now(loader, access),
+            Question::Kind => kind_answer(loader.kind(&access.path)),
+            Question::List => list_answer(&loader.list(&access.path)),
         }
     }
 
@@ -235,15 +236,6 @@ fn list_answer(result: &io::Result<Vec<(String, FileKind)>>) -> String {
             plan::sha256_digest(entries.join("\u{1}").as_bytes())
         }
         Err(error) => format!("error {:?}", error.kind()),
-    }
-}
-
-/// What `access` answers now, asked of `loader` (the files on disk).
-pub fn answer_now(loader: &dyn Loader, access: &Access) -> String {
-    match access.question {
-        Question::Read => read_answer(&loader.read(&access.path)),
-        Question::Kind => kind_answer(loader.kind(&access.path)),
-        Question::List => list_answer(&loader.list(&access.path)),
     }
 }
 
