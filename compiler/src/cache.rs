@@ -1317,6 +1317,21 @@ impl BuildCache {
             .filter(|previous| previous.unchanged)
     }
 
+    /// The digest of the plan the output held for `node` when the last build
+    /// ended, as its record says (None: no record of the node, or a memory's).
+    /// A hint for the writer: never a reason to keep a file.
+    pub fn last_plan(&self, node: &str) -> Option<&str> {
+        match self.store {
+            Store::Output(_) => self
+                .previous
+                .as_ref()?
+                .nodes
+                .get(node)
+                .map(|record| record.plan.as_str()),
+            Store::Memory => None,
+        }
+    }
+
     /// The repository at `root` as the cache read its layout, for the compilation
     /// to compile that same one.
     pub fn repository(&self, root: &Path) -> Option<Arc<Repository>> {

@@ -343,7 +343,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl PlanSink for Changed {
-    fn accept(&self, node: &str, plan: Plan) -> Result<(), Diagnostic> {
+    fn accept(&self, node: &str, plan: Plan, _last: Option<&str>) -> Result<(), Diagnostic> {
         let digest = plan.digest().to_string();
         if self.old.get(node) != Some(&digest) {
             lock(&self.kept).insert(node.to_string(), plan);

@@ -20,7 +20,10 @@ use crate::sealed_value::NodeValues;
 
 /// Where a compilation hands each node's plan when it is made.
 pub trait PlanSink: Send + Sync + std::fmt::Debug {
-    fn accept(&self, node: &str, plan: Plan) -> Result<(), Diagnostic>;
+    /// Takes `node`'s plan. `last` is the digest of the plan the output held for
+    /// the node when the last build ended, as the build cache recorded it (None:
+    /// not known): a hint only, never trusted for what is written.
+    fn accept(&self, node: &str, plan: Plan, last: Option<&str>) -> Result<(), Diagnostic>;
     /// Keeps the plans the output already holds (the build cache checked their
     /// bytes), with their digests and shape counts, as if they had been accepted
     /// again: one worker's, at once, in name order.
@@ -45,7 +48,7 @@ pub struct KeptPlan {
 pub struct Discard;
 
 impl PlanSink for Discard {
-    fn accept(&self, _node: &str, _plan: Plan) -> Result<(), Diagnostic> {
+    fn accept(&self, _node: &str, _plan: Plan, _last: Option<&str>) -> Result<(), Diagnostic> {
         Ok(())
     }
 
@@ -85,6 +88,9 @@ pub struct Written {
     /// the stale ones, as it listed them: the build cache's walk of the output
     /// takes the directory's names from here instead of listing it again.
     pub nodes_listed: Vec<std::ffi::OsString>,
+    /// How many plans were read back from `OUT/nodes` to be compared with the
+    /// bytes made (an unchanged plan is not written again).
+    pub compared: usize,
 }
 
 #[derive(Debug)]
@@ -99,6 +105,8 @@ pub struct StagedBuild {
     /// ([`PlanSink::before_plans`]), with the directory's identity: the commit
     /// takes them instead of listing the directory again (10,000 names: 5 ms).
     listed: Mutex<Option<Listed>>,
+    /// See [`Written::compared`].
+    compared: std::sync::atomic::AtomicUsize,
 }
 
 #[derive(Debug)]
@@ -137,6 +145,7 @@ impl StagedBuild {
             made_out,
             staged: Mutex::new(BTreeMap::new()),
             listed: Mutex::new(None),
+            compared: std::sync::atomic::AtomicUsize::new(0),
         })
     }
 
@@ -199,6 +208,7 @@ impl StagedBuild {
             shapes: staged.values().map(|entry| entry.shapes).sum(),
             manifest: plan::sha256_digest(&manifest),
             nodes_listed,
+            compared: self.compared.load(std::sync::atomic::Ordering::Relaxed),
         })
     }
 
@@ -276,7 +286,7 @@ impl PlanSink for StagedBuild {
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Listed { directory, names });
     }
 
-    fn accept(&self, node: &str, plan: Plan) -> Result<(), Diagnostic> {
+    fn accept(&self, node: &str, plan: Plan, last: Option<&str>) -> Result<(), Diagnostic> {
         let bytes = plan.to_json_bytes();
         let name = format!("{node}.json");
         let temporary = match &self.place {
@@ -287,10 +297,17 @@ impl PlanSink for StagedBuild {
                 None
             }
             Place::Existing(nodes) => {
-                if nodes
-                    .read(Path::new(&name))
-                    .is_ok_and(|existing| existing.as_deref() == Some(&bytes[..]))
-                {
+                // a plan the last build wrote with another digest is not read back
+                // to be compared: the file holds other bytes (or, if someone wrote
+                // these very bytes since, writing them again changes nothing)
+                let other_before = last.is_some_and(|last| last != plan.digest());
+                if !other_before && {
+                    self.compared
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    nodes
+                        .read(Path::new(&name))
+                        .is_ok_and(|existing| existing.as_deref() == Some(&bytes[..]))
+                } {
                     None
                 } else {
                     Some(

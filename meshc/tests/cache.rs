@@ -1314,3 +1314,55 @@ fn a_module_change_has_the_inventory_parsed_while_the_record_is_read() {
     assert!(position("inventory digested").is_none(), "{names:?}");
     assert!(reused(&built).0 > 0, "{}", stderr(&built));
 }
+
+#[test]
+fn a_plan_that_changed_is_not_read_back_to_be_compared_and_one_that_did_not_is() {
+    // the writer compares a node's new plan with the file only when the last
+    // build's record does not already say the file holds another plan
+    let (temporary, repository) = repository();
+    let out = temporary.path().join("out");
+    let fresh = temporary.path().join("fresh");
+    assert_built(&build_with(&repository, &out, &[]));
+    let before = output_files(&out);
+    write(
+        &repository.join("modules/shop/sslmode.nix"),
+        "\"verify-full\"\n",
+    );
+    let built = build_with(&repository, &out, &["--timings"]);
+    assert_built(&built);
+    let changed = compiled(&built);
+    // the nodes compiled again whose plans are the same (a provider whose
+    // consumers changed) are compared; those whose plans changed are not
+    let after = output_files(&out);
+    let same = changed
+        .iter()
+        .filter(|node| {
+            let plan = format!("nodes/{node}.json");
+            after.get(&plan) == before.get(&plan)
+        })
+        .count();
+    assert!(same < changed.len(), "{}", stderr(&built));
+    assert_eq!(
+        counted(&built, "cache: plans compared with the output's: "),
+        same,
+        "{}",
+        stderr(&built)
+    );
+    // a default every node overrides: the nodes of the module compiled again, to
+    // the same plans, each compared with its file and left as it is
+    write(&repository.join("modules/web/title.nix"), "\"other\"\n");
+    let before = output_files(&out);
+    let built = build_with(&repository, &out, &["--timings"]);
+    assert_built(&built);
+    let again = compiled(&built);
+    assert!(!again.is_empty(), "{}", stderr(&built));
+    assert_eq!(
+        counted(&built, "cache: plans compared with the output's: "),
+        again.len(),
+        "{}",
+        stderr(&built)
+    );
+    assert_eq!(output_files(&out), before);
+    assert_built(&build_with(&repository, &fresh, &["--no-cache"]));
+    assert_eq!(output_files(&out), output_files(&fresh));
+}

@@ -780,10 +780,14 @@ fn run(
                     silent.then_some(&plan),
                 );
             }
+            let last = session
+                .cache
+                .as_ref()
+                .and_then(|cache| cache.last_plan(&name));
             deliver(
                 session,
                 &name,
-                plan,
+                (plan, last),
                 &mut plans,
                 &mut handed.sealed,
                 diagnostics,
@@ -970,7 +974,7 @@ fn kept_from_cache(
         deliver(
             session,
             name,
-            (*plan).clone(),
+            ((*plan).clone(), None),
             plans,
             &mut handed.sealed,
             diagnostics,
@@ -1167,11 +1171,12 @@ fn node_plan(
 }
 
 /// Hands a finished plan to the session's sink (written now and dropped: no plan is
-/// kept to the end), or keeps it when there is none.
+/// kept to the end), or keeps it when there is none; with the digest of the plan
+/// the output held for the node, when the build cache knows it.
 fn deliver(
     session: &Session,
     name: &str,
-    plan: Plan,
+    (plan, last): (Plan, Option<&str>),
     plans: &mut BTreeMap<String, Plan>,
     handed: &mut Vec<(String, SealedTexts)>,
     diagnostics: &mut Vec<Diagnostic>,
@@ -1179,7 +1184,7 @@ fn deliver(
     match &session.sink {
         Some(sink) => {
             let sealed = sealed_texts(&plan);
-            match sink.accept(name, plan) {
+            match sink.accept(name, plan, last) {
                 Ok(()) => handed.push((name.to_string(), sealed)),
                 Err(diagnostic) => diagnostics.push(diagnostic),
             }

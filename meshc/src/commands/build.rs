@@ -154,6 +154,10 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
         && arguments.timings
     {
         cache_timings(cache, from_nothing);
+        say!(
+            "cache: plans compared with the output's: {}",
+            written.compared
+        );
     }
     if let Some(cache) = &cache {
         // a node whose diagnostics or traces would not be printed again is never
