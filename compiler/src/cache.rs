@@ -53,7 +53,7 @@ pub(crate) type NodeMap<V> = std::collections::HashMap<String, V, rustc_hash::Fx
 /// The cache's file in the output.
 pub const CACHE_FILE: &str = ".mesh-cache";
 /// The cache's format: a cache of another format is foreign.
-const FORMAT: u32 = 7;
+const FORMAT: u32 = 8;
 /// The cache file's first line starts so; then the length of the record's
 /// fleet-wide part and the checksums of its two parts ([`checksum`]). The fleet-wide part follows
 /// the line, then the nodes' part (read, and its checksum checked, only when the
@@ -61,7 +61,24 @@ const FORMAT: u32 = 7;
 /// a record is written and read by the program that made it, never by hand, and
 /// JSON's text cost more to read and write than the rest of a one-node rebuild's
 /// bookkeeping.
-const HEADER: &str = "mesh-cache/7";
+const HEADER: &str = "mesh-cache/8";
+
+/// What the record says an output file is: `plan:` and the plan's digest when the
+/// bytes are exactly the file of a plan ([`plan::Plan::digest_of_file`]), else
+/// their sha256. Either names the bytes: a plan's digest is the sha256 of all of
+/// its file but the digest itself. A plan file this build wrote is named from the
+/// plan it made ([`plan_file`]), without hashing its bytes again.
+fn output_digest(bytes: &[u8]) -> String {
+    match plan::Plan::digest_of_file(bytes) {
+        Some(digest) => plan_file(digest),
+        None => plan::sha256_digest(bytes),
+    }
+}
+
+/// [`output_digest`] of the file of the plan whose digest is `digest`.
+fn plan_file(digest: &str) -> String {
+    format!("plan:{digest}")
+}
 
 mod sources {
     include!(concat!(env!("OUT_DIR"), "/sources.rs"));
@@ -91,7 +108,7 @@ struct NodeRecord {
     plan: String,
     shapes: usize,
     sealed: Vec<(String, String)>,
-    /// The sha256 of the plan file's bytes.
+    /// What the plan file is ([`output_digest`]).
     file: String,
     /// The plan itself, in a record kept in memory (never in the file): present
     /// only when making it said nothing (no diagnostic, no trace).
@@ -174,7 +191,7 @@ pub struct Reused {
     origin: Origin,
 }
 
-/// The plan's digest (as the manifest has it), its plan file's sha256, its shape
+/// The plan's digest (as the manifest has it), what its plan file is ([`output_digest`]), its shape
 /// count and its secret shapes.
 enum PlanOf {
     /// Made by this build.
@@ -220,7 +237,7 @@ struct Record {
     /// The cache file as read, until its nodes' part is parsed.
     #[serde(skip)]
     unread: Option<Unread>,
-    /// Every file of the output but the cache, with its sha256.
+    /// Every file of the output but the cache, with what it is ([`output_digest`]).
     #[serde(deserialize_with = "sorted_map")]
     out: BTreeMap<String, String>,
     /// The stamp of each file of `out` as the record was written: a file whose
@@ -545,7 +562,7 @@ impl Reused {
         Reused {
             of: PlanOf::Made {
                 digest: plan.digest().to_string(),
-                file: plan::sha256_digest(&plan.to_json_bytes()),
+                file: plan_file(plan.digest()),
                 shapes: plan.shapes().len(),
                 sealed: crate::pipeline::sealed_texts(plan),
             },
@@ -818,7 +835,7 @@ type OutFiles = (BTreeMap<String, String>, BTreeMap<String, Stamp>);
 /// output): the file's digest, and the stamp reuse found.
 type Built<'b> = dyn Fn(&str) -> (Option<&'b String>, Option<Stamp>) + 'b;
 
-/// The sha256 and the stamp of every file beneath `out` but the cache and the
+/// What each file is ([`output_digest`]) and the stamp of every file beneath `out` but the cache and the
 /// staging area, by path relative to `out` (None if one cannot be read, or is not
 /// a regular file). `built` gives, by that path, the digest of a file this build
 /// wrote or reused itself, which is not read back, and the stamp reuse found of
@@ -928,7 +945,7 @@ impl OutWalk<'_, '_> {
                 // the stamp of the file read, taken before reading it
                 let (bytes, read_stamp) = self.output.read_stamped(relative).ok().flatten()?;
                 stamp = read_stamp;
-                plan::sha256_digest(&bytes)
+                output_digest(&bytes)
             }
         };
         self.stamps.insert(name.clone(), stamp);
@@ -1518,7 +1535,7 @@ impl BuildCache {
             }
             self.read_back.fetch_add(1, Ordering::Relaxed);
             let (bytes, stamp) = nodes.read_stamped(Path::new(name)).ok().flatten()?;
-            (plan::sha256_digest(&bytes) == previous.file).then_some(stamp)
+            (output_digest(&bytes) == previous.file).then_some(stamp)
         });
         if let Some(stamp) = unchanged {
             self.reused.fetch_add(1, Ordering::Relaxed);

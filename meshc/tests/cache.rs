@@ -1366,3 +1366,34 @@ fn a_plan_that_changed_is_not_read_back_to_be_compared_and_one_that_did_not_is()
     assert_built(&build_with(&repository, &fresh, &["--no-cache"]));
     assert_eq!(output_files(&out), output_files(&fresh));
 }
+
+#[test]
+fn a_plan_written_again_with_the_same_bytes_is_read_back_and_kept() {
+    // the record names a plan file by its plan's digest: bytes that are that
+    // plan's file are found to be it when read back, with no other record of them
+    let (temporary, repository) = repository();
+    let out = temporary.path().join("out");
+    let fresh = temporary.path().join("fresh");
+    assert_built(&build_with(&repository, &out, &[]));
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let plan = out.join("nodes/app1.json");
+    let bytes = std::fs::read(&plan).expect("a plan");
+    std::fs::remove_file(&plan).expect("removed");
+    std::fs::write(&plan, &bytes).expect("written again");
+    let built = build_with(&repository, &out, &["--timings"]);
+    assert_built(&built);
+    assert_nothing_changed(&built, true);
+    replace(
+        &repository.join("mesh.nix"),
+        "title = \"app2\"",
+        "title = \"two\"",
+    );
+    std::fs::remove_file(&plan).expect("removed");
+    std::fs::write(&plan, &bytes).expect("written again");
+    let built = build_with(&repository, &out, &["--timings"]);
+    assert_built(&built);
+    assert_eq!(compiled(&built), ["app2"], "{}", stderr(&built));
+    assert_eq!(counted(&built, "cache: plans read back: "), 1);
+    assert_built(&build_with(&repository, &fresh, &["--no-cache"]));
+    assert_eq!(output_files(&out), output_files(&fresh));
+}

@@ -180,6 +180,16 @@ pub fn sha256_digest(bytes: &[u8]) -> String {
     digest_text(&Sha256::digest(bytes))
 }
 
+/// `sha256:` followed by the lowercase hex SHA-256 of the bytes of `parts`, one
+/// after the other (as if they were one slice).
+pub fn sha256_digest_of_parts(parts: &[&[u8]]) -> String {
+    let mut hasher = Sha256::new();
+    for part in parts {
+        hasher.update(part);
+    }
+    digest_text(&hasher.finalize())
+}
+
 /// `sha256:` and the hash in lowercase hex.
 fn digest_text(hash: &[u8]) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";

@@ -134,6 +134,25 @@ impl Plan {
         bytes
     }
 
+    /// The digest of the plan whose file ([`Plan::to_json_bytes`]) `bytes` are,
+    /// when they are exactly such a file: `{"digest":"D",` then the rest of the
+    /// plan's canonical JSON and one newline, where `D` is the sha256 of that JSON
+    /// without its digest. One sha256 over the bytes decides it; nothing is parsed.
+    /// Who knows a plan's digest therefore knows its file's bytes, without keeping
+    /// or hashing them (the build cache names the plan files it wrote this way).
+    pub fn digest_of_file(bytes: &[u8]) -> Option<&str> {
+        const PREFIX: &[u8] = b"{\"digest\":\"";
+        const DIGEST_LENGTH: usize = "sha256:".len() + 64;
+        let rest = bytes.strip_prefix(PREFIX)?;
+        let digest = std::str::from_utf8(rest.get(..DIGEST_LENGTH)?).ok()?;
+        let fields = rest
+            .get(DIGEST_LENGTH..)?
+            .strip_prefix(b"\",")?
+            .strip_suffix(b"\n")?;
+        (is_sha256_digest(digest) && canonical::sha256_digest_of_parts(&[b"{", fields]) == digest)
+            .then_some(digest)
+    }
+
     /// Reads a plan, refusing: anything that is not JSON, an unknown format version, a
     /// digest that does not match the content, unknown kinds or fields, missing fields,
     /// invalid values, a shape whose digest does not match its content, duplicate
@@ -456,5 +475,62 @@ mod assembled_bytes {
             );
         }
         assert_eq!(Plan::read(&plan.to_json_bytes()).unwrap(), plan);
+    }
+
+    fn two_plans() -> (Plan, Plan) {
+        let directory = |path: &str| {
+            Shape::new(
+                Resource::Directory(Directory {
+                    path: path.into(),
+                    owner: "root".into(),
+                    group: "root".into(),
+                    mode: "0755".into(),
+                }),
+                "web",
+                Source {
+                    file: "modules/web/module.nix".into(),
+                    line: 3,
+                    column: 5,
+                },
+            )
+        };
+        (
+            Plan::new("app1", vec![directory("/srv/web")]),
+            Plan::new("app1", vec![directory("/srv/www")]),
+        )
+    }
+
+    #[test]
+    fn a_plan_file_gives_its_digest_and_no_other_bytes_do() {
+        let (plan, other) = two_plans();
+        let file = plan.to_json_bytes();
+        assert_eq!(Plan::digest_of_file(&file), Some(plan.digest()));
+        assert_eq!(
+            Plan::digest_of_file(&other.to_json_bytes()),
+            Some(other.digest())
+        );
+        // the digest of another plan put in front of this plan's fields
+        let mut swapped = file.clone();
+        let at = b"{\"digest\":\"".len();
+        swapped[at..at + 71].copy_from_slice(other.digest().as_bytes());
+        assert_eq!(Plan::digest_of_file(&swapped), None);
+        // every byte changed, cut off or added
+        for position in 0..file.len() {
+            let mut changed = file.clone();
+            changed[position] ^= 0x01;
+            assert_eq!(Plan::digest_of_file(&changed), None, "byte {position}");
+            assert_eq!(Plan::digest_of_file(&file[..position]), None);
+        }
+        let mut longer = file.clone();
+        longer.push(b'\n');
+        assert_eq!(Plan::digest_of_file(&longer), None);
+        let mut spaced = vec![b' '];
+        spaced.extend_from_slice(&file);
+        assert_eq!(Plan::digest_of_file(&spaced), None);
+        // the same JSON written another way (no newline, a space) is not the file
+        let mut pretty = serde_json::to_vec_pretty(&plan.to_json()).unwrap();
+        pretty.push(b'\n');
+        assert_eq!(Plan::digest_of_file(&pretty), None);
+        assert_eq!(Plan::digest_of_file(b""), None);
     }
 }
