@@ -130,13 +130,22 @@ fn literal_digests(root: &Path, machine: &mut Machine, inventory: &Path) -> Opti
         .unwrap_or(inventory)
         .display()
         .to_string();
-    let text_at = |span: Span| -> Option<Vec<u8>> {
+    // what is digested of a binding: where it starts, then its text
+    let located = |span: Span, prefix: &mut String| -> Option<&[u8]> {
+        use std::fmt::Write;
         let (line, column) = source.line_column(span.start);
-        let text = source.text.get(span.start as usize..span.end as usize)?;
-        let mut bytes = format!("literal {name}:{line}:{column} ").into_bytes();
+        prefix.clear();
+        write!(prefix, "literal {name}:{line}:{column} ").ok()?;
+        source.text.get(span.start as usize..span.end as usize)
+    };
+    let text_at = |span: Span| -> Option<Vec<u8>> {
+        let mut prefix = String::new();
+        let text = located(span, &mut prefix)?;
+        let mut bytes = prefix.into_bytes();
         bytes.extend_from_slice(text);
         Some(bytes)
     };
+    let mut prefix = String::new();
     let mut digests = EntryDigests {
         from_text: Some(true),
         ..EntryDigests::default()
@@ -152,7 +161,9 @@ fn literal_digests(root: &Path, machine: &mut Machine, inventory: &Path) -> Opti
                     return None;
                 }
                 fleet.bytes(b"node", node);
-                let digest = plan::sha256_digest(&text_at(span)?);
+                // the prefix and the text hashed in place, not copied together
+                let text = located(span, &mut prefix)?;
+                let digest = plan::canonical::sha256_digest_of_parts(&[prefix.as_bytes(), text]);
                 digests
                     .nodes
                     .insert(String::from_utf8_lossy(node).into_owned(), Some(digest));
