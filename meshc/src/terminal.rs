@@ -15,7 +15,11 @@ use crate::render;
 macro_rules! say {
     ($($argument:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($argument)*);
+        // the line is made first and written at once: one write, not one per piece
+        // of the format (stderr is unbuffered), so no other output cuts into it
+        let mut line = format!($($argument)*);
+        line.push('\n');
+        let _ = std::io::stderr().write_all(line.as_bytes());
     }};
 }
 
