@@ -191,8 +191,8 @@ pub struct Reused {
     origin: Origin,
 }
 
-/// The plan's digest (as the manifest has it), what its plan file is ([`output_digest`]), its shape
-/// count and its secret shapes.
+/// The plan's digest (as the manifest has it), what its plan file is
+/// ([`output_digest`]), its shape count and its secret shapes.
 enum PlanOf {
     /// Made by this build.
     Made {
@@ -835,9 +835,9 @@ type OutFiles = (BTreeMap<String, String>, BTreeMap<String, Stamp>);
 /// output): the file's digest, and the stamp reuse found.
 type Built<'b> = dyn Fn(&str) -> (Option<&'b String>, Option<Stamp>) + 'b;
 
-/// What each file is ([`output_digest`]) and the stamp of every file beneath `out` but the cache and the
-/// staging area, by path relative to `out` (None if one cannot be read, or is not
-/// a regular file). `built` gives, by that path, the digest of a file this build
+/// What each file is ([`output_digest`]) and its stamp, for every file beneath
+/// `out` but the cache and the staging area, by path relative to `out` (None if
+/// one cannot be read, or is not a regular file). `built` gives, by that path, the digest of a file this build
 /// wrote or reused itself, which is not read back, and the stamp reuse found of
 /// it; a file whose stamp says it is the one `previous` digested is not read
 /// either. A file's stamp is taken before it is read, so a file changed in between
