@@ -430,20 +430,7 @@ mod assembled_bytes {
     #[test]
     fn assembled_bytes_equal_the_canonical_json_of_the_plan() {
         let shapes = vec![
-            Shape::new(
-                Resource::Directory(Directory {
-                    path: "/srv/web".into(),
-                    owner: "root".into(),
-                    group: "root".into(),
-                    mode: "0755".into(),
-                }),
-                "web",
-                Source {
-                    file: "modules/web/module.nix".into(),
-                    line: 3,
-                    column: 5,
-                },
-            ),
+            directory("/srv/web"),
             Shape::new(
                 Resource::Link(Link {
                     path: "/srv/current".into(),
@@ -477,23 +464,25 @@ mod assembled_bytes {
         assert_eq!(Plan::read(&plan.to_json_bytes()).unwrap(), plan);
     }
 
+    /// A directory shape of the module `web` at `path`.
+    fn directory(path: &str) -> Shape {
+        Shape::new(
+            Resource::Directory(Directory {
+                path: path.into(),
+                owner: "root".into(),
+                group: "root".into(),
+                mode: "0755".into(),
+            }),
+            "web",
+            Source {
+                file: "modules/web/module.nix".into(),
+                line: 3,
+                column: 5,
+            },
+        )
+    }
+
     fn two_plans() -> (Plan, Plan) {
-        let directory = |path: &str| {
-            Shape::new(
-                Resource::Directory(Directory {
-                    path: path.into(),
-                    owner: "root".into(),
-                    group: "root".into(),
-                    mode: "0755".into(),
-                }),
-                "web",
-                Source {
-                    file: "modules/web/module.nix".into(),
-                    line: 3,
-                    column: 5,
-                },
-            )
-        };
         (
             Plan::new("app1", vec![directory("/srv/web")]),
             Plan::new("app1", vec![directory("/srv/www")]),
