@@ -384,7 +384,7 @@ fn integer_value(digits: &[u8]) -> Option<i64> {
 /// becomes LF. Unlike Nix 2.8 a NUL byte does not cut the string short.
 pub fn unescape(text: &[u8]) -> Vec<u8> {
     // most strings have nothing to unescape: copied at once
-    let Some(first) = text.iter().position(|byte| matches!(byte, b'\\' | b'\r')) else {
+    let Some(first) = memchr::memchr2(b'\\', b'\r', text) else {
         return text.to_vec();
     };
     let mut result = Vec::with_capacity(text.len());
@@ -787,8 +787,8 @@ impl<'a> Lexer<'a> {
             match source.get(position) {
                 Some(b' ' | b'\t' | b'\r' | b'\n') => position += 1,
                 Some(b'#') => {
-                    position +=
-                        run_length(&source[position..], |byte| byte != b'\n' && byte != b'\r');
+                    position += memchr::memchr2(b'\n', b'\r', &source[position..])
+                        .unwrap_or(source.len() - position);
                 }
                 Some(b'/') if source.get(position + 1) == Some(&b'*') => {
                     match find(&source[position + 2..], b"*/") {
@@ -1013,7 +1013,12 @@ impl<'a> Lexer<'a> {
                     }
                     Some(_) => length += 2,
                 },
-                Some(_) => length += 1,
+                // an ordinary byte: on to the next that is not
+                Some(_) => {
+                    length += 1;
+                    length += memchr::memchr3(b'"', b'\\', b'$', &rest[length..])
+                        .unwrap_or(rest.len() - length);
+                }
             }
         }
         if rest.get(length) == Some(&b'$') && rest.get(length + 1) == Some(&b'"') {
@@ -1059,7 +1064,12 @@ impl<'a> Lexer<'a> {
                     None | Some(b'\'') | Some(b'$') => break,
                     Some(_) => unit_length += 2,
                 },
-                Some(_) => unit_length += 1,
+                // an ordinary byte: on to the next that is not
+                Some(_) => {
+                    unit_length += 1;
+                    unit_length += memchr::memchr2(b'$', b'\'', &rest[unit_length..])
+                        .unwrap_or(rest.len() - unit_length);
+                }
             }
         }
         // the other rules, in order; the longest wins and ties go to the earlier rule
