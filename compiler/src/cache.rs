@@ -68,7 +68,7 @@ const HEADER: &str = "mesh-cache/8";
 /// their sha256. Either names the bytes: a plan's digest is the sha256 of all of
 /// its file but the digest itself. A plan file this build wrote is named from the
 /// plan it made ([`plan_file`]), without hashing its bytes again.
-fn output_digest(bytes: &[u8]) -> String {
+pub(crate) fn output_digest(bytes: &[u8]) -> String {
     match plan::Plan::digest_of_file(bytes) {
         Some(digest) => plan_file(digest),
         None => plan::sha256_digest(bytes),
@@ -1535,7 +1535,8 @@ impl BuildCache {
             }
             self.read_back.fetch_add(1, Ordering::Relaxed);
             let (bytes, stamp) = nodes.read_stamped(Path::new(name)).ok().flatten()?;
-            (output_digest(&bytes) == previous.file).then_some(stamp)
+            // the file of the very plan the record (and so the manifest) names
+            (output_digest(&bytes) == plan_file(&previous.plan)).then_some(stamp)
         });
         if let Some(stamp) = unchanged {
             self.reused.fetch_add(1, Ordering::Relaxed);

@@ -81,15 +81,16 @@ struct Staged {
 pub struct Written {
     pub nodes: usize,
     pub shapes: usize,
-    /// The sha256 of the manifest it wrote (the build cache records it without
-    /// reading the file back).
+    /// What the manifest it wrote is, as the build cache names an output file
+    /// (`cache::output_digest`, here its sha256): recorded without reading the
+    /// file back.
     pub manifest: String,
     /// The names in `OUT/nodes` once the commit put its plans there and removed
     /// the stale ones, as it listed them: the build cache's walk of the output
     /// takes the directory's names from here instead of listing it again.
     pub nodes_listed: Vec<std::ffi::OsString>,
-    /// How many plans were read back from `OUT/nodes` to be compared with the
-    /// bytes made (an unchanged plan is not written again).
+    /// How many plans were looked for in `OUT/nodes` to be compared with the
+    /// bytes made (an unchanged plan is not written again; a missing file counts).
     pub compared: usize,
 }
 
@@ -206,7 +207,7 @@ impl StagedBuild {
         Ok(Written {
             nodes: staged.len(),
             shapes: staged.values().map(|entry| entry.shapes).sum(),
-            manifest: plan::sha256_digest(&manifest),
+            manifest: crate::cache::output_digest(&manifest),
             nodes_listed,
             compared: self.compared.load(std::sync::atomic::Ordering::Relaxed),
         })
@@ -299,7 +300,8 @@ impl PlanSink for StagedBuild {
             Place::Existing(nodes) => {
                 // a plan the last build wrote with another digest is not read back
                 // to be compared: the file holds other bytes (or, if someone wrote
-                // these very bytes since, writing them again changes nothing)
+                // these very bytes since, writing them again changes nothing but
+                // the file's inode and times)
                 let other_before = last.is_some_and(|last| last != plan.digest());
                 if !other_before && {
                     self.compared

@@ -134,12 +134,14 @@ impl Plan {
         bytes
     }
 
-    /// The digest of the plan whose file ([`Plan::to_json_bytes`]) `bytes` are,
-    /// when they are exactly such a file: `{"digest":"D",` then the rest of the
-    /// plan's canonical JSON and one newline, where `D` is the sha256 of that JSON
-    /// without its digest. One sha256 over the bytes decides it; nothing is parsed.
-    /// Who knows a plan's digest therefore knows its file's bytes, without keeping
-    /// or hashing them (the build cache names the plan files it wrote this way).
+    /// `D` when `bytes` have the form of a plan's file ([`Plan::to_json_bytes`]):
+    /// `{"digest":"D",`, then JSON fields, then one newline, where `D` is the
+    /// sha256 of `{` and those fields (the file without its `digest` member and
+    /// its newline). One sha256 over the bytes decides it; nothing is parsed, so
+    /// bytes of that form that are no plan give their `D` too. What it promises:
+    /// the file of the plan whose digest is `D` is the only plan file that gives
+    /// `D`, so who knows a plan's digest knows its file's bytes without keeping or
+    /// hashing them (the build cache names the plan files it wrote this way).
     pub fn digest_of_file(bytes: &[u8]) -> Option<&str> {
         const PREFIX: &[u8] = b"{\"digest\":\"";
         const DIGEST_LENGTH: usize = "sha256:".len() + 64;
@@ -490,7 +492,7 @@ mod assembled_bytes {
     }
 
     #[test]
-    fn a_plan_file_gives_its_digest_and_no_other_bytes_do() {
+    fn a_plan_file_gives_its_digest_and_changed_bytes_do_not() {
         let (plan, other) = two_plans();
         let file = plan.to_json_bytes();
         assert_eq!(Plan::digest_of_file(&file), Some(plan.digest()));
@@ -516,10 +518,15 @@ mod assembled_bytes {
         let mut spaced = vec![b' '];
         spaced.extend_from_slice(&file);
         assert_eq!(Plan::digest_of_file(&spaced), None);
-        // the same JSON written another way (no newline, a space) is not the file
-        let mut pretty = serde_json::to_vec_pretty(&plan.to_json()).unwrap();
-        pretty.push(b'\n');
-        assert_eq!(Plan::digest_of_file(&pretty), None);
+        // the same JSON with a space after the digest's member: its prefix and
+        // newline are a plan file's, but the rest does not hash to the digest
+        let mut spaced_inside = file.clone();
+        spaced_inside.insert(at + 73, b' ');
+        assert_eq!(
+            serde_json::from_slice::<serde_json::Value>(&spaced_inside).unwrap(),
+            plan.to_json()
+        );
+        assert_eq!(Plan::digest_of_file(&spaced_inside), None);
         assert_eq!(Plan::digest_of_file(b""), None);
     }
 }

@@ -5,8 +5,9 @@
 //! ran at two: a one-node build of 10,000 nodes checks 4 MB when it reads the cache
 //! and again when it writes it.
 //!
-//! What a plan or an input file *is* stays a sha256 (`plan::sha256_digest`): those
-//! digests name content across builds; this one only guards bytes just read.
+//! What an input file or an output file *is* stays a sha256 (`plan::sha256_digest`;
+//! a plan file by its plan's digest, itself a sha256 of the file): those digests
+//! name content across builds; this one only guards bytes just read.
 
 const P1: u64 = 0x9E37_79B1_85EB_CA87;
 const P2: u64 = 0xC2B2_AE3D_27D4_EB4F;
