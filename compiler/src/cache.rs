@@ -66,8 +66,9 @@ const HEADER: &str = "mesh-cache/8";
 /// What the record says an output file is: `plan:` and the plan's digest when the
 /// bytes are exactly the file of a plan ([`plan::Plan::digest_of_file`]), else
 /// their sha256. Either names the bytes: a plan's digest is the sha256 of all of
-/// its file but the digest itself. A plan file this build wrote is named from the
-/// plan it made ([`plan_file`]), without hashing its bytes again.
+/// its file but the digest itself. A plan file this build wrote or kept is named
+/// from its plan's digest ([`plan_file`]), without hashing its bytes again, and
+/// the record keeps no name of it beside that digest.
 pub(crate) fn output_digest(bytes: &[u8]) -> String {
     match plan::Plan::digest_of_file(bytes) {
         Some(digest) => plan_file(digest),
@@ -108,8 +109,6 @@ struct NodeRecord {
     plan: String,
     shapes: usize,
     sealed: Vec<(String, String)>,
-    /// What the plan file is ([`output_digest`]).
-    file: String,
     /// The plan itself, in a record kept in memory (never in the file): present
     /// only when making it said nothing (no diagnostic, no trace).
     #[serde(skip)]
@@ -191,13 +190,12 @@ pub struct Reused {
     origin: Origin,
 }
 
-/// The plan's digest (as the manifest has it), what its plan file is
-/// ([`output_digest`]), its shape count and its secret shapes.
+/// The plan's digest (as the manifest has it, and which names its file:
+/// [`plan_file`]), its shape count and its secret shapes.
 enum PlanOf {
     /// Made by this build.
     Made {
         digest: String,
-        file: String,
         shapes: usize,
         sealed: Vec<(String, String)>,
     },
@@ -562,7 +560,6 @@ impl Reused {
         Reused {
             of: PlanOf::Made {
                 digest: plan.digest().to_string(),
-                file: plan_file(plan.digest()),
                 shapes: plan.shapes().len(),
                 sealed: crate::pipeline::sealed_texts(plan),
             },
@@ -833,13 +830,13 @@ type OutFiles = (BTreeMap<String, String>, BTreeMap<String, Stamp>);
 
 /// What a build knows of an output file it wrote or reused (by its path in the
 /// output): the file's digest, and the stamp reuse found.
-type Built<'b> = dyn Fn(&str) -> (Option<&'b String>, Option<Stamp>) + 'b;
+type Built<'b> = dyn Fn(&str) -> (Option<String>, Option<Stamp>) + 'b;
 
 /// What each file is ([`output_digest`]) and its stamp, for every file beneath
 /// `out` but the cache and the staging area, by path relative to `out` (None if
-/// one cannot be read, or is not a regular file). `built` gives, by that path, the digest of a file this build
-/// wrote or reused itself, which is not read back, and the stamp reuse found of
-/// it; a file whose stamp says it is the one `previous` digested is not read
+/// one cannot be read, or is not a regular file). `built` gives, by that path,
+/// the digest of a file this build wrote or reused itself, which is not read
+/// back, and the stamp reuse found of it; a file whose stamp says it is the one `previous` digested is not read
 /// either. A file's stamp is taken before it is read, so a file changed in between
 /// has a stamp that does not match the next time. `read` counts the files read.
 ///
@@ -888,7 +885,7 @@ fn out_files<'b>(
                     }
                 };
                 walk.stamps.insert(relative.clone(), stamp);
-                walk.digests.insert(relative, digest.clone());
+                walk.digests.insert(relative, digest);
             }
             // anything else is walked as the whole output's walk would meet it: a
             // link there is not followed, and is no regular file
@@ -938,8 +935,8 @@ impl OutWalk<'_, '_> {
             self.previous
                 .and_then(|previous| previous.unchanged_file(&name, Some(&stamp)))
         };
-        let digest = match known.or_else(unchanged) {
-            Some(digest) => digest.clone(),
+        let digest = match known.or_else(|| unchanged().cloned()) {
+            Some(digest) => digest,
             None => {
                 *self.read += 1;
                 // the stamp of the file read, taken before reading it
@@ -1581,16 +1578,14 @@ impl BuildCache {
                         .and_then(|record| record.declared.clone()),
                     Declared::Made(declared) => Some(Arc::new(declared.unfiled())),
                 };
-                let (digest, file, shapes, sealed, kept) = match of {
+                let (digest, shapes, sealed, kept) = match of {
                     PlanOf::Made {
                         digest,
-                        file,
                         shapes,
                         sealed,
-                    } => (digest, file, shapes, sealed, None),
+                    } => (digest, shapes, sealed, None),
                     PlanOf::Recorded(last) => (
                         last.plan.clone(),
-                        last.file.clone(),
                         last.shapes,
                         last.sealed.clone(),
                         last.kept.clone(),
@@ -1608,7 +1603,6 @@ impl BuildCache {
                     plan: digest,
                     shapes,
                     sealed,
-                    file,
                     kept,
                     loud: false,
                     unchanged: false,
@@ -1708,10 +1702,10 @@ impl BuildCache {
                         Origin::OnDisk(stamp) => Some(*stamp),
                         Origin::Made | Origin::Remembered => None,
                     };
-                    (Some(&record.file), seen)
+                    (Some(plan_file(&record.plan)), seen)
                 }
                 // written by this build: its digest is known
-                None if name == crate::staged::MANIFEST => (Some(&written.manifest), None),
+                None if name == crate::staged::MANIFEST => (Some(written.manifest.clone()), None),
                 None => (None, None),
             }
         };

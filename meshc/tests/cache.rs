@@ -173,6 +173,13 @@ fn said(output: &Output, out: &Path) -> String {
         .join("\n")
 }
 
+/// Builds the repository from nothing into `fresh` and asserts that `out` holds
+/// the same files (the cache's file aside).
+fn assert_as_from_nothing(repository: &Path, out: &Path, fresh: &Path) {
+    assert_built(&build_with(repository, fresh, &["--no-cache"]));
+    assert_eq!(output_files(out), output_files(fresh));
+}
+
 /// Builds into `out` (with `--timings`) and from nothing into `fresh`; both must
 /// end the same way and say the same. Returns both builds.
 fn beside_a_build_from_nothing(
@@ -484,8 +491,7 @@ fn a_file_an_unread_entry_and_a_module_both_read_stays_charged_to_both() {
     write(&repository.join("modules/web/title.nix"), "\"10.0.0.22\"\n");
     assert_built(&build_with(&repository, &out, &[]));
     let fresh = temporary.path().join("fresh");
-    assert_built(&build_with(&repository, &fresh, &["--no-cache"]));
-    assert_eq!(output_files(&out), output_files(&fresh));
+    assert_as_from_nothing(&repository, &out, &fresh);
 }
 
 #[test]
@@ -569,8 +575,7 @@ fn an_inventory_of_plain_data_is_digested_from_its_text() {
     let built = build_with(&repository, &out, &["--timings"]);
     assert_eq!(evaluated(&built), all, "{}", stderr(&built));
     let fresh = temporary.path().join("fresh");
-    assert_built(&build_with(&repository, &fresh, &["--no-cache"]));
-    assert_eq!(output_files(&out), output_files(&fresh));
+    assert_as_from_nothing(&repository, &out, &fresh);
 }
 
 #[test]
@@ -596,8 +601,7 @@ fn only_the_nodes_an_edit_reaches_are_evaluated() {
         stderr(&built)
     );
     let fresh = temporary.path().join("fresh");
-    assert_built(&build_with(&repository, &fresh, &["--no-cache"]));
-    assert_eq!(output_files(&out), output_files(&fresh));
+    assert_as_from_nothing(&repository, &out, &fresh);
 }
 
 #[test]
@@ -884,8 +888,7 @@ fn files_whose_stamps_are_unchanged_are_not_read_back() {
     let read = counted(&built, "cache: output files read back: ");
     assert!(read <= 2, "{read} files read back:\n{}", stderr(&built));
     assert!(output_files(&out).len() > 2 + read);
-    assert_built(&build_with(&repository, &fresh, &["--no-cache"]));
-    assert_eq!(output_files(&out), output_files(&fresh));
+    assert_as_from_nothing(&repository, &out, &fresh);
 }
 
 #[test]
@@ -1003,8 +1006,7 @@ fn app1_is_compiled_again_with_e124(repository: &Path, out: &Path, fresh: &Path)
     assert_built(&built);
     assert!(stderr(&built).contains("E124"), "{}", stderr(&built));
     assert_eq!(compiled(&built), ["app1", "app2"], "{}", stderr(&built));
-    assert_built(&build_with(repository, fresh, &["--no-cache"]));
-    assert_eq!(output_files(out), output_files(fresh));
+    assert_as_from_nothing(repository, out, fresh);
 }
 
 /// Writes `bytes` over `plan` and puts its modification time back as it was.
@@ -1363,8 +1365,7 @@ fn a_plan_that_changed_is_not_read_back_to_be_compared_and_one_that_did_not_is()
         stderr(&built)
     );
     assert_eq!(output_files(&out), before);
-    assert_built(&build_with(&repository, &fresh, &["--no-cache"]));
-    assert_eq!(output_files(&out), output_files(&fresh));
+    assert_as_from_nothing(&repository, &out, &fresh);
 }
 
 #[test]
@@ -1394,6 +1395,5 @@ fn a_plan_written_again_with_the_same_bytes_is_read_back_and_kept() {
     assert_built(&built);
     assert_eq!(compiled(&built), ["app2"], "{}", stderr(&built));
     assert_eq!(counted(&built, "cache: plans read back: "), 1);
-    assert_built(&build_with(&repository, &fresh, &["--no-cache"]));
-    assert_eq!(output_files(&out), output_files(&fresh));
+    assert_as_from_nothing(&repository, &out, &fresh);
 }

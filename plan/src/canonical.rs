@@ -177,7 +177,7 @@ fn write_number(mut number: u64, out: &mut Vec<u8>) {
 
 /// `sha256:` followed by the lowercase hex SHA-256 of `bytes`.
 pub fn sha256_digest(bytes: &[u8]) -> String {
-    digest_text(&Sha256::digest(bytes))
+    sha256_digest_of_parts(&[bytes])
 }
 
 /// `sha256:` followed by the lowercase hex SHA-256 of the bytes of `parts`, one

@@ -138,13 +138,6 @@ fn literal_digests(root: &Path, machine: &mut Machine, inventory: &Path) -> Opti
         write!(prefix, "literal {name}:{line}:{column} ").ok()?;
         source.text.get(span.start as usize..span.end as usize)
     };
-    let text_at = |span: Span| -> Option<Vec<u8>> {
-        let mut prefix = String::new();
-        let text = located(span, &mut prefix)?;
-        let mut bytes = prefix.into_bytes();
-        bytes.extend_from_slice(text);
-        Some(bytes)
-    };
     let mut prefix = String::new();
     let mut digests = EntryDigests {
         from_text: Some(true),
@@ -172,7 +165,8 @@ fn literal_digests(root: &Path, machine: &mut Machine, inventory: &Path) -> Opti
             if !plain(value, 0) {
                 return None;
             }
-            fleet.bytes(b"literal", &text_at(span)?);
+            let text = located(span, &mut prefix)?;
+            fleet.bytes(b"literal", &[prefix.as_bytes(), text].concat());
         }
     }
     digests.fleet = Some(fleet.finish());
