@@ -204,7 +204,11 @@ impl Machine {
         let file = self.sources.add(name.to_string(), path, text.clone());
         let (expr, names) = self.parse_cached(file, text)?;
         match names {
-            Some(names) => self.symbols.intern_names(&names),
+            Some(names) => {
+                // parsed on another thread, maybe: its names are found here unlocked
+                crate::name::Name::keep_all(&names);
+                self.symbols.intern_names(&names)
+            }
             None => self.symbols.intern_file(&expr),
         }
         let compiled = compile::compile_file(&expr, base_directory, &*self.globals, &self.symbols);

@@ -156,6 +156,23 @@ impl Name {
         name
     }
 
+    /// Makes this thread find `names` (interned already, on any thread) without
+    /// taking the table's lock: a worker given a file's names by the parse cache
+    /// looks each up here when it lowers the file (two workers lowering a
+    /// 10,000-entry inventory otherwise took the lock 10,000 times each, in turn).
+    pub fn keep_all(names: &[Name]) {
+        LOCAL.with(|local| {
+            let mut local = local.borrow_mut();
+            local.reserve(names.len(), |name| name.0.hash);
+            for name in names {
+                let hash = name.0.hash;
+                if local.find(hash, |kept| kept.same(*name)).is_none() {
+                    local.insert_unique(hash, *name, |name| name.0.hash);
+                }
+            }
+        });
+    }
+
     /// The name of a text known when the program was built (a host's field names):
     /// looked up by the text's address after the first time.
     pub fn of(text: &'static str) -> Name {
