@@ -965,6 +965,7 @@ pub fn open(root: &Path, out: &Path) -> (Start, Vec<Diagnostic>) {
     let root = canonical.as_deref().unwrap_or(root);
     let identity = identity(root);
     let parses = Arc::new(lang::ParseCache::new());
+    let recorder = Arc::new(Recorder::default());
     let repository = repository::load(root).ok().map(Arc::new);
     // an inventory written since the record was is digested while the record is
     // read: whether the digests are used is decided, as always, by the record
@@ -973,12 +974,12 @@ pub fn open(root: &Path, out: &Path) -> (Start, Vec<Diagnostic>) {
         .filter(|repository| written_since_record(&repository.inventory, out));
     let (previous, digested) = std::thread::scope(|scope| {
         let digesting = early.and_then(|repository| {
-            let parses = parses.clone();
+            let (parses, recorder) = (parses.clone(), recorder.clone());
             std::thread::Builder::new()
                 .name("mesh-inventory".to_string())
                 .stack_size(lang::eval::EVAL_STACK_SIZE)
                 .spawn_scoped(scope, move || {
-                    digest_inventory(repository, &parses, &Session::default())
+                    digest_inventory(repository, &parses, &Session::default(), &recorder)
                 })
                 .ok()
         });
@@ -1006,7 +1007,13 @@ pub fn open(root: &Path, out: &Path) -> (Start, Vec<Diagnostic>) {
     // a record in an output is of a build that reported nothing (one that did
     // keeps none)
     let previous = previous.map(|record| (record, true));
-    let start = start(root, store, previous, &session, (repository, digested));
+    let start = start(
+        root,
+        store,
+        previous,
+        &session,
+        (repository, digested, recorder),
+    );
     crate::phases::mark("cache opened");
     (start, notes)
 }
@@ -1031,8 +1038,9 @@ fn digest_inventory(
     repository: &Repository,
     parses: &Arc<lang::ParseCache>,
     session: &Session,
+    recorder: &Arc<Recorder>,
 ) -> entries::EntryDigests {
-    let loader = inventory_loader(repository, session);
+    let loader = inventory_loader(repository, session, recorder);
     let digests = entries::digest_inventory(
         &repository.root,
         &repository.inventory,
@@ -1046,8 +1054,13 @@ fn digest_inventory(
 
 /// Parses the repository's inventory into `parses` (read with the session's
 /// overlay), where the workers' evaluators find its tree.
-fn parse_inventory(repository: &Repository, parses: &Arc<lang::ParseCache>, session: &Session) {
-    let loader = inventory_loader(repository, session);
+fn parse_inventory(
+    repository: &Repository,
+    parses: &Arc<lang::ParseCache>,
+    session: &Session,
+    recorder: &Arc<Recorder>,
+) {
+    let loader = inventory_loader(repository, session, recorder);
     let mut machine = entries::inventory_machine(&repository.root, loader, session, parses);
     // a syntax error is the workers' to report, as they meet it
     let _ = machine.parse_file(&repository.inventory);
@@ -1055,12 +1068,15 @@ fn parse_inventory(repository: &Repository, parses: &Arc<lang::ParseCache>, sess
 }
 
 /// The loader the inventory and the files of an access are read through: the
-/// repository's files, under the session's overlay of unsaved buffers.
-fn inventory_loader(repository: &Repository, session: &Session) -> Rc<MeshLoader> {
-    Rc::new(MeshLoader::with_overlay(
-        repository.root.clone(),
-        session.overlay.clone(),
-    ))
+/// repository's files, under the session's overlay of unsaved buffers, a large
+/// file given as the compilation first read it (`recorder`'s).
+fn inventory_loader(
+    repository: &Repository,
+    session: &Session,
+    recorder: &Arc<Recorder>,
+) -> Rc<dyn lang::Loader> {
+    let files = MeshLoader::with_overlay(repository.root.clone(), session.overlay.clone());
+    Rc::new(reads::KeptLoader::new(Rc::new(files), recorder.clone()))
 }
 
 /// Opens a cache kept in memory (`meshc lsp`): `previous` is what the last
@@ -1079,10 +1095,23 @@ pub fn open_in_memory(
         .filter(|remembered| remembered.record.identity == identity)
         .map(|remembered| (remembered.record.clone(), remembered.silent));
     let repository = repository::load(root).ok().map(Arc::new);
-    match start(root, Store::Memory, previous, session, (repository, None)) {
+    let recorder = Arc::new(Recorder::default());
+    match start(
+        root,
+        Store::Memory,
+        previous,
+        session,
+        (repository, None, recorder),
+    ) {
         Start::Build(cache) => cache,
         // never said of a memory (`start` calls only an output unchanged)
-        Start::Unchanged { .. } => Arc::new(empty(root, Store::Memory, None, parses_of(session))),
+        Start::Unchanged { .. } => Arc::new(empty(
+            root,
+            Store::Memory,
+            None,
+            parses_of(session),
+            Arc::default(),
+        )),
     }
 }
 
@@ -1095,6 +1124,7 @@ fn empty(
     store: Store,
     layout: Option<String>,
     parses: Arc<lang::ParseCache>,
+    recorder: Arc<Recorder>,
 ) -> BuildCache {
     BuildCache {
         repository: None,
@@ -1107,7 +1137,7 @@ fn empty(
         changed_modules: BTreeSet::new(),
         loud_modules: BTreeSet::new(),
         entries: entries::EntryDigests::default(),
-        recorder: Arc::new(Recorder::default()),
+        recorder,
         parses,
         finished: Mutex::new(BTreeMap::new()),
         reused: AtomicUsize::new(0),
@@ -1134,25 +1164,29 @@ fn start(
     store: Store,
     previous: Option<(Record, bool)>,
     session: &Session,
-    (repository, mut digested): (Option<Arc<Repository>>, Option<entries::EntryDigests>),
+    (repository, mut digested, recorder): (
+        Option<Arc<Repository>>,
+        Option<entries::EntryDigests>,
+        Arc<Recorder>,
+    ),
 ) -> Start {
     let layout = repository.as_deref().map(layout_of);
     let out = match &store {
         Store::Output(out) => Some(out.clone()),
         Store::Memory => None,
     };
-    let mut cache = empty(root, store, layout, parses_of(session));
+    let mut cache = empty(root, store, layout, parses_of(session), recorder);
     let Some(repository) = repository else {
         return Start::Build(Arc::new(cache));
     };
     cache.repository = Some(repository.clone());
-    let loader = inventory_loader(&repository, session);
+    let loader = inventory_loader(&repository, session, &cache.recorder);
     // the digests made while the record was read, or made now
-    let parses = cache.parses.clone();
+    let (parses, recorder) = (cache.parses.clone(), cache.recorder.clone());
     let digests = |digested: &mut Option<entries::EntryDigests>| {
         digested
             .take()
-            .unwrap_or_else(|| digest_inventory(&repository, &parses, session))
+            .unwrap_or_else(|| digest_inventory(&repository, &parses, session, &recorder))
     };
     let Some((mut previous, said_nothing)) = previous else {
         cache.entries = digests(&mut digested);
@@ -1199,9 +1233,9 @@ fn start(
             "mesh-inventory",
             || {
                 if inventory_changed {
-                    Some(digest_inventory(&repository, &parses, session))
+                    Some(digest_inventory(&repository, &parses, session, &recorder))
                 } else {
-                    parse_inventory(&repository, &parses, session);
+                    parse_inventory(&repository, &parses, session, &recorder);
                     None
                 }
             },

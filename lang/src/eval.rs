@@ -252,10 +252,9 @@ impl Machine {
         path: &Path,
     ) -> Result<(FileId, std::sync::Arc<crate::syntax::Expr>), Vec<Diagnostic>> {
         let bytes = compile::canonical_path(&compile::path_bytes(path));
-        let read = self
-            .read_file(&bytes, Span::default(), "import")
+        let text = self
+            .read_source(&bytes, Span::default(), "import")
             .map_err(|error| vec![*error])?;
-        let text = self.shared_text(read);
         let file_path = PathBuf::from(String::from_utf8_lossy(&bytes).into_owned());
         let name = file_path.display().to_string();
         let file = self.sources.add(name, Some(file_path), text.clone());

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FileKind {
@@ -28,6 +29,12 @@ impl FileKind {
 
 pub trait Loader {
     fn read(&self, path: &Path) -> io::Result<Vec<u8>>;
+    /// The bytes of `path` as a source is kept (shared between threads): a loader
+    /// that read the file before in the same build may give those bytes again
+    /// instead of reading it once more.
+    fn read_source(&self, path: &Path) -> io::Result<Arc<[u8]>> {
+        self.read(path).map(Arc::from)
+    }
     /// What is at `path`, or None if nothing is.
     fn kind(&self, path: &Path) -> Option<FileKind>;
     /// The entries of a directory, in any order.

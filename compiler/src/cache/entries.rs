@@ -15,7 +15,7 @@ use std::rc::Rc;
 
 use lang::{Machine, Span, Value};
 
-use crate::stdlib::{self, MeshLoader};
+use crate::stdlib;
 
 /// The inventory's digests.
 #[derive(Debug, Default)]
@@ -33,7 +33,7 @@ pub struct EntryDigests {
 pub fn digest_inventory(
     root: &Path,
     inventory: &Path,
-    loader: Rc<MeshLoader>,
+    loader: Rc<dyn lang::Loader>,
     session: &crate::pipeline::Session,
     parses: &std::sync::Arc<lang::ParseCache>,
 ) -> EntryDigests {
@@ -93,7 +93,7 @@ pub fn digest_inventory(
 /// trees are kept in `parses`.
 pub(super) fn inventory_machine(
     root: &Path,
-    loader: Rc<MeshLoader>,
+    loader: Rc<dyn lang::Loader>,
     session: &crate::pipeline::Session,
     parses: &std::sync::Arc<lang::ParseCache>,
 ) -> Machine {

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use lang::{FileKind, Loader};
 use serde::{Deserialize, Serialize};
@@ -52,54 +52,87 @@ pub struct Access {
 #[derive(Debug, Default)]
 pub struct Recorder {
     accesses: Mutex<BTreeMap<(Question, PathBuf), (Owner, String)>>,
-    /// Large files read, with their bytes and sha256: the same bytes read again
-    /// (every worker reads the inventory, and the cache read it first) are compared,
-    /// not digested again.
-    digested: Mutex<BTreeMap<PathBuf, Digested>>,
+    /// Large files as this compilation first read them, with their sha256 once
+    /// asked: a file read again (the cache reads the inventory, then a thread of its
+    /// own parses it, then every worker imports it) is given the same bytes, not
+    /// read from disk again, so every part of one compilation sees one version of it.
+    kept: Mutex<BTreeMap<PathBuf, Arc<Kept>>>,
 }
 
-/// A large file's bytes as read, and their sha256.
-type Digested = (std::sync::Arc<Vec<u8>>, String);
+/// A large file's bytes as first read, and their sha256 once asked.
+#[derive(Debug)]
+struct Kept {
+    bytes: Arc<[u8]>,
+    digest: OnceLock<String>,
+}
 
-/// Files at least this large have their digest remembered ([`Recorder::digest`]);
-/// below it, digesting costs less than keeping the bytes.
-const REMEMBERED: usize = 64 * 1024;
+/// Files at least this large are kept ([`Recorder::source`]) and their digest
+/// remembered; below it, reading and digesting again costs less than keeping them.
+const KEPT: usize = 64 * 1024;
 
 impl Recorder {
-    /// What reading `path` answered: the sha256 of `bytes`, taken from an earlier
-    /// read of the same path that gave the same bytes when there was one. `bytes`
-    /// is kept when it is remembered (a copy, unless it is given owned).
-    fn digest(&self, path: &Path, bytes: std::borrow::Cow<'_, [u8]>) -> String {
-        if bytes.len() < REMEMBERED {
-            return plan::sha256_digest(&bytes);
-        }
-        let lock = || {
-            self.digested
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-        };
-        if let Some((_, digest)) = lock()
-            .get(path)
-            .filter(|(earlier, _)| earlier.as_slice() == &*bytes)
-        {
-            return digest.clone();
-        }
-        let digest = plan::sha256_digest(&bytes);
-        lock().insert(
-            path.to_path_buf(),
-            (std::sync::Arc::new(bytes.into_owned()), digest.clone()),
-        );
-        digest
+    fn lock_kept(&self) -> std::sync::MutexGuard<'_, BTreeMap<PathBuf, Arc<Kept>>> {
+        self.kept
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// What `access` answers now, asked of `loader` (the files on disk); a large
-    /// file's digest is remembered for this compilation's reads of it.
+    /// The bytes this compilation kept of `path`, if it did.
+    fn kept(&self, path: &Path) -> Option<Arc<[u8]>> {
+        self.lock_kept().get(path).map(|kept| kept.bytes.clone())
+    }
+
+    /// The bytes of `path`: as this compilation first read them if it kept them,
+    /// else read with `read` (and kept when large; a thread that read the file at
+    /// the same time as another gets the bytes kept first).
+    pub fn source(
+        &self,
+        path: &Path,
+        read: impl FnOnce() -> io::Result<Arc<[u8]>>,
+    ) -> io::Result<Arc<[u8]>> {
+        if let Some(bytes) = self.kept(path) {
+            return Ok(bytes);
+        }
+        let bytes = read()?;
+        if bytes.len() < KEPT {
+            return Ok(bytes);
+        }
+        let mut kept = self.lock_kept();
+        let kept = kept.entry(path.to_path_buf()).or_insert_with(|| {
+            Arc::new(Kept {
+                bytes,
+                digest: OnceLock::new(),
+            })
+        });
+        Ok(kept.bytes.clone())
+    }
+
+    /// What reading `path` answered: the sha256 of `bytes`, digested once for the
+    /// bytes this compilation kept of the file.
+    fn digest(&self, path: &Path, bytes: &[u8]) -> String {
+        if bytes.len() < KEPT {
+            return plan::sha256_digest(bytes);
+        }
+        let kept = self.lock_kept().get(path).cloned();
+        match kept {
+            Some(kept) if same_bytes(&kept.bytes, bytes) => kept
+                .digest
+                .get_or_init(|| plan::sha256_digest(bytes))
+                .clone(),
+            _ => plan::sha256_digest(bytes),
+        }
+    }
+
+    /// What `access` answers now, asked of `loader` (the files on disk): a large
+    /// file is read once for this compilation, and its bytes kept for its reads.
     pub fn answer_now(&self, loader: &dyn Loader, access: &Access) -> String {
         match access.question {
-            Question::Read => match loader.read(&access.path) {
-                Ok(bytes) => self.digest(&access.path, bytes.into()),
-                Err(error) => read_answer(&Err(error)),
-            },
+            Question::Read => {
+                match self.source(&access.path, || loader.read_source(&access.path)) {
+                    Ok(bytes) => self.digest(&access.path, &bytes),
+                    Err(error) => error_answer(&error),
+                }
+            }
             Question::Kind => kind_answer(loader.kind(&access.path)),
             Question::List => list_answer(&loader.list(&access.path)),
         }
@@ -151,14 +184,14 @@ pub enum Doing {
 /// A loader that answers as `inner` does and records each answer.
 pub struct RecordingLoader {
     inner: Rc<dyn Loader>,
-    recorder: std::sync::Arc<Recorder>,
+    recorder: Arc<Recorder>,
     doing: Rc<RefCell<Doing>>,
 }
 
 impl RecordingLoader {
     pub fn new(
         inner: Rc<dyn Loader>,
-        recorder: std::sync::Arc<Recorder>,
+        recorder: Arc<Recorder>,
         doing: Rc<RefCell<Doing>>,
     ) -> RecordingLoader {
         RecordingLoader {
@@ -185,10 +218,23 @@ impl RecordingLoader {
 
 impl Loader for RecordingLoader {
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
-        let result = self.inner.read(path);
+        let result = match self.recorder.kept(path) {
+            Some(bytes) => Ok(bytes.to_vec()),
+            None => self.inner.read(path),
+        };
         let answer = match &result {
-            Ok(bytes) => self.recorder.digest(path, bytes.as_slice().into()),
-            Err(_) => read_answer(&result),
+            Ok(bytes) => self.recorder.digest(path, bytes),
+            Err(error) => error_answer(error),
+        };
+        self.record(Question::Read, path, answer);
+        result
+    }
+
+    fn read_source(&self, path: &Path) -> io::Result<Arc<[u8]>> {
+        let result = self.recorder.source(path, || self.inner.read_source(path));
+        let answer = match &result {
+            Ok(bytes) => self.recorder.digest(path, bytes),
+            Err(error) => error_answer(error),
         };
         self.record(Question::Read, path, answer);
         result
@@ -211,13 +257,54 @@ impl Loader for RecordingLoader {
     }
 }
 
-fn read_answer(result: &io::Result<Vec<u8>>) -> String {
-    match result {
-        Ok(bytes) => plan::sha256_digest(bytes),
-        Err(error) => format!("error {:?}", error.kind()),
+/// A loader that answers as `inner` does, but gives a large file this compilation
+/// read before as it was read (see [`Recorder::source`]); it records nothing (the
+/// cache's own reads of the inventory, which the compilation reads again).
+pub struct KeptLoader {
+    inner: Rc<dyn Loader>,
+    recorder: Arc<Recorder>,
+}
+
+impl KeptLoader {
+    pub fn new(inner: Rc<dyn Loader>, recorder: Arc<Recorder>) -> KeptLoader {
+        KeptLoader { inner, recorder }
     }
 }
 
+impl Loader for KeptLoader {
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        match self.recorder.kept(path) {
+            Some(bytes) => Ok(bytes.to_vec()),
+            None => self.inner.read(path),
+        }
+    }
+
+    fn read_source(&self, path: &Path) -> io::Result<Arc<[u8]>> {
+        self.recorder.source(path, || self.inner.read_source(path))
+    }
+
+    fn kind(&self, path: &Path) -> Option<FileKind> {
+        self.inner.kind(path)
+    }
+
+    fn list(&self, path: &Path) -> io::Result<Vec<(String, FileKind)>> {
+        self.inner.list(path)
+    }
+
+    fn next_evaluation(&self) {
+        self.inner.next_evaluation();
+    }
+}
+
+/// What a read that failed answered.
+fn error_answer(error: &io::Error) -> String {
+    format!("error {:?}", error.kind())
+}
+
+/// Whether two byte strings are the same (the same bytes kept, mostly).
+fn same_bytes(kept: &[u8], bytes: &[u8]) -> bool {
+    std::ptr::eq(kept, bytes) || kept == bytes
+}
 fn kind_answer(kind: Option<FileKind>) -> String {
     match kind {
         Some(kind) => kind.nix_name().to_string(),
@@ -235,47 +322,106 @@ fn list_answer(result: &io::Result<Vec<(String, FileKind)>>) -> String {
             entries.sort();
             plan::sha256_digest(entries.join("\u{1}").as_bytes())
         }
-        Err(error) => format!("error {:?}", error.kind()),
+        Err(error) => error_answer(error),
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::cell::Cell;
+    use std::io;
     use std::path::Path;
+    use std::rc::Rc;
+    use std::sync::Arc;
 
-    use super::{REMEMBERED, Recorder};
+    use lang::{FileKind, Loader, MemoryLoader};
 
-    /// A large file's digest is remembered with its bytes, and only the same bytes
-    /// get it back: the same path read with other bytes (the file changed during
-    /// the build) is digested again, and a small file always is.
+    use super::{Doing, KEPT, KeptLoader, Recorder, RecordingLoader};
+
+    /// The digest of a kept file is given only for its bytes: the same path read
+    /// with other bytes is digested again, and a small file always is.
     #[test]
-    fn a_remembered_digest_is_given_only_for_the_same_bytes() {
+    fn a_kept_files_digest_is_given_only_for_its_bytes() {
         let recorder = Recorder::default();
         let path = Path::new("/repository/mesh.nix");
-        let first = vec![b'a'; REMEMBERED + 1];
-        let mut second = first.clone();
-        second[REMEMBERED / 2] = b'b';
-        assert_eq!(
-            recorder.digest(path, first.as_slice().into()),
-            plan::sha256_digest(&first)
-        );
-        assert_eq!(
-            recorder.digest(path, second.as_slice().into()),
-            plan::sha256_digest(&second)
-        );
-        assert_eq!(
-            recorder.digest(path, first.clone().into()),
-            plan::sha256_digest(&first)
-        );
+        let first: Arc<[u8]> = vec![b'a'; KEPT + 1].into();
+        let mut second = first.to_vec();
+        second[KEPT / 2] = b'b';
+        let kept = recorder.source(path, || Ok(first.clone())).unwrap();
+        assert!(Arc::ptr_eq(&kept, &first));
+        assert_eq!(recorder.digest(path, &first), plan::sha256_digest(&first));
+        assert_eq!(recorder.digest(path, &second), plan::sha256_digest(&second));
+        // the same bytes elsewhere in memory
+        let copy = first.to_vec();
+        assert_eq!(recorder.digest(path, &copy), plan::sha256_digest(&first));
         let other = Path::new("/repository/other.nix");
         assert_eq!(
-            recorder.digest(other, second.as_slice().into()),
+            recorder.digest(other, &second),
             plan::sha256_digest(&second)
         );
         let small = b"{ }";
-        assert_eq!(
-            recorder.digest(path, small.as_slice().into()),
-            plan::sha256_digest(small)
-        );
+        assert_eq!(recorder.digest(path, small), plan::sha256_digest(small));
+    }
+
+    /// Files in memory that count how often each is read from them.
+    struct Counting {
+        files: MemoryLoader,
+        reads: Cell<usize>,
+    }
+
+    impl Loader for Counting {
+        fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+            self.reads.set(self.reads.get() + 1);
+            self.files.read(path)
+        }
+
+        fn kind(&self, path: &Path) -> Option<FileKind> {
+            self.files.kind(path)
+        }
+
+        fn list(&self, path: &Path) -> io::Result<Vec<(String, FileKind)>> {
+            self.files.list(path)
+        }
+    }
+
+    /// A large file is read from disk once in a compilation: the cache's reader
+    /// (answering an access, or parsing the inventory) and every worker's get the
+    /// bytes read first, so each part sees one version of it; a small file is read
+    /// each time it is asked for, and a file changed on disk is not seen again
+    /// until the next compilation.
+    #[test]
+    fn a_large_file_is_read_once_in_a_compilation_and_a_small_one_each_time() {
+        let (large, small) = (Path::new("/r/mesh.nix"), Path::new("/r/module.nix"));
+        let mut files = MemoryLoader::new();
+        files.insert(large, vec![b' '; KEPT]);
+        files.insert(small, b"{ }".to_vec());
+        let counting = Rc::new(Counting {
+            files,
+            reads: Cell::new(0),
+        });
+        let recorder = Arc::new(Recorder::default());
+        let cache_side = KeptLoader::new(counting.clone(), recorder.clone());
+        let doing = Rc::new(std::cell::RefCell::new(Doing::Inventory));
+        let workers =
+            [0, 1].map(|_| RecordingLoader::new(counting.clone(), recorder.clone(), doing.clone()));
+        let first = cache_side.read_source(large).unwrap();
+        for worker in &workers {
+            assert!(Arc::ptr_eq(&worker.read_source(large).unwrap(), &first));
+            assert_eq!(worker.read(large).unwrap(), first.to_vec());
+        }
+        assert_eq!(counting.reads.get(), 1, "the large file was read again");
+        // what the workers record is the digest of the bytes they were given
+        let accesses = recorder.accesses();
+        assert_eq!(accesses.len(), 1);
+        assert_eq!(accesses[0].answer, plan::sha256_digest(&first));
+        for worker in &workers {
+            worker.read_source(small).unwrap();
+            worker.read(small).unwrap();
+        }
+        assert_eq!(counting.reads.get(), 5);
+        // the next compilation has a recorder of its own: it reads the file again
+        let next = KeptLoader::new(counting.clone(), Arc::new(Recorder::default()));
+        next.read_source(large).unwrap();
+        assert_eq!(counting.reads.get(), 6);
     }
 }

@@ -85,15 +85,29 @@ impl Machine {
 
     pub fn read_file(&mut self, path: &[u8], span: Span, what: &str) -> EvalResult<Vec<u8>> {
         let file_path = self.check_allowed(path, span, what)?;
-        self.loader.read(&file_path).map_err(|io_error| {
-            error(
-                codes::FILE_UNREADABLE,
-                format!("cannot read `{}`: {io_error}", file_path.display()),
-                span,
-                "read here",
-                "check that the file exists and is readable",
-            )
-        })
+        self.loader
+            .read(&file_path)
+            .map_err(|io_error| unreadable(&file_path, &io_error, span))
+    }
+
+    /// The text of the source file at `path` (to be parsed), shared: the parse
+    /// cache's copy when it holds the same bytes, else the loader's.
+    pub(super) fn read_source(
+        &mut self,
+        path: &[u8],
+        span: Span,
+        what: &str,
+    ) -> EvalResult<std::sync::Arc<[u8]>> {
+        let file_path = self.check_allowed(path, span, what)?;
+        let text = self
+            .loader
+            .read_source(&file_path)
+            .map_err(|io_error| unreadable(&file_path, &io_error, span))?;
+        Ok(self
+            .parses
+            .as_ref()
+            .and_then(|cache| cache.text(self.sources.next_id(), &text))
+            .unwrap_or(text))
     }
 
     pub(crate) fn import_path(&mut self, path: &[u8], span: Span) -> EvalResult<Value> {
@@ -131,7 +145,7 @@ impl Machine {
             return Err(vec![self.import_cycle(&path, span)]);
         }
         let text = self
-            .read_file(&path, span, "import")
+            .read_source(&path, span, "import")
             .map_err(|error| vec![*error])?;
         let file_path = PathBuf::from(String::from_utf8_lossy(&path).into_owned());
         let base = file_path
@@ -139,18 +153,17 @@ impl Machine {
             .map(Path::to_path_buf)
             .unwrap_or_else(|| PathBuf::from("/"));
         let name = file_path.display().to_string();
-        let (_, ir) =
-            match self.compile_source(&name, Some(file_path), self.shared_text(text), &base) {
-                Ok(compiled) => compiled,
-                Err(mut errors) => {
-                    if span != Span::default() {
-                        for error in &mut errors {
-                            error.trace.push(Label::new(span, "imported here"));
-                        }
+        let (_, ir) = match self.compile_source(&name, Some(file_path), text, &base) {
+            Ok(compiled) => compiled,
+            Err(mut errors) => {
+                if span != Span::default() {
+                    for error in &mut errors {
+                        error.trace.push(Label::new(span, "imported here"));
                     }
-                    return Err(errors);
                 }
-            };
+                return Err(errors);
+            }
+        };
         self.importing.push(path.clone());
         let value = self.eval_root(&ir);
         self.importing.pop();
@@ -162,13 +175,6 @@ impl Machine {
     /// The bytes of a file read for `import`, as the text the parse cache keeps
     /// when it has the same bytes as the file this one is about to be added as
     /// (shared, not copied), else copied into one.
-    pub(super) fn shared_text(&self, text: Vec<u8>) -> std::sync::Arc<[u8]> {
-        self.parses
-            .as_ref()
-            .and_then(|cache| cache.text(self.sources.next_id(), &text))
-            .unwrap_or_else(|| std::sync::Arc::from(text))
-    }
-
     pub(super) fn import_cycle(&self, path: &[u8], span: Span) -> Diagnostic {
         let start = self
             .importing
@@ -195,4 +201,14 @@ impl Machine {
             .with_primary(span, "this import is already being evaluated")
             .with_help("a file's value cannot depend on importing itself; move the shared part into a third file")
     }
+}
+
+fn unreadable(path: &Path, io_error: &std::io::Error, span: Span) -> Box<Diagnostic> {
+    error(
+        codes::FILE_UNREADABLE,
+        format!("cannot read `{}`: {io_error}", path.display()),
+        span,
+        "read here",
+        "check that the file exists and is readable",
+    )
 }
