@@ -270,8 +270,8 @@ pub fn read_some(
         return Ok(inventory);
     };
     // a set's names come in order: the maps are built from sorted runs at once
-    let mut unread = Vec::new();
-    let mut read = Vec::new();
+    let mut unread = Vec::with_capacity(nodes.len());
+    let mut read = Vec::with_capacity(nodes.len());
     for entry in nodes.iter() {
         let name = String::from_utf8_lossy(&entry.name).into_owned();
         let span = entry.span.unwrap_or(nodes_span);
