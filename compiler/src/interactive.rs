@@ -125,7 +125,12 @@ fn node_names(
     let node_names: Vec<String> = inventory.nodes.keys().cloned().collect();
     let Some(node) = inventory.nodes.get(wanted) else {
         let help = lang::diagnostic::did_you_mean(wanted, node_names.iter().map(String::as_str))
-            .unwrap_or_else(|| format!("the inventory's nodes are: {}", node_names.join(", ")));
+            .unwrap_or_else(|| {
+                format!(
+                    "the inventory's nodes are {}",
+                    lang::diagnostic::quoted_few(&node_names)
+                )
+            });
         diagnostics.push(
             Diagnostic::error(
                 codes::UNKNOWN_REPL_NODE,

@@ -402,7 +402,7 @@ pub fn unknown_node(name: &str, known: &[String]) -> lang::Diagnostic {
         .unwrap_or_else(|| {
             format!(
                 "the inventory's nodes are {}",
-                lang::diagnostic::quoted(known)
+                lang::diagnostic::quoted_few(known)
             )
         });
     lang::Diagnostic::error(

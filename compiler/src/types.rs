@@ -259,7 +259,9 @@ pub struct Mismatch {
     pub hint: Option<String>,
 }
 
-/// Context a check needs: the nodes of the inventory (for `node`).
+/// Context a check needs: the nodes of the inventory (for `node`), in order (a
+/// name is looked for by halving: a monitoring node that lists 10,000 nodes
+/// checks 10,000 names).
 pub struct CheckContext<'a> {
     pub node_names: &'a [String],
 }
@@ -329,14 +331,19 @@ fn check_at(
         (Type::Path, Value::String(text)) if text.first() == Some(&b'/') => Ok(Ok(())),
         (Type::Node, Value::String(text)) => {
             let name = String::from_utf8_lossy(text);
-            if context.node_names.iter().any(|node| *node == name) {
+            let known = context
+                .node_names
+                .binary_search_by(|node| node.as_str().cmp(&name))
+                .is_ok();
+            debug_assert!(context.node_names.is_sorted());
+            if known {
                 Ok(Ok(()))
             } else {
                 let hint = did_you_mean(&name, context.node_names.iter().map(String::as_str))
                     .unwrap_or_else(|| {
                         format!(
                             "the inventory's nodes are {}",
-                            lang::diagnostic::quoted(context.node_names)
+                            lang::diagnostic::quoted_few(context.node_names)
                         )
                     });
                 Ok(Err(Mismatch {

@@ -191,9 +191,35 @@ pub fn quoted<T: std::fmt::Display>(names: impl IntoIterator<Item = T>) -> Strin
         .join(", ")
 }
 
+/// How many names [`quoted_few`] writes out.
+pub const FEW: usize = 10;
+
+/// [`quoted`], of the first [`FEW`] names only, the rest counted: a help line that
+/// named each of a fleet's 10,000 nodes would help nobody.
+pub fn quoted_few<T: std::fmt::Display>(names: impl IntoIterator<Item = T>) -> String {
+    let mut names = names.into_iter();
+    let listed = quoted(names.by_ref().take(FEW));
+    match names.count() {
+        0 => listed,
+        rest => format!("{listed} and {rest} more"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_list_of_names_is_cut_and_counted() {
+        let names: Vec<String> = (0..10_000).map(|index| format!("node{index:05}")).collect();
+        let listed = quoted_few(&names);
+        assert!(listed.starts_with("`node00000`, `node00001`"), "{listed}");
+        assert!(listed.ends_with("`node00009` and 9990 more"), "{listed}");
+        assert!(listed.len() < 200, "{listed}");
+        // a short list is every name
+        assert_eq!(quoted_few(&names[..FEW]), quoted(&names[..FEW]));
+        assert_eq!(quoted_few(&names[..2]), "`node00000`, `node00001`");
+    }
 
     #[test]
     fn suggestions_prefer_the_closest_names() {

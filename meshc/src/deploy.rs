@@ -80,7 +80,9 @@ pub fn select(
         } else {
             let known: Vec<&str> = targets.keys().map(String::as_str).collect();
             let help = lang::diagnostic::did_you_mean(selector, known.iter().copied())
-                .unwrap_or_else(|| format!("the nodes are {}", known.join(", ")));
+                .unwrap_or_else(|| {
+                    format!("the nodes are {}", lang::diagnostic::quoted_few(&known))
+                });
             return Err(Diagnostic::error(
                 codes::NO_SUCH_DEPLOY_TARGET,
                 format!("there is no node `{selector}` in the inventory (`--on {selector}`)"),

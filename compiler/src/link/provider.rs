@@ -73,7 +73,7 @@ impl<'a> Providers<'a> {
                         consume.module,
                         consume.service,
                         several.len(),
-                        lang::diagnostic::quoted(names)
+                        lang::diagnostic::quoted_few(names)
                     ),
                 )
                 .with_primary(consume.span, "consumed here")
@@ -127,6 +127,6 @@ impl<'a> Providers<'a> {
 fn provided_by(service: &str, nodes: &[&str]) -> String {
     format!(
         "`{service}` is provided by {}",
-        lang::diagnostic::quoted(nodes)
+        lang::diagnostic::quoted_few(nodes)
     )
 }

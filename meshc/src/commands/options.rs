@@ -89,7 +89,7 @@ pub fn run(arguments: OptionsArgs, color: ColorWhen) -> Result<ExitCode, Failure
 fn unknown_module(wanted: &str, modules: &[compiler::ModuleDeclaration]) -> lang::Diagnostic {
     let names: Vec<&str> = modules.iter().map(|module| module.name.as_str()).collect();
     let help = lang::diagnostic::did_you_mean(wanted, names.iter().copied())
-        .unwrap_or_else(|| format!("the modules are {}", lang::diagnostic::quoted(&names)));
+        .unwrap_or_else(|| format!("the modules are {}", lang::diagnostic::quoted_few(&names)));
     lang::Diagnostic::error(
         lang::codes::UNKNOWN_MODULE,
         format!("unknown module `{wanted}`"),
