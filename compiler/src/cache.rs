@@ -968,7 +968,10 @@ pub fn open(root: &Path, out: &Path) -> (Start, Vec<Diagnostic>) {
     let recorder = Arc::new(Recorder::default());
     let repository = repository::load(root).ok().map(Arc::new);
     // an inventory written since the record was is digested while the record is
-    // read: whether the digests are used is decided, as always, by the record
+    // read: whether the digests are used is decided, as always, by the record. A
+    // large file it reads is kept in `recorder` for the workers: like theirs, its
+    // session has no overlay of unsaved buffers (only the editor's has one, and
+    // it opens its cache with `open_in_memory`, whose one session does both)
     let early = repository
         .as_ref()
         .filter(|repository| written_since_record(&repository.inventory, out));
@@ -1694,7 +1697,19 @@ impl BuildCache {
 
     /// Why something in the cache was not used.
     pub fn notes(&self) -> Vec<Diagnostic> {
-        self.lock_notes().clone()
+        let mut notes = self.lock_notes().clone();
+        if let Some(path) = self.recorder.moved() {
+            let shown = path.strip_prefix(&self.identity.root).unwrap_or(&path);
+            notes.push(note(
+                codes::CACHE_INPUT_MOVED,
+                format!(
+                    "`{}` changed while the build read it; the build keeps no cache",
+                    shown.display()
+                ),
+                "build again when the files are saved: the next build compiles every node from nothing",
+            ));
+        }
+        notes
     }
 
     fn lock_notes(&self) -> std::sync::MutexGuard<'_, Vec<Diagnostic>> {
@@ -1717,6 +1732,10 @@ impl BuildCache {
         let Store::Output(out_directory) = &self.store else {
             return Ok(());
         };
+        // what was reused was judged by other bytes than the ones evaluated
+        if self.recorder.moved().is_some() {
+            return remove(out_directory);
+        }
         let finished = std::mem::take(
             &mut *self
                 .finished
@@ -1822,7 +1841,7 @@ impl BuildCache {
     /// The caller must not keep it when the compilation was cancelled or ran out of
     /// its budget (its records are then incomplete).
     pub fn remember(&self, compilation: &crate::pipeline::Compilation) -> Option<Remembered> {
-        if !self.in_memory() {
+        if !self.in_memory() || self.recorder.moved().is_some() {
             return None;
         }
         let layout = self.layout.clone()?;

@@ -91,6 +91,17 @@ impl Loader for MeshLoader {
         }
     }
 
+    fn read_source(&self, path: &Path) -> io::Result<std::sync::Arc<[u8]>> {
+        // an unsaved buffer is shared as it is; the rest is read as `read` reads it
+        match relative(path) {
+            None => match self.overlay.get(path) {
+                Some(buffer) => Ok(buffer.clone()),
+                None => self.repository.read(path).map(std::sync::Arc::from),
+            },
+            Some(_) => self.read(path).map(std::sync::Arc::from),
+        }
+    }
+
     fn kind(&self, path: &Path) -> Option<FileKind> {
         match relative(path) {
             Some(name) if name.is_empty() => Some(FileKind::Directory),

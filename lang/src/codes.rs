@@ -115,6 +115,7 @@ codes! {
     CACHE_UNREADABLE = "E122", "build cache unreadable or damaged";
     CACHE_FOREIGN = "E123", "build cache made by another compiler or for another repository";
     CACHE_PLAN_CHANGED = "E124", "plan in the output differs from the one the cache recorded";
+    CACHE_INPUT_MOVED = "E125", "a file changed while the build read it";
     // E2xx: settings and contributions
     UNKNOWN_SETTING = "E200", "override of an unknown setting";
     SETTING_FOR_ABSENT_MODULE = "E201", "settings for a module that is not on the node";

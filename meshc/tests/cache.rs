@@ -662,6 +662,61 @@ fn a_damaged_cache_is_e122_and_ignored() {
     assert_eq!(reused(&built), (5, 5), "{}", stderr(&built));
 }
 
+/// A module that lists the build's own output (kept inside the repository): a
+/// build whose check of the last record sees the output without `nodes` and whose
+/// workers then see the staging directory the build made meanwhile is answered
+/// otherwise than its check was. It notes E125, keeps no cache, and the next
+/// build compiles every node from nothing (and keeps one again).
+#[test]
+fn a_file_changed_while_the_build_read_it_is_e125_and_no_cache_is_kept() {
+    let (_temporary, repository) = repository();
+    let out = repository.join("out");
+    std::fs::create_dir_all(repository.join("modules/lister")).expect("modules/lister");
+    write(
+        &repository.join("modules/lister/module.nix"),
+        r#"{ mesh, ... }:
+{
+  description = "lists the output";
+  shapes = { node, ... }: [
+    (mesh.file {
+      path = "/etc/out-list";
+      content = if builtins.pathExists ../../out
+        then builtins.concatStringsSep "," (builtins.attrNames (builtins.readDir ../../out))
+        else "none";
+    })
+  ];
+}
+"#,
+    );
+    replace(
+        &repository.join("mesh.nix"),
+        r#"modules = [ "rabbitmq" "node-exporter" ];"#,
+        r#"modules = [ "rabbitmq" "node-exporter" "lister" ];"#,
+    );
+    let built = build_with(&repository, &out, &[]);
+    assert_built(&built);
+    assert!(!stderr(&built).contains("E125"), "{}", stderr(&built));
+    assert!(
+        out.join(".mesh-cache").exists(),
+        "a first build keeps a cache"
+    );
+    std::fs::remove_dir_all(out.join("nodes")).expect("nodes removed");
+    let built = build_with(&repository, &out, &[]);
+    assert_built(&built);
+    let said = stderr(&built);
+    assert!(said.contains("E125"), "{said}");
+    assert!(
+        said.contains("`out` changed while the build read it"),
+        "{said}"
+    );
+    assert!(!out.join(".mesh-cache").exists(), "{said}");
+    let built = build_with(&repository, &out, &[]);
+    assert_built(&built);
+    assert!(!stderr(&built).contains("E125"), "{}", stderr(&built));
+    assert_eq!(reused(&built), (0, 5), "{}", stderr(&built));
+    assert!(out.join(".mesh-cache").exists(), "{}", stderr(&built));
+}
+
 /// Where the fleet-wide part of a cache file starts, and its length: the first
 /// line is `mesh-cache/FORMAT LENGTH FLEET-DIGEST NODES-DIGEST`.
 fn fleet_part(bytes: &[u8]) -> (usize, usize) {

@@ -52,6 +52,13 @@ pub struct Access {
 #[derive(Debug, Default)]
 pub struct Recorder {
     accesses: Mutex<BTreeMap<(Question, PathBuf), (Owner, String)>>,
+    /// What the last record's accesses answered when the cache asked them again
+    /// ([`Recorder::answer_now`]), which decided what is reused.
+    checked: Mutex<BTreeMap<(Question, PathBuf), String>>,
+    /// The compilation was answered otherwise than the check was (a file changed
+    /// on disk between the two): what it reused may not match what it read, and
+    /// it keeps no record.
+    moved: Mutex<Option<PathBuf>>,
     /// Large files as this compilation first read them, with their sha256 once
     /// asked: a file read again (the cache reads the inventory, then a thread of its
     /// own parses it, then every worker imports it) is given the same bytes, not
@@ -85,7 +92,7 @@ impl Recorder {
     /// The bytes of `path`: as this compilation first read them if it kept them,
     /// else read with `read` (and kept when large; a thread that read the file at
     /// the same time as another gets the bytes kept first).
-    pub fn source(
+    pub(crate) fn source(
         &self,
         path: &Path,
         read: impl FnOnce() -> io::Result<Arc<[u8]>>,
@@ -123,10 +130,25 @@ impl Recorder {
         }
     }
 
-    /// What `access` answers now, asked of `loader` (the files on disk): a large
-    /// file is read once for this compilation, and its bytes kept for its reads.
+    /// The bytes of `path` as a vector, read through `loader` as [`Recorder::source`]
+    /// reads (`readFile`, `hashFile`): a large file is kept, a small one read as it is.
+    fn source_vec(&self, path: &Path, loader: &dyn Loader) -> io::Result<Vec<u8>> {
+        if let Some(bytes) = self.kept(path) {
+            return Ok(bytes.to_vec());
+        }
+        let bytes = loader.read(path)?;
+        if bytes.len() < KEPT {
+            return Ok(bytes);
+        }
+        let kept = self.source(path, || Ok(Arc::from(bytes)))?;
+        Ok(kept.to_vec())
+    }
+
+    /// What `access` answers now, asked of `loader` (the files on disk), and
+    /// remembered: a large file is read once for this compilation, and its bytes
+    /// kept for its reads.
     pub fn answer_now(&self, loader: &dyn Loader, access: &Access) -> String {
-        match access.question {
+        let answer = match access.question {
             Question::Read => {
                 match self.source(&access.path, || loader.read_source(&access.path)) {
                     Ok(bytes) => self.digest(&access.path, &bytes),
@@ -135,23 +157,62 @@ impl Recorder {
             }
             Question::Kind => kind_answer(loader.kind(&access.path)),
             Question::List => list_answer(&loader.list(&access.path)),
-        }
+        };
+        self.checked
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert((access.question, access.path.clone()), answer.clone());
+        answer
+    }
+
+    /// The first file for which the compilation was answered otherwise than the
+    /// check of the last record's accesses was, or than another part of it was
+    /// (see `moved`).
+    pub fn moved(&self) -> Option<PathBuf> {
+        self.lock_moved().clone()
+    }
+
+    fn lock_moved(&self) -> std::sync::MutexGuard<'_, Option<PathBuf>> {
+        self.moved
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn answered_otherwise(&self, path: &Path) {
+        self.lock_moved().get_or_insert_with(|| path.to_path_buf());
     }
 
     fn record(&self, question: Question, path: &Path, owner: Owner, answer: String) {
+        let key = (question, path.to_path_buf());
+        if self
+            .checked
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&key)
+            .is_some_and(|checked| *checked != answer)
+        {
+            self.answered_otherwise(path);
+        }
         let mut accesses = self
             .accesses
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        accesses
-            .entry((question, path.to_path_buf()))
-            .and_modify(|(existing, _)| {
+        match accesses.entry(key) {
+            std::collections::btree_map::Entry::Occupied(mut occupied) => {
+                let (existing, recorded) = occupied.get_mut();
                 // charged to two parts: it may reach both, so it reaches everything
                 if *existing != owner {
                     *existing = Owner::Shared;
                 }
-            })
-            .or_insert((owner, answer));
+                // two parts were answered differently: the record could hold only one
+                if *recorded != answer {
+                    self.answered_otherwise(path);
+                }
+            }
+            std::collections::btree_map::Entry::Vacant(vacant) => {
+                vacant.insert((owner, answer));
+            }
+        }
     }
 
     /// The accesses in path order.
@@ -218,10 +279,7 @@ impl RecordingLoader {
 
 impl Loader for RecordingLoader {
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
-        let result = match self.recorder.kept(path) {
-            Some(bytes) => Ok(bytes.to_vec()),
-            None => self.inner.read(path),
-        };
+        let result = self.recorder.source_vec(path, self.inner.as_ref());
         let answer = match &result {
             Ok(bytes) => self.recorder.digest(path, bytes),
             Err(error) => error_answer(error),
@@ -273,10 +331,7 @@ impl KeptLoader {
 
 impl Loader for KeptLoader {
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
-        match self.recorder.kept(path) {
-            Some(bytes) => Ok(bytes.to_vec()),
-            None => self.inner.read(path),
-        }
+        self.recorder.source_vec(path, self.inner.as_ref())
     }
 
     fn read_source(&self, path: &Path) -> io::Result<Arc<[u8]>> {
@@ -305,6 +360,7 @@ fn error_answer(error: &io::Error) -> String {
 fn same_bytes(kept: &[u8], bytes: &[u8]) -> bool {
     std::ptr::eq(kept, bytes) || kept == bytes
 }
+
 fn kind_answer(kind: Option<FileKind>) -> String {
     match kind {
         Some(kind) => kind.nix_name().to_string(),
@@ -382,6 +438,69 @@ mod tests {
         fn list(&self, path: &Path) -> io::Result<Vec<(String, FileKind)>> {
             self.files.list(path)
         }
+    }
+
+    /// Files in memory that another program may change meanwhile.
+    struct Changing(std::cell::RefCell<MemoryLoader>);
+
+    impl Changing {
+        fn write(&self, path: &Path, text: &[u8]) {
+            self.0.borrow_mut().insert(path, text.to_vec());
+        }
+    }
+
+    impl Loader for Changing {
+        fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+            self.0.borrow().read(path)
+        }
+
+        fn kind(&self, path: &Path) -> Option<FileKind> {
+            self.0.borrow().kind(path)
+        }
+
+        fn list(&self, path: &Path) -> io::Result<Vec<(String, FileKind)>> {
+            self.0.borrow().list(path)
+        }
+    }
+
+    /// A small file changed between the check of the last record's accesses and
+    /// the compilation's read of it, or read differently by two workers, is
+    /// noticed (the build then keeps no record); read the same, it is not.
+    #[test]
+    fn a_file_answered_otherwise_than_the_check_or_another_worker_is_noticed() {
+        let path = Path::new("/r/modules/web/module.nix");
+        let access = |answer: &str| super::Access {
+            question: super::Question::Read,
+            path: path.to_path_buf(),
+            owner: super::Owner::Module("web".to_string()),
+            answer: answer.to_string(),
+        };
+        let doing = Rc::new(std::cell::RefCell::new(Doing::Other));
+        for (changed_after_check, expected) in [(false, None), (true, Some(path))] {
+            let files = Rc::new(Changing(Default::default()));
+            files.write(path, b"{ port = 8080; }");
+            let recorder = Arc::new(Recorder::default());
+            let checked = recorder.answer_now(files.as_ref(), &access("anything"));
+            assert_eq!(checked, plan::sha256_digest(b"{ port = 8080; }"));
+            if changed_after_check {
+                files.write(path, b"{ port = 8081; }");
+            }
+            let worker = RecordingLoader::new(files.clone(), recorder.clone(), doing.clone());
+            worker.read_source(path).unwrap();
+            assert_eq!(recorder.moved().as_deref(), expected);
+        }
+        // without a check: two workers given two versions
+        let files = Rc::new(Changing(Default::default()));
+        files.write(path, b"{ port = 8080; }");
+        let recorder = Arc::new(Recorder::default());
+        let first = RecordingLoader::new(files.clone(), recorder.clone(), doing.clone());
+        let second = RecordingLoader::new(files.clone(), recorder.clone(), doing.clone());
+        first.read(path).unwrap();
+        second.read(path).unwrap();
+        assert_eq!(recorder.moved(), None);
+        files.write(path, b"{ port = 8081; }");
+        second.read(path).unwrap();
+        assert_eq!(recorder.moved().as_deref(), Some(path));
     }
 
     /// A large file is read from disk once in a compilation: the cache's reader

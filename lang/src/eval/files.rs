@@ -172,9 +172,6 @@ impl Machine {
         Ok(value)
     }
 
-    /// The bytes of a file read for `import`, as the text the parse cache keeps
-    /// when it has the same bytes as the file this one is about to be added as
-    /// (shared, not copied), else copied into one.
     pub(super) fn import_cycle(&self, path: &[u8], span: Span) -> Diagnostic {
         let start = self
             .importing
