@@ -71,19 +71,24 @@ impl MeshLoader {
     }
 }
 
+/// The bytes of the standard library's file `name`.
+fn embedded_file(name: &str) -> io::Result<&'static [u8]> {
+    embedded::FILES
+        .iter()
+        .find(|(file, _)| *file == name)
+        .map(|(_, content)| *content)
+        .ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::NotFound,
+                "no such file in the standard library",
+            )
+        })
+}
+
 impl Loader for MeshLoader {
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
         match relative(path) {
-            Some(name) => embedded::FILES
-                .iter()
-                .find(|(file, _)| *file == name)
-                .map(|(_, content)| content.to_vec())
-                .ok_or_else(|| {
-                    io::Error::new(
-                        io::ErrorKind::NotFound,
-                        "no such file in the standard library",
-                    )
-                }),
+            Some(name) => embedded_file(&name).map(<[u8]>::to_vec),
             None => match self.overlay.get(path) {
                 Some(buffer) => Ok(buffer.to_vec()),
                 None => self.repository.read(path),
@@ -91,14 +96,15 @@ impl Loader for MeshLoader {
         }
     }
 
+    /// As `read`, with one copy fewer: an unsaved buffer is shared as it is, and a
+    /// file of the standard library copied once.
     fn read_source(&self, path: &Path) -> io::Result<std::sync::Arc<[u8]>> {
-        // an unsaved buffer is shared as it is; the rest is read as `read` reads it
         match relative(path) {
+            Some(name) => embedded_file(&name).map(std::sync::Arc::from),
             None => match self.overlay.get(path) {
                 Some(buffer) => Ok(buffer.clone()),
                 None => self.repository.read(path).map(std::sync::Arc::from),
             },
-            Some(_) => self.read(path).map(std::sync::Arc::from),
         }
     }
 
