@@ -586,7 +586,31 @@ pub enum Over {
     Attrs(Attrs),
     /// `zipAttrsWith`: element `index` is `f name values` of group `index` (in name
     /// order, as the new set has them).
-    Groups(Box<[(Name, List)]>),
+    Groups(Box<Groups>),
+}
+
+/// The groups of `zipAttrsWith`: every value of every group in one run, group
+/// after group, each group's list made only when its element is forced (most of a
+/// fold's groups never are: a list each was most of what such a fold kept).
+pub struct Groups {
+    pub values: Box<[Value]>,
+    /// Each group's name and where its values start in `values` (they end where
+    /// the next group's start).
+    pub starts: Box<[(Name, usize)]>,
+}
+
+impl Groups {
+    /// Group `index`: its name and a list of its values, made now. Not inlined:
+    /// the evaluator's call path it is reached from stays as it was laid out.
+    #[inline(never)]
+    pub fn get(&self, index: usize) -> Option<(Name, List)> {
+        let (name, start) = *self.starts.get(index)?;
+        let end = self
+            .starts
+            .get(index + 1)
+            .map_or(self.values.len(), |(_, next)| *next);
+        Some((name, Rc::from(self.values.get(start..end)?)))
+    }
 }
 
 /// A function applied to arguments, not yet called.

@@ -7,7 +7,9 @@ use crate::codes;
 use crate::eval::{Machine, error};
 use crate::name::Name;
 use crate::span::Span;
-use crate::value::{Attr, Attrs, EvalResult, List, Over, SharedCall, Thunk, Value, compare_names};
+use crate::value::{
+    Attr, Attrs, EvalResult, Groups, Over, SharedCall, Thunk, Value, compare_names,
+};
 
 pub(super) fn builtins() -> Vec<Builtin> {
     vec![
@@ -254,25 +256,22 @@ fn zip_attrs_with(machine: &mut Machine, arguments: &[Value], span: Span) -> Eva
     if forced.len() > 1 {
         all.sort_by_key(|(name, _)| *name);
     }
-    let mut groups: Vec<(Name, List)> = Vec::new();
-    let mut rest = &all[..];
-    while let Some(&(name, _)) = rest.first() {
-        let count = rest
-            .iter()
-            .position(|(other, _)| !other.same(name))
-            .unwrap_or(rest.len());
-        let (group, after) = rest.split_at(count);
-        rest = after;
-        groups.push((
-            name,
-            group.iter().map(|(_, value)| (*value).clone()).collect(),
-        ));
+    // each group starts where its name first appears in the run
+    let mut starts: Vec<(Name, usize)> = Vec::new();
+    for (position, (name, _)) in all.iter().enumerate() {
+        if starts.last().is_none_or(|(last, _)| !last.same(*name)) {
+            starts.push((*name, position));
+        }
     }
+    let values: Box<[Value]> = all.iter().map(|(_, value)| (*value).clone()).collect();
+    let names: Vec<Name> = starts.iter().map(|(name, _)| *name).collect();
     // the groups share one call: a thunk each and nothing more
-    let names: Vec<Name> = groups.iter().map(|(name, _)| *name).collect();
     let call = Rc::new(SharedCall {
         function,
-        over: Over::Groups(groups.into_boxed_slice()),
+        over: Over::Groups(Box::new(Groups {
+            values,
+            starts: starts.into_boxed_slice(),
+        })),
         span,
     });
     let entries: Vec<Attr> = names

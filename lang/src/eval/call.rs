@@ -96,7 +96,7 @@ impl Machine {
                 None => return Err(missing_element(call.span)),
             },
             Over::Groups(groups) => match groups.get(position) {
-                Some((name, values)) => (Value::String(name.string()), Value::List(values.clone())),
+                Some((name, values)) => (Value::String(name.string()), Value::List(values)),
                 None => return Err(missing_element(call.span)),
             },
         };

@@ -117,9 +117,9 @@ fn reachable_frames<'a>(roots: impl Iterator<Item = &'a Value>) -> HashSet<usize
                                 Over::Indices => {}
                                 Over::List(list) => values.push(Value::List(list.clone())),
                                 Over::Attrs(attrs) => values.push(Value::Attrs(attrs.clone())),
-                                Over::Groups(groups) => values.extend(
-                                    groups.iter().map(|(_, list)| Value::List(list.clone())),
-                                ),
+                                Over::Groups(groups) => {
+                                    values.extend(groups.values.iter().cloned())
+                                }
                             }
                         }
                         ThunkState::Apply(application) => {
