@@ -158,11 +158,41 @@ impl Recorder {
             Question::Kind => kind_answer(loader.kind(&access.path)),
             Question::List => list_answer(&loader.list(&access.path)),
         };
-        self.checked
+        self.answered(access.question, &access.path, answer.clone());
+        answer
+    }
+
+    /// Remembers what `path` answered a part of this compilation that records no
+    /// access (the check of the last record, the inventory's own thread): an
+    /// answer that differs, to it or later to the compilation, is noticed.
+    fn answered(&self, question: Question, path: &Path, answer: String) {
+        if path.starts_with(stdlib::VIRTUAL_ROOT) {
+            return;
+        }
+        let differs = match self
+            .checked
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert((access.question, access.path.clone()), answer.clone());
-        answer
+            .entry((question, path.to_path_buf()))
+        {
+            std::collections::btree_map::Entry::Occupied(occupied) => *occupied.get() != answer,
+            std::collections::btree_map::Entry::Vacant(vacant) => {
+                vacant.insert(answer);
+                false
+            }
+        };
+        if differs {
+            self.answered_otherwise(path);
+        }
+    }
+
+    /// [`Recorder::answered`] for a read.
+    fn answered_read(&self, path: &Path, result: &io::Result<impl AsRef<[u8]>>) {
+        let answer = match result {
+            Ok(bytes) => self.digest(path, bytes.as_ref()),
+            Err(error) => error_answer(error),
+        };
+        self.answered(Question::Read, path, answer);
     }
 
     /// The first file for which the compilation was answered otherwise than the
@@ -316,8 +346,10 @@ impl Loader for RecordingLoader {
 }
 
 /// A loader that answers as `inner` does, but gives a large file this compilation
-/// read before as it was read (see [`Recorder::source`]); it records nothing (the
-/// cache's own reads of the inventory, which the compilation reads again).
+/// read before as it was read (see [`Recorder::source`]); it records no access
+/// (the cache's own reads: the check of the last record, the inventory's thread,
+/// which the compilation reads again) but remembers each answer, so that the
+/// compilation answered otherwise is noticed (see `moved`).
 pub struct KeptLoader {
     inner: Rc<dyn Loader>,
     recorder: Arc<Recorder>,
@@ -331,19 +363,29 @@ impl KeptLoader {
 
 impl Loader for KeptLoader {
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
-        self.recorder.source_vec(path, self.inner.as_ref())
+        let result = self.recorder.source_vec(path, self.inner.as_ref());
+        self.recorder.answered_read(path, &result);
+        result
     }
 
     fn read_source(&self, path: &Path) -> io::Result<Arc<[u8]>> {
-        self.recorder.source(path, || self.inner.read_source(path))
+        let result = self.recorder.source(path, || self.inner.read_source(path));
+        self.recorder.answered_read(path, &result);
+        result
     }
 
     fn kind(&self, path: &Path) -> Option<FileKind> {
-        self.inner.kind(path)
+        let kind = self.inner.kind(path);
+        self.recorder
+            .answered(Question::Kind, path, kind_answer(kind));
+        kind
     }
 
     fn list(&self, path: &Path) -> io::Result<Vec<(String, FileKind)>> {
-        self.inner.list(path)
+        let result = self.inner.list(path);
+        self.recorder
+            .answered(Question::List, path, list_answer(&result));
+        result
     }
 
     fn next_evaluation(&self) {
@@ -489,6 +531,17 @@ mod tests {
             worker.read_source(path).unwrap();
             assert_eq!(recorder.moved().as_deref(), expected);
         }
+        // the cache's own thread (the inventory's) read one version, a worker another
+        let files = Rc::new(Changing(Default::default()));
+        files.write(path, b"{ port = 8080; }");
+        let recorder = Arc::new(Recorder::default());
+        KeptLoader::new(files.clone(), recorder.clone())
+            .read_source(path)
+            .unwrap();
+        files.write(path, b"{ port = 8081; }");
+        let worker = RecordingLoader::new(files.clone(), recorder.clone(), doing.clone());
+        worker.read(path).unwrap();
+        assert_eq!(recorder.moved().as_deref(), Some(path));
         // without a check: two workers given two versions
         let files = Rc::new(Changing(Default::default()));
         files.write(path, b"{ port = 8080; }");
