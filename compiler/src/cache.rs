@@ -1077,7 +1077,7 @@ fn inventory_loader(
     repository: &Repository,
     session: &Session,
     recorder: &Arc<Recorder>,
-) -> Rc<dyn lang::Loader> {
+) -> Rc<reads::KeptLoader> {
     let files = MeshLoader::with_overlay(repository.root.clone(), session.overlay.clone());
     Rc::new(reads::KeptLoader::new(Rc::new(files), recorder.clone()))
 }
@@ -1198,7 +1198,7 @@ fn start(
     let mut shared_changed = cache.layout.as_ref() != Some(&previous.layout);
     let mut inventory_changed = false;
     for access in &previous.accesses {
-        if cache.recorder.answer_now(loader.as_ref(), access) == access.answer {
+        if loader.answer_now(access) == access.answer {
             continue;
         }
         match &access.owner {

@@ -273,6 +273,18 @@ impl StagedBuild {
     }
 }
 
+impl StagedBuild {
+    /// Whether `nodes` holds `bytes` as `name` (read back and compared; counted in
+    /// [`Written::compared`]).
+    fn holds(&self, nodes: &Beneath, name: &str, bytes: &[u8]) -> bool {
+        self.compared
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        nodes
+            .read(Path::new(name))
+            .is_ok_and(|existing| existing.as_deref() == Some(bytes))
+    }
+}
+
 impl PlanSink for StagedBuild {
     fn before_plans(&self) {
         let Place::Existing(nodes) = &self.place else {
@@ -303,13 +315,7 @@ impl PlanSink for StagedBuild {
                 // these very bytes since, writing them again changes nothing but
                 // the file's inode and times)
                 let other_before = last.is_some_and(|last| last != plan.digest());
-                if !other_before && {
-                    self.compared
-                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    nodes
-                        .read(Path::new(&name))
-                        .is_ok_and(|existing| existing.as_deref() == Some(&bytes[..]))
-                } {
+                if !other_before && self.holds(nodes, &name, &bytes) {
                     None
                 } else {
                     Some(

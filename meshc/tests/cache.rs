@@ -606,10 +606,8 @@ fn only_the_nodes_an_edit_reaches_are_evaluated() {
 
 #[test]
 fn a_build_with_diagnostics_or_traces_says_what_a_build_from_nothing_says() {
-    let (temporary, repository) = repository();
-    let out = temporary.path().join("out");
+    let (temporary, repository, out) = built_once();
     let fresh = temporary.path().join("fresh");
-    assert_built(&build_with(&repository, &out, &[]));
     // a trace in one node's entry, and an error the link raises about another
     // node's consumer: the other nodes' declarations were in the cache, but what
     // the build says is what a build from nothing says, at the same places. An
@@ -855,10 +853,8 @@ fn a_cache_of_another_repository_is_e123_and_ignored() {
 
 #[test]
 fn a_tampered_plan_in_the_output_is_e124_and_compiled_again() {
-    let (temporary, repository) = repository();
-    let out = temporary.path().join("out");
+    let (temporary, repository, out) = built_once();
     let fresh = temporary.path().join("fresh");
-    assert_built(&build_with(&repository, &out, &[]));
     // another plan that verifies on its own, in the place of app1's
     std::fs::copy(out.join("nodes/app2.json"), out.join("nodes/app1.json")).expect("copied");
     // an edit elsewhere, so that the build does not stop at "nothing changed"
@@ -1019,10 +1015,8 @@ fn a_link_planted_in_the_nodes_directory_is_not_followed_and_keeps_no_cache() {
 
 #[test]
 fn a_plan_rewritten_with_its_size_and_time_restored_is_e124_and_compiled_again() {
-    let (temporary, repository) = repository();
-    let out = temporary.path().join("out");
+    let (temporary, repository, out) = built_once();
     let fresh = temporary.path().join("fresh");
-    assert_built(&build_with(&repository, &out, &[]));
     assert_built(&build_with(&repository, &fresh, &["--no-cache"]));
     // past the clock tick of the build's writes, so that its stamps are trusted
     std::thread::sleep(std::time::Duration::from_millis(50));
@@ -1081,10 +1075,8 @@ fn rewrite_keeping_time(plan: &Path, bytes: &[u8]) {
 fn a_trace_added_to_an_entry_whose_value_is_unchanged_is_said() {
     // the entry evaluates to what it did and no position in it moves: its
     // digest alone would call it unchanged, and its node would not trace again
-    let (temporary, repository) = repository();
-    let out = temporary.path().join("out");
+    let (temporary, repository, out) = built_once();
     let fresh = temporary.path().join("fresh");
-    assert_built(&build_with(&repository, &out, &[]));
     replace(
         &repository.join("mesh.nix"),
         "settings.web.title = \"app1\";",
@@ -1376,10 +1368,8 @@ fn a_module_change_has_the_inventory_parsed_while_the_record_is_read() {
 fn a_plan_that_changed_is_not_read_back_to_be_compared_and_one_that_did_not_is() {
     // the writer compares a node's new plan with the file only when the last
     // build's record does not already say the file holds another plan
-    let (temporary, repository) = repository();
-    let out = temporary.path().join("out");
+    let (temporary, repository, out) = built_once();
     let fresh = temporary.path().join("fresh");
-    assert_built(&build_with(&repository, &out, &[]));
     let before = output_files(&out);
     write(
         &repository.join("modules/shop/sslmode.nix"),
@@ -1427,10 +1417,8 @@ fn a_plan_that_changed_is_not_read_back_to_be_compared_and_one_that_did_not_is()
 fn a_plan_written_again_with_the_same_bytes_is_read_back_and_kept() {
     // the record names a plan file by its plan's digest: bytes that are that
     // plan's file are found to be it when read back, with no other record of them
-    let (temporary, repository) = repository();
-    let out = temporary.path().join("out");
+    let (temporary, repository, out) = built_once();
     let fresh = temporary.path().join("fresh");
-    assert_built(&build_with(&repository, &out, &[]));
     std::thread::sleep(std::time::Duration::from_millis(50));
     let plan = out.join("nodes/app1.json");
     let bytes = std::fs::read(&plan).expect("a plan");

@@ -144,24 +144,6 @@ impl Recorder {
         Ok(kept.to_vec())
     }
 
-    /// What `access` answers now, asked of `loader` (the files on disk), and
-    /// remembered: a large file is read once for this compilation, and its bytes
-    /// kept for its reads.
-    pub fn answer_now(&self, loader: &dyn Loader, access: &Access) -> String {
-        let answer = match access.question {
-            Question::Read => {
-                match self.source(&access.path, || loader.read_source(&access.path)) {
-                    Ok(bytes) => self.digest(&access.path, &bytes),
-                    Err(error) => error_answer(&error),
-                }
-            }
-            Question::Kind => kind_answer(loader.kind(&access.path)),
-            Question::List => list_answer(&loader.list(&access.path)),
-        };
-        self.answered(access.question, &access.path, answer.clone());
-        answer
-    }
-
     /// Remembers what `path` answered a part of this compilation that records no
     /// access (the check of the last record, the inventory's own thread): an
     /// answer that differs, to it or later to the compilation, is noticed.
@@ -186,13 +168,14 @@ impl Recorder {
         }
     }
 
-    /// [`Recorder::answered`] for a read.
-    fn answered_read(&self, path: &Path, result: &io::Result<impl AsRef<[u8]>>) {
+    /// [`Recorder::answered`] for a read; returns the answer.
+    fn answered_read(&self, path: &Path, result: &io::Result<impl AsRef<[u8]>>) -> String {
         let answer = match result {
             Ok(bytes) => self.digest(path, bytes.as_ref()),
             Err(error) => error_answer(error),
         };
-        self.answered(Question::Read, path, answer);
+        self.answered(Question::Read, path, answer.clone());
+        answer
     }
 
     /// The first file for which the compilation was answered otherwise than the
@@ -359,6 +342,35 @@ impl KeptLoader {
     pub fn new(inner: Rc<dyn Loader>, recorder: Arc<Recorder>) -> KeptLoader {
         KeptLoader { inner, recorder }
     }
+
+    /// What `access` (of the last record) answers now, asked of the files on
+    /// disk, and remembered as every answer of this loader is: a large file is
+    /// read once for this compilation, and its bytes kept for its reads.
+    pub fn answer_now(&self, access: &Access) -> String {
+        let path = &access.path;
+        match access.question {
+            Question::Read => {
+                let result = self.recorder.source(path, || self.inner.read_source(path));
+                self.recorder.answered_read(path, &result)
+            }
+            Question::Kind => self.kind_answered(path).1,
+            Question::List => self.list_answered(path).1,
+        }
+    }
+
+    fn kind_answered(&self, path: &Path) -> (Option<FileKind>, String) {
+        let kind = self.inner.kind(path);
+        let answer = kind_answer(kind);
+        self.recorder.answered(Question::Kind, path, answer.clone());
+        (kind, answer)
+    }
+
+    fn list_answered(&self, path: &Path) -> (io::Result<Vec<(String, FileKind)>>, String) {
+        let result = self.inner.list(path);
+        let answer = list_answer(&result);
+        self.recorder.answered(Question::List, path, answer.clone());
+        (result, answer)
+    }
 }
 
 impl Loader for KeptLoader {
@@ -375,17 +387,11 @@ impl Loader for KeptLoader {
     }
 
     fn kind(&self, path: &Path) -> Option<FileKind> {
-        let kind = self.inner.kind(path);
-        self.recorder
-            .answered(Question::Kind, path, kind_answer(kind));
-        kind
+        self.kind_answered(path).0
     }
 
     fn list(&self, path: &Path) -> io::Result<Vec<(String, FileKind)>> {
-        let result = self.inner.list(path);
-        self.recorder
-            .answered(Question::List, path, list_answer(&result));
-        result
+        self.list_answered(path).0
     }
 
     fn next_evaluation(&self) {
@@ -522,7 +528,8 @@ mod tests {
             let files = Rc::new(Changing(Default::default()));
             files.write(path, b"{ port = 8080; }");
             let recorder = Arc::new(Recorder::default());
-            let checked = recorder.answer_now(files.as_ref(), &access("anything"));
+            let checked =
+                KeptLoader::new(files.clone(), recorder.clone()).answer_now(&access("anything"));
             assert_eq!(checked, plan::sha256_digest(b"{ port = 8080; }"));
             if changed_after_check {
                 files.write(path, b"{ port = 8081; }");
