@@ -78,7 +78,11 @@ pub(crate) fn output_digest(bytes: &[u8]) -> String {
 
 /// [`output_digest`] of the file of the plan whose digest is `digest`.
 fn plan_file(digest: &str) -> String {
-    format!("plan:{digest}")
+    // once for every plan file of every build: no formatting machinery
+    let mut name = String::with_capacity("plan:".len() + digest.len());
+    name.push_str("plan:");
+    name.push_str(digest);
+    name
 }
 
 mod sources {
@@ -858,8 +862,7 @@ fn out_files<'b>(
         built,
         previous,
         read,
-        digests: BTreeMap::new(),
-        stamps: BTreeMap::new(),
+        files: Vec::new(),
     };
     let listed_nodes = |entry: &walkdir::DirEntry| {
         nodes_listed.is_some() && entry.depth() == 1 && entry.file_name() == "nodes"
@@ -884,8 +887,7 @@ fn out_files<'b>(
                         nodes.as_ref()?.stamp(name.to_str()?).ok()??
                     }
                 };
-                walk.stamps.insert(relative.clone(), stamp);
-                walk.digests.insert(relative, digest);
+                walk.files.push((relative, digest, stamp));
             }
             // anything else is walked as the whole output's walk would meet it: a
             // link there is not followed, and is no regular file
@@ -899,7 +901,20 @@ fn out_files<'b>(
             }
         }
     }
-    Some((walk.digests, walk.stamps))
+    // gathered as met (a directory lists its entries in no order) and put in
+    // order once: inserted one by one, 10,000 plan files named alike cost each
+    // map a search of long common prefixes
+    let mut files = walk.files;
+    files.sort_unstable_by(|(left, ..), (right, ..)| left.cmp(right));
+    let stamps = files
+        .iter()
+        .map(|(name, _, stamp)| (name.clone(), *stamp))
+        .collect();
+    let digests = files
+        .into_iter()
+        .map(|(name, digest, _)| (name, digest))
+        .collect();
+    Some((digests, stamps))
 }
 
 /// The state of [`out_files`]' walk.
@@ -909,8 +924,8 @@ struct OutWalk<'w, 'b> {
     built: &'w Built<'b>,
     previous: Option<&'w Record>,
     read: &'w mut usize,
-    digests: BTreeMap<String, String>,
-    stamps: BTreeMap<String, Stamp>,
+    /// Each file's path relative to the output, digest and stamp, as met.
+    files: Vec<(String, String, Stamp)>,
 }
 
 impl OutWalk<'_, '_> {
@@ -945,8 +960,7 @@ impl OutWalk<'_, '_> {
                 output_digest(&bytes)
             }
         };
-        self.stamps.insert(name.clone(), stamp);
-        self.digests.insert(name, digest);
+        self.files.push((name, digest, stamp));
         Some(())
     }
 }
@@ -1743,12 +1757,18 @@ impl BuildCache {
                 .unwrap_or_else(std::sync::PoisonError::into_inner),
         );
         // a plan file this build wrote or reused has the digest its record has,
-        // and a reused one the stamp it had when it was found unchanged
+        // and a reused one the stamp it had when it was found unchanged (looked
+        // up by hash: once for each of the output's plan files)
+        let by_node: std::collections::HashMap<&str, &Finished, rustc_hash::FxBuildHasher> =
+            finished
+                .iter()
+                .map(|(node, finished)| (node.as_str(), finished))
+                .collect();
         let built = |name: &str| {
             let finished = name
                 .strip_prefix("nodes/")
                 .and_then(|name| name.strip_suffix(".json"))
-                .and_then(|node| finished.get(node));
+                .and_then(|node| by_node.get(node).copied());
             match finished {
                 Some(Finished { record, origin }) => {
                     let seen = match origin {

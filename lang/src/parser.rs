@@ -249,10 +249,17 @@ impl<'a> Parser<'a> {
     /// Keeps [`LOOKAHEAD`] tokens lexed past the current one (or all up to `Eof`):
     /// the tokens before the previous one are dropped (only its span is read
     /// again, by [`Parser::previous_end`]) and the lexer fills the window again.
+    #[inline(always)]
     fn refill(&mut self) {
+        // once a token: the window is refilled once in [`WINDOW`] tokens
         if self.lexer.done() || self.position + LOOKAHEAD < self.lexer.tokens.len() {
             return;
         }
+        self.refill_window();
+    }
+
+    #[inline(never)]
+    fn refill_window(&mut self) {
         let consumed = self.position.saturating_sub(1);
         self.lexer.tokens.drain(..consumed);
         self.base += consumed;
