@@ -102,7 +102,7 @@ struct Identity {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 struct NodeRecord {
     entry: Option<String>,
-    modules: Vec<String>,
+    modules: ModuleList,
     /// What the node's first half gave the link: a node whose own inputs are
     /// unchanged takes it from here unevaluated.
     declared: Option<Arc<crate::link::Declarations>>,
@@ -133,6 +133,129 @@ struct NodeRecord {
     /// they stay its serialization.
     #[serde(skip)]
     read_from: Option<ReadFrom>,
+}
+
+/// The modules a node ran, in a record: written as a list of names; read back,
+/// one list shared by every record that has the same names (a fleet's nodes run
+/// few different lists, and 10,000 records read 70,000 names, each its own
+/// allocation). The nodes' part of a cache file is read on one thread, which
+/// keeps the lists it has met while it reads ([`ModuleList::reading`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct ModuleList(Arc<[String]>);
+
+/// The lists one thread's [`ModuleList::reading`] has read, by their names each
+/// followed by a newline (never in a module's name), and room to join the next.
+#[derive(Default)]
+struct ModuleLists {
+    lists: std::collections::HashMap<String, Arc<[String]>, rustc_hash::FxBuildHasher>,
+    buffer: String,
+}
+
+thread_local! {
+    static MODULE_LISTS: std::cell::RefCell<Option<ModuleLists>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+impl ModuleList {
+    /// Runs `read` with the lists it reads shared, and forgets them after.
+    fn reading<T>(read: impl FnOnce() -> T) -> T {
+        MODULE_LISTS.with(|lists| *lists.borrow_mut() = Some(Default::default()));
+        let result = read();
+        MODULE_LISTS.with(|lists| *lists.borrow_mut() = None);
+        result
+    }
+}
+
+impl std::ops::Deref for ModuleList {
+    type Target = [String];
+
+    fn deref(&self) -> &[String] {
+        &self.0
+    }
+}
+
+impl Serialize for ModuleList {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter())
+    }
+}
+
+impl<'de> Deserialize<'de> for ModuleList {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Names;
+        impl<'de> serde::de::Visitor<'de> for Names {
+            type Value = ModuleList;
+
+            fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                formatter.write_str("a list of module names")
+            }
+
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut names: A,
+            ) -> Result<ModuleList, A::Error> {
+                // each name as the input has it (a cache file's bytes: not copied
+                // on its own), followed by a newline, in room kept from list to list
+                let mut joined = MODULE_LISTS.with(|lists| {
+                    lists
+                        .borrow_mut()
+                        .as_mut()
+                        .map(|lists| std::mem::take(&mut lists.buffer))
+                        .unwrap_or_default()
+                });
+                joined.clear();
+                while names.next_element_seed(Append(&mut joined))?.is_some() {}
+                let list = MODULE_LISTS.with(|lists| {
+                    let mut lists = lists.borrow_mut();
+                    let lists = lists.as_mut()?;
+                    let list = match lists.lists.get(joined.as_str()) {
+                        Some(list) => list.clone(),
+                        None => {
+                            let list = split(&joined);
+                            lists.lists.insert(joined.clone(), list.clone());
+                            list
+                        }
+                    };
+                    lists.buffer = std::mem::take(&mut joined);
+                    Some(list)
+                });
+                Ok(ModuleList(list.unwrap_or_else(|| split(&joined))))
+            }
+        }
+        /// Appends a name and a newline to a list's names.
+        struct Append<'j>(&'j mut String);
+        impl<'de> serde::de::DeserializeSeed<'de> for Append<'_> {
+            type Value = ();
+
+            fn deserialize<D: serde::Deserializer<'de>>(
+                self,
+                deserializer: D,
+            ) -> Result<(), D::Error> {
+                deserializer.deserialize_str(self)
+            }
+        }
+        impl serde::de::Visitor<'_> for Append<'_> {
+            type Value = ();
+
+            fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                formatter.write_str("a module name")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<(), E> {
+                if name.contains('\n') {
+                    return Err(E::custom("a module name with a newline"));
+                }
+                self.0.push_str(name);
+                self.0.push('\n');
+                Ok(())
+            }
+        }
+        /// The names of `joined`, each followed by a newline.
+        fn split(joined: &str) -> Arc<[String]> {
+            joined.split_terminator('\n').map(str::to_string).collect()
+        }
+        deserializer.deserialize_seq(Names)
+    }
 }
 
 /// The modules a node ran in the last build, as its record has them (shared, not
@@ -329,7 +452,7 @@ impl Record {
     /// `node_count` nodes).
     fn read_nodes(&mut self) -> bool {
         if let Some(unread) = self.unread.take() {
-            match unread.parse(self.node_count) {
+            match ModuleList::reading(|| unread.parse(self.node_count)) {
                 Some(nodes) => self.nodes = nodes,
                 None => return false,
             }
@@ -1549,8 +1672,8 @@ impl BuildCache {
     pub fn reuse(&self, node: &str, modules: &[String], link: &str) -> Option<Reused> {
         let previous = self.unchanged_inputs(node)?;
         // the modules of a node taken from this record are its own: no compare
-        let same_modules = std::ptr::eq(previous.modules.as_slice(), modules)
-            || previous.modules.as_slice() == modules;
+        let same_modules =
+            std::ptr::eq(&*previous.modules, modules) || *previous.modules == *modules;
         if !same_modules || previous.link != link {
             return None;
         }
@@ -1648,7 +1771,7 @@ impl BuildCache {
                 };
                 Arc::new(NodeRecord {
                     entry: self.entries.nodes.get(node).cloned().flatten(),
-                    modules,
+                    modules: ModuleList(modules.into()),
                     declared,
                     link,
                     plan: digest,
@@ -1970,4 +2093,42 @@ pub fn recording_loader(
     let doing = Rc::new(std::cell::RefCell::new(Doing::Other));
     let loader = RecordingLoader::new(inner, cache.recorder.clone(), doing.clone());
     (Rc::new(loader), doing)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ModuleList;
+
+    fn list(names: &[&str]) -> ModuleList {
+        ModuleList(names.iter().map(|name| name.to_string()).collect())
+    }
+
+    /// Lists read back are the lists written; equal lists read on one thread share
+    /// one allocation; no list, and a list of one empty name, stay apart.
+    #[test]
+    fn module_lists_read_back_as_written_and_shared() {
+        let written = [
+            list(&["m00", "m03"]),
+            list(&[]),
+            list(&[""]),
+            list(&["m00", "m03"]),
+            list(&["m00"]),
+            list(&["m03", "m00"]),
+        ];
+        let bytes = postcard::to_allocvec(&written.to_vec()).expect("serialized");
+        let read: Vec<ModuleList> =
+            ModuleList::reading(|| postcard::from_bytes(&bytes).expect("read back"));
+        assert_eq!(read, written);
+        assert!(std::sync::Arc::ptr_eq(&read[0].0, &read[3].0));
+        assert!(!std::sync::Arc::ptr_eq(&read[0].0, &read[5].0));
+        assert_eq!(read[1].len(), 0);
+        assert_eq!(&*read[2], [String::new()]);
+        // read elsewhere than while reading a cache file: the same lists, unshared
+        let alone: Vec<ModuleList> = postcard::from_bytes(&bytes).expect("read back");
+        assert_eq!(alone, written);
+        assert!(!std::sync::Arc::ptr_eq(&alone[0].0, &alone[3].0));
+        // a name with a newline is no module's name
+        let bad = postcard::to_allocvec(&vec!["a\nb".to_string()]).expect("serialized");
+        assert!(postcard::from_bytes::<ModuleList>(&bad).is_err());
+    }
 }
