@@ -52,6 +52,10 @@ pub enum TokenKind {
     SearchPath(String),
     Uri(String),
     // strings
+    /// A whole `"..."` string with nothing to unescape and no `$` in it (its
+    /// text between the quotes): most strings, lexed as one token instead of
+    /// [`TokenKind::StringOpen`], a chunk and [`TokenKind::StringClose`].
+    PlainString(Vec<u8>),
     StringOpen,
     StringChunk(Vec<u8>),
     StringClose,
@@ -380,6 +384,45 @@ fn integer_value(digits: &[u8]) -> Option<i64> {
     std::str::from_utf8(digits).ok()?.parse::<i64>().ok()
 }
 
+/// The length of the plain string at the start of `rest` (which starts with `"`),
+/// quotes included: None when a `\\`, a `$` or a carriage return comes before the
+/// closing quote (each means more than its byte), or there is none.
+fn plain_string_length(rest: &[u8]) -> Option<usize> {
+    let text = rest.get(1..)?;
+    let end = memchr::memchr3(b'"', b'\\', b'$', text)?;
+    (text[end] == b'"' && memchr::memchr(b'\r', &text[..end]).is_none()).then_some(end + 2)
+}
+
+/// The tokens of `tokens` with each plain string as the three tokens the string
+/// rules make of it (an opening quote, its text if any, a closing quote): what
+/// the rules of the language say, as the reference lexer says it.
+fn spelled_out(tokens: Vec<Token>) -> Vec<Token> {
+    let mut spelled = Vec::with_capacity(tokens.len());
+    for token in tokens {
+        let TokenKind::PlainString(text) = token.kind else {
+            spelled.push(token);
+            continue;
+        };
+        let Span { file, start, end } = token.span;
+        let (start, end) = (start as usize, end as usize);
+        spelled.push(Token {
+            kind: TokenKind::StringOpen,
+            span: Span::new(file, start, start + 1),
+        });
+        if !text.is_empty() {
+            spelled.push(Token {
+                kind: TokenKind::StringChunk(text),
+                span: Span::new(file, start + 1, end - 1),
+            });
+        }
+        spelled.push(Token {
+            kind: TokenKind::StringClose,
+            span: Span::new(file, end - 1, end),
+        });
+    }
+    spelled
+}
+
 /// Nix's `unescapeStr`: `\n`, `\r`, `\t` and `\X` for any other X; a raw CR or CRLF
 /// becomes LF. Unlike Nix 2.8 a NUL byte does not cut the string short.
 pub fn unescape(text: &[u8]) -> Vec<u8> {
@@ -422,7 +465,7 @@ const LARGE_SOURCE: usize = 64 * 1024;
 /// Splits `source` into tokens. Errors are collected; lexing always reaches the end.
 pub fn lex(source: &[u8], file: FileId) -> (Vec<Token>, Vec<LexError>) {
     let lexer = Lexer::whole(source, file);
-    (lexer.tokens, lexer.errors)
+    (spelled_out(lexer.tokens), lexer.errors)
 }
 
 /// The lexer's state between tokens. [`lex`] runs it to the end at once; the
@@ -693,10 +736,16 @@ impl<'a> Lexer<'a> {
                 self.pop_mode();
                 self.push(TokenKind::RightBrace, 1);
             }
-            b'"' => {
-                self.modes.push(Mode::String);
-                self.push(TokenKind::StringOpen, 1);
-            }
+            b'"' => match plain_string_length(rest) {
+                Some(length) => {
+                    let text = rest[1..length - 1].to_vec();
+                    self.push(TokenKind::PlainString(text), length);
+                }
+                None => {
+                    self.modes.push(Mode::String);
+                    self.push(TokenKind::StringOpen, 1);
+                }
+            },
             b'[' => self.push(TokenKind::LeftBracket, 1),
             b']' => self.push(TokenKind::RightBracket, 1),
             b'(' => self.push(TokenKind::LeftParen, 1),
@@ -1164,8 +1213,16 @@ impl<'a> Lexer<'a> {
             .tokens
             .iter()
             .rev()
-            .find(|token| matches!(token.kind, TokenKind::StringOpen | TokenKind::IndentedOpen))
-            .map(|token| token.span)
+            .find_map(|token| match token.kind {
+                TokenKind::StringOpen | TokenKind::IndentedOpen => Some(token.span),
+                // the opening quote it stands for (see [`spelled_out`])
+                TokenKind::PlainString(_) => Some(Span::new(
+                    token.span.file,
+                    token.span.start as usize,
+                    token.span.start as usize + 1,
+                )),
+                _ => None,
+            })
             .unwrap_or(Span::new(self.file, self.position, self.position));
         let help = if quote == b'"' {
             "close the string with `\"`"
@@ -1249,6 +1306,38 @@ mod tests {
         ) {
             prop_assert_eq!(unescape(&text), unescape_bytewise(&text));
         }
+    }
+
+    /// A string with nothing to unescape and no `$` is one token; any other is
+    /// the three (or more) the string rules make; `lex` spells plain ones out.
+    #[test]
+    fn plain_strings_are_one_token() {
+        let source = b"[ \"abc\" \"\" \"a$b\" \"a\\\"b\" \"x${y}\" \"c\rd\" ]";
+        let lexer = Lexer::whole(source, FileId(0));
+        assert!(lexer.errors.is_empty(), "{:?}", lexer.errors);
+        let lexed: Vec<&TokenKind> = lexer.tokens.iter().map(|token| &token.kind).collect();
+        assert_eq!(lexed[1], &TokenKind::PlainString(b"abc".to_vec()));
+        assert_eq!(lexer.tokens[1].span, Span::new(FileId(0), 2, 7));
+        assert_eq!(lexed[2], &TokenKind::PlainString(Vec::new()));
+        let plain = lexed
+            .iter()
+            .filter(|kind| matches!(kind, TokenKind::PlainString(_)))
+            .count();
+        assert_eq!(plain, 2, "{lexed:?}");
+        let spelled = kinds("[ \"abc\" \"\" ]");
+        assert_eq!(
+            spelled,
+            vec![
+                TokenKind::LeftBracket,
+                TokenKind::StringOpen,
+                TokenKind::StringChunk(b"abc".to_vec()),
+                TokenKind::StringClose,
+                TokenKind::StringOpen,
+                TokenKind::StringClose,
+                TokenKind::RightBracket,
+                TokenKind::Eof
+            ]
+        );
     }
 
     fn kinds(source: &str) -> Vec<TokenKind> {

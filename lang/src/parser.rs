@@ -155,6 +155,7 @@ pub fn describe(kind: &TokenKind) -> String {
         TokenKind::PathEnd => "end of path".into(),
         TokenKind::SearchPath(_) => "search path".into(),
         TokenKind::Uri(_) => "URI".into(),
+        TokenKind::PlainString(_) => "string".into(),
         TokenKind::StringOpen | TokenKind::StringClose => "`\"`".into(),
         TokenKind::StringChunk(_) | TokenKind::IndentedChunk { .. } => "string".into(),
         TokenKind::IndentedOpen | TokenKind::IndentedClose => "`''`".into(),
@@ -724,6 +725,7 @@ impl<'a> Parser<'a> {
             TokenKind::Identifier(_)
             | TokenKind::Integer(_)
             | TokenKind::Float(_)
+            | TokenKind::PlainString(_)
             | TokenKind::StringOpen
             | TokenKind::IndentedOpen
             | TokenKind::Path(_)
@@ -844,6 +846,13 @@ impl<'a> Parser<'a> {
                     span,
                 })
             }
+            TokenKind::PlainString(_) => {
+                let span = self.current().span;
+                match self.take() {
+                    TokenKind::PlainString(name) => Some(AttrName::Static { name, span }),
+                    _ => None,
+                }
+            }
             TokenKind::StringOpen => {
                 let string = self.string();
                 let span = string.span;
@@ -917,6 +926,18 @@ impl<'a> Parser<'a> {
                         );
                         self.error_node(span)
                     }
+                }
+            }
+            TokenKind::PlainString(_) => {
+                let mut parts = StringParts::new();
+                if let TokenKind::PlainString(text) = self.take()
+                    && !text.is_empty()
+                {
+                    parts.push(StringPart::Literal(text));
+                }
+                Expr {
+                    kind: ExprKind::String(parts),
+                    span,
                 }
             }
             TokenKind::StringOpen => self.string(),
@@ -1424,6 +1445,46 @@ mod tests {
         let parsed = parse(source.as_bytes(), FileId(0));
         assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
         parsed.expr
+    }
+
+    /// A plain string (one token) parses as the string rules parse it: a literal
+    /// part (none when empty) under the span of both quotes, and a static name.
+    #[test]
+    fn plain_strings_parse_as_strings() {
+        let expr = parse_ok(r#"{ "k" = "v"; e = ""; d = "a$b"; }"#);
+        let ExprKind::Attrs { bindings, .. } = expr.kind else {
+            panic!("a set: {expr:?}");
+        };
+        let values: Vec<(&[AttrName], &Expr)> = bindings
+            .iter()
+            .map(|binding| match binding {
+                Binding::Assign { path, value, .. } => (path.as_slice(), value),
+                Binding::Inherit { .. } => panic!("no inherit"),
+            })
+            .collect();
+        assert_eq!(
+            values[0].0,
+            [AttrName::Static {
+                name: b"k".to_vec(),
+                span: Span::new(FileId(0), 2, 5)
+            }]
+        );
+        assert_eq!(values[0].1.span, Span::new(FileId(0), 8, 11));
+        assert_eq!(
+            values[0].1.kind,
+            ExprKind::String(StringParts::from_vec(vec![StringPart::Literal(
+                b"v".to_vec()
+            )]))
+        );
+        assert_eq!(values[1].1.kind, ExprKind::String(StringParts::new()));
+        assert_eq!(values[1].1.span, Span::new(FileId(0), 17, 19));
+        // `$` takes the string rules: the same shape
+        assert_eq!(
+            values[2].1.kind,
+            ExprKind::String(StringParts::from_vec(vec![StringPart::Literal(
+                b"a$b".to_vec()
+            )]))
+        );
     }
 
     #[test]
