@@ -18,6 +18,10 @@ use crate::syntax::{
 /// at about 5,000 nested lists).
 pub const MAX_NESTING: usize = 10_000;
 
+/// How many levels [`Parser::expr`] passes through down to a literal: within this
+/// many of [`MAX_NESTING`] a literal is not taken alone.
+const LITERAL_LAYERS: usize = 8;
+
 /// How many syntax errors one file reports; parsing stops at the last. Recovery
 /// after thousands of errors shows nothing new, and a hostile file with an error
 /// per byte would otherwise cost time per error in every stage that shows them.
@@ -440,6 +444,12 @@ impl<'a> Parser<'a> {
     }
 
     pub fn expr(&mut self) -> Expr {
+        // a binding's value that is one literal (most values of a data file)
+        if matches!(self.peek_kind(1), TokenKind::Semicolon)
+            && let Some(literal) = self.literal_alone()
+        {
+            return literal;
+        }
         if !self.enter() {
             self.leave();
             return self.error_node(self.current().span);
@@ -447,6 +457,27 @@ impl<'a> Parser<'a> {
         let expr = self.expr_function();
         self.leave();
         expr
+    }
+
+    /// The current token when it is a plain string or a number in range, taken as
+    /// [`Parser::expr_simple`] takes it, for a caller that has seen that nothing
+    /// after it can take it further: what the layers of functions, operators,
+    /// application and selection would have made of it, without passing through
+    /// them. Not taken this way within reach of [`MAX_NESTING`], where passing
+    /// through them reports the nesting.
+    fn literal_alone(&mut self) -> Option<Expr> {
+        if self.depth + LITERAL_LAYERS > MAX_NESTING {
+            return None;
+        }
+        let span = self.current().span;
+        let kind = match self.kind() {
+            &TokenKind::Integer(Some(value)) => ExprKind::Integer(value),
+            &TokenKind::Float(Some(value)) => ExprKind::Float(value),
+            TokenKind::PlainString(_) => return Some(self.plain_string()),
+            _ => return None,
+        };
+        self.advance();
+        Some(Expr { kind, span })
     }
 
     fn expr_function(&mut self) -> Expr {
@@ -928,18 +959,7 @@ impl<'a> Parser<'a> {
                     }
                 }
             }
-            TokenKind::PlainString(_) => {
-                let mut parts = StringParts::new();
-                if let TokenKind::PlainString(text) = self.take()
-                    && !text.is_empty()
-                {
-                    parts.push(StringPart::Literal(text));
-                }
-                Expr {
-                    kind: ExprKind::String(parts),
-                    span,
-                }
-            }
+            TokenKind::PlainString(_) => self.plain_string(),
             TokenKind::StringOpen => self.string(),
             TokenKind::IndentedOpen => self.indented_string(),
             TokenKind::Path(_) => self.path(),
@@ -1015,7 +1035,11 @@ impl<'a> Parser<'a> {
                     if self.at(&TokenKind::RightBracket) || self.abandoned {
                         break;
                     }
-                    if self.starts_select() {
+                    // an item that is one literal: nothing selects from it
+                    let alone = !matches!(self.peek_kind(1), TokenKind::Dot | TokenKind::Or);
+                    if let Some(item) = alone.then(|| self.literal_alone()).flatten() {
+                        self.items.push(item);
+                    } else if self.starts_select() {
                         let item = self.expr_select();
                         self.items.push(item);
                     } else if self.at(&TokenKind::Eof) {
@@ -1184,6 +1208,21 @@ impl<'a> Parser<'a> {
     }
 
     /// `"..."`: literal chunks and `${...}` interpolations.
+    /// A plain string token: a string of one literal part (none when empty).
+    fn plain_string(&mut self) -> Expr {
+        let span = self.current().span;
+        let mut parts = StringParts::new();
+        if let TokenKind::PlainString(text) = self.take()
+            && !text.is_empty()
+        {
+            parts.push(StringPart::Literal(text));
+        }
+        Expr {
+            kind: ExprKind::String(parts),
+            span,
+        }
+    }
+
     fn string(&mut self) -> Expr {
         let start = self.advance(); // "
         let mut parts = StringParts::new();
@@ -1484,6 +1523,59 @@ mod tests {
             ExprKind::String(StringParts::from_vec(vec![StringPart::Literal(
                 b"a$b".to_vec()
             )]))
+        );
+    }
+
+    /// A literal alone (a binding's value before `;`, a list's item not selected
+    /// from) parses as it does through every layer; one followed by `.` or `or`
+    /// still takes them.
+    #[test]
+    fn literals_alone_parse_as_through_the_layers() {
+        let source = r#"{ a = 1; b = [ 2 "x" 2.5 ]; c = [ "s".t ]; d = [ "u" or ]; e = 3 + 4; }"#;
+        let expr = parse_ok(source);
+        let ExprKind::Attrs { bindings, .. } = expr.kind else {
+            panic!("a set: {expr:?}");
+        };
+        let at = |text: &str| {
+            let start = source.find(text).expect("in the source");
+            Span::new(FileId(0), start, start + text.len())
+        };
+        let value = |index: usize| match &bindings[index] {
+            Binding::Assign { value, .. } => value,
+            Binding::Inherit { .. } => panic!("no inherit"),
+        };
+        assert_eq!(value(0).kind, ExprKind::Integer(1));
+        assert_eq!(value(0).span, at("1"));
+        let ExprKind::List(items) = &value(1).kind else {
+            panic!("a list: {:?}", value(1));
+        };
+        assert_eq!(items[0].kind, ExprKind::Integer(2));
+        let two = at("2 \"x\"");
+        assert_eq!(
+            items[0].span,
+            Span::new(FileId(0), two.start as usize, two.start as usize + 1)
+        );
+        assert!(matches!(&items[1].kind, ExprKind::String(parts) if parts.len() == 1));
+        assert_eq!(items[1].span, at("\"x\""));
+        assert_eq!(items[2].kind, ExprKind::Float(2.5));
+        let ExprKind::List(items) = &value(2).kind else {
+            panic!("a list: {:?}", value(2));
+        };
+        assert!(
+            matches!(&items[0].kind, ExprKind::Select { .. }),
+            "{items:?}"
+        );
+        let ExprKind::List(items) = &value(3).kind else {
+            panic!("a list: {:?}", value(3));
+        };
+        assert!(
+            matches!(&items[0].kind, ExprKind::Apply { .. }),
+            "{items:?}"
+        );
+        assert!(
+            matches!(&value(4).kind, ExprKind::Binary { .. }),
+            "{:?}",
+            value(4)
         );
     }
 
