@@ -89,16 +89,14 @@ pub fn manifest(
     keys: &BTreeMap<String, String>,
     secrets: &NodeValues,
 ) -> Vec<u8> {
-    let digests = plans
-        .iter()
-        .map(|(name, plan)| (name.clone(), plan.digest().to_string()))
-        .collect();
-    manifest_of(&digests, keys, secrets)
+    manifest_of(plans, |plan| plan.digest(), keys, secrets)
 }
 
-/// [`manifest`] from each node's plan digest.
-pub(crate) fn manifest_of(
-    digests: &BTreeMap<String, String>,
+/// [`manifest`] from what each node has (`digests`), `digest` giving its plan's
+/// digest.
+pub(crate) fn manifest_of<D>(
+    digests: &BTreeMap<String, D>,
+    digest: impl Fn(&D) -> &str,
     keys: &BTreeMap<String, String>,
     secrets: &NodeValues,
 ) -> Vec<u8> {
@@ -121,7 +119,7 @@ pub(crate) fn manifest_of(
     plan::canonical::write_string_object(
         digests
             .iter()
-            .map(|(node, digest)| (node.as_str(), digest.as_str())),
+            .map(|(node, planned)| (node.as_str(), digest(planned))),
         &mut bytes,
     );
     bytes.extend_from_slice(b",\"secrets\":");
@@ -316,7 +314,7 @@ mod tests {
         });
         let mut expected = plan::canonical_json(&object);
         expected.push(b'\n');
-        let written = super::manifest_of(&digests, &keys, &secrets);
+        let written = super::manifest_of(&digests, String::as_str, &keys, &secrets);
         assert_eq!(
             String::from_utf8_lossy(&written),
             String::from_utf8_lossy(&expected)

@@ -184,12 +184,15 @@ impl StagedBuild {
             Some(names) => names,
             None => nodes.names().map_err(|e| output_error(&nodes_path, e))?,
         };
+        // looked up by hash: once for each of the directory's names
+        let planned: std::collections::HashSet<&str, rustc_hash::FxBuildHasher> =
+            staged.keys().map(String::as_str).collect();
         let mut nodes_listed = Vec::with_capacity(names.len());
         for name in names {
             // a name that is not UTF-8 is no node's plan: left where it is
             if let Some(file_name) = name.to_str()
                 && let Some(node) = file_name.strip_suffix(".json")
-                && !staged.contains_key(node)
+                && !planned.contains(node)
             {
                 nodes
                     .remove(file_name)
@@ -198,11 +201,7 @@ impl StagedBuild {
                 nodes_listed.push(name);
             }
         }
-        let digests: BTreeMap<String, String> = staged
-            .iter()
-            .map(|(node, entry)| (node.clone(), entry.digest.clone()))
-            .collect();
-        let manifest = emit::manifest_of(&digests, keys, secrets);
+        let manifest = emit::manifest_of(&staged, |entry| &entry.digest, keys, secrets);
         emit::write_atomically(&self.output, MANIFEST, &manifest)?;
         Ok(Written {
             nodes: staged.len(),
