@@ -54,8 +54,13 @@ pub enum TokenKind {
     // strings
     /// A whole `"..."` string with nothing to unescape and no `$` in it (its
     /// text between the quotes): most strings, lexed as one token instead of
-    /// [`TokenKind::StringOpen`], a chunk and [`TokenKind::StringClose`].
-    PlainString(Vec<u8>),
+    /// [`TokenKind::StringOpen`], a chunk and [`TokenKind::StringClose`]. The
+    /// token's span is its opening quote, as `StringOpen`'s is (so what is said
+    /// at it says what it said at that), and `end` is where the string ends.
+    PlainString {
+        text: Vec<u8>,
+        end: u32,
+    },
     StringOpen,
     StringChunk(Vec<u8>),
     StringClose,
@@ -399,11 +404,11 @@ fn plain_string_length(rest: &[u8]) -> Option<usize> {
 fn spelled_out(tokens: Vec<Token>) -> Vec<Token> {
     let mut spelled = Vec::with_capacity(tokens.len());
     for token in tokens {
-        let TokenKind::PlainString(text) = token.kind else {
+        let TokenKind::PlainString { text, end } = token.kind else {
             spelled.push(token);
             continue;
         };
-        let Span { file, start, end } = token.span;
+        let Span { file, start, .. } = token.span;
         let (start, end) = (start as usize, end as usize);
         spelled.push(Token {
             kind: TokenKind::StringOpen,
@@ -739,7 +744,10 @@ impl<'a> Lexer<'a> {
             b'"' => match plain_string_length(rest) {
                 Some(length) => {
                     let text = rest[1..length - 1].to_vec();
-                    self.push(TokenKind::PlainString(text), length);
+                    let start = self.position;
+                    let end = u32::try_from(start + length).unwrap_or(u32::MAX);
+                    self.push(TokenKind::PlainString { text, end }, 1);
+                    self.position = start + length;
                 }
                 None => {
                     self.modes.push(Mode::String);
@@ -1214,13 +1222,10 @@ impl<'a> Lexer<'a> {
             .iter()
             .rev()
             .find_map(|token| match token.kind {
-                TokenKind::StringOpen | TokenKind::IndentedOpen => Some(token.span),
-                // the opening quote it stands for (see [`spelled_out`])
-                TokenKind::PlainString(_) => Some(Span::new(
-                    token.span.file,
-                    token.span.start as usize,
-                    token.span.start as usize + 1,
-                )),
+                // a plain string's span is its opening quote
+                TokenKind::StringOpen | TokenKind::IndentedOpen | TokenKind::PlainString { .. } => {
+                    Some(token.span)
+                }
                 _ => None,
             })
             .unwrap_or(Span::new(self.file, self.position, self.position));
@@ -1316,12 +1321,25 @@ mod tests {
         let lexer = Lexer::whole(source, FileId(0));
         assert!(lexer.errors.is_empty(), "{:?}", lexer.errors);
         let lexed: Vec<&TokenKind> = lexer.tokens.iter().map(|token| &token.kind).collect();
-        assert_eq!(lexed[1], &TokenKind::PlainString(b"abc".to_vec()));
-        assert_eq!(lexer.tokens[1].span, Span::new(FileId(0), 2, 7));
-        assert_eq!(lexed[2], &TokenKind::PlainString(Vec::new()));
+        assert_eq!(
+            lexed[1],
+            &TokenKind::PlainString {
+                text: b"abc".to_vec(),
+                end: 7
+            }
+        );
+        // the opening quote, as the three tokens' first
+        assert_eq!(lexer.tokens[1].span, Span::new(FileId(0), 2, 3));
+        assert_eq!(
+            lexed[2],
+            &TokenKind::PlainString {
+                text: Vec::new(),
+                end: 10
+            }
+        );
         let plain = lexed
             .iter()
-            .filter(|kind| matches!(kind, TokenKind::PlainString(_)))
+            .filter(|kind| matches!(kind, TokenKind::PlainString { .. }))
             .count();
         assert_eq!(plain, 2, "{lexed:?}");
         let spelled = kinds("[ \"abc\" \"\" ]");

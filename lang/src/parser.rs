@@ -159,8 +159,10 @@ pub fn describe(kind: &TokenKind) -> String {
         TokenKind::PathEnd => "end of path".into(),
         TokenKind::SearchPath(_) => "search path".into(),
         TokenKind::Uri(_) => "URI".into(),
-        TokenKind::PlainString(_) => "string".into(),
-        TokenKind::StringOpen | TokenKind::StringClose => "`\"`".into(),
+        // where a plain string is met unlooked-for, its opening quote is
+        TokenKind::PlainString { .. } | TokenKind::StringOpen | TokenKind::StringClose => {
+            "`\"`".into()
+        }
         TokenKind::StringChunk(_) | TokenKind::IndentedChunk { .. } => "string".into(),
         TokenKind::IndentedOpen | TokenKind::IndentedClose => "`''`".into(),
         TokenKind::DollarCurly => "`${`".into(),
@@ -313,10 +315,21 @@ impl<'a> Parser<'a> {
     fn advance(&mut self) -> Span {
         let span = self.current().span;
         if self.position < self.lexer.tokens.len() - 1 {
+            self.passed_whole();
             self.position += 1;
             self.refill();
         }
         span
+    }
+
+    /// The current token about to be passed: a plain string, passed, ends where
+    /// its closing quote does (what [`Parser::previous_end`] reads), as the last of
+    /// the three tokens the string rules make of it would.
+    fn passed_whole(&mut self) {
+        let token = &mut self.lexer.tokens[self.position];
+        if let TokenKind::PlainString { end, .. } = token.kind {
+            token.span.end = end;
+        }
     }
 
     /// Consumes the current token and moves its kind out: the parser never goes
@@ -325,6 +338,7 @@ impl<'a> Parser<'a> {
     fn take(&mut self) -> TokenKind {
         let last = self.lexer.tokens.len() - 1;
         if self.position < last {
+            self.passed_whole();
             let kind =
                 std::mem::replace(&mut self.lexer.tokens[self.position].kind, TokenKind::Eof);
             self.position += 1;
@@ -473,7 +487,7 @@ impl<'a> Parser<'a> {
         let kind = match self.kind() {
             &TokenKind::Integer(Some(value)) => ExprKind::Integer(value),
             &TokenKind::Float(Some(value)) => ExprKind::Float(value),
-            TokenKind::PlainString(_) => return Some(self.plain_string()),
+            TokenKind::PlainString { .. } => return Some(self.plain_string()),
             _ => return None,
         };
         self.advance();
@@ -756,7 +770,7 @@ impl<'a> Parser<'a> {
             TokenKind::Identifier(_)
             | TokenKind::Integer(_)
             | TokenKind::Float(_)
-            | TokenKind::PlainString(_)
+            | TokenKind::PlainString { .. }
             | TokenKind::StringOpen
             | TokenKind::IndentedOpen
             | TokenKind::Path(_)
@@ -877,12 +891,9 @@ impl<'a> Parser<'a> {
                     span,
                 })
             }
-            TokenKind::PlainString(_) => {
-                let span = self.current().span;
-                match self.take() {
-                    TokenKind::PlainString(name) => Some(AttrName::Static { name, span }),
-                    _ => None,
-                }
+            TokenKind::PlainString { .. } => {
+                let (name, span) = self.take_plain_string();
+                Some(AttrName::Static { name, span })
             }
             TokenKind::StringOpen => {
                 let string = self.string();
@@ -959,7 +970,7 @@ impl<'a> Parser<'a> {
                     }
                 }
             }
-            TokenKind::PlainString(_) => self.plain_string(),
+            TokenKind::PlainString { .. } => self.plain_string(),
             TokenKind::StringOpen => self.string(),
             TokenKind::IndentedOpen => self.indented_string(),
             TokenKind::Path(_) => self.path(),
@@ -1207,14 +1218,11 @@ impl<'a> Parser<'a> {
         self.bindings.drain(base..).collect()
     }
 
-    /// `"..."`: literal chunks and `${...}` interpolations.
     /// A plain string token: a string of one literal part (none when empty).
     fn plain_string(&mut self) -> Expr {
-        let span = self.current().span;
+        let (text, span) = self.take_plain_string();
         let mut parts = StringParts::new();
-        if let TokenKind::PlainString(text) = self.take()
-            && !text.is_empty()
-        {
+        if !text.is_empty() {
             parts.push(StringPart::Literal(text));
         }
         Expr {
@@ -1223,6 +1231,23 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// Takes the current token, a plain string: its text, and its span from the
+    /// opening quote to the closing one.
+    fn take_plain_string(&mut self) -> (Vec<u8>, Span) {
+        let start = self.current().span;
+        match self.take() {
+            TokenKind::PlainString { text, end } => (
+                text,
+                Span {
+                    end: end.max(start.start),
+                    ..start
+                },
+            ),
+            _ => (Vec::new(), start),
+        }
+    }
+
+    /// `"..."`: literal chunks and `${...}` interpolations.
     fn string(&mut self) -> Expr {
         let start = self.advance(); // "
         let mut parts = StringParts::new();
@@ -1524,6 +1549,53 @@ mod tests {
                 b"a$b".to_vec()
             )]))
         );
+    }
+
+    /// What is said at a plain string that is not wanted there is said at its
+    /// opening quote, as it was when a string was three tokens: the message, the
+    /// span, and the trees built from the span (an error node, a binding's span).
+    #[test]
+    fn errors_at_a_plain_string_point_at_its_opening_quote() {
+        for (source, quote) in [
+            (r#"rec"a""#, 3),
+            (r#"{ a, "b" }: a"#, 5),
+            (r#"a ? b "c""#, 6),
+            (r#"{ a = x ? y "z"; }"#, 12),
+        ] {
+            let parsed = parse(source.as_bytes(), FileId(0));
+            let first = parsed.errors.first().expect("a syntax error");
+            assert!(
+                first.message.contains("unexpected `\"`"),
+                "{source}: {first:?}"
+            );
+            let span = first.primary.as_ref().expect("a place").span;
+            assert_eq!(span, Span::new(FileId(0), quote, quote + 1), "{source}");
+        }
+        // the binding ends at the quote, where the error node does
+        let parsed = parse(br#"{ a = x ? y "z"; }"#, FileId(0));
+        let ExprKind::Attrs { bindings, .. } = parsed.expr.kind else {
+            panic!("a set: {:?}", parsed.expr);
+        };
+        let Binding::Assign { span, .. } = &bindings[0] else {
+            panic!("a binding: {bindings:?}");
+        };
+        assert_eq!(*span, Span::new(FileId(0), 2, 13));
+        // the nesting limit is reported at the quote too
+        let depth = MAX_NESTING - 2;
+        let deep = format!("{} \"s\" {}", "[".repeat(depth), "]".repeat(depth));
+        let parsed = std::thread::Builder::new()
+            .stack_size(256 * 1024 * 1024)
+            .spawn(move || parse(deep.as_bytes(), FileId(0)))
+            .expect("a thread")
+            .join()
+            .expect("parsed");
+        let nested = parsed
+            .errors
+            .iter()
+            .find(|error| error.code == codes::NESTED_TOO_DEEPLY)
+            .expect("E006");
+        let at = nested.primary.as_ref().expect("a place").span;
+        assert_eq!(at, Span::new(FileId(0), depth + 1, depth + 2), "{nested:?}");
     }
 
     /// A literal alone (a binding's value before `;`, a list's item not selected
