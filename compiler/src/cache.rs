@@ -261,13 +261,13 @@ impl<'de> Deserialize<'de> for ModuleList {
 /// The modules a node ran in the last build, as its record has them (shared, not
 /// copied: 10,000 nodes taken from the record copied 70,000 names).
 #[derive(Clone, Debug)]
-pub struct RecordedModules(Arc<NodeRecord>);
+pub struct RecordedModules(ModuleList);
 
 impl std::ops::Deref for RecordedModules {
     type Target = [String];
 
     fn deref(&self) -> &[String] {
-        &self.0.modules
+        &self.0
     }
 }
 
@@ -1551,7 +1551,7 @@ impl BuildCache {
         let record = self.unchanged_inputs(node).filter(|record| !record.loud)?;
         let declared = record.declared.clone()?;
         self.declared.fetch_add(1, Ordering::Relaxed);
-        Some((declared, RecordedModules(record.clone())))
+        Some((declared, RecordedModules(record.modules.clone())))
     }
 
     /// Which module files a worker loads before its nodes: all of them, or (when

@@ -270,9 +270,7 @@ impl StagedBuild {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
-}
 
-impl StagedBuild {
     /// Whether `nodes` holds `bytes` as `name` (read back and compared; counted in
     /// [`Written::compared`]).
     fn holds(&self, nodes: &Beneath, name: &str, bytes: &[u8]) -> bool {

@@ -195,25 +195,17 @@ where
             })
             .collect::<Option<Vec<_>>>()
     };
-    let (first, second) = nodes.split_at(nodes.len() / 2);
     let (first, second) = if nodes.len() < apart_from {
-        (digest_all(nodes), Some(Vec::new()))
+        (digest_all(nodes)?, Vec::new())
     } else {
-        std::thread::scope(|scope| {
-            let apart = std::thread::Builder::new()
-                .name("mesh-inventory-digests".to_string())
-                .spawn_scoped(scope, || digest_all(second));
-            let first = digest_all(first);
-            let second = match apart {
-                Ok(thread) => thread
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-                Err(_) => digest_all(second),
-            };
-            (first, second)
-        })
+        let (first, second) = nodes.split_at(nodes.len() / 2);
+        let (second, first) = super::beside(
+            "mesh-inventory-digests",
+            || digest_all(second),
+            || digest_all(first),
+        );
+        (first?, second?)
     };
-    let (first, second) = (first?, second?);
     let mut digests =
         super::NodeMap::with_capacity_and_hasher(first.len() + second.len(), Default::default());
     digests.extend(first.into_iter().chain(second));
