@@ -3,6 +3,8 @@
 
 use std::rc::Rc;
 
+use smallvec::{SmallVec, smallvec};
+
 use super::*;
 use crate::codes;
 use crate::compile::{self, Ir, IrKind, Operator};
@@ -60,6 +62,17 @@ impl Machine {
             {
                 self.update_chain(left, right, env, span)
             }
+            Operator::Add
+                if matches!(
+                    left.kind,
+                    IrKind::Binary {
+                        op: Operator::Add,
+                        ..
+                    }
+                ) =>
+            {
+                self.add_chain(left, right, env, span)
+            }
             _ => {
                 let left_value = self.eval(left, env)?;
                 let right_value = self.eval(right, env)?;
@@ -112,6 +125,119 @@ impl Machine {
             self.leave();
         }
         result
+    }
+
+    /// `a + b + c ...` (grouped to the left) evaluated as one step and one level
+    /// of depth per `+`, as the nested ones take them, and its operands left to
+    /// right, each added as its `+` would add it, with the same spans in an error;
+    /// but a string the chain builds is appended to in one buffer instead of copied
+    /// into a new string at every `+` (n strings added copied O(n^2) bytes, and
+    /// counted them against the memory bound).
+    #[inline(never)]
+    fn add_chain(
+        &mut self,
+        left: &Rc<Ir>,
+        right: &Rc<Ir>,
+        env: &Env,
+        span: Span,
+    ) -> EvalResult<Value> {
+        // the right operands from the outermost `+` in, each with its `+`'s span;
+        // every `+` but the outermost (which `eval` entered) is entered here
+        let mut rights: SmallVec<[(&Rc<Ir>, Span); 8]> = smallvec![(right, span)];
+        let mut first = left;
+        let mut entered = 0;
+        let mut result = Ok(Value::Null);
+        while let IrKind::Binary {
+            op: Operator::Add,
+            left,
+            right,
+        } = &first.kind
+        {
+            if let Err(error) = self.enter(first.span) {
+                result = Err(error);
+                break;
+            }
+            entered += 1;
+            rights.push((right, first.span));
+            first = left;
+        }
+        if result.is_ok() {
+            result = self.add_operands(first, &rights, env, &mut entered);
+        }
+        for _ in 0..entered {
+            self.leave();
+        }
+        result
+    }
+
+    /// The operands of [`Machine::add_chain`] added from the innermost `+` out,
+    /// each `+` left (its level of depth given back) once it is done.
+    fn add_operands(
+        &mut self,
+        first: &Ir,
+        rights: &[(&Rc<Ir>, Span)],
+        env: &Env,
+        entered: &mut usize,
+    ) -> EvalResult<Value> {
+        let mut value = self.eval(first, env)?;
+        let mut left_span = first.span;
+        // the string so far, once the sum is a string
+        let mut built: Option<Vec<u8>> = None;
+        for (index, (right, node_span)) in rights.iter().enumerate().rev() {
+            let right_value = self.eval(right, env)?;
+            match (&mut built, &value) {
+                (Some(buffer), _) => self.append_added(buffer, &right_value, right.span)?,
+                (None, Value::String(string)) => {
+                    let string = string.clone();
+                    self.make_string(string.len(), right.span)?;
+                    let mut buffer = self.string_buffer();
+                    buffer.extend_from_slice(&string);
+                    self.append_added(&mut buffer, &right_value, right.span)?;
+                    built = Some(buffer);
+                }
+                (None, _) => {
+                    value = match (&value, &right_value) {
+                        (Value::Int(a), Value::Int(b)) if a.checked_add(*b).is_some() => {
+                            Value::Int(a + b)
+                        }
+                        _ => self.binary_values(
+                            Operator::Add,
+                            value,
+                            right_value,
+                            left_span,
+                            right.span,
+                            *node_span,
+                        )?,
+                    };
+                }
+            }
+            left_span = *node_span;
+            if index > 0 {
+                self.leave();
+                *entered -= 1;
+            }
+        }
+        Ok(match built {
+            Some(buffer) => self.finish_string(buffer),
+            None => value,
+        })
+    }
+
+    /// `right` added to the string in `buffer`, as [`Machine::add`] adds it to a
+    /// string, counting only the bytes it adds.
+    fn append_added(&mut self, buffer: &mut Vec<u8>, right: &Value, span: Span) -> EvalResult<()> {
+        let before = buffer.len();
+        match right {
+            Value::String(right) => {
+                self.make_string(right.len(), span)?;
+                buffer.extend_from_slice(right);
+            }
+            _ => {
+                self.coerce_to_string_into(right, span, false, true, buffer)?;
+                self.make_string(buffer.len() - before, span)?;
+            }
+        }
+        Ok(())
     }
 
     fn update_operands(&mut self, operands: &[(&Rc<Ir>, Span)], env: &Env) -> EvalResult<Value> {
