@@ -51,16 +51,13 @@ impl Machine {
                     "the right side of `->`",
                 )?))
             }
-            Operator::Update
+            Operator::Update | Operator::Concat
                 if matches!(
-                    right.kind,
-                    IrKind::Binary {
-                        op: Operator::Update,
-                        ..
-                    }
+                    &right.kind,
+                    IrKind::Binary { op: inner, .. } if *inner == op
                 ) =>
             {
-                self.update_chain(left, right, env, span)
+                self.right_chain(op, left, right, env, span)
             }
             Operator::Add
                 if matches!(
@@ -86,12 +83,15 @@ impl Machine {
         }
     }
 
-    /// `a // b // c ...` (grouped to the right) evaluated as one step per `//`, as
-    /// before, and its operands left to right, then checked from the innermost
-    /// `//` out as nested ones would be; merged at once, not one set per `//`.
+    /// `a // b // c ...` or `a ++ b ++ c ...` (grouped to the right) evaluated as
+    /// one step per operator, as before, and its operands left to right, then
+    /// checked from the innermost operator out as nested ones would be; merged or
+    /// concatenated at once, not into a new set or list per operator (a chain of n
+    /// lists copied the last one n times).
     #[inline(never)]
-    fn update_chain(
+    fn right_chain(
         &mut self,
+        op: Operator,
         left: &Rc<Ir>,
         right: &Rc<Ir>,
         env: &Env,
@@ -103,10 +103,10 @@ impl Machine {
         let result = loop {
             match &rest.kind {
                 IrKind::Binary {
-                    op: Operator::Update,
+                    op: inner,
                     left,
                     right,
-                } => {
+                } if *inner == op => {
                     if let Err(error) = self.enter(rest.span) {
                         break Err(error);
                     }
@@ -117,7 +117,7 @@ impl Machine {
                 _ => {
                     let last_span = operands.last().map_or(span, |(_, span)| *span);
                     operands.push((rest, last_span));
-                    break self.update_operands(&operands, env);
+                    break self.chain_operands(op, &operands, env);
                 }
             }
         };
@@ -240,13 +240,29 @@ impl Machine {
         Ok(())
     }
 
-    fn update_operands(&mut self, operands: &[(&Rc<Ir>, Span)], env: &Env) -> EvalResult<Value> {
+    /// The operands of [`Machine::right_chain`] evaluated, checked and merged (`//`)
+    /// or concatenated (`++`). Where at most one is not empty, that one (or the
+    /// last) is the result itself, as the nested operators give it.
+    fn chain_operands(
+        &mut self,
+        op: Operator,
+        operands: &[(&Rc<Ir>, Span)],
+        env: &Env,
+    ) -> EvalResult<Value> {
         let mut values = Vec::with_capacity(operands.len());
         for (ir, _) in operands {
             values.push(self.eval(ir, env)?);
         }
-        // the innermost `//` checks its left then its right side; each outer one its
-        // left (its right is a set made by the inner one)
+        let (expected, left_side, right_side) = match op {
+            Operator::Concat => ("a list", "the left side of `++`", "the right side of `++`"),
+            _ => ("a set", "the left side of `//`", "the right side of `//`"),
+        };
+        let fits = |value: &Value| match op {
+            Operator::Concat => matches!(value, Value::List(_)),
+            _ => matches!(value, Value::Attrs(_)),
+        };
+        // the innermost operator checks its left then its right side; each outer
+        // one its left (its right is made by the inner one)
         let last = values.len() - 1;
         for index in (0..=last).rev() {
             let index = if index == last {
@@ -256,19 +272,18 @@ impl Machine {
             } else {
                 index
             };
-            if !matches!(values[index], Value::Attrs(_)) {
-                let side = if index == last {
-                    "the right side of `//`"
-                } else {
-                    "the left side of `//`"
-                };
+            if !fits(&values[index]) {
+                let side = if index == last { right_side } else { left_side };
                 return Err(type_error(
-                    "a set",
+                    expected,
                     &values[index],
                     operands[index].0.span,
                     side,
                 ));
             }
+        }
+        if op == Operator::Concat {
+            return self.concatenated(values, operands[0].1);
         }
         let sets: Vec<&Attrs> = values
             .iter()
@@ -293,6 +308,34 @@ impl Machine {
             Attrs::update_all(&sets)
         };
         Ok(Value::Attrs(merged))
+    }
+
+    /// The lists of a `++` chain (each checked a list) as one list; the only one
+    /// not empty (or the last) itself.
+    fn concatenated(&mut self, mut values: Vec<Value>, span: Span) -> EvalResult<Value> {
+        let lengths = values.iter().map(|value| match value {
+            Value::List(list) => list.len(),
+            _ => 0,
+        });
+        let total: usize = lengths.clone().sum();
+        if lengths.filter(|length| *length > 0).count() <= 1 {
+            let kept = values
+                .iter()
+                .rposition(|value| matches!(value, Value::List(list) if !list.is_empty()))
+                .unwrap_or(values.len() - 1);
+            return Ok(values.swap_remove(kept));
+        }
+        self.make_list(total, span)?;
+        let items = values
+            .iter()
+            .flat_map(|value| match value {
+                Value::List(list) => &list[..],
+                _ => &[],
+            })
+            .cloned();
+        Ok(Value::List(crate::builtins::collect_list(
+            self, total, items, span,
+        )?))
     }
 
     pub(super) fn eval_bool(&mut self, ir: &Rc<Ir>, env: &Env, context: &str) -> EvalResult<bool> {
