@@ -84,10 +84,12 @@ impl Machine {
     }
 
     /// `a // b // c ...` or `a ++ b ++ c ...` (grouped to the right) evaluated as
-    /// one step per operator, as before, and its operands left to right, then
-    /// checked from the innermost operator out as nested ones would be; merged or
-    /// concatenated at once, not into a new set or list per operator (a chain of n
-    /// lists copied the last one n times).
+    /// the nested operators evaluate it: each operator one step and one level of
+    /// depth, entered once its left operand is evaluated (so an operand is
+    /// evaluated as deep, and an error in one stops the chain as early, as
+    /// before), then the operands checked from the innermost operator out; but
+    /// merged or concatenated at once, not into a new set or list per operator (a
+    /// chain of n lists copied the last one n times).
     #[inline(never)]
     fn right_chain(
         &mut self,
@@ -98,33 +100,51 @@ impl Machine {
         span: Span,
     ) -> EvalResult<Value> {
         let mut operands: Vec<(&Rc<Ir>, Span)> = vec![(left, span)];
-        let mut rest = right;
+        let mut values = Vec::new();
         let mut entered = 0;
-        let result = loop {
+        let result = self.chain_values(op, right, env, &mut operands, &mut values, &mut entered);
+        let result = result.and_then(|()| self.chain_operands(op, &operands, values));
+        for _ in 0..entered {
+            self.leave();
+        }
+        result
+    }
+
+    /// The operands of [`Machine::right_chain`] evaluated left to right into
+    /// `values` (the first is in `operands` already), each operator after the
+    /// first entered (counted in `entered`) once the operand to its left is done.
+    fn chain_values<'i>(
+        &mut self,
+        op: Operator,
+        right: &'i Rc<Ir>,
+        env: &Env,
+        operands: &mut Vec<(&'i Rc<Ir>, Span)>,
+        values: &mut Vec<Value>,
+        entered: &mut usize,
+    ) -> EvalResult<()> {
+        values.push(self.eval(operands[0].0, env)?);
+        let mut rest = right;
+        loop {
             match &rest.kind {
                 IrKind::Binary {
                     op: inner,
                     left,
                     right,
                 } if *inner == op => {
-                    if let Err(error) = self.enter(rest.span) {
-                        break Err(error);
-                    }
-                    entered += 1;
+                    self.enter(rest.span)?;
+                    *entered += 1;
                     operands.push((left, rest.span));
+                    values.push(self.eval(left, env)?);
                     rest = right;
                 }
                 _ => {
-                    let last_span = operands.last().map_or(span, |(_, span)| *span);
+                    let last_span = operands.last().map_or(rest.span, |(_, span)| *span);
                     operands.push((rest, last_span));
-                    break self.chain_operands(op, &operands, env);
+                    values.push(self.eval(rest, env)?);
+                    return Ok(());
                 }
             }
-        };
-        for _ in 0..entered {
-            self.leave();
         }
-        result
     }
 
     /// `a + b + c ...` (grouped to the left) evaluated as one step and one level
@@ -240,19 +260,15 @@ impl Machine {
         Ok(())
     }
 
-    /// The operands of [`Machine::right_chain`] evaluated, checked and merged (`//`)
-    /// or concatenated (`++`). Where at most one is not empty, that one (or the
+    /// The operands of [`Machine::right_chain`], evaluated, checked and merged
+    /// (`//`) or concatenated (`++`). Where at most one is not empty, that one (or the
     /// last) is the result itself, as the nested operators give it.
     fn chain_operands(
         &mut self,
         op: Operator,
         operands: &[(&Rc<Ir>, Span)],
-        env: &Env,
+        mut values: Vec<Value>,
     ) -> EvalResult<Value> {
-        let mut values = Vec::with_capacity(operands.len());
-        for (ir, _) in operands {
-            values.push(self.eval(ir, env)?);
-        }
         let (expected, left_side, right_side) = match op {
             Operator::Concat => ("a list", "the left side of `++`", "the right side of `++`"),
             _ => ("a set", "the left side of `//`", "the right side of `//`"),
