@@ -127,7 +127,7 @@ impl Loader for MeshLoader {
         }
     }
 
-    fn list(&self, path: &Path) -> io::Result<Vec<(String, FileKind)>> {
+    fn list(&self, path: &Path) -> io::Result<lang::Entries> {
         match relative(path) {
             Some(name) => {
                 let prefix = if name.is_empty() {
@@ -135,15 +135,15 @@ impl Loader for MeshLoader {
                 } else {
                     format!("{name}/")
                 };
-                let mut entries: Vec<(String, FileKind)> = Vec::new();
+                let mut entries: Vec<(Vec<u8>, FileKind)> = Vec::new();
                 for (file, _) in embedded::FILES {
                     if let Some(rest) = file.strip_prefix(&prefix) {
                         let (first, kind) = match rest.split_once('/') {
                             Some((first, _)) => (first, FileKind::Directory),
                             None => (rest, FileKind::File),
                         };
-                        if !entries.iter().any(|(n, _)| n == first) {
-                            entries.push((first.to_string(), kind));
+                        if !entries.iter().any(|(n, _)| n == first.as_bytes()) {
+                            entries.push((first.as_bytes().to_vec(), kind));
                         }
                     }
                 }
@@ -155,7 +155,7 @@ impl Loader for MeshLoader {
                     if buffer.parent() == Some(path)
                         && let Some(name) = buffer.file_name()
                     {
-                        let name = name.to_string_lossy().into_owned();
+                        let name = std::os::unix::ffi::OsStrExt::as_bytes(name).to_vec();
                         if !entries.iter().any(|(entry, _)| *entry == name) {
                             entries.push((name, FileKind::File));
                         }

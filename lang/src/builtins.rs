@@ -920,7 +920,7 @@ fn read_dir(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResul
         entries
             .into_iter()
             .map(|(name, kind)| Attr {
-                name: crate::name::Name::new(name.as_bytes()),
+                name: crate::name::Name::new(&name),
                 value: Value::string_from(kind.nix_name()),
                 span: None,
             })

@@ -28,7 +28,7 @@ mod sets;
 mod strings;
 pub use deferred::DeferredIr;
 pub use ir::*;
-pub use paths::{absolute_path, canonical_path, path_bytes};
+pub use paths::{absolute_path, canonical_path, host_path, path_bytes};
 use sets::{SetBuilder, fill_order};
 
 /// What the compiler needs from the evaluator: the builtins in scope everywhere.

@@ -255,7 +255,7 @@ impl Machine {
         let text = self
             .read_source(&bytes, Span::default(), "import")
             .map_err(|error| vec![*error])?;
-        let file_path = PathBuf::from(String::from_utf8_lossy(&bytes).into_owned());
+        let file_path = compile::host_path(&bytes);
         let name = file_path.display().to_string();
         let file = self.sources.add(name, Some(file_path), text.clone());
         Ok((file, self.parse_cached(file, text)?.0))

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::io;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -38,11 +39,15 @@ pub trait Loader {
     /// What is at `path`, or None if nothing is.
     fn kind(&self, path: &Path) -> Option<FileKind>;
     /// The entries of a directory, in any order.
-    fn list(&self, path: &Path) -> io::Result<Vec<(String, FileKind)>>;
+    fn list(&self, path: &Path) -> io::Result<Entries>;
     /// A new evaluation starts on the same machine (an interactive session's next
     /// input): forget what was remembered of the filesystem for the last one.
     fn next_evaluation(&self) {}
 }
+
+/// A directory's entries: each name as the system's bytes (not necessarily UTF-8),
+/// and what it is.
+pub type Entries = Vec<(Vec<u8>, FileKind)>;
 
 /// Files held in memory, keyed by absolute path. Directories are implied by paths.
 #[derive(Default, Debug, Clone)]
@@ -78,13 +83,13 @@ impl Loader for MemoryLoader {
             .then_some(FileKind::Directory)
     }
 
-    fn list(&self, path: &Path) -> io::Result<Vec<(String, FileKind)>> {
-        let mut entries: BTreeMap<String, FileKind> = BTreeMap::new();
+    fn list(&self, path: &Path) -> io::Result<Entries> {
+        let mut entries: BTreeMap<Vec<u8>, FileKind> = BTreeMap::new();
         for file in self.files.keys() {
             if let Ok(rest) = file.strip_prefix(path) {
                 let mut components = rest.components();
                 if let Some(first) = components.next() {
-                    let name = first.as_os_str().to_string_lossy().into_owned();
+                    let name = first.as_os_str().as_bytes().to_vec();
                     let kind = if components.next().is_some() {
                         FileKind::Directory
                     } else {

@@ -41,13 +41,13 @@ impl Loader for CorpusFiles {
             .map(|metadata| kind_of(&metadata))
     }
 
-    fn list(&self, path: &Path) -> io::Result<Vec<(String, FileKind)>> {
+    fn list(&self, path: &Path) -> io::Result<lang::Entries> {
         let mut entries = Vec::new();
         for entry in std::fs::read_dir(path)? {
             let entry = entry?;
             let metadata = std::fs::symlink_metadata(entry.path())?;
             entries.push((
-                entry.file_name().to_string_lossy().into_owned(),
+                std::os::unix::ffi::OsStringExt::into_vec(entry.file_name()),
                 kind_of(&metadata),
             ));
         }

@@ -40,3 +40,32 @@ fn eval_output_is_byte_identical_to_nix_instantiate() {
         }
     }
 }
+
+/// A file or directory name that is not UTF-8 (which `readDir` returns) is kept as
+/// the system's bytes: listed with its length, and a file beneath it imported
+/// (with a relative import of its own) as Nix does. It was decoded lossily, so
+/// the name grew and the import read a path that does not exist.
+#[test]
+fn names_that_are_not_utf8_are_listed_and_imported_as_nix_does() {
+    use std::os::unix::ffi::OsStrExt;
+    let temporary = tempfile::tempdir().expect("temporary directory");
+    let directory = temporary.path().join(std::ffi::OsStr::from_bytes(b"d\xff"));
+    std::fs::create_dir(&directory).expect("directory");
+    std::fs::write(directory.join("a.nix"), "import ./b.nix").expect("a.nix");
+    std::fs::write(directory.join("b.nix"), "42").expect("b.nix");
+    let main = temporary.path().join("main.nix");
+    std::fs::write(
+        &main,
+        "let names = builtins.attrNames (builtins.readDir ./.); in \
+         map (n: if n == \"main.nix\" then n else [ (builtins.stringLength n) (import (./. + \"/${n}/a.nix\")) ]) names",
+    )
+    .expect("main.nix");
+    let main = main.to_str().expect("a UTF-8 temporary path");
+    let root = temporary.path().to_str().expect("a UTF-8 temporary path");
+    let mesh = run(env!("CARGO_BIN_EXE_meshc"), &["eval", "--root", root, main]);
+    assert_eq!(mesh, run("nix-instantiate", &["--eval", "--strict", main]));
+    assert_eq!(
+        String::from_utf8_lossy(&mesh),
+        "[ [ 2 42 ] \"main.nix\" ]\n"
+    );
+}

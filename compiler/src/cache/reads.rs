@@ -317,7 +317,7 @@ impl Loader for RecordingLoader {
         result
     }
 
-    fn list(&self, path: &Path) -> io::Result<Vec<(String, FileKind)>> {
+    fn list(&self, path: &Path) -> io::Result<lang::Entries> {
         let result = self.inner.list(path);
         self.record(Question::List, path, list_answer(&result));
         result
@@ -365,7 +365,7 @@ impl KeptLoader {
         (kind, answer)
     }
 
-    fn list_answered(&self, path: &Path) -> (io::Result<Vec<(String, FileKind)>>, String) {
+    fn list_answered(&self, path: &Path) -> (io::Result<lang::Entries>, String) {
         let result = self.inner.list(path);
         let answer = list_answer(&result);
         self.recorder.answered(Question::List, path, answer.clone());
@@ -390,7 +390,7 @@ impl Loader for KeptLoader {
         self.kind_answered(path).0
     }
 
-    fn list(&self, path: &Path) -> io::Result<Vec<(String, FileKind)>> {
+    fn list(&self, path: &Path) -> io::Result<lang::Entries> {
         self.list_answered(path).0
     }
 
@@ -416,15 +416,17 @@ fn kind_answer(kind: Option<FileKind>) -> String {
     }
 }
 
-fn list_answer(result: &io::Result<Vec<(String, FileKind)>>) -> String {
+fn list_answer(result: &io::Result<lang::Entries>) -> String {
     match result {
         Ok(entries) => {
-            let mut entries: Vec<String> = entries
+            // each name's bytes, a NUL (which no name holds) and its kind, in byte
+            // order, joined by \x01: the answer a listing of UTF-8 names always had
+            let mut entries: Vec<Vec<u8>> = entries
                 .iter()
-                .map(|(name, kind)| format!("{name}\u{0}{}", kind.nix_name()))
+                .map(|(name, kind)| [&name[..], b"\0", kind.nix_name().as_bytes()].concat())
                 .collect();
             entries.sort();
-            plan::sha256_digest(entries.join("\u{1}").as_bytes())
+            plan::sha256_digest(&entries.join(&b"\x01"[..]))
         }
         Err(error) => error_answer(error),
     }
@@ -444,6 +446,34 @@ mod tests {
 
     /// The digest of a kept file is given only for its bytes: the same path read
     /// with other bytes is digested again, and a small file always is.
+    /// A listing is answered from its names' bytes: one of UTF-8 names gives the
+    /// answer it gave when names were strings (so a record of a listing stays
+    /// valid), and a name that is not UTF-8 is told from the lossy form it had.
+    #[test]
+    fn a_listing_is_answered_from_its_names_bytes() {
+        use lang::FileKind;
+        let listing = vec![
+            (b"web".to_vec(), FileKind::Directory),
+            (b"mesh.nix".to_vec(), FileKind::File),
+            ("caf\u{e9}".as_bytes().to_vec(), FileKind::File),
+        ];
+        let mut as_strings: Vec<String> = listing
+            .iter()
+            .map(|(name, kind)| {
+                let name = String::from_utf8(name.clone()).expect("UTF-8");
+                format!("{name}\u{0}{}", kind.nix_name())
+            })
+            .collect();
+        as_strings.sort();
+        assert_eq!(
+            super::list_answer(&Ok(listing)),
+            plan::sha256_digest(as_strings.join("\u{1}").as_bytes())
+        );
+        let raw = vec![(b"d\xff".to_vec(), FileKind::Directory)];
+        let lossy = vec![("d\u{fffd}".as_bytes().to_vec(), FileKind::Directory)];
+        assert_ne!(super::list_answer(&Ok(raw)), super::list_answer(&Ok(lossy)));
+    }
+
     #[test]
     fn a_kept_files_digest_is_given_only_for_its_bytes() {
         let recorder = Recorder::default();
@@ -483,7 +513,7 @@ mod tests {
             self.files.kind(path)
         }
 
-        fn list(&self, path: &Path) -> io::Result<Vec<(String, FileKind)>> {
+        fn list(&self, path: &Path) -> io::Result<lang::Entries> {
             self.files.list(path)
         }
     }
@@ -506,7 +536,7 @@ mod tests {
             self.0.borrow().kind(path)
         }
 
-        fn list(&self, path: &Path) -> io::Result<Vec<(String, FileKind)>> {
+        fn list(&self, path: &Path) -> io::Result<lang::Entries> {
             self.0.borrow().list(path)
         }
     }

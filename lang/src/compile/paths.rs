@@ -1,10 +1,18 @@
-//! Path helpers of the language: a host path as bytes, Nix's `canonPath`, and a
-//! path literal made absolute. Pure functions on bytes; they touch no filesystem.
+//! Path helpers of the language: a host path as bytes and back, Nix's
+//! `canonPath`, and a path literal made absolute. Pure functions on bytes; they
+//! touch no filesystem. A path's bytes are the system's, never decoded: a name
+//! that is not UTF-8 (which `readDir` can return) names the same file both ways.
 
-use std::path::Path;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 
 pub fn path_bytes(path: &Path) -> Vec<u8> {
-    path.to_string_lossy().into_owned().into_bytes()
+    path.as_os_str().as_bytes().to_vec()
+}
+
+/// The host path of a language path's bytes (the inverse of [`path_bytes`]).
+pub fn host_path(bytes: &[u8]) -> PathBuf {
+    PathBuf::from(std::ffi::OsStr::from_bytes(bytes))
 }
 
 /// Nix's `canonPath`: an absolute path with `.`, `..` and repeated slashes removed.

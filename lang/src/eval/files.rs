@@ -19,8 +19,8 @@ impl Machine {
                 || (path.starts_with(root)
                     && (root.ends_with(b"/") || path.get(root.len()) == Some(&b'/')))
         });
-        let text = String::from_utf8_lossy(path).into_owned();
         if !allowed {
+            let text = String::from_utf8_lossy(path);
             return Err(error(
                 codes::OUTSIDE_REPOSITORY,
                 format!("{what} of `{text}`, which is outside the repository"),
@@ -29,7 +29,7 @@ impl Machine {
                 "evaluation may only read files inside the repository (and the standard module library); copy the file into the repository",
             ));
         }
-        Ok(PathBuf::from(text))
+        Ok(compile::host_path(path))
     }
 
     pub(crate) fn is_allowed(&self, path: &[u8]) -> bool {
@@ -51,7 +51,7 @@ impl Machine {
             if !self.is_allowed(path) {
                 return true;
             }
-            let path = PathBuf::from(String::from_utf8_lossy(path).into_owned());
+            let path = compile::host_path(path);
             self.loader.kind(&path) == Some(FileKind::Directory)
         };
         let mut prefix: Vec<u8> = Vec::new();
@@ -147,7 +147,7 @@ impl Machine {
         let text = self
             .read_source(&path, span, "import")
             .map_err(|error| vec![*error])?;
-        let file_path = PathBuf::from(String::from_utf8_lossy(&path).into_owned());
+        let file_path = compile::host_path(&path);
         let base = file_path
             .parent()
             .map(Path::to_path_buf)

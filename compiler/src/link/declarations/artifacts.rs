@@ -2,7 +2,7 @@
 //! literal such as `./site`) that is really inside it, links resolved. Must not
 //! archive it: `super::super::artifacts` does, once per directory.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use lang::value::EvalResult;
 use lang::{Diagnostic, Machine, Value};
@@ -44,7 +44,7 @@ pub(super) fn read(
             return Ok(None);
         }
     };
-    let absolute = PathBuf::from(String::from_utf8_lossy(&path).into_owned());
+    let absolute = lang::compile::host_path(&path);
     let resolved = absolute.canonicalize().unwrap_or_else(|_| absolute.clone());
     match absolute.strip_prefix(repository_root) {
         Ok(_) if !resolved.starts_with(repository_root) => {
