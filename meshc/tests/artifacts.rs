@@ -305,3 +305,41 @@ fn repository_store_linked_out_of_the_repository_refused() {
         "an archive was written through `.mesh`"
     );
 }
+
+/// A plan names an artifact's directory as text (JSON): a directory whose name is
+/// not UTF-8 is refused at its declaration, not archived under one name and
+/// named in the plan by another.
+#[test]
+fn an_artifact_directory_whose_name_is_not_utf8_is_refused() {
+    use std::os::unix::ffi::OsStrExt;
+    let temporary = tempfile::tempdir().expect("temporary directory");
+    let repository = temporary.path().join("repo");
+    site_repository(&repository);
+    let module = repository.join("modules/site");
+    std::fs::rename(
+        module.join("public"),
+        module.join(std::ffi::OsStr::from_bytes(b"p\xff")),
+    )
+    .expect("rename");
+    let source = std::fs::read_to_string(module.join("module.nix")).expect("module");
+    let source = source.replace(
+        "directory = ./public;",
+        "directory = ./. + \"/${builtins.head (builtins.filter (n: n != \"module.nix\") (builtins.attrNames (builtins.readDir ./.)))}\";",
+    );
+    write(&module.join("module.nix"), &source, 0o644);
+    let out = temporary.path().join("out");
+    let output = Command::new(MESHC)
+        .args(["build", "--repo"])
+        .arg(&repository)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .expect("meshc runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("whose name is not UTF-8") && stderr.contains("modules/site/module.nix:4:"),
+        "the message says why, at the declaration:\n{stderr}"
+    );
+    assert!(!out.join("nodes").exists(), "a plan was written");
+}

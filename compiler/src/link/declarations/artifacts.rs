@@ -58,13 +58,27 @@ pub(super) fn read(
             ));
             Ok(None)
         }
-        Ok(relative) => Ok(Some(Artifact {
-            module: module.to_string(),
-            name,
-            directory: relative.to_string_lossy().into_owned(),
-            absolute,
-            span,
-        })),
+        Ok(relative) => match relative.to_str() {
+            // a plan names the directory in JSON, which holds only UTF-8
+            Some(directory) => Ok(Some(Artifact {
+                module: module.to_string(),
+                name,
+                directory: directory.to_string(),
+                absolute,
+                span,
+            })),
+            None => {
+                diagnostics.push(invalid(
+                    format!(
+                        "artifact `{name}` of module `{module}` is the directory `{}`, whose name is not UTF-8",
+                        plan::display::escaped(&relative.to_string_lossy())
+                    ),
+                    span,
+                    "a plan names an artifact's directory as text: rename the directory (or a directory above it) in UTF-8",
+                ));
+                Ok(None)
+            }
+        },
         Err(_) => {
             diagnostics.push(invalid(
                 format!(
