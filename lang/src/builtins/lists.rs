@@ -1,6 +1,7 @@
 //! Builtins over lists. `sort` is a stable merge sort that tolerates any
 //! comparator (a comparator that is not an order gives some order, never a panic).
 
+use std::collections::BTreeSet;
 use std::rc::Rc;
 
 use super::Builtin;
@@ -353,7 +354,7 @@ fn generic_closure(machine: &mut Machine, arguments: &[Value], span: Span) -> Ev
         .ok_or_else(|| missing("operator"))?;
     let start = machine.force_list(&start, span, "`genericClosure` startSet")?;
     let mut work: std::collections::VecDeque<Value> = start.iter().cloned().collect();
-    let mut done_keys: Vec<Value> = Vec::new();
+    let mut seen = SeenKeys::Integers(BTreeSet::new());
     let mut result = Vec::new();
     while let Some(item) = work.pop_front() {
         let attrs = machine.force_attrs(&item, span, "`genericClosure` element")?;
@@ -363,25 +364,9 @@ fn generic_closure(machine: &mut Machine, arguments: &[Value], span: Span) -> Ev
         if matches!(key, Value::Opaque(_)) || crate::eval::holds_evaluated_secret(&key) {
             return Err(crate::eval::opaque_error(span));
         }
-        // keep the seen keys sorted; equal means neither is less than the other
-        let mut low = 0;
-        let mut high = done_keys.len();
-        let mut found = false;
-        while low < high {
-            let middle = (low + high) / 2;
-            if machine.less_than(&done_keys[middle], &key, span)? {
-                low = middle + 1;
-            } else if machine.less_than(&key, &done_keys[middle], span)? {
-                high = middle;
-            } else {
-                found = true;
-                break;
-            }
-        }
-        if found {
+        if !seen.insert(machine, key, span)? {
             continue;
         }
-        done_keys.insert(low, key);
         result.push(item.clone());
         let next = machine.call(operator.clone(), item, span)?;
         let next =
@@ -389,6 +374,67 @@ fn generic_closure(machine: &mut Machine, arguments: &[Value], span: Span) -> Ev
         work.extend(next.iter().cloned());
     }
     Ok(Value::List(Rc::from(result)))
+}
+
+/// The keys `genericClosure` has seen, in order. While every key is an integer,
+/// or every key a string, they are kept in a B-tree (such keys compare without
+/// evaluating anything and cannot fail to); from the first key of another kind on,
+/// in a sorted list searched with `<`, whose comparisons (and errors, such as a
+/// string against an integer) are those of keeping every key in that list from
+/// the start. A list took a shift of the keys after each new one: a closure
+/// finding its 100,000 keys in descending order took 3.6 s (Nix 0.13 s).
+enum SeenKeys {
+    Integers(BTreeSet<i64>),
+    Strings(BTreeSet<Rc<[u8]>>),
+    Sorted(Vec<Value>),
+}
+
+impl SeenKeys {
+    /// Adds `key`; false if an equal key (neither is less than the other) was seen.
+    fn insert(&mut self, machine: &mut Machine, key: Value, span: Span) -> EvalResult<bool> {
+        match (&mut *self, &key) {
+            (SeenKeys::Integers(seen), Value::Int(number)) => return Ok(seen.insert(*number)),
+            (SeenKeys::Strings(seen), Value::String(text)) => return Ok(seen.insert(text.clone())),
+            // the first key decides the kind
+            (SeenKeys::Integers(seen), Value::String(text)) if seen.is_empty() => {
+                *self = SeenKeys::Strings(BTreeSet::from([text.clone()]));
+                return Ok(true);
+            }
+            _ => {}
+        }
+        let mut sorted = match std::mem::replace(self, SeenKeys::Sorted(Vec::new())) {
+            SeenKeys::Integers(seen) => seen.into_iter().map(Value::Int).collect(),
+            SeenKeys::Strings(seen) => seen.into_iter().map(Value::String).collect(),
+            SeenKeys::Sorted(sorted) => sorted,
+        };
+        let inserted = insert_sorted(machine, &mut sorted, key, span);
+        *self = SeenKeys::Sorted(sorted);
+        inserted
+    }
+}
+
+/// Adds `key` to `sorted` where a search with `<` puts it; false if an equal key
+/// (neither is less than the other) is there.
+fn insert_sorted(
+    machine: &mut Machine,
+    sorted: &mut Vec<Value>,
+    key: Value,
+    span: Span,
+) -> EvalResult<bool> {
+    let mut low = 0;
+    let mut high = sorted.len();
+    while low < high {
+        let middle = (low + high) / 2;
+        if machine.less_than(&sorted[middle], &key, span)? {
+            low = middle + 1;
+        } else if machine.less_than(&key, &sorted[middle], span)? {
+            high = middle;
+        } else {
+            return Ok(false);
+        }
+    }
+    sorted.insert(low, key);
+    Ok(true)
 }
 
 fn group_by(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
