@@ -135,7 +135,7 @@ impl Loader for MeshLoader {
                 } else {
                     format!("{name}/")
                 };
-                let mut entries: Vec<(Vec<u8>, FileKind)> = Vec::new();
+                let mut entries = lang::Entries::new();
                 for (file, _) in embedded::FILES {
                     if let Some(rest) = file.strip_prefix(&prefix) {
                         let (first, kind) = match rest.split_once('/') {

@@ -444,8 +444,6 @@ mod tests {
 
     use super::{Doing, KEPT, KeptLoader, Recorder, RecordingLoader};
 
-    /// The digest of a kept file is given only for its bytes: the same path read
-    /// with other bytes is digested again, and a small file always is.
     /// A listing is answered from its names' bytes: one of UTF-8 names gives the
     /// answer it gave when names were strings (so a record of a listing stays
     /// valid), and a name that is not UTF-8 is told from the lossy form it had.
@@ -474,6 +472,8 @@ mod tests {
         assert_ne!(super::list_answer(&Ok(raw)), super::list_answer(&Ok(lossy)));
     }
 
+    /// The digest of a kept file is given only for its bytes: the same path read
+    /// with other bytes is digested again, and a small file always is.
     #[test]
     fn a_kept_files_digest_is_given_only_for_its_bytes() {
         let recorder = Recorder::default();

@@ -14,12 +14,7 @@ use crate::value::{EvalResult, Value};
 
 impl Machine {
     pub fn check_allowed(&self, path: &[u8], span: Span, what: &str) -> EvalResult<PathBuf> {
-        let allowed = self.allowed_roots.iter().any(|root| {
-            path == root.as_slice()
-                || (path.starts_with(root)
-                    && (root.ends_with(b"/") || path.get(root.len()) == Some(&b'/')))
-        });
-        if !allowed {
+        if !self.is_allowed(path) {
             let text = String::from_utf8_lossy(path);
             return Err(error(
                 codes::OUTSIDE_REPOSITORY,

@@ -217,8 +217,10 @@ impl Machine {
                 }
                 (None, _) => {
                     value = match (&value, &right_value) {
-                        (Value::Int(a), Value::Int(b)) if a.checked_add(*b).is_some() => {
-                            Value::Int(a + b)
+                        (Value::Int(a), Value::Int(b))
+                            if let Some(sum) = int_operation(Operator::Add, *a, *b) =>
+                        {
+                            sum
                         }
                         _ => self.binary_values(
                             Operator::Add,
@@ -298,9 +300,36 @@ impl Machine {
                 ));
             }
         }
-        if op == Operator::Concat {
-            return self.concatenated(values, operands[0].1);
+        // `a // {}` and `a ++ []` are `a` itself, as Nix gives them; all empty
+        // gives the last
+        let size = |value: &Value| match value {
+            Value::List(list) => list.len(),
+            Value::Attrs(attrs) => attrs.len(),
+            _ => 0,
+        };
+        if values.iter().filter(|value| size(value) > 0).count() <= 1 {
+            let kept = values
+                .iter()
+                .rposition(|value| size(value) > 0)
+                .unwrap_or(last);
+            return Ok(values.swap_remove(kept));
         }
+        let total = values.iter().map(size).sum();
+        let span = operands[0].1;
+        if op == Operator::Concat {
+            self.make_list(total, span)?;
+            let items = values
+                .iter()
+                .flat_map(|value| match value {
+                    Value::List(list) => &list[..],
+                    _ => &[],
+                })
+                .cloned();
+            return Ok(Value::List(crate::builtins::collect_list(
+                self, total, items, span,
+            )?));
+        }
+        self.make_attrs(total, span)?;
         let sets: Vec<&Attrs> = values
             .iter()
             .filter_map(|value| match value {
@@ -308,50 +337,12 @@ impl Machine {
                 _ => None,
             })
             .collect();
-        if sets.len() <= 1 {
-            // `a // {}` is `a` itself, as Nix gives it; all empty gives the last
-            let kept = values
-                .iter()
-                .rposition(|value| matches!(value, Value::Attrs(attrs) if !attrs.is_empty()))
-                .unwrap_or(last);
-            return Ok(values.swap_remove(kept));
-        }
-        let span = operands[0].1;
-        self.make_attrs(sets.iter().map(|set| set.len()).sum(), span)?;
         let merged = if let [left, right] = sets[..] {
             left.update(right)
         } else {
             Attrs::update_all(&sets)
         };
         Ok(Value::Attrs(merged))
-    }
-
-    /// The lists of a `++` chain (each checked a list) as one list; the only one
-    /// not empty (or the last) itself.
-    fn concatenated(&mut self, mut values: Vec<Value>, span: Span) -> EvalResult<Value> {
-        let lengths = values.iter().map(|value| match value {
-            Value::List(list) => list.len(),
-            _ => 0,
-        });
-        let total: usize = lengths.clone().sum();
-        if lengths.filter(|length| *length > 0).count() <= 1 {
-            let kept = values
-                .iter()
-                .rposition(|value| matches!(value, Value::List(list) if !list.is_empty()))
-                .unwrap_or(values.len() - 1);
-            return Ok(values.swap_remove(kept));
-        }
-        self.make_list(total, span)?;
-        let items = values
-            .iter()
-            .flat_map(|value| match value {
-                Value::List(list) => &list[..],
-                _ => &[],
-            })
-            .cloned();
-        Ok(Value::List(crate::builtins::collect_list(
-            self, total, items, span,
-        )?))
     }
 
     pub(super) fn eval_bool(&mut self, ir: &Rc<Ir>, env: &Env, context: &str) -> EvalResult<bool> {
