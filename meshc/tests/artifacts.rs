@@ -343,3 +343,90 @@ fn an_artifact_directory_whose_name_is_not_utf8_is_refused() {
     );
     assert!(!out.join("nodes").exists(), "a plan was written");
 }
+
+/// A node that does not compile may declare artifacts the compilation does not
+/// see, and `mesh.lock` keeps the digests of declared artifacts only: any error
+/// but an artifact not built (or a mirror not pinned) stops the command before it
+/// builds or writes anything, and says why. Before, an invalid declaration was
+/// skipped in silence (exit 0) and its digest dropped from the lock.
+#[test]
+fn an_error_elsewhere_stops_the_build_and_keeps_the_lock() {
+    let temporary = tempfile::tempdir().expect("temporary directory");
+    let repository = temporary.path().join("repo");
+    site_repository(&repository);
+    let site =
+        std::fs::read_to_string(repository.join("modules/site/module.nix")).expect("site module");
+    write(
+        &repository.join("modules/blog/public/index.html"),
+        "<h1>blog</h1>\n",
+        0o644,
+    );
+    write(
+        &repository.join("modules/blog/module.nix"),
+        &site.replace("site", "blog"),
+        0o644,
+    );
+    let inventory = std::fs::read_to_string(repository.join("mesh.nix")).expect("inventory");
+    let web2 = inventory
+        .trim_end()
+        .trim_end_matches('}')
+        .replace("{ nodes.web1", "nodes.web2")
+        .replace("\"site\"", "\"blog\"");
+    write(
+        &repository.join("mesh.nix"),
+        &format!("{} {web2}}}\n", inventory.trim_end().trim_end_matches('}')),
+        0o644,
+    );
+    let store = temporary.path().join("store");
+    let first = artifacts_build(&repository, &["--store".as_ref(), store.as_os_str()]);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let lock = std::fs::read(repository.join("mesh.lock")).expect("mesh.lock written");
+    let stored = || std::fs::read_dir(&store).expect("store").count();
+    assert_eq!(stored(), 2);
+    assert!(
+        String::from_utf8_lossy(&lock).contains("modules/blog/public"),
+        "both artifacts recorded"
+    );
+    for broken in [
+        // an invalid declaration (E303)
+        "directory = 42;",
+        // an evaluation error in the module
+        "directory = throw \"not yet\";",
+    ] {
+        let module = repository.join("modules/blog/module.nix");
+        write(
+            &module,
+            &site
+                .replace("site", "blog")
+                .replace("directory = ./public;", broken),
+            0o644,
+        );
+        write(
+            &repository.join("modules/site/public/index.html"),
+            "<h1>new</h1>\n",
+            0o644,
+        );
+        let output = artifacts_build(&repository, &["--store".as_ref(), store.as_os_str()]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{broken}: {stderr}");
+        assert!(
+            stderr.contains("modules/blog/module.nix:4:")
+                && stderr.contains("`mesh.lock` not changed"),
+            "{broken}: the error is reported at its place, and what was not done:\n{stderr}"
+        );
+        assert!(
+            !stderr.contains("E307"),
+            "{broken}: the unbuilt artifact is not an error here:\n{stderr}"
+        );
+        assert_eq!(
+            std::fs::read(repository.join("mesh.lock")).expect("mesh.lock"),
+            lock,
+            "{broken}: mesh.lock changed"
+        );
+        assert_eq!(stored(), 2, "{broken}: the changed site was archived");
+    }
+}

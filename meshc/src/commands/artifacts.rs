@@ -64,13 +64,34 @@ pub fn run(arguments: ArtifactsArgs, color: ColorWhen) -> Result<ExitCode, Failu
     }
 }
 
+/// Whether a compilation's diagnostic stops `meshc artifacts build`: every error but
+/// the two that only say `mesh.lock` lacks an entry (an artifact not built or changed
+/// since, the very thing this command records; a mirror not pinned, `meshc lock`'s).
+/// Any other error may hide artifact declarations (a node whose module failed
+/// declares none), and the lock keeps only the declared ones.
+fn blocks_artifacts(diagnostic: &lang::Diagnostic) -> bool {
+    diagnostic.severity == lang::Severity::Error
+        && diagnostic.code != lang::codes::UNBUILT_ARTIFACT
+        && diagnostic.code != lang::codes::UNPINNED_MIRROR
+}
+
 fn build(arguments: BuildArtifactsArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
     let root = arguments.repository.root(color)?;
     let compilation = compiler::compile(&root);
-    if let Some(escaping) = (compilation.diagnostics.iter())
-        .find(|diagnostic| diagnostic.code == lang::codes::ARTIFACT_LINK_ESCAPES)
-    {
-        return Err(terminal::fail(escaping, &compilation.sources, color));
+    let blocking: Vec<lang::Diagnostic> = compilation
+        .diagnostics
+        .iter()
+        .filter(|diagnostic| blocks_artifacts(diagnostic))
+        .cloned()
+        .collect();
+    if !blocking.is_empty() {
+        terminal::traces(&compilation.traces, &compilation.sources);
+        terminal::report(&blocking, &compilation.sources, false, color);
+        say!(
+            "{} error(s): no artifact built and `mesh.lock` not changed (a node that does not compile may declare artifacts this build would not see, and their digests would be dropped)",
+            blocking.len()
+        );
+        return Err(Failure::Reported);
     }
     let mut lock = compiler::read_lock(&compilation.root)
         .map_err(|diagnostic| terminal::fail(&diagnostic, &compilation.sources, color))?;
