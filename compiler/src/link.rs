@@ -34,7 +34,7 @@ mod store;
 pub use declarations::declarations;
 pub use facts::{Facts, to_value as facts_value};
 pub use provider::Providers;
-pub(crate) use store::NOT_YET_MADE;
+pub(crate) use store::{NOT_YET_MADE, store_write_diagnostic};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Provide {

@@ -394,6 +394,15 @@ fn compile_inspecting(
     compilation
         .diagnostics
         .splice(0..0, coordinator_diagnostics);
+    // what was made is written only when every node compiled: a build that fails
+    // leaves `secrets/` as it was (see `secrets`)
+    if compilation.has_errors() {
+        store.discard_made();
+    } else if let Err(error) = store.write_made() {
+        compilation
+            .diagnostics
+            .push(link::store_write_diagnostic(error));
+    }
     compilation.made = store.made();
     compilation.artifact_directories = artifact_directories;
     compilation.keys = keys

@@ -17,6 +17,10 @@
 //!
 //! A value id is written before the value it names and the recipients after it, so
 //! an interrupted write can make a value look new, never a new value look the same.
+//! What a compilation makes is kept in memory ([`Store::write_made`] writes it) and
+//! written only when the compilation has no error: a build that fails changes
+//! nothing in `secrets/` (a key rotated in the same edit as an unrelated mistake
+//! would otherwise replace the node's values, with no build ever saying so).
 //!
 //! Every part of those paths is an identifier (`crate::names`), and every file is
 //! read and written through `crate::confined`: beneath the repository, following
@@ -142,6 +146,16 @@ pub struct Store {
     made: std::cell::Cell<Made>,
     /// Every sealed value this store gave, by its ciphertext: what it is and its id.
     values: std::cell::RefCell<std::collections::BTreeMap<String, SealedValue>>,
+    /// What was made and is not yet written, in the order it is to be written.
+    pending: std::cell::RefCell<Vec<PendingFile>>,
+}
+
+/// A file of the store made by this compilation and not yet written:
+/// `secrets/PARTS.../NAME`.
+struct PendingFile {
+    parts: Vec<String>,
+    name: String,
+    text: String,
 }
 
 fn store_error(path: &Path, error: std::io::Error) -> StoreError {
@@ -240,7 +254,57 @@ impl Store {
             locked,
             made: std::cell::Cell::new(Made::default()),
             values: Default::default(),
+            pending: Default::default(),
         }
+    }
+
+    /// Keeps `text` to be written to `secrets/PARTS.../NAME` by [`Store::write_made`].
+    fn make(&self, parts: &[&str], name: &str, text: String) {
+        self.pending.borrow_mut().push(PendingFile {
+            parts: parts.iter().map(|part| part.to_string()).collect(),
+            name: name.to_string(),
+            text,
+        });
+    }
+
+    /// The text of `secrets/PARTS.../NAME`: as this compilation made it, or as
+    /// the store holds it (`existing` is `secrets/PARTS...`, if it is there).
+    fn text(
+        &self,
+        parts: &[&str],
+        existing: Option<&Beneath>,
+        name: &str,
+    ) -> Result<Option<String>, StoreError> {
+        let made = self.pending.borrow().iter().rev().find_map(|file| {
+            (file.name == name && file.parts.iter().eq(parts.iter())).then(|| file.text.clone())
+        });
+        match made {
+            Some(text) => Ok(Some(text)),
+            None => read_text(existing, name),
+        }
+    }
+
+    /// Writes what this compilation made, each file durably, in the order it was
+    /// made (a value's id first, its recipients last). Called once the compilation
+    /// is known to have no error; [`Store::discard_made`] otherwise.
+    pub fn write_made(&self) -> Result<(), StoreError> {
+        let pending = std::mem::take(&mut *self.pending.borrow_mut());
+        for file in &pending {
+            let parts: Vec<&str> = file.parts.iter().map(String::as_str).collect();
+            let directory = self.directory(&parts, true)?;
+            let directory = directory
+                .as_ref()
+                .ok_or_else(|| io_error(&self.root, "not made"))?;
+            write_durably(directory, &file.name, file.text.as_bytes())?;
+        }
+        Ok(())
+    }
+
+    /// Forgets what this compilation made (it had errors): nothing is written, and
+    /// the next build makes it again.
+    pub fn discard_made(&self) {
+        self.pending.borrow_mut().clear();
+        self.made.set(Made::default());
     }
 
     /// What the sealed value `sealed` (given by this store) is, and its id.
@@ -308,12 +372,13 @@ impl Store {
         let recipient_name = format!("{name}.recipient");
         let value_name = format!("{name}.value");
         let existing = self.directory(&parts, false)?;
-        let recorded = read_text(existing.as_ref(), &recipient_name)?;
-        let sealed = read_text(existing.as_ref(), &sealed_name)?;
+        let recorded = self.text(&parts, existing.as_ref(), &recipient_name)?;
+        let sealed = self.text(&parts, existing.as_ref(), &sealed_name)?;
         if let (Some(recorded), Some(sealed)) = (&recorded, &sealed)
             && recorded.trim() == key
         {
-            let id = read_text(existing.as_ref(), &value_name)?
+            let id = self
+                .text(&parts, existing.as_ref(), &value_name)?
                 .and_then(|text| sealed_value::parse_kept(&text));
             self.remember(sealed, Of::Need, id);
             return Ok(sealed.clone());
@@ -329,13 +394,9 @@ impl Store {
         let password = random_password()?;
         let sealed = seal(key, password.as_bytes())?;
         let id = self.new_id()?;
-        let directory = self.directory(&parts, true)?;
-        let directory = directory
-            .as_ref()
-            .ok_or_else(|| io_error(&self.root, "not made"))?;
-        write_durably(directory, &value_name, format!("{id}\n").as_bytes())?;
-        write_durably(directory, &sealed_name, sealed.as_bytes())?;
-        write_durably(directory, &recipient_name, format!("{key}\n").as_bytes())?;
+        self.make(&parts, &value_name, format!("{id}\n"));
+        self.make(&parts, &sealed_name, sealed.clone());
+        self.make(&parts, &recipient_name, format!("{key}\n"));
         self.remember(&sealed, Of::Need, Some(id));
         let mut made = self.made.get();
         made.needs += 1;
@@ -364,14 +425,15 @@ impl Store {
             form.name()
         );
         let existing = self.directory(&parts, false)?;
-        let recorded = read_text(existing.as_ref(), "recipients")?;
-        let consumer_sealed = read_text(existing.as_ref(), "consumer.age")?;
-        let provider_sealed = read_text(existing.as_ref(), "provider.age")?;
+        let recorded = self.text(&parts, existing.as_ref(), "recipients")?;
+        let consumer_sealed = self.text(&parts, existing.as_ref(), "consumer.age")?;
+        let provider_sealed = self.text(&parts, existing.as_ref(), "provider.age")?;
         if let (Some(recorded), Some(consumer_sealed), Some(provider_sealed)) =
             (&recorded, &consumer_sealed, &provider_sealed)
             && *recorded == expected
         {
-            let id = read_text(existing.as_ref(), "value")?
+            let id = self
+                .text(&parts, existing.as_ref(), "value")?
                 .and_then(|text| sealed_value::parse_kept(&text));
             self.remember(consumer_sealed, Of::Credential, id.clone());
             self.remember(provider_sealed, Of::Grant, id);
@@ -397,14 +459,10 @@ impl Store {
         let consumer_sealed = seal(consumer_key, password.as_bytes())?;
         let provider_sealed = seal(provider_key, check.as_bytes())?;
         let id = self.new_id()?;
-        let directory = self.directory(&parts, true)?;
-        let directory = directory
-            .as_ref()
-            .ok_or_else(|| io_error(&self.root, "not made"))?;
-        write_durably(directory, "value", format!("{id}\n").as_bytes())?;
-        write_durably(directory, "consumer.age", consumer_sealed.as_bytes())?;
-        write_durably(directory, "provider.age", provider_sealed.as_bytes())?;
-        write_durably(directory, "recipients", expected.as_bytes())?;
+        self.make(&parts, "value", format!("{id}\n"));
+        self.make(&parts, "consumer.age", consumer_sealed.clone());
+        self.make(&parts, "provider.age", provider_sealed.clone());
+        self.make(&parts, "recipients", expected);
         self.remember(&consumer_sealed, Of::Credential, Some(id.clone()));
         self.remember(&provider_sealed, Of::Grant, Some(id));
         let mut made = self.made.get();

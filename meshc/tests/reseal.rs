@@ -430,3 +430,41 @@ fn values_made_before_ids_were_kept_are_of_unknown_identity() {
     assert_eq!(field["resealed"], false, "{field}");
     assert_eq!(field["value"], "unknown", "{field}");
 }
+
+/// A build that fails changes nothing in `secrets/`: with db1's key changed and an
+/// unrelated mistake in the same edit, the failed build must not replace db1's
+/// values (which only the old identity can still keep). Before, it wrote the new
+/// values at once, said nothing of them, and the reseal found nothing to do.
+#[test]
+fn a_failed_build_makes_no_secret_and_the_reseal_still_keeps_them() {
+    let rotation = Rotation::new(false);
+    let repository = &rotation.repository;
+    let store = rotation.store();
+    let before_superuser = age_decrypt(&rotation.old_identity, &repository.join(SUPERUSER))
+        .expect("the superuser opens with the old identity");
+    let inventory_path = repository.join("mesh.nix");
+    let inventory = std::fs::read_to_string(&inventory_path).expect("mesh.nix");
+    let broken = inventory.replace("port = 8080;", "port = \"8080\";");
+    assert_ne!(broken, inventory, "the example has app2's port");
+    std::fs::write(&inventory_path, &broken).expect("write mesh.nix");
+    let out = rotation.temporary.path().join("failed");
+    let output = support::build(repository, &out);
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{said}");
+    assert!(
+        !said.contains("made "),
+        "a failed build says it made secrets:\n{said}"
+    );
+    assert_eq!(rotation.store(), store, "a failed build changed secrets/");
+
+    std::fs::write(&inventory_path, &inventory).expect("write mesh.nix");
+    let output = rotation.reseal(&rotation.old_identity);
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{said}");
+    assert!(said.contains("resealed 1 need(s)"), "{said}");
+    assert_eq!(
+        age_decrypt(&rotation.new_identity, &repository.join(SUPERUSER)).as_deref(),
+        Some(before_superuser.as_slice()),
+        "the value db1's database was made with is kept"
+    );
+}

@@ -27,6 +27,17 @@ pub(super) fn sealed<T>(
     }
 }
 
+/// `error` of writing what a compilation made to the store, once every node
+/// compiled (see [`crate::secrets::Store::write_made`]): it has no one place.
+pub(crate) fn store_write_diagnostic(error: StoreError) -> Diagnostic {
+    let code = match error {
+        StoreError::Link { .. } => codes::SECRET_STORE_LINK,
+        _ => codes::SECRET_STORE,
+    };
+    Diagnostic::error(code, format!("cannot write the secrets this build made: {error}"))
+        .with_help("`secrets/` and everything in it must be real, writable directories and files of the repository; no plan was written, and building again makes the secrets again")
+}
+
 fn store_diagnostic(error: StoreError, what: String, span: Span) -> Diagnostic {
     match error {
         StoreError::NotMade { reason } => {
