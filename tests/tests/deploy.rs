@@ -482,8 +482,28 @@ fn dry_run_changes_nothing() {
         .count();
     fleet.node("app1").motd = "changed\n".to_string();
     fleet.write_inventory();
+    // nor here: the build `meshc diff` compares with stays as it was (the dry
+    // run's plans are built into a scratch directory), and no secret is made
+    let repository = fleet.repository.path().to_path_buf();
+    let build_before = tree(&repository.join("build"));
+    let secrets_before = repository
+        .join("secrets")
+        .exists()
+        .then(|| tree(&repository.join("secrets")));
     let output = fleet.deploy(&sshd.config(), &["--dry-run"]);
     succeeded(&output);
+    assert_eq!(
+        tree(&repository.join("build")),
+        build_before,
+        "the dry run wrote build/"
+    );
+    assert_eq!(
+        repository
+            .join("secrets")
+            .exists()
+            .then(|| tree(&repository.join("secrets"))),
+        secrets_before
+    );
     assert!(
         summary_row(&output, "app1").contains("would: 1 changed"),
         "{}",

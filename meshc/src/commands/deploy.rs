@@ -42,6 +42,7 @@ pub struct DeployArgs {
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..))]
     pub parallel: u16,
     /// Run `mesh-apply --dry-run` on each node: show what would change, change nothing
+    /// (the plans are built `--locked` into a scratch directory, not into `--out`)
     #[arg(long)]
     pub dry_run: bool,
     /// Apply each node's previous generation (`mesh-apply --rollback`); builds nothing
@@ -61,10 +62,27 @@ pub struct DeployArgs {
 
 pub fn run(arguments: DeployArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
     let root = arguments.repository.root(color)?;
-    let out = arguments
+    let mut out = arguments
         .out
         .clone()
         .unwrap_or_else(|| crate::cli::default_output(&root));
+    // a dry run changes nothing here either: its plans go to a scratch directory
+    // (the output `meshc diff` compares with stays as it was) and are built
+    // `--locked` (a secret that would have to be made is an error, not made)
+    let scratch = match arguments.dry_run && !arguments.rollback {
+        true => Some(
+            tempfile::Builder::new()
+                .prefix("meshc-dry-run-")
+                .tempdir()
+                .map_err(|error| {
+                    format!("cannot make a scratch directory for the plans: {error}")
+                })?,
+        ),
+        false => None,
+    };
+    if let Some(scratch) = &scratch {
+        out = scratch.path().join("build");
+    }
     if !arguments.rollback {
         let built = super::build::run(
             super::build::BuildArgs {
@@ -72,8 +90,8 @@ pub fn run(arguments: DeployArgs, color: ColorWhen) -> Result<ExitCode, Failure>
                     repo: Some(root.clone()),
                 },
                 out: Some(out.clone()),
-                locked: false,
-                no_cache: arguments.no_cache,
+                locked: scratch.is_some(),
+                no_cache: arguments.no_cache || scratch.is_some(),
                 timings: false,
                 workers: WorkersArgs {
                     workers: arguments.workers.workers,
@@ -86,6 +104,11 @@ pub fn run(arguments: DeployArgs, color: ColorWhen) -> Result<ExitCode, Failure>
             color,
         )?;
         if built != ExitCode::SUCCESS {
+            if scratch.is_some() {
+                crate::say!(
+                    "a dry run makes no secret and writes no build: make what is missing with `meshc build` (or keep a rotated key's values with `meshc secrets reseal`) first"
+                );
+            }
             return Ok(built);
         }
     }
