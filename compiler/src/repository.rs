@@ -130,6 +130,83 @@ pub fn check_built_from(out: &Path, root: &Path) -> Result<(), Box<Diagnostic>> 
     }
 }
 
+/// Refuses to build the repository at `root` (canonical) into `out` when `out`
+/// holds something a build would destroy: a build replaces `OUT/nodes` and
+/// `OUT/manifest.json`, and removes every `*.json` of `OUT/nodes` no node of this
+/// fleet has. So `out` must be new, empty, a build of this repository, or a build
+/// made before builds recorded their repository (its manifest says so); a build of
+/// another repository is E420, anything else E421. The build cache is not opened
+/// (nor removed, with `--no-cache`) before this is checked.
+pub fn check_output_for(out: &Path, root: &Path) -> Result<(), Box<Diagnostic>> {
+    if let Some(recorded) = built_from(out) {
+        if recorded == root {
+            return Ok(());
+        }
+        return Err(Diagnostic::error(
+            codes::BUILD_OF_ANOTHER_REPOSITORY,
+            format!(
+                "`{}` holds the build of the repository `{}`, not of `{}`",
+                out.display(),
+                recorded.display(),
+                root.display()
+            ),
+        )
+        .with_help(
+            "build into another directory (`--out DIR`); this build would replace that repository's plans and remove those of nodes it does not have",
+        )
+        .into());
+    }
+    // a directory that cannot be listed is the build's to report, as it opens it
+    let Ok(entries) = std::fs::read_dir(out) else {
+        return Ok(());
+    };
+    // what a build writes, and what an interrupted one leaves
+    let own = [
+        std::ffi::OsStr::new(REPOSITORY_FILE),
+        std::ffi::OsStr::new(crate::cache::CACHE_FILE),
+        std::ffi::OsStr::new(".mesh-staging"),
+    ];
+    let foreign: Vec<String> = entries
+        .filter_map(|entry| entry.ok().map(|entry| entry.file_name()))
+        .filter(|name| !own.contains(&name.as_os_str()))
+        .map(|name| name.to_string_lossy().into_owned())
+        .collect();
+    if foreign.is_empty() || is_manifest(&out.join(crate::staged::MANIFEST)) {
+        return Ok(());
+    }
+    let mut shown = foreign;
+    shown.sort();
+    let more = shown.len().saturating_sub(3);
+    shown.truncate(3);
+    let mut listed = shown
+        .iter()
+        .map(|name| format!("`{name}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if more > 0 {
+        listed.push_str(&format!(" and {more} more"));
+    }
+    Err(Diagnostic::error(
+        codes::NOT_A_BUILD_OUTPUT,
+        format!(
+            "`{}` is not a build output: it holds {listed} and no build's manifest",
+            out.display()
+        ),
+    )
+    .with_help(
+        "build into a new or empty directory (`--out DIR`): a build replaces `OUT/nodes` and `OUT/manifest.json`, and removes the files of `OUT/nodes` that are no node's plan",
+    )
+    .into())
+}
+
+/// Whether `path` is the manifest of a build (of any repository, any age).
+fn is_manifest(path: &Path) -> bool {
+    std::fs::read(path)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
+        .is_some_and(|manifest| manifest["format"] == crate::emit::MANIFEST_FORMAT)
+}
+
 pub fn load(root: &Path) -> Result<Repository, Box<Diagnostic>> {
     let root = root.canonicalize().map_err(|error| {
         Diagnostic::error(

@@ -168,6 +168,7 @@ codes! {
     OUTPUT_LINK = "E409", "build output directory is a symbolic link or not the builder's";
     UNKNOWN_AFTER = "E410", "`after` names no unit of the node and no systemd target";
     BUILD_OF_ANOTHER_REPOSITORY = "E420", "build output was made from another repository";
+    NOT_A_BUILD_OUTPUT = "E421", "`--out` holds files that are not a build";
     NO_SUCH_DEPLOY_TARGET = "E430", "`meshc deploy --on` selects no node";
     // E9xx: internal
     INTERNAL = "E900", "internal error (please report)";

@@ -163,7 +163,10 @@ fn stale_removal_through_symlinked_nodes_refused() {
     let (temporary, repository) = support::homelab_copy();
     let out = temporary.path().join("out");
     let elsewhere = temporary.path().join("elsewhere");
-    std::fs::create_dir_all(&out).expect("out");
+    // a build's output (anything else is refused before, E421), whose `nodes`
+    // is then replaced by a link
+    assert_built(&support::build(&repository, &out));
+    std::fs::remove_dir_all(out.join("nodes")).expect("remove nodes");
     std::fs::create_dir_all(&elsewhere).expect("elsewhere");
     std::fs::write(elsewhere.join("victim.json"), "keep").expect("victim");
     std::os::unix::fs::symlink(&elsewhere, out.join("nodes")).expect("link");
@@ -213,7 +216,9 @@ fn stale_removal_from_a_nodes_dir_of_another_user_refused() {
     let (temporary, repository) = support::homelab_copy();
     let out = temporary.path().join("out");
     let nodes = out.join("nodes");
-    std::fs::create_dir_all(&nodes).expect("nodes");
+    // a build's output (anything else is refused before, E421), whose `nodes`
+    // is then another user's
+    assert_built(&support::build(&repository, &out));
     std::fs::write(nodes.join("theirs.json"), "keep").expect("their file");
     let own = std::fs::metadata(temporary.path()).expect("metadata").uid();
     assert_eq!(
@@ -232,4 +237,65 @@ fn stale_removal_from_a_nodes_dir_of_another_user_refused() {
     assert!(stderr.contains("E409"), "{stderr}");
     assert!(stderr.contains("uid 4242"), "{stderr}");
     assert_eq!(std::fs::read(nodes.join("theirs.json")).unwrap(), b"keep");
+}
+
+/// A build replaces `OUT/nodes` and `OUT/manifest.json` and removes the files of
+/// `OUT/nodes` no node has: it refuses an output that holds something else, and
+/// changes nothing there. Before, `*.json` files of a directory that was never a
+/// build were removed, and a build of another repository's output removed that
+/// repository's plans with only a note.
+#[test]
+fn an_output_that_is_not_this_repositorys_build_is_refused_and_kept() {
+    let (temporary, repository) = support::homelab_copy();
+    // a directory of the user's, shaped like an output
+    let data = temporary.path().join("data");
+    std::fs::create_dir_all(data.join("nodes")).expect("data/nodes");
+    std::fs::write(data.join("nodes/inventory.json"), "{\"mine\":1}\n").expect("write");
+    std::fs::write(data.join("manifest.json"), "{\"mine\":2}\n").expect("write");
+    let before = support::files_under(&data);
+    let output = support::build(&repository, &data);
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("E421") && said.contains("`manifest.json`"),
+        "{said}"
+    );
+    assert_eq!(
+        support::files_under(&data),
+        before,
+        "the user's files changed"
+    );
+
+    // another repository's build: its plans stay, with --no-cache too
+    let out = temporary.path().join("out");
+    support::assert_built(&support::build(&repository, &out));
+    let built = support::files_under(&out);
+    let other = temporary.path().join("other");
+    std::fs::create_dir_all(&other).expect("other");
+    std::fs::write(
+        other.join("mesh.nix"),
+        "{ nodes.lone = { key = \"age12y52ld3kt27sk7w3rpt4d6n0mpndj2v2u02z7q8ra8sjr0saepcshezt9w\"; modules = [ ]; }; }\n",
+    )
+    .expect("mesh.nix");
+    for extra in [&[][..], &["--no-cache"][..]] {
+        let output = support::build_with(&other, &out, extra);
+        let said = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{extra:?}: {said}");
+        assert!(said.contains("E420"), "{extra:?}: {said}");
+        assert_eq!(
+            support::files_under(&out),
+            built,
+            "{extra:?}: the build changed"
+        );
+    }
+
+    // its own build, an older build that did not record its repository, and what
+    // an interrupted first build leaves are built into
+    std::fs::remove_file(out.join(".mesh-repository")).expect("remove the record");
+    support::assert_built(&support::build(&repository, &out));
+    let interrupted = temporary.path().join("interrupted");
+    std::fs::create_dir_all(interrupted.join(".mesh-staging")).expect("staging");
+    std::fs::write(interrupted.join(".mesh-staging/db1.json"), "{}").expect("write");
+    support::assert_built(&support::build(&repository, &interrupted));
+    support::assert_built(&support::build(&repository, &interrupted));
 }

@@ -56,6 +56,10 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
     if arguments.timings {
         compiler::phases::record();
     }
+    // before the cache is opened or removed: the output may be another's
+    let canonical = std::fs::canonicalize(&root).unwrap_or_else(|_| root.clone());
+    compiler::check_output_for(&out, &canonical)
+        .map_err(|diagnostic| terminal::fail(&diagnostic, &lang::Sources::new(), color))?;
     let secrets = if arguments.locked {
         compiler::SecretMode::Locked
     } else {
