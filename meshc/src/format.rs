@@ -65,9 +65,9 @@ pub fn format_text(
         return Err(vec![
             Diagnostic::error(
                 codes::FORMATTER_REFUSED,
-                format!("`{name}` cannot be formatted: line {line} has a tab, a carriage return or trailing whitespace, and the file has an indented string (`''`), whose value the formatter would change"),
+                format!("`{name}` cannot be formatted: line {line} has trailing whitespace or whitespace other than spaces (a tab, a carriage return, a no-break space...), and the file has an indented string (`''`), whose value the formatter would change"),
             )
-            .with_help("alejandra strips trailing whitespace, carriage returns and tabs inside indented strings, which changes their values; remove them (or use a `\"...\"` string) and format again"),
+            .with_help("alejandra strips trailing whitespace and re-indents other whitespace (tabs, carriage returns, Unicode spaces) inside indented strings, which changes their values; remove them, write them as escapes in a `\"...\"` string, and format again"),
         ]);
     }
     let refusal = match bounded(name, text, time_limit) {
@@ -93,15 +93,17 @@ pub fn format_text(
 }
 
 /// The first line (1-based) that could make alejandra change a value: in a file with
-/// an indented string, a line with a tab, a carriage return or trailing whitespace.
-/// Conservative (the line need not be inside the string); measured on the language
-/// corpus, where those are the only value changes formatting makes.
+/// an indented string, a line with trailing whitespace or with whitespace other
+/// than the space (a tab, a carriage return, a vertical tab or form feed, and the
+/// Unicode spaces: no-break, ideographic, next line...). Conservative (the line
+/// need not be inside the string); alejandra strips or re-indents all of these
+/// inside indented strings, and Nix counts only the space as indentation.
 fn changes_indented_strings(text: &str) -> Option<usize> {
     if !text.contains("''") {
         return None;
     }
     text.split('\n')
-        .position(|line| line.contains('\t') || line.contains('\r') || line.ends_with(' '))
+        .position(|line| line.ends_with(' ') || line.chars().any(|c| c.is_whitespace() && c != ' '))
         .map(|index| index + 1)
 }
 

@@ -308,3 +308,40 @@ fn a_chain_too_long_for_the_formatter_is_refused_quickly_with_e054() {
         );
     }
 }
+
+/// Whitespace other than the space in an indented string (trailing, or used as
+/// indentation) is refused with E052 and the file is left as it was: alejandra
+/// strips or re-indents it, which changes the string's value. Before, only tabs,
+/// carriage returns and trailing spaces were refused; a trailing no-break space,
+/// a vertical tab or an ideographic space was removed in silence (exit 0).
+#[test]
+fn other_whitespace_in_an_indented_string_is_refused_with_e052() {
+    for (case, line) in [
+        ("a trailing no-break space", "    Welcome\u{a0}"),
+        ("a no-break space as indentation", "  \u{a0} b"),
+        ("a trailing vertical tab", "    x\u{b}"),
+        ("a trailing form feed", "    x\u{c}"),
+        ("a trailing ideographic space", "    x\u{3000}"),
+        ("a trailing next line", "    x\u{85}"),
+    ] {
+        let source = format!("{{\n  motd = ''\n    a\n{line}\n  '';\n}}\n");
+        let repository = repository_with("motd.nix", &source);
+        let output = meshc(&["fmt", "motd.nix"], repository.path());
+        assert_eq!(
+            output.status.code(),
+            Some(1),
+            "{case}: {}",
+            text(&output.stderr)
+        );
+        assert!(
+            text(&output.stderr).contains("E052") && text(&output.stderr).contains("line 4"),
+            "{case}: {}",
+            text(&output.stderr)
+        );
+        assert_eq!(
+            std::fs::read_to_string(repository.path().join("motd.nix")).expect("readable"),
+            source,
+            "{case}: the file changed"
+        );
+    }
+}
