@@ -66,8 +66,7 @@ pub fn read(repository_root: &Path) -> Result<Lock, Diagnostic> {
     };
     // errors name the file as the operator sees it in the repository
     let path = Path::new("mesh.lock");
-    let value: serde_json::Value =
-        serde_json::from_slice(&text).map_err(|error| invalid(path, error))?;
+    let Unique(value) = serde_json::from_slice(&text).map_err(|error| invalid(path, error))?;
     match value.get("format").and_then(serde_json::Value::as_str) {
         Some(FORMAT) => {}
         other => {
@@ -88,6 +87,80 @@ pub fn read(repository_root: &Path) -> Result<Lock, Diagnostic> {
         mirrors: read_map(path, value.get("mirrors"), "mirrors")?,
         artifacts: read_map(path, value.get("artifacts"), "artifacts")?,
     })
+}
+
+/// A JSON value none of whose objects gives a key twice. `serde_json::Value` keeps
+/// the last of a key given twice, which is what a merge that kept both sides of a
+/// conflict in `mesh.lock` gives: one side's pins would be used, and dropped by the
+/// next write, without a word. Such a lock is invalid (E308).
+struct Unique(serde_json::Value);
+
+impl<'de> serde::Deserialize<'de> for Unique {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Unique, D::Error> {
+        deserializer.deserialize_any(UniqueVisitor).map(Unique)
+    }
+}
+
+struct UniqueVisitor;
+
+impl<'de> serde::de::Visitor<'de> for UniqueVisitor {
+    type Value = serde_json::Value;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, value: bool) -> Result<serde_json::Value, E> {
+        Ok(value.into())
+    }
+
+    fn visit_i64<E>(self, value: i64) -> Result<serde_json::Value, E> {
+        Ok(value.into())
+    }
+
+    fn visit_u64<E>(self, value: u64) -> Result<serde_json::Value, E> {
+        Ok(value.into())
+    }
+
+    fn visit_f64<E>(self, value: f64) -> Result<serde_json::Value, E> {
+        Ok(value.into())
+    }
+
+    fn visit_str<E>(self, value: &str) -> Result<serde_json::Value, E> {
+        Ok(value.into())
+    }
+
+    fn visit_unit<E>(self) -> Result<serde_json::Value, E> {
+        Ok(serde_json::Value::Null)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut items: A,
+    ) -> Result<serde_json::Value, A::Error> {
+        let mut list = Vec::new();
+        while let Some(Unique(item)) = items.next_element()? {
+            list.push(item);
+        }
+        Ok(serde_json::Value::Array(list))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut entries: A,
+    ) -> Result<serde_json::Value, A::Error> {
+        let mut object = serde_json::Map::new();
+        while let Some(key) = entries.next_key::<String>()? {
+            let Unique(value) = entries.next_value()?;
+            if object.contains_key(&key) {
+                return Err(serde::de::Error::custom(format!(
+                    "the key `{key}` is given twice (a merge conflict resolved by keeping both sides?)"
+                )));
+            }
+            object.insert(key, value);
+        }
+        Ok(serde_json::Value::Object(object))
+    }
 }
 
 /// Writes `mesh.lock` (atomically, and only if it changes).
@@ -167,5 +240,43 @@ mod tests {
             repository_path("localhost:5000/app:1"),
             "localhost:5000/app"
         );
+    }
+
+    /// A key given twice (both sides of a merge conflict kept) is E308, at any
+    /// depth; serde_json's own value kept the last and the lock's next write
+    /// dropped the first side's pins.
+    #[test]
+    fn a_key_given_twice_is_an_invalid_lock() {
+        let repository = tempfile::tempdir().expect("temporary directory");
+        let pin = "sha256:4eb9e8b3e5bc35e3a3c9a2c07a7c2b06f6c1b8d6e2e7b9a7c0a6a4a3f1d8c2b1";
+        for (case, text) in [
+            (
+                "mirrors twice",
+                format!(
+                    r#"{{"format":"mesh-lock/1","mirrors":{{"ghcr.io/acme/tool:1":"{pin}"}},"artifacts":{{}},"mirrors":{{"docker.io/library/postgres:16":"{pin}"}}}}"#
+                ),
+            ),
+            (
+                "one image pinned twice",
+                format!(
+                    r#"{{"format":"mesh-lock/1","mirrors":{{"docker.io/library/postgres:16":"{pin}","docker.io/library/postgres:16":"{pin}"}}}}"#
+                ),
+            ),
+        ] {
+            std::fs::write(repository.path().join("mesh.lock"), &text).expect("write");
+            let error = read(repository.path()).expect_err(case);
+            assert_eq!(error.code, codes::INVALID_LOCK, "{case}");
+            assert!(
+                error.message.contains("is given twice"),
+                "{case}: {}",
+                error.message
+            );
+        }
+        let text = format!(
+            r#"{{"format":"mesh-lock/1","mirrors":{{"docker.io/library/postgres:16":"{pin}"}},"artifacts":{{}}}}"#
+        );
+        std::fs::write(repository.path().join("mesh.lock"), text).expect("write");
+        let lock = read(repository.path()).expect("a valid lock");
+        assert_eq!(lock.mirrors.len(), 1);
     }
 }
