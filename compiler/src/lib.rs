@@ -84,7 +84,7 @@ pub use prelude::display_path;
 pub use private_key::{contains_private_key, redact_private_keys};
 pub use repository::{
     ModuleLocation, Origin, REPOSITORY_FILE, Repository, built_from, check_built_from,
-    check_output_for, discover, find_root, load as load_repository, record_repository,
+    check_output_for, check_root, discover, find_root, load as load_repository, record_repository,
 };
 pub use reseal::{Resealed, reseal};
 pub use scram::verifier_with_salt;

@@ -207,7 +207,10 @@ fn is_manifest(path: &Path) -> bool {
         .is_some_and(|manifest| manifest["format"] == crate::emit::MANIFEST_FORMAT)
 }
 
-pub fn load(root: &Path) -> Result<Repository, Box<Diagnostic>> {
+/// The canonical root of the repository at `root`, or E100 when `root` is not one
+/// (no `mesh.nix`): what every repository command checks of `--repo DIR` before
+/// it reads or writes anything there.
+pub fn check_root(root: &Path) -> Result<PathBuf, Box<Diagnostic>> {
     let root = root.canonicalize().map_err(|error| {
         Diagnostic::error(
             codes::NOT_A_REPOSITORY,
@@ -229,6 +232,12 @@ pub fn load(root: &Path) -> Result<Repository, Box<Diagnostic>> {
         )
         .into());
     }
+    Ok(root)
+}
+
+pub fn load(root: &Path) -> Result<Repository, Box<Diagnostic>> {
+    let root = check_root(root)?;
+    let inventory = root.join("mesh.nix");
     let mut modules = BTreeMap::new();
     for name in stdlib::module_names() {
         modules.insert(

@@ -94,10 +94,14 @@ pub struct RepositoryArgs {
 }
 
 impl RepositoryArgs {
-    /// The repository's directory: as given, or found by walking up.
+    /// The repository's directory: as given (E100 unless it holds `mesh.nix`), or
+    /// found by walking up.
     pub fn root(&self, color: ColorWhen) -> Result<PathBuf, crate::terminal::Failure> {
         match &self.repo {
-            Some(path) => Ok(path.clone()),
+            Some(path) => match compiler::check_root(path) {
+                Ok(_) => Ok(path.clone()),
+                Err(diagnostic) => Err(crate::terminal::fail_alone(&diagnostic, color)),
+            },
             None => {
                 let here = std::env::current_dir()
                     .map_err(|error| format!("cannot read the current directory: {error}"))?;

@@ -357,22 +357,30 @@ fn build_with_repo_writes_repo_build_not_the_working_directory() {
 }
 
 /// The report's scenario: two repositories built into the same `./build`, then the
-/// first compared with it.
+/// first compared with it. The second build is refused now (E420, `meshc build`
+/// would replace the first's plans), so the output is the second's alone.
 #[test]
 fn diff_refuses_a_build_of_another_repository() {
     let (temporary, first) = homelab_copy();
     let second = temporary.path().join("other");
     support::copy_tree(&first, &second);
     let work = temporary.path();
-    for repository in [&first, &second] {
-        let output = Command::new(MESHC)
+    let build = |repository: &Path| {
+        Command::new(MESHC)
             .args(["build", "--out", "build", "--repo"])
             .arg(repository)
             .current_dir(work)
             .output()
-            .expect("meshc runs");
-        assert_built(&output);
-    }
+            .expect("meshc runs")
+    };
+    assert_built(&build(&second));
+    let refused = build(&first);
+    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused.stderr));
+    assert!(
+        text(&refused.stderr).contains("E420"),
+        "{}",
+        text(&refused.stderr)
+    );
     let output = Command::new(MESHC)
         .args(["diff", "--against", "build", "--repo"])
         .arg(&first)
@@ -415,4 +423,41 @@ fn publish_outside_a_repository_asks_for_out() {
     assert_eq!(output.status.code(), Some(1));
     let stderr = text(&output.stderr);
     assert!(stderr.contains("pass `--out DIR`"), "{stderr}");
+}
+
+/// `--repo DIR` of a directory without `mesh.nix` is E100 for every repository
+/// command, before anything is read or written there. Before, `meshc lock --repo
+/// modules/web --pin ...` wrote a new `mesh.lock` into the module's directory
+/// (exit 0) and left the repository's own as it was.
+#[test]
+fn repo_without_an_inventory_is_e100_and_nothing_is_written() {
+    let (_temporary, repository) = homelab_copy();
+    let module = repository.join("modules/web");
+    let before = support::files_under(&module);
+    let pin = format!("docker.io/library/caddy:2.8=sha256:{}", "c".repeat(64));
+    let arguments: &[&[&str]] = &[
+        &["lock", "--pin", &pin],
+        &["build"],
+        &["check"],
+        &["artifacts", "build"],
+    ];
+    for arguments in arguments {
+        let output = Command::new(MESHC)
+            .args(*arguments)
+            .arg("--repo")
+            .arg(&module)
+            .output()
+            .expect("meshc runs");
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{arguments:?}: {stderr}");
+        assert!(
+            stderr.contains("E100") && stderr.contains("has no `mesh.nix`"),
+            "{arguments:?}: {stderr}"
+        );
+        assert_eq!(
+            support::files_under(&module),
+            before,
+            "{arguments:?} wrote there"
+        );
+    }
 }
