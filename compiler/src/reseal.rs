@@ -255,6 +255,35 @@ fn open(sealed: &str, identity: &OldIdentity) -> Result<Zeroizing<Vec<u8>>, Stri
     Ok(plaintext)
 }
 
+/// An identity file is a few lines (`age-keygen` writes three); more than this is
+/// not one, and is not read further.
+const IDENTITY_FILE_LIMIT: u64 = 64 * 1024;
+
+/// The bytes of the identity file at `path`: a regular file of at most
+/// [`IDENTITY_FILE_LIMIT`] bytes (`/dev/zero` or a pipe given by mistake is refused
+/// at once, not read for ever).
+fn read_identity_file(path: &Path) -> Result<Zeroizing<Vec<u8>>, Diagnostic> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|error| unreadable(path, &error.to_string()))?;
+    let metadata = file
+        .metadata()
+        .map_err(|error| unreadable(path, &error.to_string()))?;
+    if !metadata.is_file() {
+        return Err(unreadable(path, "it is not a regular file"));
+    }
+    let mut bytes = Zeroizing::new(Vec::new());
+    file.take(IDENTITY_FILE_LIMIT + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|error| unreadable(path, &error.to_string()))?;
+    if bytes.len() as u64 > IDENTITY_FILE_LIMIT {
+        return Err(unreadable(
+            path,
+            &format!("it is larger than {IDENTITY_FILE_LIMIT} bytes, which no identity file is"),
+        ));
+    }
+    Ok(bytes)
+}
+
 /// Reseals `node`'s values sealed to the old identity's key to `current_key`.
 pub fn reseal(
     repository_root: &Path,
@@ -262,10 +291,7 @@ pub fn reseal(
     current_key: &str,
     identity_path: &Path,
 ) -> Result<Resealed, Diagnostic> {
-    let bytes = Zeroizing::new(
-        std::fs::read(identity_path)
-            .map_err(|error| unreadable(identity_path, &error.to_string()))?,
-    );
+    let bytes = read_identity_file(identity_path)?;
     let identity = read_identity(identity_path, &bytes)?;
     secrets::check_parts(&[node]).map_err(store_failure)?;
     let store = Store::new(repository_root, false);

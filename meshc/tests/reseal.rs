@@ -376,6 +376,12 @@ fn a_wrong_identity_changes_nothing() {
         "{said}"
     );
     assert_eq!(rotation.store(), store);
+    // not a file at all: refused at once, not read for ever
+    let output = rotation.reseal(Path::new("/dev/zero"));
+    assert_eq!(output.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(said.contains("E321") && said.contains("not a regular file"), "{said}");
+    assert_eq!(rotation.store(), store);
     // a node that is not there
     let output = meshc(&[
         "secrets".as_ref(),
