@@ -706,9 +706,45 @@ impl Directory {
     }
 }
 
+/// One change of an inode's owner or mode, in the order [`ownership_steps`] gives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    Mode(u32),
+    Owner(u32, u32),
+}
+
+/// The changes that take an inode from `old` (mode, uid, gid) to `new`, in an order
+/// whose every state in between grants no permission that neither `old` nor `new`
+/// grants: the mode is first narrowed to the permission bits both share (no setuid,
+/// setgid or sticky), then the owner changed, then the final mode set. A chown first
+/// would let the new owner or group use the old mode's bits (a secret going from
+/// `0640 root:staff` to `0600 root:app` was `0640 root:app` for a moment).
+fn ownership_steps(old: (u32, u32, u32), new: (u32, u32, u32)) -> Vec<Step> {
+    let (old_mode, old_uid, old_gid) = old;
+    let (mode, uid, gid) = new;
+    let mut steps = Vec::new();
+    if (old_uid, old_gid) != (uid, gid) {
+        let narrowed = old_mode & mode & 0o777;
+        if narrowed != old_mode & 0o7777 {
+            steps.push(Step::Mode(narrowed));
+        }
+        steps.push(Step::Owner(uid, gid));
+    }
+    // always set last: a chown may have cleared setuid and setgid
+    steps.push(Step::Mode(mode));
+    steps
+}
+
 fn set_owner_and_mode(fd: impl AsFd, mode: u32, uid: u32, gid: u32) -> io::Result<()> {
-    rustix::fs::fchown(&fd, Some(Uid::from_raw(uid)), Some(Gid::from_raw(gid)))?;
-    rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode))?;
+    let current = Entry::of(&rustix::fs::fstat(&fd)?);
+    for step in ownership_steps((current.mode, current.uid, current.gid), (mode, uid, gid)) {
+        match step {
+            Step::Mode(mode) => rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode))?,
+            Step::Owner(uid, gid) => {
+                rustix::fs::fchown(&fd, Some(Uid::from_raw(uid)), Some(Gid::from_raw(gid)))?;
+            }
+        }
+    }
     Ok(())
 }
 
@@ -777,6 +813,103 @@ mod tests {
         confined.write_now("/etc/file", b"new", 0o644).unwrap();
         assert_eq!(std::fs::read(outside.join("target")).unwrap(), b"old");
         assert_eq!(std::fs::read(root.join("etc/file")).unwrap(), b"new");
+    }
+
+    /// The permission bits `state` (mode, uid, gid) grants to a principal: the owner
+    /// class to `Some(uid)` as a user, the group class to `Some(gid)` as a group, the
+    /// other class to everyone.
+    fn granted(state: (u32, u32, u32), user: Option<u32>, group: Option<u32>) -> u32 {
+        let (mode, uid, gid) = state;
+        let mut bits = mode & 0o007;
+        if user == Some(uid) {
+            bits |= (mode >> 6) & 0o7;
+        }
+        if group == Some(gid) {
+            bits |= (mode >> 3) & 0o7;
+        }
+        bits
+    }
+
+    fn shown((mode, uid, gid): (u32, u32, u32)) -> String {
+        format!("{mode:o} {uid}:{gid}")
+    }
+
+    #[test]
+    fn no_state_between_two_owners_and_modes_grants_more_than_both() {
+        let modes = [
+            0o000, 0o400, 0o440, 0o444, 0o600, 0o604, 0o640, 0o644, 0o660, 0o666, 0o700, 0o750,
+            0o755, 0o777, 0o2750, 0o4755, 0o1777,
+        ];
+        let owners = [(0, 0), (0, 2000), (0, 3000), (1000, 2000), (1000, 3000)];
+        for &old_mode in &modes {
+            for &new_mode in &modes {
+                for &(old_uid, old_gid) in &owners {
+                    for &(uid, gid) in &owners {
+                        let old = (old_mode, old_uid, old_gid);
+                        let new = (new_mode, uid, gid);
+                        let mut state = old;
+                        let steps = ownership_steps(old, new);
+                        for step in &steps {
+                            state = match *step {
+                                Step::Mode(mode) => (mode, state.1, state.2),
+                                Step::Owner(uid, gid) => (state.0 & !0o6000, uid, gid),
+                            };
+                            for user in [None, Some(0), Some(1000)] {
+                                for group in [None, Some(0), Some(2000), Some(3000)] {
+                                    let now = granted(state, user, group);
+                                    let allowed =
+                                        granted(old, user, group) | granted(new, user, group);
+                                    assert_eq!(
+                                        now & !allowed,
+                                        0,
+                                        "{} -> {}: {steps:?} passes {}",
+                                        shown(old),
+                                        shown(new),
+                                        shown(state)
+                                    );
+                                }
+                            }
+                            // no setuid or setgid between the two states
+                            if Some(step) != steps.last() {
+                                assert_eq!(state.0 & 0o7000, 0, "{}", shown(old));
+                            }
+                        }
+                        assert_eq!(state, new, "{steps:?}");
+                    }
+                }
+            }
+        }
+        // the red team's case: tightened before the group changes
+        assert_eq!(
+            ownership_steps((0o640, 0, 2000), (0o600, 0, 3000)),
+            vec![Step::Mode(0o600), Step::Owner(0, 3000), Step::Mode(0o600)]
+        );
+    }
+
+    #[test]
+    fn owner_and_mode_end_as_asked_on_a_real_file() {
+        let (_parent, root, _outside) = sealed();
+        std::fs::write(root.join("etc/secret"), "s").unwrap();
+        std::os::unix::fs::chown(root.join("etc/secret"), Some(0), Some(2000)).unwrap();
+        std::fs::set_permissions(
+            root.join("etc/secret"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o640),
+        )
+        .unwrap();
+        let confined = Confined::open(&root, Resolution::InRoot).unwrap();
+        let (directory, name) = confined.parent("/etc/secret").unwrap();
+        directory
+            .set_owner_and_mode(&name, false, 0o600, 0, 3000)
+            .unwrap();
+        let entry = directory.entry(&name).unwrap().unwrap();
+        assert_eq!((entry.mode, entry.uid, entry.gid), (0o600, 0, 3000));
+        // and a setgid directory keeps its bit after a change of group
+        directory.create_directory("shared", 0o700).unwrap();
+        directory
+            .set_owner_and_mode("shared", true, 0o2770, 0, 2000)
+            .unwrap();
+        let entry = directory.entry("shared").unwrap().unwrap();
+        assert_eq!((entry.mode, entry.uid, entry.gid), (0o2770, 0, 2000));
     }
 
     #[test]
