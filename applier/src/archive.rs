@@ -476,27 +476,7 @@ fn unpack_entry<R: Read>(
 /// Sets owner and mode of every directory last, deepest first, so a read-only one does
 /// not stop its children.
 fn finish_directories(unpack: &Unpack<'_>, seen: &Seen) -> Result<(), Problem> {
-    let mut directories = seen.directories.clone();
-    if !directories
-        .iter()
-        .any(|(path, _)| path.as_os_str().is_empty())
-    {
-        directories.push((PathBuf::new(), 0o755));
-    }
-    for (path, _) in seen
-        .kinds
-        .iter()
-        .filter(|(_, kind)| **kind == EntryKind::Directory)
-    {
-        if !directories.iter().any(|(known, _)| known == path) {
-            directories.push((path.clone(), 0o755));
-        }
-    }
-    for implicit in implicit_directories(seen) {
-        if !directories.iter().any(|(known, _)| *known == implicit) {
-            directories.push((implicit, 0o755));
-        }
-    }
+    let mut directories = ordered_directories(seen);
     directories.sort_by_key(|(path, _)| std::cmp::Reverse(path.components().count()));
     for (path, mode) in directories {
         let destination = unpack.shown.join(&path);
@@ -509,6 +489,37 @@ fn finish_directories(unpack: &Unpack<'_>, seen: &Seen) -> Result<(), Problem> {
             .map_err(|error| Problem::filesystem("set owner and mode of", &destination, &error))?;
     }
     Ok(())
+}
+
+/// Every directory of the unpacked tree once, with its mode: those the archive
+/// declares (the first declaration's mode), then the root, the declared ones not yet
+/// listed and the implicit ones at 0755. Looked up in a set, not searched in the list
+/// (an archive of 20,000 directories made 400 million comparisons).
+fn ordered_directories(seen: &Seen) -> Vec<(PathBuf, u32)> {
+    let mut known: HashSet<PathBuf> = HashSet::with_capacity(seen.directories.len());
+    let mut directories = Vec::with_capacity(seen.directories.len() + 1);
+    for (path, mode) in &seen.directories {
+        // only the root (`./`) can be declared twice; every declaration is kept
+        directories.push((path.clone(), *mode));
+        known.insert(path.clone());
+    }
+    let mut add = |path: PathBuf, mode: u32, directories: &mut Vec<(PathBuf, u32)>| {
+        if known.insert(path.clone()) {
+            directories.push((path, mode));
+        }
+    };
+    add(PathBuf::new(), 0o755, &mut directories);
+    for (path, _) in seen
+        .kinds
+        .iter()
+        .filter(|(_, kind)| **kind == EntryKind::Directory)
+    {
+        add(path.clone(), 0o755, &mut directories);
+    }
+    for implicit in implicit_directories(seen) {
+        add(implicit, 0o755, &mut directories);
+    }
+    directories
 }
 
 /// Unpacks the artifact beside the node path `node_path` and swaps it in: the new tree
@@ -616,4 +627,30 @@ fn remove_tree(parent: &Directory, name: &str, shown: &Path) -> Result<(), Probl
     parent
         .remove_tree(name)
         .map_err(|error| Problem::filesystem("remove", shown, &error))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_directory_is_finished_once_with_its_declared_mode() {
+        let mut seen = Seen::default();
+        seen.directories.push((PathBuf::new(), 0o750));
+        for index in 0..20_000 {
+            let path = PathBuf::from(format!("d{index}"));
+            seen.directories.push((path.clone(), 0o700));
+            seen.kinds.insert(path, EntryKind::Directory);
+        }
+        seen.kinds
+            .insert(PathBuf::from("implicit/deeper/file"), EntryKind::File);
+        let directories = ordered_directories(&seen);
+        assert_eq!(directories.len(), 20_003);
+        let modes: HashMap<PathBuf, u32> = directories.iter().cloned().collect();
+        assert_eq!(modes.len(), 20_003, "each directory once");
+        assert_eq!(modes.get(Path::new("")), Some(&0o750));
+        assert_eq!(modes.get(Path::new("d19999")), Some(&0o700));
+        assert_eq!(modes.get(Path::new("implicit")), Some(&0o755));
+        assert_eq!(modes.get(Path::new("implicit/deeper")), Some(&0o755));
+    }
 }
