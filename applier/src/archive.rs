@@ -13,7 +13,7 @@ use std::path::{Component, Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use crate::codes::Code;
-use crate::confined::Directory;
+use crate::confined::{Directory, absent, is_symlink_refusal};
 use crate::durable::Flusher;
 use crate::host::Host;
 use crate::problem::Problem;
@@ -56,27 +56,99 @@ impl<R: Read> HashingReader<R> {
     }
 }
 
-fn open_artifact(artifact_path: &Path) -> Result<File, Problem> {
-    File::open(artifact_path).map_err(|error| {
-        Problem::new(
-            Code::MissingArtifact,
-            format!(
-                "cannot open the artifact `{}`: {error}",
-                artifact_path.display()
-            ),
-            "copy the built artifact into the artifact directory (`--artifacts`), then apply again",
-        )
+/// The artifact directory, opened. Beneath the root (the default
+/// `ROOT/var/lib/mesh/artifacts`, which a plan can make a link or a directory of its
+/// own, or any `--artifacts` inside the tree) it is reached through the confined layer
+/// with no symlink on the way, under `--root` too: a plan that links it to `/etc` or
+/// `/dev` would otherwise have the host's files read as artifacts. Elsewhere it is the
+/// operator's own path, trusted like the root itself.
+fn artifact_directory(host: &Host, artifacts: &Path) -> Result<Directory, Problem> {
+    let absolute = std::path::absolute(artifacts)
+        .map_err(|error| Problem::filesystem("open", artifacts, &error))?;
+    let opened = match absolute.strip_prefix(host.root()) {
+        Ok(inside) => {
+            let node_path = format!("/{}", inside.to_string_lossy());
+            host.fs().directory_without_symlinks(&node_path)
+        }
+        Err(_) => Directory::open_path(&absolute),
+    };
+    opened.map_err(|error| {
+        let errno = error.raw_os_error().map(rustix::io::Errno::from_raw_os_error);
+        if errno == Some(rustix::io::Errno::NOENT) {
+            Problem::new(
+                Code::MissingArtifact,
+                format!(
+                    "the artifact directory `{}` does not exist",
+                    artifacts.display()
+                ),
+                "copy the built artifacts into the artifact directory (`--artifacts`, default `/var/lib/mesh/artifacts`), then apply again",
+            )
+        } else if is_symlink_refusal(&error) || errno == Some(rustix::io::Errno::NOTDIR) {
+            Problem::new(
+                Code::UnsafeArtifact,
+                format!(
+                    "the artifact directory `{}` is or goes through a symlink, or is not a directory: mesh reads artifacts only from a directory reached without symlinks",
+                    artifacts.display()
+                ),
+                "make the artifact directory a plain directory reached without symlinks (do not declare it as a `link`), or name another with `--artifacts`",
+            )
+        } else {
+            Problem::filesystem("open the artifact directory", artifacts, &error)
+        }
     })
 }
 
-fn digest_mismatch(artifact_path: &Path, expected: &str, found: &str) -> Problem {
+/// Opens the artifact `name` in the artifact directory: never through a symlink, never
+/// a FIFO, a device or anything but a regular file (opened non-blocking, checked on the
+/// descriptor), and read no further than the size it had when opened.
+fn open_artifact(
+    host: &Host,
+    artifacts: &Path,
+    name: &str,
+) -> Result<(io::Take<File>, PathBuf), Problem> {
+    let shown = artifacts.join(name);
+    let directory = artifact_directory(host, artifacts)?;
+    let file = directory.open_regular(name).map_err(|error| {
+        if absent(&error) {
+            Problem::new(
+                Code::MissingArtifact,
+                format!("cannot open the artifact `{}`: {error}", shown.display()),
+                "copy the built artifact into the artifact directory (`--artifacts`), then apply again",
+            )
+        } else if is_symlink_refusal(&error) || is_invalid(&error) {
+            Problem::new(
+                Code::UnsafeArtifact,
+                format!(
+                    "the artifact `{}` is a symlink or not a regular file (a FIFO, a device, a socket or a directory): mesh reads only regular files as artifacts",
+                    shown.display()
+                ),
+                "copy the built artifact itself (a regular file, not a link) into the artifact directory, then apply again",
+            )
+        } else {
+            Problem::filesystem("open the artifact", &shown, &error)
+        }
+    })?;
+    let size = file
+        .metadata()
+        .map_err(|error| Problem::filesystem("inspect", &shown, &error))?
+        .len();
+    Ok((file.take(size), shown))
+}
+
+fn is_invalid(error: &io::Error) -> bool {
+    error.kind() == io::ErrorKind::InvalidInput
+}
+
+/// The digest found is not shown: the file may not be the artifact at all, and its
+/// digest is nobody's business.
+fn digest_mismatch(artifact_path: &Path, expected: &str) -> Problem {
     Problem::new(
         Code::ArtifactDigestMismatch,
         format!(
-            "the artifact `{}` has digest `{found}`, the shape wants `{expected}`",
+            "the artifact `{}` does not have the digest the shape wants, `{expected}`",
             artifact_path.display()
         ),
-        "the artifact is damaged or not the one built for this plan: copy it again from the build",
+        "the artifact is damaged or not the one built for this plan: copy it again from the build (`sha256sum` shows its digest)",
     )
 }
 
@@ -89,15 +161,20 @@ fn unsafe_entry(entry: &str, reason: &str) -> Problem {
 }
 
 /// Checks the artifact's digest, then every entry, without writing anything.
-pub fn verify(artifact_path: &Path, expected_digest: &str) -> Result<(), Problem> {
-    let file = open_artifact(artifact_path)?;
+pub fn verify(
+    host: &Host,
+    artifacts: &Path,
+    artifact: &str,
+    expected_digest: &str,
+) -> Result<(), Problem> {
+    let (file, shown) = open_artifact(host, artifacts, artifact)?;
     let found = HashingReader::new(io::BufReader::new(file))
         .finish()
-        .map_err(|error| Problem::filesystem("read", artifact_path, &error))?;
+        .map_err(|error| Problem::filesystem("read", &shown, &error))?;
     if found != expected_digest {
-        return Err(digest_mismatch(artifact_path, expected_digest, &found));
+        return Err(digest_mismatch(&shown, expected_digest));
     }
-    let file = open_artifact(artifact_path)?;
+    let (file, _) = open_artifact(host, artifacts, artifact)?;
     walk(io::BufReader::new(file), None).map(|_| ())
 }
 
@@ -528,7 +605,8 @@ fn ordered_directories(seen: &Seen) -> Vec<(PathBuf, u32)> {
 /// parent, opened once through the confined layer.
 pub fn apply(
     host: &Host,
-    artifact_path: &Path,
+    artifacts: &Path,
+    artifact: &str,
     expected_digest: &str,
     node_path: &str,
     uid: u32,
@@ -548,7 +626,7 @@ pub fn apply(
     let staging = parent
         .open_directory(&staging_name)
         .map_err(|error| Problem::filesystem("open the directory", &staging_path, &error))?;
-    let file = open_artifact(artifact_path)?;
+    let (file, artifact_path) = open_artifact(host, artifacts, artifact)?;
     let unpack = Unpack {
         staging: &staging,
         shown: &staging_path,
@@ -564,7 +642,7 @@ pub fn apply(
     };
     if found != expected_digest {
         remove_tree(&parent, &staging_name, &staging_path)?;
-        return Err(digest_mismatch(artifact_path, expected_digest, &found));
+        return Err(digest_mismatch(&artifact_path, expected_digest));
     }
     // the staging directory is beside the target, on the same filesystem
     let mut flusher = Flusher::new();

@@ -62,6 +62,7 @@ codes! {
     NoSuchGeneration = "E536", "there is no such generation";
     NoBaseSystem = "E537", "the root has no base system";
     NoQuadlet = "E538", "no Quadlet (Podman 4.4 or later) where mesh-apply runs";
+    UnsafeArtifact = "E539", "an artifact is not a regular file reached without symlinks";
 }
 
 impl std::fmt::Display for Code {

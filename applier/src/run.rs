@@ -433,7 +433,9 @@ fn prepare(
         if let Resource::Archive(archive) = shape.resource()
             && !inspection.planned.is_unchanged()
             && let Err(problem) = archive::verify(
-                &config.artifacts.join(&archive.artifact),
+                host,
+                &config.artifacts,
+                &archive.artifact,
                 &archive.artifact_digest,
             )
         {

@@ -632,3 +632,126 @@ fn a_root_without_a_base_system_is_one_e537_before_any_shape() {
     assert!(help.contains("debootstrap"), "{help}");
     assert!(help.contains("ROOT/etc/passwd"), "{help}");
 }
+
+/// Runs `mesh-apply` on `plan` with `arguments` (after the plan and the identity),
+/// killing it after 60 s: an artifact that blocks must not hang the applier.
+fn apply_within_a_minute(keys: &Keys, plan: &Plan, arguments: &[&std::ffi::OsStr]) -> Value {
+    let plans = tempfile::tempdir().expect("tempdir");
+    let path = write_plan(plans.path(), "plan.json", plan);
+    let mut child = std::process::Command::new(BINARY)
+        .arg(&path)
+        .arg("--identity")
+        .arg(&keys.identity)
+        .args(arguments)
+        .args(["--format", "json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let started = std::time::Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(60) {
+            child.kill().expect("kill");
+            child.wait().expect("reap");
+            panic!("mesh-apply hung on the artifact");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let output = child.wait_with_output().expect("output");
+    assert_eq!(output.status.code(), Some(1));
+    serde_json::from_slice(&output.stdout).expect("a JSON report")
+}
+
+fn only_error(report: &Value, code: &str) -> String {
+    assert_eq!(error_codes(report), vec![code.to_string()], "{report:#}");
+    report["errors"][0]["message"]
+        .as_str()
+        .expect("message")
+        .to_string()
+}
+
+/// A symlink in the artifact directory to a file elsewhere (with the right digest) is
+/// not followed: the artifact is refused (E539) and nothing is unpacked.
+#[test]
+fn an_artifact_that_is_a_symlink_is_refused() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    let outside = tempfile::tempdir().expect("tempdir");
+    let bytes = tar_bytes(&[("index.html", "from outside")], &[]);
+    let digest = plan::sha256_digest(&bytes);
+    std::fs::write(outside.path().join("real.tar"), &bytes).expect("write");
+    std::os::unix::fs::symlink(
+        outside.path().join("real.tar"),
+        root.artifacts.join("linked.tar"),
+    )
+    .expect("symlink");
+    let artifact = ("linked.tar".to_string(), digest);
+    let report = refused_plan(
+        &root,
+        &keys,
+        &Plan::new("db1", vec![archive("/srv/site", &artifact, "root")]),
+        "E539",
+    );
+    assert!(only_error(&report, "E539").contains("linked.tar"));
+    assert!(!root.host("/srv/site").exists());
+}
+
+/// A FIFO where the artifact should be is refused at once (E539), not read forever.
+#[test]
+fn an_artifact_that_is_a_fifo_is_refused_without_hanging() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    let fifo = root.artifacts.join("fifo.tar");
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo");
+    assert!(status.success());
+    let artifact = ("fifo.tar".to_string(), plan::sha256_digest(b""));
+    let plan = Plan::new("db1", vec![archive("/srv/site", &artifact, "root")]);
+    let report = apply_within_a_minute(
+        &keys,
+        &plan,
+        &[
+            "--root".as_ref(),
+            root.path().as_os_str(),
+            "--artifacts".as_ref(),
+            root.artifacts.as_os_str(),
+        ],
+    );
+    assert!(only_error(&report, "E539").contains("not a regular file"));
+    assert!(!root.host("/srv/site").exists());
+}
+
+/// The default artifact directory, `ROOT/var/lib/mesh/artifacts`, is the plan's to
+/// shape: when it is a symlink (here to a directory outside the root holding an
+/// artifact with the right digest, as a plan's `link` to `/etc` or `/dev` would be) the
+/// apply is refused (E539), no digest of what it points at is printed, and nothing is
+/// unpacked.
+#[test]
+fn a_symlinked_default_artifact_directory_is_refused() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    let outside = tempfile::tempdir().expect("tempdir");
+    let bytes = tar_bytes(&[("index.html", "from outside")], &[]);
+    let digest = plan::sha256_digest(&bytes);
+    std::fs::write(outside.path().join("site.tar"), &bytes).expect("write");
+    std::fs::create_dir_all(root.host("/var/lib/mesh")).expect("mkdir");
+    std::os::unix::fs::symlink(outside.path(), root.host("/var/lib/mesh/artifacts"))
+        .expect("symlink");
+    let wanted = plan::sha256_digest(b"not this");
+    for (artifact, shown) in [
+        (("site.tar".to_string(), digest.clone()), None),
+        (("site.tar".to_string(), wanted), Some(&digest)),
+    ] {
+        let plan = Plan::new("db1", vec![archive("/srv/site", &artifact, "root")]);
+        let report =
+            apply_within_a_minute(&keys, &plan, &["--root".as_ref(), root.path().as_os_str()]);
+        let message = only_error(&report, "E539");
+        assert!(message.contains("symlink"), "{message}");
+        if let Some(digest) = shown {
+            assert!(!report.to_string().contains(digest.as_str()), "{report:#}");
+        }
+        assert!(!root.host("/srv/site").exists());
+    }
+}
