@@ -13,7 +13,7 @@ use std::path::{Component, Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use crate::codes::Code;
-use crate::confined::{Directory, absent, is_symlink_refusal};
+use crate::confined::{Directory, ScratchOwner, absent, is_symlink_refusal};
 use crate::durable::Flusher;
 use crate::host::Host;
 use crate::problem::Problem;
@@ -24,6 +24,11 @@ const LINKS_FOLLOWED: usize = 40;
 /// The name an archive is unpacked under before it is swapped in (`.app.mesh-unpack`).
 pub fn staging_name_for(name: &str) -> String {
     format!(".{name}.mesh-unpack")
+}
+
+/// Where the old tree is moved aside without `RENAME_EXCHANGE` (`.app.mesh-old`).
+pub fn aside_name_for(name: &str) -> String {
+    format!(".{name}.mesh-old")
 }
 
 struct HashingReader<R> {
@@ -618,8 +623,17 @@ pub fn apply(
         .parent(node_path)
         .map_err(|error| Problem::filesystem("open the directory of", &host_path, &error))?;
     let staging_name = staging_name_for(&name);
+    // what a killed run leaves: the staging tree, or the old tree moved aside, the
+    // shape's owner's once its directories were finished
+    let shape = ScratchOwner {
+        uid,
+        gid,
+        mode: None,
+    };
     let staging_path = host_path.with_file_name(&staging_name);
-    remove_tree(&parent, &staging_name, &staging_path)?;
+    parent
+        .remove_scratch_tree(&staging_name, Some(shape))
+        .map_err(|error| Problem::filesystem("remove", &staging_path, &error))?;
     parent
         .create_new_directory(&staging_name, 0o700)
         .map_err(|error| Problem::filesystem("create the directory", &staging_path, &error))?;
@@ -650,7 +664,7 @@ pub fn apply(
         .touched(&parent)
         .and_then(|()| flusher.flush())
         .map_err(|error| Problem::filesystem("flush", &staging_path, &error))?;
-    swap_in(&parent, &name, &staging_name, &host_path)?;
+    swap_in(&parent, &name, &staging_name, &host_path, shape)?;
     flusher
         .flush()
         .map_err(|error| Problem::filesystem("flush", &host_path, &error))
@@ -662,6 +676,7 @@ fn swap_in(
     name: &str,
     staging_name: &str,
     host_path: &Path,
+    shape: ScratchOwner,
 ) -> Result<(), Problem> {
     let staging_path = host_path.with_file_name(staging_name);
     let exists = parent
@@ -677,9 +692,11 @@ fn swap_in(
         Ok(()) => {}
         Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOSYS | rustix::io::Errno::OPNOTSUPP) => {
             // no RENAME_EXCHANGE here: move the old tree aside, then the new one in
-            let aside = format!(".{name}.mesh-old");
+            let aside = aside_name_for(name);
             let aside_path = host_path.with_file_name(&aside);
-            remove_tree(parent, &aside, &aside_path)?;
+            parent
+                .remove_scratch_tree(&aside, Some(shape))
+                .map_err(|error| Problem::filesystem("remove", &aside_path, &error))?;
             parent
                 .rename(name, &aside)
                 .map_err(|error| Problem::filesystem("move aside", host_path, &error))?;

@@ -371,9 +371,55 @@ pub fn absent(error: &io::Error) -> bool {
 }
 
 /// The temp name beside `name` (`.motd.mesh-new`). Deterministic, so a temp file left by
-/// a killed run is found and replaced by the next one.
+/// a killed run is found and replaced by the next one, where that is provably mesh's
+/// leftover: see [`Directory::remove_scratch_file`].
 pub fn temp_name(name: &str) -> String {
     format!(".{name}.mesh-new")
+}
+
+/// A scratch name of mesh's (`.NAME.mesh-new`, `.NAME.mesh-unpack`, `.NAME.mesh-old`)
+/// is taken in a directory someone other than root may write to (or by a directory
+/// where a file temp goes): it may be someone's data rather than a leftover of an
+/// interrupted run, so it is neither removed nor replaced.
+#[derive(Debug)]
+pub struct ForeignScratch {
+    pub name: String,
+}
+
+impl std::fmt::Display for ForeignScratch {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            formatter,
+            "`{}`, a name mesh uses for scratch, is taken, and it cannot tell it is its own leftover",
+            self.name
+        )
+    }
+}
+
+impl std::error::Error for ForeignScratch {}
+
+/// Was this error a [`ForeignScratch`]?
+pub fn is_foreign_scratch(error: &io::Error) -> bool {
+    error
+        .get_ref()
+        .is_some_and(|inner| inner.is::<ForeignScratch>())
+}
+
+/// The owner, group and (for a file) mode mesh gives a scratch entry: the shape's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScratchOwner {
+    pub uid: u32,
+    pub gid: u32,
+    pub mode: Option<u32>,
+}
+
+fn foreign_scratch(name: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        ForeignScratch {
+            name: name.to_string(),
+        },
+    )
 }
 
 fn c_name(name: &str) -> io::Result<CString> {
@@ -510,10 +556,16 @@ impl Directory {
                 Mode::from_raw_mode(0o600),
             )
         };
-        // the name is usually free; a leftover (a killed run's temp file) is removed once
+        // the name is usually free; a leftover (a killed run's temp file) is removed once,
+        // when it is provably mesh's
         let fd = match create() {
             Err(Errno::EXIST) => {
-                self.remove_file(name)?;
+                let shape = ScratchOwner {
+                    uid,
+                    gid,
+                    mode: Some(mode),
+                };
+                self.remove_scratch_file(name, Some(shape))?;
                 create()?
             }
             result => result?,
@@ -593,6 +645,58 @@ impl Directory {
             Ok(()) | Err(Errno::NOENT) => Ok(()),
             Err(error) => Err(error.into()),
         }
+    }
+
+    /// Does anyone but root write here? The owner is not root, or the group or others
+    /// may write (with POSIX ACLs, the group bits are the mask: any named user or group
+    /// with write access shows there).
+    pub fn others_may_write(&self) -> io::Result<bool> {
+        let own = self.own_entry()?;
+        Ok(own.uid != 0 || own.mode & 0o022 != 0)
+    }
+
+    /// Refuses ([`ForeignScratch`]) when the scratch name `name` is taken by something
+    /// that cannot be mesh's leftover. It is taken as mesh's when only root writes in
+    /// this directory (the name is reserved and nobody else can have made it), when it
+    /// is owned by root (nobody else can make that), or when it has exactly the owner
+    /// and group mesh gives it (`shape`) and, for a file, no permission bit beyond the
+    /// shape's mode: the states a killed run can leave it in. Anything else, in a
+    /// directory someone else may write to, may be their data.
+    pub fn check_scratch(&self, name: &str, shape: Option<ScratchOwner>) -> io::Result<()> {
+        let Some(entry) = self.entry(name)? else {
+            return Ok(());
+        };
+        if !self.others_may_write()? || entry.uid == 0 {
+            return Ok(());
+        }
+        if let Some(shape) = shape
+            && entry.uid == shape.uid
+            && entry.gid == shape.gid
+            && shape.mode.is_none_or(|mode| entry.mode & !mode == 0)
+        {
+            return Ok(());
+        }
+        Err(foreign_scratch(name))
+    }
+
+    /// Removes a leftover file temp `name` (absent is fine) when it is provably
+    /// mesh's ([`Directory::check_scratch`]); a directory there never is.
+    pub fn remove_scratch_file(&self, name: &str, shape: Option<ScratchOwner>) -> io::Result<()> {
+        match self.entry(name)? {
+            None => Ok(()),
+            Some(entry) if entry.kind == EntryKind::Directory => Err(foreign_scratch(name)),
+            Some(_) => {
+                self.check_scratch(name, shape)?;
+                self.remove_file(name)
+            }
+        }
+    }
+
+    /// Removes a leftover scratch tree `name` (absent is fine) when it is provably
+    /// mesh's ([`Directory::check_scratch`]).
+    pub fn remove_scratch_tree(&self, name: &str, shape: Option<ScratchOwner>) -> io::Result<()> {
+        self.check_scratch(name, shape)?;
+        self.remove_tree(name)
     }
 
     /// Removes the directory `name` if it is empty; absent or not empty is fine.

@@ -755,3 +755,123 @@ fn a_symlinked_default_artifact_directory_is_refused() {
         assert!(!root.host("/srv/site").exists());
     }
 }
+
+/// `/srv/www`, owned by a local user, with their data at the names mesh uses for
+/// scratch beside three shapes.
+fn user_data_at_scratch_names(root: &TestRoot) {
+    let www = root.host("/srv/www");
+    std::fs::create_dir_all(www.join(".site.mesh-unpack/photos")).expect("mkdir");
+    std::fs::write(www.join(".site.mesh-unpack/photos/2019.jpg"), "precious").expect("write");
+    std::fs::create_dir_all(www.join(".site.mesh-old")).expect("mkdir");
+    std::fs::write(www.join(".site.mesh-old/notes"), "mine").expect("write");
+    std::fs::write(www.join(".conf.mesh-new"), "mine").expect("write");
+    std::fs::write(www.join(".latest.mesh-new"), "mine too").expect("write");
+    let status = std::process::Command::new("chown")
+        .args(["-R", "1000:1000"])
+        .arg(&www)
+        .status()
+        .expect("chown");
+    assert!(status.success());
+}
+
+/// Data a local user keeps at `.NAME.mesh-unpack`, `.NAME.mesh-old` or `.NAME.mesh-new`
+/// in a directory they own is not mesh's leftover: the apply (and the dry run) is
+/// refused with E520 for each shape, before anything changes, and the data is kept.
+#[test]
+fn user_data_at_scratch_names_is_refused_and_kept() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    user_data_at_scratch_names(&root);
+    let artifact = root.add_artifact(&tar_bytes(&[("index.html", "hi")], &[]));
+    let plan = Plan::new(
+        "db1",
+        vec![
+            archive("/srv/www/site", &artifact, "root"),
+            file("/srv/www/conf", "x", "root", "0644"),
+            link("/srv/www/latest", "site"),
+        ],
+    );
+    for extra in [&["--dry-run"][..], &[]] {
+        let plans = tempfile::tempdir().expect("tempdir");
+        let path = write_plan(plans.path(), "plan.json", &plan);
+        let report = refused(&root, &keys, &path, extra, "E520");
+        assert_eq!(error_codes(&report), vec!["E520"; 3], "{report:#}");
+        assert!(
+            report.to_string().contains(".site.mesh-unpack"),
+            "{report:#}"
+        );
+    }
+    let www = root.host("/srv/www");
+    assert_eq!(
+        std::fs::read_to_string(www.join(".site.mesh-unpack/photos/2019.jpg")).expect("kept"),
+        "precious"
+    );
+    assert_eq!(
+        std::fs::read_to_string(www.join(".conf.mesh-new")).expect("kept"),
+        "mine"
+    );
+}
+
+/// A withdrawn file's temp name is removed only when it is provably mesh's: a local
+/// user's file there, in a directory they own, survives the withdrawal.
+#[test]
+fn a_withdrawal_keeps_user_data_at_the_temp_name() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    let www = root.host("/srv/www");
+    std::fs::create_dir_all(&www).expect("mkdir");
+    std::os::unix::fs::chown(&www, Some(1000), Some(1000)).expect("chown");
+    apply_ok(
+        &root,
+        &Plan::new("db1", vec![file("/srv/www/conf", "x", "root", "0644")]),
+        &keys,
+    );
+    std::fs::write(www.join(".conf.mesh-new"), "mine").expect("write");
+    std::os::unix::fs::chown(www.join(".conf.mesh-new"), Some(1000), Some(1000)).expect("chown");
+    let report = apply_ok(&root, &Plan::new("db1", vec![]), &keys);
+    assert_eq!(status_of(&report, "file", "/srv/www/conf"), "withdrawn");
+    assert!(!www.join("conf").exists());
+    assert_eq!(
+        std::fs::read_to_string(www.join(".conf.mesh-new")).expect("kept"),
+        "mine"
+    );
+}
+
+/// Where only root writes, the scratch names are mesh's: a killed run's leftovers are
+/// replaced and removed as before.
+#[test]
+fn leftover_scratch_names_where_only_root_writes_are_replaced() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    let srv = root.host("/srv");
+    std::fs::create_dir_all(srv.join(".site.mesh-unpack/half")).expect("mkdir");
+    std::fs::write(srv.join(".conf.mesh-new"), "half").expect("write");
+    let artifact = root.add_artifact(&tar_bytes(&[("index.html", "hi")], &[]));
+    apply_ok(
+        &root,
+        &Plan::new(
+            "db1",
+            vec![
+                archive("/srv/site", &artifact, "root"),
+                file("/srv/conf", "x", "root", "0644"),
+            ],
+        ),
+        &keys,
+    );
+    let mut names: Vec<String> = std::fs::read_dir(&srv)
+        .expect("read")
+        .map(|entry| {
+            entry
+                .expect("entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    names.sort();
+    assert_eq!(names, ["conf", "site"]);
+    assert_eq!(
+        std::fs::read_to_string(srv.join("conf")).expect("read"),
+        "x"
+    );
+}
