@@ -436,6 +436,19 @@ fn prepare(
             problems.push(problem.about_shape(shape));
         }
     }
+    // `useradd` reads the tree's settings: refused before anything changes, once
+    if let Some(shape) = plan
+        .shapes()
+        .iter()
+        .zip(&inspections)
+        .find(|(shape, inspection)| {
+            shape.kind() == Kind::User && matches!(inspection.planned, Planned::Create)
+        })
+        .map(|(shape, _)| shape)
+        && let Err(problem) = crate::accounts::prove_useradd_settings(host)
+    {
+        problems.push(problem.about_shape(shape));
+    }
     for (shape, inspection) in plan.shapes().iter().zip(&inspections) {
         if let Resource::Archive(archive) = shape.resource()
             && !inspection.planned.is_unchanged()
