@@ -187,6 +187,119 @@ pub fn prove_account_files(host: &Host) -> Result<(), Problem> {
     }
 }
 
+/// The longest line of `/etc/default/useradd` read whole by `useradd` (`fgets` into a
+/// 1,024-byte buffer splits a longer one, and its tail is read as a line of its own).
+const USERADD_LINE: usize = 1000;
+
+/// How much of `/etc/default/useradd` is read: the file is a few lines.
+const USERADD_DEFAULTS_BYTES: u64 = 64 * 1024;
+
+/// Under `--root`, proves that `useradd --prefix ROOT` will create nothing but the
+/// account entries. It reads `ROOT/etc/login.defs` and `ROOT/etc/default/useradd`,
+/// which a plan can write; with `--no-create-home` (always passed) the one setting left
+/// that creates a file is `CREATE_MAIL_SPOOL` in the defaults file, and the spool's path
+/// is `ROOT` + `MAIL_DIR` from `login.defs` + the user's name: `MAIL_DIR
+/// /../../../../tmp/x` creates a file outside the root, owned by the new user. No
+/// option turns the spool off, so a defaults file that may turn it on is refused
+/// (E540): any line naming `CREATE_MAIL_SPOOL` must be a comment or set it to `no`, and
+/// be short enough for `useradd` to read it whole. Both files must be regular files
+/// (or absent), `/etc/default` a root-owned directory reached without a symlink and
+/// writable by root only, so nobody can change them between this proof and the tool's
+/// read. The live host is its own root: nothing there can lead outside it, and its
+/// administrator's defaults are left as they are.
+pub fn prove_useradd_settings(host: &Host) -> Result<(), Problem> {
+    if host.offline_root().is_none() {
+        return Ok(());
+    }
+    let etc = host
+        .fs()
+        .directory_without_symlinks("/etc")
+        .map_err(|error| unsafe_account_file(host, "/etc", &directory_reason(&error)))?;
+    check_directory(host, "/etc", &etc)?;
+    check_files(host, "/etc", &etc, &["login.defs".to_string()])?;
+    let default = match etc.open_directory("default") {
+        Ok(default) => default,
+        Err(error) if error.raw_os_error() == Some(rustix::io::Errno::NOENT.raw_os_error()) => {
+            return Ok(());
+        }
+        Err(error) => {
+            let reason = if confined::is_symlink_refusal(&error)
+                || error.raw_os_error() == Some(rustix::io::Errno::NOTDIR.raw_os_error())
+            {
+                "is a symlink or not a directory".to_string()
+            } else {
+                format!("cannot be opened ({error})")
+            };
+            return Err(unsafe_account_file(host, "/etc/default", &reason));
+        }
+    };
+    check_directory(host, "/etc/default", &default)?;
+    const DEFAULTS: &str = "/etc/default/useradd";
+    let file = match default.open_regular("useradd") {
+        Ok(file) => file,
+        Err(error) if confined::absent(&error) => return Ok(()),
+        Err(_) => {
+            return Err(unsafe_account_file(
+                host,
+                DEFAULTS,
+                "is a symlink, a device, a FIFO, a socket or a directory",
+            ));
+        }
+    };
+    let mut text = Vec::new();
+    io::Read::read_to_end(
+        &mut io::Read::take(file, USERADD_DEFAULTS_BYTES + 1),
+        &mut text,
+    )
+    .map_err(|error| Problem::filesystem("read", &host.path(DEFAULTS), &error))?;
+    let text = String::from_utf8_lossy(&text);
+    let refused = if text.len() as u64 > USERADD_DEFAULTS_BYTES {
+        Some(format!(
+            "is longer than {} KiB, more than mesh reads to check it",
+            USERADD_DEFAULTS_BYTES / 1024
+        ))
+    } else {
+        text.split('\n')
+            .find(|line| line.contains("CREATE_MAIL_SPOOL") && !spool_stays_off(line))
+            .map(|line| {
+                let shown = if line.len() >= USERADD_LINE {
+                    format!(
+                        "a line of {} bytes naming `CREATE_MAIL_SPOOL` (`useradd` reads it in pieces, and one may turn the spool on)",
+                        line.len()
+                    )
+                } else {
+                    format!("`{line}`")
+                };
+                format!(
+                    "has {shown}, which makes `useradd --prefix` create a mail spool at the path the tree's `login.defs` names (`MAIL_DIR`), possibly outside the root"
+                )
+            })
+    };
+    match refused {
+        None => Ok(()),
+        Some(reason) => Err(Problem::new(
+            Code::UseraddCreatesFiles,
+            format!("`{}` {reason}", host.path(DEFAULTS).display()),
+            "remove `CREATE_MAIL_SPOOL` from the tree's `/etc/default/useradd` (or set it to `no`): mesh creates a user's files only as the plan's own shapes",
+        )),
+    }
+}
+
+/// A line of `/etc/default/useradd` that names `CREATE_MAIL_SPOOL` and leaves it off:
+/// a comment, or the setting `no`, read whole.
+fn spool_stays_off(line: &str) -> bool {
+    if line.len() >= USERADD_LINE {
+        return false;
+    }
+    if line.starts_with('#') {
+        return true;
+    }
+    match line.split_once('=') {
+        None => true,
+        Some((_, value)) => value.eq_ignore_ascii_case("no"),
+    }
+}
+
 fn directory_reason(error: &io::Error) -> String {
     if confined::is_symlink_refusal(error) {
         "is reached through a symlink".to_string()

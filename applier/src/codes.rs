@@ -62,6 +62,8 @@ codes! {
     NoSuchGeneration = "E536", "there is no such generation";
     NoBaseSystem = "E537", "the root has no base system";
     NoQuadlet = "E538", "no Quadlet (Podman 4.4 or later) where mesh-apply runs";
+    UnsafeArtifact = "E539", "an artifact is not a regular file reached without symlinks";
+    UseraddCreatesFiles = "E540", "the root's useradd defaults would create files outside the plan";
 }
 
 impl std::fmt::Display for Code {

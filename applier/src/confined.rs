@@ -371,9 +371,55 @@ pub fn absent(error: &io::Error) -> bool {
 }
 
 /// The temp name beside `name` (`.motd.mesh-new`). Deterministic, so a temp file left by
-/// a killed run is found and replaced by the next one.
+/// a killed run is found and replaced by the next one, where that is provably mesh's
+/// leftover: see [`Directory::remove_scratch_file`].
 pub fn temp_name(name: &str) -> String {
     format!(".{name}.mesh-new")
+}
+
+/// A scratch name of mesh's (`.NAME.mesh-new`, `.NAME.mesh-unpack`, `.NAME.mesh-old`)
+/// is taken in a directory someone other than root may write to (or by a directory
+/// where a file temp goes): it may be someone's data rather than a leftover of an
+/// interrupted run, so it is neither removed nor replaced.
+#[derive(Debug)]
+pub struct ForeignScratch {
+    pub name: String,
+}
+
+impl std::fmt::Display for ForeignScratch {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            formatter,
+            "`{}`, a name mesh uses for scratch, is taken, and it cannot tell it is its own leftover",
+            self.name
+        )
+    }
+}
+
+impl std::error::Error for ForeignScratch {}
+
+/// Was this error a [`ForeignScratch`]?
+pub fn is_foreign_scratch(error: &io::Error) -> bool {
+    error
+        .get_ref()
+        .is_some_and(|inner| inner.is::<ForeignScratch>())
+}
+
+/// The owner, group and (for a file) mode mesh gives a scratch entry: the shape's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScratchOwner {
+    pub uid: u32,
+    pub gid: u32,
+    pub mode: Option<u32>,
+}
+
+fn foreign_scratch(name: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        ForeignScratch {
+            name: name.to_string(),
+        },
+    )
 }
 
 fn c_name(name: &str) -> io::Result<CString> {
@@ -510,10 +556,16 @@ impl Directory {
                 Mode::from_raw_mode(0o600),
             )
         };
-        // the name is usually free; a leftover (a killed run's temp file) is removed once
+        // the name is usually free; a leftover (a killed run's temp file) is removed once,
+        // when it is provably mesh's
         let fd = match create() {
             Err(Errno::EXIST) => {
-                self.remove_file(name)?;
+                let shape = ScratchOwner {
+                    uid,
+                    gid,
+                    mode: Some(mode),
+                };
+                self.remove_scratch_file(name, Some(shape))?;
                 create()?
             }
             result => result?,
@@ -593,6 +645,58 @@ impl Directory {
             Ok(()) | Err(Errno::NOENT) => Ok(()),
             Err(error) => Err(error.into()),
         }
+    }
+
+    /// Does anyone but root write here? The owner is not root, or the group or others
+    /// may write (with POSIX ACLs, the group bits are the mask: any named user or group
+    /// with write access shows there).
+    pub fn others_may_write(&self) -> io::Result<bool> {
+        let own = self.own_entry()?;
+        Ok(own.uid != 0 || own.mode & 0o022 != 0)
+    }
+
+    /// Refuses ([`ForeignScratch`]) when the scratch name `name` is taken by something
+    /// that cannot be mesh's leftover. It is taken as mesh's when only root writes in
+    /// this directory (the name is reserved and nobody else can have made it), when it
+    /// is owned by root (nobody else can make that), or when it has exactly the owner
+    /// and group mesh gives it (`shape`) and, for a file, no permission bit beyond the
+    /// shape's mode: the states a killed run can leave it in. Anything else, in a
+    /// directory someone else may write to, may be their data.
+    pub fn check_scratch(&self, name: &str, shape: Option<ScratchOwner>) -> io::Result<()> {
+        let Some(entry) = self.entry(name)? else {
+            return Ok(());
+        };
+        if !self.others_may_write()? || entry.uid == 0 {
+            return Ok(());
+        }
+        if let Some(shape) = shape
+            && entry.uid == shape.uid
+            && entry.gid == shape.gid
+            && shape.mode.is_none_or(|mode| entry.mode & !mode == 0)
+        {
+            return Ok(());
+        }
+        Err(foreign_scratch(name))
+    }
+
+    /// Removes a leftover file temp `name` (absent is fine) when it is provably
+    /// mesh's ([`Directory::check_scratch`]); a directory there never is.
+    pub fn remove_scratch_file(&self, name: &str, shape: Option<ScratchOwner>) -> io::Result<()> {
+        match self.entry(name)? {
+            None => Ok(()),
+            Some(entry) if entry.kind == EntryKind::Directory => Err(foreign_scratch(name)),
+            Some(_) => {
+                self.check_scratch(name, shape)?;
+                self.remove_file(name)
+            }
+        }
+    }
+
+    /// Removes a leftover scratch tree `name` (absent is fine) when it is provably
+    /// mesh's ([`Directory::check_scratch`]).
+    pub fn remove_scratch_tree(&self, name: &str, shape: Option<ScratchOwner>) -> io::Result<()> {
+        self.check_scratch(name, shape)?;
+        self.remove_tree(name)
     }
 
     /// Removes the directory `name` if it is empty; absent or not empty is fine.
@@ -706,9 +810,45 @@ impl Directory {
     }
 }
 
+/// One change of an inode's owner or mode, in the order [`ownership_steps`] gives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    Mode(u32),
+    Owner(u32, u32),
+}
+
+/// The changes that take an inode from `old` (mode, uid, gid) to `new`, in an order
+/// whose every state in between grants no permission that neither `old` nor `new`
+/// grants: the mode is first narrowed to the permission bits both share (no setuid,
+/// setgid or sticky), then the owner changed, then the final mode set. A chown first
+/// would let the new owner or group use the old mode's bits (a secret going from
+/// `0640 root:staff` to `0600 root:app` was `0640 root:app` for a moment).
+fn ownership_steps(old: (u32, u32, u32), new: (u32, u32, u32)) -> Vec<Step> {
+    let (old_mode, old_uid, old_gid) = old;
+    let (mode, uid, gid) = new;
+    let mut steps = Vec::new();
+    if (old_uid, old_gid) != (uid, gid) {
+        let narrowed = old_mode & mode & 0o777;
+        if narrowed != old_mode & 0o7777 {
+            steps.push(Step::Mode(narrowed));
+        }
+        steps.push(Step::Owner(uid, gid));
+    }
+    // always set last: a chown may have cleared setuid and setgid
+    steps.push(Step::Mode(mode));
+    steps
+}
+
 fn set_owner_and_mode(fd: impl AsFd, mode: u32, uid: u32, gid: u32) -> io::Result<()> {
-    rustix::fs::fchown(&fd, Some(Uid::from_raw(uid)), Some(Gid::from_raw(gid)))?;
-    rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode))?;
+    let current = Entry::of(&rustix::fs::fstat(&fd)?);
+    for step in ownership_steps((current.mode, current.uid, current.gid), (mode, uid, gid)) {
+        match step {
+            Step::Mode(mode) => rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode))?,
+            Step::Owner(uid, gid) => {
+                rustix::fs::fchown(&fd, Some(Uid::from_raw(uid)), Some(Gid::from_raw(gid)))?;
+            }
+        }
+    }
     Ok(())
 }
 
@@ -777,6 +917,103 @@ mod tests {
         confined.write_now("/etc/file", b"new", 0o644).unwrap();
         assert_eq!(std::fs::read(outside.join("target")).unwrap(), b"old");
         assert_eq!(std::fs::read(root.join("etc/file")).unwrap(), b"new");
+    }
+
+    /// The permission bits `state` (mode, uid, gid) grants to a principal: the owner
+    /// class to `Some(uid)` as a user, the group class to `Some(gid)` as a group, the
+    /// other class to everyone.
+    fn granted(state: (u32, u32, u32), user: Option<u32>, group: Option<u32>) -> u32 {
+        let (mode, uid, gid) = state;
+        let mut bits = mode & 0o007;
+        if user == Some(uid) {
+            bits |= (mode >> 6) & 0o7;
+        }
+        if group == Some(gid) {
+            bits |= (mode >> 3) & 0o7;
+        }
+        bits
+    }
+
+    fn shown((mode, uid, gid): (u32, u32, u32)) -> String {
+        format!("{mode:o} {uid}:{gid}")
+    }
+
+    #[test]
+    fn no_state_between_two_owners_and_modes_grants_more_than_both() {
+        let modes = [
+            0o000, 0o400, 0o440, 0o444, 0o600, 0o604, 0o640, 0o644, 0o660, 0o666, 0o700, 0o750,
+            0o755, 0o777, 0o2750, 0o4755, 0o1777,
+        ];
+        let owners = [(0, 0), (0, 2000), (0, 3000), (1000, 2000), (1000, 3000)];
+        for &old_mode in &modes {
+            for &new_mode in &modes {
+                for &(old_uid, old_gid) in &owners {
+                    for &(uid, gid) in &owners {
+                        let old = (old_mode, old_uid, old_gid);
+                        let new = (new_mode, uid, gid);
+                        let mut state = old;
+                        let steps = ownership_steps(old, new);
+                        for step in &steps {
+                            state = match *step {
+                                Step::Mode(mode) => (mode, state.1, state.2),
+                                Step::Owner(uid, gid) => (state.0 & !0o6000, uid, gid),
+                            };
+                            for user in [None, Some(0), Some(1000)] {
+                                for group in [None, Some(0), Some(2000), Some(3000)] {
+                                    let now = granted(state, user, group);
+                                    let allowed =
+                                        granted(old, user, group) | granted(new, user, group);
+                                    assert_eq!(
+                                        now & !allowed,
+                                        0,
+                                        "{} -> {}: {steps:?} passes {}",
+                                        shown(old),
+                                        shown(new),
+                                        shown(state)
+                                    );
+                                }
+                            }
+                            // no setuid or setgid between the two states
+                            if Some(step) != steps.last() {
+                                assert_eq!(state.0 & 0o7000, 0, "{}", shown(old));
+                            }
+                        }
+                        assert_eq!(state, new, "{steps:?}");
+                    }
+                }
+            }
+        }
+        // the red team's case: tightened before the group changes
+        assert_eq!(
+            ownership_steps((0o640, 0, 2000), (0o600, 0, 3000)),
+            vec![Step::Mode(0o600), Step::Owner(0, 3000), Step::Mode(0o600)]
+        );
+    }
+
+    #[test]
+    fn owner_and_mode_end_as_asked_on_a_real_file() {
+        let (_parent, root, _outside) = sealed();
+        std::fs::write(root.join("etc/secret"), "s").unwrap();
+        std::os::unix::fs::chown(root.join("etc/secret"), Some(0), Some(2000)).unwrap();
+        std::fs::set_permissions(
+            root.join("etc/secret"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o640),
+        )
+        .unwrap();
+        let confined = Confined::open(&root, Resolution::InRoot).unwrap();
+        let (directory, name) = confined.parent("/etc/secret").unwrap();
+        directory
+            .set_owner_and_mode(&name, false, 0o600, 0, 3000)
+            .unwrap();
+        let entry = directory.entry(&name).unwrap().unwrap();
+        assert_eq!((entry.mode, entry.uid, entry.gid), (0o600, 0, 3000));
+        // and a setgid directory keeps its bit after a change of group
+        directory.create_directory("shared", 0o700).unwrap();
+        directory
+            .set_owner_and_mode("shared", true, 0o2770, 0, 2000)
+            .unwrap();
+        let entry = directory.entry("shared").unwrap().unwrap();
+        assert_eq!((entry.mode, entry.uid, entry.gid), (0o2770, 0, 2000));
     }
 
     #[test]

@@ -341,7 +341,8 @@ fn archives(run: &Run<'_>, accounts: &Accounts, executed: &mut Executed) -> Resu
                     .map_err(|problem| (FailedAt::Shape(index), problem))?;
                 archive::apply(
                     run.host,
-                    &run.config.artifacts.join(&wanted.artifact),
+                    &run.config.artifacts,
+                    &wanted.artifact,
                     &wanted.artifact_digest,
                     &wanted.path,
                     uid,

@@ -332,9 +332,12 @@ pub fn withdraw(host: &Host, node_path: &str) -> Result<(), Problem> {
         Err(error) if confined::absent(&error) => return Ok(()),
         Err(error) => return Err(Problem::filesystem("remove", &shown, &error)),
     };
-    directory
-        .remove_file(&confined::temp_name(&name))
-        .map_err(|error| Problem::filesystem("remove", &shown, &error))?;
+    // a temp that cannot be mesh's leftover is left where it is
+    if let Err(error) = directory.remove_scratch_file(&confined::temp_name(&name), None)
+        && !confined::is_foreign_scratch(&error)
+    {
+        return Err(Problem::filesystem("remove", &shown, &error));
+    }
     match directory.entry(&name) {
         Ok(Some(entry)) if entry.kind == EntryKind::Directory => Ok(()),
         Ok(Some(_)) => directory

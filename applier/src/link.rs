@@ -63,7 +63,7 @@ pub fn replace_with_symlink(
     target: &str,
 ) -> std::io::Result<()> {
     let temp = confined::temp_name(name);
-    directory.remove_file(&temp)?;
+    directory.remove_scratch_file(&temp, None)?;
     directory.symlink(target, &temp)?;
     directory.rename(&temp, name)
 }

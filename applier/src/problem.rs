@@ -72,6 +72,16 @@ impl Problem {
     /// follow is E510, whenever it is met (a link declared by the plan, or one swapped
     /// in while applying).
     pub fn filesystem(doing: &str, path: &std::path::Path, error: &std::io::Error) -> Problem {
+        if crate::confined::is_foreign_scratch(error) {
+            return Problem::new(
+                Code::InTheWay,
+                format!(
+                    "cannot {doing} `{}`: {error} (someone other than root may write in its directory, so it may be their data)",
+                    path.display()
+                ),
+                "look at it: remove it if it is the leftover of an interrupted mesh-apply, else move it away; mesh never removes what it cannot tell is its own",
+            );
+        }
         if crate::confined::is_symlink_refusal(error) {
             return Problem::new(
                 Code::UnsafeHostPath,

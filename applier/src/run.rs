@@ -12,7 +12,7 @@ use plan::{Kind, Plan, PlanError, Resource, Shape};
 use crate::accounts::Accounts;
 use crate::codes::Code;
 use crate::config::{Config, PlanSource};
-use crate::confined::EntryKind;
+use crate::confined::{self, EntryKind};
 use crate::execute::{Executed, FailedAt, execute};
 use crate::file::{FileInspection, WantedFile};
 use crate::host::{Host, STATE_DIRECTORY};
@@ -430,10 +430,32 @@ fn prepare(
         }
     }
     for (shape, inspection) in plan.shapes().iter().zip(&inspections) {
+        if !inspection.planned.is_unchanged()
+            && let Err(problem) = check_scratch_names(shape, host, accounts)
+        {
+            problems.push(problem.about_shape(shape));
+        }
+    }
+    // `useradd` reads the tree's settings: refused before anything changes, once
+    if let Some(shape) = plan
+        .shapes()
+        .iter()
+        .zip(&inspections)
+        .find(|(shape, inspection)| {
+            shape.kind() == Kind::User && matches!(inspection.planned, Planned::Create)
+        })
+        .map(|(shape, _)| shape)
+        && let Err(problem) = crate::accounts::prove_useradd_settings(host)
+    {
+        problems.push(problem.about_shape(shape));
+    }
+    for (shape, inspection) in plan.shapes().iter().zip(&inspections) {
         if let Resource::Archive(archive) = shape.resource()
             && !inspection.planned.is_unchanged()
             && let Err(problem) = archive::verify(
-                &config.artifacts.join(&archive.artifact),
+                host,
+                &config.artifacts,
+                &archive.artifact,
                 &archive.artifact_digest,
             )
         {
@@ -450,6 +472,59 @@ fn prepare(
         claimed,
         warnings,
     })
+}
+
+/// Refuses, before anything changes, a shape whose scratch names beside it (the temp
+/// `.NAME.mesh-new` of a file, secret or link, the `.NAME.mesh-unpack` and
+/// `.NAME.mesh-old` of an archive) are taken by something that cannot be a leftover of
+/// mesh's ([`confined::Directory::check_scratch`]): it may be someone's data, which mesh
+/// would otherwise replace or remove (E520).
+fn check_scratch_names(shape: &Shape, host: &Host, accounts: &Accounts) -> Result<(), Problem> {
+    let owner = |owner: &str, group: &str, mode: Option<u32>| {
+        Some(confined::ScratchOwner {
+            uid: accounts.uid(owner)?,
+            gid: accounts.gid(group)?,
+            mode,
+        })
+    };
+    let (node_path, names, owner) = match shape.resource() {
+        Resource::File(file) => (
+            &file.path,
+            vec![confined::temp_name as fn(&str) -> String],
+            owner(&file.owner, &file.group, Some(file.mode_bits())),
+        ),
+        Resource::Secret(secret) => (
+            &secret.path,
+            vec![confined::temp_name as fn(&str) -> String],
+            owner(&secret.owner, &secret.group, Some(secret.mode_bits())),
+        ),
+        Resource::Link(link) => (
+            &link.path,
+            vec![confined::temp_name as fn(&str) -> String],
+            None,
+        ),
+        Resource::Archive(archive) => (
+            &archive.path,
+            vec![
+                archive::staging_name_for as fn(&str) -> String,
+                archive::aside_name_for,
+            ],
+            owner(&archive.owner, &archive.group, None),
+        ),
+        _ => return Ok(()),
+    };
+    // any other failure (a name too long, an unreadable directory) is the write's to report
+    let Ok((directory, name)) = host.fs().parent_for_reading(node_path) else {
+        return Ok(());
+    };
+    for scratch in names {
+        if let Err(error) = directory.check_scratch(&scratch(&name), owner)
+            && confined::is_foreign_scratch(&error)
+        {
+            return Err(Problem::filesystem("write", &host.path(node_path), &error));
+        }
+    }
+    Ok(())
 }
 
 fn inspect(

@@ -54,6 +54,7 @@ fn prefix_arguments(host: &Host) -> Vec<String> {
 /// are set afterwards by [`set_groups`], once every user of the plan exists.
 pub fn create(user: &User, host: &Host, accounts: &Accounts) -> Result<(), Problem> {
     accounts::prove_account_files(host)?;
+    accounts::prove_useradd_settings(host)?;
     let mut arguments = prefix_arguments(host);
     if user.system {
         arguments.push("--system".to_string());

@@ -293,11 +293,6 @@ fn the_host_is_touched_only_through_the_confined_layer() {
         ),
         ("archive.rs", "use std::fs::File;", "the opened artifact"),
         (
-            "archive.rs",
-            "File::open(artifact_path)",
-            "artifacts: read only, every byte checked against the plan's digest",
-        ),
-        (
             "container.rs",
             "Path::new(QUADLET).is_file()",
             "the running machine's Quadlet binary",

@@ -632,3 +632,246 @@ fn a_root_without_a_base_system_is_one_e537_before_any_shape() {
     assert!(help.contains("debootstrap"), "{help}");
     assert!(help.contains("ROOT/etc/passwd"), "{help}");
 }
+
+/// Runs `mesh-apply` on `plan` with `arguments` (after the plan and the identity),
+/// killing it after 60 s: an artifact that blocks must not hang the applier.
+fn apply_within_a_minute(keys: &Keys, plan: &Plan, arguments: &[&std::ffi::OsStr]) -> Value {
+    let plans = tempfile::tempdir().expect("tempdir");
+    let path = write_plan(plans.path(), "plan.json", plan);
+    let mut child = std::process::Command::new(BINARY)
+        .arg(&path)
+        .arg("--identity")
+        .arg(&keys.identity)
+        .args(arguments)
+        .args(["--format", "json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let started = std::time::Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(60) {
+            child.kill().expect("kill");
+            child.wait().expect("reap");
+            panic!("mesh-apply hung on the artifact");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let output = child.wait_with_output().expect("output");
+    assert_eq!(output.status.code(), Some(1));
+    serde_json::from_slice(&output.stdout).expect("a JSON report")
+}
+
+fn only_error(report: &Value, code: &str) -> String {
+    assert_eq!(error_codes(report), vec![code.to_string()], "{report:#}");
+    report["errors"][0]["message"]
+        .as_str()
+        .expect("message")
+        .to_string()
+}
+
+/// A symlink in the artifact directory to a file elsewhere (with the right digest) is
+/// not followed: the artifact is refused (E539) and nothing is unpacked.
+#[test]
+fn an_artifact_that_is_a_symlink_is_refused() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    let outside = tempfile::tempdir().expect("tempdir");
+    let bytes = tar_bytes(&[("index.html", "from outside")], &[]);
+    let digest = plan::sha256_digest(&bytes);
+    std::fs::write(outside.path().join("real.tar"), &bytes).expect("write");
+    std::os::unix::fs::symlink(
+        outside.path().join("real.tar"),
+        root.artifacts.join("linked.tar"),
+    )
+    .expect("symlink");
+    let artifact = ("linked.tar".to_string(), digest);
+    let report = refused_plan(
+        &root,
+        &keys,
+        &Plan::new("db1", vec![archive("/srv/site", &artifact, "root")]),
+        "E539",
+    );
+    assert!(only_error(&report, "E539").contains("linked.tar"));
+    assert!(!root.host("/srv/site").exists());
+}
+
+/// A FIFO where the artifact should be is refused at once (E539), not read forever.
+#[test]
+fn an_artifact_that_is_a_fifo_is_refused_without_hanging() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    let fifo = root.artifacts.join("fifo.tar");
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo");
+    assert!(status.success());
+    let artifact = ("fifo.tar".to_string(), plan::sha256_digest(b""));
+    let plan = Plan::new("db1", vec![archive("/srv/site", &artifact, "root")]);
+    let report = apply_within_a_minute(
+        &keys,
+        &plan,
+        &[
+            "--root".as_ref(),
+            root.path().as_os_str(),
+            "--artifacts".as_ref(),
+            root.artifacts.as_os_str(),
+        ],
+    );
+    assert!(only_error(&report, "E539").contains("not a regular file"));
+    assert!(!root.host("/srv/site").exists());
+}
+
+/// The default artifact directory, `ROOT/var/lib/mesh/artifacts`, is the plan's to
+/// shape: when it is a symlink (here to a directory outside the root holding an
+/// artifact with the right digest, as a plan's `link` to `/etc` or `/dev` would be) the
+/// apply is refused (E539), no digest of what it points at is printed, and nothing is
+/// unpacked.
+#[test]
+fn a_symlinked_default_artifact_directory_is_refused() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    let outside = tempfile::tempdir().expect("tempdir");
+    let bytes = tar_bytes(&[("index.html", "from outside")], &[]);
+    let digest = plan::sha256_digest(&bytes);
+    std::fs::write(outside.path().join("site.tar"), &bytes).expect("write");
+    std::fs::create_dir_all(root.host("/var/lib/mesh")).expect("mkdir");
+    std::os::unix::fs::symlink(outside.path(), root.host("/var/lib/mesh/artifacts"))
+        .expect("symlink");
+    let wanted = plan::sha256_digest(b"not this");
+    for (artifact, shown) in [
+        (("site.tar".to_string(), digest.clone()), None),
+        (("site.tar".to_string(), wanted), Some(&digest)),
+    ] {
+        let plan = Plan::new("db1", vec![archive("/srv/site", &artifact, "root")]);
+        let report =
+            apply_within_a_minute(&keys, &plan, &["--root".as_ref(), root.path().as_os_str()]);
+        let message = only_error(&report, "E539");
+        assert!(message.contains("symlink"), "{message}");
+        if let Some(digest) = shown {
+            assert!(!report.to_string().contains(digest.as_str()), "{report:#}");
+        }
+        assert!(!root.host("/srv/site").exists());
+    }
+}
+
+/// `/srv/www`, owned by a local user, with their data at the names mesh uses for
+/// scratch beside three shapes.
+fn user_data_at_scratch_names(root: &TestRoot) {
+    let www = root.host("/srv/www");
+    std::fs::create_dir_all(www.join(".site.mesh-unpack/photos")).expect("mkdir");
+    std::fs::write(www.join(".site.mesh-unpack/photos/2019.jpg"), "precious").expect("write");
+    std::fs::create_dir_all(www.join(".site.mesh-old")).expect("mkdir");
+    std::fs::write(www.join(".site.mesh-old/notes"), "mine").expect("write");
+    std::fs::write(www.join(".conf.mesh-new"), "mine").expect("write");
+    std::fs::write(www.join(".latest.mesh-new"), "mine too").expect("write");
+    let status = std::process::Command::new("chown")
+        .args(["-R", "1000:1000"])
+        .arg(&www)
+        .status()
+        .expect("chown");
+    assert!(status.success());
+}
+
+/// Data a local user keeps at `.NAME.mesh-unpack`, `.NAME.mesh-old` or `.NAME.mesh-new`
+/// in a directory they own is not mesh's leftover: the apply (and the dry run) is
+/// refused with E520 for each shape, before anything changes, and the data is kept.
+#[test]
+fn user_data_at_scratch_names_is_refused_and_kept() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    user_data_at_scratch_names(&root);
+    let artifact = root.add_artifact(&tar_bytes(&[("index.html", "hi")], &[]));
+    let plan = Plan::new(
+        "db1",
+        vec![
+            archive("/srv/www/site", &artifact, "root"),
+            file("/srv/www/conf", "x", "root", "0644"),
+            link("/srv/www/latest", "site"),
+        ],
+    );
+    for extra in [&["--dry-run"][..], &[]] {
+        let plans = tempfile::tempdir().expect("tempdir");
+        let path = write_plan(plans.path(), "plan.json", &plan);
+        let report = refused(&root, &keys, &path, extra, "E520");
+        assert_eq!(error_codes(&report), vec!["E520"; 3], "{report:#}");
+        assert!(
+            report.to_string().contains(".site.mesh-unpack"),
+            "{report:#}"
+        );
+    }
+    let www = root.host("/srv/www");
+    assert_eq!(
+        std::fs::read_to_string(www.join(".site.mesh-unpack/photos/2019.jpg")).expect("kept"),
+        "precious"
+    );
+    assert_eq!(
+        std::fs::read_to_string(www.join(".conf.mesh-new")).expect("kept"),
+        "mine"
+    );
+}
+
+/// A withdrawn file's temp name is removed only when it is provably mesh's: a local
+/// user's file there, in a directory they own, survives the withdrawal.
+#[test]
+fn a_withdrawal_keeps_user_data_at_the_temp_name() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    let www = root.host("/srv/www");
+    std::fs::create_dir_all(&www).expect("mkdir");
+    std::os::unix::fs::chown(&www, Some(1000), Some(1000)).expect("chown");
+    apply_ok(
+        &root,
+        &Plan::new("db1", vec![file("/srv/www/conf", "x", "root", "0644")]),
+        &keys,
+    );
+    std::fs::write(www.join(".conf.mesh-new"), "mine").expect("write");
+    std::os::unix::fs::chown(www.join(".conf.mesh-new"), Some(1000), Some(1000)).expect("chown");
+    let report = apply_ok(&root, &Plan::new("db1", vec![]), &keys);
+    assert_eq!(status_of(&report, "file", "/srv/www/conf"), "withdrawn");
+    assert!(!www.join("conf").exists());
+    assert_eq!(
+        std::fs::read_to_string(www.join(".conf.mesh-new")).expect("kept"),
+        "mine"
+    );
+}
+
+/// Where only root writes, the scratch names are mesh's: a killed run's leftovers are
+/// replaced and removed as before.
+#[test]
+fn leftover_scratch_names_where_only_root_writes_are_replaced() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    let srv = root.host("/srv");
+    std::fs::create_dir_all(srv.join(".site.mesh-unpack/half")).expect("mkdir");
+    std::fs::write(srv.join(".conf.mesh-new"), "half").expect("write");
+    let artifact = root.add_artifact(&tar_bytes(&[("index.html", "hi")], &[]));
+    apply_ok(
+        &root,
+        &Plan::new(
+            "db1",
+            vec![
+                archive("/srv/site", &artifact, "root"),
+                file("/srv/conf", "x", "root", "0644"),
+            ],
+        ),
+        &keys,
+    );
+    let mut names: Vec<String> = std::fs::read_dir(&srv)
+        .expect("read")
+        .map(|entry| {
+            entry
+                .expect("entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    names.sort();
+    assert_eq!(names, ["conf", "site"]);
+    assert_eq!(
+        std::fs::read_to_string(srv.join("conf")).expect("read"),
+        "x"
+    );
+}

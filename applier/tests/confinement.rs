@@ -511,3 +511,62 @@ fn a_hard_link_to_a_file_outside_is_replaced_not_chowned_or_chmodded() {
     assert_eq!(mode_of(&sealed.root.host("/srv/linked")), 0o644);
     assert_eq!(owner_of(&sealed.root.host("/srv/linked")), (0, 0));
 }
+
+/// The tree's `login.defs` and `/etc/default/useradd` are the plan's to write, and
+/// `useradd --prefix` reads them: `CREATE_MAIL_SPOOL=yes` with `MAIL_DIR` pointing out of
+/// the root made it create a mail spool outside, owned by the new user. Creating a
+/// user (system or not) with such defaults is refused (E540) before anything changes;
+/// with the spool left off, the same `login.defs` creates nothing outside.
+#[test]
+fn useradd_defaults_from_the_plan_create_nothing_outside_the_root() {
+    let sealed = Sealed::new();
+    let keys = Keys::new();
+    let before = sealed.outside_snapshot();
+    let mail_dir = format!("/../../../../../../../../..{}", sealed.outside.display());
+    let settings = |spool: &str| {
+        vec![
+            directory("/etc/default", "root", "0755"),
+            file("/etc/default/useradd", spool, "root", "0644"),
+            file(
+                "/etc/login.defs",
+                &format!("MAIL_DIR {mail_dir}\nUID_MIN 4242\nUID_MAX 4242\n"),
+                "root",
+                "0644",
+            ),
+        ]
+    };
+    let person = |name: &str| {
+        shape(Resource::User(plan::User {
+            name: name.to_string(),
+            system: false,
+            home: None,
+            shell: None,
+            groups: vec![],
+        }))
+    };
+    for spool in [
+        "CREATE_MAIL_SPOOL=yes\n",
+        "SHELL=/bin/sh\ncreate=1\nCREATE_MAIL_SPOOL=Yes\n",
+        &format!("# {}CREATE_MAIL_SPOOL=yes\n", "x".repeat(1100)),
+    ] {
+        apply_ok(&sealed.root, &plan(settings(spool)), &keys);
+        for new_user in [person("evil"), user("daemonish")] {
+            let mut shapes = settings(spool);
+            shapes.push(new_user);
+            let report = apply_fails(&sealed.root, &plan(shapes), &keys);
+            assert_eq!(error_codes(&report), vec!["E540"], "{report:#}");
+            assert_same_tree(&before, &sealed.outside_snapshot(), "outside the root");
+        }
+        assert!(sealed.root.uid_of("evil").is_none());
+    }
+    // off (commented, or `no`): the user is made and nothing appears outside
+    for spool in ["# CREATE_MAIL_SPOOL=yes\n", "CREATE_MAIL_SPOOL=no\n"] {
+        // users are made before files: the defaults are in place first
+        apply_ok(&sealed.root, &plan(settings(spool)), &keys);
+        let mut shapes = settings(spool);
+        shapes.push(person("fine"));
+        apply_ok(&sealed.root, &plan(shapes), &keys);
+        assert_same_tree(&before, &sealed.outside_snapshot(), "outside the root");
+    }
+    assert_eq!(sealed.root.uid_of("fine"), Some(4242));
+}
