@@ -94,14 +94,12 @@ pub struct RepositoryArgs {
 }
 
 impl RepositoryArgs {
-    /// The repository's directory: as given (E100 unless it holds `mesh.nix`), or
-    /// found by walking up.
+    /// The repository's directory: as given, or found by walking up. A command
+    /// that compiles reports a directory without `mesh.nix` as the compilation's
+    /// E100 (in its `--format`); one that does not calls [`RepositoryArgs::checked_root`].
     pub fn root(&self, color: ColorWhen) -> Result<PathBuf, crate::terminal::Failure> {
         match &self.repo {
-            Some(path) => match compiler::check_root(path) {
-                Ok(_) => Ok(path.clone()),
-                Err(diagnostic) => Err(crate::terminal::fail_alone(&diagnostic, color)),
-            },
+            Some(path) => Ok(path.clone()),
             None => {
                 let here = std::env::current_dir()
                     .map_err(|error| format!("cannot read the current directory: {error}"))?;
@@ -109,6 +107,17 @@ impl RepositoryArgs {
                     .map_err(|diagnostic| crate::terminal::fail_alone(&diagnostic, color))
             }
         }
+    }
+}
+
+impl RepositoryArgs {
+    /// [`RepositoryArgs::root`], E100 unless it holds `mesh.nix`: for a command that
+    /// reads or writes the repository without compiling it (`meshc lock`).
+    pub fn checked_root(&self, color: ColorWhen) -> Result<PathBuf, crate::terminal::Failure> {
+        let root = self.root(color)?;
+        compiler::check_root(&root)
+            .map_err(|diagnostic| crate::terminal::fail_alone(&diagnostic, color))?;
+        Ok(root)
     }
 }
 

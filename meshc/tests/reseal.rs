@@ -380,7 +380,10 @@ fn a_wrong_identity_changes_nothing() {
     let output = rotation.reseal(Path::new("/dev/zero"));
     assert_eq!(output.status.code(), Some(1));
     let said = String::from_utf8_lossy(&output.stderr);
-    assert!(said.contains("E321") && said.contains("not a regular file"), "{said}");
+    assert!(
+        said.contains("E321") && said.contains("not a regular file"),
+        "{said}"
+    );
     assert_eq!(rotation.store(), store);
     // a node that is not there
     let output = meshc(&[

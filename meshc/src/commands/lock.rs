@@ -42,7 +42,7 @@ fn parse_pin(pin: &str) -> Result<(String, String), String> {
 }
 
 pub fn run(arguments: LockArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
-    let root = arguments.repository.root(color)?;
+    let root = arguments.repository.checked_root(color)?;
     let mut lock = compiler::read_lock(&root).map_err(|d| terminal::fail_alone(&d, color))?;
     for (reference, digest) in arguments.pin {
         match lock.mirrors.insert(reference.clone(), digest.clone()) {
