@@ -398,6 +398,38 @@ impl Beneath {
         }
     }
 
+    /// Whether the entry `name` of this directory is a directory (never through a
+    /// link: a link to one is not).
+    pub fn is_directory(&self, name: &str) -> io::Result<bool> {
+        downward(Path::new(name))?;
+        match rustix::fs::statat(&self.directory, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(stat) => Ok(rustix::fs::FileType::from_raw_mode(stat.st_mode)
+                == rustix::fs::FileType::Directory),
+            Err(rustix::io::Errno::NOENT) => Ok(false),
+            Err(error) => Err(explain(&self.path.join(name), error)),
+        }
+    }
+
+    /// Whether `name` is the name [`Beneath::stage`] gives a temporary file.
+    pub fn is_temporary_name(name: &str) -> bool {
+        let Some(inner) = name
+            .strip_prefix('.')
+            .and_then(|name| name.strip_suffix(".new"))
+        else {
+            return false;
+        };
+        // NAME.PID.COUNTER
+        let mut parts = inner.rsplitn(3, '.');
+        let (Some(counter), Some(pid), Some(base)) = (parts.next(), parts.next(), parts.next())
+        else {
+            return false;
+        };
+        !base.is_empty()
+            && [counter, pid]
+                .iter()
+                .all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()))
+    }
+
     /// Removes the entry `name` of this directory (a link is removed, never followed).
     pub fn remove(&self, name: &str) -> io::Result<()> {
         rustix::fs::unlinkat(&self.directory, name, AtFlags::empty())

@@ -168,12 +168,40 @@ impl StagedBuild {
                     .ok_or_else(|| output_error(&nodes_path, std::io::ErrorKind::NotFound.into()))?
             }
             Place::Existing(nodes) => {
-                for (node, entry) in &staged {
-                    if let Some(temporary) = &entry.temporary {
-                        let name = format!("{node}.json");
-                        nodes
-                            .rename(temporary, &name)
-                            .map_err(|e| output_error(&nodes_path.join(&name), e))?;
+                let temporaries: Vec<(String, &String)> = staged
+                    .iter()
+                    .filter_map(|(node, entry)| {
+                        entry
+                            .temporary
+                            .as_ref()
+                            .map(|t| (format!("{node}.json"), t))
+                    })
+                    .collect();
+                // what no plan can be renamed over (a directory) fails the build
+                // before any plan is put in place; a rename that fails all the same
+                // leaves no temporary behind
+                let drop_from = |from: usize| {
+                    for (_, temporary) in &temporaries[from..] {
+                        let _ = nodes.remove(temporary);
+                    }
+                };
+                for (name, _) in &temporaries {
+                    let blocked = match nodes.is_directory(name) {
+                        Ok(true) => Err(std::io::Error::other(
+                            "a directory is where the plan goes: remove it and build again",
+                        )),
+                        Ok(false) => Ok(()),
+                        Err(error) => Err(error),
+                    };
+                    if let Err(error) = blocked {
+                        drop_from(0);
+                        return Err(output_error(&nodes_path.join(name), error));
+                    }
+                }
+                for (index, (name, temporary)) in temporaries.iter().enumerate() {
+                    if let Err(error) = nodes.rename(temporary, name) {
+                        drop_from(index);
+                        return Err(output_error(&nodes_path.join(name), error));
                     }
                 }
                 emit::open_nodes(&self.output, &self.out, false)?
@@ -197,6 +225,12 @@ impl StagedBuild {
                 nodes
                     .remove(file_name)
                     .map_err(|e| output_error(&nodes_path.join(file_name), e))?;
+            } else if let Some(file_name) = name.to_str()
+                && Beneath::is_temporary_name(file_name)
+            {
+                // a temporary of a build that was killed before it ended (this
+                // build's are all in place by now)
+                let _ = nodes.remove(file_name);
             } else {
                 nodes_listed.push(name);
             }

@@ -299,3 +299,62 @@ fn an_output_that_is_not_this_repositorys_build_is_refused_and_kept() {
     support::assert_built(&support::build(&repository, &interrupted));
     support::assert_built(&support::build(&repository, &interrupted));
 }
+
+/// A plan that cannot be put in place (a directory where it goes) fails the build
+/// before any plan is renamed into `OUT/nodes`, and leaves no temporary behind;
+/// one left by a build that was killed is removed by the next build. Before, the
+/// plans renamed before the failing one stayed new beside the old manifest, and
+/// the temporaries of the rest stayed in `OUT/nodes` for good.
+#[test]
+fn a_plan_that_cannot_be_put_in_place_changes_no_plan_and_leaves_no_temporary() {
+    let (temporary, repository) = support::homelab_copy();
+    let out = temporary.path().join("out");
+    assert_built(&support::build(&repository, &out));
+    let inventory = repository.join("mesh.nix");
+    let text = std::fs::read_to_string(&inventory).expect("mesh.nix");
+    let changed = text.replace("port = 8080;", "port = 8081;");
+    assert_ne!(changed, text, "the example has app2's port");
+    std::fs::write(&inventory, &changed).expect("write mesh.nix");
+    // mq1's plan goes where a directory is now; app2's plan changes
+    std::fs::remove_file(out.join("nodes/mq1.json")).expect("remove");
+    std::fs::create_dir(out.join("nodes/mq1.json")).expect("a directory there");
+    let before = files_under(&out);
+    let names_before: Vec<_> = std::fs::read_dir(out.join("nodes"))
+        .expect("nodes")
+        .map(|entry| entry.expect("entry").file_name())
+        .collect();
+    let output = support::build(&repository, &out);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("E407") && stderr.contains("mq1.json"),
+        "{stderr}"
+    );
+    let after = files_under(&out);
+    let changed: Vec<&String> = after
+        .keys()
+        .chain(before.keys())
+        .filter(|name| after.get(*name) != before.get(*name))
+        .collect();
+    assert!(changed.is_empty(), "changed: {changed:?}");
+    let mut names_after: Vec<_> = std::fs::read_dir(out.join("nodes"))
+        .expect("nodes")
+        .map(|entry| entry.expect("entry").file_name())
+        .collect();
+    let mut names_before = names_before;
+    names_before.sort();
+    names_after.sort();
+    assert_eq!(
+        names_after, names_before,
+        "a temporary was left in OUT/nodes"
+    );
+
+    // the directory removed, and a killed build's temporary planted: the next
+    // build puts every plan in place and removes the temporary
+    std::fs::remove_dir(out.join("nodes/mq1.json")).expect("remove the directory");
+    let stale = out.join("nodes/.db1.json.4242.7.new");
+    std::fs::write(&stale, "{}").expect("a stale temporary");
+    assert_built(&support::build(&repository, &out));
+    assert!(!stale.exists(), "the stale temporary stayed");
+    assert!(out.join("nodes/mq1.json").is_file());
+}
