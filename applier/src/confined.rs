@@ -502,6 +502,14 @@ impl Directory {
         Ok(File::from(fd))
     }
 
+    /// [`Directory::open_regular`], with the metadata of the opened descriptor: what is
+    /// checked there is the file that will be read, not a name looked up again.
+    pub fn open_regular_with_entry(&self, name: &str) -> io::Result<(File, Entry)> {
+        let file = self.open_regular(name)?;
+        let entry = Entry::of(&rustix::fs::fstat(&file)?);
+        Ok((file, entry))
+    }
+
     /// `mkdirat(name, mode)`; an existing entry of that name is left as it is (the
     /// next open of it decides whether it is usable).
     pub fn create_directory(&self, name: &str, mode: u32) -> io::Result<()> {
