@@ -664,17 +664,27 @@ impl Directory {
     }
 
     /// Refuses ([`ForeignScratch`]) when the scratch name `name` is taken by something
-    /// that cannot be mesh's leftover. It is taken as mesh's when only root writes in
-    /// this directory (the name is reserved and nobody else can have made it), when it
-    /// is owned by root (nobody else can make that), or when it has exactly the owner
-    /// and group mesh gives it (`shape`) and, for a file, no permission bit beyond the
-    /// shape's mode: the states a killed run can leave it in. Anything else, in a
-    /// directory someone else may write to, may be their data.
+    /// that cannot be mesh's leftover. Where only root writes in this directory, the
+    /// name is reserved and nobody else can have put anything there: whatever is there
+    /// is mesh's. Where someone else may write, a directory there never is taken as
+    /// mesh's: its owner says nothing, since a user who writes here can rename any
+    /// directory of this one into the name (root's `0700` `vault` in her home, which she
+    /// cannot empty herself), and removing it would remove everything in it. A file or
+    /// symlink there is taken as mesh's when it is owned by root or has exactly the
+    /// owner and group mesh gives it (`shape`) and, for a file, no permission bit
+    /// beyond the shape's mode: the states a killed run can leave it in; removing it
+    /// removes one name, which whoever could have moved it there could have removed.
     pub fn check_scratch(&self, name: &str, shape: Option<ScratchOwner>) -> io::Result<()> {
         let Some(entry) = self.entry(name)? else {
             return Ok(());
         };
-        if !self.others_may_write()? || entry.uid == 0 {
+        if !self.others_may_write()? {
+            return Ok(());
+        }
+        if entry.kind == EntryKind::Directory {
+            return Err(foreign_scratch(name));
+        }
+        if entry.uid == 0 {
             return Ok(());
         }
         if let Some(shape) = shape
