@@ -8,7 +8,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::io;
 
 use crate::codes::Code;
-use crate::confined::{self, Directory, EntryKind};
+use crate::confined::{self, Directory, Entry, EntryKind};
 use crate::host::Host;
 use crate::problem::Problem;
 
@@ -202,10 +202,11 @@ const USERADD_DEFAULTS_BYTES: u64 = 64 * 1024;
 /// /../../../../tmp/x` creates a file outside the root, owned by the new user. No
 /// option turns the spool off, so a defaults file that may turn it on is refused
 /// (E540): any line naming `CREATE_MAIL_SPOOL` must be a comment or set it to `no`, and
-/// be short enough for `useradd` to read it whole. Both files must be regular files
-/// (or absent), `/etc/default` a root-owned directory reached without a symlink and
-/// writable by root only, so nobody can change them between this proof and the tool's
-/// read. The live host is its own root: nothing there can lead outside it, and its
+/// be short enough for `useradd` to read it whole. Both files must be absent or regular
+/// files that are root-owned, not writable by group or others and their inode's only
+/// name (checked on the opened descriptor, E540), in `/etc` and an `/etc/default` that
+/// are root-owned directories reached without a symlink and writable by root only, so
+/// nobody can change them between this proof and the tool's read. The live host is its own root: nothing there can lead outside it, and its
 /// administrator's defaults are left as they are.
 pub fn prove_useradd_settings(host: &Host) -> Result<(), Problem> {
     if host.offline_root().is_none() {
@@ -217,6 +218,19 @@ pub fn prove_useradd_settings(host: &Host) -> Result<(), Problem> {
         .map_err(|error| unsafe_account_file(host, "/etc", &directory_reason(&error)))?;
     check_directory(host, "/etc", &etc)?;
     check_files(host, "/etc", &etc, &["login.defs".to_string()])?;
+    // opened (never through a symlink), then checked on the descriptor: only root can
+    // change it between this proof and `useradd`'s read
+    match etc.open_regular_with_entry("login.defs") {
+        Ok((_, entry)) => check_settings_file(host, "/etc/login.defs", &entry)?,
+        Err(error) if confined::absent(&error) => {}
+        Err(_) => {
+            return Err(unsafe_account_file(
+                host,
+                "/etc/login.defs",
+                "is a symlink, a device, a FIFO, a socket or a directory",
+            ));
+        }
+    }
     let default = match etc.open_directory("default") {
         Ok(default) => default,
         Err(error) if error.raw_os_error() == Some(rustix::io::Errno::NOENT.raw_os_error()) => {
@@ -235,8 +249,11 @@ pub fn prove_useradd_settings(host: &Host) -> Result<(), Problem> {
     };
     check_directory(host, "/etc/default", &default)?;
     const DEFAULTS: &str = "/etc/default/useradd";
-    let file = match default.open_regular("useradd") {
-        Ok(file) => file,
+    let file = match default.open_regular_with_entry("useradd") {
+        Ok((file, entry)) => {
+            check_settings_file(host, DEFAULTS, &entry)?;
+            file
+        }
         Err(error) if confined::absent(&error) => return Ok(()),
         Err(_) => {
             return Err(unsafe_account_file(
@@ -281,6 +298,37 @@ pub fn prove_useradd_settings(host: &Host) -> Result<(), Problem> {
             Code::UseraddCreatesFiles,
             format!("`{}` {reason}", host.path(DEFAULTS).display()),
             "remove `CREATE_MAIL_SPOOL` from the tree's `/etc/default/useradd` (or set it to `no`): mesh creates a user's files only as the plan's own shapes",
+        )),
+    }
+}
+
+/// A settings file `useradd` reads (checked on its opened descriptor) that nobody but
+/// root can change before `useradd` reads it: owned by root, not writable by its group
+/// or others, and its inode's only name (another name could be in a directory a user
+/// writes, or be a user's file linked here). Otherwise E540: a user who may write it
+/// could turn the spool on between this check and `useradd`'s read.
+fn check_settings_file(host: &Host, node_path: &str, entry: &Entry) -> Result<(), Problem> {
+    let reason = if entry.uid != 0 {
+        Some(format!("is owned by uid {}, not root", entry.uid))
+    } else if entry.mode & 0o022 != 0 {
+        Some(format!(
+            "has mode {:04o}: its group or others may write it",
+            entry.mode
+        ))
+    } else if entry.links != 1 {
+        Some(format!("has {} hard links, not one", entry.links))
+    } else {
+        None
+    };
+    match reason {
+        None => Ok(()),
+        Some(reason) => Err(Problem::new(
+            Code::UseraddCreatesFiles,
+            format!(
+                "`{}` {reason}, so it could be changed to turn the mail spool on between mesh's check and `useradd`'s read",
+                host.path(node_path).display()
+            ),
+            "make it a root-owned file with a single name, writable by root only (for example `0644 root:root`; declare it so in the plan if the plan writes it), then apply again",
         )),
     }
 }

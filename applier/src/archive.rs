@@ -13,7 +13,7 @@ use std::path::{Component, Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use crate::codes::Code;
-use crate::confined::{Directory, ScratchOwner, absent, is_symlink_refusal};
+use crate::confined::{self, Directory, ScratchOwner, absent, is_symlink_refusal};
 use crate::durable::Flusher;
 use crate::host::Host;
 use crate::problem::Problem;
@@ -640,6 +640,19 @@ pub fn apply(
     let staging = parent
         .open_directory(&staging_name)
         .map_err(|error| Problem::filesystem("open the directory", &staging_path, &error))?;
+    // what was opened is what mesh just made (root's, empty), not something renamed to
+    // the name in between; from here on the tree is reached through this descriptor
+    let made = staging
+        .own_entry()
+        .and_then(|entry| Ok(entry.uid == 0 && staging.names()?.is_empty()))
+        .map_err(|error| Problem::filesystem("inspect", &staging_path, &error))?;
+    if !made {
+        return Err(Problem::filesystem(
+            "unpack into",
+            &staging_path,
+            &confined::foreign_scratch(&staging_name),
+        ));
+    }
     let (file, artifact_path) = open_artifact(host, artifacts, artifact)?;
     let unpack = Unpack {
         staging: &staging,
@@ -650,12 +663,12 @@ pub fn apply(
     let found = match walk(io::BufReader::new(file), Some(&unpack)) {
         Ok(found) => found,
         Err(problem) => {
-            remove_tree(&parent, &staging_name, &staging_path)?;
+            discard(&parent, &staging, &staging_name, &staging_path, (uid, gid))?;
             return Err(problem);
         }
     };
     if found != expected_digest {
-        remove_tree(&parent, &staging_name, &staging_path)?;
+        discard(&parent, &staging, &staging_name, &staging_path, (uid, gid))?;
         return Err(digest_mismatch(&artifact_path, expected_digest));
     }
     // the staging directory is beside the target, on the same filesystem
@@ -715,12 +728,53 @@ fn swap_in(
             ));
         }
     }
-    remove_tree(parent, staging_name, &staging_path)
+    // the old tree is now at the staging name: opened without following a link, it
+    // is removed through that descriptor. Where someone else may write in the parent,
+    // they could have renamed any directory of theirs (or root's) to that name since
+    // the exchange, so it is removed only with the shape's owner and group
+    let old = parent
+        .open_directory(staging_name)
+        .map_err(|error| Problem::filesystem("open", &staging_path, &error))?;
+    if parent
+        .others_may_write()
+        .map_err(|error| Problem::filesystem("inspect", &staging_path, &error))?
+    {
+        let found = old
+            .own_entry()
+            .map_err(|error| Problem::filesystem("inspect", &staging_path, &error))?;
+        if (found.uid, found.gid) != (shape.uid, shape.gid) {
+            return Err(Problem::filesystem(
+                "remove",
+                &staging_path,
+                &confined::foreign_scratch(staging_name),
+            ));
+        }
+    }
+    // mesh gives every directory of an archive the owner and group of its top
+    let found = old
+        .own_entry()
+        .map_err(|error| Problem::filesystem("inspect", &staging_path, &error))?;
+    discard(
+        parent,
+        &old,
+        staging_name,
+        &staging_path,
+        (found.uid, found.gid),
+    )
 }
 
-fn remove_tree(parent: &Directory, name: &str, shown: &Path) -> Result<(), Problem> {
-    parent
-        .remove_tree(name)
+/// Removes the tree `tree` (held open) at `name` in `parent`: emptied through its
+/// descriptor ([`Directory::empty_tree`]), then `unlinkat(AT_REMOVEDIR)` by name, which
+/// fails on a non-empty directory someone swapped in.
+fn discard(
+    parent: &Directory,
+    tree: &Directory,
+    name: &str,
+    shown: &Path,
+    owner: (u32, u32),
+) -> Result<(), Problem> {
+    tree.empty_tree(owner)
+        .and_then(|()| parent.remove_emptied_directory(name))
         .map_err(|error| Problem::filesystem("remove", shown, &error))
 }
 

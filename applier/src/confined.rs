@@ -413,7 +413,7 @@ pub struct ScratchOwner {
     pub mode: Option<u32>,
 }
 
-fn foreign_scratch(name: &str) -> io::Error {
+pub fn foreign_scratch(name: &str) -> io::Error {
     io::Error::new(
         io::ErrorKind::AlreadyExists,
         ForeignScratch {
@@ -500,6 +500,14 @@ impl Directory {
             ));
         }
         Ok(File::from(fd))
+    }
+
+    /// [`Directory::open_regular`], with the metadata of the opened descriptor: what is
+    /// checked there is the file that will be read, not a name looked up again.
+    pub fn open_regular_with_entry(&self, name: &str) -> io::Result<(File, Entry)> {
+        let file = self.open_regular(name)?;
+        let entry = Entry::of(&rustix::fs::fstat(&file)?);
+        Ok((file, entry))
     }
 
     /// `mkdirat(name, mode)`; an existing entry of that name is left as it is (the
@@ -656,17 +664,27 @@ impl Directory {
     }
 
     /// Refuses ([`ForeignScratch`]) when the scratch name `name` is taken by something
-    /// that cannot be mesh's leftover. It is taken as mesh's when only root writes in
-    /// this directory (the name is reserved and nobody else can have made it), when it
-    /// is owned by root (nobody else can make that), or when it has exactly the owner
-    /// and group mesh gives it (`shape`) and, for a file, no permission bit beyond the
-    /// shape's mode: the states a killed run can leave it in. Anything else, in a
-    /// directory someone else may write to, may be their data.
+    /// that cannot be mesh's leftover. Where only root writes in this directory, the
+    /// name is reserved and nobody else can have put anything there: whatever is there
+    /// is mesh's. Where someone else may write, a directory there never is taken as
+    /// mesh's: its owner says nothing, since a user who writes here can rename any
+    /// directory of this one into the name (root's `0700` `vault` in her home, which she
+    /// cannot empty herself), and removing it would remove everything in it. A file or
+    /// symlink there is taken as mesh's when it is owned by root or has exactly the
+    /// owner and group mesh gives it (`shape`) and, for a file, no permission bit
+    /// beyond the shape's mode: the states a killed run can leave it in; removing it
+    /// removes one name, which whoever could have moved it there could have removed.
     pub fn check_scratch(&self, name: &str, shape: Option<ScratchOwner>) -> io::Result<()> {
         let Some(entry) = self.entry(name)? else {
             return Ok(());
         };
-        if !self.others_may_write()? || entry.uid == 0 {
+        if !self.others_may_write()? {
+            return Ok(());
+        }
+        if entry.kind == EntryKind::Directory {
+            return Err(foreign_scratch(name));
+        }
+        if entry.uid == 0 {
             return Ok(());
         }
         if let Some(shape) = shape
@@ -680,23 +698,98 @@ impl Directory {
     }
 
     /// Removes a leftover file temp `name` (absent is fine) when it is provably
-    /// mesh's ([`Directory::check_scratch`]); a directory there never is.
+    /// mesh's ([`Directory::check_scratch`]); a directory there never is. The removal
+    /// is `unlinkat` without `AT_REMOVEDIR`, which fails on a directory swapped in
+    /// after the check.
     pub fn remove_scratch_file(&self, name: &str, shape: Option<ScratchOwner>) -> io::Result<()> {
         match self.entry(name)? {
             None => Ok(()),
             Some(entry) if entry.kind == EntryKind::Directory => Err(foreign_scratch(name)),
             Some(_) => {
                 self.check_scratch(name, shape)?;
-                self.remove_file(name)
+                self.unlink_not_directory(name)
             }
         }
     }
 
+    /// `unlinkat(name)` of a file or symlink; absent is fine; a directory (one swapped
+    /// in since it was looked at) is [`ForeignScratch`] and left.
+    fn unlink_not_directory(&self, name: &str) -> io::Result<()> {
+        match rustix::fs::unlinkat(&self.fd, c_name(name)?.as_c_str(), AtFlags::empty()) {
+            Ok(()) | Err(Errno::NOENT) => Ok(()),
+            Err(Errno::ISDIR | Errno::PERM) => Err(foreign_scratch(name)),
+            Err(error) => Err(error.into()),
+        }
+    }
+
     /// Removes a leftover scratch tree `name` (absent is fine) when it is provably
-    /// mesh's ([`Directory::check_scratch`]).
+    /// mesh's ([`Directory::check_scratch`]). Where only root writes in this directory
+    /// nobody else can put anything at the name, and the tree is removed through
+    /// descriptors. Where someone else may write, a directory there is never mesh's,
+    /// and a file or symlink is removed with [`Directory::remove_scratch_file`]: the
+    /// check and the removal are not two lookups of a name someone may swap between.
     pub fn remove_scratch_tree(&self, name: &str, shape: Option<ScratchOwner>) -> io::Result<()> {
-        self.check_scratch(name, shape)?;
-        self.remove_tree(name)
+        if self.others_may_write()? {
+            self.remove_scratch_file(name, shape)
+        } else {
+            self.remove_tree(name)
+        }
+    }
+
+    /// Removes everything beneath this directory (mesh's own scratch tree, held by
+    /// this descriptor) through descriptors, never by a path looked up twice. Where
+    /// only root may write in a directory (root-owned, no group or other write bit),
+    /// nobody else can have put anything in it, and all of it is removed. Where
+    /// someone else may write, they may have moved their own directories in (a
+    /// directory of theirs holding root's `0700` one, which they cannot empty), so a
+    /// subdirectory there is removed only when it has `owner` (the owner and group
+    /// mesh gives every directory of an archive), checked on its opened
+    /// descriptor (`O_NOFOLLOW|O_DIRECTORY`); anything else stops the removal with
+    /// [`ForeignScratch`] and is left. A subdirectory is removed, once emptied, by
+    /// `unlinkat(AT_REMOVEDIR)`, which fails on a non-empty directory swapped in.
+    pub fn empty_tree(&self, owner: (u32, u32)) -> io::Result<()> {
+        let own = self.own_entry()?;
+        let closed = own.uid == 0 && own.mode & 0o022 == 0;
+        for child in self.names()? {
+            let Some(entry) = self.entry(&child)? else {
+                continue;
+            };
+            if entry.kind != EntryKind::Directory {
+                self.unlink_not_directory(&child)?;
+                continue;
+            }
+            let directory = match self.open_directory(&child) {
+                Ok(directory) => directory,
+                Err(error) if absent(&error) => continue,
+                Err(error)
+                    if error.raw_os_error() == Some(Errno::LOOP.raw_os_error())
+                        || error.raw_os_error() == Some(Errno::NOTDIR.raw_os_error()) =>
+                {
+                    // swapped for something else since it was looked at
+                    self.unlink_not_directory(&child)?;
+                    continue;
+                }
+                Err(error) => return Err(error),
+            };
+            let found = directory.own_entry()?;
+            if !closed && (found.uid, found.gid) != owner {
+                return Err(foreign_scratch(&child));
+            }
+            directory.empty_tree(owner)?;
+            self.remove_emptied_directory(&child)?;
+        }
+        Ok(())
+    }
+
+    /// `unlinkat(name, AT_REMOVEDIR)` of a directory just emptied through its
+    /// descriptor; absent is fine; a non-empty one (swapped in since) is
+    /// [`ForeignScratch`] and left.
+    pub fn remove_emptied_directory(&self, name: &str) -> io::Result<()> {
+        match rustix::fs::unlinkat(&self.fd, c_name(name)?.as_c_str(), AtFlags::REMOVEDIR) {
+            Ok(()) | Err(Errno::NOENT) => Ok(()),
+            Err(Errno::NOTEMPTY | Errno::EXIST | Errno::NOTDIR) => Err(foreign_scratch(name)),
+            Err(error) => Err(error.into()),
+        }
     }
 
     /// Removes the directory `name` if it is empty; absent or not empty is fine.

@@ -79,7 +79,7 @@ impl Problem {
                     "cannot {doing} `{}`: {error} (someone other than root may write in its directory, so it may be their data)",
                     path.display()
                 ),
-                "look at it: remove it if it is the leftover of an interrupted mesh-apply, else move it away; mesh never removes what it cannot tell is its own",
+                "look at it: remove it by hand if it is the leftover of an interrupted mesh-apply (where others may write, mesh never removes a directory at a scratch name, whoever owns it), else move it away; mesh never removes what it cannot tell is its own",
             );
         }
         if crate::confined::is_symlink_refusal(error) {

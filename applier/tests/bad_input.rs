@@ -837,6 +837,105 @@ fn a_withdrawal_keeps_user_data_at_the_temp_name() {
     );
 }
 
+/// A local user who writes a directory can rename any directory in it to a scratch
+/// name, root's included: root's `0700` vault in her directory, which she cannot empty
+/// herself, renamed to `.site.mesh-unpack` (or `.site.mesh-old`) was taken as mesh's
+/// leftover for being root-owned and removed with everything in it (red team,
+/// 7-scratch-rename-rootdir.sh). Where others may write, no directory at a scratch name
+/// is taken as mesh's: E520 before anything changes, and the vault is kept. Removed
+/// by hand, the archive is applied.
+#[test]
+fn a_root_directory_renamed_to_a_scratch_name_is_refused_and_kept() {
+    use std::os::unix::fs::PermissionsExt;
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    let www = root.host("/srv/www");
+    std::fs::create_dir_all(&www).expect("mkdir");
+    std::os::unix::fs::chown(&www, Some(1000), Some(1000)).expect("chown");
+    let artifact = root.add_artifact(&tar_bytes(&[("index.html", "hi")], &[]));
+    let plan = Plan::new("db1", vec![archive("/srv/www/site", &artifact, "root")]);
+    for scratch in [".site.mesh-unpack", ".site.mesh-old"] {
+        let vault = www.join(scratch);
+        std::fs::create_dir_all(vault.join("db")).expect("mkdir");
+        std::fs::write(vault.join("db/data"), "precious").expect("write");
+        std::fs::set_permissions(&vault, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+        for extra in [&["--dry-run"][..], &[]] {
+            let plans = tempfile::tempdir().expect("tempdir");
+            let path = write_plan(plans.path(), "plan.json", &plan);
+            let report = refused(&root, &keys, &path, extra, "E520");
+            assert_eq!(error_codes(&report), vec!["E520"], "{report:#}");
+            assert!(report.to_string().contains(scratch), "{report:#}");
+        }
+        assert_eq!(
+            std::fs::read_to_string(vault.join("db/data")).expect("kept"),
+            "precious"
+        );
+        assert!(!www.join("site").exists());
+        std::fs::remove_dir_all(&vault).expect("remove by hand");
+    }
+    apply_ok(&root, &plan, &keys);
+    assert_eq!(
+        std::fs::read_to_string(www.join("site/index.html")).expect("applied"),
+        "hi"
+    );
+}
+
+/// A user who owns an archive's tree can move a directory of hers into it, holding
+/// root's `0700` vault, which she cannot empty herself; the next version's swap then
+/// removed the old tree, vault and all, by name (red team, 8-scratch-race-any-owner.sh
+/// names the same unchecked removal). The old tree is now removed through its
+/// descriptor, and a subdirectory of a directory others may write only when it has the
+/// tree's owner and group: the vault stops the removal (E520) and is kept, the new
+/// version is in place.
+#[test]
+fn a_directory_moved_into_an_archive_tree_is_not_removed_with_it() {
+    use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    for (table, line) in [
+        ("etc/passwd", "alice:x:1000:1000::/home/alice:/bin/sh\n"),
+        ("etc/group", "alice:x:1000:\n"),
+    ] {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(root.path().join(table))
+            .and_then(|mut file| file.write_all(line.as_bytes()))
+            .expect("append");
+    }
+    let www = root.host("/srv/www");
+    std::fs::create_dir_all(&www).expect("mkdir");
+    std::os::unix::fs::chown(&www, Some(1000), Some(1000)).expect("chown");
+    let first = root.add_artifact(&tar_bytes(&[("index.html", "one")], &[]));
+    let second = root.add_artifact(&tar_bytes(&[("index.html", "two"), ("x", "y")], &[]));
+    apply_ok(
+        &root,
+        &Plan::new("db1", vec![archive("/srv/www/site", &first, "alice")]),
+        &keys,
+    );
+    // her directory, with root's vault in it, moved into the tree she owns
+    let stuff = www.join("site/stuff");
+    std::fs::create_dir_all(stuff.join("vault/db")).expect("mkdir");
+    std::fs::write(stuff.join("vault/db/data"), "precious").expect("write");
+    std::fs::set_permissions(stuff.join("vault"), std::fs::Permissions::from_mode(0o700))
+        .expect("chmod");
+    std::os::unix::fs::chown(&stuff, Some(1000), Some(1000)).expect("chown");
+    let report = apply_fails(
+        &root,
+        &Plan::new("db1", vec![archive("/srv/www/site", &second, "alice")]),
+        &keys,
+    );
+    assert_eq!(error_codes(&report), vec!["E520"], "{report:#}");
+    assert_eq!(
+        std::fs::read_to_string(www.join(".site.mesh-unpack/stuff/vault/db/data")).expect("kept"),
+        "precious"
+    );
+    assert_eq!(
+        std::fs::read_to_string(www.join("site/index.html")).expect("swapped in"),
+        "two"
+    );
+}
+
 /// Where only root writes, the scratch names are mesh's: a killed run's leftovers are
 /// replaced and removed as before.
 #[test]

@@ -570,3 +570,69 @@ fn useradd_defaults_from_the_plan_create_nothing_outside_the_root() {
     }
     assert_eq!(sealed.root.uid_of("fine"), Some(4242));
 }
+
+/// The defaults must not change between mesh's check and `useradd`'s read: a file a
+/// user owns, or that group or others may write, or that has a second name elsewhere,
+/// could be rewritten to `CREATE_MAIL_SPOOL=yes` in between (red team, 10-e540-race.sh).
+/// Each is refused with E540 before anything changes, `login.defs` as well as the
+/// defaults file; root-owned, 0644 and a single name is applied.
+#[test]
+fn useradd_defaults_others_could_change_are_refused_before_anything_changes() {
+    use std::os::unix::fs::PermissionsExt;
+    let sealed = Sealed::new();
+    let keys = Keys::new();
+    let settings = vec![
+        directory("/etc/default", "root", "0755"),
+        file(
+            "/etc/default/useradd",
+            "CREATE_MAIL_SPOOL=no\n",
+            "root",
+            "0644",
+        ),
+        file(
+            "/etc/login.defs",
+            "UID_MIN 4242\nUID_MAX 4250\n",
+            "root",
+            "0644",
+        ),
+    ];
+    apply_ok(&sealed.root, &plan(settings.clone()), &keys);
+    let mut with_user = settings.clone();
+    with_user.push(user("daemonish"));
+    for path in ["/etc/default/useradd", "/etc/login.defs"] {
+        let host = sealed.root.host(path);
+        let other_name = sealed.root.host("/srv/second-name");
+        let undo = |host: &std::path::Path| {
+            let _ = std::fs::remove_file(&other_name);
+            std::os::unix::fs::chown(host, Some(0), Some(0)).unwrap();
+            std::fs::set_permissions(host, std::fs::Permissions::from_mode(0o644)).unwrap();
+        };
+        let owned = |host: &std::path::Path| {
+            std::os::unix::fs::chown(host, Some(1000), Some(1000)).unwrap();
+        };
+        let group_writable = |host: &std::path::Path| {
+            std::fs::set_permissions(host, std::fs::Permissions::from_mode(0o664)).unwrap();
+        };
+        let other_writable = |host: &std::path::Path| {
+            std::fs::set_permissions(host, std::fs::Permissions::from_mode(0o646)).unwrap();
+        };
+        let linked = |host: &std::path::Path| {
+            std::fs::create_dir_all(other_name.parent().unwrap()).unwrap();
+            std::fs::hard_link(host, &other_name).unwrap();
+        };
+        let changes: [&dyn Fn(&std::path::Path); 4] =
+            [&owned, &group_writable, &other_writable, &linked];
+        for change in changes {
+            change(&host);
+            let before = std::fs::read(&host).unwrap();
+            let report = apply_fails(&sealed.root, &plan(with_user.clone()), &keys);
+            assert_eq!(error_codes(&report), vec!["E540"], "{path}: {report:#}");
+            assert!(report.to_string().contains(path), "{report:#}");
+            assert!(sealed.root.uid_of("daemonish").is_none(), "{path}");
+            assert_eq!(std::fs::read(&host).unwrap(), before, "{path} unchanged");
+            undo(&host);
+        }
+    }
+    apply_ok(&sealed.root, &plan(with_user), &keys);
+    assert!(sealed.root.uid_of("daemonish").is_some());
+}
