@@ -172,8 +172,11 @@ pub fn nix_files(path: &Path) -> std::io::Result<Vec<PathBuf>> {
             let name = name.to_string_lossy();
             let file_type = entry.file_type()?;
             if file_type.is_dir() {
+                // a build beside the inventory, cargo's output beside its manifest:
+                // a module may be called `target` (or `build`)
                 let is_build_output = name == "build" && directory.join("mesh.nix").is_file();
-                if !name.starts_with('.') && name != "target" && !is_build_output {
+                let is_cargo_output = name == "target" && directory.join("Cargo.toml").is_file();
+                if !name.starts_with('.') && !is_build_output && !is_cargo_output {
                     pending.push(entry.path());
                 }
             } else if file_type.is_file() && name.ends_with(".nix") {

@@ -345,3 +345,30 @@ fn other_whitespace_in_an_indented_string_is_refused_with_e052() {
         );
     }
 }
+
+/// A module may be called `target` or `build`: only the build beside `mesh.nix` and
+/// cargo's `target` beside a `Cargo.toml` are left out. Before, every directory
+/// named `target` was skipped, so `modules/target/module.nix` was never formatted
+/// nor listed by `--check`.
+#[test]
+fn a_module_called_target_or_build_is_formatted_and_outputs_are_not() {
+    let unformatted = "{ mesh, ... }: {   settings = {}; }\n";
+    let repository = repository_with("modules/target/module.nix", unformatted);
+    for (file, content) in [
+        ("modules/build/module.nix", unformatted),
+        ("build/nodes/x.nix", unformatted),
+        ("tools/Cargo.toml", "[package]\n"),
+        ("tools/target/x.nix", unformatted),
+    ] {
+        let path = repository.path().join(file);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("writable");
+        std::fs::write(path, content).expect("writable");
+    }
+    let checked = meshc(&["fmt", "--check"], repository.path());
+    assert_eq!(checked.status.code(), Some(1), "{}", text(&checked.stderr));
+    let listed = text(&checked.stdout);
+    assert!(listed.contains("modules/target/module.nix"), "{listed}");
+    assert!(listed.contains("modules/build/module.nix"), "{listed}");
+    assert!(!listed.contains("build/nodes/x.nix"), "{listed}");
+    assert!(!listed.contains("tools/target/x.nix"), "{listed}");
+}
