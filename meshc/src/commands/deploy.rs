@@ -62,27 +62,25 @@ pub struct DeployArgs {
 
 pub fn run(arguments: DeployArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
     let root = arguments.repository.root(color)?;
-    let mut out = arguments
-        .out
-        .clone()
-        .unwrap_or_else(|| crate::cli::default_output(&root));
     // a dry run changes nothing here either: its plans go to a scratch directory
     // (the output `meshc diff` compares with stays as it was) and are built
     // `--locked` (a secret that would have to be made is an error, not made)
-    let scratch = match arguments.dry_run && !arguments.rollback {
-        true => Some(
-            tempfile::Builder::new()
-                .prefix("meshc-dry-run-")
-                .tempdir()
-                .map_err(|error| {
-                    format!("cannot make a scratch directory for the plans: {error}")
-                })?,
-        ),
-        false => None,
+    let scratch =
+        if arguments.dry_run && !arguments.rollback {
+            let made = tempfile::Builder::new().prefix("meshc-dry-run-").tempdir();
+            Some(made.map_err(|error| {
+                format!("cannot make a scratch directory for the plans: {error}")
+            })?)
+        } else {
+            None
+        };
+    let out = match &scratch {
+        Some(scratch) => scratch.path().join("build"),
+        None => arguments
+            .out
+            .clone()
+            .unwrap_or_else(|| crate::cli::default_output(&root)),
     };
-    if let Some(scratch) = &scratch {
-        out = scratch.path().join("build");
-    }
     if !arguments.rollback {
         let built = super::build::run(
             super::build::BuildArgs {
