@@ -6,11 +6,18 @@
 //! a path up by name and then use the name again, and nothing here may resolve a path
 //! from the process's working directory or from `/` once the root is opened.
 //!
-//! Two resolutions, both `openat2`: under `--root`, `RESOLVE_IN_ROOT` (a symlink in the
-//! tree is read as if the tree were `/`: an absolute target means a path inside the root
-//! and `..` stops at it, as in a chroot); on the live host, `RESOLVE_NO_SYMLINKS` for the
-//! walk to a path's parent (a symlink on the way is refused). Without `openat2` (Linux
-//! before 5.6) the layer fails closed: see [`Confined::open`].
+//! Two resolutions. On the live host, `openat2` with `RESOLVE_NO_SYMLINKS` for the walk
+//! to a path's parent (a symlink on the way is refused). Under `--root`, the same
+//! `openat2` first, and where it meets a symlink a walk one name at a time
+//! (`openat` with `O_NOFOLLOW` from the directory opened last): a symlink is followed
+//! only when the directory holding it, checked on its opened descriptor, is root's and
+//! writable by root only, so nobody but root can have put it there; its target is read
+//! as if the tree were `/` (an absolute target means a path inside the root, `..` stops
+//! at it, as in a chroot), and at most [`MAX_SYMLINKS`] are followed. A symlink anywhere
+//! else is refused ([`UntrustedSymlink`]): a user who owns a directory in the tree could
+//! otherwise swap it for a link and send what the plan makes for them to another
+//! directory of the root. Without `openat2` (Linux before 5.6) the layer fails closed:
+//! see [`Confined::open`].
 
 use std::collections::HashMap;
 use std::ffi::{CString, OsStr};
@@ -27,7 +34,8 @@ use rustix::io::Errno;
 /// How paths are resolved beneath the root.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Resolution {
-    /// `--root`: symlinks are followed as if the root were `/` (`RESOLVE_IN_ROOT`).
+    /// `--root`: a symlink is followed, as if the root were `/`, only where nobody but
+    /// root can have put it (see [`UntrustedSymlink`]); anywhere else it is refused.
     InRoot,
     /// The live host: no symlink on the way to a path's parent (`RESOLVE_NO_SYMLINKS`).
     NoSymlinks,
@@ -98,12 +106,51 @@ pub struct Directory {
     fd: OwnedFd,
 }
 
-/// Why a path could not be resolved safely (the caller turns it into a diagnostic).
+/// Symlinks one resolution under `--root` follows at most (the kernel's own bound,
+/// `ELOOP`).
+pub const MAX_SYMLINKS: usize = 40;
+
+/// Under `--root`, a symlink on the way to a path lies in a directory that someone
+/// other than root owns or may write (its group or others may write, or, with POSIX
+/// ACLs, a named user or group: the group bits are the mask). Whoever may write there
+/// could have put it there, or swapped a directory for it, to send what mesh makes to
+/// another directory of the root, so it is not followed.
+#[derive(Debug)]
+pub struct UntrustedSymlink {
+    /// The symlink's node path, as walked (`/home/alice/data`).
+    pub link: String,
+    /// The node path of the directory holding it (`/home/alice`).
+    pub directory: String,
+}
+
+impl std::fmt::Display for UntrustedSymlink {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            formatter,
+            "`{}` is a symlink in `{}`, a directory someone other than root owns or may write",
+            self.link, self.directory
+        )
+    }
+}
+
+impl std::error::Error for UntrustedSymlink {}
+
+/// The [`UntrustedSymlink`] in `error`, if that is what it is.
+pub fn untrusted_symlink(error: &io::Error) -> Option<&UntrustedSymlink> {
+    error
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<UntrustedSymlink>())
+}
+
+/// Why a path could not be resolved safely (the caller turns it into a diagnostic): a
+/// symlink refused on the way (`ELOOP`, also past [`MAX_SYMLINKS`]; `EXDEV`), or one in
+/// a directory others may write ([`UntrustedSymlink`]).
 pub fn is_symlink_refusal(error: &io::Error) -> bool {
-    matches!(
-        error.raw_os_error().map(Errno::from_raw_os_error),
-        Some(Errno::LOOP | Errno::XDEV)
-    )
+    untrusted_symlink(error).is_some()
+        || matches!(
+            error.raw_os_error().map(Errno::from_raw_os_error),
+            Some(Errno::LOOP | Errno::XDEV)
+        )
 }
 
 /// `openat2` is missing (old kernel, or a seccomp filter refusing it).
@@ -111,6 +158,26 @@ pub fn is_unavailable(error: &io::Error) -> bool {
     matches!(
         error.raw_os_error().map(Errno::from_raw_os_error),
         Some(Errno::NOSYS | Errno::PERM)
+    )
+}
+
+/// An [`UntrustedSymlink`]: the link `name` in the directory walked as `directory`.
+fn untrusted<'a>(directory: impl Iterator<Item = &'a [u8]>, name: &[u8]) -> io::Error {
+    let mut holder = String::new();
+    for part in directory {
+        holder.push('/');
+        holder.push_str(&String::from_utf8_lossy(part));
+    }
+    let link = format!("{holder}/{}", String::from_utf8_lossy(name));
+    if holder.is_empty() {
+        holder.push('/');
+    }
+    io::Error::new(
+        io::ErrorKind::PermissionDenied,
+        UntrustedSymlink {
+            link,
+            directory: holder,
+        },
     )
 }
 
@@ -156,7 +223,7 @@ impl Confined {
             reading: Mutex::new(Some(HashMap::new())),
         };
         // probe: a kernel without openat2 answers ENOSYS here, before any change
-        confined.open_relative(".", directory_flags())?;
+        confined.open_without_symlinks(".")?;
         Ok(confined)
     }
 
@@ -173,26 +240,17 @@ impl Confined {
         self.root_path.join(node_path.trim_start_matches('/'))
     }
 
-    fn resolve_flags(&self) -> ResolveFlags {
-        match self.resolution {
-            Resolution::InRoot => ResolveFlags::IN_ROOT | ResolveFlags::NO_MAGICLINKS,
-            Resolution::NoSymlinks => {
-                ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS | ResolveFlags::BENEATH
-            }
-        }
-    }
-
-    /// `openat2(root, relative, flags, resolve)`, retried when the kernel saw a rename
-    /// race (`EAGAIN`).
-    fn open_relative(&self, relative: &str, flags: OFlags) -> io::Result<OwnedFd> {
+    /// `openat2(root, relative)` for a directory, never through a symlink, retried when
+    /// the kernel saw a rename race (`EAGAIN`).
+    fn open_without_symlinks(&self, relative: &str) -> io::Result<OwnedFd> {
         let mut attempts = 0;
         loop {
             match rustix::fs::openat2(
                 &self.root,
                 relative,
-                flags,
+                directory_flags(),
                 Mode::empty(),
-                self.resolve_flags(),
+                ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS | ResolveFlags::BENEATH,
             ) {
                 Err(Errno::AGAIN) if attempts < 16 => attempts += 1,
                 result => return result.map_err(io::Error::from),
@@ -200,16 +258,109 @@ impl Confined {
         }
     }
 
-    /// The directory at `node_path` (`/` is the root), resolved beneath the root.
-    pub fn directory(&self, node_path: &str) -> io::Result<Directory> {
-        let parts = components(node_path)?;
+    /// The directory at the components `parts` beneath the root. Without a symlink on
+    /// the way this is one `openat2`; under `--root`, a symlink met there sends the
+    /// path through [`Confined::walk_in_root`].
+    fn open_components(&self, parts: &[&str]) -> io::Result<OwnedFd> {
         let relative = if parts.is_empty() {
             ".".to_string()
         } else {
             parts.join("/")
         };
-        self.open_relative(&relative, directory_flags())
-            .map(|fd| Directory { fd })
+        match (self.open_without_symlinks(&relative), self.resolution) {
+            (Err(error), Resolution::InRoot)
+                if error.raw_os_error() == Some(Errno::LOOP.raw_os_error()) =>
+            {
+                self.walk_in_root(parts)
+            }
+            (result, _) => result,
+        }
+    }
+
+    /// Walks `parts` from the root one name at a time, each opened with
+    /// `O_NOFOLLOW|O_DIRECTORY` in the directory opened before it. A symlink is
+    /// followed only when the directory holding it is root's and writable by root only
+    /// (checked on that directory's descriptor, which the walk holds: nobody but root
+    /// can have put the link there or change it); its target is walked the same way,
+    /// an absolute one from the root, `..` back to the directory walked before (never
+    /// above the root). Anywhere else a symlink is an [`UntrustedSymlink`]; past
+    /// [`MAX_SYMLINKS`] it is `ELOOP`. The directories are walked down from the root's
+    /// handle only, so `..` never leaves the root.
+    fn walk_in_root(&self, parts: &[&str]) -> io::Result<OwnedFd> {
+        // the directories walked beneath the root, with their names
+        let mut walked: Vec<(Vec<u8>, OwnedFd)> = Vec::new();
+        // the names still to walk, the next one last
+        let mut pending: Vec<Vec<u8>> = parts
+            .iter()
+            .rev()
+            .map(|part| part.as_bytes().to_vec())
+            .collect();
+        let mut followed = 0;
+        while let Some(name) = pending.pop() {
+            match name.as_slice() {
+                b"" | b"." => continue,
+                b".." => {
+                    walked.pop();
+                    continue;
+                }
+                _ => {}
+            }
+            let current = walked
+                .last()
+                .map_or(self.root.as_fd(), |(_, fd)| fd.as_fd());
+            let c_name = CString::new(name.as_slice())
+                .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL byte"))?;
+            let opened = rustix::fs::openat(
+                current,
+                c_name.as_c_str(),
+                directory_flags() | OFlags::NOFOLLOW,
+                Mode::empty(),
+            );
+            match opened {
+                Ok(fd) => walked.push((name, fd)),
+                // a symlink (or something that is not a directory)
+                Err(Errno::LOOP | Errno::NOTDIR) => {
+                    let target =
+                        match rustix::fs::readlinkat(current, c_name.as_c_str(), Vec::new()) {
+                            Ok(target) => target.into_bytes(),
+                            Err(Errno::INVAL) => return Err(Errno::NOTDIR.into()),
+                            Err(error) => return Err(error.into()),
+                        };
+                    let holder = Entry::of(&rustix::fs::fstat(current)?);
+                    if holder.uid != 0 || holder.mode & 0o022 != 0 {
+                        let names = walked.iter().map(|(name, _)| name.as_slice());
+                        return Err(untrusted(names, &name));
+                    }
+                    if target.is_empty() {
+                        return Err(Errno::NOENT.into());
+                    }
+                    followed += 1;
+                    if followed > MAX_SYMLINKS {
+                        return Err(Errno::LOOP.into());
+                    }
+                    if target.starts_with(b"/") {
+                        walked.clear();
+                    }
+                    pending.extend(target.split(|&byte| byte == b'/').rev().map(<[u8]>::to_vec));
+                }
+                Err(error) => return Err(error.into()),
+            }
+        }
+        match walked.pop() {
+            Some((_, fd)) => Ok(fd),
+            None => Ok(rustix::fs::openat(
+                &self.root,
+                c".",
+                directory_flags(),
+                Mode::empty(),
+            )?),
+        }
+    }
+
+    /// The directory at `node_path` (`/` is the root), resolved beneath the root.
+    pub fn directory(&self, node_path: &str) -> io::Result<Directory> {
+        let parts = components(node_path)?;
+        self.open_components(&parts).map(|fd| Directory { fd })
     }
 
     /// The directory at `node_path` reached without any symlink, whatever the
@@ -221,14 +372,8 @@ impl Confined {
         } else {
             parts.join("/")
         };
-        let fd = rustix::fs::openat2(
-            &self.root,
-            relative.as_str(),
-            directory_flags(),
-            Mode::empty(),
-            ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS | ResolveFlags::BENEATH,
-        )?;
-        Ok(Directory { fd })
+        self.open_without_symlinks(&relative)
+            .map(|fd| Directory { fd })
     }
 
     /// The parent directory of `node_path`, opened, and the final name in it. Every
@@ -241,14 +386,7 @@ impl Confined {
                 "the root has no parent",
             ));
         };
-        let relative = if ancestors.is_empty() {
-            ".".to_string()
-        } else {
-            ancestors.join("/")
-        };
-        let directory = self
-            .open_relative(&relative, directory_flags())
-            .map(|fd| Directory { fd })?;
+        let directory = self.open_components(ancestors).map(|fd| Directory { fd })?;
         Ok((directory, (*name).to_string()))
     }
 
@@ -971,6 +1109,161 @@ mod tests {
         confined.write_now("/etc/up/y", b"y", 0o644).unwrap();
         assert!(root.join("y").is_file());
         assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    }
+
+    /// Device and inode of what a path is.
+    fn identity(path: &Path) -> (u64, u64) {
+        let metadata = std::fs::metadata(path).unwrap();
+        (
+            std::os::unix::fs::MetadataExt::dev(&metadata),
+            std::os::unix::fs::MetadataExt::ino(&metadata),
+        )
+    }
+
+    fn identity_of(directory: &Directory) -> (u64, u64) {
+        let stat = rustix::fs::fstat(&directory.fd).unwrap();
+        (stat.st_dev, stat.st_ino)
+    }
+
+    #[test]
+    fn in_root_follows_a_symlink_only_root_can_have_placed() {
+        let (_parent, root, outside) = sealed();
+        std::fs::create_dir_all(root.join("usr/lib/systemd")).unwrap();
+        // a distro tree's links, in root-owned directories writable by root only
+        std::os::unix::fs::symlink("usr/lib", root.join("lib")).unwrap();
+        std::os::unix::fs::symlink("/usr/lib", root.join("etc/absolute")).unwrap();
+        std::os::unix::fs::symlink("../../../../usr/./lib/", root.join("etc/climbing")).unwrap();
+        std::os::unix::fs::symlink("/lib/systemd", root.join("etc/chained")).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("etc/away")).unwrap();
+        let confined = Confined::open(&root, Resolution::InRoot).unwrap();
+        let library = identity(&root.join("usr/lib"));
+        // `..` after a link steps back from where the link led (`/usr/lib/systemd`)
+        std::os::unix::fs::symlink("/lib/systemd/..", root.join("etc/back")).unwrap();
+        for path in ["/lib", "/etc/absolute", "/etc/climbing", "/etc/back"] {
+            assert_eq!(
+                identity_of(&confined.directory(path).unwrap()),
+                library,
+                "{path}"
+            );
+        }
+        assert_eq!(
+            identity_of(&confined.directory("/etc/chained").unwrap()),
+            identity(&root.join("usr/lib/systemd"))
+        );
+        confined.write_now("/lib/x", b"x", 0o644).unwrap();
+        confined.write_now("/etc/chained/y", b"y", 0o644).unwrap();
+        assert_eq!(std::fs::read(root.join("usr/lib/x")).unwrap(), b"x");
+        assert_eq!(std::fs::read(root.join("usr/lib/systemd/y")).unwrap(), b"y");
+        // an absolute target still names a path inside the root
+        let error = confined.write_now("/etc/away/z", b"z", 0o644).unwrap_err();
+        assert!(absent(&error), "{error}");
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn in_root_refuses_a_symlink_in_a_directory_others_own_or_may_write() {
+        let (_parent, root, _outside) = sealed();
+        std::fs::create_dir_all(root.join("usr/share")).unwrap();
+        std::fs::create_dir_all(root.join("home/alice")).unwrap();
+        std::os::unix::fs::chown(root.join("home/alice"), Some(1000), Some(1000)).unwrap();
+        // alice swapped her directory for links to another directory of the root
+        std::os::unix::fs::symlink("/usr", root.join("home/alice/data")).unwrap();
+        std::os::unix::fs::symlink("../../usr", root.join("home/alice/relative")).unwrap();
+        // root's directories others may write: group-writable, and sticky like `/tmp`
+        for (directory, mode) in [("srv/shared", 0o775), ("tmp", 0o1777)] {
+            std::fs::create_dir_all(root.join(directory)).unwrap();
+            std::fs::set_permissions(
+                root.join(directory),
+                std::os::unix::fs::PermissionsExt::from_mode(mode),
+            )
+            .unwrap();
+            std::os::unix::fs::symlink("/usr", root.join(directory).join("data")).unwrap();
+        }
+        // a link root placed, whose target runs through alice's
+        std::os::unix::fs::symlink("/home/alice/data", root.join("etc/through")).unwrap();
+        let share = identity(&root.join("usr/share"));
+        let confined = Confined::open(&root, Resolution::InRoot).unwrap();
+        for (path, link, holder) in [
+            ("/home/alice/data/share", "/home/alice/data", "/home/alice"),
+            (
+                "/home/alice/relative/share",
+                "/home/alice/relative",
+                "/home/alice",
+            ),
+            ("/srv/shared/data/share", "/srv/shared/data", "/srv/shared"),
+            ("/tmp/data/share", "/tmp/data", "/tmp"),
+            ("/etc/through/share", "/home/alice/data", "/home/alice"),
+        ] {
+            let error = confined.create_directories(path, 0o755).unwrap_err();
+            assert!(is_symlink_refusal(&error), "{path}: {error}");
+            let refused = untrusted_symlink(&error).unwrap();
+            assert_eq!(
+                (refused.link.as_str(), refused.directory.as_str()),
+                (link, holder)
+            );
+            let error = confined
+                .write_now(&format!("{path}/x"), b"x", 0o644)
+                .unwrap_err();
+            assert!(is_symlink_refusal(&error), "{path}: {error}");
+            let error = confined.parent(&format!("{path}/x")).unwrap_err();
+            assert!(is_symlink_refusal(&error), "{path}: {error}");
+        }
+        // nothing reached the directory the links lead to
+        assert_eq!(identity(&root.join("usr/share")), share);
+        assert_eq!(
+            std::fs::read_dir(root.join("usr/share")).unwrap().count(),
+            0
+        );
+        assert_eq!(owner(&root.join("usr/share")), (0, 0));
+        // a final symlink there is not followed either way, and plain paths still work
+        let (directory, name) = confined.parent("/home/alice/data").unwrap();
+        assert_eq!(
+            directory.entry(&name).unwrap().map(|entry| entry.kind),
+            Some(EntryKind::Symlink)
+        );
+        confined
+            .create_directories("/home/alice/real", 0o755)
+            .unwrap();
+        assert!(root.join("home/alice/real").is_dir());
+    }
+
+    fn owner(path: &Path) -> (u32, u32) {
+        let metadata = std::fs::symlink_metadata(path).unwrap();
+        (
+            std::os::unix::fs::MetadataExt::uid(&metadata),
+            std::os::unix::fs::MetadataExt::gid(&metadata),
+        )
+    }
+
+    #[test]
+    fn in_root_follows_at_most_forty_symlinks() {
+        let (_parent, root, _outside) = sealed();
+        std::fs::create_dir_all(root.join("end")).unwrap();
+        // `/etc/l0` -> `l1` -> ... -> `l40` -> `/end`: 41 links
+        for number in 0..=MAX_SYMLINKS {
+            let target = if number == MAX_SYMLINKS {
+                "/end".to_string()
+            } else {
+                format!("l{}", number + 1)
+            };
+            std::os::unix::fs::symlink(target, root.join(format!("etc/l{number}"))).unwrap();
+        }
+        std::os::unix::fs::symlink("loop-b", root.join("etc/loop-a")).unwrap();
+        std::os::unix::fs::symlink("loop-a", root.join("etc/loop-b")).unwrap();
+        let confined = Confined::open(&root, Resolution::InRoot).unwrap();
+        assert_eq!(
+            identity_of(&confined.directory("/etc/l1").unwrap()),
+            identity(&root.join("end"))
+        );
+        for path in ["/etc/l0", "/etc/loop-a"] {
+            let error = confined.directory(path).unwrap_err();
+            assert_eq!(
+                error.raw_os_error(),
+                Some(Errno::LOOP.raw_os_error()),
+                "{path}"
+            );
+            assert!(is_symlink_refusal(&error));
+        }
     }
 
     #[test]

@@ -23,9 +23,9 @@ pub struct Host {
 }
 
 impl Host {
-    /// Opens the root once: `RESOLVE_IN_ROOT` beneath `--root`, `RESOLVE_NO_SYMLINKS`
-    /// on the live host. A kernel without `openat2` is refused (E522), never worked
-    /// around with path walking.
+    /// Opens the root once: beneath `--root` symlinks are followed only where root
+    /// alone can have placed them, on the live host none (`RESOLVE_NO_SYMLINKS`); see
+    /// [`Resolution`]. A kernel without `openat2` is refused (E522).
     pub fn new(root: Option<&Path>) -> Result<Host, Problem> {
         let (root, live, resolution) = match root {
             Some(root) => (root.to_path_buf(), false, Resolution::InRoot),

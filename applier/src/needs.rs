@@ -62,10 +62,13 @@ impl Needs<'_> {
     }
 
     fn check_path(&mut self, shape: &Shape, path: &str) -> Option<Problem> {
-        let mut ancestors = plan::ancestors(path);
-        let parent = ancestors.next()?;
-        // nothing on the way may be a symlink or a file on the host
-        for ancestor in std::iter::once(parent).chain(ancestors) {
+        let mut ancestors: Vec<&str> = plan::ancestors(path).collect();
+        let parent = *ancestors.first()?;
+        // nothing on the way may be a symlink or a file on the host; looked at from the
+        // root down, so the first one found is the one on the way (a path beneath a
+        // refused symlink is refused too, and would be blamed otherwise)
+        ancestors.reverse();
+        for ancestor in ancestors {
             match self.host_path(ancestor) {
                 HostPath::Symlink => {
                     let real = self

@@ -69,8 +69,8 @@ impl Problem {
     }
 
     /// A failed filesystem operation on `path`. A symlink the confined layer would not
-    /// follow is E510, whenever it is met (a link declared by the plan, or one swapped
-    /// in while applying).
+    /// follow is E510, whenever it is met (a link declared by the plan, one swapped in
+    /// while applying, or under `--root` one in a directory others may write).
     pub fn filesystem(doing: &str, path: &std::path::Path, error: &std::io::Error) -> Problem {
         if crate::confined::is_foreign_scratch(error) {
             return Problem::new(
@@ -80,6 +80,16 @@ impl Problem {
                     path.display()
                 ),
                 "look at it: remove it by hand if it is the leftover of an interrupted mesh-apply (where others may write, mesh never removes a directory at a scratch name, whoever owns it), else move it away; mesh never removes what it cannot tell is its own",
+            );
+        }
+        if let Some(link) = crate::confined::untrusted_symlink(error) {
+            return Problem::new(
+                Code::UnsafeHostPath,
+                format!(
+                    "cannot {doing} `{}`: on the way, {link}, so mesh does not follow it (under `--root`, only a symlink that nobody but root can have put there is followed)",
+                    path.display()
+                ),
+                "replace the symlink with the directory it stands for, or move it to a directory owned by root and writable by root only; whoever may write where it is could have placed it to send mesh's changes elsewhere in the root",
             );
         }
         if crate::confined::is_symlink_refusal(error) {

@@ -636,3 +636,146 @@ fn useradd_defaults_others_could_change_are_refused_before_anything_changes() {
     apply_ok(&sealed.root, &plan(with_user), &keys);
     assert!(sealed.root.uid_of("daemonish").is_some());
 }
+
+/// `mesh-apply` with `tools` first on its PATH (a `useradd` standing in for the real
+/// one, to act at a known point of the run).
+fn apply_with_tools(
+    root: &TestRoot,
+    plan: &Plan,
+    keys: &Keys,
+    tools: &Path,
+) -> (std::process::Output, serde_json::Value) {
+    let plans = tempfile::tempdir().unwrap();
+    let path = write_plan(plans.path(), "plan.json", plan);
+    let search = format!(
+        "{}:{}",
+        tools.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let output = Command::new(BINARY)
+        .arg(&path)
+        .arg("--identity")
+        .arg(&keys.identity)
+        .arg("--root")
+        .arg(root.path())
+        .arg("--artifacts")
+        .arg(&root.artifacts)
+        .args(["--format", "json"])
+        .env("PATH", &search)
+        .output()
+        .unwrap();
+    let report = serde_json::from_slice(&output.stdout).unwrap_or(serde_json::Value::Null);
+    (output, report)
+}
+
+/// Red team: under `--root`, a symlink in the tree was followed wherever it was, as in a
+/// chroot. alice (uid 1000) owns `ROOT/home/alice`; after mesh's checks, while it made
+/// a user, she swapped `/home/alice/data` (hers) for a link to `/usr`, and the
+/// directory the plan then made for her, `/home/alice/data/share`, was
+/// `ROOT/usr/share`, chowned to her. A symlink in a directory someone other than root
+/// owns or may write is now refused (E510) and nothing of the root changes hands.
+#[test]
+fn a_users_directory_swapped_for_a_symlink_gives_her_no_other_directory_of_the_root() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    std::fs::write(
+        root.host("/etc/passwd"),
+        "root:x:0:0:root:/root:/bin/sh\nalice:x:1000:1000::/home/alice:/bin/sh\n",
+    )
+    .unwrap();
+    std::fs::write(root.host("/etc/group"), "root:x:0:\nalice:x:1000:\n").unwrap();
+    std::fs::create_dir_all(root.host("/home/alice/data")).unwrap();
+    for path in ["/home/alice", "/home/alice/data"] {
+        std::os::unix::fs::chown(root.host(path), Some(1000), Some(1000)).unwrap();
+    }
+    std::fs::create_dir_all(root.host("/usr/share/doc")).unwrap();
+    let usr_before = snapshot(&root.host("/usr"), &[]);
+    // alice's swap, as alice, when mesh-apply runs `useradd` for the plan's new user:
+    // after every check, before the directories are made
+    let useradd = ["/usr/sbin/useradd", "/sbin/useradd"]
+        .into_iter()
+        .find(|path| Path::new(path).exists())
+        .expect("useradd");
+    let tools = tempfile::tempdir().unwrap();
+    let data = root.host("/home/alice/data");
+    std::fs::write(
+        tools.path().join("useradd"),
+        format!(
+            "#!/bin/sh\nsetpriv --reuid=1000 --regid=1000 --clear-groups sh -c 'mv {data} {data}.away && ln -s /usr {data}' || exit 1\nexec {useradd} \"$@\"\n",
+            data = data.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        tools.path().join("useradd"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let shapes = vec![
+        user("bob"),
+        directory("/home/alice/data/share", "alice", "0755"),
+        file("/home/alice/data/share/notes", "hers\n", "alice", "0644"),
+    ];
+    let (output, report) = apply_with_tools(&root, &plan(shapes), &keys, tools.path());
+    // the swap happened, by alice, after the checks
+    assert!(
+        std::fs::symlink_metadata(&data).unwrap().is_symlink(),
+        "{report:#}"
+    );
+    assert!(root.uid_of("bob").is_some(), "{report:#}");
+    // the root's `/usr/share` is still root's, and nothing in `/usr` changed
+    assert_eq!(owner_of(&root.host("/usr/share")), (0, 0), "{report:#}");
+    assert_same_tree(&usr_before, &snapshot(&root.host("/usr"), &[]), "/usr");
+    assert_eq!(output.status.code(), Some(1), "{report:#}");
+    assert_eq!(
+        status_of(&report, "directory", "/home/alice/data/share"),
+        "failed"
+    );
+    assert!(
+        error_codes(&report).iter().all(|code| code == "E510"),
+        "{report:#}"
+    );
+    assert!(
+        report
+            .to_string()
+            .contains("/home/alice/data` is a symlink in `/home/alice`"),
+        "{report:#}"
+    );
+}
+
+/// The links a distro tree has (`/lib -> usr/lib`), and links the plan declares, lie in
+/// directories only root may write, and are still followed as if the root were `/`;
+/// the same link in a directory others may write is refused (E510), here before
+/// anything changes.
+#[test]
+fn a_symlink_only_root_can_have_placed_is_still_followed() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    std::fs::remove_dir_all(root.host("/etc/systemd")).unwrap();
+    std::fs::create_dir_all(root.host("/usr/lib/systemd-etc/system")).unwrap();
+    std::os::unix::fs::symlink("usr/lib", root.host("/lib")).unwrap();
+    let shapes = vec![
+        link("/etc/systemd", "/lib/systemd-etc"),
+        service("web", &["/usr/bin/web"], "root"),
+    ];
+    let report = apply_ok(&root, &plan(shapes.clone()), &keys);
+    assert_eq!(status_of(&report, "service", "web"), "created");
+    let unit = root.host("/usr/lib/systemd-etc/system/web.service");
+    assert!(unit.is_file(), "{report:#}");
+    // `/etc` writable by a group: its link could be anyone's of that group
+    std::fs::remove_file(&unit).unwrap();
+    std::fs::set_permissions(root.host("/etc"), std::fs::Permissions::from_mode(0o775)).unwrap();
+    let mut changed = shapes;
+    changed.pop();
+    changed.push(service("web", &["/usr/bin/web", "--changed"], "root"));
+    // refused when the unit is inspected, before anything changes
+    let report = apply_fails(&root, &plan(changed), &keys);
+    assert_eq!(error_codes(&report), vec!["E510"], "{report:#}");
+    assert!(
+        report
+            .to_string()
+            .contains("`/etc/systemd` is a symlink in `/etc`"),
+        "{report:#}"
+    );
+    assert!(!unit.exists());
+}
