@@ -112,22 +112,39 @@ pub fn built_from(out: &Path) -> Option<PathBuf> {
 /// `out` when that build was made from another repository.
 pub fn check_built_from(out: &Path, root: &Path) -> Result<(), Box<Diagnostic>> {
     match built_from(out) {
-        Some(recorded) if recorded != root => Err(Diagnostic::error(
-            codes::BUILD_OF_ANOTHER_REPOSITORY,
+        Some(recorded) if recorded != root => Err(another_repositorys_build(
+            out,
+            &recorded,
+            root,
             format!(
-                "the build in `{}` was made from the repository `{}`, not from `{}`",
-                out.display(),
-                recorded.display(),
+                "build this repository first (`meshc build --repo {}`), or pass `--against DIR` with a build of it",
                 root.display()
             ),
-        )
-        .with_help(format!(
-            "build this repository first (`meshc build --repo {}`), or pass `--against DIR` with a build of it",
-            root.display()
-        ))
-        .into()),
+        )),
         _ => Ok(()),
     }
+}
+
+/// E420: the build output `out` was made from the repository `recorded`, not from
+/// the one at `root`; `help` says what the command that found it can do instead
+/// (`meshc diff` compares with another build, `meshc build` writes elsewhere).
+fn another_repositorys_build(
+    out: &Path,
+    recorded: &Path,
+    root: &Path,
+    help: impl Into<String>,
+) -> Box<Diagnostic> {
+    Diagnostic::error(
+        codes::BUILD_OF_ANOTHER_REPOSITORY,
+        format!(
+            "the build in `{}` was made from the repository `{}`, not from `{}`",
+            out.display(),
+            recorded.display(),
+            root.display()
+        ),
+    )
+    .with_help(help)
+    .into()
 }
 
 /// Refuses to build the repository at `root` (canonical) into `out` when `out`
@@ -142,19 +159,12 @@ pub fn check_output_for(out: &Path, root: &Path) -> Result<(), Box<Diagnostic>> 
         if recorded == root {
             return Ok(());
         }
-        return Err(Diagnostic::error(
-            codes::BUILD_OF_ANOTHER_REPOSITORY,
-            format!(
-                "`{}` holds the build of the repository `{}`, not of `{}`",
-                out.display(),
-                recorded.display(),
-                root.display()
-            ),
-        )
-        .with_help(
+        return Err(another_repositorys_build(
+            out,
+            &recorded,
+            root,
             "build into another directory (`--out DIR`); this build would replace that repository's plans and remove those of nodes it does not have",
-        )
-        .into());
+        ));
     }
     // a directory that cannot be listed is the build's to report, as it opens it
     let Ok(entries) = std::fs::read_dir(out) else {

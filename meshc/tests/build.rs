@@ -282,6 +282,11 @@ fn an_output_that_is_not_this_repositorys_build_is_refused_and_kept() {
         let said = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(1), "{extra:?}: {said}");
         assert!(said.contains("E420"), "{extra:?}: {said}");
+        // in the words `meshc diff` uses for it: one constructor makes both
+        assert!(
+            said.contains("was made from the repository"),
+            "{extra:?}: {said}"
+        );
         assert_eq!(
             support::files_under(&out),
             built,
