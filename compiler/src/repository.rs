@@ -139,7 +139,8 @@ fn another_repositorys_build(
         format!(
             "the build in `{}` was made from the repository `{}`, not from `{}`",
             out.display(),
-            recorded.display(),
+            // read from the output, which anyone who may write in it could have written
+            plan::display::escaped(&recorded.to_string_lossy()),
             root.display()
         ),
     )
@@ -188,9 +189,10 @@ pub fn check_output_for(out: &Path, root: &Path) -> Result<(), Box<Diagnostic>> 
     shown.sort();
     let more = shown.len().saturating_sub(3);
     shown.truncate(3);
+    // names anyone who may write in `out` chose: shown, never obeyed by a terminal
     let mut listed = shown
         .iter()
-        .map(|name| format!("`{name}`"))
+        .map(|name| format!("`{}`", plan::display::escaped(name)))
         .collect::<Vec<_>>()
         .join(", ");
     if more > 0 {
