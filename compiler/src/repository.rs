@@ -94,7 +94,13 @@ pub fn record_repository(out: &Path, root: &Path) -> Result<(), Box<Diagnostic>>
     // beneath the output without following links, as the plans are written
     let output = crate::confined::Beneath::open(out, true)
         .map_err(|error| Box::new(crate::emit::output_error(out, error)))?;
-    crate::emit::write_atomically(&output, REPOSITORY_FILE, &bytes).map_err(Box::new)
+    crate::emit::write_atomically(
+        &output,
+        REPOSITORY_FILE,
+        &bytes,
+        crate::confined::Readers::Owner,
+    )
+    .map_err(Box::new)
 }
 
 /// The repository the build output `out` was made from, if it says (builds made

@@ -461,3 +461,90 @@ fn repo_without_an_inventory_is_e100_and_nothing_is_written() {
         );
     }
 }
+
+/// Runs meshc with `arguments` under the umask `umask` (through `sh`, so the test
+/// does not depend on the umask it was started with).
+fn meshc_under_umask(umask: &str, arguments: &[&std::ffi::OsStr]) -> Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("umask {umask} && exec \"$0\" \"$@\""))
+        .arg(MESHC)
+        .args(arguments)
+        .output()
+        .expect("sh runs meshc")
+}
+
+/// The permission bits of `path`, in octal.
+fn permissions(path: &Path) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .permissions()
+        .mode();
+    format!("{:o}", mode & 0o7777)
+}
+
+/// `mesh.lock` is committed beside the modules and secret to no one: a new one is
+/// 0644 (less the umask), one that was there keeps its mode exactly, as an editor
+/// keeps it; the sealed values a build makes stay 0600 whatever the umask. Before,
+/// every rewrite of `mesh.lock` (`meshc lock`, `meshc artifacts build`) left it 0600,
+/// the mode of the confined writer's temporaries.
+#[test]
+fn a_rewritten_lock_keeps_its_mode_and_a_new_one_is_0644_while_secrets_stay_0600() {
+    let (_temporary, repository) = homelab_copy();
+    let lock = repository.join("mesh.lock");
+    let pin = |digit: &str| {
+        std::ffi::OsString::from(format!(
+            "docker.io/library/redis:7=sha256:{}",
+            digit.repeat(64)
+        ))
+    };
+    let lock_with = |umask: &str, digit: &str| {
+        let output = meshc_under_umask(
+            umask,
+            &[
+                "lock".as_ref(),
+                "--repo".as_ref(),
+                repository.as_os_str(),
+                "--pin".as_ref(),
+                &pin(digit),
+            ],
+        );
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+        let written = std::fs::read_to_string(&lock).expect("mesh.lock");
+        assert!(written.contains(&digit.repeat(64)), "{written}");
+    };
+    std::fs::remove_file(&lock).expect("remove mesh.lock");
+    lock_with("022", "a");
+    assert_eq!(permissions(&lock), "644", "a new mesh.lock");
+    // a mode of the operator's, which the umask would not give, is kept
+    std::fs::set_permissions(&lock, std::os::unix::fs::PermissionsExt::from_mode(0o664))
+        .expect("chmod");
+    lock_with("022", "b");
+    assert_eq!(
+        permissions(&lock),
+        "664",
+        "a rewritten group-writable mesh.lock"
+    );
+    std::fs::set_permissions(&lock, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+        .expect("chmod");
+    lock_with("022", "c");
+    assert_eq!(permissions(&lock), "600", "a rewritten private mesh.lock");
+
+    // secrets made by a build under a permissive umask are the owner's only
+    let (_temporary, fresh) = homelab_copy();
+    std::fs::remove_dir_all(fresh.join("secrets")).expect("remove secrets/");
+    let output = meshc_under_umask(
+        "000",
+        &["build".as_ref(), "--repo".as_ref(), fresh.as_os_str()],
+    );
+    assert_built(&output);
+    let sealed: Vec<String> = support::files_under(&fresh.join("secrets"))
+        .into_keys()
+        .collect();
+    assert!(!sealed.is_empty(), "the build made no secrets");
+    for name in sealed {
+        let path = fresh.join("secrets").join(&name);
+        assert_eq!(permissions(&path), "600", "secrets/{name}");
+    }
+}
