@@ -25,7 +25,7 @@ pub fn store_in_repository(repository_root: &Path, built: &Built) -> Result<Path
         return Ok(path);
     }
     store
-        .write(&name, &built.bytes, true)
+        .write(&name, &built.bytes, true, crate::confined::Readers::Owner)
         .map_err(|error| format!("`{}`: {error}", path.display()))?;
     Ok(path)
 }

@@ -37,7 +37,7 @@ use std::sync::{Arc, Mutex};
 use lang::{Diagnostic, codes};
 use serde::{Deserialize, Serialize};
 
-use crate::confined::{Beneath, Stamp};
+use crate::confined::{Beneath, Readers, Stamp};
 use crate::link::NodeLink;
 use crate::pipeline::Session;
 use crate::repository::{self, Repository};
@@ -1972,7 +1972,12 @@ impl BuildCache {
         // written even when it has the bytes the last build wrote: its time is the
         // one the stamps of the files written before it are measured against
         output
-            .write_parts(CACHE_FILE, &[header.as_bytes(), &fleet, &nodes], false)
+            .write_parts(
+                CACHE_FILE,
+                &[header.as_bytes(), &fleet, &nodes],
+                false,
+                Readers::Owner,
+            )
             .map_err(|error| crate::emit::output_error(&out_directory.join(CACHE_FILE), error))
     }
 

@@ -18,6 +18,18 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use rustix::fs::{AtFlags, Mode, OFlags, ResolveFlags};
 
+/// Who may read a file [`Beneath::write`] puts in place: decides its mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Readers {
+    /// Its owner only: mode 0600, whatever the file it replaces allowed (sealed
+    /// secrets, plans, the build cache, archives).
+    Owner,
+    /// Whoever the file it replaces let read it: that file's permission bits are
+    /// kept, as editors keep them; a new file is 0644 less the umask. For files the
+    /// operator commits beside the modules (`mesh.lock`), which hold nothing secret.
+    AsBefore,
+}
+
 /// A directory opened once; everything below it is reached through it.
 #[derive(Debug)]
 pub struct Beneath {
@@ -308,16 +320,29 @@ impl Beneath {
         }
     }
 
-    /// Replaces the file `name` of this directory with `bytes` (mode 0600): a new
-    /// file, then `renameat` over the old name, which replaces a link planted there
-    /// instead of writing through it. `durable` syncs the file and the directory.
-    pub fn write(&self, name: &str, bytes: &[u8], durable: bool) -> io::Result<()> {
-        self.write_parts(name, &[bytes], durable)
+    /// Replaces the file `name` of this directory with `bytes`, readable by
+    /// `readers`: a new file, then `renameat` over the old name, which replaces a
+    /// link planted there instead of writing through it. `durable` syncs the file
+    /// and the directory.
+    pub fn write(
+        &self,
+        name: &str,
+        bytes: &[u8],
+        durable: bool,
+        readers: Readers,
+    ) -> io::Result<()> {
+        self.write_parts(name, &[bytes], durable, readers)
     }
 
     /// [`Beneath::write`] of the bytes of `parts` one after the other, without
     /// joining them first.
-    pub fn write_parts(&self, name: &str, parts: &[&[u8]], durable: bool) -> io::Result<()> {
+    pub fn write_parts(
+        &self,
+        name: &str,
+        parts: &[&[u8]],
+        durable: bool,
+        readers: Readers,
+    ) -> io::Result<()> {
         downward(Path::new(name))?;
         if Path::new(name).components().count() != 1 {
             return Err(io::Error::new(
@@ -325,11 +350,19 @@ impl Beneath {
                 format!("`{name}` is not a file name"),
             ));
         }
-        let (temporary, file) = self.new_file(name)?;
+        let (new_mode, kept_mode) = match readers {
+            Readers::Owner => (0o600, None),
+            Readers::AsBefore => (0o644, self.permissions(name)?),
+        };
+        let (temporary, file) = self.new_file(name, new_mode)?;
         let written = (|| {
             let mut file = std::fs::File::from(file);
             for part in parts {
                 file.write_all(part)?;
+            }
+            if let Some(mode) = kept_mode {
+                // exactly the old bits, as the umask did not make them
+                rustix::fs::fchmod(&file, Mode::from_raw_mode(mode))?;
             }
             if durable {
                 file.sync_all()?;
@@ -356,7 +389,7 @@ impl Beneath {
     /// [`Beneath::remove`] drops it.
     pub fn stage(&self, name: &str, bytes: &[u8]) -> io::Result<String> {
         downward(Path::new(name))?;
-        let (temporary, file) = self.new_file(name)?;
+        let (temporary, file) = self.new_file(name, 0o600)?;
         let mut file = std::fs::File::from(file);
         if let Err(error) = file.write_all(bytes) {
             let _ = rustix::fs::unlinkat(&self.directory, &temporary, AtFlags::empty());
@@ -380,8 +413,25 @@ impl Beneath {
             .map_err(|error| explain(&self.path.join(name), error))
     }
 
-    /// A new, exclusively created temporary file beside `name`.
-    fn new_file(&self, name: &str) -> io::Result<(String, OwnedFd)> {
+    /// The permission bits of the regular file `name` of this directory (never
+    /// through a link: a link planted there is no file whose mode to keep); `None`
+    /// when there is no such file.
+    fn permissions(&self, name: &str) -> io::Result<Option<rustix::fs::RawMode>> {
+        match rustix::fs::statat(&self.directory, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(stat)
+                if rustix::fs::FileType::from_raw_mode(stat.st_mode)
+                    == rustix::fs::FileType::RegularFile =>
+            {
+                Ok(Some(stat.st_mode & 0o777))
+            }
+            Ok(_) | Err(rustix::io::Errno::NOENT) => Ok(None),
+            Err(error) => Err(explain(&self.path.join(name), error)),
+        }
+    }
+
+    /// A new, exclusively created temporary file beside `name`, of mode `mode`
+    /// less the umask.
+    fn new_file(&self, name: &str, mode: rustix::fs::RawMode) -> io::Result<(String, OwnedFd)> {
         loop {
             let counter = TEMPORARY_COUNTER.fetch_add(1, Ordering::Relaxed);
             let temporary = format!(".{name}.{}.{counter}.new", std::process::id());
@@ -389,7 +439,7 @@ impl Beneath {
                 &self.directory,
                 temporary.as_str(),
                 OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                Mode::from_raw_mode(0o600),
+                Mode::from_raw_mode(mode),
             ) {
                 Ok(file) => return Ok((temporary, file)),
                 Err(rustix::io::Errno::EXIST) => continue,
@@ -553,7 +603,9 @@ mod tests {
         assert!(beneath.directory(Path::new("../outside"), false).is_err());
 
         std::os::unix::fs::symlink(outside.join("victim"), base.join("planted")).unwrap();
-        beneath.write("planted", b"new", false).unwrap();
+        beneath
+            .write("planted", b"new", false, Readers::Owner)
+            .unwrap();
         assert_eq!(std::fs::read(outside.join("victim")).unwrap(), b"keep");
         assert!(
             std::fs::symlink_metadata(base.join("planted"))

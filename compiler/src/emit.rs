@@ -163,8 +163,14 @@ pub(crate) fn output_link(message: String) -> Diagnostic {
 }
 
 /// Writes `bytes` to the file `name` of `directory` through a new file and a rename
-/// (never through a link planted at `name`), unless it already holds these bytes.
-pub fn write_atomically(directory: &Beneath, name: &str, bytes: &[u8]) -> Result<(), Diagnostic> {
+/// (never through a link planted at `name`), readable by `readers`, unless it
+/// already holds these bytes.
+pub fn write_atomically(
+    directory: &Beneath,
+    name: &str,
+    bytes: &[u8],
+    readers: confined::Readers,
+) -> Result<(), Diagnostic> {
     let path = directory.path().join(name);
     if directory
         .read(Path::new(name))
@@ -175,7 +181,7 @@ pub fn write_atomically(directory: &Beneath, name: &str, bytes: &[u8]) -> Result
     // no fsync: the output is rebuilt from the repository at will, and readers see
     // either the old file or the new one because of the rename
     directory
-        .write(name, bytes, false)
+        .write(name, bytes, false, readers)
         .map_err(|error| output_error(&path, error))
 }
 
@@ -231,7 +237,12 @@ pub fn write(
     };
     check_owner(&nodes, &nodes_path)?;
     for (name, plan) in plans {
-        write_atomically(&nodes, &format!("{name}.json"), &plan.to_json_bytes())?;
+        write_atomically(
+            &nodes,
+            &format!("{name}.json"),
+            &plan.to_json_bytes(),
+            confined::Readers::Owner,
+        )?;
     }
     let names = nodes.names().map_err(|e| output_error(&nodes_path, e))?;
     for file_name in names {
@@ -244,7 +255,12 @@ pub fn write(
                 .map_err(|e| output_error(&nodes_path.join(&file_name), e))?;
         }
     }
-    write_atomically(&output, "manifest.json", &manifest(plans, keys, secrets))
+    write_atomically(
+        &output,
+        "manifest.json",
+        &manifest(plans, keys, secrets),
+        confined::Readers::Owner,
+    )
 }
 
 #[cfg(test)]

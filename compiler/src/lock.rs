@@ -175,7 +175,14 @@ pub fn write(repository_root: &Path, lock: &Lock) -> Result<(), Diagnostic> {
     text.push('\n');
     let repository = crate::confined::Beneath::open(repository_root, false)
         .map_err(|error| invalid(repository_root, error))?;
-    crate::emit::write_atomically(&repository, "mesh.lock", text.as_bytes())
+    // committed beside the modules and secret to no one: a file that was there keeps
+    // its mode, a new one is 0644 (less the umask), like any file an editor writes
+    crate::emit::write_atomically(
+        &repository,
+        "mesh.lock",
+        text.as_bytes(),
+        crate::confined::Readers::AsBefore,
+    )
 }
 
 /// Is `reference` an upstream image reference with a tag or digest, like

@@ -94,7 +94,13 @@ pub fn record_repository(out: &Path, root: &Path) -> Result<(), Box<Diagnostic>>
     // beneath the output without following links, as the plans are written
     let output = crate::confined::Beneath::open(out, true)
         .map_err(|error| Box::new(crate::emit::output_error(out, error)))?;
-    crate::emit::write_atomically(&output, REPOSITORY_FILE, &bytes).map_err(Box::new)
+    crate::emit::write_atomically(
+        &output,
+        REPOSITORY_FILE,
+        &bytes,
+        crate::confined::Readers::Owner,
+    )
+    .map_err(Box::new)
 }
 
 /// The repository the build output `out` was made from, if it says (builds made
@@ -112,22 +118,40 @@ pub fn built_from(out: &Path) -> Option<PathBuf> {
 /// `out` when that build was made from another repository.
 pub fn check_built_from(out: &Path, root: &Path) -> Result<(), Box<Diagnostic>> {
     match built_from(out) {
-        Some(recorded) if recorded != root => Err(Diagnostic::error(
-            codes::BUILD_OF_ANOTHER_REPOSITORY,
+        Some(recorded) if recorded != root => Err(another_repositorys_build(
+            out,
+            &recorded,
+            root,
             format!(
-                "the build in `{}` was made from the repository `{}`, not from `{}`",
-                out.display(),
-                recorded.display(),
+                "build this repository first (`meshc build --repo {}`), or pass `--against DIR` with a build of it",
                 root.display()
             ),
-        )
-        .with_help(format!(
-            "build this repository first (`meshc build --repo {}`), or pass `--against DIR` with a build of it",
-            root.display()
-        ))
-        .into()),
+        )),
         _ => Ok(()),
     }
+}
+
+/// E420: the build output `out` was made from the repository `recorded`, not from
+/// the one at `root`; `help` says what the command that found it can do instead
+/// (`meshc diff` compares with another build, `meshc build` writes elsewhere).
+fn another_repositorys_build(
+    out: &Path,
+    recorded: &Path,
+    root: &Path,
+    help: impl Into<String>,
+) -> Box<Diagnostic> {
+    Diagnostic::error(
+        codes::BUILD_OF_ANOTHER_REPOSITORY,
+        format!(
+            "the build in `{}` was made from the repository `{}`, not from `{}`",
+            out.display(),
+            // read from the output, which anyone who may write in it could have written
+            plan::display::escaped(&recorded.to_string_lossy()),
+            root.display()
+        ),
+    )
+    .with_help(help)
+    .into()
 }
 
 /// Refuses to build the repository at `root` (canonical) into `out` when `out`
@@ -142,19 +166,12 @@ pub fn check_output_for(out: &Path, root: &Path) -> Result<(), Box<Diagnostic>> 
         if recorded == root {
             return Ok(());
         }
-        return Err(Diagnostic::error(
-            codes::BUILD_OF_ANOTHER_REPOSITORY,
-            format!(
-                "`{}` holds the build of the repository `{}`, not of `{}`",
-                out.display(),
-                recorded.display(),
-                root.display()
-            ),
-        )
-        .with_help(
+        return Err(another_repositorys_build(
+            out,
+            &recorded,
+            root,
             "build into another directory (`--out DIR`); this build would replace that repository's plans and remove those of nodes it does not have",
-        )
-        .into());
+        ));
     }
     // a directory that cannot be listed is the build's to report, as it opens it
     let Ok(entries) = std::fs::read_dir(out) else {
@@ -178,9 +195,10 @@ pub fn check_output_for(out: &Path, root: &Path) -> Result<(), Box<Diagnostic>> 
     shown.sort();
     let more = shown.len().saturating_sub(3);
     shown.truncate(3);
+    // names anyone who may write in `out` chose: shown, never obeyed by a terminal
     let mut listed = shown
         .iter()
-        .map(|name| format!("`{name}`"))
+        .map(|name| format!("`{}`", plan::display::escaped(name)))
         .collect::<Vec<_>>()
         .join(", ");
     if more > 0 {

@@ -239,7 +239,7 @@ pub(crate) fn write_durably(
     bytes: &[u8],
 ) -> Result<(), StoreError> {
     directory
-        .write(name, bytes, true)
+        .write(name, bytes, true, confined::Readers::Owner)
         .map_err(|error| store_error(&directory.path().join(name), error))
 }
 

@@ -14,7 +14,7 @@ use std::sync::Mutex;
 use lang::Diagnostic;
 use plan::Plan;
 
-use crate::confined::Beneath;
+use crate::confined::{Beneath, Readers};
 use crate::emit::{self, output_error};
 use crate::sealed_value::NodeValues;
 
@@ -236,7 +236,7 @@ impl StagedBuild {
             }
         }
         let manifest = emit::manifest_of(&staged, |entry| &entry.digest, keys, secrets);
-        emit::write_atomically(&self.output, MANIFEST, &manifest)?;
+        emit::write_atomically(&self.output, MANIFEST, &manifest, Readers::Owner)?;
         Ok(Written {
             nodes: staged.len(),
             shapes: staged.values().map(|entry| entry.shapes).sum(),
@@ -336,7 +336,7 @@ impl PlanSink for StagedBuild {
         let temporary = match &self.place {
             Place::Fresh(staging) => {
                 staging
-                    .write(&name, &bytes, false)
+                    .write(&name, &bytes, false, Readers::Owner)
                     .map_err(|e| output_error(&staging.path().join(&name), e))?;
                 None
             }

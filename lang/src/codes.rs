@@ -90,12 +90,13 @@ codes! {
     OPAQUE_MISUSE = "E044", "secret used where only a shape may take it";
     VALUE_TOO_LARGE = "E045", "value too large";
     MEMORY_EXCEEDED = "E046", "evaluation memory bound exceeded";
-    // E05x: the interactive session and the formatter
+    // E05x: meshc's own tools: the interactive session, the formatter, the man pages
     UNKNOWN_REPL_NODE = "E050", "`meshc repl --node` names no node of the inventory";
     UNKNOWN_REPL_COMMAND = "E051", "unknown `meshc repl` command";
     FORMATTER_REFUSED = "E052", "file the formatter cannot format";
     FORMATTED_FILE_UNWRITABLE = "E053", "formatted file cannot be written";
     FORMATTING_TOO_SLOW = "E054", "file the formatter would take too long on";
+    MAN_PAGES_UNWRITABLE = "E055", "man pages cannot be written";
     // E1xx: the repository, the inventory and resolution
     NOT_A_REPOSITORY = "E100", "not a mesh repository";
     UNKNOWN_MODULE = "E101", "unknown module";
@@ -151,6 +152,8 @@ codes! {
     SECRET_STORE_LINK = "E312", "sealed store reached through a symbolic link";
     ARTIFACT_LINK_ESCAPES = "E313", "artifact link points outside its directory";
     INVALID_SECRET_MODE = "E314", "`mode` of a need or credential is not an octal mode";
+    ARTIFACT_NOT_STORED = "E315", "artifact cannot be archived or stored";
+    BUILD_RECORD_UNREADABLE = "E316", "the builder's record cannot be read";
     PRIVATE_KEY = "E320", "an age private key where a public key belongs";
     RESEAL_IDENTITY_UNREADABLE = "E321", "`meshc secrets reseal`: the old identity cannot be read";
     RESEAL_WRONG_IDENTITY = "E322", "`meshc secrets reseal`: the identity does not open the node's values";
@@ -170,6 +173,8 @@ codes! {
     BUILD_OF_ANOTHER_REPOSITORY = "E420", "build output was made from another repository";
     NOT_A_BUILD_OUTPUT = "E421", "`--out` holds files that are not a build";
     NO_SUCH_DEPLOY_TARGET = "E430", "`meshc deploy --on` selects no node";
+    // E44x: plans and builds through the broker
+    BROKER_UNAVAILABLE = "E440", "the broker cannot be reached or refused a request";
     // E9xx: internal
     INTERNAL = "E900", "internal error (please report)";
 }

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
+use lang::{Diagnostic, codes};
 use plan::display::escaped;
 use transport::message::{BuildOutcome, BuildResult};
 
@@ -22,9 +23,9 @@ pub fn build_remotely(
     directories: &[String],
     url: &str,
     timeout: Duration,
-) -> Result<(BTreeMap<String, String>, bool), String> {
-    let (answers, ignored) =
-        transport::remote::build(url, directories, timeout).map_err(|error| error.to_string())?;
+) -> Result<(BTreeMap<String, String>, bool), Box<Diagnostic>> {
+    let (answers, ignored) = transport::remote::build(url, directories, timeout)
+        .map_err(|error| crate::publish::broker_unavailable(&error))?;
     let mut digests = BTreeMap::new();
     let mut all = true;
     for answer in answers {
@@ -64,11 +65,18 @@ pub fn build_remotely(
 
 /// The builds view: every result in the record of `store`, oldest first, as a
 /// table or as JSON lines.
-pub fn render(store: &Path, json: bool) -> Result<String, String> {
+pub fn render(store: &Path, json: bool) -> Result<String, Box<Diagnostic>> {
     let transport::builder::RecordContents {
         results,
         unreadable,
-    } = transport::builder::read_record(store)?;
+    } = transport::builder::read_record(store).map_err(|error| {
+        Box::new(
+            Diagnostic::error(codes::BUILD_RECORD_UNREADABLE, error).with_help(format!(
+                "pass `--store DIR`, the directory `mesh-build --store` keeps its archives and its `{}` in (run `meshc builds` on the builder's machine)",
+                transport::builder::RECORD_FILE
+            )),
+        )
+    })?;
     for (line, reason) in &unreadable {
         say!(
             "note: line {line} of `{}` cannot be read ({reason}); a build killed while writing it leaves such a line",
@@ -78,7 +86,16 @@ pub fn render(store: &Path, json: bool) -> Result<String, String> {
     let mut out = String::new();
     if json {
         for result in &results {
-            out.push_str(&serde_json::to_string(result).map_err(|e| e.to_string())?);
+            let line = serde_json::to_string(result).map_err(|error| {
+                Box::new(
+                    Diagnostic::error(
+                        codes::INTERNAL,
+                        format!("a build result cannot be written as JSON: {error}"),
+                    )
+                    .with_help("this is a bug in meshc; please report it"),
+                )
+            })?;
+            out.push_str(&line);
             out.push('\n');
         }
         return Ok(out);

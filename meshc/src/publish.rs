@@ -5,39 +5,78 @@
 
 use std::path::Path;
 
+use lang::{Diagnostic, codes};
 use plan::Plan;
 
 use crate::say;
 use transport::publish::{PlanMessage, Published};
 
+/// E408: the build in `out` cannot be published as it is.
+fn unreadable(message: String, out: &Path) -> Box<Diagnostic> {
+    Box::new(
+        Diagnostic::error(codes::BUILD_UNREADABLE, message).with_help(format!(
+            "point `--out` at the output of a `meshc build` (a directory with manifest.json and nodes/), or build again with `meshc build --out {}`",
+            out.display()
+        )),
+    )
+}
+
+/// E440: the broker at `url` cannot be reached, or refused what was asked of it.
+pub fn broker_unavailable(error: &transport::connection::Error) -> Box<Diagnostic> {
+    Box::new(
+        Diagnostic::error(codes::BROKER_UNAVAILABLE, error.to_string()).with_help(format!(
+            "check `--amqp URL` (or `{}`): the broker must run there and let this user in; `meshc broker-permissions` prints the permissions the operator needs",
+            transport::names::URL_VARIABLE
+        )),
+    )
+}
+
 /// The plans of the build in `out`, in node-name order; `only` (if not empty) picks
 /// nodes by name.
-pub fn read_output(out: &Path, only: &[String]) -> Result<Vec<PlanMessage>, String> {
+pub fn read_output(out: &Path, only: &[String]) -> Result<Vec<PlanMessage>, Box<Diagnostic>> {
     let manifest_path = out.join("manifest.json");
     let bytes = std::fs::read(&manifest_path).map_err(|error| {
-        format!(
-            "cannot read `{}` ({error}): build first with `meshc build --out {}`",
-            manifest_path.display(),
-            out.display()
+        unreadable(
+            format!("cannot read `{}`: {error}", manifest_path.display()),
+            out,
         )
     })?;
-    let manifest: serde_json::Value = serde_json::from_slice(&bytes)
-        .map_err(|error| format!("`{}` is not JSON: {error}", manifest_path.display()))?;
+    let manifest: serde_json::Value = serde_json::from_slice(&bytes).map_err(|error| {
+        unreadable(
+            format!("`{}` is not JSON: {error}", manifest_path.display()),
+            out,
+        )
+    })?;
     if manifest["format"] != compiler::MANIFEST_FORMAT {
-        return Err(format!(
-            "`{}` is not a `{}` manifest",
-            manifest_path.display(),
-            compiler::MANIFEST_FORMAT
+        return Err(unreadable(
+            format!(
+                "`{}` is not a `{}` manifest",
+                manifest_path.display(),
+                compiler::MANIFEST_FORMAT
+            ),
+            out,
         ));
     }
     let Some(nodes) = manifest["nodes"].as_object() else {
-        return Err(format!("`{}` has no `nodes`", manifest_path.display()));
+        return Err(unreadable(
+            format!("`{}` has no `nodes`", manifest_path.display()),
+            out,
+        ));
     };
     for name in only {
         if !nodes.contains_key(name) {
-            return Err(format!(
-                "node `{name}` is not in the build in `{}`",
-                out.display()
+            return Err(Box::new(
+                Diagnostic::error(
+                    codes::UNKNOWN_NODE,
+                    format!(
+                        "node `{}` is not in the build in `{}`",
+                        plan::display::escaped(name),
+                        out.display()
+                    ),
+                )
+                .with_help(
+                    "pass `--node` a node of the build (its `nodes/NODE.json`), or build again after adding the node to the inventory",
+                ),
             ));
         }
     }
@@ -46,15 +85,20 @@ pub fn read_output(out: &Path, only: &[String]) -> Result<Vec<PlanMessage>, Stri
         if !only.is_empty() && !only.contains(node) {
             continue;
         }
-        transport::names::check_node(node)?;
+        transport::names::check_node(node)
+            .map_err(|error| unreadable(format!("`{}`: {error}", manifest_path.display()), out))?;
         let path = out.join("nodes").join(format!("{node}.json"));
-        let bytes =
-            std::fs::read(&path).map_err(|error| format!("`{}`: {error}", path.display()))?;
-        let plan = Plan::read(&bytes).map_err(|error| format!("`{}`: {error}", path.display()))?;
+        let bytes = std::fs::read(&path)
+            .map_err(|error| unreadable(format!("`{}`: {error}", path.display()), out))?;
+        let plan = Plan::read(&bytes)
+            .map_err(|error| unreadable(format!("`{}`: {error}", path.display()), out))?;
         if plan.node() != node || Some(plan.digest()) != digest.as_str() {
-            return Err(format!(
-                "`{}` is not the plan the manifest names for `{node}`: build again",
-                path.display()
+            return Err(unreadable(
+                format!(
+                    "`{}` is not the plan the manifest names for `{node}`",
+                    path.display()
+                ),
+                out,
             ));
         }
         plans.push(PlanMessage {
@@ -68,13 +112,14 @@ pub fn read_output(out: &Path, only: &[String]) -> Result<Vec<PlanMessage>, Stri
 
 /// Publishes; the table to print (one line per node) and whether every plan was
 /// confirmed.
-pub fn publish(out: &Path, url: &str, only: &[String]) -> Result<(String, bool), String> {
+pub fn publish(out: &Path, url: &str, only: &[String]) -> Result<(String, bool), Box<Diagnostic>> {
     let plans = read_output(out, only)?;
     if plans.is_empty() {
         say!("the build in `{}` has no nodes", out.display());
         return Ok((String::new(), true));
     }
-    let published = transport::publish::publish_plans(url, &plans).map_err(|e| e.to_string())?;
+    let published = transport::publish::publish_plans(url, &plans)
+        .map_err(|error| broker_unavailable(&error))?;
     let width = published.iter().map(|p| p.node.len()).max().unwrap_or(0);
     let mut all = true;
     let mut table = String::new();
@@ -104,7 +149,7 @@ pub fn publish(out: &Path, url: &str, only: &[String]) -> Result<(String, bool),
 }
 
 /// The `rabbitmqctl` script for the nodes of the build in `out`.
-pub fn broker_permissions(out: &Path, vhost: &str) -> Result<String, String> {
+pub fn broker_permissions(out: &Path, vhost: &str) -> Result<String, Box<Diagnostic>> {
     let plans = read_output(out, &[])?;
     let nodes: Vec<&str> = plans.iter().map(|plan| plan.node.as_str()).collect();
     let source = out.join("manifest.json");

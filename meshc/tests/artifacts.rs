@@ -299,6 +299,11 @@ fn repository_store_linked_out_of_the_repository_refused() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success(), "{stderr}");
     assert!(stderr.contains("symbolic link"), "{stderr}");
+    assert!(
+        stderr.contains("E315") && stderr.contains("help: "),
+        "{stderr}"
+    );
+    assert!(!repository.join("mesh.lock").exists(), "mesh.lock written");
     assert_eq!(
         std::fs::read_dir(&elsewhere).expect("readable").count(),
         0,
@@ -429,4 +434,28 @@ fn an_error_elsewhere_stops_the_build_and_keeps_the_lock() {
         );
         assert_eq!(stored(), 2, "{broken}: the changed site was archived");
     }
+}
+
+/// `meshc artifacts build --remote` with a broker that does not answer is E440 with
+/// a help line, and `mesh.lock` is not written. Before, a bare `error: ...` line.
+#[test]
+fn remote_build_without_a_broker_is_e440() {
+    let temporary = tempfile::tempdir().expect("temporary directory");
+    let repository = temporary.path().join("repo");
+    site_repository(&repository);
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    let port = listener.local_addr().expect("its address").port();
+    drop(listener);
+    let url = format!("amqp://127.0.0.1:{port}/%2f");
+    let output = artifacts_build(
+        &repository,
+        &["--remote".as_ref(), "--amqp".as_ref(), url.as_ref()],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("E440") && stderr.contains("help: "),
+        "{stderr}"
+    );
+    assert!(!repository.join("mesh.lock").exists(), "mesh.lock written");
 }

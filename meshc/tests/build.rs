@@ -282,6 +282,11 @@ fn an_output_that_is_not_this_repositorys_build_is_refused_and_kept() {
         let said = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(1), "{extra:?}: {said}");
         assert!(said.contains("E420"), "{extra:?}: {said}");
+        // in the words `meshc diff` uses for it: one constructor makes both
+        assert!(
+            said.contains("was made from the repository"),
+            "{extra:?}: {said}"
+        );
         assert_eq!(
             support::files_under(&out),
             built,
@@ -298,6 +303,53 @@ fn an_output_that_is_not_this_repositorys_build_is_refused_and_kept() {
     std::fs::write(interrupted.join(".mesh-staging/db1.json"), "{}").expect("write");
     support::assert_built(&support::build(&repository, &interrupted));
     support::assert_built(&support::build(&repository, &interrupted));
+}
+
+/// The names E421 lists and the repository E420 names are read from the output,
+/// where anyone who may write in it could have put them: the diagnostic holds them
+/// escaped, as the compiler's messages hold every name it did not choose, so an
+/// escape sequence in a file name reaches no terminal and no tool that reads the
+/// message. Before, E421's names were in its message as they were (the terminal
+/// was kept safe only by the renderer's own escaping).
+#[test]
+fn names_planted_in_an_output_are_escaped_in_e421_and_e420() {
+    let (temporary, repository) = support::homelab_copy();
+    let root = repository.canonicalize().expect("canonical repository");
+    let planted = temporary.path().join("planted");
+    std::fs::create_dir_all(&planted).expect("planted");
+    std::fs::write(planted.join("x\u{1b}[31mred"), "").expect("a planted name");
+    let diagnostic = compiler::check_output_for(&planted, &root).expect_err("E421");
+    assert_eq!(diagnostic.code, lang::codes::NOT_A_BUILD_OUTPUT);
+    assert!(
+        !diagnostic.message.contains('\u{1b}') && diagnostic.message.contains("`x\\u{1b}[31mred`"),
+        "{:?}",
+        diagnostic.message
+    );
+    let output = support::build_with(&repository, &planted, &["--color", "never"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("E421"));
+    assert!(!output.stderr.contains(&0x1b), "{:?}", output.stderr);
+
+    // a record of a repository whose name holds an escape sequence
+    let other = temporary.path().join("other");
+    std::fs::create_dir_all(&other).expect("other");
+    std::fs::write(
+        other.join(compiler::REPOSITORY_FILE),
+        "{\"format\":\"mesh-repository/1\",\"root\":\"/srv/\\u001b[2Jx\"}\n",
+    )
+    .expect("a planted record");
+    for diagnostic in [
+        compiler::check_output_for(&other, &root).expect_err("E420 from build"),
+        compiler::check_built_from(&other, &root).expect_err("E420 from diff"),
+    ] {
+        assert_eq!(diagnostic.code, lang::codes::BUILD_OF_ANOTHER_REPOSITORY);
+        assert!(
+            !diagnostic.message.contains('\u{1b}')
+                && diagnostic.message.contains("/srv/\\u{1b}[2Jx"),
+            "{:?}",
+            diagnostic.message
+        );
+    }
 }
 
 /// A plan that cannot be put in place (a directory where it goes) fails the build

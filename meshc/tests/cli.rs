@@ -422,7 +422,116 @@ fn publish_outside_a_repository_asks_for_out() {
         .expect("meshc runs");
     assert_eq!(output.status.code(), Some(1));
     let stderr = text(&output.stderr);
-    assert!(stderr.contains("pass `--out DIR`"), "{stderr}");
+    assert!(stderr.contains("E100"), "{stderr}");
+    assert!(stderr.contains("help: pass `--out DIR`"), "{stderr}");
+}
+
+/// Asserts that `output` failed with the diagnostic `code` and a help line.
+fn assert_coded(output: &Output, code: &str, what: &str) {
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{what}: {stderr}");
+    assert!(stderr.contains(code), "{what}: no {code} in:\n{stderr}");
+    assert!(
+        stderr.contains("help: "),
+        "{what}: no help line in:\n{stderr}"
+    );
+    assert!(
+        !stderr.starts_with("error: "),
+        "{what}: a bare message:\n{stderr}"
+    );
+}
+
+/// A URL of this machine on which nothing listens: a port the kernel gave a
+/// listener that is closed again.
+fn closed_broker_url() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    let port = listener.local_addr().expect("its address").port();
+    drop(listener);
+    format!("amqp://guest:guest@127.0.0.1:{port}/%2f")
+}
+
+/// What `meshc publish` and `meshc broker-permissions` cannot do is a diagnostic
+/// with a code and a help line, tested without a broker: an output that is no
+/// build (E408), a `--node` the build lacks (E120), a broker that does not answer
+/// or a URL that is none (E440). Before, each was a bare `error: ...` line.
+#[test]
+fn publish_and_broker_permissions_failures_are_coded_diagnostics() {
+    let (temporary, repository) = homelab_copy();
+    let empty = temporary.path().join("empty");
+    std::fs::create_dir_all(&empty).expect("empty");
+    let closed = closed_broker_url();
+    for command in ["publish", "broker-permissions"] {
+        let mut command_line = Command::new(MESHC);
+        command_line.arg(command).arg("--out").arg(&empty);
+        if command == "publish" {
+            // the build is read before the broker is reached
+            command_line.args(["--amqp", &closed]);
+        }
+        let output = command_line.output().expect("meshc runs");
+        assert_coded(&output, "E408", command);
+    }
+    let out = temporary.path().join("out");
+    assert_built(&support::build(&repository, &out));
+    let publish = |extra: &[&str]| {
+        Command::new(MESHC)
+            .arg("publish")
+            .arg("--out")
+            .arg(&out)
+            .args(extra)
+            .output()
+            .expect("meshc runs")
+    };
+    assert_coded(
+        &publish(&["--amqp", &closed, "--node", "nosuch"]),
+        "E120",
+        "an unknown --node",
+    );
+    let refused = publish(&["--amqp", &closed]);
+    assert_coded(&refused, "E440", "a closed port");
+    assert!(
+        text(&refused.stderr).contains("--amqp"),
+        "{}",
+        text(&refused.stderr)
+    );
+    assert!(
+        !text(&refused.stderr).contains("guest:guest"),
+        "the password is shown"
+    );
+    assert_coded(
+        &publish(&["--amqp", "not a url"]),
+        "E440",
+        "a URL that is none",
+    );
+}
+
+/// `meshc builds` of a store whose record cannot be read is E316 with a help line.
+#[test]
+fn builds_of_an_unreadable_record_is_e316() {
+    let store = tempfile::tempdir().expect("temporary directory");
+    // a directory where the record goes cannot be read as one
+    std::fs::create_dir(store.path().join("builds.jsonl")).expect("a directory");
+    let output = Command::new(MESHC)
+        .args(["builds", "--store"])
+        .arg(store.path())
+        .output()
+        .expect("meshc runs");
+    assert_coded(&output, "E316", "meshc builds");
+}
+
+/// `meshc man --out` where no directory can be made is E055 with a help line.
+#[test]
+fn man_pages_that_cannot_be_written_are_e055() {
+    let temporary = tempfile::tempdir().expect("temporary directory");
+    let file = temporary.path().join("file");
+    std::fs::write(&file, "").expect("a file");
+    for out in [file.clone(), file.join("below")] {
+        let output = Command::new(MESHC)
+            .args(["man", "--out"])
+            .arg(&out)
+            .output()
+            .expect("meshc runs");
+        assert_coded(&output, "E055", &out.display().to_string());
+    }
 }
 
 /// `--repo DIR` of a directory without `mesh.nix` is E100 for every repository
@@ -459,5 +568,92 @@ fn repo_without_an_inventory_is_e100_and_nothing_is_written() {
             before,
             "{arguments:?} wrote there"
         );
+    }
+}
+
+/// Runs meshc with `arguments` under the umask `umask` (through `sh`, so the test
+/// does not depend on the umask it was started with).
+fn meshc_under_umask(umask: &str, arguments: &[&std::ffi::OsStr]) -> Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("umask {umask} && exec \"$0\" \"$@\""))
+        .arg(MESHC)
+        .args(arguments)
+        .output()
+        .expect("sh runs meshc")
+}
+
+/// The permission bits of `path`, in octal.
+fn permissions(path: &Path) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .permissions()
+        .mode();
+    format!("{:o}", mode & 0o7777)
+}
+
+/// `mesh.lock` is committed beside the modules and secret to no one: a new one is
+/// 0644 (less the umask), one that was there keeps its mode exactly, as an editor
+/// keeps it; the sealed values a build makes stay 0600 whatever the umask. Before,
+/// every rewrite of `mesh.lock` (`meshc lock`, `meshc artifacts build`) left it 0600,
+/// the mode of the confined writer's temporaries.
+#[test]
+fn a_rewritten_lock_keeps_its_mode_and_a_new_one_is_0644_while_secrets_stay_0600() {
+    let (_temporary, repository) = homelab_copy();
+    let lock = repository.join("mesh.lock");
+    let pin = |digit: &str| {
+        std::ffi::OsString::from(format!(
+            "docker.io/library/redis:7=sha256:{}",
+            digit.repeat(64)
+        ))
+    };
+    let lock_with = |umask: &str, digit: &str| {
+        let output = meshc_under_umask(
+            umask,
+            &[
+                "lock".as_ref(),
+                "--repo".as_ref(),
+                repository.as_os_str(),
+                "--pin".as_ref(),
+                &pin(digit),
+            ],
+        );
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+        let written = std::fs::read_to_string(&lock).expect("mesh.lock");
+        assert!(written.contains(&digit.repeat(64)), "{written}");
+    };
+    std::fs::remove_file(&lock).expect("remove mesh.lock");
+    lock_with("022", "a");
+    assert_eq!(permissions(&lock), "644", "a new mesh.lock");
+    // a mode of the operator's, which the umask would not give, is kept
+    std::fs::set_permissions(&lock, std::os::unix::fs::PermissionsExt::from_mode(0o664))
+        .expect("chmod");
+    lock_with("022", "b");
+    assert_eq!(
+        permissions(&lock),
+        "664",
+        "a rewritten group-writable mesh.lock"
+    );
+    std::fs::set_permissions(&lock, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+        .expect("chmod");
+    lock_with("022", "c");
+    assert_eq!(permissions(&lock), "600", "a rewritten private mesh.lock");
+
+    // secrets made by a build under a permissive umask are the owner's only
+    let (_temporary, fresh) = homelab_copy();
+    std::fs::remove_dir_all(fresh.join("secrets")).expect("remove secrets/");
+    let output = meshc_under_umask(
+        "000",
+        &["build".as_ref(), "--repo".as_ref(), fresh.as_os_str()],
+    );
+    assert_built(&output);
+    let sealed: Vec<String> = support::files_under(&fresh.join("secrets"))
+        .into_keys()
+        .collect();
+    assert!(!sealed.is_empty(), "the build made no secrets");
+    for name in sealed {
+        let path = fresh.join("secrets").join(&name);
+        assert_eq!(permissions(&path), "600", "secrets/{name}");
     }
 }

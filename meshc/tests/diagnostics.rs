@@ -292,6 +292,30 @@ const COVERED_ELSEWHERE: &[(&str, &str, &str)] = &[
         "tests/build.rs",
         "read_only_output_directory_is_reported_as_e407",
     ),
+    // E315, an artifact that cannot be stored: only `meshc artifacts build` stores
+    (
+        "E315",
+        "tests/artifacts.rs",
+        "repository_store_linked_out_of_the_repository_refused",
+    ),
+    // E316, the builder's record unreadable: only `meshc builds` reads it
+    (
+        "E316",
+        "tests/cli.rs",
+        "builds_of_an_unreadable_record_is_e316",
+    ),
+    // E440, the broker unavailable: only the transport commands talk to it
+    (
+        "E440",
+        "tests/cli.rs",
+        "publish_and_broker_permissions_failures_are_coded_diagnostics",
+    ),
+    // E055, man pages that cannot be written: only `meshc man` writes them
+    (
+        "E055",
+        "tests/cli.rs",
+        "man_pages_that_cannot_be_written_are_e055",
+    ),
     // E120, unknown node: only `meshc show NODE` names a node
     (
         "E120",

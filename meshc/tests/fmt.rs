@@ -372,3 +372,21 @@ fn a_module_called_target_or_build_is_formatted_and_outputs_are_not() {
     assert!(!listed.contains("build/nodes/x.nix"), "{listed}");
     assert!(!listed.contains("tools/target/x.nix"), "{listed}");
 }
+
+/// A PATH that does not exist is E035 with a help line, and nothing is formatted,
+/// not even the paths given beside it. Before, it was a bare `error: ...` line.
+#[test]
+fn a_missing_path_is_e035_and_nothing_is_formatted() {
+    let temporary = tempfile::tempdir().expect("temporary directory");
+    let file = temporary.path().join("a.nix");
+    std::fs::write(&file, "{a=1;}\n").expect("write");
+    let output = meshc(&["fmt", "a.nix", "missing.nix"], temporary.path());
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("E035") && stderr.contains("missing.nix"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("help: "), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&file).expect("read"), "{a=1;}\n");
+}

@@ -75,6 +75,13 @@ fn blocks_artifacts(diagnostic: &lang::Diagnostic) -> bool {
         && diagnostic.code != lang::codes::UNPINNED_MIRROR
 }
 
+/// E315: an artifact could not be archived or stored; `mesh.lock` is left as it was.
+fn not_stored(message: String) -> lang::Diagnostic {
+    lang::Diagnostic::error(lang::codes::ARTIFACT_NOT_STORED, message).with_help(
+        "check that the artifact's directory can be read (regular files, directories and links only) and the store can be written (`--store DIR`, default `.mesh/artifacts`, a real directory of the repository); `mesh.lock` was not changed",
+    )
+}
+
 fn build(arguments: BuildArtifactsArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
     let root = arguments.repository.root(color)?;
     let compilation = compiler::compile(&root);
@@ -104,19 +111,35 @@ fn build(arguments: BuildArtifactsArgs, color: ColorWhen) -> Result<ExitCode, Fa
         if !directories.is_empty() {
             let timeout = Duration::from_secs(arguments.timeout);
             let (digests, all) =
-                crate::builds::build_remotely(&directories, &arguments.broker.amqp, timeout)?;
+                crate::builds::build_remotely(&directories, &arguments.broker.amqp, timeout)
+                    .map_err(|diagnostic| terminal::fail_alone(&diagnostic, color))?;
             all_built = all;
             lock.artifacts.extend(digests);
         }
     } else {
         for (directory, absolute) in &compilation.artifact_directories {
-            let built = archive::build(absolute)
-                .map_err(|e| format!("cannot archive `{directory}`: {e}"))?;
+            let built = archive::build_checked(absolute).map_err(|error| {
+                let diagnostic = match error {
+                    // made between the compilation's check and this build
+                    archive::BuildError::EscapingLink(link) => lang::Diagnostic::error(
+                        lang::codes::ARTIFACT_LINK_ESCAPES,
+                        format!("cannot archive `{directory}`: {link}"),
+                    )
+                    .with_help("make the link point inside the artifact's directory, or replace it with what it points to"),
+                    archive::BuildError::Other(reason) => not_stored(
+                        format!("cannot archive `{directory}`: {reason}"),
+                    ),
+                };
+                terminal::fail(&diagnostic, &compilation.sources, color)
+            })?;
             let path = match &arguments.store {
                 Some(store) => archive::store(store, &built),
                 None => compiler::store_in_repository(&compilation.root, &built),
             }
-            .map_err(|e| format!("cannot store `{directory}`: {e}"))?;
+            .map_err(|error| {
+                let diagnostic = not_stored(format!("cannot store `{directory}`: {error}"));
+                terminal::fail(&diagnostic, &compilation.sources, color)
+            })?;
             say!(
                 "built {directory} -> {} ({} bytes)",
                 path.display(),

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
+use crate::cli::ColorWhen;
 use crate::commands::publish::OutputArgs;
 use crate::terminal::{self, Failure};
 
@@ -24,8 +25,10 @@ pub struct BrokerPermissionsArgs {
     pub vhost: String,
 }
 
-pub fn run(arguments: BrokerPermissionsArgs) -> Result<ExitCode, Failure> {
-    let out = arguments.output.directory()?;
-    terminal::print(crate::publish::broker_permissions(&out, &arguments.vhost)?)?;
+pub fn run(arguments: BrokerPermissionsArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
+    let out = arguments.output.directory(color)?;
+    let script = crate::publish::broker_permissions(&out, &arguments.vhost)
+        .map_err(|diagnostic| terminal::fail_alone(&diagnostic, color))?;
+    terminal::print(script)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::cli::Format;
+use crate::cli::{ColorWhen, Format};
 use crate::terminal::{self, Failure};
 
 /// Show the builder's record of every build result, failures included
@@ -24,8 +24,9 @@ pub struct BuildsArgs {
     pub format: Format,
 }
 
-pub fn run(arguments: BuildsArgs) -> Result<ExitCode, Failure> {
-    let text = crate::builds::render(&arguments.store, arguments.format == Format::Json)?;
+pub fn run(arguments: BuildsArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
+    let text = crate::builds::render(&arguments.store, arguments.format == Format::Json)
+        .map_err(|diagnostic| terminal::fail_alone(&diagnostic, color))?;
     terminal::print(text)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -53,10 +53,17 @@ pub fn run(arguments: FmtArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
     };
     let mut files = Vec::new();
     for path in &paths {
-        files.extend(
-            nix_files(path)
-                .map_err(|error| format!("cannot read `{}`: {error}", path.display()))?,
-        );
+        let found = nix_files(path).map_err(|error| {
+            let diagnostic = lang::Diagnostic::error(
+                lang::codes::FILE_UNREADABLE,
+                format!("cannot read `{}`: {error}", path.display()),
+            )
+            .with_help(
+                "pass files or directories that exist and can be read; nothing was formatted",
+            );
+            terminal::fail_alone(&diagnostic, color)
+        })?;
+        files.extend(found);
     }
     let (mut changed, mut failed) = (0usize, 0usize);
     for file in &files {

@@ -9,9 +9,9 @@ use std::process::ExitCode;
 
 use clap::{Args, CommandFactory};
 
-use crate::cli::Cli;
+use crate::cli::{Cli, ColorWhen};
 use crate::say;
-use crate::terminal::Failure;
+use crate::terminal::{self, Failure};
 
 /// Write the man pages of meshc, of each of its commands and of mesh-apply,
 /// mesh-build and mesh-provision
@@ -26,9 +26,18 @@ pub struct ManArgs {
     pub out: PathBuf,
 }
 
-pub fn run(arguments: ManArgs) -> Result<ExitCode, Failure> {
-    std::fs::create_dir_all(&arguments.out)
-        .map_err(|error| format!("cannot make `{}`: {error}", arguments.out.display()))?;
+/// E055: a man page, or the directory for them, cannot be written.
+fn unwritable(message: String) -> lang::Diagnostic {
+    lang::Diagnostic::error(lang::codes::MAN_PAGES_UNWRITABLE, message).with_help(
+        "pass `--out` a directory you can write (it is made if missing), such as `target/man`",
+    )
+}
+
+pub fn run(arguments: ManArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
+    std::fs::create_dir_all(&arguments.out).map_err(|error| {
+        let message = format!("cannot make `{}`: {error}", arguments.out.display());
+        terminal::fail_alone(&unwritable(message), color)
+    })?;
     let mut written = 0;
     for (name, mut command) in [
         ("meshc", Cli::command()),
@@ -37,7 +46,8 @@ pub fn run(arguments: ManArgs) -> Result<ExitCode, Failure> {
         ("mesh-provision", provisioner::config::command()),
     ] {
         command.build();
-        write_pages(&command, name, &arguments.out, &mut written)?;
+        write_pages(&command, name, &arguments.out, &mut written)
+            .map_err(|diagnostic| terminal::fail_alone(&diagnostic, color))?;
     }
     say!("wrote {written} man page(s) in {}", arguments.out.display());
     Ok(ExitCode::SUCCESS)
@@ -49,15 +59,15 @@ fn write_pages(
     name: &str,
     out: &Path,
     written: &mut usize,
-) -> Result<(), Failure> {
+) -> Result<(), Box<lang::Diagnostic>> {
     let page = command.clone().name(name.to_string());
     let mut bytes = Vec::new();
     clap_mangen::Man::new(page)
         .render(&mut bytes)
-        .map_err(|error| format!("cannot render the man page `{name}`: {error}"))?;
+        .map_err(|error| unwritable(format!("cannot render the man page `{name}`: {error}")))?;
     let path = out.join(format!("{name}.1"));
     std::fs::write(&path, bytes)
-        .map_err(|error| format!("cannot write `{}`: {error}", path.display()))?;
+        .map_err(|error| unwritable(format!("cannot write `{}`: {error}", path.display())))?;
     *written += 1;
     for subcommand in command.get_subcommands() {
         if subcommand.get_name() == "help" {

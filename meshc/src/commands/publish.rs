@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
+use crate::cli::ColorWhen;
 use crate::terminal::{self, Failure};
 
 /// Send each node's plan to its queue (waits for the broker's confirms)
@@ -51,8 +52,9 @@ pub struct OutputArgs {
 }
 
 impl OutputArgs {
-    /// The output as given, else `REPO/build` of the repository found by walking up.
-    pub fn directory(&self) -> Result<PathBuf, Failure> {
+    /// The output as given, else `REPO/build` of the repository found by walking up
+    /// (E100 when there is none).
+    pub fn directory(&self, color: ColorWhen) -> Result<PathBuf, Failure> {
         match &self.out {
             Some(out) => Ok(out.clone()),
             None => {
@@ -60,19 +62,29 @@ impl OutputArgs {
                     .map_err(|error| format!("cannot read the current directory: {error}"))?;
                 match compiler::find_root(&here) {
                     Some(root) => Ok(crate::cli::default_output(&root)),
-                    None => Err(Failure::Message(format!(
-                        "`{}` is not in a mesh repository, so there is no default build: pass `--out DIR`",
-                        here.display()
-                    ))),
+                    None => Err(terminal::fail_alone(
+                        &lang::Diagnostic::error(
+                            lang::codes::NOT_A_REPOSITORY,
+                            format!(
+                                "`{}` is not in a mesh repository, so there is no default build",
+                                here.display()
+                            ),
+                        )
+                        .with_help(
+                            "pass `--out DIR` (the output of a `meshc build`), or run meshc inside the repository that was built",
+                        ),
+                        color,
+                    )),
                 }
             }
         }
     }
 }
 
-pub fn run(arguments: PublishArgs) -> Result<ExitCode, Failure> {
-    let out = arguments.output.directory()?;
-    let (table, all) = crate::publish::publish(&out, &arguments.broker.amqp, &arguments.node)?;
+pub fn run(arguments: PublishArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
+    let out = arguments.output.directory(color)?;
+    let (table, all) = crate::publish::publish(&out, &arguments.broker.amqp, &arguments.node)
+        .map_err(|diagnostic| terminal::fail_alone(&diagnostic, color))?;
     terminal::print(table)?;
     Ok(super::status(!all))
 }
