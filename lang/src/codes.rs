@@ -159,6 +159,7 @@ codes! {
     INVALID_SECRET_MODE = "E314", "`mode` of a need or credential is not an octal mode";
     ARTIFACT_NOT_STORED = "E315", "artifact cannot be archived or stored";
     BUILD_RECORD_UNREADABLE = "E316", "the builder's record cannot be read";
+    LOCK_UNWRITABLE = "E317", "`mesh.lock` cannot be written";
     PRIVATE_KEY = "E320", "an age private key where a public key belongs";
     RESEAL_IDENTITY_UNREADABLE = "E321", "`meshc secrets reseal`: the old identity cannot be read";
     RESEAL_WRONG_IDENTITY = "E322", "`meshc secrets reseal`: the identity does not open the node's values";

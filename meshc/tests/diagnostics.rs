@@ -316,9 +316,9 @@ const COVERED_ELSEWHERE: &[(&str, &str, &str)] = &[
         "tests/cli.rs",
         "man_pages_that_cannot_be_written_are_e055",
     ),
-    // E056, E057, E058 and E113 fail on meshc's surroundings, not on a
+    // E056, E057, E058, E113 and E317 fail on meshc's surroundings, not on a
     // repository: standard output, standard input, the editor, the current
-    // directory
+    // directory, a `mesh.lock` that cannot be written
     (
         "E056",
         "tests/surroundings.rs",
@@ -338,6 +338,11 @@ const COVERED_ELSEWHERE: &[(&str, &str, &str)] = &[
         "E113",
         "tests/surroundings.rs",
         "a_removed_current_directory_is_e113",
+    ),
+    (
+        "E317",
+        "tests/surroundings.rs",
+        "a_lock_that_cannot_be_written_is_e317",
     ),
     // E120, unknown node: only `meshc show NODE` names a node
     (

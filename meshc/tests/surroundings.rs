@@ -1,9 +1,9 @@
 //! What `meshc` says when its surroundings fail rather than the repository: a
 //! standard output that cannot be written, a current directory that was removed,
 //! a standard input that cannot be read, an editor that hangs up before it starts
-//! the language server, no room for a scratch directory. Each is a diagnostic with
-//! its own code and a help line, never a bare `error:` line; tested on the built
-//! binary.
+//! the language server, no room for a scratch directory, a `mesh.lock` that cannot
+//! be written. Each is a diagnostic with its own code and a help line, never a bare
+//! `error:` line; tested on the built binary.
 
 #[path = "support/repository.rs"]
 mod support;
@@ -154,4 +154,32 @@ fn dry_run_without_a_scratch_directory_is_e407() {
         "{}",
         text(&output.stderr)
     );
+}
+
+/// A `mesh.lock` that cannot be written is E317 with a help line naming it, and the
+/// file is left as it was. Root writes through any mode, so the write is made to
+/// fail with a file size limit of 0 (`ulimit -f 0`, the signal ignored so the write
+/// returns `EFBIG`). Before, E407, whose help speaks of the build output and `--out`.
+#[test]
+fn a_lock_that_cannot_be_written_is_e317() {
+    let (_temporary, repository) = homelab_copy();
+    let lock = repository.join("mesh.lock");
+    let before = std::fs::read(&lock).ok();
+    let pin = format!("docker.io/library/redis:7=sha256:{}", "e".repeat(64));
+    let output = Command::new("sh")
+        .arg("-c")
+        .arg("trap '' XFSZ && ulimit -f 0 && exec \"$0\" \"$@\"")
+        .arg(MESHC)
+        .args(["lock", "--pin", &pin, "--repo"])
+        .arg(&repository)
+        .output()
+        .expect("sh runs meshc");
+    assert_coded(&output, "E317", "meshc lock");
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("help: ") && stderr.contains("mesh.lock"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("--out"), "{stderr}");
+    assert_eq!(std::fs::read(&lock).ok(), before, "mesh.lock changed");
 }
