@@ -172,17 +172,26 @@ pub fn write_atomically(
     readers: confined::Readers,
 ) -> Result<(), Diagnostic> {
     let path = directory.path().join(name);
+    // no fsync: the output is rebuilt from the repository at will, and readers see
+    // either the old file or the new one because of the rename
+    write_if_changed(directory, name, bytes, readers).map_err(|error| output_error(&path, error))
+}
+
+/// [`write_atomically`] with the I/O error as it is, for a caller whose file is no
+/// build output (`mesh.lock`, E317) and which reports it with its own code.
+pub(crate) fn write_if_changed(
+    directory: &Beneath,
+    name: &str,
+    bytes: &[u8],
+    readers: confined::Readers,
+) -> std::io::Result<()> {
     if directory
         .read(Path::new(name))
         .is_ok_and(|existing| existing.as_deref() == Some(bytes))
     {
         return Ok(());
     }
-    // no fsync: the output is rebuilt from the repository at will, and readers see
-    // either the old file or the new one because of the rename
-    directory
-        .write(name, bytes, false, readers)
-        .map_err(|error| output_error(&path, error))
+    directory.write(name, bytes, false, readers)
 }
 
 /// `OUT/nodes` (made when `create`), refused when it is a link; None when it does not

@@ -163,6 +163,19 @@ impl<'de> serde::de::Visitor<'de> for UniqueVisitor {
     }
 }
 
+/// E317: `mesh.lock` cannot be written (a repository directory that cannot be
+/// written, a full disk); the pins it was to record are not kept.
+fn unwritable(error: &std::io::Error) -> Diagnostic {
+    let message = if crate::confined::is_link_refusal(error) {
+        "cannot write `mesh.lock`: it is a symbolic link or passes through one".to_string()
+    } else {
+        format!("cannot write `mesh.lock`: {error}")
+    };
+    Diagnostic::error(codes::LOCK_UNWRITABLE, message).with_help(
+        "check that the repository directory and its `mesh.lock` can be written (permissions, a disk with room), then run the command again: the new pins were not saved",
+    )
+}
+
 /// Writes `mesh.lock` (atomically, and only if it changes).
 pub fn write(repository_root: &Path, lock: &Lock) -> Result<(), Diagnostic> {
     let value = serde_json::json!({
@@ -170,19 +183,26 @@ pub fn write(repository_root: &Path, lock: &Lock) -> Result<(), Diagnostic> {
         "mirrors": lock.mirrors,
         "artifacts": lock.artifacts,
     });
-    let mut text = serde_json::to_string_pretty(&value)
-        .map_err(|error| invalid(Path::new("mesh.lock"), error))?;
+    // a value of strings only: writing it cannot fail
+    let mut text = serde_json::to_string_pretty(&value).map_err(|error| {
+        Diagnostic::error(
+            codes::INTERNAL,
+            format!("`mesh.lock` cannot be written as JSON: {error}"),
+        )
+        .with_help("this is a bug in meshc; please report it")
+    })?;
     text.push('\n');
     let repository = crate::confined::Beneath::open(repository_root, false)
-        .map_err(|error| invalid(repository_root, error))?;
+        .map_err(|error| unwritable(&error))?;
     // committed beside the modules and secret to no one: a file that was there keeps
     // its mode, a new one is 0644 (less the umask), like any file an editor writes
-    crate::emit::write_atomically(
+    crate::emit::write_if_changed(
         &repository,
         "mesh.lock",
         text.as_bytes(),
         crate::confined::Readers::AsBefore,
     )
+    .map_err(|error| unwritable(&error))
 }
 
 /// Is `reference` an upstream image reference with a tag or digest, like

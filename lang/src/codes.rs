@@ -90,13 +90,17 @@ codes! {
     OPAQUE_MISUSE = "E044", "secret used where only a shape may take it";
     VALUE_TOO_LARGE = "E045", "value too large";
     MEMORY_EXCEEDED = "E046", "evaluation memory bound exceeded";
-    // E05x: meshc's own tools: the interactive session, the formatter, the man pages
+    // E05x: meshc's own tools: the interactive session, the formatter, the man pages,
+    // standard output, the language server
     UNKNOWN_REPL_NODE = "E050", "`meshc repl --node` names no node of the inventory";
     UNKNOWN_REPL_COMMAND = "E051", "unknown `meshc repl` command";
     FORMATTER_REFUSED = "E052", "file the formatter cannot format";
     FORMATTED_FILE_UNWRITABLE = "E053", "formatted file cannot be written";
     FORMATTING_TOO_SLOW = "E054", "file the formatter would take too long on";
     MAN_PAGES_UNWRITABLE = "E055", "man pages cannot be written";
+    OUTPUT_STREAM_UNWRITABLE = "E056", "standard output cannot be written";
+    REPL_INPUT_UNREADABLE = "E057", "`meshc repl`: standard input cannot be read";
+    LANGUAGE_SERVER_CONNECTION = "E058", "`meshc lsp`: the editor's connection failed";
     // E1xx: the repository, the inventory and resolution
     NOT_A_REPOSITORY = "E100", "not a mesh repository";
     UNKNOWN_MODULE = "E101", "unknown module";
@@ -111,6 +115,7 @@ codes! {
     INVALID_MODULE_FIELD = "E110", "module field of the wrong type";
     DUPLICATE_ASSIGNMENT = "E111", "module assigned twice to a node";
     MODULE_NAME_NOT_IDENTIFIER = "E112", "module directory name is not an identifier";
+    CURRENT_DIRECTORY_UNREADABLE = "E113", "the current directory cannot be read";
     UNKNOWN_NODE = "E120", "unknown node";
     UNKNOWN_CODE = "E121", "unknown diagnostic code";
     CACHE_UNREADABLE = "E122", "build cache unreadable or damaged";
@@ -154,6 +159,7 @@ codes! {
     INVALID_SECRET_MODE = "E314", "`mode` of a need or credential is not an octal mode";
     ARTIFACT_NOT_STORED = "E315", "artifact cannot be archived or stored";
     BUILD_RECORD_UNREADABLE = "E316", "the builder's record cannot be read";
+    LOCK_UNWRITABLE = "E317", "`mesh.lock` cannot be written";
     PRIVATE_KEY = "E320", "an age private key where a public key belongs";
     RESEAL_IDENTITY_UNREADABLE = "E321", "`meshc secrets reseal`: the old identity cannot be read";
     RESEAL_WRONG_IDENTITY = "E322", "`meshc secrets reseal`: the identity does not open the node's values";

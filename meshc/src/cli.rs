@@ -101,8 +101,7 @@ impl RepositoryArgs {
         match &self.repo {
             Some(path) => Ok(path.clone()),
             None => {
-                let here = std::env::current_dir()
-                    .map_err(|error| format!("cannot read the current directory: {error}"))?;
+                let here = crate::terminal::current_directory(color)?;
                 compiler::discover(&here)
                     .map_err(|diagnostic| crate::terminal::fail_alone(&diagnostic, color))
             }

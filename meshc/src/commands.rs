@@ -33,7 +33,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Failure> {
     match cli.command {
         Command::Eval(arguments) => eval::run(arguments, color),
         Command::Check(arguments) => check::run(arguments, color),
-        Command::Lsp(arguments) => lsp::run(arguments),
+        Command::Lsp(arguments) => lsp::run(arguments, color),
         Command::Build(arguments) => build::run(arguments, color),
         Command::Lock(arguments) => lock::run(arguments, color),
         Command::Diff(arguments) => diff::run(arguments, color),

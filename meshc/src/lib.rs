@@ -27,8 +27,9 @@ use clap::Parser;
 /// suggestions), failures 1; a closed standard output ends the program quietly.
 pub fn run() -> ExitCode {
     let cli = cli::Cli::parse();
+    let color = cli.color;
     match commands::run(cli) {
         Ok(code) => code,
-        Err(failure) => failure.exit_code(),
+        Err(failure) => failure.exit_code(color),
     }
 }

@@ -41,16 +41,35 @@ use documents::{Document, Encoding};
 use syntax::SyntaxWorker;
 
 /// Runs the server on stdin and stdout until the client says `exit` (or goes away).
-pub fn run() -> Result<(), String> {
+pub fn run() -> Result<(), Box<lang::Diagnostic>> {
     // the parser and the tree walks recurse as deeply as the buffer nests
     let server = std::thread::Builder::new()
         .name("mesh-lsp".into())
         .stack_size(lang::eval::EVAL_STACK_SIZE)
         .spawn(serve)
-        .map_err(|error| format!("cannot start the server thread: {error}"))?;
+        .map_err(|error| {
+            Box::new(
+                lang::Diagnostic::error(
+                    lang::codes::INTERNAL,
+                    format!("cannot start the server thread: {error}"),
+                )
+                .with_help("the machine is out of threads or memory; try again"),
+            )
+        })?;
     server
         .join()
         .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        .map_err(|error| {
+            Box::new(
+                lang::Diagnostic::error(
+                    lang::codes::LANGUAGE_SERVER_CONNECTION,
+                    format!("the editor's connection failed before it was set up: {error}"),
+                )
+                .with_help(
+                    "`meshc lsp` is started by an editor, which must send `initialize` first; check the editor's language server settings (see the book's chapter on editors)",
+                ),
+            )
+        })
 }
 
 fn serve() -> Result<(), String> {

@@ -23,24 +23,26 @@ macro_rules! say {
     }};
 }
 
-/// Why a command ends without its result.
+/// Why a command ends without its result. Every failure the user is told of is a
+/// diagnostic with a code: there is no variant for a bare message.
 #[derive(Debug)]
 pub enum Failure {
     /// Already reported (diagnostics were written): exit 1.
     Reported,
-    /// A message to write as `error: MESSAGE`: exit 1.
-    Message(String),
+    /// A diagnostic without sources to report at the end, where the colour is
+    /// known (a write to standard output that failed): exit 1.
+    Unreported(Box<lang::Diagnostic>),
     /// Standard output was closed by its reader: exit 0, quietly.
     ClosedOutput,
 }
 
 impl Failure {
     /// Reports what is left to report and gives the exit status.
-    pub fn exit_code(self) -> ExitCode {
+    pub fn exit_code(self, color: ColorWhen) -> ExitCode {
         match self {
             Failure::Reported => ExitCode::from(1),
-            Failure::Message(message) => {
-                say!("error: {message}");
+            Failure::Unreported(diagnostic) => {
+                fail_alone(&diagnostic, color);
                 ExitCode::from(1)
             }
             Failure::ClosedOutput => ExitCode::SUCCESS,
@@ -48,28 +50,70 @@ impl Failure {
     }
 }
 
-impl From<String> for Failure {
-    fn from(message: String) -> Failure {
-        Failure::Message(message)
+/// A write to standard output that failed: quietly done when its reader closed it
+/// (a broken pipe), else E056.
+fn output_failure(error: std::io::Error) -> Failure {
+    if error.kind() == std::io::ErrorKind::BrokenPipe {
+        return Failure::ClosedOutput;
     }
-}
-
-impl From<std::io::Error> for Failure {
-    fn from(error: std::io::Error) -> Failure {
-        if error.kind() == std::io::ErrorKind::BrokenPipe {
-            Failure::ClosedOutput
-        } else {
-            Failure::Message(format!("cannot write the output: {error}"))
-        }
-    }
+    Failure::Unreported(Box::new(
+        lang::Diagnostic::error(
+            lang::codes::OUTPUT_STREAM_UNWRITABLE,
+            format!("cannot write to standard output: {error}"),
+        )
+        .with_help(
+            "send the output where it can be written (a file on a disk with room, a pipe to a running program); the output is incomplete",
+        ),
+    ))
 }
 
 /// Writes a command's result to standard output and flushes it.
 pub fn print(bytes: impl AsRef<[u8]>) -> Result<(), Failure> {
     let mut stdout = std::io::stdout().lock();
-    stdout.write_all(bytes.as_ref())?;
-    stdout.flush()?;
+    stdout.write_all(bytes.as_ref()).map_err(output_failure)?;
+    stdout.flush().map_err(output_failure)?;
     Ok(())
+}
+
+/// The working directory, E113 when it cannot be read (it was removed, or a
+/// directory on the way to it may not be searched).
+pub fn current_directory(color: ColorWhen) -> Result<std::path::PathBuf, Failure> {
+    std::env::current_dir().map_err(|error| {
+        let diagnostic = lang::Diagnostic::error(
+            lang::codes::CURRENT_DIRECTORY_UNREADABLE,
+            format!("cannot read the current directory: {error}"),
+        )
+        .with_help(
+            "run meshc from a directory that exists and you may enter (it may have been removed since the shell entered it), or pass the paths the command takes (`--repo DIR`, `--out DIR`)",
+        );
+        fail_alone(&diagnostic, color)
+    })
+}
+
+/// `value` as pretty JSON with a final newline, for `--format json`. The views
+/// printed are strings, numbers and maps with string keys, which cannot fail to be
+/// written: a failure is E900.
+pub fn pretty_json<T: serde::Serialize + ?Sized>(
+    value: &T,
+    what: &str,
+    color: ColorWhen,
+) -> Result<String, Failure> {
+    match serde_json::to_string_pretty(value) {
+        Ok(mut text) => {
+            text.push('\n');
+            Ok(text)
+        }
+        Err(error) => Err(fail_alone(
+            &internal(format!("{what} cannot be written as JSON: {error}")),
+            color,
+        )),
+    }
+}
+
+/// E900 for a branch that cannot be taken: a bug in meshc.
+pub fn internal(message: String) -> lang::Diagnostic {
+    lang::Diagnostic::error(lang::codes::INTERNAL, message)
+        .with_help("this is a bug in meshc; please report it")
 }
 
 impl ColorWhen {

@@ -316,6 +316,34 @@ const COVERED_ELSEWHERE: &[(&str, &str, &str)] = &[
         "tests/cli.rs",
         "man_pages_that_cannot_be_written_are_e055",
     ),
+    // E056, E057, E058, E113 and E317 fail on meshc's surroundings, not on a
+    // repository: standard output, standard input, the editor, the current
+    // directory, a `mesh.lock` that cannot be written
+    (
+        "E056",
+        "tests/surroundings.rs",
+        "standard_output_that_cannot_be_written_is_e056",
+    ),
+    (
+        "E057",
+        "tests/surroundings.rs",
+        "repl_of_an_unreadable_standard_input_is_e057",
+    ),
+    (
+        "E058",
+        "tests/surroundings.rs",
+        "lsp_whose_editor_hangs_up_before_initialize_is_e058",
+    ),
+    (
+        "E113",
+        "tests/surroundings.rs",
+        "a_removed_current_directory_is_e113",
+    ),
+    (
+        "E317",
+        "tests/surroundings.rs",
+        "a_lock_that_cannot_be_written_is_e317",
+    ),
     // E120, unknown node: only `meshc show NODE` names a node
     (
         "E120",

@@ -50,8 +50,7 @@ pub fn run(arguments: CheckArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
             .iter()
             .map(|d| render::to_json(d, &compilation.sources))
             .collect();
-        let mut text = serde_json::to_string_pretty(&items).map_err(|e| e.to_string())?;
-        text.push('\n');
+        let text = terminal::pretty_json(&items, "the diagnostics", color)?;
         terminal::print(text)?;
     } else {
         terminal::report(&compilation.diagnostics, &compilation.sources, false, color);

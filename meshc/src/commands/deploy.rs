@@ -65,15 +65,21 @@ pub fn run(arguments: DeployArgs, color: ColorWhen) -> Result<ExitCode, Failure>
     // a dry run changes nothing here either: its plans go to a scratch directory
     // (the output `meshc diff` compares with stays as it was) and are built
     // `--locked` (a secret that would have to be made is an error, not made)
-    let scratch =
-        if arguments.dry_run && !arguments.rollback {
-            let made = tempfile::Builder::new().prefix("meshc-dry-run-").tempdir();
-            Some(made.map_err(|error| {
-                format!("cannot make a scratch directory for the plans: {error}")
+    let scratch = if arguments.dry_run && !arguments.rollback {
+        let made = tempfile::Builder::new().prefix("meshc-dry-run-").tempdir();
+        Some(made.map_err(|error| {
+                let diagnostic = lang::Diagnostic::error(
+                    lang::codes::OUTPUT_UNWRITABLE,
+                    format!("cannot make a scratch directory for the dry run's plans: {error}"),
+                )
+                .with_help(
+                    "the dry run writes its plans to a new directory under `$TMPDIR` (else `/tmp`): point `TMPDIR` at a directory you can write",
+                );
+                terminal::fail_alone(&diagnostic, color)
             })?)
-        } else {
-            None
-        };
+    } else {
+        None
+    };
     let out = match &scratch {
         Some(scratch) => scratch.path().join("build"),
         None => arguments

@@ -56,10 +56,14 @@ pub fn run(arguments: EvalArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
         (Some(path), None) => Input::File(path),
         (None, Some(text)) => Input::Expression(text),
         // clap's group `input` lets neither case through
-        _ => return Err(Failure::Message("give either FILE or --expr EXPR".into())),
+        _ => {
+            let diagnostic = terminal::internal(
+                "`meshc eval` was given neither or both of FILE and `--expr`".into(),
+            );
+            return Err(terminal::fail_alone(&diagnostic, color));
+        }
     };
-    let working_directory = std::env::current_dir()
-        .map_err(|error| format!("cannot read the current directory: {error}"))?;
+    let working_directory = terminal::current_directory(color)?;
     let outcome = evaluate(EvalRequest {
         input,
         json: arguments.json,

@@ -42,8 +42,7 @@ enum Outcome {
 
 pub fn run(arguments: FmtArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
     let paths = if arguments.paths.is_empty() {
-        let here = std::env::current_dir()
-            .map_err(|error| format!("cannot read the current directory: {error}"))?;
+        let here = terminal::current_directory(color)?;
         vec![
             compiler::discover(&here)
                 .map_err(|diagnostic| terminal::fail_alone(&diagnostic, color))?,

@@ -5,7 +5,8 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::terminal::Failure;
+use crate::cli::ColorWhen;
+use crate::terminal::{self, Failure};
 
 /// Run the language server over standard input and output (diagnostics, hover,
 /// definition, completion)
@@ -19,7 +20,7 @@ The server finds each file's repository as the other commands do (the nearest
 book's chapter on editors for the settings of VS Code, Neovim, Helix and Emacs.")]
 pub struct LspArgs {}
 
-pub fn run(_arguments: LspArgs) -> Result<ExitCode, Failure> {
-    crate::lsp::run()?;
+pub fn run(_arguments: LspArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
+    crate::lsp::run().map_err(|diagnostic| terminal::fail_alone(&diagnostic, color))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -76,11 +76,7 @@ pub fn run(arguments: OptionsArgs, color: ColorWhen) -> Result<ExitCode, Failure
     }
     let text = match arguments.format {
         OptionsFormat::Markdown => compiler::render_modules_markdown(&modules),
-        OptionsFormat::Json => {
-            let mut text = serde_json::to_string_pretty(&modules).map_err(|e| e.to_string())?;
-            text.push('\n');
-            text
-        }
+        OptionsFormat::Json => terminal::pretty_json(&modules, "the modules' options", color)?,
     };
     terminal::print(text)?;
     Ok(super::status(failed))

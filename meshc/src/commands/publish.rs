@@ -58,8 +58,7 @@ impl OutputArgs {
         match &self.out {
             Some(out) => Ok(out.clone()),
             None => {
-                let here = std::env::current_dir()
-                    .map_err(|error| format!("cannot read the current directory: {error}"))?;
+                let here = terminal::current_directory(color)?;
                 match compiler::find_root(&here) {
                     Some(root) => Ok(crate::cli::default_output(&root)),
                     None => Err(terminal::fail_alone(

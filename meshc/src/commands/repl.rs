@@ -57,8 +57,7 @@ fn history_file() -> Option<PathBuf> {
 }
 
 pub fn run(arguments: ReplArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
-    let working_directory = std::env::current_dir()
-        .map_err(|error| format!("cannot read the current directory: {error}"))?;
+    let working_directory = terminal::current_directory(color)?;
     let root = match &arguments.repo {
         Some(root) => working_directory.join(root),
         None => {
@@ -105,10 +104,20 @@ fn show(session: &mut Session, reply: &Reply, color: ColorWhen) -> Result<bool, 
     Ok(true)
 }
 
+/// E057: the session's input cannot be read; the lines read before were evaluated.
+fn input_unreadable(message: String) -> lang::Diagnostic {
+    lang::Diagnostic::error(lang::codes::REPL_INPUT_UNREADABLE, message).with_help(
+        "give `meshc repl` a terminal, or pipe it text with one expression a line (`echo '1 + 1' | meshc repl`)",
+    )
+}
+
 fn piped(mut session: Session, color: ColorWhen) -> Result<ExitCode, Failure> {
     let mut failed = false;
     for line in std::io::stdin().lock().lines() {
-        let line = line.map_err(|error| format!("cannot read standard input: {error}"))?;
+        let line = line.map_err(|error| {
+            let message = format!("cannot read standard input: {error}");
+            terminal::fail_alone(&input_unreadable(message), color)
+        })?;
         let reply = session.line(&line);
         if matches!(reply, Reply::Quit) {
             break;
@@ -128,7 +137,10 @@ fn interactive(session: Session, color: ColorWhen) -> Result<ExitCode, Failure> 
         .build();
     let mut editor =
         rustyline::Editor::<ReplHelper, rustyline::history::DefaultHistory>::with_config(config)
-            .map_err(|error| format!("cannot start the line editor: {error}"))?;
+            .map_err(|error| {
+                let message = format!("cannot start the line editor: {error}");
+                terminal::fail_alone(&input_unreadable(message), color)
+            })?;
     editor.set_helper(Some(ReplHelper {
         session: session.clone(),
     }));
@@ -143,7 +155,10 @@ fn interactive(session: Session, color: ColorWhen) -> Result<ExitCode, Failure> 
             Ok(line) => line,
             Err(ReadlineError::Interrupted) => continue,
             Err(ReadlineError::Eof) => break,
-            Err(error) => return Err(Failure::Message(format!("cannot read a line: {error}"))),
+            Err(error) => {
+                let message = format!("cannot read a line: {error}");
+                return Err(terminal::fail_alone(&input_unreadable(message), color));
+            }
         };
         if !line.trim().is_empty() {
             let _ = editor.add_history_entry(line.as_str());

@@ -43,11 +43,7 @@ pub fn run(arguments: ShowArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
     };
     let text = match arguments.format {
         Format::Human => render_human(&view),
-        Format::Json => {
-            let mut text = serde_json::to_string_pretty(&view).map_err(|e| e.to_string())?;
-            text.push('\n');
-            text
-        }
+        Format::Json => terminal::pretty_json(&view, "the node's view", color)?,
     };
     terminal::print(text)?;
     Ok(super::status(failed))

@@ -1,0 +1,185 @@
+//! What `meshc` says when its surroundings fail rather than the repository: a
+//! standard output that cannot be written, a current directory that was removed,
+//! a standard input that cannot be read, an editor that hangs up before it starts
+//! the language server, no room for a scratch directory, a `mesh.lock` that cannot
+//! be written. Each is a diagnostic with its own code and a help line, never a bare
+//! `error:` line; tested on the built binary.
+
+#[path = "support/repository.rs"]
+mod support;
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use support::{MESHC, homelab_copy};
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Asserts that `output` failed with status 1, the diagnostic `code` and a help line.
+fn assert_coded(output: &Output, code: &str, what: &str) {
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{what}: {stderr}");
+    assert!(stderr.contains(code), "{what}: no {code} in:\n{stderr}");
+    assert!(
+        stderr.contains("help: "),
+        "{what}: no help line in:\n{stderr}"
+    );
+    assert!(
+        !stderr.starts_with("error: "),
+        "{what}: a bare message:\n{stderr}"
+    );
+}
+
+/// A standard output that fails with something other than a broken pipe (a full
+/// disk: `/dev/full`) is E056 and status 1. Before, a bare `error: cannot write the
+/// output` line.
+#[test]
+fn standard_output_that_cannot_be_written_is_e056() {
+    let repository =
+        support::workspace().join("meshc/tests/data/settings/override-wrong-type-shows-both-spans");
+    for arguments in [
+        &["eval", "--expr", "1"][..],
+        &["--color", "never", "eval", "--expr", "{ a = 1; }"][..],
+        &["check", "--format", "json"][..],
+    ] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full");
+        let output = Command::new(MESHC)
+            .args(arguments)
+            .current_dir(&repository)
+            .stdout(Stdio::from(full))
+            .stderr(Stdio::piped())
+            .output()
+            .expect("meshc runs");
+        assert_coded(&output, "E056", &format!("{arguments:?}"));
+        assert!(
+            text(&output.stderr).contains("standard output"),
+            "{}",
+            text(&output.stderr)
+        );
+    }
+}
+
+/// Runs `meshc ARGUMENTS` in `directory`, which is removed before meshc starts:
+/// a shell enters it, removes it and runs meshc there.
+fn meshc_in_removed_directory(directory: &Path, arguments: &[&str]) -> Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg("cd \"$1\" && rmdir \"$1\" && shift && exec \"$0\" \"$@\"")
+        .arg(MESHC)
+        .arg(directory)
+        .args(arguments)
+        .stdin(Stdio::null())
+        .output()
+        .expect("sh runs meshc")
+}
+
+/// Every command that starts from the current directory (the repository found by
+/// walking up, `eval`'s relative paths, `repl`, `fmt`, `publish`'s default build)
+/// says it cannot read it as E113. Before, a bare `error: cannot read the current
+/// directory` line.
+#[test]
+fn a_removed_current_directory_is_e113() {
+    let temporary = tempfile::tempdir().expect("temporary directory");
+    for (index, arguments) in [
+        &["eval", "--expr", "1"][..],
+        &["repl"][..],
+        &["check"][..],
+        &["fmt", "--check"][..],
+        &["publish"][..],
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let directory = temporary.path().join(format!("removed-{index}"));
+        std::fs::create_dir(&directory).expect("a directory");
+        let output = meshc_in_removed_directory(&directory, arguments);
+        assert!(!directory.exists(), "{}", directory.display());
+        assert_coded(&output, "E113", &format!("{arguments:?}"));
+        assert!(
+            text(&output.stderr).contains("current directory"),
+            "{}",
+            text(&output.stderr)
+        );
+    }
+}
+
+/// `meshc repl` whose standard input cannot be read (a directory) is E057 and
+/// status 1. Before, a bare `error: cannot read standard input` line.
+#[test]
+fn repl_of_an_unreadable_standard_input_is_e057() {
+    let temporary = tempfile::tempdir().expect("temporary directory");
+    let directory = std::fs::File::open(temporary.path()).expect("a directory opened");
+    let output = Command::new(MESHC)
+        .arg("repl")
+        .current_dir(temporary.path())
+        .stdin(Stdio::from(directory))
+        .output()
+        .expect("meshc runs");
+    assert_coded(&output, "E057", "meshc repl < DIRECTORY");
+}
+
+/// `meshc lsp` whose client hangs up before `initialize` is E058 and status 1.
+/// Before, a bare `error: disconnected channel` line.
+#[test]
+fn lsp_whose_editor_hangs_up_before_initialize_is_e058() {
+    let output = Command::new(MESHC)
+        .arg("lsp")
+        .stdin(Stdio::null())
+        .output()
+        .expect("meshc runs");
+    assert_coded(&output, "E058", "meshc lsp < /dev/null");
+    assert!(output.stdout.is_empty(), "{}", text(&output.stdout));
+}
+
+/// `meshc deploy --dry-run` that cannot make its scratch directory for the plans
+/// (`TMPDIR` names none) is E407, the code of a build output that cannot be
+/// written. Before, a bare `error: cannot make a scratch directory` line.
+#[test]
+fn dry_run_without_a_scratch_directory_is_e407() {
+    let (temporary, repository) = homelab_copy();
+    let output = Command::new(MESHC)
+        .args(["deploy", "--dry-run", "--repo"])
+        .arg(&repository)
+        .env("TMPDIR", temporary.path().join("no-such-directory"))
+        .output()
+        .expect("meshc runs");
+    assert_coded(&output, "E407", "meshc deploy --dry-run");
+    assert!(
+        text(&output.stderr).contains("TMPDIR"),
+        "{}",
+        text(&output.stderr)
+    );
+}
+
+/// A `mesh.lock` that cannot be written is E317 with a help line naming it, and the
+/// file is left as it was. Root writes through any mode, so the write is made to
+/// fail with a file size limit of 0 (`ulimit -f 0`, the signal ignored so the write
+/// returns `EFBIG`). Before, E407, whose help speaks of the build output and `--out`.
+#[test]
+fn a_lock_that_cannot_be_written_is_e317() {
+    let (_temporary, repository) = homelab_copy();
+    let lock = repository.join("mesh.lock");
+    let before = std::fs::read(&lock).ok();
+    let pin = format!("docker.io/library/redis:7=sha256:{}", "e".repeat(64));
+    let output = Command::new("sh")
+        .arg("-c")
+        .arg("trap '' XFSZ && ulimit -f 0 && exec \"$0\" \"$@\"")
+        .arg(MESHC)
+        .args(["lock", "--pin", &pin, "--repo"])
+        .arg(&repository)
+        .output()
+        .expect("sh runs meshc");
+    assert_coded(&output, "E317", "meshc lock");
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("help: ") && stderr.contains("mesh.lock"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("--out"), "{stderr}");
+    assert_eq!(std::fs::read(&lock).ok(), before, "mesh.lock changed");
+}
