@@ -114,66 +114,85 @@ pub fn attribute_name(name: &[u8], out: &mut Vec<u8>) {
     }
 }
 
+/// What [`Machine::print_strict`] has written so far, and the sets and lists in it.
+#[derive(Default)]
+struct Printed {
+    out: Vec<u8>,
+    /// The addresses of the sets and lists printed, each later one `«repeated»`.
+    seen: HashSet<usize>,
+    /// How much of `out` has been counted against the memory bound and the step
+    /// budget: the printed text is made as any string is (a string shared by every
+    /// element of a long list is written out again for each), as `toJSON`'s is.
+    counted: usize,
+}
+
+impl Printed {
+    /// Counts what was written since the last count.
+    fn count(&mut self, machine: &mut Machine) -> EvalResult<()> {
+        let written = self.out.len() - self.counted;
+        self.counted = self.out.len();
+        machine.make_string(written, Span::default())
+    }
+}
+
 impl Machine {
     /// `nix-instantiate --eval --strict`: force everything, then print.
     pub fn print_strict(&mut self, value: &Value) -> EvalResult<Vec<u8>> {
         let value = self.force_deep(value, Span::default())?;
-        let mut out = Vec::new();
-        let mut seen = HashSet::new();
-        self.print_value(&value, &mut seen, &mut out)?;
-        Ok(out)
+        let mut printed = Printed::default();
+        self.print_value(&value, &mut printed)?;
+        printed.count(self)?;
+        Ok(printed.out)
     }
 
-    fn print_value(
-        &mut self,
-        value: &Value,
-        seen: &mut HashSet<usize>,
-        out: &mut Vec<u8>,
-    ) -> EvalResult<()> {
+    fn print_value(&mut self, value: &Value, printed: &mut Printed) -> EvalResult<()> {
+        printed.count(self)?;
         match value {
-            Value::Null => out.extend_from_slice(b"null"),
-            Value::Bool(true) => out.extend_from_slice(b"true"),
-            Value::Bool(false) => out.extend_from_slice(b"false"),
-            Value::Int(number) => crate::eval::push_decimal(out, *number),
-            Value::Float(number) => out.extend_from_slice(format_float(*number).as_bytes()),
-            Value::String(bytes) => quote_string(bytes, out),
-            Value::Path(bytes) => out.extend_from_slice(bytes),
+            Value::Null => printed.out.extend_from_slice(b"null"),
+            Value::Bool(true) => printed.out.extend_from_slice(b"true"),
+            Value::Bool(false) => printed.out.extend_from_slice(b"false"),
+            Value::Int(number) => crate::eval::push_decimal(&mut printed.out, *number),
+            Value::Float(number) => printed
+                .out
+                .extend_from_slice(format_float(*number).as_bytes()),
+            Value::String(bytes) => quote_string(bytes, &mut printed.out),
+            Value::Path(bytes) => printed.out.extend_from_slice(bytes),
             Value::Attrs(attrs) => {
-                if !attrs.is_empty() && !seen.insert(attrs.address()) {
-                    out.extend_from_slice("«repeated»".as_bytes());
+                if !attrs.is_empty() && !printed.seen.insert(attrs.address()) {
+                    printed.out.extend_from_slice("«repeated»".as_bytes());
                     return Ok(());
                 }
                 self.enter(Span::default())?;
-                out.extend_from_slice(b"{ ");
+                printed.out.extend_from_slice(b"{ ");
                 for attr in attrs.iter() {
-                    attribute_name(&attr.name, out);
-                    out.extend_from_slice(b" = ");
+                    attribute_name(&attr.name, &mut printed.out);
+                    printed.out.extend_from_slice(b" = ");
                     let forced = self.force(&attr.value, Span::default())?;
-                    self.print_value(&forced, seen, out)?;
-                    out.extend_from_slice(b"; ");
+                    self.print_value(&forced, printed)?;
+                    printed.out.extend_from_slice(b"; ");
                 }
-                out.push(b'}');
+                printed.out.push(b'}');
                 self.leave();
             }
             Value::List(items) => {
-                if !items.is_empty() && !seen.insert(items.as_ptr() as *const u8 as usize) {
-                    out.extend_from_slice("«repeated»".as_bytes());
+                if !items.is_empty() && !printed.seen.insert(items.as_ptr() as *const u8 as usize) {
+                    printed.out.extend_from_slice("«repeated»".as_bytes());
                     return Ok(());
                 }
                 self.enter(Span::default())?;
-                out.extend_from_slice(b"[ ");
+                printed.out.extend_from_slice(b"[ ");
                 for item in items.iter() {
                     let forced = self.force(item, Span::default())?;
-                    self.print_value(&forced, seen, out)?;
-                    out.push(b' ');
+                    self.print_value(&forced, printed)?;
+                    printed.out.push(b' ');
                 }
-                out.push(b']');
+                printed.out.push(b']');
                 self.leave();
             }
-            Value::Lambda(_) => out.extend_from_slice(b"<LAMBDA>"),
-            Value::PrimOp(_) => out.extend_from_slice(b"<PRIMOP>"),
-            Value::PrimOpApp(_) => out.extend_from_slice(b"<PRIMOP-APP>"),
-            Value::Thunk(_) => out.extend_from_slice(b"<CODE>"),
+            Value::Lambda(_) => printed.out.extend_from_slice(b"<LAMBDA>"),
+            Value::PrimOp(_) => printed.out.extend_from_slice(b"<PRIMOP>"),
+            Value::PrimOpApp(_) => printed.out.extend_from_slice(b"<PRIMOP-APP>"),
+            Value::Thunk(_) => printed.out.extend_from_slice(b"<CODE>"),
             Value::Opaque(_) => return Err(opaque_error(Span::default())),
         }
         Ok(())

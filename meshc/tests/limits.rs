@@ -72,6 +72,18 @@ fn eval_takes_a_larger_memory_bound() {
     );
 }
 
+/// The printed value was made whole in memory and not counted: this printed 200 MB
+/// under a 100 MiB bound (the fuzzer's program, with 2,000 copies, 2 GB at 3.2 GB of
+/// memory). Nothing is printed when the bound is passed.
+#[test]
+fn eval_counts_the_printed_value_against_the_memory_bound() {
+    let expression = "let s = builtins.concatStringsSep \"\" (builtins.genList (x: \"a\") 1000000); \
+                      in builtins.genList (x: s) 200";
+    let output = meshc(&["eval", "--max-memory", "100M", "--expr", expression]);
+    assert_failed_with(&output, "E046", "more than 100 MiB");
+    assert!(output.stdout.is_empty());
+}
+
 /// Exponential recursion in a module hung the build: it ends at the budget, naming
 /// the binding that ran away, and writes no plan.
 #[test]
