@@ -3,8 +3,10 @@
 //! and `«repeated»` for a set or list already printed.
 
 use std::collections::HashSet;
+use std::io::Write;
 
 use crate::codes;
+use crate::diagnostic::Diagnostic;
 use crate::eval::{Machine, error, opaque_error};
 use crate::span::Span;
 use crate::value::{EvalResult, Value};
@@ -114,67 +116,163 @@ pub fn attribute_name(name: &[u8], out: &mut Vec<u8>) {
     }
 }
 
+/// Why [`Machine::print_strict_to`] stopped before the end of the value.
+#[derive(Debug)]
+pub enum PrintFailure {
+    /// Evaluation failed while printing (the step budget, a value with no printed
+    /// form); what was printed before stays printed, as in Nix.
+    Eval(Box<Diagnostic>),
+    /// The sink refused the text (a closed pipe, a full disk).
+    Write(std::io::Error),
+}
+
+impl From<Box<Diagnostic>> for PrintFailure {
+    fn from(diagnostic: Box<Diagnostic>) -> PrintFailure {
+        PrintFailure::Eval(diagnostic)
+    }
+}
+
+/// How much printed text [`Machine::print_strict_to`] holds before handing it on.
+const PRINT_CHUNK: usize = 64 << 10;
+
+/// What the printer has written and not yet handed on, and the sets and lists
+/// printed so far.
+struct Printed<'sink> {
+    out: Vec<u8>,
+    /// The addresses of the sets and lists printed, each later one `«repeated»`.
+    seen: HashSet<usize>,
+    /// How much of `out` has been counted against the memory bound and the step
+    /// budget: text kept whole is made as any string is (a string shared by every
+    /// element of a long list is written out again for each), as `toJSON`'s is.
+    counted: usize,
+    /// Where the text goes, a chunk at a time, so that it is never held whole;
+    /// `None` keeps it all in `out`.
+    sink: Option<&'sink mut dyn Write>,
+}
+
+impl<'sink> Printed<'sink> {
+    fn new(sink: Option<&'sink mut dyn Write>) -> Printed<'sink> {
+        Printed {
+            out: Vec::new(),
+            seen: HashSet::new(),
+            counted: 0,
+            sink,
+        }
+    }
+
+    /// Counts what was written since the last count: against the memory bound and
+    /// the step budget when the text is kept, against the budget only when it is
+    /// handed on (a chunk at a time, once `at_least` bytes are waiting).
+    fn count(&mut self, machine: &mut Machine, at_least: usize) -> Result<(), PrintFailure> {
+        match &mut self.sink {
+            None => {
+                let written = self.out.len() - self.counted;
+                self.counted = self.out.len();
+                machine.make_string(written, Span::default())?;
+            }
+            Some(sink) => {
+                if self.out.len() >= at_least.max(1) {
+                    let written = self.out.len();
+                    sink.write_all(&self.out).map_err(PrintFailure::Write)?;
+                    self.out.clear();
+                    machine.write_string(written, Span::default())?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Machine {
     /// `nix-instantiate --eval --strict`: force everything, then print.
     pub fn print_strict(&mut self, value: &Value) -> EvalResult<Vec<u8>> {
         let value = self.force_deep(value, Span::default())?;
-        let mut out = Vec::new();
-        let mut seen = HashSet::new();
-        self.print_value(&value, &mut seen, &mut out)?;
-        Ok(out)
+        let mut printed = Printed::new(None);
+        let result = self
+            .print_value(&value, &mut printed)
+            .and_then(|()| printed.count(self, 0));
+        match result {
+            Ok(()) => Ok(printed.out),
+            Err(PrintFailure::Eval(diagnostic)) => Err(diagnostic),
+            // with no sink, nothing is written anywhere
+            Err(PrintFailure::Write(write_error)) => Err(error(
+                codes::INTERNAL,
+                format!("printing failed: {write_error}"),
+                Span::default(),
+                "while printing this",
+                "please report this",
+            )),
+        }
     }
 
-    fn print_value(
+    /// [`Machine::print_strict`] of a value already forced deeply (by
+    /// [`Machine::force_deep`], so that its traces can be shown first), written to
+    /// `sink` as it is printed, a chunk at a time, as Nix streams it: memory stays
+    /// bounded however long the text, so it counts against the step budget only.
+    pub fn print_strict_to(
         &mut self,
         value: &Value,
-        seen: &mut HashSet<usize>,
-        out: &mut Vec<u8>,
-    ) -> EvalResult<()> {
+        sink: &mut dyn Write,
+    ) -> Result<(), PrintFailure> {
+        let mut printed = Printed::new(Some(sink));
+        let result = self.print_value(value, &mut printed);
+        if let Err(PrintFailure::Write(_)) = result {
+            return result;
+        }
+        // what was printed before an evaluation error is handed on too
+        let flushed = printed.count(self, 0);
+        result.and(flushed)
+    }
+
+    fn print_value(&mut self, value: &Value, printed: &mut Printed) -> Result<(), PrintFailure> {
+        printed.count(self, PRINT_CHUNK)?;
         match value {
-            Value::Null => out.extend_from_slice(b"null"),
-            Value::Bool(true) => out.extend_from_slice(b"true"),
-            Value::Bool(false) => out.extend_from_slice(b"false"),
-            Value::Int(number) => crate::eval::push_decimal(out, *number),
-            Value::Float(number) => out.extend_from_slice(format_float(*number).as_bytes()),
-            Value::String(bytes) => quote_string(bytes, out),
-            Value::Path(bytes) => out.extend_from_slice(bytes),
+            Value::Null => printed.out.extend_from_slice(b"null"),
+            Value::Bool(true) => printed.out.extend_from_slice(b"true"),
+            Value::Bool(false) => printed.out.extend_from_slice(b"false"),
+            Value::Int(number) => crate::eval::push_decimal(&mut printed.out, *number),
+            Value::Float(number) => printed
+                .out
+                .extend_from_slice(format_float(*number).as_bytes()),
+            Value::String(bytes) => quote_string(bytes, &mut printed.out),
+            Value::Path(bytes) => printed.out.extend_from_slice(bytes),
             Value::Attrs(attrs) => {
-                if !attrs.is_empty() && !seen.insert(attrs.address()) {
-                    out.extend_from_slice("«repeated»".as_bytes());
+                if !attrs.is_empty() && !printed.seen.insert(attrs.address()) {
+                    printed.out.extend_from_slice("«repeated»".as_bytes());
                     return Ok(());
                 }
                 self.enter(Span::default())?;
-                out.extend_from_slice(b"{ ");
+                printed.out.extend_from_slice(b"{ ");
                 for attr in attrs.iter() {
-                    attribute_name(&attr.name, out);
-                    out.extend_from_slice(b" = ");
+                    attribute_name(&attr.name, &mut printed.out);
+                    printed.out.extend_from_slice(b" = ");
                     let forced = self.force(&attr.value, Span::default())?;
-                    self.print_value(&forced, seen, out)?;
-                    out.extend_from_slice(b"; ");
+                    self.print_value(&forced, printed)?;
+                    printed.out.extend_from_slice(b"; ");
                 }
-                out.push(b'}');
+                printed.out.push(b'}');
                 self.leave();
             }
             Value::List(items) => {
-                if !items.is_empty() && !seen.insert(items.as_ptr() as *const u8 as usize) {
-                    out.extend_from_slice("«repeated»".as_bytes());
+                if !items.is_empty() && !printed.seen.insert(items.as_ptr() as *const u8 as usize) {
+                    printed.out.extend_from_slice("«repeated»".as_bytes());
                     return Ok(());
                 }
                 self.enter(Span::default())?;
-                out.extend_from_slice(b"[ ");
+                printed.out.extend_from_slice(b"[ ");
                 for item in items.iter() {
                     let forced = self.force(item, Span::default())?;
-                    self.print_value(&forced, seen, out)?;
-                    out.push(b' ');
+                    self.print_value(&forced, printed)?;
+                    printed.out.push(b' ');
                 }
-                out.push(b']');
+                printed.out.push(b']');
                 self.leave();
             }
-            Value::Lambda(_) => out.extend_from_slice(b"<LAMBDA>"),
-            Value::PrimOp(_) => out.extend_from_slice(b"<PRIMOP>"),
-            Value::PrimOpApp(_) => out.extend_from_slice(b"<PRIMOP-APP>"),
-            Value::Thunk(_) => out.extend_from_slice(b"<CODE>"),
-            Value::Opaque(_) => return Err(opaque_error(Span::default())),
+            Value::Lambda(_) => printed.out.extend_from_slice(b"<LAMBDA>"),
+            Value::PrimOp(_) => printed.out.extend_from_slice(b"<PRIMOP>"),
+            Value::PrimOpApp(_) => printed.out.extend_from_slice(b"<PRIMOP-APP>"),
+            Value::Thunk(_) => printed.out.extend_from_slice(b"<CODE>"),
+            Value::Opaque(_) => return Err(opaque_error(Span::default()).into()),
         }
         Ok(())
     }

@@ -1,9 +1,11 @@
 //! `meshc eval`: evaluate a file or expression deeply and print it exactly as
 //! `nix-instantiate --eval --strict [--json]` would.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
+use lang::print::PrintFailure;
 use lang::{Diagnostic, Limits, Machine};
 
 use compiler::{RealFs, find_root};
@@ -25,11 +27,17 @@ pub struct EvalRequest {
 }
 
 pub struct EvalOutcome {
-    /// What to print on stdout (with its trailing newline), on success.
-    pub output: Result<Vec<u8>, Vec<Diagnostic>>,
-    /// `builtins.trace` and `builtins.warn` messages, in order.
-    pub traces: Vec<lang::Traced>,
+    /// Ok once the value is printed (with its trailing newline, without `--json`).
+    pub output: Result<(), EvalFailure>,
     pub sources: lang::Sources,
+}
+
+/// Why `meshc eval` printed no value, or not all of it.
+pub enum EvalFailure {
+    /// Evaluation failed: nothing printed, or (when printing itself failed) part.
+    Diagnostics(Vec<Diagnostic>),
+    /// The output refused the text (a closed pipe, a full disk).
+    Write(std::io::Error),
 }
 
 fn absolute(path: &Path, working_directory: &Path) -> PathBuf {
@@ -42,12 +50,17 @@ fn absolute(path: &Path, working_directory: &Path) -> PathBuf {
     PathBuf::from(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-/// Evaluates on a thread with a stack large enough for the evaluator's limits.
-pub fn evaluate(request: EvalRequest) -> EvalOutcome {
-    lang::eval::run_with_stack(move || evaluate_here(request))
+/// Evaluates on a thread with a stack large enough for the evaluator's limits,
+/// writes the `builtins.trace` and `builtins.warn` messages on standard error (in
+/// order, without a location, as `nix-instantiate` does) and then the value on
+/// `output` as it is printed: a long value is never held whole (as in Nix), so
+/// printing it needs no more memory than evaluating it. `--json` is made whole
+/// and counted against the memory bound, as `toJSON` is.
+pub fn evaluate(request: EvalRequest, output: impl Write + Send + 'static) -> EvalOutcome {
+    lang::eval::run_with_stack(move || evaluate_here(request, output))
 }
 
-fn evaluate_here(request: EvalRequest) -> EvalOutcome {
+fn evaluate_here(request: EvalRequest, mut output: impl Write) -> EvalOutcome {
     let base = match &request.input {
         Input::File(path) => absolute(path, &request.working_directory)
             .parent()
@@ -72,36 +85,42 @@ fn evaluate_here(request: EvalRequest) -> EvalOutcome {
             &request.working_directory,
         ),
     };
-    let output = value.and_then(|value| {
+    let forced = value.and_then(|value| {
+        let forced = machine
+            .force_deep(&value, lang::Span::default())
+            .map_err(|error| vec![*error]);
+        // kept, as the printed value is below
+        std::mem::forget(value);
+        forced
+    });
+    for traced in std::mem::take(&mut machine.traces) {
+        crate::say!("{}: {}", traced.kind.prefix(), traced.message);
+    }
+    let printed = forced.map_err(EvalFailure::Diagnostics).and_then(|value| {
         let printed = if request.json {
-            machine
-                .force_deep(&value, lang::Span::default())
-                .and_then(|value| machine.to_json(&value, lang::Span::default()))
+            // nix-instantiate writes JSON without a newline
+            match machine.to_json(&value, lang::Span::default()) {
+                Ok(json) => output.write_all(&json).map_err(EvalFailure::Write),
+                Err(error) => Err(EvalFailure::Diagnostics(vec![*error])),
+            }
         } else {
-            machine.print_strict(&value)
+            match machine.print_strict_to(&value, &mut output) {
+                Ok(()) => output.write_all(b"\n").map_err(EvalFailure::Write),
+                Err(PrintFailure::Eval(error)) => Err(EvalFailure::Diagnostics(vec![*error])),
+                Err(PrintFailure::Write(error)) => Err(EvalFailure::Write(error)),
+            }
         };
         // the process ends after printing: the exit frees the value, which freed here
         // would be dropped recursively, one stack frame per level of nesting (a list
         // nested 40 million deep is legal and would overflow any stack)
         std::mem::forget(value);
-        // nix-instantiate ends the printed value with a newline, the JSON without one
-        let json = request.json;
         printed
-            .map(|mut bytes| {
-                if !json {
-                    bytes.push(b'\n');
-                }
-                bytes
-            })
-            .map_err(|error| vec![*error])
     });
-    let traces = std::mem::take(&mut machine.traces);
+    // what was printed before an error, too
+    let flushed = output.flush().map_err(EvalFailure::Write);
+    let output = printed.and(flushed);
     let sources = std::mem::take(&mut machine.sources);
     // as the value: the thunks the machine holds may hold it too
     std::mem::forget(machine);
-    EvalOutcome {
-        output,
-        traces,
-        sources,
-    }
+    EvalOutcome { output, sources }
 }

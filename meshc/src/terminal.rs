@@ -52,7 +52,7 @@ impl Failure {
 
 /// A write to standard output that failed: quietly done when its reader closed it
 /// (a broken pipe), else E056.
-fn output_failure(error: std::io::Error) -> Failure {
+pub fn output_failure(error: std::io::Error) -> Failure {
     if error.kind() == std::io::ErrorKind::BrokenPipe {
         return Failure::ClosedOutput;
     }

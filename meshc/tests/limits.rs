@@ -72,6 +72,52 @@ fn eval_takes_a_larger_memory_bound() {
     );
 }
 
+/// The printed value was made whole in memory, uncounted: the fuzzer's program
+/// (2,000 copies of a 1 MB string) printed 2 GB at 3.2 GB of memory under
+/// `--max-memory 100M`. It is written out as it is printed, as Nix does: 400 MB here
+/// at about the memory of the evaluation (a million-element list, 100 MB), whatever
+/// the length of the output. Peak memory is the child's maximum resident set, read
+/// by `python3` as in `memory.rs`, which also counts the bytes printed.
+#[test]
+fn eval_streams_a_long_printed_value_in_bounded_memory() {
+    let expression = "let s = builtins.concatStringsSep \"\" (builtins.genList (x: \"a\") 1000000); \
+                      in builtins.genList (x: s) 400";
+    let measure = "import resource, subprocess, sys\n\
+        child = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.PIPE)\n\
+        printed = 0\n\
+        first = b''\n\
+        while True:\n    \
+            chunk = child.stdout.read(1 << 20)\n    \
+            if not chunk:\n        \
+                break\n    \
+            first = first or chunk[:4]\n    \
+            printed += len(chunk)\n\
+        errors = child.stderr.read().decode()\n\
+        print(child.wait())\n\
+        print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n\
+        print(printed)\n\
+        print(first.decode())\n\
+        print(errors)\n";
+    let output = Command::new("python3")
+        .args(["-c", measure, MESHC])
+        .args(["eval", "--max-memory", "100M", "--expr", expression])
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("python3 runs (scripts/test installs it)");
+    let text = String::from_utf8_lossy(&output.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.first(), Some(&"0"), "{text}");
+    let peak_kib: u64 = lines[1].parse().expect("a peak");
+    let printed: u64 = lines[2].parse().expect("a count");
+    // `[ `, 400 times `"a…a" `, `]`, the newline
+    assert_eq!(printed, 2 + 400 * 1_000_003 + 2, "{text}");
+    assert_eq!(lines[3], "[ \"a", "{text}");
+    assert!(
+        peak_kib < 250 * 1024,
+        "printing 400 MB took {peak_kib} KiB at its peak"
+    );
+}
+
 /// Exponential recursion in a module hung the build: it ends at the budget, naming
 /// the binding that ran away, and writes no plan.
 #[test]

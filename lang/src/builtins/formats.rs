@@ -32,9 +32,20 @@ pub(super) fn builtins() -> Vec<Builtin> {
 struct XmlWriter {
     out: Vec<u8>,
     open: Vec<&'static str>,
+    /// How much of `out` has been counted against the memory bound and the step
+    /// budget (the bytes of a list shared at every level, written out again and
+    /// again, or of deep indentation, grow without end as `toJSON`'s do).
+    counted: usize,
 }
 
 impl XmlWriter {
+    /// Counts what was written since the last count, as `toJSON` counts its output.
+    fn count(&mut self, machine: &mut Machine, span: Span) -> EvalResult<()> {
+        let written = self.out.len() - self.counted;
+        self.counted = self.out.len();
+        machine.make_string(written, span)
+    }
+
     fn indent(&mut self) {
         self.out
             .extend(std::iter::repeat_n(b' ', self.open.len() * 2));
@@ -91,6 +102,7 @@ fn to_xml(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<
     let mut writer = XmlWriter {
         out: b"<?xml version='1.0' encoding='utf-8'?>\n".to_vec(),
         open: Vec::new(),
+        counted: 0,
     };
     writer.open("expr", &[]);
     let mut derivations_seen = Vec::new();
@@ -102,6 +114,7 @@ fn to_xml(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<
         &mut derivations_seen,
     )?;
     writer.close();
+    writer.count(machine, span)?;
     Ok(Value::String(Rc::from(writer.out)))
 }
 
@@ -133,6 +146,7 @@ fn xml_value(
     writer: &mut XmlWriter,
     derivations_seen: &mut Vec<Vec<u8>>,
 ) -> EvalResult<()> {
+    writer.count(machine, span)?;
     let value = machine.force(value, span)?;
     machine.enter(span)?;
     let result = xml_forced(machine, &value, span, writer, derivations_seen);

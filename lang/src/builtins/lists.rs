@@ -160,10 +160,18 @@ pub(crate) fn collect_list(
     Ok(Rc::from(buffer))
 }
 
-/// Nix's `concatLists`: when only one list is non-empty, that list itself.
-fn concatenate(machine: &mut Machine, lists: Vec<Rc<[Value]>>, span: Span) -> EvalResult<Value> {
+/// The lists one after the other. Nix's `concatLists` gives back the one list
+/// that is non-empty itself (`share_single`, so it prints as `«repeated»` beside
+/// that list), while its `concatMap` always makes a new list.
+fn concatenate(
+    machine: &mut Machine,
+    lists: Vec<Rc<[Value]>>,
+    share_single: bool,
+    span: Span,
+) -> EvalResult<Value> {
     let total: usize = lists.iter().map(|l| l.len()).sum();
-    if let Some(only) = lists.iter().find(|l| !l.is_empty())
+    if share_single
+        && let Some(only) = lists.iter().find(|l| !l.is_empty())
         && only.len() == total
     {
         return Ok(Value::List(only.clone()));
@@ -179,7 +187,7 @@ fn concat_lists(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalR
     for item in outer.iter() {
         lists.push(machine.force_list(item, span, "`concatLists` element")?);
     }
-    concatenate(machine, lists, span)
+    concatenate(machine, lists, true, span)
 }
 
 fn concat_map(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
@@ -194,7 +202,7 @@ fn concat_map(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalRes
             "the result of the function given to `concatMap`",
         )?);
     }
-    concatenate(machine, lists, span)
+    concatenate(machine, lists, false, span)
 }
 
 fn elem(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {

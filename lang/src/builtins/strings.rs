@@ -75,7 +75,6 @@ fn concat_strings_sep(machine: &mut Machine, arguments: &[Value], span: Span) ->
 fn replace_strings(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
     let from = machine.force_list(&arguments[0], span, "`replaceStrings` patterns")?;
     let to = machine.force_list(&arguments[1], span, "`replaceStrings` replacements")?;
-    let subject = machine.force_string(&arguments[2], span, "`replaceStrings`")?;
     if from.len() != to.len() {
         return Err(error(
             codes::INVALID_ARGUMENT,
@@ -93,7 +92,16 @@ fn replace_strings(machine: &mut Machine, arguments: &[Value], span: Span) -> Ev
     for pattern in from.iter() {
         patterns.push(machine.force_string(pattern, span, "`replaceStrings` pattern")?);
     }
-    let mut replacements: Vec<Option<crate::value::Bytes>> = vec![None; to.len()];
+    // as Nix 2.8 does: every replacement, before the subject, even one never used
+    let mut replacements = Vec::with_capacity(to.len());
+    for replacement in to.iter() {
+        replacements.push(machine.force_string(
+            replacement,
+            span,
+            "`replaceStrings` replacement",
+        )?);
+    }
+    let subject = machine.force_string(&arguments[2], span, "`replaceStrings`")?;
     let mut result = Vec::with_capacity(subject.len());
     let mut position = 0;
     while position <= subject.len() {
@@ -101,18 +109,10 @@ fn replace_strings(machine: &mut Machine, arguments: &[Value], span: Span) -> Ev
         for (index, pattern) in patterns.iter().enumerate() {
             if subject[position..].starts_with(pattern) {
                 found = true;
-                if replacements[index].is_none() {
-                    replacements[index] = Some(machine.force_string(
-                        &to[index],
-                        span,
-                        "`replaceStrings` replacement",
-                    )?);
-                }
-                if let Some(replacement) = &replacements[index] {
-                    // a short subject with long replacements can grow a lot
-                    machine.make_string(replacement.len(), span)?;
-                    result.extend_from_slice(replacement);
-                }
+                let replacement = &replacements[index];
+                // a short subject with long replacements can grow a lot
+                machine.make_string(replacement.len(), span)?;
+                result.extend_from_slice(replacement);
                 if pattern.is_empty() {
                     if let Some(byte) = subject.get(position) {
                         result.push(*byte);

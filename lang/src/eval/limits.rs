@@ -152,6 +152,12 @@ impl Machine {
         self.charge(bytes / BYTES_PER_STEP, span)
     }
 
+    /// [`Machine::charge`] for a string of `bytes` written out and not kept (the
+    /// value `meshc eval` prints as it goes): steps only, no memory.
+    pub(crate) fn write_string(&mut self, bytes: usize, span: Span) -> EvalResult<()> {
+        self.charge(bytes / BYTES_PER_STEP, span)
+    }
+
     /// Steps taken and bytes counted so far (what `meshc` reports when asked).
     pub fn usage(&self) -> (u64, u64) {
         (self.steps, self.memory)

@@ -8,8 +8,7 @@ use std::process::ExitCode;
 use clap::{ArgGroup, Args};
 
 use crate::cli::{ColorWhen, LimitsArgs};
-use crate::evaluate::{EvalRequest, Input, evaluate};
-use crate::say;
+use crate::evaluate::{EvalFailure, EvalRequest, Input, evaluate};
 use crate::terminal::{self, Failure};
 
 /// Evaluate a file or an expression as `nix-instantiate --eval --strict` would
@@ -64,23 +63,20 @@ pub fn run(arguments: EvalArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
         }
     };
     let working_directory = terminal::current_directory(color)?;
-    let outcome = evaluate(EvalRequest {
-        input,
-        json: arguments.json,
-        root: arguments.root,
-        working_directory,
-        limits: arguments.limits.get(),
-    });
-    // as `nix-instantiate` prints them: in order, without a location
-    for traced in &outcome.traces {
-        say!("{}: {}", traced.kind.prefix(), traced.message);
-    }
+    let outcome = evaluate(
+        EvalRequest {
+            input,
+            json: arguments.json,
+            root: arguments.root,
+            working_directory,
+            limits: arguments.limits.get(),
+        },
+        std::io::stdout(),
+    );
     match outcome.output {
-        Ok(bytes) => {
-            terminal::print(bytes)?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(diagnostics) => {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(EvalFailure::Write(error)) => Err(terminal::output_failure(error)),
+        Err(EvalFailure::Diagnostics(diagnostics)) => {
             terminal::report(&diagnostics, &outcome.sources, arguments.trace, color);
             Ok(ExitCode::from(1))
         }
