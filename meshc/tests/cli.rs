@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use clap::CommandFactory;
-use support::{MESHC, assert_built, homelab_copy};
+use support::{MESHC, assert_built, assert_coded, homelab_copy};
 
 fn meshc(arguments: &[&str]) -> Output {
     Command::new(MESHC)
@@ -424,21 +424,6 @@ fn publish_outside_a_repository_asks_for_out() {
     let stderr = text(&output.stderr);
     assert!(stderr.contains("E100"), "{stderr}");
     assert!(stderr.contains("help: pass `--out DIR`"), "{stderr}");
-}
-
-/// Asserts that `output` failed with the diagnostic `code` and a help line.
-fn assert_coded(output: &Output, code: &str, what: &str) {
-    let stderr = text(&output.stderr);
-    assert_eq!(output.status.code(), Some(1), "{what}: {stderr}");
-    assert!(stderr.contains(code), "{what}: no {code} in:\n{stderr}");
-    assert!(
-        stderr.contains("help: "),
-        "{what}: no help line in:\n{stderr}"
-    );
-    assert!(
-        !stderr.starts_with("error: "),
-        "{what}: a bare message:\n{stderr}"
-    );
 }
 
 /// A URL of this machine on which nothing listens: a port the kernel gave a

@@ -11,25 +11,10 @@ mod support;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use support::{MESHC, homelab_copy};
+use support::{MESHC, assert_coded, homelab_copy};
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// Asserts that `output` failed with status 1, the diagnostic `code` and a help line.
-fn assert_coded(output: &Output, code: &str, what: &str) {
-    let stderr = text(&output.stderr);
-    assert_eq!(output.status.code(), Some(1), "{what}: {stderr}");
-    assert!(stderr.contains(code), "{what}: no {code} in:\n{stderr}");
-    assert!(
-        stderr.contains("help: "),
-        "{what}: no help line in:\n{stderr}"
-    );
-    assert!(
-        !stderr.starts_with("error: "),
-        "{what}: a bare message:\n{stderr}"
-    );
 }
 
 /// A standard output that fails with something other than a broken pipe (a full

@@ -108,6 +108,22 @@ pub fn assert_built(output: &Output) {
     );
 }
 
+/// Asserts that `output` failed with status 1, the diagnostic `code` and a help line
+/// (not a bare `error:` message).
+pub fn assert_coded(output: &Output, code: &str, what: &str) {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{what}: {stderr}");
+    assert!(stderr.contains(code), "{what}: no {code} in:\n{stderr}");
+    assert!(
+        stderr.contains("help: "),
+        "{what}: no help line in:\n{stderr}"
+    );
+    assert!(
+        !stderr.starts_with("error: "),
+        "{what}: a bare message:\n{stderr}"
+    );
+}
+
 /// The file of a build output that names its repository (`compiler::REPOSITORY_FILE`).
 pub const REPOSITORY_FILE: &str = ".mesh-repository";
 
