@@ -355,11 +355,10 @@ impl PlanSink for Changed {
     /// Only a build cache keeps a plan without making it, and a diff has none.
     fn keep_all(&self, kept: Vec<crate::staged::KeptPlan>) -> Result<(), Diagnostic> {
         match kept.first() {
-            Some(first) => Err(Diagnostic::error(
-                codes::INTERNAL,
-                format!("the diff was handed no plan for node `{}`", first.node),
-            )
-            .with_help("this is a bug in meshc; please report it")),
+            Some(first) => Err(Diagnostic::bug(format!(
+                "the diff was handed no plan for node `{}`",
+                first.node
+            ))),
             None => Ok(()),
         }
     }

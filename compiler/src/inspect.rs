@@ -114,13 +114,9 @@ pub fn list_modules(root: &Path) -> ModuleListing {
             })
             .unwrap_or_else(|error| ModuleListing {
                 modules: Vec::new(),
-                diagnostics: vec![
-                    Diagnostic::error(
-                        lang::codes::INTERNAL,
-                        format!("cannot start an evaluation thread: {error}"),
-                    )
-                    .with_help("the machine is out of threads or memory; try again"),
-                ],
+                diagnostics: vec![Diagnostic::no_thread(format!(
+                    "cannot start an evaluation thread: {error}"
+                ))],
                 sources: Sources::new(),
             })
     })

@@ -185,11 +185,7 @@ pub fn write(repository_root: &Path, lock: &Lock) -> Result<(), Diagnostic> {
     });
     // a value of strings only: writing it cannot fail
     let mut text = serde_json::to_string_pretty(&value).map_err(|error| {
-        Diagnostic::error(
-            codes::INTERNAL,
-            format!("`mesh.lock` cannot be written as JSON: {error}"),
-        )
-        .with_help("this is a bug in meshc; please report it")
+        Diagnostic::bug(format!("`mesh.lock` cannot be written as JSON: {error}"))
     })?;
     text.push('\n');
     let repository = crate::confined::Beneath::open(repository_root, false)

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
 
-use lang::{Diagnostic, Limits, Severity, Sources, codes};
+use lang::{Diagnostic, Limits, Severity, Sources};
 use plan::Plan;
 
 use crate::cache;
@@ -353,13 +353,9 @@ fn compile_inspecting(
                 .filter_map(|d| links.remove(&d.node).map(|link| (d.node.clone(), link)))
                 .collect();
             if sender.send(share).is_err() {
-                coordinator_diagnostics.push(
-                    Diagnostic::error(
-                        codes::INTERNAL,
-                        format!("evaluation worker {index} stopped before linking"),
-                    )
-                    .with_help("this is a bug in meshc; please report it"),
-                );
+                coordinator_diagnostics.push(Diagnostic::bug(format!(
+                    "evaluation worker {index} stopped before linking"
+                )));
             }
         }
         if inspected.is_some() {

@@ -77,6 +77,21 @@ impl Diagnostic {
         }
     }
 
+    /// E900 for what cannot happen: a bug in mesh, said with the one help line every
+    /// such error has.
+    pub fn bug(message: impl Into<String>) -> Diagnostic {
+        Diagnostic::error(crate::codes::INTERNAL, message).with_help(
+            "this is a bug in mesh; please report it with the program or repository that shows it",
+        )
+    }
+
+    /// E900 for a thread that could not be started (the machine is out of threads or
+    /// memory): nothing is wrong with the input.
+    pub fn no_thread(message: impl Into<String>) -> Diagnostic {
+        Diagnostic::error(crate::codes::INTERNAL, message)
+            .with_help("the machine is out of threads or memory; try again")
+    }
+
     pub fn with_primary(mut self, span: Span, label: impl Into<String>) -> Diagnostic {
         self.primary = Some(Label::new(span, label));
         self

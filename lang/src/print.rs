@@ -195,13 +195,9 @@ impl Machine {
             Ok(()) => Ok(printed.out),
             Err(PrintFailure::Eval(diagnostic)) => Err(diagnostic),
             // with no sink, nothing is written anywhere
-            Err(PrintFailure::Write(write_error)) => Err(error(
-                codes::INTERNAL,
-                format!("printing failed: {write_error}"),
-                Span::default(),
-                "while printing this",
-                "please report this",
-            )),
+            Err(PrintFailure::Write(write_error)) => Err(Box::new(Diagnostic::bug(format!(
+                "printing failed: {write_error}"
+            )))),
         }
     }
 

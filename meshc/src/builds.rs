@@ -87,13 +87,9 @@ pub fn render(store: &Path, json: bool) -> Result<String, Box<Diagnostic>> {
     if json {
         for result in &results {
             let line = serde_json::to_string(result).map_err(|error| {
-                Box::new(
-                    Diagnostic::error(
-                        codes::INTERNAL,
-                        format!("a build result cannot be written as JSON: {error}"),
-                    )
-                    .with_help("this is a bug in meshc; please report it"),
-                )
+                Box::new(Diagnostic::bug(format!(
+                    "a build result cannot be written as JSON: {error}"
+                )))
             })?;
             out.push_str(&line);
             out.push('\n');

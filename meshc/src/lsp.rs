@@ -48,13 +48,9 @@ pub fn run() -> Result<(), Box<lang::Diagnostic>> {
         .stack_size(lang::eval::EVAL_STACK_SIZE)
         .spawn(serve)
         .map_err(|error| {
-            Box::new(
-                lang::Diagnostic::error(
-                    lang::codes::INTERNAL,
-                    format!("cannot start the server thread: {error}"),
-                )
-                .with_help("the machine is out of threads or memory; try again"),
-            )
+            Box::new(lang::Diagnostic::no_thread(format!(
+                "cannot start the server thread: {error}"
+            )))
         })?;
     server
         .join()

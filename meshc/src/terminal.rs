@@ -112,8 +112,7 @@ pub fn pretty_json<T: serde::Serialize + ?Sized>(
 
 /// E900 for a branch that cannot be taken: a bug in meshc.
 pub fn internal(message: String) -> lang::Diagnostic {
-    lang::Diagnostic::error(lang::codes::INTERNAL, message)
-        .with_help("this is a bug in meshc; please report it")
+    lang::Diagnostic::bug(message)
 }
 
 impl ColorWhen {

@@ -13,7 +13,7 @@ use std::rc::Rc;
 use std::sync::{Arc, mpsc};
 
 use lang::value::EvalResult;
-use lang::{Diagnostic, Machine, Severity, Sources, Span, codes};
+use lang::{Diagnostic, Machine, Severity, Sources, Span};
 use plan::Plan;
 
 use super::arguments::arguments;
@@ -63,13 +63,9 @@ impl WorkerResult {
         WorkerResult {
             plans: BTreeMap::new(),
             handed: Vec::new(),
-            global: vec![
-                Diagnostic::error(
-                    codes::INTERNAL,
-                    format!("cannot start an evaluation worker: {error}"),
-                )
-                .with_help("the machine is out of threads or memory; try again"),
-            ],
+            global: vec![Diagnostic::no_thread(format!(
+                "cannot start an evaluation worker: {error}"
+            ))],
             per_node: BTreeMap::new(),
             sources: Sources::new(),
             traces: Gathered::default(),

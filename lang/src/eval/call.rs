@@ -290,9 +290,8 @@ fn unexpected_argument(
         .find(|attr| !formals.iter().any(|formal| formal.name == attr.name))
     else {
         return Box::new(
-            Diagnostic::error(codes::INTERNAL, "an argument was counted as unexpected")
-                .with_primary(span, "called here")
-                .with_help("this is a bug in mesh; please report it"),
+            Diagnostic::bug("an argument was counted as unexpected")
+                .with_primary(span, "called here"),
         );
     };
     let name = String::from_utf8_lossy(&attr.name).into_owned();
@@ -335,11 +334,9 @@ fn unexpected_argument(
 #[cold]
 fn missing_element(span: Span) -> Box<Diagnostic> {
     Box::new(
-        Diagnostic::error(
-            codes::INTERNAL,
+        Diagnostic::bug(
             "an element of a `map`, `mapAttrs`, `zipAttrsWith` or `genList` refers past its list",
         )
-        .with_primary(span, "made here")
-        .with_help("this is a bug in mesh; please report it with the program that shows it"),
+        .with_primary(span, "made here"),
     )
 }

@@ -123,16 +123,14 @@ pub(super) fn overflow(span: Span, op: &str) -> Box<Diagnostic> {
 
 #[cold]
 pub(super) fn unreachable_done() -> EvalResult<Value> {
-    Err(Box::new(Diagnostic::error(
-        codes::INTERNAL,
+    Err(Box::new(Diagnostic::bug(
         "a finished thunk was forced again",
     )))
 }
 
 #[cold]
 pub(super) fn unreachable_logic() -> EvalResult<Value> {
-    Err(Box::new(Diagnostic::error(
-        codes::INTERNAL,
+    Err(Box::new(Diagnostic::bug(
         "logical operator evaluated strictly",
     )))
 }

@@ -231,9 +231,8 @@ impl Machine {
                 Ok(ir)
             }
             None => Err(Box::new(
-                Diagnostic::error(codes::INTERNAL, "a deferred value could not be lowered")
-                    .with_primary(span, "this value")
-                    .with_help("this is a bug in mesh; please report it"),
+                Diagnostic::bug("a deferred value could not be lowered")
+                    .with_primary(span, "this value"),
             )),
         }
     }
