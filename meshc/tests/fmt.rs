@@ -275,6 +275,40 @@ fn a_form_only_nix_2_8_reads_is_refused_with_e052() {
 }
 
 #[test]
+fn a_formatted_file_that_cannot_be_written_is_e053_and_left_as_it_was() {
+    // root ignores permissions, so the write is made to fail by a file size limit of
+    // zero (with SIGXFSZ ignored, writing then fails with EFBIG)
+    let source = "{ mesh, ... }: {   settings = {}; }\n";
+    let repository = repository_with("modules/web/module.nix", source);
+    let output = Command::new("sh")
+        .args([
+            "-c",
+            "trap '' XFSZ && ulimit -f 0 && exec \"$0\" fmt modules/web/module.nix",
+            MESHC,
+        ])
+        .current_dir(repository.path())
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("sh runs");
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("E053"), "{stderr}");
+    assert!(stderr.contains("help: "), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(repository.path().join("modules/web/module.nix"))
+            .expect("readable"),
+        source,
+        "the file is left as it was"
+    );
+    // nothing half-written beside it
+    let names: Vec<_> = std::fs::read_dir(repository.path().join("modules/web"))
+        .expect("readable")
+        .map(|entry| entry.expect("readable").file_name())
+        .collect();
+    assert_eq!(names, ["module.nix"], "{names:?}");
+}
+
+#[test]
 fn a_chain_too_long_for_the_formatter_is_refused_quickly_with_e054() {
     // alejandra takes minutes on these (a path of 16,000 names, an application of
     // 16,000 arguments); both are refused before it starts, and the file is left alone

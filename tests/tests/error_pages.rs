@@ -172,12 +172,6 @@ fn tested_codes() -> BTreeSet<String> {
 /// that could produce one would be a test of a bug.
 const UNTESTED: &[(&str, &str)] = &[
     (
-        "E053",
-        "only a write that fails after the file was read reaches it (a read-only file system, \
-     a full disk); the suite runs as root, which permissions do not stop, so no test makes \
-     one; the formatting it follows is tested in meshc/tests/fmt.rs",
-    ),
-    (
         "E518",
         "only a plan that passes the plan format's validation and still makes a unit Quadlet \
      would skip reaches it, which is a bug in mesh-apply that no known plan shows; the \

@@ -1,6 +1,7 @@
 //! `meshc fmt`: formats `.nix` files in place in the community's style (see
 //! `crate::format`), or with `--check` only lists those that would change, for CI.
-//! It writes only the files it was given (or found), and only when they change.
+//! It writes only the files it was given (or found), and only when they change; a file
+//! is replaced whole (a temporary beside it renamed over it), never left half-written.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -124,7 +125,7 @@ fn format_one(file: &Path, check: bool, color: ColorWhen) -> Result<Outcome, Fai
         terminal::print(format!("{name}\n"))?;
         return Ok(Outcome::Changed);
     }
-    if let Err(error) = std::fs::write(file, formatted) {
+    if let Err(error) = replace(file, formatted.as_bytes()) {
         let diagnostic = diagnostic_of(
             format!("cannot write `{name}`: {error}"),
             lang::codes::FORMATTED_FILE_UNWRITABLE,
@@ -134,4 +135,28 @@ fn format_one(file: &Path, check: bool, color: ColorWhen) -> Result<Outcome, Fai
         return Ok(Outcome::Failed);
     }
     Ok(Outcome::Changed)
+}
+
+/// Replaces `file` (the file a symlink there leads to) with `bytes` as a whole: they are
+/// written to a temporary file beside it, which takes the file's mode and owner and is
+/// synced, then renamed over it. A write that fails (a full disk, a size limit, an
+/// owner that cannot be kept) leaves the file as it was and no temporary behind.
+fn replace(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::MetadataExt;
+    let target = std::fs::canonicalize(file)?;
+    let metadata = std::fs::metadata(&target)?;
+    let directory = target.parent().unwrap_or(Path::new("/"));
+    let mut temporary = tempfile::Builder::new()
+        .prefix(".mesh-fmt.")
+        .tempfile_in(directory)?;
+    temporary.write_all(bytes)?;
+    let written = temporary.as_file();
+    written.set_permissions(metadata.permissions())?;
+    if (metadata.uid(), metadata.gid()) != written.metadata().map(|m| (m.uid(), m.gid()))? {
+        std::os::unix::fs::fchown(written, Some(metadata.uid()), Some(metadata.gid()))?;
+    }
+    written.sync_all()?;
+    temporary.persist(&target).map_err(|error| error.error)?;
+    Ok(())
 }
