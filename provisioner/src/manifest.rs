@@ -199,7 +199,14 @@ fn access_of(
         }
         (Kind::Rabbitmq, Some(vhost), Some(permissions)) => {
             let allowed = |byte: u8| byte.is_ascii_alphanumeric() || b"_-./".contains(&byte);
-            if vhost.is_empty() || vhost.len() > 255 || !vhost.bytes().all(allowed) {
+            // `.` and `..` are dot segments: the HTTP client resolves them, so
+            // `PUT /api/permissions/../LOGIN` would reach `/api/LOGIN`
+            if vhost.is_empty()
+                || vhost.len() > 255
+                || !vhost.bytes().all(allowed)
+                || vhost == "."
+                || vhost == ".."
+            {
                 return Err(format!("vhost `{}` is not a vhost name", printable(&vhost)));
             }
             Ok(Some(Access {
@@ -445,6 +452,14 @@ mod tests {
             (r#", "vhost": "shop""#, "needs a `vhost` and `permissions`"),
             (
                 r#", "vhost": "a b", "permissions": {"configure": "", "write": "", "read": ""}"#,
+                "not a vhost name",
+            ),
+            (
+                r#", "vhost": "..", "permissions": {"configure": "", "write": "", "read": ""}"#,
+                "not a vhost name",
+            ),
+            (
+                r#", "vhost": ".", "permissions": {"configure": "", "write": "", "read": ""}"#,
                 "not a vhost name",
             ),
             (
