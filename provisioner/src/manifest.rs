@@ -141,6 +141,15 @@ pub fn parse(bytes: &[u8], root: Option<&Path>, kind: Kind) -> Result<Manifest, 
             )));
         }
         check_name(&grant.login).map_err(|reason| at(format!("login {reason}")))?;
+        if RESERVED_ROLE_NAMES.contains(&grant.login.as_str()) {
+            // `public` and `none` fail CREATE ROLE, and that would fail the whole
+            // reconcile (every other grant and withdrawal with it); the others name
+            // another role wherever SQL takes them unquoted
+            return Err(at(format!(
+                "login `{}` is a name PostgreSQL reserves for roles",
+                grant.login
+            )));
+        }
         let access = access_of(kind, grant.vhost, grant.permissions).map_err(at)?;
         if kind == Kind::Rabbitmq && grant.database.is_some() {
             return Err(at("a RabbitMQ grant has no `database`".to_string()));
@@ -190,7 +199,14 @@ fn access_of(
         }
         (Kind::Rabbitmq, Some(vhost), Some(permissions)) => {
             let allowed = |byte: u8| byte.is_ascii_alphanumeric() || b"_-./".contains(&byte);
-            if vhost.is_empty() || vhost.len() > 255 || !vhost.bytes().all(allowed) {
+            // `.` and `..` are dot segments: the HTTP client resolves them, so
+            // `PUT /api/permissions/../LOGIN` would reach `/api/LOGIN`
+            if vhost.is_empty()
+                || vhost.len() > 255
+                || !vhost.bytes().all(allowed)
+                || vhost == "."
+                || vhost == ".."
+            {
                 return Err(format!("vhost `{}` is not a vhost name", printable(&vhost)));
             }
             Ok(Some(Access {
@@ -205,6 +221,16 @@ fn access_of(
         }
     }
 }
+
+/// Role names PostgreSQL refuses (`public`, `none`) or reads as another role when
+/// unquoted (`current_user`, `session_user`, `current_role`).
+const RESERVED_ROLE_NAMES: [&str; 5] = [
+    "public",
+    "none",
+    "current_user",
+    "session_user",
+    "current_role",
+];
 
 /// A name mesh creates: 1 to 63 bytes (PostgreSQL's NAMEDATALEN - 1) of `a-z 0-9 _`,
 /// not a reserved `pg_` name and not the marker role. It is still always quoted.
@@ -369,6 +395,11 @@ mod tests {
             (manifest_with(&grant("a\\\"; DROP ROLE postgres; --")), "characters other than"),
             (manifest_with(&grant("pg_signal_backend")), "starts with `pg_`"),
             (manifest_with(&grant("mesh_managed")), "marks managed roles"),
+            (manifest_with(&grant("public")), "reserves for roles"),
+            (manifest_with(&grant("none")), "reserves for roles"),
+            (manifest_with(&grant("current_user")), "reserves for roles"),
+            (manifest_with(&grant("session_user")), "reserves for roles"),
+            (manifest_with(&grant("current_role")), "reserves for roles"),
             (manifest_with(&grant("")), "1 to 63"),
             (manifest_with(&grant(&"a".repeat(64))), "1 to 63"),
             (
@@ -421,6 +452,14 @@ mod tests {
             (r#", "vhost": "shop""#, "needs a `vhost` and `permissions`"),
             (
                 r#", "vhost": "a b", "permissions": {"configure": "", "write": "", "read": ""}"#,
+                "not a vhost name",
+            ),
+            (
+                r#", "vhost": "..", "permissions": {"configure": "", "write": "", "read": ""}"#,
+                "not a vhost name",
+            ),
+            (
+                r#", "vhost": ".", "permissions": {"configure": "", "write": "", "read": ""}"#,
                 "not a vhost name",
             ),
             (

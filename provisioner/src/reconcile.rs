@@ -108,6 +108,11 @@ struct ExistingRole {
     /// never leaves the server.
     verifier_digest: String,
     managed: bool,
+    /// A role mesh never makes: one the provisioner connects as, or a member (itself
+    /// included) of a superuser, of a CREATEROLE, REPLICATION or BYPASSRLS role, or of a
+    /// predefined `pg_` role. Such a role is never altered, even if it is a member of the
+    /// marker role: that membership is a mistake, or the work of someone with CREATEROLE.
+    privileged: bool,
 }
 
 /// A PostgreSQL error as one line: severity and message (and detail) for an error the
@@ -195,6 +200,10 @@ fn reconcile_locked(
                     login: login.login.clone(),
                 });
             }
+            Some(role) if role.managed && role.privileged => {
+                refused.insert(login.login.as_str());
+                outcome.errors.push(privileged_error(&login.login));
+            }
             Some(role) if !role.managed => {
                 refused.insert(login.login.as_str());
                 outcome.errors.push(format!(
@@ -243,6 +252,10 @@ fn reconcile_locked(
     let mut withdrawn = Vec::new();
     for (name, role) in &existing {
         if role.managed && !granted.contains(name.as_str()) {
+            if role.privileged {
+                outcome.errors.push(privileged_error(name));
+                continue;
+            }
             withdrawn.push(role.oid);
             if role.can_login {
                 transaction
@@ -278,6 +291,15 @@ fn reconcile_locked(
     Ok(())
 }
 
+/// Why a member of the marker role that mesh would never have made is left alone.
+fn privileged_error(login: &str) -> String {
+    format!(
+        "login `{login}`: a member of `{MARKER_ROLE}` with more than mesh gives (the \
+         provisioner's own role, a superuser, CREATEROLE, REPLICATION, BYPASSRLS, or a \
+         member of such a role or of a predefined `pg_` role); left alone"
+    )
+}
+
 /// The roles named by the grants and every direct member of the marker role.
 fn read_roles(
     transaction: &mut Transaction<'_>,
@@ -288,7 +310,14 @@ fn read_roles(
                 encode(sha256(convert_to(coalesce(role.rolpassword, ''), 'UTF8')), 'hex'),
                 EXISTS (SELECT 1 FROM pg_auth_members AS membership
                           JOIN pg_roles AS marker ON marker.oid = membership.roleid
-                         WHERE membership.member = role.oid AND marker.rolname = $2)
+                         WHERE membership.member = role.oid AND marker.rolname = $2),
+                role.rolname = session_user OR role.rolname = current_user
+                  OR EXISTS (SELECT 1 FROM pg_roles AS powerful
+                              WHERE (powerful.rolsuper OR powerful.rolcreaterole
+                                     OR powerful.rolreplication OR powerful.rolbypassrls
+                                     OR (starts_with(powerful.rolname::text, 'pg_')
+                                         AND powerful.rolname <> 'pg_database_owner'))
+                                AND pg_has_role(role.oid, powerful.oid, 'MEMBER'))
            FROM pg_authid AS role
           WHERE role.rolname::text = ANY($1::text[])
              OR EXISTS (SELECT 1 FROM pg_auth_members AS membership
@@ -305,6 +334,7 @@ fn read_roles(
                 can_login: row.try_get(2)?,
                 verifier_digest: row.try_get(3)?,
                 managed: row.try_get(4)?,
+                privileged: row.try_get(5)?,
             },
         );
     }

@@ -892,3 +892,94 @@ fn a_server_that_is_down_is_reported_and_retried_until_it_answers() {
         watcher.said()
     );
 }
+
+/// Membership of `mesh_managed` is the mark, and anyone with CREATEROLE (or a slip of
+/// the hand) can give it to a superuser: the provisioner must still never disable such
+/// a role nor set its password from a manifest, and never the role it connects as.
+#[test]
+fn a_privileged_member_of_the_marker_role_is_never_disabled_or_taken_over() {
+    let cluster = Cluster::start();
+    let node = Node::new();
+    node.set_password("app1_shop_db", &unique_password("app1"));
+    node.grant(&[("app1_shop_db", None)], 0);
+    let output = node.provision_once(&cluster);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    cluster.psql(
+        "CREATE ROLE hand_super SUPERUSER LOGIN PASSWORD 'hand-super'; \
+         CREATE ROLE hand_files LOGIN PASSWORD 'hand-files' IN ROLE pg_write_server_files; \
+         CREATE ROLE hand_delegate LOGIN CREATEROLE PASSWORD 'hand-delegate'; \
+         GRANT mesh_managed TO hand_super, hand_files, hand_delegate, postgres",
+    );
+    let privileged = ["hand_super", "hand_files", "hand_delegate", "postgres"];
+    let before: Vec<String> = privileged
+        .iter()
+        .map(|role| role_row(&cluster, role))
+        .collect();
+
+    // withdrawn (granted to nobody): none of them is disabled
+    node.grant(&[("app1_shop_db", None)], 1);
+    let output = node.provision_once(&cluster);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    for role in privileged {
+        assert!(
+            stderr.contains(&format!(
+                "login `{role}`: a member of `mesh_managed` with more than mesh gives"
+            )),
+            "{stderr}"
+        );
+    }
+    assert!(
+        !text(&output.stdout).contains("disabled  login"),
+        "{}",
+        text(&output.stdout)
+    );
+
+    // granted with a credential the manifest's author knows: no password is set
+    for role in privileged {
+        node.set_password(role, &unique_password(role));
+    }
+    node.grant(
+        &[
+            ("app1_shop_db", None),
+            ("hand_super", None),
+            ("hand_files", None),
+            ("hand_delegate", None),
+            ("postgres", None),
+        ],
+        0,
+    );
+    let output = node.provision_once(&cluster);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    let after: Vec<String> = privileged
+        .iter()
+        .map(|role| role_row(&cluster, role))
+        .collect();
+    assert_eq!(before, after, "privileged roles are exactly as they were");
+    assert!(can_log_in(&cluster, "hand_super", "hand-super"));
+    assert!(can_log_in(&cluster, "hand_files", "hand-files"));
+    assert!(can_log_in(
+        &cluster,
+        "postgres",
+        cluster.superuser_password()
+    ));
+}
+
+/// `public` and `none` make CREATE ROLE fail, which would fail the whole reconcile and
+/// so block every withdrawal: the manifest is refused before anything is tried.
+#[test]
+fn a_reserved_role_name_is_a_malformed_manifest() {
+    let cluster = Cluster::start();
+    let node = Node::new();
+    node.set_password("app1_shop_db", &unique_password("app1"));
+    node.set_password("public", &unique_password("public"));
+    node.grant(&[("app1_shop_db", None), ("public", None)], 0);
+    let output = node.provision_once(&cluster);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("login `public` is a name PostgreSQL reserves for roles; nothing changed"),
+        "{stderr}"
+    );
+}
