@@ -79,6 +79,12 @@ struct ExistingUser {
     /// Empty when the user has no password.
     password_hash: Zeroizing<String>,
     managed: bool,
+    /// A user mesh never makes: it has a tag besides `mesh-managed` (mesh gives that
+    /// one only: `administrator`, `management`, `policymaker`, `monitoring` reach
+    /// other users' queues or the broker's settings), or it is the administrator the
+    /// provisioner acts as. Never given a password or withdrawn, even if tagged
+    /// `mesh-managed`: that tag is then a mistake, or the work of another administrator.
+    privileged: bool,
 }
 
 /// One user's permissions in one vhost.
@@ -94,6 +100,8 @@ struct Api {
     agent: ureq::Agent,
     base: String,
     authorization: Zeroizing<String>,
+    /// The administrator the requests are made as.
+    user: String,
 }
 
 /// Why a request failed, as one line; a failed request stops the reconcile.
@@ -107,6 +115,7 @@ impl Api {
             agent: ureq::AgentBuilder::new().timeout(TIMEOUT).build(),
             base: endpoint.base.clone(),
             authorization: Zeroizing::new(format!("Basic {encoded}")),
+            user: endpoint.user.clone(),
         }
     }
 
@@ -214,7 +223,7 @@ struct Held {
 
 fn reconcile_with(api: &Api, desired: &[DesiredUser], outcome: &mut Outcome) -> Result<(), Failed> {
     let mut held = Held {
-        users: existing_users(&api.get("users")?),
+        users: existing_users(&api.get("users")?, &api.user),
         permissions: existing_permissions(&api.get("permissions")?),
         vhosts: names(&api.get("vhosts")?),
         connections: None,
@@ -223,12 +232,16 @@ fn reconcile_with(api: &Api, desired: &[DesiredUser], outcome: &mut Outcome) -> 
         grant(api, user, &mut held, outcome)?;
     }
     let wanted: BTreeSet<&str> = desired.iter().map(|user| user.login.as_str()).collect();
-    let withdrawn: Vec<String> = held
-        .users
-        .iter()
-        .filter(|(login, existing)| existing.managed && !wanted.contains(login.as_str()))
-        .map(|(login, _)| login.clone())
-        .collect();
+    let mut withdrawn = Vec::new();
+    for (login, existing) in &held.users {
+        if existing.managed && !wanted.contains(login.as_str()) {
+            if existing.privileged {
+                outcome.errors.push(privileged_error(login));
+            } else {
+                withdrawn.push(login.clone());
+            }
+        }
+    }
     for login in withdrawn {
         withdraw(api, &login, &mut held, outcome)?;
     }
@@ -248,6 +261,10 @@ fn grant(
         outcome.errors.push(format!(
             "user `{login}` exists and is not tagged `{MANAGED_TAG}`: mesh does not manage it, so it was not touched"
         ));
+        return Ok(());
+    }
+    if existing.is_some_and(|existing| existing.privileged) {
+        outcome.errors.push(privileged_error(login));
         return Ok(());
     }
     let vhost = &user.access.vhost;
@@ -388,9 +405,17 @@ fn close_connections(api: &Api, connections: Option<&Value>, login: &str) -> Res
     Ok(closed)
 }
 
+/// Why a user tagged `mesh-managed` that mesh would never have made is left alone.
+fn privileged_error(login: &str) -> String {
+    format!(
+        "user `{login}` is tagged `{MANAGED_TAG}` but has more than mesh gives (another \
+         tag, or it is the administrator the provisioner acts as); left alone"
+    )
+}
+
 /// `GET /api/users`: by name; tags are a list (3.9 and later) or a comma-separated
-/// string (before).
-fn existing_users(answer: &Value) -> BTreeMap<String, ExistingUser> {
+/// string (before). `acting` is the administrator the provisioner acts as.
+fn existing_users(answer: &Value, acting: &str) -> BTreeMap<String, ExistingUser> {
     let mut users = BTreeMap::new();
     for user in answer.as_array().into_iter().flatten() {
         let Some(name) = user.get("name").and_then(Value::as_str) else {
@@ -416,6 +441,8 @@ fn existing_users(answer: &Value) -> BTreeMap<String, ExistingUser> {
             ExistingUser {
                 password_hash: Zeroizing::new(password_hash.to_string()),
                 managed: tags.iter().any(|tag| tag == MANAGED_TAG),
+                privileged: name == acting
+                    || tags.iter().any(|tag| !tag.is_empty() && tag != MANAGED_TAG),
             },
         );
     }
@@ -496,11 +523,17 @@ mod tests {
 
     #[test]
     fn tags_are_read_in_both_spellings() {
-        let users = existing_users(&json!([
-            {"name": "a", "password_hash": "h", "tags": ["mesh-managed"]},
-            {"name": "b", "password_hash": "", "tags": "administrator,mesh-managed"},
-            {"name": "guest", "password_hash": "g", "tags": ["administrator"]},
-        ]));
+        let users = existing_users(
+            &json!([
+                {"name": "a", "password_hash": "h", "tags": ["mesh-managed"]},
+                {"name": "b", "password_hash": "", "tags": "administrator,mesh-managed"},
+                {"name": "guest", "password_hash": "g", "tags": ["administrator"]},
+                {"name": "c", "password_hash": "h", "tags": "mesh-managed"},
+            ]),
+            "c",
+        );
         assert!(users["a"].managed && users["b"].managed && !users["guest"].managed);
+        // another tag, or the acting administrator: never mesh's to change
+        assert!(!users["a"].privileged && users["b"].privileged && users["c"].privileged);
     }
 }

@@ -352,6 +352,57 @@ fn a_user_of_the_same_name_that_mesh_does_not_manage_is_not_touched() {
 }
 
 #[test]
+fn an_administrator_tagged_mesh_managed_is_neither_withdrawn_nor_given_a_password() {
+    let mut broker = Broker::new();
+    let shop = broker.vhost("shop");
+    let admin = broker.user("admin");
+    // another administrator tagged it (by mistake, or to have mesh take it over)
+    api(
+        "PUT",
+        &format!("users/{admin}"),
+        Some(json!({"password": "an operator's password", "tags": "administrator,mesh-managed"})),
+    )
+    .expect("a tagged administrator");
+    let before = api("GET", &format!("users/{admin}"), None).expect("the user");
+    let root = tempfile::tempdir().expect("a root");
+    let password_hash = hash("mesh's password", [7, 7, 7, 7]);
+    write_manifest(
+        root.path(),
+        &[Granted {
+            login: &admin,
+            hash: &password_hash,
+            vhost: &shop,
+            configure: ".*",
+        }],
+    );
+    let granted = provision(root.path());
+    assert_eq!(granted.status.code(), Some(1), "{}", stdout(&granted));
+    let errors = String::from_utf8_lossy(&granted.stderr);
+    assert!(
+        errors.contains(&format!("user `{admin}` is tagged")),
+        "{errors}"
+    );
+    assert_eq!(
+        api("GET", &format!("users/{admin}"), None).expect("the user"),
+        before,
+        "its password is not the manifest's"
+    );
+    // and withdrawing it leaves it able to log in
+    write_manifest(root.path(), &[]);
+    let withdrawn = provision(root.path());
+    assert!(
+        !stdout(&withdrawn).contains(&admin),
+        "{}",
+        stdout(&withdrawn)
+    );
+    assert_eq!(
+        api("GET", &format!("users/{admin}"), None).expect("the user"),
+        before,
+        "it is not withdrawn"
+    );
+}
+
+#[test]
 fn an_unreachable_api_is_reported_and_changes_nothing() {
     let root = tempfile::tempdir().expect("a root");
     write_manifest(root.path(), &[]);
