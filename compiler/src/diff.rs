@@ -738,11 +738,7 @@ fn json_diff(
         (Value::Object(left), Value::Object(right)) => {
             let keys: BTreeSet<&String> = left.keys().chain(right.keys()).collect();
             for key in keys {
-                let child = if path.is_empty() {
-                    key.clone()
-                } else {
-                    format!("{path}.{key}")
-                };
+                let child = json_key_path(path, key);
                 match (left.get(key), right.get(key)) {
                     (Some(a), Some(b)) if a == b => {}
                     (Some(a), Some(b)) => json_diff(&child, a, b, out),
@@ -773,6 +769,24 @@ fn json_diff(
             old: Some(a.to_string()),
             new: Some(b.to_string()),
         }),
+    }
+}
+
+/// The path of `key` under `path`: `path.key` for a plain key, `path["key"]` (the
+/// key as a JSON string) for one with a dot, a bracket, a quote or anything else that
+/// would make `a.b` of one object read as `b` in `a`.
+fn json_key_path(path: &str, key: &str) -> String {
+    let plain = key
+        .chars()
+        .next()
+        .is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    match (plain, path.is_empty()) {
+        (true, true) => key.to_string(),
+        (true, false) => format!("{path}.{key}"),
+        (false, _) => format!("{path}[{}]", serde_json::Value::from(key)),
     }
 }
 

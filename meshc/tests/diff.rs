@@ -621,3 +621,20 @@ fn a_plan_laid_out_otherwise_still_verifies_and_another_nodes_plan_does_not() {
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("it is the plan of `app2`"), "{stderr}");
 }
+
+#[test]
+fn json_keys_with_dots_are_not_read_as_nesting() {
+    let scenario = Scenario::new();
+    with_web_file(
+        &scenario,
+        r#"(mesh.file { path = "/srv/web/app.json"; content = ''{"a.b": 1, "a": {"b": 1}}''; })"#,
+    );
+    scenario.edit(
+        "modules/web/module.nix",
+        r#"{"a.b": 1, "a": {"b": 1}}"#,
+        r#"{"a.b": 2, "a": {"b": 1}}"#,
+    );
+    let stdout = String::from_utf8_lossy(&scenario.diff(&[]).stdout).into_owned();
+    assert!(stdout.contains(r#"~ ["a.b"]: 1 -> 2"#), "{stdout}");
+    assert!(!stdout.contains("~ a.b:"), "{stdout}");
+}
