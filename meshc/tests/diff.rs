@@ -638,3 +638,22 @@ fn json_keys_with_dots_are_not_read_as_nesting() {
     assert!(stdout.contains(r#"~ ["a.b"]: 1 -> 2"#), "{stdout}");
     assert!(!stdout.contains("~ a.b:"), "{stdout}");
 }
+
+#[test]
+fn a_build_that_does_not_record_its_repository_is_said_to() {
+    let scenario = Scenario::new();
+    let quiet = scenario.diff(&[]);
+    assert!(
+        !String::from_utf8_lossy(&quiet.stderr).contains("does not record"),
+        "{}",
+        String::from_utf8_lossy(&quiet.stderr)
+    );
+    std::fs::remove_file(scenario.old.join(".mesh-repository")).expect("remove the record");
+    let output = scenario.diff(&[]);
+    assert!(output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("does not record the repository it was made from"),
+        "{stderr}"
+    );
+}
