@@ -790,6 +790,33 @@ fn json_key_path(path: &str, key: &str) -> String {
     }
 }
 
+/// Lines longer than this are shown cut, with their length and sha256.
+const LONG_LINE: usize = 4096;
+
+/// `line` as a unified diff shows it: whole, or, when longer than [`LONG_LINE`]
+/// (minified code, an inlined blob), its first 160 bytes, then its length and sha256,
+/// so that two long lines that differ past the cut still read as different.
+fn shortened(line: &str) -> std::borrow::Cow<'_, str> {
+    use sha2::Digest as _;
+    if line.len() <= LONG_LINE {
+        return std::borrow::Cow::Borrowed(line);
+    }
+    let (body, newline) = match line.strip_suffix('\n') {
+        Some(body) => (body, "\n"),
+        None => (line, ""),
+    };
+    let mut cut = 160;
+    while !body.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    std::borrow::Cow::Owned(format!(
+        "{}… [a line of {} bytes, sha256:{}]{newline}",
+        &body[..cut],
+        body.len(),
+        hex::encode(sha2::Sha256::digest(body.as_bytes()))
+    ))
+}
+
 /// A unified diff of two texts by line, with `context` lines around each change.
 pub fn unified_diff(old: &str, new: &str, context: usize) -> String {
     let a: Vec<&str> = old.split_inclusive('\n').collect();
@@ -878,7 +905,7 @@ pub fn unified_diff(old: &str, new: &str, context: usize) -> String {
                 _ => a[*i],
             };
             out.push(*tag);
-            out.push_str(line);
+            out.push_str(&shortened(line));
             if !line.ends_with('\n') {
                 out.push_str("\n\\ no newline at end of file\n");
             }
@@ -1177,6 +1204,23 @@ pub fn render_json(diff: &FleetDiff) -> String {
 #[cfg(test)]
 mod tests {
     use super::unified_diff;
+
+    #[test]
+    fn long_lines_are_cut_with_their_length_and_digest() {
+        let old = format!("{}\n", "x".repeat(100_000));
+        let new = format!("{}y\n", "x".repeat(100_000));
+        let shown = unified_diff(&old, &new, 3);
+        assert!(shown.len() < 1_000, "{} bytes", shown.len());
+        assert!(
+            shown.contains("[a line of 100000 bytes, sha256:"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("[a line of 100001 bytes, sha256:"),
+            "{shown}"
+        );
+        assert_eq!(shown.lines().count(), 3, "{shown}");
+    }
 
     #[test]
     fn unified_diff_with_context() {
