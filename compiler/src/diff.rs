@@ -130,6 +130,22 @@ impl Snapshot {
         }
     }
 
+    /// Checks that the plan of `node` read from a build output verifies and is the one
+    /// its manifest names (a plan compiled in memory is by construction). A plan as
+    /// `meshc build` writes it is checked by one hash of its bytes; any other form is
+    /// read in full.
+    fn verify(&self, node: &str) -> Result<(), Diagnostic> {
+        let Source::Directory(directory) = &self.plans else {
+            return Ok(());
+        };
+        let path = directory.join("nodes").join(format!("{node}.json"));
+        let bytes = std::fs::read(&path).map_err(|e| unreadable(&path, e))?;
+        match self.digests.get(node) {
+            Some(digest) if is_written_plan(&bytes, digest) => Ok(()),
+            _ => self.plan(node).map(drop),
+        }
+    }
+
     fn plan(&self, node: &str) -> Result<Plan, Diagnostic> {
         match &self.plans {
             Source::Memory(plans) => plans
@@ -140,6 +156,15 @@ impl Snapshot {
                 let path = directory.join("nodes").join(format!("{node}.json"));
                 let bytes = std::fs::read(&path).map_err(|e| unreadable(&path, e))?;
                 let plan = Plan::read(&bytes).map_err(|e| unreadable(&path, e))?;
+                if plan.node() != node {
+                    return Err(unreadable(
+                        &path,
+                        format!(
+                            "it is the plan of `{}`",
+                            plan::display::escaped(plan.node())
+                        ),
+                    ));
+                }
                 if self.digests.get(node).map(String::as_str) != Some(plan.digest()) {
                     return Err(unreadable(
                         &path,
@@ -150,6 +175,25 @@ impl Snapshot {
             }
         }
     }
+}
+
+/// Are `bytes` the plan `meshc build` wrote with the plan digest `digest`? It writes
+/// the canonical JSON and a newline, `digest` first (keys are sorted), and the digest
+/// is the sha256 of that JSON without its `digest` member: so the bytes after
+/// `{"digest":"…",` with `{` before them hash to it exactly when they are that plan.
+fn is_written_plan(bytes: &[u8], digest: &str) -> bool {
+    use sha2::Digest as _;
+    let prefix = format!("{{\"digest\":\"{digest}\",");
+    let Some(rest) = bytes
+        .strip_prefix(prefix.as_bytes())
+        .and_then(|rest| rest.strip_suffix(b"\n"))
+    else {
+        return false;
+    };
+    let mut hasher = sha2::Sha256::new();
+    hasher.update(b"{");
+    hasher.update(rest);
+    format!("sha256:{}", hex::encode(hasher.finalize())) == digest
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -171,6 +215,13 @@ pub enum FieldChange {
     },
     /// Text content, as a unified diff.
     Text { field: String, unified: String },
+    /// Binary content (`content_base64`): each side's size and sha256, never its
+    /// bytes (`null` on the side where it is absent).
+    Binary {
+        field: String,
+        old: Option<Blob>,
+        new: Option<Blob>,
+    },
     /// JSON content, by key path.
     Json {
         field: String,
@@ -228,6 +279,29 @@ impl ValueChange {
 pub struct Consumer {
     pub kind: &'static str,
     pub name: String,
+}
+
+/// Binary content as the diff shows it: how many bytes, and their sha256.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Blob {
+    pub bytes: usize,
+    pub sha256: String,
+}
+
+impl Blob {
+    /// `encoded` is standard base64 (a plan's `content_base64`); were it not, its
+    /// text is what is measured.
+    fn of(encoded: &str) -> Blob {
+        use base64::Engine as _;
+        use sha2::Digest as _;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(encoded)
+            .unwrap_or_else(|_| encoded.as_bytes().to_vec());
+        Blob {
+            bytes: bytes.len(),
+            sha256: format!("sha256:{}", hex::encode(sha2::Sha256::digest(&bytes))),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -374,7 +448,13 @@ pub fn diff(old: &Snapshot, new: &Snapshot) -> Result<FleetDiff, Diagnostic> {
     let nodes: BTreeSet<&String> = old.digests.keys().chain(new.digests.keys()).collect();
     for node in nodes {
         let node_diff = match (old.digests.get(node), new.digests.get(node)) {
-            (Some(before), Some(after)) if before == after => continue,
+            (Some(before), Some(after)) if before == after => {
+                // what would be applied must be what the manifest says, even where
+                // nothing changed: a plan file rewritten behind its manifest's back
+                // is refused, not passed over as "no changes"
+                new.verify(node)?;
+                continue;
+            }
             (Some(_), Some(_)) => compare(
                 node,
                 Some(&old.plan(node)?),
@@ -602,16 +682,34 @@ fn field_changes(
             {
                 let mut json_changes = Vec::new();
                 json_diff("", &left_json, &right_json, &mut json_changes);
-                changes.push(FieldChange::Json {
-                    field: name.clone(),
-                    changes: json_changes,
-                });
+                // the bytes differ although the parsed values do not (a duplicate key,
+                // a number beyond what f64 holds, the layout): show the text instead
+                // of an empty list, since the file on the node changes
+                if json_changes.is_empty() {
+                    changes.push(FieldChange::Text {
+                        field: name.clone(),
+                        unified: unified_diff(left, right, 3),
+                    });
+                } else {
+                    changes.push(FieldChange::Json {
+                        field: name.clone(),
+                        changes: json_changes,
+                    });
+                }
             } else {
                 changes.push(FieldChange::Text {
                     field: name.clone(),
                     unified: unified_diff(left, right, 3),
                 });
             }
+            continue;
+        }
+        if name == "content_base64" {
+            changes.push(FieldChange::Binary {
+                field: name.clone(),
+                old: left.and_then(serde_json::Value::as_str).map(Blob::of),
+                new: right.and_then(serde_json::Value::as_str).map(Blob::of),
+            });
             continue;
         }
         let show = |value: Option<&serde_json::Value>| {
@@ -639,11 +737,7 @@ fn json_diff(
         (Value::Object(left), Value::Object(right)) => {
             let keys: BTreeSet<&String> = left.keys().chain(right.keys()).collect();
             for key in keys {
-                let child = if path.is_empty() {
-                    key.clone()
-                } else {
-                    format!("{path}.{key}")
-                };
+                let child = json_key_path(path, key);
                 match (left.get(key), right.get(key)) {
                     (Some(a), Some(b)) if a == b => {}
                     (Some(a), Some(b)) => json_diff(&child, a, b, out),
@@ -675,6 +769,51 @@ fn json_diff(
             new: Some(b.to_string()),
         }),
     }
+}
+
+/// The path of `key` under `path`: `path.key` for a plain key, `path["key"]` (the
+/// key as a JSON string) for one with a dot, a bracket, a quote or anything else that
+/// would make `a.b` of one object read as `b` in `a`.
+fn json_key_path(path: &str, key: &str) -> String {
+    let plain = key
+        .chars()
+        .next()
+        .is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    match (plain, path.is_empty()) {
+        (true, true) => key.to_string(),
+        (true, false) => format!("{path}.{key}"),
+        (false, _) => format!("{path}[{}]", serde_json::Value::from(key)),
+    }
+}
+
+/// Lines longer than this are shown cut, with their length and sha256.
+const LONG_LINE: usize = 4096;
+
+/// `line` as a unified diff shows it: whole, or, when longer than [`LONG_LINE`]
+/// (minified code, an inlined blob), its first 160 bytes, then its length and sha256,
+/// so that two long lines that differ past the cut still read as different.
+fn shortened(line: &str) -> std::borrow::Cow<'_, str> {
+    use sha2::Digest as _;
+    if line.len() <= LONG_LINE {
+        return std::borrow::Cow::Borrowed(line);
+    }
+    let (body, newline) = match line.strip_suffix('\n') {
+        Some(body) => (body, "\n"),
+        None => (line, ""),
+    };
+    let mut cut = 160;
+    while !body.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    std::borrow::Cow::Owned(format!(
+        "{}… [a line of {} bytes, sha256:{}]{newline}",
+        &body[..cut],
+        body.len(),
+        hex::encode(sha2::Sha256::digest(body.as_bytes()))
+    ))
 }
 
 /// A unified diff of two texts by line, with `context` lines around each change.
@@ -765,7 +904,7 @@ pub fn unified_diff(old: &str, new: &str, context: usize) -> String {
                 _ => a[*i],
             };
             out.push(*tag);
-            out.push_str(line);
+            out.push_str(&shortened(line));
             if !line.ends_with('\n') {
                 out.push_str("\n\\ no newline at end of file\n");
             }
@@ -865,8 +1004,13 @@ fn esc(text: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// The diff for people: stable order, colour only when asked. Everything taken from
-/// a plan is printed escaped ([`esc`]).
+/// a plan is printed escaped ([`esc`]), and any age private key in it blotted out.
 pub fn render_human(diff: &FleetDiff, color: bool) -> String {
+    let out = render_human_unredacted(diff, color);
+    crate::private_key::redact_private_keys(&out).into_owned()
+}
+
+fn render_human_unredacted(diff: &FleetDiff, color: bool) -> String {
     let paint = Paint { color };
     let mut out = String::new();
     for node in &diff.nodes {
@@ -961,6 +1105,18 @@ pub fn render_human(diff: &FleetDiff, color: bool) -> String {
                             ));
                         }
                     }
+                    FieldChange::Binary { field, old, new } => {
+                        let show = |blob: &Option<Blob>| match blob {
+                            Some(blob) => format!("{} bytes ({})", blob.bytes, blob.sha256),
+                            None => "none".to_string(),
+                        };
+                        out.push_str(&format!(
+                            "      {} (binary): {} -> {}\n",
+                            esc(field),
+                            paint.red(&show(old)),
+                            paint.green(&show(new))
+                        ));
+                    }
                     FieldChange::Text { field, unified } => {
                         out.push_str(&format!("      {}:\n", esc(field)));
                         for line in unified.lines() {
@@ -1036,16 +1192,34 @@ pub fn render_human(diff: &FleetDiff, color: bool) -> String {
     out
 }
 
-/// The diff for tools.
+/// The diff for tools, with any age private key in it blotted out.
 pub fn render_json(diff: &FleetDiff) -> String {
     let json = serde_json::to_string_pretty(diff).unwrap_or_else(|_| "{}".into());
     // serde_json escapes C0 controls; DEL, C1 and bidirectional controls too
-    plan::display::json_escaped(&json).into_owned()
+    let json = plan::display::json_escaped(&json);
+    crate::private_key::redact_private_keys(&json).into_owned()
 }
 
 #[cfg(test)]
 mod tests {
     use super::unified_diff;
+
+    #[test]
+    fn long_lines_are_cut_with_their_length_and_digest() {
+        let old = format!("{}\n", "x".repeat(100_000));
+        let new = format!("{}y\n", "x".repeat(100_000));
+        let shown = unified_diff(&old, &new, 3);
+        assert!(shown.len() < 1_000, "{} bytes", shown.len());
+        assert!(
+            shown.contains("[a line of 100000 bytes, sha256:"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("[a line of 100001 bytes, sha256:"),
+            "{shown}"
+        );
+        assert_eq!(shown.lines().count(), 3, "{shown}");
+    }
 
     #[test]
     fn unified_diff_with_context() {

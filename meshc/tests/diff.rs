@@ -448,3 +448,212 @@ fn diff_refuses_a_plan_whose_module_holds_an_escape_and_says_so_escaped() {
     );
     assert!(!String::from_utf8_lossy(&output.stdout).contains('\u{1b}'));
 }
+
+/// A file added to the `web` module (before the service), built into the old build.
+fn with_web_file(scenario: &Scenario, declaration: &str) {
+    scenario.edit(
+        "modules/web/module.nix",
+        "    (mesh.service {",
+        &format!("    {declaration}\n    (mesh.service {{"),
+    );
+    assert_built(&support::build(&scenario.repository, &scenario.old));
+}
+
+#[test]
+fn an_age_private_key_in_content_is_blotted_out() {
+    let scenario = Scenario::new();
+    let identity =
+        std::fs::read_to_string(scenario.repository.join("identities/app1.key")).expect("key");
+    let key = identity
+        .lines()
+        .find(|line| line.starts_with("AGE-SECRET-KEY-1"))
+        .expect("a private key")
+        .to_string();
+    scenario.edit(
+        "modules/web/module.nix",
+        "<h1>${settings.title}</h1>",
+        &format!("<h1>${{settings.title}}</h1>\n        {key}"),
+    );
+    for format in [&[][..], &["--format", "json"][..]] {
+        let output = scenario.diff(format);
+        assert!(output.status.success(), "{format:?}");
+        let all = String::from_utf8_lossy(&[output.stdout, output.stderr].concat()).into_owned();
+        assert!(
+            !all.contains(&key),
+            "{format:?}: the private key is printed"
+        );
+        assert!(
+            !all.contains(&key["AGE-SECRET-KEY-1".len()..]),
+            "{format:?}: part of the private key is printed"
+        );
+        assert!(all.contains(&"*".repeat(key.len())), "{format:?}:\n{all}");
+    }
+}
+
+#[test]
+fn json_content_whose_values_compare_equal_shows_its_text() {
+    let scenario = Scenario::new();
+    with_web_file(
+        &scenario,
+        r#"(mesh.file { path = "/srv/web/app.json"; content = ''{"port": 8080, "limit": 100000000000000000001}''; })"#,
+    );
+    // a duplicate key and a number f64 cannot tell apart: the same parsed value
+    scenario.edit(
+        "modules/web/module.nix",
+        r#"{"port": 8080, "limit": 100000000000000000001}"#,
+        r#"{"port": 9999, "port": 8080, "limit": 100000000000000000002}"#,
+    );
+    let output = scenario.diff(&["--detailed-exitcode"]);
+    assert_eq!(output.status.code(), Some(2));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains(r#"+{"port": 9999, "port": 8080, "limit": 100000000000000000002}"#),
+        "the change is not shown:\n{stdout}"
+    );
+    assert!(!stdout.contains("content (JSON):"), "{stdout}");
+}
+
+#[test]
+fn binary_content_is_summarised_not_printed() {
+    use base64::Engine as _;
+    let scenario = Scenario::new();
+    let blob = scenario.repository.join("modules/web/blob.bin");
+    let old: Vec<u8> = (0..200_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    std::fs::write(&blob, &old).expect("write");
+    with_web_file(
+        &scenario,
+        r#"(mesh.file { path = "/srv/web/blob.bin"; source = ./blob.bin; })"#,
+    );
+    let mut new = old.clone();
+    new[100_000] ^= 0xff;
+    new.push(0);
+    std::fs::write(&blob, &new).expect("write");
+    let output = scenario.diff(&[]);
+    assert!(output.status.success());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.len() < 4_000, "{} bytes of diff", stdout.len());
+    let encoded = base64::engine::general_purpose::STANDARD.encode(&new);
+    assert!(!stdout.contains(&encoded[..64]), "the content is printed");
+    assert!(
+        stdout.contains("content_base64 (binary): 200000 bytes (sha256:")
+            && stdout.contains("-> 200001 bytes (sha256:"),
+        "{stdout}"
+    );
+    let json = scenario.diff(&["--format", "json"]);
+    let parsed: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
+    let field = &parsed["nodes"][0]["changes"][0]["fields"][0];
+    assert_eq!(field["kind"], "binary", "{parsed:#}");
+    assert_eq!(field["old"]["bytes"], 200_000);
+    assert_eq!(field["new"]["bytes"], 200_001);
+}
+
+#[test]
+fn a_plan_rewritten_behind_its_manifest_is_refused_where_nothing_changed() {
+    let scenario = Scenario::new();
+    let new = scenario._temporary.path().join("new");
+    support::copy_tree(&scenario.old, &new);
+    // the plan file changes, its manifest does not: both manifests still agree
+    let plan_path = new.join("nodes/app1.json");
+    let text = std::fs::read_to_string(&plan_path).expect("plan");
+    assert!(text.contains("<title>app1</title>"));
+    std::fs::write(
+        &plan_path,
+        text.replacen("<title>app1</title>", "<title>pwned</title>", 1),
+    )
+    .expect("write");
+    let output = Command::new(MESHC)
+        .arg("diff")
+        .arg(&scenario.old)
+        .arg(&new)
+        .arg("--detailed-exitcode")
+        .output()
+        .expect("meshc runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("E408"), "{stderr}");
+    assert!(stderr.contains("nodes/app1.json"), "{stderr}");
+    assert!(
+        !String::from_utf8_lossy(&output.stdout).contains("No changes"),
+        "a build that does not verify is said to change nothing"
+    );
+}
+
+#[test]
+fn a_plan_laid_out_otherwise_still_verifies_and_another_nodes_plan_does_not() {
+    let scenario = Scenario::new();
+    let new = scenario._temporary.path().join("new");
+    support::copy_tree(&scenario.old, &new);
+    let diff = || {
+        Command::new(MESHC)
+            .arg("diff")
+            .arg(&scenario.old)
+            .arg(&new)
+            .arg("--detailed-exitcode")
+            .output()
+            .expect("meshc runs")
+    };
+    // the same plan, pretty-printed: read in full, and the same
+    let plan_path = new.join("nodes/app1.json");
+    let value: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&plan_path).expect("plan")).expect("JSON");
+    std::fs::write(
+        &plan_path,
+        serde_json::to_string_pretty(&value).expect("JSON"),
+    )
+    .expect("write");
+    let output = diff();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(String::from_utf8_lossy(&output.stdout).contains("No changes"));
+    // app2's plan where app1's belongs, its manifest entry made to match
+    std::fs::copy(new.join("nodes/app2.json"), &plan_path).expect("copy");
+    let manifest_path = new.join("manifest.json");
+    let mut manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&manifest_path).expect("manifest")).expect("JSON");
+    manifest["nodes"]["app1"] = manifest["nodes"]["app2"].clone();
+    std::fs::write(&manifest_path, manifest.to_string()).expect("write");
+    let output = diff();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("it is the plan of `app2`"), "{stderr}");
+}
+
+#[test]
+fn json_keys_with_dots_are_not_read_as_nesting() {
+    let scenario = Scenario::new();
+    with_web_file(
+        &scenario,
+        r#"(mesh.file { path = "/srv/web/app.json"; content = ''{"a.b": 1, "a": {"b": 1}}''; })"#,
+    );
+    scenario.edit(
+        "modules/web/module.nix",
+        r#"{"a.b": 1, "a": {"b": 1}}"#,
+        r#"{"a.b": 2, "a": {"b": 1}}"#,
+    );
+    let stdout = String::from_utf8_lossy(&scenario.diff(&[]).stdout).into_owned();
+    assert!(stdout.contains(r#"~ ["a.b"]: 1 -> 2"#), "{stdout}");
+    assert!(!stdout.contains("~ a.b:"), "{stdout}");
+}
+
+#[test]
+fn a_build_that_does_not_record_its_repository_is_said_to() {
+    let scenario = Scenario::new();
+    let quiet = scenario.diff(&[]);
+    assert!(
+        !String::from_utf8_lossy(&quiet.stderr).contains("does not record"),
+        "{}",
+        String::from_utf8_lossy(&quiet.stderr)
+    );
+    std::fs::remove_file(scenario.old.join(".mesh-repository")).expect("remove the record");
+    let output = scenario.diff(&[]);
+    assert!(output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("does not record the repository it was made from"),
+        "{stderr}"
+    );
+}

@@ -86,6 +86,14 @@ fn repository_and_build(
         return Err(Failure::Reported);
     }
     let old = old.map_err(|diagnostic| terminal::fail_alone(&diagnostic, color))?;
+    if built && compiler::built_from(&against).is_none() {
+        // made before builds recorded their repository, or the record was lost: it
+        // cannot be told from a build of another repository (E420)
+        say!(
+            "warning: the build in `{}` does not record the repository it was made from: it is compared as a build of this one",
+            against.display()
+        );
+    }
     if !built {
         say!(
             "note: there is no build in `{}`: every node is new",
