@@ -652,15 +652,7 @@ fn apply_with_tools(
         tools.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let output = Command::new(BINARY)
-        .arg(&path)
-        .arg("--identity")
-        .arg(&keys.identity)
-        .arg("--root")
-        .arg(root.path())
-        .arg("--artifacts")
-        .arg(&root.artifacts)
-        .args(["--format", "json"])
+    let output = apply_command(root, &path, keys, "json")
         .env("PATH", &search)
         .output()
         .unwrap();

@@ -195,7 +195,17 @@ pub fn run_apply_as(
     format: &str,
     extra: &[&str],
 ) -> Output {
-    Command::new(BINARY)
+    apply_command(root, plan_path, keys, format)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+/// The command `mesh-apply PLAN --identity KEY --root ROOT --artifacts DIR --format
+/// FORMAT`, for a test to add to (arguments, environment) and run.
+pub fn apply_command(root: &TestRoot, plan_path: &Path, keys: &Keys, format: &str) -> Command {
+    let mut command = Command::new(BINARY);
+    command
         .arg(plan_path)
         .arg("--identity")
         .arg(&keys.identity)
@@ -203,10 +213,8 @@ pub fn run_apply_as(
         .arg(root.path())
         .arg("--artifacts")
         .arg(&root.artifacts)
-        .args(["--format", format])
-        .args(extra)
-        .output()
-        .unwrap()
+        .args(["--format", format]);
+    command
 }
 
 /// Applies and insists it succeeded; returns the report.
