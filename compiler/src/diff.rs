@@ -293,13 +293,17 @@ impl Blob {
     /// text is what is measured.
     fn of(encoded: &str) -> Blob {
         use base64::Engine as _;
+        match base64::engine::general_purpose::STANDARD.decode(encoded) {
+            Ok(bytes) => Blob::of_bytes(&bytes),
+            Err(_) => Blob::of_bytes(encoded.as_bytes()),
+        }
+    }
+
+    fn of_bytes(bytes: &[u8]) -> Blob {
         use sha2::Digest as _;
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(encoded)
-            .unwrap_or_else(|_| encoded.as_bytes().to_vec());
         Blob {
             bytes: bytes.len(),
-            sha256: format!("sha256:{}", hex::encode(sha2::Sha256::digest(&bytes))),
+            sha256: format!("sha256:{}", hex::encode(sha2::Sha256::digest(bytes))),
         }
     }
 }
@@ -702,6 +706,26 @@ fn field_changes(
                     unified: unified_diff(left, right, 3),
                 });
             }
+            continue;
+        }
+        // text content on one side only: the file turned binary (or back), and its
+        // `content_base64` changes beside it; the text is summarised as binary content
+        // is, not printed whole as one JSON string
+        let is_text =
+            |side: Option<&serde_json::Value>| side.is_some_and(serde_json::Value::is_string);
+        let absent = |side: Option<&serde_json::Value>| side.is_none_or(serde_json::Value::is_null);
+        if name == "content"
+            && ((absent(left) && is_text(right)) || (is_text(left) && absent(right)))
+        {
+            let blob = |side: Option<&serde_json::Value>| {
+                side.and_then(serde_json::Value::as_str)
+                    .map(|text| Blob::of_bytes(text.as_bytes()))
+            };
+            changes.push(FieldChange::Binary {
+                field: name.clone(),
+                old: blob(left),
+                new: blob(right),
+            });
             continue;
         }
         if name == "content_base64" {

@@ -548,6 +548,41 @@ fn binary_content_is_summarised_not_printed() {
 }
 
 #[test]
+fn text_that_turns_binary_is_summarised_not_printed() {
+    let scenario = Scenario::new();
+    let file = scenario.repository.join("modules/web/notes.txt");
+    let text: String = (0..20_000).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(&file, &text).expect("write");
+    with_web_file(
+        &scenario,
+        r#"(mesh.file { path = "/srv/web/notes.txt"; source = ./notes.txt; })"#,
+    );
+    // the same file now holds bytes that are not UTF-8: a plan carries it in base64
+    let mut bytes = text.clone().into_bytes();
+    bytes[10] = 0xff;
+    std::fs::write(&file, &bytes).expect("write");
+    let output = scenario.diff(&[]);
+    assert!(output.status.success());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.len() < 4_000,
+        "{} bytes of diff: {}",
+        stdout.len(),
+        &stdout[..2000.min(stdout.len())]
+    );
+    assert!(!stdout.contains("line 19999"), "the old text is printed");
+    assert!(
+        stdout.contains(&format!("content (binary): {} bytes (sha256:", text.len()))
+            && stdout.contains("-> none"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("content_base64 (binary): none -> "),
+        "{stdout}"
+    );
+}
+
+#[test]
 fn a_plan_rewritten_behind_its_manifest_is_refused_where_nothing_changed() {
     let scenario = Scenario::new();
     let new = scenario._temporary.path().join("new");
