@@ -141,7 +141,7 @@ impl Snapshot {
         let path = directory.join("nodes").join(format!("{node}.json"));
         let bytes = std::fs::read(&path).map_err(|e| unreadable(&path, e))?;
         match self.digests.get(node) {
-            Some(digest) if is_written_plan(&bytes, digest) => Ok(()),
+            Some(digest) if plan::Plan::digest_of_file(&bytes) == Some(digest.as_str()) => Ok(()),
             _ => self.plan(node).map(drop),
         }
     }
@@ -175,25 +175,6 @@ impl Snapshot {
             }
         }
     }
-}
-
-/// Are `bytes` the plan `meshc build` wrote with the plan digest `digest`? It writes
-/// the canonical JSON and a newline, `digest` first (keys are sorted), and the digest
-/// is the sha256 of that JSON without its `digest` member: so the bytes after
-/// `{"digest":"…",` with `{` before them hash to it exactly when they are that plan.
-fn is_written_plan(bytes: &[u8], digest: &str) -> bool {
-    use sha2::Digest as _;
-    let prefix = format!("{{\"digest\":\"{digest}\",");
-    let Some(rest) = bytes
-        .strip_prefix(prefix.as_bytes())
-        .and_then(|rest| rest.strip_suffix(b"\n"))
-    else {
-        return false;
-    };
-    let mut hasher = sha2::Sha256::new();
-    hasher.update(b"{");
-    hasher.update(rest);
-    format!("sha256:{}", hex::encode(hasher.finalize())) == digest
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
