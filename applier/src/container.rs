@@ -27,51 +27,7 @@ pub fn service_name(name: &str) -> String {
     format!("{name}.service")
 }
 
-/// The Quadlet file's text: a function of the digest-covered fields only.
-pub fn quadlet_text(container: &Container) -> String {
-    let mut text = format!(
-        "# mesh container `{name}`: written by mesh-apply from the node's plan, do not edit\n\
-         [Unit]\n\
-         Description=mesh container {name}\n\
-         \n\
-         [Container]\n\
-         ContainerName={name}\n\
-         Image={image}\n",
-        name = container.name,
-        image = container.image
-    );
-    if !container.command.is_empty() {
-        let words: Vec<String> = container
-            .command
-            .iter()
-            .map(|word| unit::quote_word(word))
-            .collect();
-        text.push_str(&format!("Exec={}\n", words.join(" ")));
-    }
-    for (key, value) in &container.environment {
-        text.push_str(&format!(
-            "Environment={}\n",
-            unit::environment_assignment(key, value)
-        ));
-    }
-    for mount in &container.mounts {
-        let options = if mount.read_only { ":ro" } else { "" };
-        text.push_str(&format!(
-            "Volume={}:{}{options}\n",
-            mount.source, mount.target
-        ));
-    }
-    for port in &container.ports {
-        text.push_str(&format!("PublishPort={port}\n"));
-    }
-    if let Some(user) = &container.user {
-        text.push_str(&format!("User={user}\n"));
-    }
-    text.push_str("\n[Service]\nRestart=always\n\n[Install]\nWantedBy=multi-user.target\n");
-    text
-}
-
-/// The keys each section may have: exactly what `quadlet_text` writes.
+/// The keys each section may have: exactly what `plan::unit::container_unit` writes.
 const ALLOWED_KEYS: &[(&str, &[&str])] = &[
     ("Unit", &["Description"]),
     (
@@ -193,7 +149,7 @@ pub fn check_quadlet(name: &str, text: &str) -> Result<(), String> {
 /// `quadlet -dryrun` on a copy in a private scratch directory (made fresh, 0700, under
 /// an unpredictable name, removed afterwards).
 pub fn validate(container: &Container) -> Result<(), Problem> {
-    let text = quadlet_text(container);
+    let text = plan::unit::container_unit(container);
     let invalid = |reason: String| {
         Problem::new(
             Code::InvalidContainerUnit,
@@ -261,7 +217,7 @@ pub fn private_scratch(base: &std::path::Path) -> std::io::Result<(Directory, St
 pub fn inspect(container: &Container, host: &Host) -> Result<Planned, Problem> {
     let path = quadlet_path(&container.name);
     let exists = unit::exists(host, &path)?;
-    let same = unit::has_content(host, &path, &quadlet_text(container))?;
+    let same = unit::has_content(host, &path, &plan::unit::container_unit(container))?;
     Ok(match (exists, same) {
         (false, _) => Planned::Create,
         (true, false) => Planned::change(vec!["quadlet".to_string()]),
@@ -274,7 +230,7 @@ pub fn inspect(container: &Container, host: &Host) -> Result<Planned, Problem> {
 
 pub fn apply(container: &Container, host: &Host) -> Result<(), Problem> {
     let path = quadlet_path(&container.name);
-    let text = quadlet_text(container);
+    let text = plan::unit::container_unit(container);
     if !unit::has_content(host, &path, &text)? {
         unit::write_unit(host, &path, &text)?;
     }

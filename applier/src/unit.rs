@@ -1,76 +1,12 @@
-//! Writing systemd unit syntax faithfully: quoting of command lines and environment
-//! assignments, and the unit-file handling services and containers share (write,
-//! inspect, enable offline, daemon-reload and start on a live host), all through the
-//! confined layer. Must not decide what goes into a unit.
+//! The unit-file handling services and containers share (write, inspect, enable
+//! offline, daemon-reload and start on a live host), all through the confined layer.
+//! What goes into a unit, with systemd's quoting, is `plan::unit`'s: the one text
+//! `meshc diff` compares too.
 
 use crate::confined::{self, EntryKind};
 use crate::file;
 use crate::host::{Host, has_tool, run_tool};
 use crate::problem::Problem;
-
-/// One command-line word for `ExecStart=`/`Exec=`: always double-quoted, with `\` and
-/// `"` escaped, `%` doubled (specifiers) and `$` doubled (variable expansion).
-pub fn quote_word(word: &str) -> String {
-    let mut quoted = String::with_capacity(word.len() + 2);
-    quoted.push('"');
-    for character in word.chars() {
-        match character {
-            '\\' => quoted.push_str("\\\\"),
-            '"' => quoted.push_str("\\\""),
-            '%' => quoted.push_str("%%"),
-            '$' => quoted.push_str("$$"),
-            '\t' => quoted.push_str("\\t"),
-            other => quoted.push(other),
-        }
-    }
-    quoted.push('"');
-    quoted
-}
-
-/// A command line: the program written plain when it has only path characters (the
-/// usual form), quoted otherwise; every argument quoted.
-pub fn command_line(words: &[String]) -> String {
-    let mut parts = Vec::with_capacity(words.len());
-    for (position, word) in words.iter().enumerate() {
-        let plain = word.bytes().all(|byte| {
-            byte.is_ascii_alphanumeric()
-                || matches!(byte, b'/' | b'.' | b'_' | b'-' | b'+' | b'@' | b',' | b'=')
-        });
-        if position == 0 && plain && !word.is_empty() {
-            parts.push(word.clone());
-        } else {
-            parts.push(quote_word(word));
-        }
-    }
-    parts.join(" ")
-}
-
-/// `"KEY=value"` for `Environment=`, with `\`, `"` escaped and `%` doubled.
-pub fn environment_assignment(key: &str, value: &str) -> String {
-    let mut quoted = String::from("\"");
-    quoted.push_str(key);
-    quoted.push('=');
-    for character in value.chars() {
-        match character {
-            '\\' => quoted.push_str("\\\\"),
-            '"' => quoted.push_str("\\\""),
-            '%' => quoted.push_str("%%"),
-            '\t' => quoted.push_str("\\t"),
-            other => quoted.push(other),
-        }
-    }
-    quoted.push('"');
-    quoted
-}
-
-/// `After=` names: a plain name is a mesh service or container (`NAME.service`).
-pub fn unit_name(after: &str) -> String {
-    if after.contains('.') {
-        after.to_string()
-    } else {
-        format!("{after}.service")
-    }
-}
 
 /// The base system's unit directory.
 pub const SYSTEM_UNIT_DIRECTORY: &str = "/etc/systemd/system";

@@ -512,8 +512,7 @@ fn compare(
                 fields: field_changes(before, shape, &|path| {
                     sealed_change(node, path, snapshots, new_shapes)
                 }),
-                restart: matches!(shape.kind(), Kind::Service | Kind::Container)
-                    .then(|| "its unit changes".to_string()),
+                restart: restart_of_changed(before, shape, &changed_paths),
                 ..Change::of(Action::Change, shape)
             }),
             Some(_) => {
@@ -545,6 +544,27 @@ fn compare(
         changes,
         grants,
     }
+}
+
+/// Why a changed service or container restarts: its unit file's text changes (the
+/// applier rewrites and restarts it), or a path it names changes. A plan can change
+/// where the unit does not (`after = [ "db" ]` against `[ "db.service" ]`): the
+/// applier finds the unit as it wants it and restarts nothing, and neither does the
+/// diff say so.
+fn restart_of_changed(before: &Shape, after: &Shape, changed_paths: &[&str]) -> Option<String> {
+    let unit_changes = match (before.resource(), after.resource()) {
+        (Resource::Service(before), Resource::Service(after)) => {
+            plan::unit::service_unit(before) != plan::unit::service_unit(after)
+        }
+        (Resource::Container(before), Resource::Container(after)) => {
+            plan::unit::container_unit(before) != plan::unit::container_unit(after)
+        }
+        _ => return None,
+    };
+    if unit_changes {
+        return Some("its unit changes".to_string());
+    }
+    plan::restart::named_change(after, changed_paths).map(|path| format!("`{path}` changes"))
 }
 
 /// Is `after` the secret `before` sealed anew to the same value, nothing else changed?

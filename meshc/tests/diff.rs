@@ -692,3 +692,40 @@ fn a_build_that_does_not_record_its_repository_is_said_to() {
         "{stderr}"
     );
 }
+
+/// The diff says a service restarts only when the applier would: `after = [ "x" ]`
+/// and `[ "x.service" ]` are one unit file, which the applier finds as it wants it.
+/// The plan changed, so the change is listed, without a restart; naming another
+/// unit does restart it.
+#[test]
+fn a_plan_change_that_leaves_the_unit_file_as_it_was_restarts_nothing() {
+    let scenario = Scenario::new();
+    let written = "after = [ \"network-online.target\" ];";
+    scenario.edit(
+        "modules/web/module.nix",
+        written,
+        "after = [ \"network-online.target\" \"shop\" ];",
+    );
+    assert_built(&support::build(&scenario.repository, &scenario.old));
+    scenario.edit(
+        "modules/web/module.nix",
+        "\"shop\" ];",
+        "\"shop.service\" ];",
+    );
+    let output = scenario.diff(&["--detailed-exitcode"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(2), "{stdout}");
+    assert!(stdout.contains("~ service web"), "{stdout}");
+    assert!(stdout.contains("shop.service"), "{stdout}");
+    assert!(!stdout.contains("restarts"), "{stdout}");
+    assert!(stdout.contains("0 to restart"), "{stdout}");
+
+    scenario.edit(
+        "modules/web/module.nix",
+        "\"shop.service\" ];",
+        "\"prometheus-node-exporter\" ];",
+    );
+    let output = scenario.diff(&["--detailed-exitcode"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("restarts: its unit changes"), "{stdout}");
+}

@@ -15,6 +15,7 @@ pub mod restart;
 pub mod secret;
 pub mod service;
 pub mod shape;
+pub mod unit;
 pub mod user;
 
 use serde_json::{Map, Value};
