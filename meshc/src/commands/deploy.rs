@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use lang::Diagnostic;
 
 use crate::cli::{ColorWhen, LimitsArgs, RepositoryArgs, WorkersArgs};
 use crate::deploy::{Job, Mode};
@@ -164,11 +163,11 @@ fn read_plan(out: &std::path::Path, node: &str, color: ColorWhen) -> Result<Vec<
     let path = out.join("nodes").join(format!("{node}.json"));
     let bytes = std::fs::read(&path).map_err(|error| {
         terminal::fail_alone(
-            &Diagnostic::error(
-                lang::codes::BUILD_UNREADABLE,
-                format!("cannot read the plan `{}`: {error}", path.display()),
-            )
-            .with_help("build again with `meshc build`, or name the output with `--out DIR`"),
+            &compiler::build_unreadable(
+                &path,
+                error,
+                "build again with `meshc build`, or name the output with `--out DIR`",
+            ),
             color,
         )
     })?;
