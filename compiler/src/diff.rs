@@ -12,9 +12,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use lang::{Diagnostic, codes};
+use lang::Diagnostic;
 use plan::{Kind, Plan, Resource, Shape};
 
+use crate::build_output::Manifest;
 use crate::sealed_value::{self, Identity, NodeValues, Of, SealedValue};
 use crate::staged::PlanSink;
 
@@ -32,53 +33,21 @@ enum Source {
     Memory(BTreeMap<String, Plan>),
 }
 
+/// What to do about a build `meshc diff` cannot read (E408).
+const UNREADABLE_HELP: &str = "point at the output of a `meshc build` (a directory with manifest.json and nodes/), or build first";
+
 fn unreadable(path: &Path, reason: impl std::fmt::Display) -> Diagnostic {
-    Diagnostic::error(codes::BUILD_UNREADABLE, format!("cannot read the build `{}`: {reason}", path.display()))
-        .with_help("point at the output of a `meshc build` (a directory with manifest.json and nodes/), or build first")
+    crate::build_output::unreadable(path, reason, UNREADABLE_HELP)
 }
 
 impl Snapshot {
     /// A build output directory (its manifest now, plans when they are needed).
     pub fn read(directory: &Path) -> Result<Snapshot, Diagnostic> {
-        let manifest_path = directory.join("manifest.json");
-        let bytes = std::fs::read(&manifest_path).map_err(|e| unreadable(&manifest_path, e))?;
-        let manifest: serde_json::Value =
-            serde_json::from_slice(&bytes).map_err(|e| unreadable(&manifest_path, e))?;
-        if manifest["format"] != crate::emit::MANIFEST_FORMAT {
-            return Err(unreadable(
-                &manifest_path,
-                format!("its format is not {}", crate::emit::MANIFEST_FORMAT),
-            ));
-        }
-        let read_map = |key: &str| -> BTreeMap<String, String> {
-            manifest[key]
-                .as_object()
-                .map(|object| {
-                    object
-                        .iter()
-                        .filter_map(|(node, value)| {
-                            value.as_str().map(|v| (node.clone(), v.to_string()))
-                        })
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
-        let digests = read_map("nodes");
-        // a node name becomes a path (`nodes/NODE.json`) and is printed: it must be
-        // a name, or a hostile manifest could point the diff at any file
-        if let Some(node) = digests.keys().find(|node| plan::check::name(node).is_err()) {
-            return Err(unreadable(
-                &manifest_path,
-                format!(
-                    "it names a node `{}` that is not a valid node name",
-                    plan::display::escaped(node)
-                ),
-            ));
-        }
+        let manifest = Manifest::read(directory, UNREADABLE_HELP)?;
         Ok(Snapshot {
-            digests,
-            keys: read_map("keys"),
-            secrets: sealed_value::from_manifest(&manifest["secrets"]),
+            keys: manifest.strings_of("keys"),
+            secrets: sealed_value::from_manifest(manifest.field("secrets")),
+            digests: manifest.digests,
             plans: Source::Directory(directory.to_path_buf()),
         })
     }

@@ -11,6 +11,7 @@ use std::time::Duration;
 use lang::{Diagnostic, codes};
 use plan::display::escaped;
 use transport::message::{BuildOutcome, BuildResult};
+use transport::remote::Answer;
 
 use crate::say;
 
@@ -29,38 +30,49 @@ pub fn build_remotely(
     let mut digests = BTreeMap::new();
     let mut all = true;
     for answer in answers {
-        let result = &answer.result;
-        match (&result.outcome, &result.digest) {
+        say!("{}", report(&answer));
+        match (&answer.result.outcome, &answer.result.digest) {
             (BuildOutcome::Built, Some(digest)) => {
-                say!(
-                    "built {} -> {} on `{}` ({} bytes, request {})",
-                    answer.directory,
-                    escaped(digest),
-                    escaped(&result.builder),
-                    result.size.unwrap_or_default(),
-                    answer.correlation_id
-                );
                 digests.insert(answer.directory.clone(), digest.clone());
             }
-            _ => {
-                all = false;
-                say!(
-                    "error: the build of `{}` failed on `{}` (request {}):",
-                    answer.directory,
-                    escaped(&result.builder),
-                    escaped(&answer.correlation_id)
-                );
-                // the log comes from the builder: shown, never obeyed by the terminal
-                for line in result.log.lines() {
-                    say!("  {}", escaped(line));
-                }
-            }
+            _ => all = false,
         }
     }
     if ignored > 0 {
         say!("({ignored} result(s) for other requests ignored)");
     }
     Ok((digests, all))
+}
+
+/// What `meshc artifacts build --remote` says of one answer: `built DIR -> DIGEST`,
+/// or `failed: ...` with the builder's log under it. A failed build is a result
+/// reported, as `built` is, and the command's exit status says that one failed: it is
+/// not a diagnostic of this program, so it does not pose as an uncoded `error:`.
+/// What the builder supplies (its name, the digest, the log) is escaped: shown,
+/// never obeyed by the terminal.
+fn report(answer: &Answer) -> String {
+    let result = &answer.result;
+    if let (BuildOutcome::Built, Some(digest)) = (&result.outcome, &result.digest) {
+        return format!(
+            "built {} -> {} on `{}` ({} bytes, request {})",
+            answer.directory,
+            escaped(digest),
+            escaped(&result.builder),
+            result.size.unwrap_or_default(),
+            answer.correlation_id
+        );
+    }
+    let mut text = format!(
+        "failed: the build of `{}` on `{}` (request {}):",
+        answer.directory,
+        escaped(&result.builder),
+        escaped(&answer.correlation_id)
+    );
+    for line in result.log.lines() {
+        text.push_str("\n  ");
+        text.push_str(&escaped(line));
+    }
+    text
 }
 
 /// The builds view: every result in the record of `store`, oldest first, as a
@@ -149,4 +161,54 @@ fn row(result: &BuildResult) -> [String; 6] {
             .clone()
             .unwrap_or_else(|| "-".to_string()),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(outcome: BuildOutcome, digest: Option<&str>, log: &str) -> Answer {
+        Answer {
+            directory: "modules/web/site".to_string(),
+            correlation_id: "c0ffee".to_string(),
+            result: BuildResult {
+                format: "mesh-build-result/1".to_string(),
+                correlation_id: Some("c0ffee".to_string()),
+                directory: Some("modules/web/site".to_string()),
+                outcome,
+                digest: digest.map(str::to_string),
+                size: digest.map(|_| 10240),
+                log: log.to_string(),
+                builder: "b1\u{1b}[2J".to_string(),
+                finished: "2026-11-29T21:48:28Z".to_string(),
+                seconds: 0.01,
+            },
+        }
+    }
+
+    /// A failed remote build is reported as `built` is, not as a bare `error:` line
+    /// (every error of meshc's own is a coded diagnostic), and the builder's name and
+    /// log reach the terminal escaped.
+    #[test]
+    fn a_failed_remote_build_is_a_report_line_not_a_bare_error() {
+        let failed = report(&answer(
+            BuildOutcome::Failed,
+            None,
+            "cannot read `modules/web/site`\nerror: \u{1b}[31mno such file\r",
+        ));
+        assert_eq!(
+            failed,
+            "failed: the build of `modules/web/site` on `b1\\u{1b}[2J` (request c0ffee):\n  \
+             cannot read `modules/web/site`\n  error: \\u{1b}[31mno such file\\u{d}"
+        );
+        assert!(
+            !failed.lines().any(|line| line.starts_with("error")),
+            "{failed}"
+        );
+        let built = report(&answer(BuildOutcome::Built, Some("sha256:ab"), "ok"));
+        assert_eq!(
+            built,
+            "built modules/web/site -> sha256:ab on `b1\\u{1b}[2J` (10240 bytes, request c0ffee)"
+        );
+    }
 }

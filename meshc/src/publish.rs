@@ -11,14 +11,16 @@ use plan::Plan;
 use crate::say;
 use transport::publish::{PlanMessage, Published};
 
-/// E408: the build in `out` cannot be published as it is.
-fn unreadable(message: String, out: &Path) -> Box<Diagnostic> {
-    Box::new(
-        Diagnostic::error(codes::BUILD_UNREADABLE, message).with_help(format!(
+/// E408: the file at `path` of the build in `out` cannot be published as it is.
+fn unreadable(path: &Path, reason: impl std::fmt::Display, out: &Path) -> Box<Diagnostic> {
+    Box::new(compiler::build_unreadable(
+        path,
+        reason,
+        format!(
             "point `--out` at the output of a `meshc build` (a directory with manifest.json and nodes/), or build again with `meshc build --out {}`",
             out.display()
-        )),
-    )
+        ),
+    ))
 }
 
 /// E440: the broker at `url` cannot be reached, or refused what was asked of it.
@@ -35,33 +37,19 @@ pub fn broker_unavailable(error: &transport::connection::Error) -> Box<Diagnosti
 /// nodes by name.
 pub fn read_output(out: &Path, only: &[String]) -> Result<Vec<PlanMessage>, Box<Diagnostic>> {
     let manifest_path = out.join("manifest.json");
-    let bytes = std::fs::read(&manifest_path).map_err(|error| {
-        unreadable(
-            format!("cannot read `{}`: {error}", manifest_path.display()),
-            out,
-        )
-    })?;
-    let manifest: serde_json::Value = serde_json::from_slice(&bytes).map_err(|error| {
-        unreadable(
-            format!("`{}` is not JSON: {error}", manifest_path.display()),
-            out,
-        )
-    })?;
+    let bytes =
+        std::fs::read(&manifest_path).map_err(|error| unreadable(&manifest_path, error, out))?;
+    let manifest: serde_json::Value = serde_json::from_slice(&bytes)
+        .map_err(|error| unreadable(&manifest_path, format!("it is not JSON: {error}"), out))?;
     if manifest["format"] != compiler::MANIFEST_FORMAT {
         return Err(unreadable(
-            format!(
-                "`{}` is not a `{}` manifest",
-                manifest_path.display(),
-                compiler::MANIFEST_FORMAT
-            ),
+            &manifest_path,
+            format!("it is not a `{}` manifest", compiler::MANIFEST_FORMAT),
             out,
         ));
     }
     let Some(nodes) = manifest["nodes"].as_object() else {
-        return Err(unreadable(
-            format!("`{}` has no `nodes`", manifest_path.display()),
-            out,
-        ));
+        return Err(unreadable(&manifest_path, "it has no `nodes`", out));
     };
     for name in only {
         if !nodes.contains_key(name) {
@@ -86,18 +74,14 @@ pub fn read_output(out: &Path, only: &[String]) -> Result<Vec<PlanMessage>, Box<
             continue;
         }
         transport::names::check_node(node)
-            .map_err(|error| unreadable(format!("`{}`: {error}", manifest_path.display()), out))?;
+            .map_err(|error| unreadable(&manifest_path, error, out))?;
         let path = out.join("nodes").join(format!("{node}.json"));
-        let bytes = std::fs::read(&path)
-            .map_err(|error| unreadable(format!("`{}`: {error}", path.display()), out))?;
-        let plan = Plan::read(&bytes)
-            .map_err(|error| unreadable(format!("`{}`: {error}", path.display()), out))?;
+        let bytes = std::fs::read(&path).map_err(|error| unreadable(&path, error, out))?;
+        let plan = Plan::read(&bytes).map_err(|error| unreadable(&path, error, out))?;
         if plan.node() != node || Some(plan.digest()) != digest.as_str() {
             return Err(unreadable(
-                format!(
-                    "`{}` is not the plan the manifest names for `{node}`",
-                    path.display()
-                ),
+                &path,
+                format!("it is not the plan the manifest names for `{node}`"),
                 out,
             ));
         }

@@ -1,7 +1,9 @@
 //! `meshc deploy`: build as `meshc build` does, then apply each selected node's plan
 //! over SSH (or, with `--rollback`, its previous generation), several nodes at once,
 //! with per-node progress and a summary. The work is in `crate::deploy`; this file
-//! is its command line. Must not weaken ssh's host key checking.
+//! is its command line, and reads back the plans the build wrote: each must be the
+//! one the build's manifest records, or nothing is sent (E408). Must not weaken
+//! ssh's host key checking, nor send bytes other than those it checked.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -125,15 +127,26 @@ pub fn run(arguments: DeployArgs, color: ColorWhen) -> Result<ExitCode, Failure>
     };
     let selected = crate::deploy::select(&targets, &arguments.on)
         .map_err(|diagnostic| terminal::fail_alone(&diagnostic, color))?;
+    // every plan is read and checked before the first is sent
+    let manifest = if arguments.rollback {
+        None
+    } else {
+        Some(
+            compiler::Manifest::read(&out, CHANGED_HELP)
+                .map_err(|diagnostic| terminal::fail_alone(&diagnostic, color))?,
+        )
+    };
     let mut jobs = Vec::new();
     for node in selected {
         let Some(target) = targets.get(&node).cloned() else {
             continue;
         };
-        let plan = if arguments.rollback {
-            None
-        } else {
-            Some(read_plan(&out, &node, color)?)
+        let plan = match &manifest {
+            None => None,
+            Some(manifest) => Some(
+                read_plan(&out, manifest, &node)
+                    .map_err(|diagnostic| terminal::fail_alone(&diagnostic, color))?,
+            ),
         };
         jobs.push(Job { node, target, plan });
     }
@@ -158,20 +171,40 @@ pub fn run(arguments: DeployArgs, color: ColorWhen) -> Result<ExitCode, Failure>
     ))
 }
 
-/// The plan `meshc build` just wrote for `node`, with a note when it unpacks archives
-/// (their artifacts must already be on the node: deploy does not copy them).
-fn read_plan(out: &std::path::Path, node: &str, color: ColorWhen) -> Result<Vec<u8>, Failure> {
+/// What to do when the build deploy just made cannot be read back as it was made
+/// (E408): nothing was sent.
+const CHANGED_HELP: &str = "nothing was sent: the build output changed after `meshc deploy` built it (is another process writing to `--out`?); deploy again, with `--out` a directory only you can write";
+
+/// The plan `meshc build` just wrote for `node`, checked against the digest `manifest`
+/// records for it (a plan file replaced since the build, however self-consistent, is
+/// E408), with a note when it unpacks archives (their artifacts must already be on
+/// the node: deploy does not copy them). The bytes returned are the bytes checked.
+fn read_plan(
+    out: &std::path::Path,
+    manifest: &compiler::Manifest,
+    node: &str,
+) -> Result<Vec<u8>, Diagnostic> {
     let path = out.join("nodes").join(format!("{node}.json"));
-    let bytes = std::fs::read(&path).map_err(|error| {
-        terminal::fail_alone(
-            &Diagnostic::error(
-                lang::codes::BUILD_UNREADABLE,
-                format!("cannot read the plan `{}`: {error}", path.display()),
-            )
-            .with_help("build again with `meshc build`, or name the output with `--out DIR`"),
-            color,
-        )
-    })?;
+    let Some(recorded) = manifest.digests.get(node) else {
+        return Err(compiler::build_unreadable(
+            &path,
+            format!("manifest.json lists no plan for `{node}`"),
+            format!(
+                "nothing was sent: the build has no plan for `{node}` (was it added to the inventory while `meshc deploy` built?); deploy again"
+            ),
+        ));
+    };
+    let bytes = std::fs::read(&path)
+        .map_err(|error| compiler::build_unreadable(&path, error, CHANGED_HELP))?;
+    if plan::Plan::digest_of_file(&bytes) != Some(recorded.as_str()) {
+        return Err(compiler::build_unreadable(
+            &path,
+            format!(
+                "it is not the plan file `meshc build` wrote for `{node}` (its digest is not the one manifest.json records)"
+            ),
+            CHANGED_HELP,
+        ));
+    }
     if let Ok(plan) = plan::Plan::read(&bytes) {
         let archives = plan
             .shapes()

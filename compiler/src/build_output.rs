@@ -1,0 +1,144 @@
+//! A build output read back (`OUT/manifest.json`, `OUT/nodes/NODE.json`), as
+//! `meshc diff`, `meshc publish` and `meshc deploy` read it: E408, the one diagnostic
+//! for an output that cannot be read as `meshc build` wrote it, and the manifest's
+//! plan digest of each node. Must not decide what to tell the user to do: the help
+//! line is the reading command's.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use lang::{Diagnostic, codes};
+
+/// E408: the file at `path` of a build output cannot be read as `meshc build` wrote
+/// it, because of `reason`; `help` says what to do, which depends on the command.
+pub fn unreadable(
+    path: &Path,
+    reason: impl std::fmt::Display,
+    help: impl Into<String>,
+) -> Diagnostic {
+    Diagnostic::error(
+        codes::BUILD_UNREADABLE,
+        format!(
+            "cannot read the build `{}`: {reason}",
+            plan::display::escaped(&path.display().to_string())
+        ),
+    )
+    .with_help(help)
+}
+
+/// A build's `manifest.json`: its format checked, and the plan digest it records
+/// for each node.
+pub struct Manifest {
+    /// The plan digest of each node, by node name (each a valid node name).
+    pub digests: BTreeMap<String, String>,
+    value: serde_json::Value,
+}
+
+impl Manifest {
+    /// Reads `OUT/manifest.json` of the build output `out`; a failure is E408 with
+    /// the help line `help`.
+    pub fn read(out: &Path, help: &str) -> Result<Manifest, Diagnostic> {
+        let path = out.join("manifest.json");
+        let bytes = std::fs::read(&path).map_err(|e| unreadable(&path, e, help))?;
+        let value: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|e| unreadable(&path, e, help))?;
+        if value["format"] != crate::emit::MANIFEST_FORMAT {
+            return Err(unreadable(
+                &path,
+                format!("its format is not {}", crate::emit::MANIFEST_FORMAT),
+                help,
+            ));
+        }
+        let digests = strings(&value["nodes"]);
+        // a node name becomes a path (`nodes/NODE.json`) and is printed: it must be
+        // a name, or a hostile manifest could point the reader at any file
+        if let Some(node) = digests.keys().find(|node| plan::check::name(node).is_err()) {
+            return Err(unreadable(
+                &path,
+                format!(
+                    "it names a node `{}` that is not a valid node name",
+                    plan::display::escaped(node)
+                ),
+                help,
+            ));
+        }
+        Ok(Manifest { digests, value })
+    }
+
+    /// The string values of the manifest's object `key` (`keys`: each node's key),
+    /// by name; empty when there is none.
+    pub(crate) fn strings_of(&self, key: &str) -> BTreeMap<String, String> {
+        strings(&self.value[key])
+    }
+
+    /// The manifest's field `key` as JSON (`null` when absent).
+    pub(crate) fn field(&self, key: &str) -> &serde_json::Value {
+        &self.value[key]
+    }
+}
+
+/// The string values of a JSON object, by key; empty for anything else.
+fn strings(value: &serde_json::Value) -> BTreeMap<String, String> {
+    value
+        .as_object()
+        .map(|object| {
+            object
+                .iter()
+                .filter_map(|(name, value)| value.as_str().map(|v| (name.clone(), v.to_string())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The one E408: the path (whose directory the user may have named with any
+    /// bytes) written out where it would move the terminal, the reason, and the
+    /// reading command's help line.
+    #[test]
+    fn e408_names_the_path_escaped_the_reason_and_the_help() {
+        let diagnostic = unreadable(
+            Path::new("/tmp/a\u{1b}[2Jb/manifest.json"),
+            "it is not JSON",
+            "build first",
+        );
+        assert_eq!(diagnostic.code, codes::BUILD_UNREADABLE);
+        assert_eq!(
+            diagnostic.message,
+            "cannot read the build `/tmp/a\\u{1b}[2Jb/manifest.json`: it is not JSON"
+        );
+        assert_eq!(diagnostic.help.as_deref(), Some("build first"));
+    }
+
+    /// A manifest naming a node that is not a name (it would become a path) is E408
+    /// with the caller's help, and a readable one gives its nodes' digests.
+    #[test]
+    fn a_manifest_is_read_with_its_digests_and_refused_with_the_callers_help() {
+        let directory = tempfile::tempdir().expect("temporary directory");
+        let write = |nodes: &str| {
+            std::fs::write(
+                directory.path().join("manifest.json"),
+                format!(
+                    "{{\"format\":\"{}\",\"nodes\":{nodes}}}",
+                    crate::emit::MANIFEST_FORMAT
+                ),
+            )
+            .expect("manifest written");
+        };
+        write("{\"app1\":\"sha256:ab\",\"db1\":\"sha256:cd\"}");
+        let manifest = Manifest::read(directory.path(), "deploy again").expect("read");
+        assert_eq!(
+            manifest.digests.get("app1").map(String::as_str),
+            Some("sha256:ab")
+        );
+        assert_eq!(manifest.digests.len(), 2);
+        write("{\"../../etc/passwd\":\"sha256:ab\"}");
+        let refused = Manifest::read(directory.path(), "deploy again")
+            .err()
+            .expect("refused");
+        assert_eq!(refused.code, codes::BUILD_UNREADABLE);
+        assert_eq!(refused.help.as_deref(), Some("deploy again"));
+    }
+}
