@@ -983,3 +983,61 @@ fn a_reserved_role_name_is_a_malformed_manifest() {
         "{stderr}"
     );
 }
+
+/// Where PUBLIC may create in the schema `public` (the default before PostgreSQL 15, and
+/// in every database upgraded from one), a login can define a function named like a
+/// catalog function that takes a better-matching argument type: `convert_to(text, text)`
+/// beats `pg_catalog.convert_to(text, name)` for a string literal, whatever the
+/// search_path's order. The provisioner calls such functions as the superuser; unless
+/// it names `pg_catalog` and searches nothing else, the login's function runs as
+/// the superuser and can make its author one.
+#[test]
+fn a_function_a_login_creates_in_public_never_runs_as_the_provisioner() {
+    let cluster = Cluster::start();
+    let node = Node::new();
+    cluster.psql("GRANT CREATE ON SCHEMA public TO PUBLIC");
+    let password = unique_password("app1");
+    node.set_password("app1_shop_db", &password);
+    node.grant(&[("app1_shop_db", None)], 0);
+    let output = node.provision_once(&cluster);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+
+    let mut consumer = log_in(&cluster, "app1_shop_db", &password, "postgres").expect("logs in");
+    consumer
+        .batch_execute(
+            "CREATE TABLE public.ran (name text);
+             GRANT INSERT ON public.ran TO PUBLIC;
+             CREATE FUNCTION public.convert_to(text, text) RETURNS bytea
+               LANGUAGE plpgsql AS $$
+               BEGIN
+                 INSERT INTO public.ran VALUES (current_user);
+                 EXECUTE 'ALTER ROLE app1_shop_db SUPERUSER';
+                 RETURN pg_catalog.convert_to($1, $2::name);
+               EXCEPTION WHEN OTHERS THEN
+                 RETURN pg_catalog.convert_to($1, $2::name);
+               END $$;",
+        )
+        .expect("the consumer defines its functions");
+    drop(consumer);
+
+    // a new password makes the next reconcile read and compare verifiers
+    node.set_password("app1_shop_db", &unique_password("app1-again"));
+    let output = node.provision_once(&cluster);
+    assert_eq!(
+        cluster.psql("SELECT rolsuper FROM pg_roles WHERE rolname = 'app1_shop_db'"),
+        "f",
+        "the consumer made itself a superuser through the provisioner: {}",
+        text(&output.stderr)
+    );
+    assert_eq!(
+        cluster.psql("SELECT count(*) FROM public.ran"),
+        "0",
+        "a function of the consumer's ran in the provisioner's session"
+    );
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stdout).contains("updated   login `app1_shop_db`"),
+        "{}",
+        text(&output.stdout)
+    );
+}
