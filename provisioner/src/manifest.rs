@@ -2,7 +2,7 @@
 //! with one bad grant is refused entirely, so that a provisioner never acts on half of
 //! what the mesh meant. Must not read credential files or touch the database.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
 
 use serde::Deserialize;
@@ -86,7 +86,8 @@ pub struct Grant {
     pub login: String,
     /// The credential file as the manifest names it (absolute, on the node).
     pub credential: String,
-    /// Where that file is read from: `credential` inside `--root`.
+    /// Where that file is read from: `credential` inside `--root`; no two grants have
+    /// the same.
     pub credential_path: PathBuf,
     /// A database the login owns, created if missing; unique across grants.
     pub database: Option<String>,
@@ -128,6 +129,8 @@ pub fn parse(bytes: &[u8], root: Option<&Path>, kind: Kind) -> Result<Manifest, 
     }
     let mut logins = BTreeSet::new();
     let mut databases = BTreeSet::new();
+    // credential path (as read, plain components) -> the login it is the file of
+    let mut credentials: BTreeMap<PathBuf, String> = BTreeMap::new();
     let mut grants = Vec::with_capacity(raw.grants.len());
     for grant in raw.grants {
         let consumer = printable(&grant.consumer);
@@ -167,6 +170,15 @@ pub fn parse(bytes: &[u8], root: Option<&Path>, kind: Kind) -> Result<Manifest, 
         }
         let credential_path = resolve_credential(&grant.credential, root)
             .map_err(|reason| at(format!("credential {reason}")))?;
+        // two logins with one verifier: one consumer's password would open the other's
+        if let Some(other) = credentials.get(&credential_path) {
+            return Err(at(format!(
+                "credential `{}` is also the credential of login `{other}`; each grant \
+                 has a file of its own",
+                printable(&grant.credential)
+            )));
+        }
+        credentials.insert(credential_path.clone(), grant.login.clone());
         grants.push(Grant {
             consumer: grant.consumer,
             login: grant.login,
@@ -364,6 +376,26 @@ mod tests {
             error.contains("database `shop` is asked for by two grants"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn two_grants_naming_one_credential_file_are_refused() {
+        let at = |login: &str, credential: &str| {
+            format!(
+                r#"{{"consumer": "c/{login}", "login": "{login}", "credential": "{credential}", "form": "scram-sha-256"}}"#
+            )
+        };
+        for second in ["/c/a", "/c//a", "/c/a/", "//c/./a"] {
+            let text = manifest_with(&format!("{}, {}", at("a", "/c/a"), at("b", second)));
+            let error = parse(text.as_bytes(), None, Kind::Postgres).unwrap_err();
+            // `Path::components` reads `//c/./a` as `/c/a`, as the kernel does
+            let expected = format!(
+                "grant of `c/b`: credential `{second}` is also the credential of login `a`"
+            );
+            assert!(error.contains(&expected), "{second}: {error}");
+        }
+        let text = manifest_with(&format!("{}, {}", at("a", "/c/a"), at("b", "/c/b")));
+        assert!(parse(text.as_bytes(), None, Kind::Postgres).is_ok());
     }
 
     #[test]

@@ -1041,3 +1041,79 @@ fn a_function_a_login_creates_in_public_never_runs_as_the_provisioner() {
         text(&output.stdout)
     );
 }
+
+/// Two grants reading one credential file would give two logins one verifier: whoever
+/// knows the first login's password logs in as the second. The compiler never writes
+/// that (each grant's file is `CREDENTIALS/LOGIN`); a manifest that names one file
+/// twice, by the same path or through a link, is refused whole and changes nothing.
+#[test]
+fn two_grants_sharing_a_credential_file_are_refused_and_change_nothing() {
+    let cluster = Cluster::start();
+    let node = Node::new();
+    let password = unique_password("app1");
+    node.set_password("app1_shop_db", &password);
+    let manifest = |second_credential: &str| {
+        serde_json::json!({
+            "format": "mesh-grants/1", "service": "postgres", "node": "db1",
+            "grants": [
+                {"consumer": "app1/shop/db", "login": "app1_shop_db",
+                 "credential": format!("{CREDENTIALS}/app1_shop_db"), "form": "scram-sha-256"},
+                {"consumer": "app2/shop/db", "login": "app2_shop_db",
+                 "credential": second_credential, "form": "scram-sha-256"},
+            ],
+        })
+        .to_string()
+    };
+
+    // the same file by another spelling of its path
+    node.write_manifest(manifest(&format!("{CREDENTIALS}//app1_shop_db/")).as_bytes());
+    let output = node.provision_once(&cluster);
+    let stderr = text(&output.stderr);
+    assert!(
+        !can_log_in(&cluster, "app2_shop_db", &password),
+        "the second login logs in with the first one's password: {stderr}"
+    );
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "grant of `app2/shop/db`: credential `{CREDENTIALS}//app1_shop_db/` is also the \
+             credential of login `app1_shop_db`"
+        )) && stderr.contains("nothing changed"),
+        "{stderr}"
+    );
+    assert!(!can_log_in(&cluster, "app1_shop_db", &password));
+
+    // the same file through a symbolic link
+    std::os::unix::fs::symlink(
+        node.credential_path("app1_shop_db"),
+        node.credential_path("app2_shop_db"),
+    )
+    .expect("a link");
+    node.write_manifest(manifest(&format!("{CREDENTIALS}/app2_shop_db")).as_bytes());
+    let output = node.provision_once(&cluster);
+    let stderr = text(&output.stderr);
+    assert!(
+        !can_log_in(&cluster, "app2_shop_db", &password),
+        "the second login logs in with the first one's password: {stderr}"
+    );
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "credential `{}` of login `app2_shop_db`: the same file as the credential of \
+             login `app1_shop_db`",
+            node.credential_path("app2_shop_db").display()
+        )) && stderr.contains("nothing changed"),
+        "{stderr}"
+    );
+    assert!(!can_log_in(&cluster, "app1_shop_db", &password));
+
+    // each its own file: both are made
+    std::fs::remove_file(node.credential_path("app2_shop_db")).expect("the link removed");
+    let second = unique_password("app2");
+    node.set_password("app2_shop_db", &second);
+    let output = node.provision_once(&cluster);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(can_log_in(&cluster, "app1_shop_db", &password));
+    assert!(can_log_in(&cluster, "app2_shop_db", &second));
+    assert!(!can_log_in(&cluster, "app2_shop_db", &password));
+}
