@@ -196,9 +196,13 @@ pub fn parse(bytes: &[u8], root: Option<&Path>, kind: Kind) -> Result<Manifest, 
     })
 }
 
-/// A grant's access: a vhost and permissions exactly for RabbitMQ. The vhost is the
-/// compiler's rule (ASCII letters, digits, `_ - . /`, 1 to 255 bytes); a permission
-/// is any text, which RabbitMQ checks as a regular expression when it is set.
+/// A grant's access: a vhost and permissions exactly for RabbitMQ, by the compiler's
+/// rules (`compiler/src/link/declarations/access.rs`, E212 and E213; this crate may
+/// depend on none of ours, so the two are kept alike by a test on each side). The
+/// vhost: ASCII letters, digits, `_ - . /`, 1 to 255 bytes, not `.` or `..`. Each
+/// permission: a regular expression in Rust's `regex` syntax, which RabbitMQ's PCRE
+/// accepts too. RabbitMQ checks a pattern only when it is set, and a refusal then
+/// would stop the reconcile after some grants and before every withdrawal.
 fn access_of(
     kind: Kind,
     vhost: Option<String>,
@@ -221,6 +225,13 @@ fn access_of(
             {
                 return Err(format!("vhost `{}` is not a vhost name", printable(&vhost)));
             }
+            for (field, pattern) in [
+                ("configure", &permissions.configure),
+                ("write", &permissions.write),
+                ("read", &permissions.read),
+            ] {
+                check_pattern(field, pattern)?;
+            }
             Ok(Some(Access {
                 vhost,
                 configure: permissions.configure,
@@ -230,6 +241,24 @@ fn access_of(
         }
         (Kind::Rabbitmq, _, _) => {
             Err("a RabbitMQ grant needs a `vhost` and `permissions`".to_string())
+        }
+    }
+}
+
+/// A permission RabbitMQ will take: the compiler's check, with its wording (E213).
+fn check_pattern(field: &str, pattern: &str) -> Result<(), String> {
+    match regex::Regex::new(pattern) {
+        Ok(_) => Ok(()),
+        Err(error) => {
+            // the last line of `regex`'s message says what is wrong, without the pattern
+            let reason = error.to_string();
+            let reason = reason.lines().last().unwrap_or("invalid").trim();
+            let reason = reason.trim_start_matches("error: ");
+            Err(format!(
+                "permission `{field}` is not a regular expression: \"{}\" ({})",
+                printable(pattern),
+                printable(reason)
+            ))
         }
     }
 }
@@ -497,6 +526,19 @@ mod tests {
             (
                 r#", "vhost": "shop", "permissions": {"configure": "", "write": ""}"#,
                 "missing field `read`",
+            ),
+            (
+                r#", "vhost": "shop", "permissions": {"configure": "^shop(", "write": "", "read": ""}"#,
+                "permission `configure` is not a regular expression: \"^shop(\" (unclosed group)",
+            ),
+            (
+                r#", "vhost": "shop", "permissions": {"configure": "", "write": "[z-a]", "read": ""}"#,
+                "permission `write` is not a regular expression",
+            ),
+            (
+                // look-behind: PCRE has it, the compiler's rule does not
+                r#", "vhost": "shop", "permissions": {"configure": "", "write": "", "read": "(?<=a)b"}"#,
+                "permission `read` is not a regular expression",
             ),
             (
                 r#", "vhost": "shop", "permissions": {"configure": "", "write": "", "read": "", "admin": ""}"#,

@@ -426,3 +426,66 @@ fn an_unreachable_api_is_reported_and_changes_nothing() {
     );
     assert!(!errors.contains("guest\n"));
 }
+
+/// RabbitMQ checks a permission's regular expression only when it is set: a manifest
+/// with one that does not parse used to be acted on up to that grant (the users before
+/// it made), then the failed request stopped the reconcile, and every withdrawal after
+/// it waited. The compiler refuses such a pattern (E213); so does the provisioner, for
+/// the whole manifest, before anything changes.
+#[test]
+fn a_permission_that_is_not_a_regular_expression_is_a_malformed_manifest() {
+    let mut broker = Broker::new();
+    let shop = broker.vhost("shop");
+    let first = broker.user("a_first");
+    let second = broker.user("b_second");
+    let withdrawn = broker.user("c_withdrawn");
+    let root = tempfile::tempdir().expect("a root");
+    let password_hash = hash("a password", [3, 1, 4, 1]);
+    write_manifest(
+        root.path(),
+        &[Granted {
+            login: &withdrawn,
+            hash: &password_hash,
+            vhost: &shop,
+            configure: ".*",
+        }],
+    );
+    let output = provision(root.path());
+    assert!(output.status.success(), "{}", stdout(&output));
+
+    write_manifest(
+        root.path(),
+        &[
+            Granted {
+                login: &first,
+                hash: &password_hash,
+                vhost: &shop,
+                configure: ".*",
+            },
+            Granted {
+                login: &second,
+                hash: &password_hash,
+                vhost: &shop,
+                configure: "^shop(",
+            },
+        ],
+    );
+    let output = provision(root.path());
+    let errors = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        api("GET", &format!("users/{first}"), None).is_err(),
+        "a user was made from a manifest the broker then refused: {errors}"
+    );
+    assert_eq!(output.status.code(), Some(1), "{errors}");
+    assert!(
+        errors.contains(&format!(
+            "grant of `app/shop/{second}`: permission `configure` is not a regular expression: \"^shop(\""
+        )) && errors.contains("nothing changed"),
+        "{errors}"
+    );
+    assert_eq!(
+        api("GET", &format!("users/{withdrawn}"), None).expect("the user")["password_hash"],
+        password_hash.as_str(),
+        "the last good state is kept"
+    );
+}
