@@ -550,6 +550,38 @@ mod tests {
         }
     }
 
+    /// The same names as the compiler's test of its rule (`vhost_names` in
+    /// `compiler/src/link/declarations/access.rs`): what one refuses, so does the other.
+    #[test]
+    fn vhost_names_follow_the_compilers_rule() {
+        let manifest = |vhost: &str| {
+            let grant = serde_json::json!({
+                "consumer": "c", "login": "a", "credential": "/c/a",
+                "form": "rabbit_password_hashing_sha256", "vhost": vhost,
+                "permissions": {"configure": "", "write": "", "read": ""},
+            });
+            manifest_with(&grant.to_string())
+        };
+        for good in ["/", "shop", "shop-1", "a.b_c/d", "...", ".shop", "shop/.."] {
+            assert!(
+                parse(manifest(good).as_bytes(), None, Kind::Rabbitmq).is_ok(),
+                "{good}"
+            );
+        }
+        for bad in [
+            "",
+            "shop vhost",
+            "caf\u{e9}",
+            "a\nb",
+            &"a".repeat(256),
+            ".",
+            "..",
+        ] {
+            let error = parse(manifest(bad).as_bytes(), None, Kind::Rabbitmq).unwrap_err();
+            assert!(error.contains("not a vhost name"), "{bad:?}: {error}");
+        }
+    }
+
     #[test]
     fn printable_escapes_and_cuts() {
         assert_eq!(printable("a\nb"), "a\\nb");
