@@ -14,10 +14,19 @@ use zeroize::Zeroizing;
 /// A credential file larger than this is not a verifier (a real one is 133 bytes).
 const LARGEST_CREDENTIAL: u64 = 1024;
 
+/// Which file a credential was read from: its device and inode, taken from the open
+/// file, so that two paths leading to one file (a link) are told apart from two files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct FileIdentity {
+    device: u64,
+    inode: u64,
+}
+
 /// A verifier read for one reconcile, and the digest it is compared by.
 pub struct Verifier {
     text: Zeroizing<String>,
     digest: String,
+    file: FileIdentity,
 }
 
 impl Verifier {
@@ -30,6 +39,11 @@ impl Verifier {
     pub fn digest(&self) -> &str {
         &self.digest
     }
+
+    /// The file it was read from.
+    pub fn file(&self) -> FileIdentity {
+        self.file
+    }
 }
 
 impl std::fmt::Debug for Verifier {
@@ -39,8 +53,14 @@ impl std::fmt::Debug for Verifier {
 }
 
 /// Reads a credential file whole (it is small), into memory that is wiped when dropped.
-fn read_small(path: &Path) -> Result<Zeroizing<Vec<u8>>, String> {
+fn read_small(path: &Path) -> Result<(Zeroizing<Vec<u8>>, FileIdentity), String> {
+    use std::os::unix::fs::MetadataExt;
     let file = std::fs::File::open(path).map_err(|error| describe_io(&error))?;
+    let metadata = file.metadata().map_err(|error| describe_io(&error))?;
+    let identity = FileIdentity {
+        device: metadata.dev(),
+        inode: metadata.ino(),
+    };
     let mut bytes = Zeroizing::new(Vec::with_capacity(256));
     // one byte more than allowed tells a file that is too large
     file.take(LARGEST_CREDENTIAL + 1)
@@ -51,7 +71,7 @@ fn read_small(path: &Path) -> Result<Zeroizing<Vec<u8>>, String> {
             "larger than {LARGEST_CREDENTIAL} bytes, so not a verifier"
         ));
     }
-    Ok(bytes)
+    Ok((bytes, identity))
 }
 
 fn describe_io(error: &std::io::Error) -> String {
@@ -64,7 +84,7 @@ fn describe_io(error: &std::io::Error) -> String {
 
 /// The SHA-256 of a credential file's bytes, for noticing that it changed.
 pub fn file_digest(path: &Path) -> Result<[u8; 32], String> {
-    let bytes = read_small(path)?;
+    let (bytes, _) = read_small(path)?;
     Ok(Sha256::digest(&bytes[..]).into())
 }
 
@@ -80,7 +100,7 @@ pub fn read_rabbit_hash(path: &Path) -> Result<Verifier, String> {
 }
 
 fn read_checked(path: &Path, check: fn(&str) -> Result<(), String>) -> Result<Verifier, String> {
-    let bytes = read_small(path)?;
+    let (bytes, file) = read_small(path)?;
     let content = bytes.strip_suffix(b"\n").unwrap_or(&bytes[..]);
     let text =
         std::str::from_utf8(content).map_err(|_| "not text, so not a verifier".to_string())?;
@@ -88,6 +108,7 @@ fn read_checked(path: &Path, check: fn(&str) -> Result<(), String>) -> Result<Ve
     Ok(Verifier {
         text: Zeroizing::new(text.to_string()),
         digest: hex::encode(Sha256::digest(text.as_bytes())),
+        file,
     })
 }
 
@@ -239,6 +260,22 @@ mod tests {
         assert!(!format!("{verifier:?}").contains("W22Z"));
         std::fs::write(&path, format!("{GOOD}\n\n")).unwrap();
         assert!(read_verifier(&path).is_err());
+    }
+
+    #[test]
+    fn a_link_reads_as_the_file_it_leads_to() {
+        let directory = tempfile::tempdir().unwrap();
+        let (first, second, link) = (
+            directory.path().join("first"),
+            directory.path().join("second"),
+            directory.path().join("link"),
+        );
+        std::fs::write(&first, GOOD).unwrap();
+        std::fs::write(&second, GOOD).unwrap();
+        std::os::unix::fs::symlink(&first, &link).unwrap();
+        let file = |path: &Path| read_verifier(path).unwrap().file();
+        assert_eq!(file(&first), file(&link));
+        assert_ne!(file(&first), file(&second));
     }
 
     #[test]

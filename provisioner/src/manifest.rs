@@ -2,7 +2,7 @@
 //! with one bad grant is refused entirely, so that a provisioner never acts on half of
 //! what the mesh meant. Must not read credential files or touch the database.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
 
 use serde::Deserialize;
@@ -86,7 +86,8 @@ pub struct Grant {
     pub login: String,
     /// The credential file as the manifest names it (absolute, on the node).
     pub credential: String,
-    /// Where that file is read from: `credential` inside `--root`.
+    /// Where that file is read from: `credential` inside `--root`; no two grants have
+    /// the same.
     pub credential_path: PathBuf,
     /// A database the login owns, created if missing; unique across grants.
     pub database: Option<String>,
@@ -128,6 +129,8 @@ pub fn parse(bytes: &[u8], root: Option<&Path>, kind: Kind) -> Result<Manifest, 
     }
     let mut logins = BTreeSet::new();
     let mut databases = BTreeSet::new();
+    // credential path (as read, plain components) -> the login it is the file of
+    let mut credentials: BTreeMap<PathBuf, String> = BTreeMap::new();
     let mut grants = Vec::with_capacity(raw.grants.len());
     for grant in raw.grants {
         let consumer = printable(&grant.consumer);
@@ -167,6 +170,15 @@ pub fn parse(bytes: &[u8], root: Option<&Path>, kind: Kind) -> Result<Manifest, 
         }
         let credential_path = resolve_credential(&grant.credential, root)
             .map_err(|reason| at(format!("credential {reason}")))?;
+        // two logins with one verifier: one consumer's password would open the other's
+        if let Some(other) = credentials.get(&credential_path) {
+            return Err(at(format!(
+                "credential `{}` is also the credential of login `{other}`; each grant \
+                 has a file of its own",
+                printable(&grant.credential)
+            )));
+        }
+        credentials.insert(credential_path.clone(), grant.login.clone());
         grants.push(Grant {
             consumer: grant.consumer,
             login: grant.login,
@@ -184,9 +196,13 @@ pub fn parse(bytes: &[u8], root: Option<&Path>, kind: Kind) -> Result<Manifest, 
     })
 }
 
-/// A grant's access: a vhost and permissions exactly for RabbitMQ. The vhost is the
-/// compiler's rule (ASCII letters, digits, `_ - . /`, 1 to 255 bytes); a permission
-/// is any text, which RabbitMQ checks as a regular expression when it is set.
+/// A grant's access: a vhost and permissions exactly for RabbitMQ, by the compiler's
+/// rules (`compiler/src/link/declarations/access.rs`, E212 and E213; this crate may
+/// depend on none of ours, so the two are kept alike by a test on each side). The
+/// vhost: ASCII letters, digits, `_ - . /`, 1 to 255 bytes, not `.` or `..`. Each
+/// permission: a regular expression in Rust's `regex` syntax, which RabbitMQ's PCRE
+/// accepts too. RabbitMQ checks a pattern only when it is set, and a refusal then
+/// would stop the reconcile after some grants and before every withdrawal.
 fn access_of(
     kind: Kind,
     vhost: Option<String>,
@@ -209,6 +225,13 @@ fn access_of(
             {
                 return Err(format!("vhost `{}` is not a vhost name", printable(&vhost)));
             }
+            for (field, pattern) in [
+                ("configure", &permissions.configure),
+                ("write", &permissions.write),
+                ("read", &permissions.read),
+            ] {
+                check_pattern(field, pattern)?;
+            }
             Ok(Some(Access {
                 vhost,
                 configure: permissions.configure,
@@ -218,6 +241,24 @@ fn access_of(
         }
         (Kind::Rabbitmq, _, _) => {
             Err("a RabbitMQ grant needs a `vhost` and `permissions`".to_string())
+        }
+    }
+}
+
+/// A permission RabbitMQ will take: the compiler's check, with its wording (E213).
+fn check_pattern(field: &str, pattern: &str) -> Result<(), String> {
+    match regex::Regex::new(pattern) {
+        Ok(_) => Ok(()),
+        Err(error) => {
+            // the last line of `regex`'s message says what is wrong, without the pattern
+            let reason = error.to_string();
+            let reason = reason.lines().last().unwrap_or("invalid").trim();
+            let reason = reason.trim_start_matches("error: ");
+            Err(format!(
+                "permission `{field}` is not a regular expression: \"{}\" ({})",
+                printable(pattern),
+                printable(reason)
+            ))
         }
     }
 }
@@ -367,6 +408,26 @@ mod tests {
     }
 
     #[test]
+    fn two_grants_naming_one_credential_file_are_refused() {
+        let at = |login: &str, credential: &str| {
+            format!(
+                r#"{{"consumer": "c/{login}", "login": "{login}", "credential": "{credential}", "form": "scram-sha-256"}}"#
+            )
+        };
+        for second in ["/c/a", "/c//a", "/c/a/", "//c/./a"] {
+            let text = manifest_with(&format!("{}, {}", at("a", "/c/a"), at("b", second)));
+            let error = parse(text.as_bytes(), None, Kind::Postgres).unwrap_err();
+            // `Path::components` reads `//c/./a` as `/c/a`, as the kernel does
+            let expected = format!(
+                "grant of `c/b`: credential `{second}` is also the credential of login `a`"
+            );
+            assert!(error.contains(&expected), "{second}: {error}");
+        }
+        let text = manifest_with(&format!("{}, {}", at("a", "/c/a"), at("b", "/c/b")));
+        assert!(parse(text.as_bytes(), None, Kind::Postgres).is_ok());
+    }
+
+    #[test]
     fn bad_manifests_are_refused_whole_with_a_reason() {
         let cases: Vec<(String, &str)> = vec![
             ("{".to_string(), "EOF"),
@@ -467,12 +528,57 @@ mod tests {
                 "missing field `read`",
             ),
             (
+                r#", "vhost": "shop", "permissions": {"configure": "^shop(", "write": "", "read": ""}"#,
+                "permission `configure` is not a regular expression: \"^shop(\" (unclosed group)",
+            ),
+            (
+                r#", "vhost": "shop", "permissions": {"configure": "", "write": "[z-a]", "read": ""}"#,
+                "permission `write` is not a regular expression",
+            ),
+            (
+                // look-behind: PCRE has it, the compiler's rule does not
+                r#", "vhost": "shop", "permissions": {"configure": "", "write": "", "read": "(?<=a)b"}"#,
+                "permission `read` is not a regular expression",
+            ),
+            (
                 r#", "vhost": "shop", "permissions": {"configure": "", "write": "", "read": "", "admin": ""}"#,
                 "unknown field `admin`",
             ),
         ] {
             let error = parse(grant(extra).as_bytes(), None, Kind::Rabbitmq).unwrap_err();
             assert!(error.contains(expected), "{extra}: {error}");
+        }
+    }
+
+    /// The same names as the compiler's test of its rule (`vhost_names` in
+    /// `compiler/src/link/declarations/access.rs`): what one refuses, so does the other.
+    #[test]
+    fn vhost_names_follow_the_compilers_rule() {
+        let manifest = |vhost: &str| {
+            let grant = serde_json::json!({
+                "consumer": "c", "login": "a", "credential": "/c/a",
+                "form": "rabbit_password_hashing_sha256", "vhost": vhost,
+                "permissions": {"configure": "", "write": "", "read": ""},
+            });
+            manifest_with(&grant.to_string())
+        };
+        for good in ["/", "shop", "shop-1", "a.b_c/d", "...", ".shop", "shop/.."] {
+            assert!(
+                parse(manifest(good).as_bytes(), None, Kind::Rabbitmq).is_ok(),
+                "{good}"
+            );
+        }
+        for bad in [
+            "",
+            "shop vhost",
+            "caf\u{e9}",
+            "a\nb",
+            &"a".repeat(256),
+            ".",
+            "..",
+        ] {
+            let error = parse(manifest(bad).as_bytes(), None, Kind::Rabbitmq).unwrap_err();
+            assert!(error.contains("not a vhost name"), "{bad:?}: {error}");
         }
     }
 

@@ -1,9 +1,11 @@
 //! One reconcile against RabbitMQ, through its management HTTP API: make the users
 //! mesh manages (tagged `mesh-managed`) match the grants: each with its password hash
 //! and exactly its permissions in its vhost (created if missing, never deleted); a
-//! managed user nobody is granted loses every permission, gets a hash no password
-//! matches and its connections closed, and is kept with whatever it owns. Must never
-//! change a user without the tag, and never put a hash into an error or a URL.
+//! managed user nobody is granted may open no connection (its `max-connections`
+//! limit is 0: PostgreSQL's NOLOGIN, whatever the mechanism, x509 included), loses
+//! every permission, gets a hash no password matches and its connections closed, and
+//! is kept with whatever it owns. Must never change a user without the tag, and never
+//! put a hash into an error or a URL.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -217,6 +219,8 @@ struct Held {
     /// user -> vhost -> permissions.
     permissions: BTreeMap<String, BTreeMap<String, Granted>>,
     vhosts: BTreeSet<String>,
+    /// Users whose `max-connections` limit is 0: no connection is opened as them.
+    blocked: BTreeSet<String>,
     /// `GET /api/connections`, listed once, when someone is withdrawn.
     connections: Option<Value>,
 }
@@ -226,6 +230,7 @@ fn reconcile_with(api: &Api, desired: &[DesiredUser], outcome: &mut Outcome) -> 
         users: existing_users(&api.get("users")?, &api.user),
         permissions: existing_permissions(&api.get("permissions")?),
         vhosts: names(&api.get("vhosts")?),
+        blocked: blocked_users(&api.get("user-limits")?),
         connections: None,
     };
     for user in desired {
@@ -277,23 +282,34 @@ fn grant(
     }
     let hash = user.hash.expose();
     let login_owned = || login.clone();
+    let blocked = held.blocked.contains(login);
+    let hash_changed = existing.is_none_or(|existing| existing.password_hash.as_str() != hash);
     let hash_action = match existing {
         None => Some(Action::Created {
             login: login_owned(),
         }),
-        Some(existing) if existing.password_hash.is_empty() => Some(Action::Enabled {
+        // withdrawn, or limited to no connection by hand (drift, as a role set NOLOGIN)
+        Some(existing) if existing.password_hash.is_empty() || blocked => Some(Action::Enabled {
             login: login_owned(),
-            verifier_changed: true,
+            verifier_changed: hash_changed,
         }),
-        Some(existing) if existing.password_hash.as_str() != hash => Some(Action::Updated {
+        Some(_) if hash_changed => Some(Action::Updated {
             login: login_owned(),
         }),
         Some(_) => None,
     };
-    if hash_action.is_some() {
+    if hash_changed {
         set_user(api, login, hash)?;
     }
     let permissions_changed = permit(api, user, held)?;
+    // last: it may connect once its hash and permissions are the grant's
+    if blocked {
+        api.delete(
+            &format!("user-limits/{}/max-connections", segment(login)),
+            "mesh: login granted",
+        )?;
+        held.blocked.remove(login);
+    }
     outcome.actions.push(match hash_action {
         Some(action) => action,
         None if permissions_changed => Action::PermissionsSet {
@@ -341,17 +357,30 @@ fn permit(api: &Api, user: &DesiredUser, held: &mut Held) -> Result<bool, Failed
     Ok(changed)
 }
 
-/// Withdraws a managed user nobody is granted (once: a user already without
-/// password and permissions is left as it is): permissions in every vhost removed,
-/// a hash no password matches, its connections closed; the user kept.
+/// Withdraws a managed user nobody is granted (once: a user already limited to no
+/// connection, without password and permissions, is left as it is): no new
+/// connection, permissions in every vhost removed, a hash no password matches, its
+/// connections closed; the user kept.
 fn withdraw(api: &Api, login: &str, held: &mut Held, outcome: &mut Outcome) -> Result<(), Failed> {
     let before = held.permissions.remove(login).unwrap_or_default();
     let has_password = held
         .users
         .get(login)
         .is_some_and(|existing| !existing.password_hash.is_empty());
-    if !has_password && before.is_empty() {
+    let blocked = held.blocked.contains(login);
+    if !has_password && before.is_empty() && blocked {
         return Ok(());
+    }
+    // first, and in one request: no connection opens as it from now on, whatever the
+    // mechanism (EXTERNAL, with a client certificate, needs no password) and whatever
+    // the rest of this withdrawal manages to do before a request fails
+    if !blocked {
+        api.put(
+            &format!("user-limits/{}/max-connections", segment(login)),
+            &json!({ "value": 0 }),
+            true,
+        )?;
+        held.blocked.insert(login.to_string());
     }
     for vhost in before.keys() {
         api.delete(
@@ -474,6 +503,24 @@ fn existing_permissions(answer: &Value) -> BTreeMap<String, BTreeMap<String, Gra
     permissions
 }
 
+/// `GET /api/user-limits`: the users whose `max-connections` limit is 0.
+fn blocked_users(answer: &Value) -> BTreeSet<String> {
+    answer
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|entry| {
+            entry
+                .get("value")
+                .and_then(|limits| limits.get("max-connections"))
+                .and_then(Value::as_i64)
+                == Some(0)
+        })
+        .filter_map(|entry| entry.get("user").and_then(Value::as_str))
+        .map(str::to_string)
+        .collect()
+}
+
 /// The `name` of each object of a list (`GET /api/vhosts`).
 fn names(answer: &Value) -> BTreeSet<String> {
     answer
@@ -519,6 +566,18 @@ mod tests {
             segment("127.0.0.1:5 -> 1:2"),
             "127.0.0.1%3A5%20-%3E%201%3A2"
         );
+    }
+
+    #[test]
+    fn only_a_limit_of_no_connection_blocks() {
+        let blocked = blocked_users(&json!([
+            {"user": "a", "value": {"max-connections": 0}},
+            {"user": "b", "value": {"max-connections": 5}},
+            {"user": "c", "value": {"max-channels": 0}},
+            {"user": "d", "value": {"max-connections": 0, "max-channels": 10}},
+            {"value": {"max-connections": 0}},
+        ]));
+        assert_eq!(blocked, BTreeSet::from(["a".to_string(), "d".to_string()]));
     }
 
     #[test]

@@ -2,7 +2,10 @@
 //! disable the managed logins nobody is granted and end their sessions, create the
 //! databases grants ask for. Must never alter, disable or drop a role that is not a
 //! direct member of `mesh_managed`, never drop anything, and never let a verifier reach
-//! the server's log, its statistics views or an error message.
+//! the server's log, its statistics views or an error message. It runs as a superuser,
+//! so it must never run what another role defined: every function and catalog relation
+//! it names is `pg_catalog.`-qualified, and its session searches `pg_catalog` alone
+//! (`SEARCH_PATH`), for the operators and types it cannot qualify readably.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -14,6 +17,12 @@ use crate::sql::{identifier, literal};
 
 /// Serialises provisioners that share a server (`"mesh_pro"` as a number).
 const LOCK_KEY: i64 = 0x6d65_7368_5f70_726f;
+
+/// The session's search_path: a function or operator a login creates in `public` (which
+/// PUBLIC may create in before PostgreSQL 15) would otherwise be chosen over the
+/// catalog's whenever its argument types match better, and run as the superuser.
+/// `pg_temp` last, so that not even a temporary object is found before the catalog's.
+const SEARCH_PATH: &str = "SET search_path TO pg_catalog, pg_temp";
 
 /// How long `pg_terminate_backend` waits for a session to be gone, in milliseconds.
 const TERMINATE_WAIT_MILLISECONDS: i64 = 5_000;
@@ -139,7 +148,15 @@ pub fn describe(error: &postgres::Error) -> String {
 /// a failure is in the outcome.
 pub fn reconcile(client: &mut Client, desired: &[DesiredLogin]) -> Outcome {
     let mut outcome = Outcome::default();
-    if let Err(error) = client.execute("SELECT pg_advisory_lock($1)", &[&LOCK_KEY]) {
+    // before any other statement: every reconcile, whoever opened the session
+    if let Err(error) = client.batch_execute(SEARCH_PATH) {
+        outcome.fail(format!(
+            "cannot set the session's search_path to `pg_catalog`: {}",
+            describe(&error)
+        ));
+        return outcome;
+    }
+    if let Err(error) = client.execute("SELECT pg_catalog.pg_advisory_lock($1)", &[&LOCK_KEY]) {
         outcome.fail(format!(
             "cannot take the provisioner's advisory lock: {}",
             describe(&error)
@@ -149,7 +166,7 @@ pub fn reconcile(client: &mut Client, desired: &[DesiredLogin]) -> Outcome {
     if let Err(error) = reconcile_locked(client, desired, &mut outcome) {
         outcome.fail(describe(&error));
     }
-    let unlocked = client.execute("SELECT pg_advisory_unlock($1)", &[&LOCK_KEY]);
+    let unlocked = client.execute("SELECT pg_catalog.pg_advisory_unlock($1)", &[&LOCK_KEY]);
     match unlocked {
         Err(error) if !outcome.database_failed => outcome.fail(format!(
             "cannot release the provisioner's advisory lock: {}",
@@ -171,7 +188,10 @@ fn reconcile_locked(
     let mut pending = Vec::new();
 
     let marker_exists = transaction
-        .query_opt("SELECT 1 FROM pg_roles WHERE rolname = $1", &[&MARKER_ROLE])?
+        .query_opt(
+            "SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = $1",
+            &[&MARKER_ROLE],
+        )?
         .is_some();
     if !marker_exists {
         transaction.batch_execute(&format!("CREATE ROLE {} NOLOGIN", identifier(MARKER_ROLE)))?;
@@ -307,21 +327,22 @@ fn read_roles(
 ) -> Result<BTreeMap<String, ExistingRole>, postgres::Error> {
     let rows = transaction.query(
         "SELECT role.oid, role.rolname::text, role.rolcanlogin,
-                encode(sha256(convert_to(coalesce(role.rolpassword, ''), 'UTF8')), 'hex'),
-                EXISTS (SELECT 1 FROM pg_auth_members AS membership
-                          JOIN pg_roles AS marker ON marker.oid = membership.roleid
+                pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(
+                    coalesce(role.rolpassword, ''), 'UTF8')), 'hex'),
+                EXISTS (SELECT 1 FROM pg_catalog.pg_auth_members AS membership
+                          JOIN pg_catalog.pg_roles AS marker ON marker.oid = membership.roleid
                          WHERE membership.member = role.oid AND marker.rolname = $2),
                 role.rolname = session_user OR role.rolname = current_user
-                  OR EXISTS (SELECT 1 FROM pg_roles AS powerful
+                  OR EXISTS (SELECT 1 FROM pg_catalog.pg_roles AS powerful
                               WHERE (powerful.rolsuper OR powerful.rolcreaterole
                                      OR powerful.rolreplication OR powerful.rolbypassrls
-                                     OR (starts_with(powerful.rolname::text, 'pg_')
+                                     OR (pg_catalog.starts_with(powerful.rolname::text, 'pg_')
                                          AND powerful.rolname <> 'pg_database_owner'))
-                                AND pg_has_role(role.oid, powerful.oid, 'MEMBER'))
-           FROM pg_authid AS role
+                                AND pg_catalog.pg_has_role(role.oid, powerful.oid, 'MEMBER'))
+           FROM pg_catalog.pg_authid AS role
           WHERE role.rolname::text = ANY($1::text[])
-             OR EXISTS (SELECT 1 FROM pg_auth_members AS membership
-                          JOIN pg_roles AS marker ON marker.oid = membership.roleid
+             OR EXISTS (SELECT 1 FROM pg_catalog.pg_auth_members AS membership
+                          JOIN pg_catalog.pg_roles AS marker ON marker.oid = membership.roleid
                          WHERE membership.member = role.oid AND marker.rolname = $2)",
         &[&logins, &MARKER_ROLE],
     )?;
@@ -361,8 +382,9 @@ fn stored_differently(
     for login in logins {
         let stored: Option<String> = transaction
             .query_opt(
-                "SELECT encode(sha256(convert_to(coalesce(rolpassword, ''), 'UTF8')), 'hex')
-                   FROM pg_authid WHERE rolname::text = $1",
+                "SELECT pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(
+                            coalesce(rolpassword, ''), 'UTF8')), 'hex')
+                   FROM pg_catalog.pg_authid WHERE rolname::text = $1",
                 &[&login.login],
             )?
             .map(|row| row.try_get(0))
@@ -384,9 +406,10 @@ fn end_sessions(
         return Ok(());
     }
     let rows = client.query(
-        "SELECT activity.usename::text, pg_terminate_backend(activity.pid, $2)
-           FROM pg_stat_activity AS activity
-          WHERE activity.usesysid = ANY($1::oid[]) AND activity.pid <> pg_backend_pid()",
+        "SELECT activity.usename::text, pg_catalog.pg_terminate_backend(activity.pid, $2)
+           FROM pg_catalog.pg_stat_activity AS activity
+          WHERE activity.usesysid = ANY($1::oid[])
+            AND activity.pid <> pg_catalog.pg_backend_pid()",
         &[&withdrawn, &TERMINATE_WAIT_MILLISECONDS],
     )?;
     let mut ended: BTreeMap<String, u64> = BTreeMap::new();
@@ -427,7 +450,7 @@ fn create_databases(
         }
         let exists = client
             .query_opt(
-                "SELECT 1 FROM pg_database WHERE datname::text = $1",
+                "SELECT 1 FROM pg_catalog.pg_database WHERE datname::text = $1",
                 &[database],
             )?
             .is_some();

@@ -6,6 +6,7 @@
 //! credential. The server is PostgreSQL or RabbitMQ (`config::Target`); the loop is
 //! the same. Must not exit on a bad input or an unreachable server while watching.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 use std::str::FromStr;
@@ -16,7 +17,7 @@ use sha2::{Digest, Sha256};
 use zeroize::Zeroizing;
 
 use crate::config::{Config, Mode, OutputFormat, Target};
-use crate::credential::{self, Verifier};
+use crate::credential::{self, FileIdentity, Verifier};
 use crate::manifest::{self, Kind, Manifest};
 use crate::rabbitmq::{self, DesiredUser};
 use crate::reconcile::{self, DesiredLogin, Outcome};
@@ -110,15 +111,27 @@ impl<'a> Provisioner<'a> {
             Kind::Rabbitmq => credential::read_rabbit_hash,
         };
         let mut checks = Vec::with_capacity(manifest.grants.len());
+        // the manifest names no path twice; a link could still lead two paths to one file
+        let mut files: BTreeMap<FileIdentity, &str> = BTreeMap::new();
         for grant in &manifest.grants {
-            match read(&grant.credential_path) {
-                Ok(verifier) => checks.push((grant, verifier)),
-                Err(reason) => report.errors.push(format!(
-                    "credential `{}` of login `{}`: {reason}; nothing changed, keeping the last good state",
-                    grant.credential_path.display(),
-                    grant.login
-                )),
-            }
+            let reason = match read(&grant.credential_path) {
+                Ok(verifier) => match files.insert(verifier.file(), &grant.login) {
+                    None => {
+                        checks.push((grant, verifier));
+                        continue;
+                    }
+                    Some(other) => format!(
+                        "the same file as the credential of login `{other}` (a link leads \
+                         there); each grant has a file of its own"
+                    ),
+                },
+                Err(reason) => reason,
+            };
+            report.errors.push(format!(
+                "credential `{}` of login `{}`: {reason}; nothing changed, keeping the last good state",
+                grant.credential_path.display(),
+                grant.login
+            ));
         }
         if !report.errors.is_empty() {
             report.failure = Some(Failure::Input);

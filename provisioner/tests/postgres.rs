@@ -983,3 +983,137 @@ fn a_reserved_role_name_is_a_malformed_manifest() {
         "{stderr}"
     );
 }
+
+/// Where PUBLIC may create in the schema `public` (the default before PostgreSQL 15, and
+/// in every database upgraded from one), a login can define a function named like a
+/// catalog function that takes a better-matching argument type: `convert_to(text, text)`
+/// beats `pg_catalog.convert_to(text, name)` for a string literal, whatever the
+/// search_path's order. The provisioner calls such functions as the superuser; unless
+/// it names `pg_catalog` and searches nothing else, the login's function runs as
+/// the superuser and can make its author one.
+#[test]
+fn a_function_a_login_creates_in_public_never_runs_as_the_provisioner() {
+    let cluster = Cluster::start();
+    let node = Node::new();
+    cluster.psql("GRANT CREATE ON SCHEMA public TO PUBLIC");
+    let password = unique_password("app1");
+    node.set_password("app1_shop_db", &password);
+    node.grant(&[("app1_shop_db", None)], 0);
+    let output = node.provision_once(&cluster);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+
+    let mut consumer = log_in(&cluster, "app1_shop_db", &password, "postgres").expect("logs in");
+    consumer
+        .batch_execute(
+            "CREATE TABLE public.ran (name text);
+             GRANT INSERT ON public.ran TO PUBLIC;
+             CREATE FUNCTION public.convert_to(text, text) RETURNS bytea
+               LANGUAGE plpgsql AS $$
+               BEGIN
+                 INSERT INTO public.ran VALUES (current_user);
+                 EXECUTE 'ALTER ROLE app1_shop_db SUPERUSER';
+                 RETURN pg_catalog.convert_to($1, $2::name);
+               EXCEPTION WHEN OTHERS THEN
+                 RETURN pg_catalog.convert_to($1, $2::name);
+               END $$;",
+        )
+        .expect("the consumer defines its functions");
+    drop(consumer);
+
+    // a new password makes the next reconcile read and compare verifiers
+    node.set_password("app1_shop_db", &unique_password("app1-again"));
+    let output = node.provision_once(&cluster);
+    assert_eq!(
+        cluster.psql("SELECT rolsuper FROM pg_roles WHERE rolname = 'app1_shop_db'"),
+        "f",
+        "the consumer made itself a superuser through the provisioner: {}",
+        text(&output.stderr)
+    );
+    assert_eq!(
+        cluster.psql("SELECT count(*) FROM public.ran"),
+        "0",
+        "a function of the consumer's ran in the provisioner's session"
+    );
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stdout).contains("updated   login `app1_shop_db`"),
+        "{}",
+        text(&output.stdout)
+    );
+}
+
+/// Two grants reading one credential file would give two logins one verifier: whoever
+/// knows the first login's password logs in as the second. The compiler never writes
+/// that (each grant's file is `CREDENTIALS/LOGIN`); a manifest that names one file
+/// twice, by the same path or through a link, is refused whole and changes nothing.
+#[test]
+fn two_grants_sharing_a_credential_file_are_refused_and_change_nothing() {
+    let cluster = Cluster::start();
+    let node = Node::new();
+    let password = unique_password("app1");
+    node.set_password("app1_shop_db", &password);
+    let manifest = |second_credential: &str| {
+        serde_json::json!({
+            "format": "mesh-grants/1", "service": "postgres", "node": "db1",
+            "grants": [
+                {"consumer": "app1/shop/db", "login": "app1_shop_db",
+                 "credential": format!("{CREDENTIALS}/app1_shop_db"), "form": "scram-sha-256"},
+                {"consumer": "app2/shop/db", "login": "app2_shop_db",
+                 "credential": second_credential, "form": "scram-sha-256"},
+            ],
+        })
+        .to_string()
+    };
+
+    // the same file by another spelling of its path
+    node.write_manifest(manifest(&format!("{CREDENTIALS}//app1_shop_db/")).as_bytes());
+    let output = node.provision_once(&cluster);
+    let stderr = text(&output.stderr);
+    assert!(
+        !can_log_in(&cluster, "app2_shop_db", &password),
+        "the second login logs in with the first one's password: {stderr}"
+    );
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "grant of `app2/shop/db`: credential `{CREDENTIALS}//app1_shop_db/` is also the \
+             credential of login `app1_shop_db`"
+        )) && stderr.contains("nothing changed"),
+        "{stderr}"
+    );
+    assert!(!can_log_in(&cluster, "app1_shop_db", &password));
+
+    // the same file through a symbolic link
+    std::os::unix::fs::symlink(
+        node.credential_path("app1_shop_db"),
+        node.credential_path("app2_shop_db"),
+    )
+    .expect("a link");
+    node.write_manifest(manifest(&format!("{CREDENTIALS}/app2_shop_db")).as_bytes());
+    let output = node.provision_once(&cluster);
+    let stderr = text(&output.stderr);
+    assert!(
+        !can_log_in(&cluster, "app2_shop_db", &password),
+        "the second login logs in with the first one's password: {stderr}"
+    );
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "credential `{}` of login `app2_shop_db`: the same file as the credential of \
+             login `app1_shop_db`",
+            node.credential_path("app2_shop_db").display()
+        )) && stderr.contains("nothing changed"),
+        "{stderr}"
+    );
+    assert!(!can_log_in(&cluster, "app1_shop_db", &password));
+
+    // each its own file: both are made
+    std::fs::remove_file(node.credential_path("app2_shop_db")).expect("the link removed");
+    let second = unique_password("app2");
+    node.set_password("app2_shop_db", &second);
+    let output = node.provision_once(&cluster);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(can_log_in(&cluster, "app1_shop_db", &password));
+    assert!(can_log_in(&cluster, "app2_shop_db", &second));
+    assert!(!can_log_in(&cluster, "app2_shop_db", &password));
+}

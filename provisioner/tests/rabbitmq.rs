@@ -426,3 +426,162 @@ fn an_unreachable_api_is_reported_and_changes_nothing() {
     );
     assert!(!errors.contains("guest\n"));
 }
+
+/// RabbitMQ checks a permission's regular expression only when it is set: a manifest
+/// with one that does not parse used to be acted on up to that grant (the users before
+/// it made), then the failed request stopped the reconcile, and every withdrawal after
+/// it waited. The compiler refuses such a pattern (E213); so does the provisioner, for
+/// the whole manifest, before anything changes.
+#[test]
+fn a_permission_that_is_not_a_regular_expression_is_a_malformed_manifest() {
+    let mut broker = Broker::new();
+    let shop = broker.vhost("shop");
+    let first = broker.user("a_first");
+    let second = broker.user("b_second");
+    let withdrawn = broker.user("c_withdrawn");
+    let root = tempfile::tempdir().expect("a root");
+    let password_hash = hash("a password", [3, 1, 4, 1]);
+    write_manifest(
+        root.path(),
+        &[Granted {
+            login: &withdrawn,
+            hash: &password_hash,
+            vhost: &shop,
+            configure: ".*",
+        }],
+    );
+    let output = provision(root.path());
+    assert!(output.status.success(), "{}", stdout(&output));
+
+    write_manifest(
+        root.path(),
+        &[
+            Granted {
+                login: &first,
+                hash: &password_hash,
+                vhost: &shop,
+                configure: ".*",
+            },
+            Granted {
+                login: &second,
+                hash: &password_hash,
+                vhost: &shop,
+                configure: "^shop(",
+            },
+        ],
+    );
+    let output = provision(root.path());
+    let errors = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        api("GET", &format!("users/{first}"), None).is_err(),
+        "a user was made from a manifest the broker then refused: {errors}"
+    );
+    assert_eq!(output.status.code(), Some(1), "{errors}");
+    assert!(
+        errors.contains(&format!(
+            "grant of `app/shop/{second}`: permission `configure` is not a regular expression: \"^shop(\""
+        )) && errors.contains("nothing changed"),
+        "{errors}"
+    );
+    assert_eq!(
+        api("GET", &format!("users/{withdrawn}"), None).expect("the user")["password_hash"],
+        password_hash.as_str(),
+        "the last good state is kept"
+    );
+}
+
+/// `max-connections` of a user's limits, if it has one.
+fn connection_limit(user: &str) -> Option<i64> {
+    let limits = api("GET", "user-limits", None).expect("user limits");
+    limits
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|entry| entry["user"] == user)
+        .and_then(|entry| entry["value"]["max-connections"].as_i64())
+}
+
+/// A hash of `""` stops every password, but not a mechanism that needs none: with
+/// EXTERNAL (x509 certificates, `rabbitmq_auth_mechanism_ssl`) a user without a password
+/// still authenticates. Withdrawal, like PostgreSQL's NOLOGIN, must stop the login
+/// itself: the user's `max-connections` limit is 0, which RabbitMQ checks for every
+/// connection after authentication, whatever the mechanism, so no withdrawn user opens
+/// one, whatever permissions it may be given. Granted again, the limit goes; and
+/// drift is repaired like a role set NOLOGIN by hand: a granted user someone limited
+/// to 0 is enabled again.
+#[test]
+fn a_withdrawn_user_may_open_no_connection_whatever_its_mechanism() {
+    let mut broker = Broker::new();
+    let shop = broker.vhost("shop");
+    let login = broker.user("bus");
+    let root = tempfile::tempdir().expect("a root");
+    let password_hash = hash("a password", [2, 7, 1, 8]);
+    let granted = [Granted {
+        login: &login,
+        hash: &password_hash,
+        vhost: &shop,
+        configure: ".*",
+    }];
+    write_manifest(root.path(), &granted);
+    let created = provision(root.path());
+    assert!(created.status.success(), "{}", stdout(&created));
+    assert_eq!(connection_limit(&login), None);
+
+    write_manifest(root.path(), &[]);
+    let withdrawn = provision(root.path());
+    assert!(
+        stdout(&withdrawn).contains(&format!("disabled  login `{login}`")),
+        "{}",
+        stdout(&withdrawn)
+    );
+    assert_eq!(
+        connection_limit(&login),
+        Some(0),
+        "a withdrawn user may still open connections by a mechanism without a password"
+    );
+    let user = api("GET", &format!("users/{login}"), None).expect("kept");
+    assert_eq!(user["password_hash"], "");
+    assert_eq!(permissions(&login), json!([]));
+    let again = stdout(&provision(root.path()));
+    assert!(
+        again.contains(": 0 created, 0 updated, 0 enabled, 0 disabled, 0 unchanged, 0 failed"),
+        "withdrawn once: {again}"
+    );
+
+    write_manifest(root.path(), &granted);
+    let enabled = stdout(&provision(root.path()));
+    assert!(
+        enabled.contains(&format!("enabled   login `{login}`")),
+        "{enabled}"
+    );
+    assert_eq!(
+        connection_limit(&login),
+        None,
+        "granted again, it may log in"
+    );
+
+    // someone limits a granted user to no connection: the next reconcile repairs it
+    api(
+        "PUT",
+        &format!("user-limits/{login}/max-connections"),
+        Some(json!({"value": 0})),
+    )
+    .expect("a limit set by hand");
+    let repaired = stdout(&provision(root.path()));
+    assert!(
+        repaired.contains(&format!("enabled   login `{login}`"))
+            && repaired.contains(": 0 created, 0 updated, 1 enabled, 0 disabled"),
+        "{repaired}"
+    );
+    assert_eq!(connection_limit(&login), None);
+    // any other limit is the operator's
+    api(
+        "PUT",
+        &format!("user-limits/{login}/max-connections"),
+        Some(json!({"value": 5})),
+    )
+    .expect("a limit set by hand");
+    let unchanged = stdout(&provision(root.path()));
+    assert!(unchanged.contains(": 0 created, 0 updated, 0 enabled, 0 disabled, 1 unchanged"));
+    assert_eq!(connection_limit(&login), Some(5));
+}

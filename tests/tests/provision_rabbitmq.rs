@@ -6,7 +6,8 @@
 //! scripts/services enables). The consumer logs in over AMQP with the password `age
 //! -d` opens from its own plan, publishes and consumes in its vhost and is refused in
 //! another; a bad manifest keeps the last good state; after the consumer is
-//! unassigned its login is refused and its user kept; a user mesh does not manage is
+//! unassigned its login is refused and its user kept, and no connection opens as it
+//! even with a password and permissions set by hand; a user mesh does not manage is
 //! untouched; the password is in neither the broker's definitions nor its logs.
 //!
 //! Everything this test makes on the broker (vhosts, users) has a name of its own
@@ -477,6 +478,33 @@ fn a_consumer_logs_in_over_amqp_in_its_vhost_until_it_is_withdrawn() {
     let kept = api("GET", &format!("users/{login}"), None).expect("the user is kept");
     assert_eq!(kept["password_hash"], "");
     assert!(kept["tags"].to_string().contains("mesh-managed"), "{kept}");
+    assert_eq!(
+        api("GET", &format!("users/{login}/permissions"), None).expect("permissions"),
+        json!([])
+    );
+    // and it may open no connection, however it authenticates: a client certificate
+    // (EXTERNAL) needs no password, and is stood in for here by one set by hand, with
+    // permissions given by hand too; the next reconcile takes both away again
+    api(
+        "PUT",
+        &format!("users/{login}"),
+        Some(json!({"password": "set by hand", "tags": "mesh-managed"})),
+    )
+    .expect("a password set by hand");
+    api(
+        "PUT",
+        &format!("permissions/{}/{login}", encoded(&vhost)),
+        Some(json!({"configure": ".*", "write": ".*", "read": ".*"})),
+    )
+    .expect("permissions given by hand");
+    let refused = publish_and_consume(&login, "set by hand", &vhost)
+        .expect_err("a withdrawn user opens no connection");
+    assert!(refused.contains("connection limit"), "{refused}");
+    let withdrawn_again = String::from_utf8_lossy(&provision().stdout).to_string();
+    assert!(
+        withdrawn_again.contains(&format!("disabled  login `{login}`")),
+        "{withdrawn_again}"
+    );
     assert_eq!(
         api("GET", &format!("users/{login}/permissions"), None).expect("permissions"),
         json!([])

@@ -82,6 +82,11 @@ fn why_not_vhost(name: &str) -> Option<&'static str> {
     if !name.bytes().all(allowed) {
         return Some("it has characters other than ASCII letters, digits, `_`, `-`, `.` and `/`");
     }
+    // the provisioner's rule too: in the management API's URLs these are dot segments,
+    // which an HTTP client resolves (`/api/permissions/../LOGIN` is `/api/LOGIN`)
+    if name == "." || name == ".." {
+        return Some("`.` and `..` are path segments in the URLs that manage a vhost");
+    }
     None
 }
 
@@ -154,12 +159,22 @@ fn permissions(
 mod tests {
     use super::why_not_vhost;
 
+    /// `mesh-provision` checks a manifest by this rule too: its test
+    /// `vhost_names_follow_the_compilers_rule` holds the same names.
     #[test]
     fn vhost_names() {
-        for good in ["/", "shop", "shop-1", "a.b_c/d"] {
+        for good in ["/", "shop", "shop-1", "a.b_c/d", "...", ".shop", "shop/.."] {
             assert_eq!(why_not_vhost(good), None, "{good}");
         }
-        for bad in ["", "shop vhost", "caf\u{e9}", "a\nb", &"a".repeat(256)] {
+        for bad in [
+            "",
+            "shop vhost",
+            "caf\u{e9}",
+            "a\nb",
+            &"a".repeat(256),
+            ".",
+            "..",
+        ] {
             assert!(why_not_vhost(bad).is_some(), "{bad:?}");
         }
     }
