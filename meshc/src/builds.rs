@@ -76,7 +76,8 @@ fn report(answer: &Answer) -> String {
 }
 
 /// The builds view: every result in the record of `store`, oldest first, as a
-/// table or as JSON lines.
+/// table or as JSON lines. The record holds what builders and requests supplied, so
+/// both are escaped: the table with `escaped`, the JSON with `json_escaped`.
 pub fn render(store: &Path, json: bool) -> Result<String, Box<Diagnostic>> {
     let transport::builder::RecordContents {
         results,
@@ -91,8 +92,9 @@ pub fn render(store: &Path, json: bool) -> Result<String, Box<Diagnostic>> {
     })?;
     for (line, reason) in &unreadable {
         say!(
-            "note: line {line} of `{}` cannot be read ({reason}); a build killed while writing it leaves such a line",
-            store.join(transport::builder::RECORD_FILE).display()
+            "note: line {line} of `{}` cannot be read ({}); a build killed while writing it leaves such a line",
+            store.join(transport::builder::RECORD_FILE).display(),
+            escaped(reason)
         );
     }
     let mut out = String::new();
@@ -103,7 +105,8 @@ pub fn render(store: &Path, json: bool) -> Result<String, Box<Diagnostic>> {
                     "a build result cannot be written as JSON: {error}"
                 )))
             })?;
-            out.push_str(&line);
+            // serde_json escapes C0 controls; DEL, C1 and bidirectional controls too
+            out.push_str(&plan::display::json_escaped(&line));
             out.push('\n');
         }
         return Ok(out);
@@ -112,6 +115,8 @@ pub fn render(store: &Path, json: bool) -> Result<String, Box<Diagnostic>> {
         out.push_str(&format!("no builds recorded in `{}`\n", store.display()));
         return Ok(out);
     }
+    // the cells are escaped before they are measured: a column is as wide as what
+    // the terminal shows, `\u{1b}` and all
     let rows: Vec<[String; 6]> = results.iter().map(row).collect();
     let header = [
         "finished",
@@ -145,21 +150,26 @@ pub fn render(store: &Path, json: bool) -> Result<String, Box<Diagnostic>> {
     Ok(out)
 }
 
+/// One result's cells, each as the terminal is to show it: what the builder and the
+/// request supplied (every field but the outcome) escaped, shown and never obeyed.
 fn row(result: &BuildResult) -> [String; 6] {
     let outcome = match &result.digest {
-        Some(digest) => digest.clone(),
-        None => result.log.lines().next().unwrap_or_default().to_string(),
+        Some(digest) => digest.as_str(),
+        None => result.log.lines().next().unwrap_or_default(),
     };
     [
-        result.finished.clone(),
+        escaped(&result.finished).into_owned(),
         result.outcome.name().to_string(),
-        result.directory.clone().unwrap_or_else(|| "?".to_string()),
-        outcome,
-        result.builder.clone(),
+        result.directory.as_deref().map_or_else(
+            || "?".to_string(),
+            |directory| escaped(directory).into_owned(),
+        ),
+        escaped(outcome).into_owned(),
+        escaped(&result.builder).into_owned(),
         result
             .correlation_id
-            .clone()
-            .unwrap_or_else(|| "-".to_string()),
+            .as_deref()
+            .map_or_else(|| "-".to_string(), |id| escaped(id).into_owned()),
     ]
 }
 
@@ -210,5 +220,103 @@ mod tests {
             built,
             "built modules/web/site -> sha256:ab on `b1\\u{1b}[2J` (10240 bytes, request c0ffee)"
         );
+    }
+
+    /// What a hostile builder or request can put in a field: an escape sequence that
+    /// clears the screen, a line break that fakes a line, a right-to-left override.
+    const HOSTILE: &str = "\u{1b}[2J\n\u{202E}";
+
+    fn hostile(field: &str) -> String {
+        format!("{field}{HOSTILE}")
+    }
+
+    fn hostile_result(outcome: BuildOutcome) -> BuildResult {
+        let built = outcome == BuildOutcome::Built;
+        BuildResult {
+            format: transport::message::BUILD_RESULT_FORMAT.to_string(),
+            correlation_id: Some(hostile("c0ffee")),
+            directory: Some(hostile("modules/web/site")),
+            outcome,
+            digest: built.then(|| hostile("sha256:ab")),
+            size: built.then_some(10240),
+            // the first line is shown: the break in `HOSTILE` ends it
+            log: format!("\u{1b}[2J\u{202E}cannot build\r{HOSTILE}second line"),
+            builder: hostile("b1"),
+            finished: hostile("2026-11-29T21:48:28Z"),
+            seconds: 0.01,
+        }
+    }
+
+    /// `meshc builds` shows every field of the record escaped, as a table and as JSON:
+    /// the builder's name, the directory, the request, the digest, the first log line
+    /// and the time come from a builder or a request and must not reach the terminal
+    /// as an escape sequence, a line break or a bidirectional override. The columns
+    /// stay aligned on the escaped text.
+    #[test]
+    fn builds_shows_what_builders_and_requests_supplied_escaped() {
+        let store = tempfile::tempdir().expect("temporary directory");
+        let results = [
+            hostile_result(BuildOutcome::Built),
+            hostile_result(BuildOutcome::Failed),
+        ];
+        let mut record = String::new();
+        for result in &results {
+            record.push_str(&serde_json::to_string(result).expect("JSON"));
+            record.push('\n');
+        }
+        std::fs::write(store.path().join(transport::builder::RECORD_FILE), record)
+            .expect("record written");
+        let raw = |text: &str| {
+            text.chars()
+                .any(|c| matches!(c, '\u{1b}' | '\u{202E}' | '\r'))
+        };
+
+        let table = render(store.path(), false).expect("table");
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines.len(), 4, "header, two rows, summary:\n{table}");
+        assert!(!raw(&table), "{table:?}");
+        let shown = "\\u{1b}[2J\\u{a}\\u{202e}";
+        for field in [
+            "2026-11-29T21:48:28Z",
+            "modules/web/site",
+            "sha256:ab",
+            "b1",
+            "c0ffee",
+        ] {
+            assert_eq!(
+                table.matches(&format!("{field}{shown}")).count(),
+                if field == "sha256:ab" { 1 } else { 2 },
+                "`{field}` escaped in {table}"
+            );
+        }
+        // the failed build's result is its log's first line, escaped
+        assert!(
+            lines[2].contains("  \\u{1b}[2J\\u{202e}cannot build\\u{d}\\u{1b}[2J  "),
+            "{table}"
+        );
+        assert!(!table.contains("second line"), "{table}");
+        // every column starts where its title does, however much escaping lengthened
+        // the cells before it
+        let column = |line: &str, text: &str| line.find(text).map(|at| line[..at].chars().count());
+        for (title, text) in [
+            ("outcome", "built"),
+            ("directory", "modules/"),
+            ("builder", "b1"),
+            ("request", "c0ffee"),
+        ] {
+            let title_at = column(lines[0], title);
+            assert_eq!(column(lines[1], text), title_at, "`{title}`:\n{table}");
+            let text = if text == "built" { "failed" } else { text };
+            assert_eq!(column(lines[2], text), title_at, "`{title}`:\n{table}");
+        }
+
+        let json = render(store.path(), true).expect("JSON");
+        assert_eq!(json.lines().count(), 2, "{json}");
+        assert!(!raw(&json), "{json:?}");
+        for (line, result) in json.lines().zip(&results) {
+            assert!(line.contains("\\u001b[2J\\n\\u202e"), "{line}");
+            let read: BuildResult = serde_json::from_str(line).expect("the same JSON");
+            assert_eq!(&read, result);
+        }
     }
 }
