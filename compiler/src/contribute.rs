@@ -5,7 +5,6 @@
 //! settings, never other contributions, so nothing here can recurse.
 
 use std::collections::BTreeMap;
-use std::rc::Rc;
 
 use lang::codes;
 use lang::diagnostic::did_you_mean;
@@ -272,7 +271,7 @@ pub fn collect(
             .into_iter()
             .map(|(name, collection)| {
                 let value = match collection.collection_type {
-                    Type::ListOf(_) => Value::List(Rc::from(collection.items)),
+                    Type::ListOf(_) => Value::List(lang::value::List::from(collection.items)),
                     _ => Value::Attrs(Attrs::from_sorted(
                         collection
                             .entries

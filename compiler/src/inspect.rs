@@ -296,11 +296,11 @@ mod tests {
     fn a_secret_is_printed_as_secret_never_as_its_sealed_content() {
         let loader = Rc::new(MeshLoader::new(PathBuf::from("/nonexistent")));
         let mut machine = Machine::new(loader, Vec::new(), Limits::default());
-        let secret = Value::Opaque(Rc::new(crate::link::SecretHandle {
+        let secret = Value::Opaque(Rc::new(Box::new(crate::link::SecretHandle {
             sealed: "SEALED-CONTENT".to_string(),
-        }));
+        })));
         assert_eq!(print_value(&mut machine, &secret), "<secret>");
-        let inside = Value::List(Rc::from(vec![Value::Int(1), secret]));
+        let inside = Value::List(lang::value::List::from(vec![Value::Int(1), secret]));
         assert_eq!(print_value(&mut machine, &inside), "<secret>");
         assert_eq!(print_value(&mut machine, &Value::Int(3)), "3");
     }

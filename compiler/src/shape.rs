@@ -312,7 +312,7 @@ impl KindNames {
 impl Names {
     fn new() -> Names {
         let name = lang::Name::of;
-        let text = |text: &str| -> lang::value::Bytes { Rc::from(text.as_bytes()) };
+        let text = |text: &str| -> lang::value::Bytes { lang::value::Bytes::from(text.as_bytes()) };
         let kinds = Kind::ALL
             .iter()
             .map(|&kind| {
@@ -357,7 +357,7 @@ impl Names {
             column_key: name("column"),
             file_key: name("file"),
             line_key: name("line"),
-            empty_list: Value::List(Rc::from(Vec::new())),
+            empty_list: Value::List(lang::value::List::from(Vec::new())),
             empty_set: Value::Attrs(Attrs::new()),
             kinds,
         }
@@ -641,7 +641,7 @@ fn file_content(machine: &mut Machine, given: &Attrs, span: Span) -> EvalResult<
 
 fn read_file_value(machine: &mut Machine, path: &[u8], span: Span) -> EvalResult<Value> {
     let content = machine.read_file(path, span, "a file's `source`")?;
-    Ok(Value::String(Rc::from(content)))
+    Ok(Value::String(lang::value::Bytes::from(content)))
 }
 
 fn check_field(
@@ -707,7 +707,7 @@ fn check_field(
             Value::String(text) if (3..=4).contains(&text.len()) && text.iter().all(|b| (b'0'..=b'7').contains(b)) => {
                 let mut normalised = vec![b'0'; 4 - text.len()];
                 normalised.extend_from_slice(text);
-                Ok(Value::String(Rc::from(normalised)))
+                Ok(Value::String(lang::value::Bytes::from(normalised)))
             }
             Value::Int(_) => Err(invalid(
                 kind,
@@ -732,7 +732,7 @@ fn check_field(
                     other => return Err(wrong("a list of strings", other)),
                 }
             }
-            Ok(Value::List(Rc::from(forced)))
+            Ok(Value::List(lang::value::List::from(forced)))
         }
         FieldType::TextMap => {
             let Value::Attrs(attrs) = &value else {
@@ -796,7 +796,7 @@ fn check_field(
                 entries.push(name_attr("read_only", read_only, span));
                 mounts.push(Value::Attrs(Attrs::from_unsorted(entries)));
             }
-            Ok(Value::List(Rc::from(mounts)))
+            Ok(Value::List(lang::value::List::from(mounts)))
         }
         FieldType::Image => match &value {
             Value::String(text) if is_pinned_image(text) => Ok(value),

@@ -3,7 +3,6 @@
 //! check names the exact value path that is wrong and what was expected.
 
 use std::collections::BTreeMap;
-use std::rc::Rc;
 
 use lang::Machine;
 use lang::Span;
@@ -275,8 +274,12 @@ pub fn matches(machine: &mut Machine, pattern: &[u8], text: &[u8], span: Span) -
     let Some(builtin) = builtins.get(b"match").cloned() else {
         return Ok(false);
     };
-    let partial = machine.call(builtin, Value::String(Rc::from(pattern)), span)?;
-    let result = machine.call(partial, Value::String(Rc::from(text)), span)?;
+    let partial = machine.call(
+        builtin,
+        Value::String(lang::value::Bytes::from(pattern)),
+        span,
+    )?;
+    let result = machine.call(partial, Value::String(lang::value::Bytes::from(text)), span)?;
     Ok(!matches!(machine.force(&result, span)?, Value::Null))
 }
 

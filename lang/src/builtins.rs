@@ -375,13 +375,13 @@ pub(crate) fn globals() -> Globals {
         // as in Nix 2.8, a name global without the prefix has no `__` form
         // (`__map`, `__toString` and `__fromTOML` are undefined there)
         if !matches!(*name, "true" | "false" | "null") && !UNPREFIXED.contains(name) {
-            names.insert(Rc::from(prefixed), value.clone());
+            names.insert(Bytes::from(prefixed), value.clone());
         }
         if UNPREFIXED.contains(name) || matches!(*name, "true" | "false" | "null") {
-            names.insert(Rc::from(name.as_bytes()), value.clone());
+            names.insert(Bytes::from(name.as_bytes()), value.clone());
         }
     }
-    names.insert(Rc::from(&b"builtins"[..]), builtins_value);
+    names.insert(Bytes::from(&b"builtins"[..]), builtins_value);
     Globals::new(names)
 }
 
@@ -877,14 +877,14 @@ fn dir_of(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<
         Some(position) => path[..position].to_vec(),
     };
     match value {
-        Value::Path(_) => Ok(Value::Path(Rc::from(directory))),
-        _ => Ok(Value::String(Rc::from(directory))),
+        Value::Path(_) => Ok(Value::Path(Bytes::from(directory))),
+        _ => Ok(Value::String(Bytes::from(directory))),
     }
 }
 
 fn to_path(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
     let path = machine.coerce_to_path(&arguments[0], span, "`toPath`")?;
-    Ok(Value::String(Rc::from(path)))
+    Ok(Value::String(Bytes::from(path)))
 }
 
 fn path_exists(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
@@ -898,7 +898,7 @@ fn path_exists(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalRe
 fn read_file(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
     let path = machine.coerce_to_readable_path(&arguments[0], span, "`readFile`")?;
     let content = machine.read_file(&path, span, "`readFile`")?;
-    Ok(Value::String(Rc::from(content)))
+    Ok(Value::String(Bytes::from(content)))
 }
 
 fn read_dir(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
@@ -937,7 +937,7 @@ fn hash_file(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResu
 
 fn discard_context(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
     let text = machine.coerce_to_string(&arguments[0], span, false, false)?;
-    Ok(Value::String(Rc::from(text)))
+    Ok(Value::String(Bytes::from(text)))
 }
 
 fn unsafe_get_attr_pos(

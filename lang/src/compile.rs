@@ -205,9 +205,10 @@ impl<'a> Compiler<'a> {
             }
             // an empty list has no identity (it is never `«repeated»` nor the same
             // object as another): one constant serves every evaluation
-            ExprKind::List(items) if items.is_empty() => {
-                node(IrKind::Const(Value::List(Rc::from(Vec::new()))), span)
-            }
+            ExprKind::List(items) if items.is_empty() => node(
+                IrKind::Const(Value::List(crate::value::List::from(Vec::new()))),
+                span,
+            ),
             ExprKind::List(items) => {
                 let items = items.iter().map(|item| self.value(item)).collect();
                 node(IrKind::List(items), span)

@@ -199,7 +199,7 @@ impl Name {
             if let Some(Some(string)) = strings.get(index) {
                 return string.clone();
             }
-            let string: crate::value::Bytes = std::rc::Rc::from(self.0.bytes);
+            let string: crate::value::Bytes = crate::value::Bytes::from(self.0.bytes);
             if index < MAX_STRINGS {
                 if strings.len() <= index {
                     strings.resize(index + 1, None);

@@ -250,7 +250,7 @@ impl Machine {
                 self.leave();
             }
             Value::List(items) => {
-                if !items.is_empty() && !printed.seen.insert(items.as_ptr() as *const u8 as usize) {
+                if !items.is_empty() && !printed.seen.insert(items.address()) {
                     printed.out.extend_from_slice("«repeated»".as_bytes());
                     return Ok(());
                 }

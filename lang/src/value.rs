@@ -13,8 +13,80 @@ use crate::diagnostic::Diagnostic;
 pub use crate::name::Name;
 use crate::span::Span;
 
-/// Attribute names and strings are byte strings, as in Nix.
-pub type Bytes = Rc<[u8]>;
+/// Attribute names and strings are byte strings, as in Nix. One pointer (a
+/// [`Value`] is two words): the bytes sit behind the count, made from a buffer
+/// without copying it.
+#[derive(Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Bytes(Rc<Box<[u8]>>);
+
+impl Bytes {
+    /// Whether both are the same string (not only equal ones).
+    pub fn ptr_eq(left: &Bytes, right: &Bytes) -> bool {
+        Rc::ptr_eq(&left.0, &right.0)
+    }
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+    #[inline]
+    fn deref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl AsRef<[u8]> for Bytes {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl std::borrow::Borrow<[u8]> for Bytes {
+    fn borrow(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl From<&[u8]> for Bytes {
+    fn from(bytes: &[u8]) -> Bytes {
+        Bytes(Rc::new(Box::from(bytes)))
+    }
+}
+
+impl<const N: usize> From<&[u8; N]> for Bytes {
+    fn from(bytes: &[u8; N]) -> Bytes {
+        Bytes::from(&bytes[..])
+    }
+}
+
+impl From<&str> for Bytes {
+    fn from(text: &str) -> Bytes {
+        Bytes::from(text.as_bytes())
+    }
+}
+
+impl From<Vec<u8>> for Bytes {
+    fn from(bytes: Vec<u8>) -> Bytes {
+        Bytes(Rc::new(bytes.into_boxed_slice()))
+    }
+}
+
+impl From<String> for Bytes {
+    fn from(text: String) -> Bytes {
+        Bytes::from(text.into_bytes())
+    }
+}
+
+impl From<Box<[u8]>> for Bytes {
+    fn from(bytes: Box<[u8]>) -> Bytes {
+        Bytes(Rc::new(bytes))
+    }
+}
+
+impl fmt::Debug for Bytes {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(formatter, "{:?}", String::from_utf8_lossy(self))
+    }
+}
 
 pub type EvalResult<T> = Result<T, Box<Diagnostic>>;
 
@@ -35,7 +107,7 @@ pub enum Value {
     Thunk(Rc<Thunk>),
     /// A value the host gives the language that it may pass around and nothing else
     /// (a secret handle): comparing, printing or converting it is an error.
-    Opaque(Rc<dyn Opaque>),
+    Opaque(Rc<Box<dyn Opaque>>),
 }
 
 /// A host value the language can only pass along.
@@ -47,11 +119,11 @@ pub trait Opaque: Any {
 
 impl Value {
     pub fn string(bytes: &[u8]) -> Value {
-        Value::String(Rc::from(bytes))
+        Value::String(Bytes::from(bytes))
     }
 
     pub fn string_from(text: &str) -> Value {
-        Value::String(Rc::from(text.as_bytes()))
+        Value::String(Bytes::from(text))
     }
 
     /// Nix's `typeOf` name; thunks are "thunk" (callers force first).
@@ -129,8 +201,84 @@ impl fmt::Debug for Value {
     }
 }
 
-/// A list; its identity (for `«repeated»`) is the `Rc`.
-pub type List = Rc<[Value]>;
+/// A list; its identity (for `«repeated»`) is the `Rc`. One pointer (a [`Value`]
+/// is two words): the elements sit behind the count, made from a vector without
+/// copying it.
+#[derive(Clone, Default)]
+pub struct List(Rc<Box<[Value]>>);
+
+impl List {
+    /// Whether both are the same list (not only equal ones).
+    #[inline]
+    pub fn ptr_eq(left: &List, right: &List) -> bool {
+        Rc::ptr_eq(&left.0, &right.0)
+    }
+
+    /// The list's address, an identity for as long as it lives.
+    #[inline]
+    pub fn address(&self) -> usize {
+        Rc::as_ptr(&self.0) as usize
+    }
+
+    /// Whether this is the list's only holder (no other strong or weak reference).
+    #[inline]
+    pub fn is_unique(&self) -> bool {
+        Rc::strong_count(&self.0) == 1 && Rc::weak_count(&self.0) == 0
+    }
+
+    /// The elements, moved out when this is the list's only holder.
+    pub fn into_vec(self) -> Vec<Value> {
+        Rc::try_unwrap(self.0)
+            .map(Vec::from)
+            .unwrap_or_else(|shared| shared.to_vec())
+    }
+}
+
+impl std::ops::Deref for List {
+    type Target = [Value];
+    #[inline]
+    fn deref(&self) -> &[Value] {
+        &self.0
+    }
+}
+
+impl From<Vec<Value>> for List {
+    fn from(values: Vec<Value>) -> List {
+        List(Rc::new(values.into_boxed_slice()))
+    }
+}
+
+impl From<&[Value]> for List {
+    fn from(values: &[Value]) -> List {
+        List(Rc::new(Box::from(values)))
+    }
+}
+
+impl<const N: usize> From<[Value; N]> for List {
+    fn from(values: [Value; N]) -> List {
+        List(Rc::new(Box::new(values)))
+    }
+}
+
+impl FromIterator<Value> for List {
+    fn from_iter<I: IntoIterator<Item = Value>>(values: I) -> List {
+        List(Rc::new(values.into_iter().collect()))
+    }
+}
+
+impl<'l> IntoIterator for &'l List {
+    type Item = &'l Value;
+    type IntoIter = std::slice::Iter<'l, Value>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+impl fmt::Debug for List {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.debug_list().entries(self.iter()).finish()
+    }
+}
 
 /// One attribute: name, value and where it was defined (if it was written down).
 #[derive(Clone, Debug)]
@@ -611,7 +759,7 @@ impl Groups {
             .starts
             .get(index + 1)
             .map_or(self.values.len(), |(_, next)| *next);
-        Some((name, Rc::from(self.values.get(start..end)?)))
+        Some((name, List::from(self.values.get(start..end)?)))
     }
 }
 
@@ -665,7 +813,7 @@ pub fn same_object(left: &Value, right: &Value) -> bool {
     match (left, right) {
         (Value::Thunk(l), Value::Thunk(r)) => Rc::ptr_eq(l, r),
         (Value::Attrs(l), Value::Attrs(r)) => Attrs::ptr_eq(l, r),
-        (Value::List(l), Value::List(r)) => !l.is_empty() && Rc::ptr_eq(l, r),
+        (Value::List(l), Value::List(r)) => !l.is_empty() && List::ptr_eq(l, r),
         (Value::Lambda(l), Value::Lambda(r)) => Rc::ptr_eq(l, r),
         (Value::PrimOp(l), Value::PrimOp(r)) => Rc::ptr_eq(l, r),
         (Value::PrimOpApp(l), Value::PrimOpApp(r)) => Rc::ptr_eq(l, r),
@@ -702,14 +850,21 @@ impl std::hash::Hasher for AddressHasher {
 mod tests {
     use proptest::prelude::*;
 
-    /// Most thunks are suspended code: their state must stay no larger than a value
-    /// (applications boxed), or every `let` binding and set attribute pays for the
-    /// largest state.
+    /// A value is two words: its tag and an integer, a float or one pointer (lists,
+    /// strings and secrets are behind a thin pointer), so a list element, a frame
+    /// slot and an attribute pay no more.
     #[test]
-    fn a_thunk_state_is_no_larger_than_a_value() {
-        use std::mem::size_of;
-        assert!(size_of::<super::ThunkState>() <= size_of::<super::Value>());
-        assert!(size_of::<super::Thunk>() <= size_of::<super::Value>() + size_of::<usize>());
+    fn a_value_is_two_words() {
+        assert_eq!(std::mem::size_of::<super::Value>(), 2 * size_of::<usize>());
+    }
+
+    /// Most thunks are suspended code: their state (code and frame beside a tag)
+    /// must stay three words (applications boxed), or every `let` binding and set
+    /// attribute pays for the largest state.
+    #[test]
+    fn a_thunk_state_is_three_words() {
+        assert!(size_of::<super::ThunkState>() <= 3 * size_of::<usize>());
+        assert!(size_of::<super::Thunk>() <= 4 * size_of::<usize>());
     }
 
     proptest! {

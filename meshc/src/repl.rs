@@ -9,7 +9,6 @@ pub mod complete;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
 
 use lang::value::Bytes;
 use lang::{Diagnostic, Machine, Span, Value, codes};
@@ -91,7 +90,7 @@ impl Session {
             .into_iter()
             .filter_map(|(name, value)| {
                 let value = machine.force(&value, Span::default()).ok()?;
-                Some((Rc::from(name.as_bytes()), value))
+                Some((lang::value::Bytes::from(name.as_bytes()), value))
             })
             .collect();
         machine.start_next_evaluation();
@@ -142,7 +141,8 @@ impl Session {
         if let Some((name, expression)) = binding(line) {
             return match self.evaluate(expression) {
                 Ok(value) => {
-                    self.names.insert(Rc::from(name.as_bytes()), value);
+                    self.names
+                        .insert(lang::value::Bytes::from(name.as_bytes()), value);
                     Reply::Nothing
                 }
                 Err(diagnostics) => Reply::Failed(diagnostics),
@@ -228,7 +228,7 @@ impl Session {
                 Err(error) => return Reply::Failed(vec![*error]),
             };
             self.names
-                .insert(std::rc::Rc::from(attr.name.as_bytes()), value);
+                .insert(lang::value::Bytes::from(attr.name.as_bytes()), value);
             added += 1;
         }
         Reply::Note(format!("Added {added} variables."))

@@ -7,7 +7,6 @@
 //! but the facts themselves.
 
 use std::collections::BTreeMap;
-use std::rc::Rc;
 
 use lang::value::{Attr, Attrs, EvalResult};
 use lang::{Diagnostic, Machine, Span, Value, codes};
@@ -351,7 +350,7 @@ fn fact_value(fact: &Fact) -> Value {
         Fact::Int(i) => Value::Int(*i),
         Fact::Float(f) => Value::Float(*f),
         Fact::String(text) => Value::string_from(text),
-        Fact::List(items) => Value::List(Rc::from(
+        Fact::List(items) => Value::List(lang::value::List::from(
             items.iter().map(fact_value).collect::<Vec<Value>>(),
         )),
         Fact::Record(record) => record_value(record),
@@ -361,6 +360,7 @@ fn fact_value(fact: &Fact) -> Value {
 #[cfg(test)]
 mod tests {
     use std::path::{Path, PathBuf};
+    use std::rc::Rc;
 
     use lang::Limits;
 
@@ -376,9 +376,9 @@ mod tests {
         let function = machine
             .eval_source("facts.nix", None, source.as_bytes().into(), Path::new("/"))
             .expect("evaluates");
-        let secret = Value::Opaque(Rc::new(SecretHandle {
+        let secret = Value::Opaque(Rc::new(Box::new(SecretHandle {
             sealed: "SEALED-CONTENT".to_string(),
-        }));
+        })));
         let value = machine
             .call(function, secret, Span::default())
             .expect("calls");

@@ -28,9 +28,9 @@ pub(super) fn arguments(link: &NodeLink, module: &str) -> ShapeArguments {
         span: None,
     };
     let secret = |sealed: &String| {
-        lang::Value::Opaque(Rc::new(link::SecretHandle {
+        lang::Value::Opaque(Rc::new(Box::new(link::SecretHandle {
             sealed: sealed.clone(),
-        }))
+        })))
     };
     let secrets = link
         .secrets
@@ -87,7 +87,7 @@ pub(super) fn arguments(link: &NodeLink, module: &str) -> ShapeArguments {
                     ])
                 })
                 .collect();
-            named(service, lang::Value::List(Rc::from(list)))
+            named(service, lang::Value::List(lang::value::List::from(list)))
         })
         .collect();
     let images = link

@@ -69,7 +69,7 @@ pub(super) fn builtins() -> Vec<Builtin> {
 fn attr_names(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
     let attrs = machine.force_attrs(&arguments[0], span, "`attrNames`")?;
     // collected straight into the list: one allocation of the exact size
-    let names: Rc<[Value]> = attrs
+    let names: crate::value::List = attrs
         .iter()
         .map(|attr| Value::String(attr.name.string()))
         .collect();
@@ -78,7 +78,7 @@ fn attr_names(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalRes
 
 fn attr_values(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
     let attrs = machine.force_attrs(&arguments[0], span, "`attrValues`")?;
-    let values: Rc<[Value]> = attrs.iter().map(|attr| attr.value.clone()).collect();
+    let values: crate::value::List = attrs.iter().map(|attr| attr.value.clone()).collect();
     Ok(Value::List(values))
 }
 
@@ -92,7 +92,7 @@ fn cat_attrs(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResu
             values.push(value.clone());
         }
     }
-    Ok(Value::List(Rc::from(values)))
+    Ok(Value::List(crate::value::List::from(values)))
 }
 
 fn get_attr(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {

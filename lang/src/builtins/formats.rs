@@ -2,8 +2,6 @@
 //! indented XML form of a value (forced deeply), `fromTOML` maps a TOML document to
 //! sets, lists and scalars and refuses dates and times, which have no Nix value.
 
-use std::rc::Rc;
-
 use super::Builtin;
 use crate::codes;
 use crate::compile::ParamIr;
@@ -115,7 +113,7 @@ fn to_xml(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<
     )?;
     writer.close();
     writer.count(machine, span)?;
-    Ok(Value::String(Rc::from(writer.out)))
+    Ok(Value::String(crate::value::Bytes::from(writer.out)))
 }
 
 fn xml_attrs(
@@ -296,7 +294,7 @@ fn convert(value: &toml::Value) -> Result<Value, String> {
         toml::Value::Datetime(_) => return Err("dates and times are not supported".into()),
         toml::Value::Array(items) => {
             let items = items.iter().map(convert).collect::<Result<Vec<_>, _>>()?;
-            Value::List(Rc::from(items))
+            Value::List(crate::value::List::from(items))
         }
         toml::Value::Table(table) => {
             let mut entries = Vec::with_capacity(table.len());

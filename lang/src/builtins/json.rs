@@ -1,7 +1,5 @@
 //! `toJSON` and `fromJSON`.
 
-use std::rc::Rc;
-
 use super::Builtin;
 use crate::codes;
 use crate::eval::{Machine, error};
@@ -25,7 +23,7 @@ pub(super) fn builtins() -> Vec<Builtin> {
 
 fn to_json(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
     let json = machine.to_json(&arguments[0], span)?;
-    Ok(Value::String(Rc::from(json)))
+    Ok(Value::String(crate::value::Bytes::from(json)))
 }
 
 fn from_json(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
@@ -95,7 +93,7 @@ impl JsonParser<'_> {
             Some(b'n') => self.literal(b"null", Value::Null),
             Some(b't') => self.literal(b"true", Value::Bool(true)),
             Some(b'f') => self.literal(b"false", Value::Bool(false)),
-            Some(b'"') => Ok(Value::String(Rc::from(self.string()?))),
+            Some(b'"') => Ok(Value::String(crate::value::Bytes::from(self.string()?))),
             Some(b'-' | b'0'..=b'9') => self.number(),
             Some(b'[') => {
                 self.position += 1;
@@ -120,7 +118,7 @@ impl JsonParser<'_> {
         self.skip_whitespace();
         if self.peek() == Some(b']') {
             self.position += 1;
-            return Ok(Value::List(Rc::from(items)));
+            return Ok(Value::List(crate::value::List::from(items)));
         }
         loop {
             items.push(self.value(machine)?);
@@ -129,7 +127,7 @@ impl JsonParser<'_> {
                 Some(b',') => self.position += 1,
                 Some(b']') => {
                     self.position += 1;
-                    return Ok(Value::List(Rc::from(items)));
+                    return Ok(Value::List(crate::value::List::from(items)));
                 }
                 _ => return Err(self.error("expected `,` or `]`")),
             }

@@ -157,7 +157,7 @@ pub(crate) fn collect_list(
     }
     let mut buffer = machine.list_buffer(length, span)?;
     buffer.extend(items);
-    Ok(Rc::from(buffer))
+    Ok(List::from(buffer))
 }
 
 /// The lists one after the other. Nix's `concatLists` gives back the one list
@@ -165,7 +165,7 @@ pub(crate) fn collect_list(
 /// that list), while its `concatMap` always makes a new list.
 fn concatenate(
     machine: &mut Machine,
-    lists: Vec<Rc<[Value]>>,
+    lists: Vec<crate::value::List>,
     share_single: bool,
     span: Span,
 ) -> EvalResult<Value> {
@@ -264,7 +264,7 @@ fn filter(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<
     if kept.len() == list.len() {
         return Ok(Value::List(list));
     }
-    Ok(Value::List(Rc::from(kept)))
+    Ok(Value::List(List::from(kept)))
 }
 
 fn fold_left(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
@@ -338,7 +338,7 @@ fn gen_list(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResul
         }
         items.push(Thunk::generated(&call, index));
     }
-    Ok(Value::List(Rc::from(items)))
+    Ok(Value::List(List::from(items)))
 }
 
 fn generic_closure(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
@@ -381,7 +381,7 @@ fn generic_closure(machine: &mut Machine, arguments: &[Value], span: Span) -> Ev
             machine.force_list(&next, span, "the result of the `genericClosure` operator")?;
         work.extend(next.iter().cloned());
     }
-    Ok(Value::List(Rc::from(result)))
+    Ok(Value::List(List::from(result)))
 }
 
 /// The keys `genericClosure` has seen, in order. While every key is an integer,
@@ -393,7 +393,7 @@ fn generic_closure(machine: &mut Machine, arguments: &[Value], span: Span) -> Ev
 /// finding its 100,000 keys in descending order took 4 s (Nix 0.13 s).
 enum SeenKeys {
     Integers(BTreeSet<i64>),
-    Strings(BTreeSet<Rc<[u8]>>),
+    Strings(BTreeSet<crate::value::Bytes>),
     Sorted(Vec<Value>),
 }
 
@@ -461,7 +461,7 @@ fn group_by(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResul
             .into_iter()
             .map(|(name, items)| Attr {
                 name: crate::name::Name::new(&name),
-                value: Value::List(Rc::from(items)),
+                value: Value::List(List::from(items)),
                 span: None,
             })
             .collect(),
@@ -494,7 +494,7 @@ fn tail(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Va
     if list.is_empty() {
         return Err(empty_list("builtins.tail", span));
     }
-    Ok(Value::List(Rc::from(&list[1..])))
+    Ok(Value::List(List::from(&list[1..])))
 }
 
 fn length(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
@@ -537,12 +537,12 @@ fn partition(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResu
     Ok(Value::Attrs(Attrs::from_sorted(vec![
         Attr {
             name: crate::name::Name::of("right"),
-            value: Value::List(Rc::from(right)),
+            value: Value::List(List::from(right)),
             span: None,
         },
         Attr {
             name: crate::name::Name::of("wrong"),
-            value: Value::List(Rc::from(wrong)),
+            value: Value::List(List::from(wrong)),
             span: None,
         },
     ])))
@@ -561,12 +561,12 @@ fn sort(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Va
         if is_less_than(&comparator) {
             // as Nix does for `lessThan`: compare directly, without calls
             sort_less_than(machine, &mut items, span)?;
-            return Ok(Value::List(Rc::from(items)));
+            return Ok(Value::List(List::from(items)));
         }
         if let Some(reversed) = written_less_than(&comparator)
             && sort_plain(&mut items, reversed)
         {
-            return Ok(Value::List(Rc::from(items)));
+            return Ok(Value::List(List::from(items)));
         }
     }
     // a comparator of comparisons on values already there (`a: b: a.p < b.p`) is
@@ -586,7 +586,7 @@ fn sort(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Va
         )
     };
     merge_sort(machine, &mut items, &mut less)?;
-    Ok(Value::List(Rc::from(items)))
+    Ok(Value::List(List::from(items)))
 }
 
 type Less<'a> = dyn FnMut(&mut Machine, &Value, &Value) -> EvalResult<bool> + 'a;

@@ -521,7 +521,7 @@ fn groups(captures: &regex::bytes::Captures<'_>) -> Value {
             None => Value::Null,
         })
         .collect();
-    Value::List(Rc::from(items))
+    Value::List(crate::value::List::from(items))
 }
 
 /// The groups (but the whole match) as `match` and `split` give them.
@@ -537,7 +537,7 @@ fn group_values(subject: &[u8], found: &[posix_regex::Group]) -> Value {
             }
         })
         .collect();
-    Value::List(Rc::from(items))
+    Value::List(crate::value::List::from(items))
 }
 
 fn match_builtin(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
@@ -621,10 +621,10 @@ fn split(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<V
         }
     }
     if result.is_empty() {
-        return Ok(Value::List(Rc::from(vec![subject_value])));
+        return Ok(Value::List(crate::value::List::from(vec![subject_value])));
     }
     result.push(Value::string(&subject[previous_end..]));
-    Ok(Value::List(Rc::from(result)))
+    Ok(Value::List(crate::value::List::from(result)))
 }
 
 #[cfg(test)]

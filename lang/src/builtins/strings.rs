@@ -1,7 +1,5 @@
 //! Builtins over strings: byte-oriented, as Nix's strings are.
 
-use std::rc::Rc;
-
 use sha2::Digest;
 
 use super::Builtin;
@@ -131,7 +129,7 @@ fn replace_strings(machine: &mut Machine, arguments: &[Value], span: Span) -> Ev
             position += 1;
         }
     }
-    Ok(Value::String(Rc::from(result)))
+    Ok(Value::String(Bytes::from(result)))
 }
 
 /// The text of `value` as `coerceToString` gives it (not `toString`'s more): a
@@ -139,7 +137,7 @@ fn replace_strings(machine: &mut Machine, arguments: &[Value], span: Span) -> Ev
 fn text_of(machine: &mut Machine, value: &Value, span: Span) -> EvalResult<Bytes> {
     match machine.force(value, span)? {
         Value::String(text) => Ok(text),
-        other => Ok(Rc::from(
+        other => Ok(Bytes::from(
             machine.coerce_to_string(&other, span, false, true)?,
         )),
     }

@@ -1,8 +1,6 @@
 //! Version strings: `compareVersions`, `splitVersion` and `parseDrvName`, with
 //! Nix's component rules (digits compare as numbers, `pre` sorts first).
 
-use std::rc::Rc;
-
 use super::Builtin;
 use crate::eval::Machine;
 use crate::span::Span;
@@ -106,7 +104,7 @@ fn split_version(machine: &mut Machine, arguments: &[Value], span: Span) -> Eval
         }
         components.push(Value::string(component));
     }
-    Ok(Value::List(Rc::from(components)))
+    Ok(Value::List(crate::value::List::from(components)))
 }
 
 fn parse_drv_name(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {

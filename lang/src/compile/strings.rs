@@ -31,7 +31,10 @@ impl Compiler<'_> {
         if first.len() > 1 && first.last() == Some(&b'/') && resolved != b"/" {
             resolved.push(b'/');
         }
-        let first = node(IrKind::Const(Value::Path(Rc::from(resolved))), span);
+        let first = node(
+            IrKind::Const(Value::Path(crate::value::Bytes::from(resolved))),
+            span,
+        );
         if parts.len() == 1 {
             return first;
         }

@@ -4,7 +4,6 @@
 use super::*;
 use crate::codes;
 use crate::span::Span;
-use std::rc::Rc;
 
 use crate::value::{EvalResult, Value};
 
@@ -152,7 +151,7 @@ impl Machine {
     /// buffer is kept for the next string unless it grew past [`KEPT_BUFFER`].
     #[inline]
     pub(crate) fn finish_string(&mut self, buffer: Vec<u8>) -> Value {
-        let string = Value::String(Rc::from(&buffer[..]));
+        let string = Value::String(Bytes::from(&buffer[..]));
         if buffer.capacity() <= KEPT_BUFFER && buffer.capacity() > self.string_buffer.capacity() {
             self.string_buffer = buffer;
         }

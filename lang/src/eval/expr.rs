@@ -397,7 +397,7 @@ impl Machine {
             let value = self.eval(part, env)?;
             self.coerce_to_string_into(&value, part.span, false, false, &mut result)?;
         }
-        Ok(Value::Path(Rc::from(compile::canonical_path(&result))))
+        Ok(Value::Path(Bytes::from(compile::canonical_path(&result))))
     }
 
     pub(super) fn with_lookup(

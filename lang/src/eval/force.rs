@@ -166,7 +166,7 @@ impl Machine {
                 self.force_members(address, members, seen)
             }
             Value::List(items) if !items.is_empty() => {
-                let address = items.as_ptr() as *const u8 as usize;
+                let address = items.address();
                 self.enter(span)?;
                 self.force_members(address, items.iter().map(|item| (item, span, None)), seen)
             }
@@ -234,7 +234,7 @@ fn holds_values(value: &Value) -> bool {
 pub(super) fn fresh_slot(value: Value) -> Value {
     match value {
         Value::List(list) if !list.is_empty() && list.len() <= 2 && !is_unique(&list) => {
-            Value::List(Rc::from(&list[..]))
+            Value::List(crate::value::List::from(&list[..]))
         }
         other => other,
     }
@@ -242,7 +242,7 @@ pub(super) fn fresh_slot(value: Value) -> Value {
 
 /// Whether `list` is held by no one else (no other strong or weak reference).
 fn is_unique(list: &crate::value::List) -> bool {
-    Rc::strong_count(list) == 1 && Rc::weak_count(list) == 0
+    list.is_unique()
 }
 
 /// Does `value` hold a secret among its parts evaluated so far? Nothing is forced (the
@@ -263,7 +263,7 @@ pub(crate) fn holds_evaluated_secret(value: &Value) -> bool {
         };
         match &value {
             Value::Opaque(_) => return true,
-            Value::List(items) if seen.insert(items.as_ptr() as *const u8 as usize) => {
+            Value::List(items) if seen.insert(items.address()) => {
                 pending.extend(items.iter().cloned());
             }
             Value::Attrs(attrs) if seen.insert(attrs.address()) => {

@@ -459,7 +459,7 @@ impl Machine {
             (Value::Path(path), _) => {
                 let mut result = path.to_vec();
                 self.coerce_to_string_into(&right, right_span, false, false, &mut result)?;
-                Ok(Value::Path(Rc::from(compile::canonical_path(&result))))
+                Ok(Value::Path(Bytes::from(compile::canonical_path(&result))))
             }
             (Value::String(string), _) => {
                 // counted before it is made when both sizes are known (a string

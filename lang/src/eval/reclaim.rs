@@ -136,7 +136,7 @@ fn reachable_frames<'a>(roots: impl Iterator<Item = &'a Value>) -> HashSet<usize
                     }
                 }
                 Value::List(list) => {
-                    if !list.is_empty() && seen.insert(list.as_ptr() as usize) {
+                    if !list.is_empty() && seen.insert(list.address()) {
                         values.extend(list.iter().cloned());
                     }
                 }
