@@ -160,6 +160,7 @@ codes! {
     ARTIFACT_NOT_STORED = "E315", "artifact cannot be archived or stored";
     BUILD_RECORD_UNREADABLE = "E316", "the builder's record cannot be read";
     LOCK_UNWRITABLE = "E317", "`mesh.lock` cannot be written";
+    INVALID_LOGIN = "E318", "a consumer's login is not a name its provider can grant";
     PRIVATE_KEY = "E320", "an age private key where a public key belongs";
     RESEAL_IDENTITY_UNREADABLE = "E321", "`meshc secrets reseal`: the old identity cannot be read";
     RESEAL_WRONG_IDENTITY = "E322", "`meshc secrets reseal`: the identity does not open the node's values";

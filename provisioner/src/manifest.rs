@@ -82,7 +82,7 @@ pub struct Manifest {
 pub struct Grant {
     /// `NODE/MODULE/NAME`, for messages.
     pub consumer: String,
-    /// The role name: a PostgreSQL name of `a-z 0-9 _`.
+    /// The role or user name: `a-z 0-9 _`, by the rule of its server (`check_login`).
     pub login: String,
     /// The credential file as the manifest names it (absolute, on the node).
     pub credential: String,
@@ -143,16 +143,7 @@ pub fn parse(bytes: &[u8], root: Option<&Path>, kind: Kind) -> Result<Manifest, 
                 kind.server()
             )));
         }
-        check_name(&grant.login).map_err(|reason| at(format!("login {reason}")))?;
-        if RESERVED_ROLE_NAMES.contains(&grant.login.as_str()) {
-            // `public` and `none` fail CREATE ROLE, and that would fail the whole
-            // reconcile (every other grant and withdrawal with it); the others name
-            // another role wherever SQL takes them unquoted
-            return Err(at(format!(
-                "login `{}` is a name PostgreSQL reserves for roles",
-                grant.login
-            )));
-        }
+        check_login(&grant.login, kind).map_err(at)?;
         let access = access_of(kind, grant.vhost, grant.permissions).map_err(at)?;
         if kind == Kind::Rabbitmq && grant.database.is_some() {
             return Err(at("a RabbitMQ grant has no `database`".to_string()));
@@ -273,12 +264,43 @@ const RESERVED_ROLE_NAMES: [&str; 5] = [
     "current_role",
 ];
 
-/// A name mesh creates: 1 to 63 bytes (PostgreSQL's NAMEDATALEN - 1) of `a-z 0-9 _`,
-/// not a reserved `pg_` name and not the marker role. It is still always quoted.
-fn check_name(name: &str) -> Result<(), String> {
+/// The longest PostgreSQL name (NAMEDATALEN - 1): a longer one is cut short without a
+/// word, so two logins could become one role.
+const LONGEST_POSTGRES_NAME: usize = 63;
+
+/// The longest RabbitMQ user name mesh grants: RabbitMQ sets no bound, but the name is
+/// a segment of the management API's URLs (as a vhost is, at most 255 too).
+const LONGEST_RABBITMQ_LOGIN: usize = 255;
+
+/// A grant's login as its server takes it, by the compiler's rule (E318 in
+/// `compiler/src/link/grants.rs`; this crate may depend on none of ours, so a test on
+/// each side holds the same names). PostgreSQL: a name `check_name` takes that is not
+/// reserved for roles. RabbitMQ reserves none of PostgreSQL's names (`pg_`, `public`,
+/// the marker role): 1 to 255 bytes of `a-z 0-9 _`.
+fn check_login(login: &str, kind: Kind) -> Result<(), String> {
+    match kind {
+        Kind::Postgres => {
+            check_name(login).map_err(|reason| format!("login {reason}"))?;
+            if RESERVED_ROLE_NAMES.contains(&login) {
+                // `public` and `none` fail CREATE ROLE, and that would fail the whole
+                // reconcile (every other grant and withdrawal with it); the others name
+                // another role wherever SQL takes them unquoted
+                return Err(format!(
+                    "login `{login}` is a name PostgreSQL reserves for roles"
+                ));
+            }
+            Ok(())
+        }
+        Kind::Rabbitmq => check_characters(login, LONGEST_RABBITMQ_LOGIN)
+            .map_err(|reason| format!("login {reason}")),
+    }
+}
+
+/// 1 to `longest` bytes of `a-z 0-9 _`.
+fn check_characters(name: &str, longest: usize) -> Result<(), String> {
     let shown = printable(name);
-    if name.is_empty() || name.len() > 63 {
-        return Err(format!("`{shown}` is not 1 to 63 characters"));
+    if name.is_empty() || name.len() > longest {
+        return Err(format!("`{shown}` is not 1 to {longest} characters"));
     }
     if !name
         .bytes()
@@ -288,6 +310,14 @@ fn check_name(name: &str) -> Result<(), String> {
             "`{shown}` has characters other than `a-z`, `0-9` and `_`"
         ));
     }
+    Ok(())
+}
+
+/// A PostgreSQL name mesh creates: 1 to 63 bytes of `a-z 0-9 _`, not a reserved `pg_`
+/// name and not the marker role. It is still always quoted.
+fn check_name(name: &str) -> Result<(), String> {
+    let shown = printable(name);
+    check_characters(name, LONGEST_POSTGRES_NAME)?;
     if name.starts_with("pg_") {
         return Err(format!(
             "`{shown}` starts with `pg_`, which PostgreSQL reserves"
@@ -579,6 +609,75 @@ mod tests {
         ] {
             let error = parse(manifest(bad).as_bytes(), None, Kind::Rabbitmq).unwrap_err();
             assert!(error.contains("not a vhost name"), "{bad:?}: {error}");
+        }
+    }
+
+    /// The same names as the compiler's test of its rule (`login_names` in
+    /// `compiler/src/link/grants.rs`): what one refuses, so does the other.
+    #[test]
+    fn login_names_follow_the_compilers_rule() {
+        let manifest = |login: &str, kind: Kind| {
+            let mut grant = serde_json::json!({
+                "consumer": "c", "login": login, "credential": "/c/a", "form": kind.form(),
+            });
+            if kind == Kind::Rabbitmq {
+                grant["vhost"] = "/".into();
+                grant["permissions"] =
+                    serde_json::json!({"configure": "", "write": "", "read": ""});
+            }
+            manifest_with(&grant.to_string())
+        };
+        let taken = |login: &str, kind: Kind| parse(manifest(login, kind).as_bytes(), None, kind);
+        let long = |bytes: usize| "a".repeat(bytes);
+        let taken_by_both = [
+            "app1_shop_db".to_string(),
+            "a".to_string(),
+            "pg".to_string(),
+            "pgx_app_bus".to_string(),
+            "app_pg_bus".to_string(),
+            "public_x".to_string(),
+            "mesh_managed_x".to_string(),
+            long(63),
+        ];
+        // RabbitMQ reserves none of PostgreSQL's names
+        let rabbitmq_only = [
+            "pg_app_bus".to_string(),
+            "pg_".to_string(),
+            "pg_signal_backend".to_string(),
+            "public".to_string(),
+            "none".to_string(),
+            "current_user".to_string(),
+            "session_user".to_string(),
+            "current_role".to_string(),
+            "mesh_managed".to_string(),
+            long(64),
+            long(255),
+        ];
+        let taken_by_neither = [
+            String::new(),
+            long(256),
+            "Robert".to_string(),
+            "app-1_shop_db".to_string(),
+            "caf\u{e9}".to_string(),
+            "a b".to_string(),
+        ];
+        for login in &taken_by_both {
+            assert!(taken(login, Kind::Postgres).is_ok(), "{login}");
+            assert!(taken(login, Kind::Rabbitmq).is_ok(), "{login}");
+        }
+        for login in &rabbitmq_only {
+            let error = taken(login, Kind::Postgres).unwrap_err();
+            assert!(error.starts_with("grant of `c`: login"), "{login}: {error}");
+            assert!(taken(login, Kind::Rabbitmq).is_ok(), "{login}");
+        }
+        for login in &taken_by_neither {
+            for kind in [Kind::Postgres, Kind::Rabbitmq] {
+                let error = taken(login, kind).unwrap_err();
+                assert!(
+                    error.starts_with("grant of `c`: login"),
+                    "{login:?} {kind:?}: {error}"
+                );
+            }
         }
     }
 

@@ -585,3 +585,52 @@ fn a_withdrawn_user_may_open_no_connection_whatever_its_mechanism() {
     assert!(unchanged.contains(": 0 created, 0 updated, 0 enabled, 0 disabled, 1 unchanged"));
     assert_eq!(connection_limit(&login), Some(5));
 }
+
+/// PostgreSQL's reservations are not RabbitMQ's: a user named `pg_...` (what a consumer
+/// on a node named `pg` gets) or longer than PostgreSQL's 63 bytes is granted like any
+/// other. The compiler refuses such a login only for a PostgreSQL provider (E318), by
+/// the rule `manifest::check_login` repeats; a manifest holding one was refused whole.
+#[test]
+fn a_login_postgresql_would_refuse_is_a_rabbitmq_user() {
+    let mut broker = Broker::new();
+    let shop = broker.vhost("shop");
+    let reserved = format!("pg_t{}_bus", broker.unique);
+    let long = format!("t{}_{}", broker.unique, "a".repeat(200));
+    broker.users.extend([reserved.clone(), long.clone()]);
+    let root = tempfile::tempdir().expect("a root");
+    let password_hash = hash("a password", [1, 4, 1, 4]);
+    write_manifest(
+        root.path(),
+        &[
+            Granted {
+                login: &reserved,
+                hash: &password_hash,
+                vhost: &shop,
+                configure: ".*",
+            },
+            Granted {
+                login: &long,
+                hash: &password_hash,
+                vhost: &shop,
+                configure: ".*",
+            },
+        ],
+    );
+    let output = provision(root.path());
+    assert!(
+        output.status.success(),
+        "{}{}",
+        stdout(&output),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for login in [&reserved, &long] {
+        assert!(
+            stdout(&output).contains(&format!("created   login `{login}`")),
+            "{}",
+            stdout(&output)
+        );
+        let user = api("GET", &format!("users/{login}"), None).expect("the user");
+        assert_eq!(user["password_hash"], password_hash.as_str());
+        assert_eq!(permissions(login)[0]["vhost"], shop.as_str());
+    }
+}

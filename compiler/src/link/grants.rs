@@ -6,8 +6,9 @@
 //! the consumptions declared, never from what the store holds, so an unassigned
 //! consumer has no grant and no credential file. A grant carries the consumer's
 //! access (vhost, permissions) exactly when its provider's form takes one (E214,
-//! E215), and that vhost joins the login's facts. Must not choose providers: that is
-//! `provider::Providers::choose`.
+//! E215), and that vhost joins the login's facts. A login its provider's server (or
+//! `mesh-provision`, which would refuse the whole manifest) does not take is E318.
+//! Must not choose providers: that is `provider::Providers::choose`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -21,7 +22,7 @@ use super::{
     Access, Consume, Declarations, Grant, Login, LoginsAt, NodeLink, Placed, Provide, SecretMode,
     login,
 };
-use crate::secrets::{GrantMaterial, Store};
+use crate::secrets::{Form, GrantMaterial, Store};
 
 /// One grant of a provider with its sealed check.
 struct Granted {
@@ -91,6 +92,21 @@ pub(super) fn place(
                     continue;
                 }
             };
+            // before anything is made for it: `mesh-provision` would refuse the whole
+            // manifest over this one login, every other grant and withdrawal with it
+            let name = login(&declaration.node, &consume.module, &consume.name);
+            if let Some(refusal) = why_not_login(&name, logins_at.form) {
+                link.diagnostics.push(refused_login(
+                    &declaration.node,
+                    consume,
+                    provider,
+                    provide,
+                    &name,
+                    logins_at.form,
+                    refusal,
+                ));
+                continue;
+            }
             let provider_key = provider_node.map(|d| d.key.as_str()).unwrap_or_default();
             let material = store::sealed(
                 store.grant(
@@ -209,6 +225,138 @@ fn access_of(consume: &Consume, provide: &Provide) -> Result<Option<Access>, Dia
         .with_secondary(provide.span, "provided here")
         .with_help("remove `vhost` and `permissions`: they are for a RabbitMQ provider")),
     }
+}
+
+/// The longest role name PostgreSQL keeps whole (`NAMEDATALEN` - 1): a longer one is
+/// cut short without a word, so two grants could name one role.
+const LONGEST_POSTGRES_LOGIN: usize = 63;
+
+/// The longest RabbitMQ user name mesh grants: RabbitMQ sets no bound, but the name is
+/// a segment of the management API's URLs and the name of its credential file.
+const LONGEST_RABBITMQ_LOGIN: usize = 255;
+
+/// Role names PostgreSQL refuses (`public`, `none`) or reads as another role when
+/// unquoted (`current_user`, `session_user`, `current_role`).
+const RESERVED_ROLE_NAMES: [&str; 5] = [
+    "public",
+    "none",
+    "current_user",
+    "session_user",
+    "current_role",
+];
+
+/// The role `mesh-provision` marks the PostgreSQL logins it manages with.
+const MARKER_ROLE: &str = "mesh_managed";
+
+/// Why a login is not one its provider can grant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Refusal {
+    /// Longer than the server keeps (or than mesh grants), or empty.
+    Length(usize),
+    /// Characters other than `a-z 0-9 _` (`login` never makes them).
+    Characters,
+    /// `pg_`, PostgreSQL's prefix for its own roles.
+    PgPrefix,
+    /// A name PostgreSQL reserves or reads as another role.
+    Reserved,
+    /// The role that marks the logins mesh manages.
+    Marker,
+}
+
+/// Why the server of `form` does not take `login` as a grant's login, if it does not:
+/// `mesh-provision` checks a manifest by the same rule and refuses it whole
+/// (`check_login` in `provisioner/src/manifest.rs`; that crate may depend on none of
+/// ours, so a test on each side holds the same names). PostgreSQL: 1 to 63 bytes of
+/// `a-z 0-9 _`, not `pg_...`, a reserved role name or the marker role. RabbitMQ
+/// reserves none of these: 1 to 255 bytes of `a-z 0-9 _`. A `plain` provider's
+/// manifest is read by its own service, which decides for itself.
+fn why_not_login(login: &str, form: Form) -> Option<Refusal> {
+    let longest = match form {
+        Form::ScramSha256 => LONGEST_POSTGRES_LOGIN,
+        Form::RabbitSha256 => LONGEST_RABBITMQ_LOGIN,
+        Form::Plain => return None,
+    };
+    if login.is_empty() || login.len() > longest {
+        return Some(Refusal::Length(longest));
+    }
+    let allowed = |byte: u8| byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'_';
+    if !login.bytes().all(allowed) {
+        return Some(Refusal::Characters);
+    }
+    if form != Form::ScramSha256 {
+        return None;
+    }
+    if login.starts_with("pg_") {
+        Some(Refusal::PgPrefix)
+    } else if RESERVED_ROLE_NAMES.contains(&login) {
+        Some(Refusal::Reserved)
+    } else if login == MARKER_ROLE {
+        Some(Refusal::Marker)
+    } else {
+        None
+    }
+}
+
+/// E318: the login of `consume` on `node` is one `provide`, granting logins of
+/// `form`, cannot grant.
+fn refused_login(
+    node: &str,
+    consume: &Consume,
+    provider: &str,
+    provide: &Provide,
+    login: &str,
+    form: Form,
+    refusal: Refusal,
+) -> Diagnostic {
+    let reason = match refusal {
+        Refusal::Length(longest) if login.is_empty() => {
+            format!("it is empty, and a login is 1 to {longest} bytes")
+        }
+        Refusal::Length(longest) if form == Form::ScramSha256 => format!(
+            "it is {} bytes long, and PostgreSQL keeps {longest} bytes of a name (it cuts a longer one short without a word, so two logins could become one role)",
+            login.len()
+        ),
+        Refusal::Length(longest) => format!(
+            "it is {} bytes long, and mesh grants logins of at most {longest}",
+            login.len()
+        ),
+        Refusal::Characters => "it has characters other than `a-z`, `0-9` and `_`".to_string(),
+        Refusal::PgPrefix => {
+            "it starts with `pg_`, which PostgreSQL reserves for its own roles".to_string()
+        }
+        Refusal::Reserved => {
+            format!("PostgreSQL refuses `{login}` as a role name, or reads it as another role")
+        }
+        Refusal::Marker => {
+            format!("`{MARKER_ROLE}` is the role that marks the logins mesh manages")
+        }
+    };
+    let help = match refusal {
+        Refusal::PgPrefix => format!(
+            "a login is NODE_MODULE_NAME, so it starts with the node's name: rename node `{node}` so that its name does not start with `pg` and a separator (e.g. `db-{node}`)"
+        ),
+        Refusal::Length(longest) => format!(
+            "a login is NODE_MODULE_NAME: shorten the name of node `{node}`, module `{}` or `consumes.{}`, so that the login is at most {longest} bytes",
+            consume.module, consume.name
+        ),
+        Refusal::Characters | Refusal::Reserved | Refusal::Marker => format!(
+            "a login is NODE_MODULE_NAME with other characters as `_`: rename node `{node}`, module `{}` or `consumes.{}`",
+            consume.module, consume.name
+        ),
+    };
+    Diagnostic::error(
+        codes::INVALID_LOGIN,
+        format!(
+            "`consumes.{}` of module `{}` on node `{node}` would log in to `{}` on node `{provider}` as `{login}`, which cannot be granted: {reason}",
+            consume.name, consume.module, consume.service
+        ),
+    )
+    .with_primary(consume.span, format!("consumed here, as `{login}`"))
+    .with_secondary(
+        provide.span,
+        format!("provided here, with grants of form `{}`", form.name()),
+    )
+    .with_help(help)
 }
 
 /// The grant `consume` on `node` gets at `provide`.
@@ -400,5 +548,77 @@ fn grants_manifest(
         module: provide.module.clone(),
         source: provide.source.clone(),
         span: provide.span,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Form, Refusal, why_not_login};
+
+    /// `mesh-provision` checks a manifest's logins by this rule too: its test
+    /// `login_names_follow_the_compilers_rule` holds the same names.
+    #[test]
+    fn login_names() {
+        let long = |bytes: usize| "a".repeat(bytes);
+        let taken_by_both = [
+            "app1_shop_db".to_string(),
+            "a".to_string(),
+            "pg".to_string(),
+            "pgx_app_bus".to_string(),
+            "app_pg_bus".to_string(),
+            "public_x".to_string(),
+            "mesh_managed_x".to_string(),
+            long(63),
+        ];
+        // RabbitMQ reserves none of PostgreSQL's names
+        let rabbitmq_only = [
+            "pg_app_bus".to_string(),
+            "pg_".to_string(),
+            "pg_signal_backend".to_string(),
+            "public".to_string(),
+            "none".to_string(),
+            "current_user".to_string(),
+            "session_user".to_string(),
+            "current_role".to_string(),
+            "mesh_managed".to_string(),
+            long(64),
+            long(255),
+        ];
+        let taken_by_neither = [
+            String::new(),
+            long(256),
+            "Robert".to_string(),
+            "app-1_shop_db".to_string(),
+            "caf\u{e9}".to_string(),
+            "a b".to_string(),
+        ];
+        for login in &taken_by_both {
+            assert_eq!(why_not_login(login, Form::ScramSha256), None, "{login}");
+            assert_eq!(why_not_login(login, Form::RabbitSha256), None, "{login}");
+        }
+        for login in &rabbitmq_only {
+            assert!(why_not_login(login, Form::ScramSha256).is_some(), "{login}");
+            assert_eq!(why_not_login(login, Form::RabbitSha256), None, "{login}");
+        }
+        for login in &taken_by_neither {
+            assert!(
+                why_not_login(login, Form::ScramSha256).is_some(),
+                "{login:?}"
+            );
+            assert!(
+                why_not_login(login, Form::RabbitSha256).is_some(),
+                "{login:?}"
+            );
+        }
+        assert_eq!(
+            why_not_login("pg_app_bus", Form::ScramSha256),
+            Some(Refusal::PgPrefix)
+        );
+        assert_eq!(
+            why_not_login(&long(64), Form::ScramSha256),
+            Some(Refusal::Length(63))
+        );
+        // a `plain` provider's own service reads its manifest
+        assert_eq!(why_not_login("pg_app_bus", Form::Plain), None);
     }
 }

@@ -1,0 +1,4 @@
+{
+  description = "an app";
+  consumes.db = { service = "postgres"; path = "/etc/app-db"; };
+}

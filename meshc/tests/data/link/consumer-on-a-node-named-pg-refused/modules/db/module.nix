@@ -1,0 +1,4 @@
+{
+  description = "a database";
+  provides.postgres = { manifest = "/etc/postgres-grants.json"; credentials = "/etc"; form = "scram-sha-256"; };
+}
