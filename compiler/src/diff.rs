@@ -6,7 +6,9 @@
 //! will restart, and grants added and withdrawn at each provider. Secrets are shown
 //! as changed, never their ciphertext or anything derived from their plaintext: a
 //! changed secret is "the same value, resealed" only when both builds record the same
-//! value id for it (`crate::sealed_value`), and a new value names what reads it.
+//! value id for it (`crate::sealed_value`) and the node's key changed (the same id
+//! sealed anew to the same key was replaced by hand), and a new value names what
+//! reads it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -197,8 +199,13 @@ pub enum FieldChange {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ValueChange {
-    /// The same value (the same id on both sides), sealed anew.
+    /// The same value (the same id on both sides), sealed anew to the node's new key.
     Same,
+    /// The same id on both sides, sealed anew to the same key. No `meshc` command
+    /// does that (a value is sealed anew only to a new key, by a rebuild or a
+    /// reseal), so the sealed file was replaced outside `meshc`, its id kept: the id
+    /// proves nothing, and it may hold a value whoever replaced it knows.
+    Replaced,
     /// Another value.
     New,
     /// Another value, which the next `meshc build` makes (a diff compiled in memory
@@ -209,14 +216,25 @@ pub enum ValueChange {
 }
 
 impl ValueChange {
-    fn of(old: Option<&SealedValue>, new: Option<&SealedValue>) -> ValueChange {
-        let identity = |value: Option<&SealedValue>| {
-            value.map_or(Identity::Unknown, |value| value.identity.clone())
+    /// What became of the value of the secret at `path` on `node`, whose sealed text
+    /// differs between the snapshots: the same value only when both record the same
+    /// id and the node's key changed (what a reseal, or a rebuild that keeps a value,
+    /// does); the same id with the same key is [`ValueChange::Replaced`].
+    fn of(node: &str, path: &str, (old, new): (&Snapshot, &Snapshot)) -> ValueChange {
+        let identity = |snapshot: &Snapshot| {
+            snapshot
+                .value(node, path)
+                .map_or(Identity::Unknown, |value| value.identity.clone())
         };
+        let key_changed = old.keys.get(node) != new.keys.get(node);
         match (identity(old), identity(new)) {
             (_, Identity::NotYetMade) => ValueChange::Unmade,
             (Identity::Known(before), Identity::Known(after)) if before == after => {
-                ValueChange::Same
+                if key_changed {
+                    ValueChange::Same
+                } else {
+                    ValueChange::Replaced
+                }
             }
             (Identity::Known(_), Identity::Known(_)) => ValueChange::New,
             _ => ValueChange::Unknown,
@@ -547,10 +565,7 @@ fn only_resealed(
     if after.kind() != Kind::Secret {
         return false;
     }
-    let same_value = ValueChange::of(
-        old.value(node, after.identity()),
-        new.value(node, after.identity()),
-    ) == ValueChange::Same;
+    let same_value = ValueChange::of(node, after.identity(), (old, new)) == ValueChange::Same;
     let mut before_fields = fields_of(before);
     let mut after_fields = fields_of(after);
     before_fields.remove("sealed");
@@ -575,7 +590,7 @@ fn sealed_change(
 ) -> FieldChange {
     let before = old.value(node, path);
     let after = new.value(node, path);
-    let value = ValueChange::of(before, after);
+    let value = ValueChange::of(node, path, (old, new));
     let of = after
         .and_then(|v| v.of)
         .or_else(|| before.and_then(|v| v.of));
@@ -586,6 +601,10 @@ fn sealed_change(
     };
     let warning = match (value, of) {
         (ValueChange::Same, _) => None,
+        (ValueChange::Replaced, _) => Some(
+            "no meshc command seals a value anew to the same key: the sealed file was replaced outside meshc and may hold a value whoever replaced it knows; check who changed `secrets/`"
+                .to_string(),
+        ),
         (ValueChange::Unknown, _) => Some(
             "it may be a new value: a service initialised with the old one keeps using it"
                 .to_string(),
@@ -1077,6 +1096,9 @@ fn render_human_unredacted(diff: &FleetDiff, color: bool) -> String {
                     } => {
                         let what = match value {
                             ValueChange::Same => "same value, resealed to a new key",
+                            ValueChange::Replaced => {
+                                "value id kept, but sealed anew to the same key"
+                            }
                             ValueChange::New => "new value",
                             ValueChange::Unmade => "new value, made by the next `meshc build`",
                             ValueChange::Unknown => {

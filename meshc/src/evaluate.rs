@@ -52,7 +52,8 @@ fn absolute(path: &Path, working_directory: &Path) -> PathBuf {
 
 /// Evaluates on a thread with a stack large enough for the evaluator's limits,
 /// writes the `builtins.trace` and `builtins.warn` messages on standard error (in
-/// order, without a location, as `nix-instantiate` does) and then the value on
+/// order, without a location, as `nix-instantiate` does, an age private key in
+/// them blotted out as everywhere `meshc` reports) and then the value on
 /// `output` as it is printed: a long value is never held whole (as in Nix), so
 /// printing it needs no more memory than evaluating it. `--json` is made whole
 /// and counted against the memory bound, as `toJSON` is.
@@ -94,7 +95,7 @@ fn evaluate_here(request: EvalRequest, mut output: impl Write) -> EvalOutcome {
         forced
     });
     for traced in std::mem::take(&mut machine.traces) {
-        crate::say!("{}: {}", traced.kind.prefix(), traced.message);
+        crate::say!("{}", crate::render::traced_bare(&traced));
     }
     let printed = forced.map_err(EvalFailure::Diagnostics).and_then(|value| {
         let printed = if request.json {

@@ -88,6 +88,14 @@ pub fn traced(traced: &lang::Traced, sources: &Sources) -> String {
     )
 }
 
+/// A message of `builtins.trace` or `builtins.warn` as `meshc eval` and `meshc repl`
+/// print it, as `nix-instantiate` and `nix repl` do: `trace: MESSAGE`, without a
+/// location and not escaped, but with any age private key blotted out, as in every
+/// other message `meshc` prints.
+pub fn traced_bare(traced: &lang::Traced) -> String {
+    format!("{}: {}", traced.kind.prefix(), redacted(&traced.message))
+}
+
 /// Labels whose lines (with the line of context either side) are longer than this
 /// are shown as a location, not drawn: miette's padding overflows past 65,535
 /// columns, it reads a whole line per label, and a line that long is no help on a

@@ -107,11 +107,11 @@ impl Session {
     }
 
     /// `builtins.trace` and `builtins.warn` messages of the last line, as lines to
-    /// write on standard error.
+    /// write on standard error (an age private key in them blotted out).
     pub fn take_messages(&mut self) -> Vec<String> {
         std::mem::take(&mut self.machine.traces)
-            .into_iter()
-            .map(|traced| format!("{}: {}", traced.kind.prefix(), traced.message))
+            .iter()
+            .map(crate::render::traced_bare)
             .collect()
     }
 

@@ -295,6 +295,59 @@ fn modes_owners_and_json_content() {
     );
 }
 
+/// Whoever can commit to `secrets/` can seal a value they know to a node's key (its
+/// public key is in mesh.nix) and keep the value id beside it. No `meshc` command
+/// seals a kept value anew to the same key, so the diff must not call it "the same
+/// value, resealed to a new key" (which also left what reads it out of the restarts).
+#[test]
+fn a_sealed_value_replaced_under_its_id_is_not_the_same_value() {
+    let scenario = Scenario::new();
+    let sealed = scenario
+        .repository
+        .join("secrets/needs/db1/postgres/superuser.age");
+    let recipient = std::fs::read_to_string(
+        scenario
+            .repository
+            .join("secrets/needs/db1/postgres/superuser.recipient"),
+    )
+    .expect("the recipient");
+    let known = scenario._temporary.path().join("known");
+    std::fs::write(&known, "a password the replacer knows").expect("write");
+    let replaced = Command::new("age")
+        .args(["-a", "-r", recipient.trim(), "-o"])
+        .arg(&sealed)
+        .arg(&known)
+        .output()
+        .expect("age runs");
+    assert!(replaced.status.success(), "{replaced:?}");
+
+    let output = scenario.diff(&[]);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(!text.contains("resealed"), "{text}");
+    assert!(
+        text.contains("sealed: value id kept, but sealed anew to the same key (need)"),
+        "{text}"
+    );
+    assert!(text.contains("check who changed `secrets/`"), "{text}");
+    assert!(text.contains("read by: container postgres"), "{text}");
+    let json = scenario.diff(&["--format", "json"]);
+    let parsed: serde_json::Value =
+        serde_json::from_slice(&json.stdout).expect("--format json is JSON");
+    let field = parsed["nodes"]
+        .as_array()
+        .expect("nodes")
+        .iter()
+        .flat_map(|node| node["changes"].as_array().expect("changes"))
+        .filter(|change| change["identity"] == "/var/lib/mesh/postgres/superuser")
+        .flat_map(|change| change["fields"].as_array().expect("fields"))
+        .find(|field| field["kind"] == "sealed")
+        .unwrap_or_else(|| panic!("no sealed field: {parsed:#}"))
+        .clone();
+    assert_eq!(field["value"], "replaced", "{field}");
+    assert_eq!(field["resealed"], false, "{field}");
+    assert_no_secret(&scenario, &[&output, &json]);
+}
+
 #[test]
 fn two_build_outputs_compare_like_a_repository() {
     let scenario = Scenario::new();

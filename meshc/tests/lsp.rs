@@ -458,6 +458,83 @@ fn hover_shows_settings_modules_and_builtins() {
     client.shutdown();
 }
 
+/// A made-up age private key: the blotting goes by its prefix and bech32 body.
+const PRIVATE_KEY: &str =
+    "AGE-SECRET-KEY-1QQPZRY9X8GF2TVDW0S3JN54KHCE6MUA7LQPZRY9X8GF2TVDW0S3JN54KHCE";
+
+#[test]
+fn a_private_key_in_a_modules_text_is_blotted_out_of_hover_completion_and_diagnostics() {
+    let repository = repository();
+    std::fs::write(repository.path().join("stray.key"), PRIVATE_KEY).expect("stray.key");
+    let inventory = repository.path().join("mesh.nix");
+    let module = repository.path().join("modules/web/module.nix");
+    let leaky = WEB
+        .replace(
+            "  shapes = { settings, ... }: [",
+            "  settings.note = mesh.option { type = mesh.types.str; default = builtins.readFile ../../stray.key; description = \"A note\"; };\n  shapes = { settings, ... }: builtins.addErrorContext \"while reading ${builtins.readFile ../../stray.key}\" (throw \"no\") ++ [",
+        );
+    assert_ne!(leaky, WEB);
+    let noted = INVENTORY.replace(
+        "settings.web.port = 8081;",
+        "settings.web.port = 8081;\n    settings.web.note = \"n\";",
+    );
+    assert_ne!(noted, INVENTORY);
+    std::fs::write(&module, &leaky).expect("write module");
+    std::fs::write(&inventory, &noted).expect("write mesh.nix");
+    let (mut client, _) = Client::start(&[]);
+    client.open(&inventory, &noted);
+    client.open(&module, &leaky);
+    let mut seen = client.analysed_messages();
+    // the module's error, with the context it gave
+    let thrown = seen
+        .iter()
+        .filter(|m| m["method"] == "textDocument/publishDiagnostics")
+        .flat_map(|m| {
+            m["params"]["diagnostics"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .find(|d| d["code"] == "E029")
+        .unwrap_or_else(|| panic!("no E029 in {seen:?}"));
+    let related = thrown["relatedInformation"].to_string();
+    assert!(related.contains("while reading ****"), "{related}");
+
+    let hover = client.request(
+        "textDocument/hover",
+        document_position(&inventory, &noted, "note = ", 1),
+    );
+    let text = hover_text(&hover);
+    assert!(text.contains("`web.note`"), "{text}");
+    assert!(text.contains("default: `\"****"), "{text}");
+    seen.push(hover);
+
+    let typing = noted.replace("settings.web.note = \"n\";", "settings.web.no");
+    client.change(&inventory, 2, &typing);
+    let completion = client.request(
+        "textDocument/completion",
+        document_position(
+            &inventory,
+            &typing,
+            "settings.web.no",
+            "settings.web.no".len(),
+        ),
+    );
+    assert_eq!(labels(&completion), BTreeSet::from(["note".to_string()]));
+    seen.push(completion);
+
+    let everything = Value::Array(seen).to_string().to_lowercase();
+    let key = PRIVATE_KEY.to_lowercase();
+    for start in 0..=key.len() - 8 {
+        let piece = &key[start..start + 8];
+        assert!(
+            !everything.contains(piece),
+            "the editor was sent part of the private key ({piece}): {everything}"
+        );
+    }
+    client.shutdown();
+}
+
 #[test]
 fn definition_goes_to_modules_settings_and_bindings() {
     let repository = repository();

@@ -1,7 +1,8 @@
 //! An age private key pasted where a node's public key belongs: refused (E320) by
 //! `check`, `build` and `diff`, and no part of it (no 8 characters in a row, in any
 //! case) in anything they print, human or JSON: not the message, not the source line
-//! drawn beside it, not a suggestion.
+//! drawn beside it, not a suggestion. One a module reads from the repository is
+//! blotted out of `show`, `options` and the traces of `build`, `eval` and `repl`.
 
 #[path = "support/repository.rs"]
 mod support;
@@ -25,17 +26,22 @@ fn assert_absent(key: &str, what: &str, output: &Output) {
     );
 }
 
-#[test]
-fn a_pasted_private_key_is_refused_and_never_printed() {
+/// A new age private key (`AGE-SECRET-KEY-1...`), made by `age-keygen`.
+fn new_private_key() -> String {
     let generated = Command::new("age-keygen")
         .output()
         .expect("age-keygen runs");
     let identity = String::from_utf8(generated.stdout).expect("text");
-    let private = identity
+    identity
         .lines()
         .find(|line| line.starts_with("AGE-SECRET-KEY-1"))
         .expect("the private key line")
-        .to_string();
+        .to_string()
+}
+
+#[test]
+fn a_pasted_private_key_is_refused_and_never_printed() {
+    let private = new_private_key();
     let (temporary, repository) = support::homelab_copy();
     let old = temporary.path().join("old");
     support::assert_built(&support::build(&repository, &old));
@@ -120,4 +126,114 @@ fn a_pasted_private_key_is_refused_and_never_printed() {
         );
         assert_absent(&private, what, &output);
     }
+}
+
+/// A private key that a module reads from the repository (an identity kept there by
+/// mistake) and then shows: as a setting's default, in the node's settings, in a
+/// trace. No view of it prints any part of the key: `show` and `options` (human and
+/// JSON), the traces of `build`, `eval` and `repl`.
+#[test]
+fn a_private_key_a_module_reads_is_blotted_out_of_every_view() {
+    let private = new_private_key();
+    let (temporary, repository) = support::homelab_copy();
+    std::fs::write(repository.join("stray.key"), format!("{private}\n")).expect("stray.key");
+    let module = repository.join("modules/leaky");
+    std::fs::create_dir_all(&module).expect("module directory");
+    std::fs::write(
+        module.join("module.nix"),
+        r#"{ mesh, ... }:
+{
+  description = "Reads what it should not";
+  settings.note = mesh.option {
+    type = mesh.types.str;
+    default = builtins.readFile ../../stray.key;
+    description = "A note";
+  };
+  shapes = { settings, ... }: builtins.trace settings.note [ ];
+}
+"#,
+    )
+    .expect("module.nix");
+    let inventory_path = repository.join("mesh.nix");
+    let inventory = std::fs::read_to_string(&inventory_path).expect("mesh.nix");
+    let changed = inventory.replacen(
+        "modules = [ \"postgres\" \"node-exporter\" ];",
+        "modules = [ \"postgres\" \"node-exporter\" \"leaky\" ];",
+        1,
+    );
+    assert_ne!(changed, inventory, "db1's modules");
+    std::fs::write(&inventory_path, changed).expect("write mesh.nix");
+
+    let out = temporary.path().join("out");
+    let trace = "builtins.trace (builtins.readFile ./stray.key) 1";
+    let runs: Vec<(&str, Vec<&std::ffi::OsStr>)> = vec![
+        ("show", vec!["show".as_ref(), "db1".as_ref()]),
+        (
+            "show --format json",
+            vec![
+                "show".as_ref(),
+                "db1".as_ref(),
+                "--format".as_ref(),
+                "json".as_ref(),
+            ],
+        ),
+        ("options", vec!["options".as_ref(), "leaky".as_ref()]),
+        (
+            "options --format json",
+            vec![
+                "options".as_ref(),
+                "leaky".as_ref(),
+                "--format".as_ref(),
+                "json".as_ref(),
+            ],
+        ),
+        (
+            "build",
+            vec!["build".as_ref(), "--out".as_ref(), out.as_os_str()],
+        ),
+        (
+            "eval",
+            vec!["eval".as_ref(), "--expr".as_ref(), trace.as_ref()],
+        ),
+    ];
+    for (what, arguments) in runs {
+        let output = Command::new(MESHC)
+            .args(&arguments)
+            .current_dir(&repository)
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("meshc runs");
+        let all =
+            String::from_utf8_lossy(&[output.stdout.as_slice(), output.stderr.as_slice()].concat())
+                .into_owned();
+        assert!(output.status.success(), "{what} failed:\n{all}");
+        // what it shows is there, blotted out
+        assert!(all.contains("****************"), "{what}:\n{all}");
+        assert_absent(&private, what, &output);
+    }
+
+    let mut repl = Command::new(MESHC)
+        .arg("repl")
+        .current_dir(&repository)
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("meshc repl runs");
+    {
+        use std::io::Write;
+        let mut input = repl.stdin.take().expect("a pipe");
+        input
+            .write_all(format!("{trace}\n").as_bytes())
+            .expect("meshc repl reads");
+    }
+    let output = repl.wait_with_output().expect("meshc repl ends");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "1\n");
+    assert!(
+        String::from_utf8_lossy(&output.stderr).starts_with("trace: ****"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_absent(&private, "repl", &output);
 }

@@ -64,19 +64,25 @@ pub fn url_or_default(given: Option<String>) -> String {
 }
 
 /// The URL with its password replaced by `***`, for messages and logs.
+///
+/// The credentials end at the last `@` before the path. A password may hold a `/`
+/// (base64 does) that was not written `%2F`: a URL parser takes it for the start of
+/// the path and refuses the URL, whose message must still not show the password. So
+/// when the authority (up to the first `/`) has no `@`, the last `@` of the whole URL
+/// ends the credentials, if there is one and a `:` before it: a `@` in a vhost
+/// (`amqp://broker:5672/a@b`) then hides the host too, which is better than showing a
+/// password.
 pub fn redact(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_string();
     };
-    let (authority, path) = match rest.find('/') {
-        Some(slash) => rest.split_at(slash),
-        None => (rest, ""),
+    let authority = rest.find('/').map_or(rest, |slash| &rest[..slash]);
+    let Some(at) = authority.rfind('@').or_else(|| rest.rfind('@')) else {
+        return url.to_string();
     };
-    match authority.rsplit_once('@') {
-        Some((credentials, host)) => match credentials.split_once(':') {
-            Some((user, _)) => format!("{scheme}://{user}:***@{host}{path}"),
-            None => url.to_string(),
-        },
+    let (credentials, after) = (&rest[..at], &rest[at + 1..]);
+    match credentials.split_once(':') {
+        Some((user, _)) => format!("{scheme}://{user}:***@{after}"),
         None => url.to_string(),
     }
 }
@@ -106,6 +112,41 @@ mod tests {
         );
         assert_eq!(redact("amqp://broker/%2f"), "amqp://broker/%2f");
         assert_eq!(redact("not a url"), "not a url");
+    }
+
+    #[test]
+    fn a_password_with_a_slash_or_an_at_is_redacted_whole() {
+        // `openssl rand -base64` passwords hold `/`, `+` and `=`; written into the URL
+        // as they are, the URL does not parse, and its message showed the password
+        for (url, shown) in [
+            (
+                "amqp://operator:hunt/er2@broker:5672/%2f",
+                "amqp://operator:***@broker:5672/%2f",
+            ),
+            (
+                "amqp://operator:a/b+c=@broker",
+                "amqp://operator:***@broker",
+            ),
+            (
+                "amqp://operator:a/b@c@broker/%2f",
+                "amqp://operator:***@broker/%2f",
+            ),
+            (
+                "amqp://operator:p@ss@broker/%2f",
+                "amqp://operator:***@broker/%2f",
+            ),
+            (
+                "amqp://operator:p?s#s@broker/%2f",
+                "amqp://operator:***@broker/%2f",
+            ),
+            // no credentials: a `@` in the vhost is left alone
+            ("amqp://broker/a@b", "amqp://broker/a@b"),
+        ] {
+            assert_eq!(redact(url), shown, "{url}");
+        }
+        // a port and a `@` in the vhost: the host is hidden with what might be a password
+        let shown = redact("amqp://broker:5672/a@b");
+        assert!(!shown.contains("5672"), "{shown}");
     }
 
     #[test]

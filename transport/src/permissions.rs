@@ -104,7 +104,8 @@ fn quote(text: &str) -> String {
 }
 
 /// The script: users (passwords read from `$MESH_BROKER_PASSWORDS/USER`, made by the
-/// operator), their permissions in `vhost`, their topic permissions on `mesh`.
+/// operator, and given to `rabbitmqctl` on its standard input), their permissions in
+/// `vhost`, their topic permissions on `mesh`.
 /// Idempotent: a user that exists gets its password and permissions set again.
 pub fn script(nodes: &[&str], vhost: &str, source: &str) -> String {
     let mut out = String::new();
@@ -112,17 +113,21 @@ pub fn script(nodes: &[&str], vhost: &str, source: &str) -> String {
     out.push_str(&format!(
         "# RabbitMQ users and permissions for the mesh fleet of {source}, written by\n\
          # `meshc broker-permissions`. Run it where `rabbitmqctl` reaches the broker, as its\n\
-         # administrator. Each user's password is read from $MESH_BROKER_PASSWORDS/USER,\n\
-         # a file you make (and give that user's machine, in its broker URL). Running it\n\
-         # again sets every password and permission again.\n"
+         # administrator. Each user's password is the first line of\n\
+         # $MESH_BROKER_PASSWORDS/USER, a file you make (and give that user's machine, in\n\
+         # its broker URL). Running it again sets every password and permission again.\n"
     ));
     out.push_str("set -eu\n");
     out.push_str(&format!("vhost={}\n", quote(vhost)));
     out.push_str(
         "passwords=\"${MESH_BROKER_PASSWORDS:?set MESH_BROKER_PASSWORDS to the directory holding one password file per user}\"\n\n",
     );
+    // the password goes on rabbitmqctl's standard input (it reads it there when the
+    // argument is left out), never on its command line, which every local user can
+    // read (`ps`, /proc/PID/cmdline) while it runs
     out.push_str(
-        "user() {\n  password=$(cat \"$passwords/$1\")\n  rabbitmqctl -q add_user \"$1\" \"$password\" >/dev/null 2>&1 ||\n    rabbitmqctl -q change_password \"$1\" \"$password\"\n}\n",
+        "# each password goes on rabbitmqctl's standard input, never on a command line\n\
+         user() {\n  rabbitmqctl -q add_user \"$1\" < \"$passwords/$1\" >/dev/null 2>&1 ||\n    rabbitmqctl -q change_password \"$1\" < \"$passwords/$1\"\n}\n",
     );
     for permission in permissions(nodes) {
         out.push_str(&format!("\n# {}\n", permission.purpose));
@@ -175,6 +180,23 @@ mod tests {
             all[0].configure,
             "^(mesh|mesh\\.builds|mesh\\.node\\..+|amq\\.gen-.+)$"
         );
+    }
+
+    #[test]
+    fn no_password_is_put_on_a_command_line() {
+        let text = script(&["db1"], "/", "build/manifest.json");
+        for line in text.lines().filter(|line| line.contains("rabbitmqctl ")) {
+            // the command and its arguments: what comes before a redirection
+            let arguments = line.split(['<', '>']).next().unwrap_or(line);
+            assert!(
+                !arguments.contains("$password")
+                    && !arguments.contains("$(")
+                    && !arguments.contains('`'),
+                "a password may reach rabbitmqctl's arguments: {line}"
+            );
+        }
+        assert!(text.contains("rabbitmqctl -q add_user \"$1\" < \"$passwords/$1\""));
+        assert!(text.contains("rabbitmqctl -q change_password \"$1\" < \"$passwords/$1\""));
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! `meshc options`: every module's settings (name, type, default, description, where
 //! declared), the repository's and the standard library's, as markdown or JSON. The
 //! book's `stdlib-options.md` is this command's markdown of the standard modules.
-//! Must not compile nodes: only the module files are read.
+//! Must not compile nodes: only the module files are read. An age private key in a
+//! default or a description is blotted out.
 
 use std::process::ExitCode;
 
@@ -78,7 +79,9 @@ pub fn run(arguments: OptionsArgs, color: ColorWhen) -> Result<ExitCode, Failure
         OptionsFormat::Markdown => compiler::render_modules_markdown(&modules),
         OptionsFormat::Json => terminal::pretty_json(&modules, "the modules' options", color)?,
     };
-    terminal::print(text)?;
+    // a setting's value or default may hold an age private key: blotted out, as in
+    // every diagnostic and diff
+    terminal::print(compiler::redact_private_keys(&text).as_bytes())?;
     Ok(super::status(failed))
 }
 

@@ -2,7 +2,8 @@
 //! its modules (assigned, or required and by whom), every setting with where its
 //! value came from, every collection with its contributors, its links, its needs and
 //! its shapes grouped by module. Must not print sealed content or plaintext: secrets
-//! are `<secret>` with the path they are placed at.
+//! are `<secret>` with the path they are placed at; an age private key in a setting
+//! is blotted out.
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
@@ -45,7 +46,9 @@ pub fn run(arguments: ShowArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
         Format::Human => render_human(&view),
         Format::Json => terminal::pretty_json(&view, "the node's view", color)?,
     };
-    terminal::print(text)?;
+    // a setting's value or default may hold an age private key: blotted out, as in
+    // every diagnostic and diff
+    terminal::print(compiler::redact_private_keys(&text).as_bytes())?;
     Ok(super::status(failed))
 }
 

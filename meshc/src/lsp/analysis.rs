@@ -402,7 +402,8 @@ pub fn diagnostics_by_file(
             {
                 related.push(DiagnosticRelatedInformation {
                     location: Location::new(uri, range_of(label.span)),
-                    message: label.message.clone(),
+                    // a trace frame's text is the module's (`addErrorContext`)
+                    message: compiler::redact_private_keys(&label.message).into_owned(),
                 });
             }
         }

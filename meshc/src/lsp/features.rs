@@ -167,11 +167,20 @@ enum Target {
     Binding(lang::Span),
 }
 
+/// Text from the repository (a description, a setting's default) as the editor
+/// gets it: an age private key in it blotted out, as in the diagnostics.
+fn blotted(text: String) -> String {
+    match compiler::redact_private_keys(&text) {
+        std::borrow::Cow::Borrowed(_) => text,
+        std::borrow::Cow::Owned(redacted) => redacted,
+    }
+}
+
 fn markdown(value: String, range: Range) -> Hover {
     Hover {
         contents: HoverContents::Markup(MarkupContent {
             kind: MarkupKind::Markdown,
-            value,
+            value: blotted(value),
         }),
         range: Some(range),
     }
@@ -326,11 +335,11 @@ pub fn completion(view: &View<'_>, position: Position) -> Vec<CompletionItem> {
         |label: &str, kind, detail: Option<String>, documentation: Option<String>| CompletionItem {
             label: label.to_string(),
             kind: Some(kind),
-            detail,
+            detail: detail.map(blotted),
             documentation: documentation.map(|value| {
                 Documentation::MarkupContent(MarkupContent {
                     kind: MarkupKind::Markdown,
-                    value,
+                    value: blotted(value),
                 })
             }),
             text_edit: Some(CompletionTextEdit::Edit(TextEdit::new(
