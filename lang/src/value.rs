@@ -52,12 +52,6 @@ impl From<&[u8]> for Bytes {
     }
 }
 
-impl<const N: usize> From<&[u8; N]> for Bytes {
-    fn from(bytes: &[u8; N]) -> Bytes {
-        Bytes::from(&bytes[..])
-    }
-}
-
 impl From<&str> for Bytes {
     fn from(text: &str) -> Bytes {
         Bytes::from(text.as_bytes())
@@ -67,18 +61,6 @@ impl From<&str> for Bytes {
 impl From<Vec<u8>> for Bytes {
     fn from(bytes: Vec<u8>) -> Bytes {
         Bytes(Rc::new(bytes.into_boxed_slice()))
-    }
-}
-
-impl From<String> for Bytes {
-    fn from(text: String) -> Bytes {
-        Bytes::from(text.into_bytes())
-    }
-}
-
-impl From<Box<[u8]>> for Bytes {
-    fn from(bytes: Box<[u8]>) -> Bytes {
-        Bytes(Rc::new(bytes))
     }
 }
 
@@ -225,13 +207,6 @@ impl List {
     pub fn is_unique(&self) -> bool {
         Rc::strong_count(&self.0) == 1 && Rc::weak_count(&self.0) == 0
     }
-
-    /// The elements, moved out when this is the list's only holder.
-    pub fn into_vec(self) -> Vec<Value> {
-        Rc::try_unwrap(self.0)
-            .map(Vec::from)
-            .unwrap_or_else(|shared| shared.to_vec())
-    }
 }
 
 impl std::ops::Deref for List {
@@ -251,12 +226,6 @@ impl From<Vec<Value>> for List {
 impl From<&[Value]> for List {
     fn from(values: &[Value]) -> List {
         List(Rc::new(Box::from(values)))
-    }
-}
-
-impl<const N: usize> From<[Value; N]> for List {
-    fn from(values: [Value; N]) -> List {
-        List(Rc::new(Box::new(values)))
     }
 }
 

@@ -233,16 +233,11 @@ fn holds_values(value: &Value) -> bool {
 /// made by the evaluation that returns them).
 pub(super) fn fresh_slot(value: Value) -> Value {
     match value {
-        Value::List(list) if !list.is_empty() && list.len() <= 2 && !is_unique(&list) => {
+        Value::List(list) if !list.is_empty() && list.len() <= 2 && !list.is_unique() => {
             Value::List(crate::value::List::from(&list[..]))
         }
         other => other,
     }
-}
-
-/// Whether `list` is held by no one else (no other strong or weak reference).
-fn is_unique(list: &crate::value::List) -> bool {
-    list.is_unique()
 }
 
 /// Does `value` hold a secret among its parts evaluated so far? Nothing is forced (the
