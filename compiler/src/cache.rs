@@ -1101,7 +1101,7 @@ pub fn open(root: &Path, out: &Path) -> (Start, Vec<Diagnostic>) {
     let canonical = std::fs::canonicalize(root).ok();
     let root = canonical.as_deref().unwrap_or(root);
     let identity = identity(root);
-    let parses = Arc::new(lang::ParseCache::new());
+    let parses = Arc::new(lang::ParseCache::skimming());
     let recorder = Arc::new(Recorder::default());
     let repository = repository::load(root).ok().map(Arc::new);
     // an inventory written since the record was is digested while the record is

@@ -62,15 +62,19 @@ pub fn compile(
 
 /// Compiles a parsed file as [`compile`] does, but a file whose top is a set or
 /// list literal keeps the plain data on it unlowered until it is evaluated (see
-/// `deferred`). Its globals must be the ones every evaluation of it sees.
+/// `deferred`). Its globals must be the ones every evaluation of it sees. A
+/// skimmed tree (`crate::skim`) comes with its file's `text`, from which its hollow
+/// sets are parsed when they are lowered.
 pub fn compile_file(
     root: &std::sync::Arc<Expr>,
+    text: Option<std::sync::Arc<[u8]>>,
     base_directory: &Path,
     globals: &dyn GlobalScope,
     symbols: &SymbolOrder,
 ) -> Compiled {
     let mut compiler = Compiler::new(symbols, globals, path_bytes(base_directory));
     compiler.root = Some(root.clone());
+    compiler.skimmed_text = text;
     compiler.spine = true;
     let ir = compiler.expr(root);
     compiler.finish(ir)
@@ -97,6 +101,8 @@ struct Compiler<'a> {
     spine: bool,
     /// Whether what is lowered is known to be plain data (a deferred value's).
     plain: bool,
+    /// The file's text, when `root` is a skimmed tree.
+    skimmed_text: Option<std::sync::Arc<[u8]>>,
 }
 
 fn node(kind: IrKind, span: Span) -> Rc<Ir> {
@@ -124,6 +130,7 @@ impl<'a> Compiler<'a> {
             root: None,
             spine: false,
             plain: false,
+            skimmed_text: None,
         }
     }
 

@@ -43,7 +43,9 @@ pub use reclaim::RECLAIM_BATCH;
 
 /// A file's syntax tree, with its names in the order interning it meets them when
 /// the parse cache keeps it.
-type ParsedFile = (Arc<crate::syntax::Expr>, Option<Arc<[Name]>>);
+/// A file's tree, its names when they come with it, and whether it was skimmed
+/// (then it is compiled with its text).
+type ParsedFile = (Arc<crate::syntax::Expr>, Option<Arc<[Name]>>, bool);
 
 /// Depth limit; [`EVAL_STACK_SIZE`] is sized so that this depth fits.
 pub const DEFAULT_MAX_DEPTH: usize = 200_000;
@@ -120,7 +122,7 @@ pub struct Machine {
     importing: Vec<Vec<u8>>,
     pub(crate) regex_cache: HashMap<Vec<u8>, Rc<builtins::regex::Compiled>>,
     /// Nix's symbol order, which decides the order slots are filled in.
-    symbols: SymbolOrder,
+    pub(crate) symbols: SymbolOrder,
     /// Messages of `builtins.trace` and `builtins.warn` with where they were
     /// called, in order; the host decides where they go.
     pub traces: Vec<crate::builtins::Traced>,
@@ -202,7 +204,7 @@ impl Machine {
         base_directory: &Path,
     ) -> Result<(FileId, Rc<Ir>), Vec<Diagnostic>> {
         let file = self.sources.add(name.to_string(), path, text.clone());
-        let (expr, names) = self.parse_cached(file, text)?;
+        let (expr, names, skimmed) = self.parse_cached(file, text.clone())?;
         match names {
             Some(names) => {
                 // parsed on another thread, maybe: its names are found here unlocked
@@ -211,7 +213,13 @@ impl Machine {
             }
             None => self.symbols.intern_file(&expr),
         }
-        let compiled = compile::compile_file(&expr, base_directory, &*self.globals, &self.symbols);
+        let compiled = compile::compile_file(
+            &expr,
+            skimmed.then_some(text),
+            base_directory,
+            &*self.globals,
+            &self.symbols,
+        );
         // the syntax tree can be deep: drop it here, on the evaluation stack (a cached
         // tree lives on in the cache, which its owner sweeps on such a stack too)
         drop(expr);
@@ -246,7 +254,8 @@ impl Machine {
     /// The syntax tree of the file at `path`, read as `import` reads it and added to
     /// the sources (taken from the parse cache when it has the same text as the same
     /// file), not compiled or evaluated; with the file's id. `Err` holds the syntax
-    /// errors, or why the file cannot be read.
+    /// errors, or why the file cannot be read. A cache that skims gives a file of
+    /// plain data skimmed: its sets of some size below the top two are hollow.
     pub fn parse_file(
         &mut self,
         path: &Path,
@@ -269,12 +278,20 @@ impl Machine {
         file: FileId,
         text: std::sync::Arc<[u8]>,
     ) -> Result<ParsedFile, Vec<Diagnostic>> {
-        if let Some((expr, names)) = self
+        if let Some((expr, names, skimmed)) = self
             .parses
             .as_ref()
             .and_then(|cache| cache.get(file, &text))
         {
-            return Ok((expr, Some(names)));
+            return Ok((expr, Some(names), skimmed));
+        }
+        if let Some(cache) = self.parses.as_ref().filter(|cache| cache.skims())
+            && let Some(skimmed) = crate::skim::skim(&text, file)
+        {
+            let expr = Arc::new(skimmed.expr);
+            let names: Arc<[Name]> = skimmed.names.into();
+            cache.insert(file, text, expr.clone(), names.clone(), true);
+            return Ok((expr, Some(names), true));
         }
         let parsed = parser::parse(&text, file);
         if !parsed.errors.is_empty() {
@@ -282,11 +299,11 @@ impl Machine {
         }
         let expr = std::sync::Arc::new(parsed.expr);
         let Some(cache) = &self.parses else {
-            return Ok((expr, None));
+            return Ok((expr, None, false));
         };
         let names: Arc<[Name]> = crate::symbols::first_mentions(&expr).into();
-        cache.insert(file, text, expr.clone(), names.clone());
-        Ok((expr, Some(names)))
+        cache.insert(file, text, expr.clone(), names.clone(), false);
+        Ok((expr, Some(names), false))
     }
 
     /// Evaluates a file as `import` does (cached per path).

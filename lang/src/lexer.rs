@@ -340,6 +340,11 @@ fn uri_match_length(input: &[u8], scheme_run: usize) -> usize {
 }
 
 /// The keyword spelled exactly `word`, if any.
+/// Whether `word` is a keyword (lexed as its own token, not an identifier).
+pub(crate) fn is_keyword(word: &[u8]) -> bool {
+    keyword(word).is_some()
+}
+
 fn keyword(word: &[u8]) -> Option<TokenKind> {
     Some(match word {
         b"if" => TokenKind::If,
@@ -626,6 +631,16 @@ impl<'a> Lexer<'a> {
             path_run: Run::NONE,
             scheme_run: Run::NONE,
         }
+    }
+
+    /// A lexer whose first token starts at `position` of `source` (spans are of
+    /// `source`): a value of a file lexed alone. Identifiers are checked as UTF-8
+    /// one by one, not the whole source at once.
+    pub(crate) fn starting_at(source: &'a [u8], file: FileId, position: usize) -> Lexer<'a> {
+        let mut lexer = Lexer::new(&[], file);
+        lexer.source = source;
+        lexer.position = position.min(source.len());
+        lexer
     }
 
     /// A lexer run to the end of `source`.

@@ -17,6 +17,7 @@ pub mod navigate;
 pub mod parse_cache;
 pub mod parser;
 pub mod print;
+pub mod skim;
 pub mod span;
 pub mod symbols;
 pub mod syntax;

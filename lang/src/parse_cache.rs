@@ -16,6 +16,8 @@ struct Entry {
     expr: Arc<Expr>,
     /// The tree's names in the order interning it meets them.
     names: Arc<[Name]>,
+    /// A skimmed tree (see `skim`): compiled only with its text.
+    skimmed: bool,
     /// The generation that last used it.
     used: u64,
 }
@@ -24,6 +26,9 @@ struct Entry {
 #[derive(Default)]
 pub struct ParseCache {
     entries: Mutex<HashMap<FileId, Vec<Entry>>>,
+    /// Whether a file of plain data is skimmed instead of parsed (a build's cache:
+    /// nothing but its evaluators reads its trees).
+    skims: bool,
     generation: AtomicU64,
     hits: AtomicU64,
 }
@@ -42,6 +47,21 @@ impl ParseCache {
         ParseCache::default()
     }
 
+    /// A cache whose files of plain data are skimmed ([`crate::skim`]), not
+    /// parsed: for evaluators only, never for what reads a tree for its content
+    /// (an editor's navigation), as a skimmed tree has hollow sets.
+    pub fn skimming() -> ParseCache {
+        ParseCache {
+            skims: true,
+            ..ParseCache::default()
+        }
+    }
+
+    /// Whether it skims files of plain data.
+    pub fn skims(&self) -> bool {
+        self.skims
+    }
+
     fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<FileId, Vec<Entry>>> {
         // a worker that panicked left nothing half-done here: entries are whole
         self.entries
@@ -50,8 +70,9 @@ impl ParseCache {
     }
 
     /// The tree of `text` as file `file`, if it was parsed before, with its names
-    /// in the order interning the tree meets them ([`crate::symbols::first_mentions`]).
-    pub fn get(&self, file: FileId, text: &[u8]) -> Option<(Arc<Expr>, Arc<[Name]>)> {
+    /// in the order interning the tree meets them ([`crate::symbols::first_mentions`]),
+    /// and whether it was skimmed.
+    pub fn get(&self, file: FileId, text: &[u8]) -> Option<(Arc<Expr>, Arc<[Name]>, bool)> {
         let generation = self.generation.load(Ordering::Relaxed);
         let mut entries = self.entries();
         let entry = entries
@@ -60,7 +81,7 @@ impl ParseCache {
             .find(|entry| same_text(&entry.text, text))?;
         entry.used = generation;
         self.hits.fetch_add(1, Ordering::Relaxed);
-        Some((entry.expr.clone(), entry.names.clone()))
+        Some((entry.expr.clone(), entry.names.clone(), entry.skimmed))
     }
 
     /// The text kept as file `file` with the bytes `text`, shared instead of
@@ -75,8 +96,15 @@ impl ParseCache {
     }
 
     /// Keeps the tree `expr` of `text` as file `file`, with its `names` in the order
-    /// interning it meets them.
-    pub fn insert(&self, file: FileId, text: Arc<[u8]>, expr: Arc<Expr>, names: Arc<[Name]>) {
+    /// interning it meets them; `skimmed` if it is a skimmed tree.
+    pub fn insert(
+        &self,
+        file: FileId,
+        text: Arc<[u8]>,
+        expr: Arc<Expr>,
+        names: Arc<[Name]>,
+        skimmed: bool,
+    ) {
         let used = self.generation.load(Ordering::Relaxed);
         let mut entries = self.entries();
         let versions = entries.entry(file).or_default();
@@ -85,6 +113,7 @@ impl ParseCache {
                 text,
                 expr,
                 names,
+                skimmed,
                 used,
             });
         }

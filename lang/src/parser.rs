@@ -43,6 +43,27 @@ pub fn parse(source: &[u8], file: FileId) -> Parsed {
     parse_windowed(source, file, WINDOW).unwrap_or_else(|| parse_whole(source, file))
 }
 
+/// Parses the expression at `start..end` of `source` alone, as if it were a file
+/// (spans are of `source`): a value of a file that was read without it (see
+/// `skim`). Its errors are what parsing it alone finds.
+pub fn parse_at(source: &[u8], file: FileId, start: usize, end: usize) -> Parsed {
+    let source = &source[..end.min(source.len())];
+    let mut lexer = Lexer::starting_at(source, file, start);
+    lexer.fill(LOOKAHEAD + 1 + WINDOW);
+    let mut parser = Parser::new(lexer, WINDOW, file);
+    let expr = parser.file_expr();
+    parser.skip_to_end();
+    let lexed_with_errors = !parser.lexer.errors.is_empty();
+    for error in std::mem::take(&mut parser.lexer.errors) {
+        parser.errors.push(
+            Diagnostic::error(error.code, error.message)
+                .with_primary(error.span, "here")
+                .with_help(error.help),
+        );
+    }
+    parser.finish(expr, lexed_with_errors)
+}
+
 /// Parses `source` lexed whole first: the lexer's errors come first and count
 /// towards [`MAX_ERRORS`] from the start.
 pub(crate) fn parse_whole(source: &[u8], file: FileId) -> Parsed {

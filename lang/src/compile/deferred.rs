@@ -15,8 +15,9 @@ use std::sync::Arc;
 use super::*;
 
 /// A value on the spine written in fewer bytes than this is lowered at once: it
-/// costs about as much to keep as to lower.
-const SMALLEST: u32 = 64;
+/// costs about as much to keep as to lower (a skimmed file leaves sets of this
+/// size hollow, knowing they are deferred).
+use crate::skim::SMALLEST;
 
 /// Plain data nested deeper than this is lowered with its file (so that checking
 /// it never walks without bound).
@@ -27,6 +28,8 @@ const DEEPEST: usize = 64;
 /// name, lowered as such a binding is (a set under the name's span).
 pub struct DeferredIr {
     root: Arc<Expr>,
+    /// The file's text when `root` is skimmed: a hollow set is parsed from it.
+    text: Option<Arc<[u8]>>,
     at: Span,
     set: bool,
     lowered: OnceCell<Rc<Ir>>,
@@ -73,9 +76,28 @@ impl DeferredIr {
         globals: &dyn GlobalScope,
         symbols: &SymbolOrder,
     ) -> Option<(&Rc<Ir>, BindingNames)> {
-        let expr = find(&self.root, self.at)?;
+        let found = find(&self.root, self.at)?;
+        // a hollow set of a skimmed tree is parsed now, and what it holds is deferred
+        // in its own tree
+        let (root, text) = match (&self.text, &found.kind) {
+            (Some(text), ExprKind::Attrs { bindings, .. }) if bindings.is_empty() => {
+                let parsed = crate::parser::parse_at(
+                    text,
+                    self.at.file,
+                    self.at.start as usize,
+                    self.at.end as usize,
+                );
+                if !parsed.errors.is_empty() || parsed.expr.span != self.at {
+                    return None;
+                }
+                (Arc::new(parsed.expr), None)
+            }
+            _ => (self.root.clone(), self.text.clone()),
+        };
+        let expr = find(&root, self.at)?;
         let mut compiler = Compiler::new(symbols, globals, Vec::new());
-        compiler.root = Some(self.root.clone());
+        compiler.root = Some(root.clone());
+        compiler.skimmed_text = text;
         compiler.spine = true;
         // what a plain value holds is plain
         compiler.plain = true;
@@ -152,6 +174,7 @@ impl Compiler<'_> {
         };
         let deferred = DeferredIr {
             root: root.clone(),
+            text: self.skimmed_text.clone(),
             at: expr.span,
             set,
             lowered: OnceCell::new(),
