@@ -1,5 +1,6 @@
-//! `meshc explain`: for every code of both registries (the language's and compiler's
-//! `lang::codes::REGISTRY`, the applier's `applier::codes::TABLE`), the printed page
+//! `meshc explain`: for every code of the registries (the language's and compiler's
+//! `lang::codes::REGISTRY`, the applier's `applier::codes::TABLE`, the provisioner's
+//! `provisioner::codes::TABLE`), the printed page
 //! is the book's `book/src/errors/CODE.md` byte for byte; an unknown code is E121
 //! with the closest codes, exit 1.
 
@@ -25,6 +26,11 @@ fn every_code() -> Vec<String> {
         .collect();
     codes.extend(
         applier::codes::TABLE
+            .iter()
+            .map(|(_, code, _)| code.to_string()),
+    );
+    codes.extend(
+        provisioner::codes::TABLE
             .iter()
             .map(|(_, code, _)| code.to_string()),
     );

@@ -11,6 +11,8 @@ use base64::Engine;
 use sha2::{Digest, Sha256};
 use zeroize::Zeroizing;
 
+use crate::codes::Code;
+
 /// A credential file larger than this is not a verifier (a real one is 133 bytes).
 const LARGEST_CREDENTIAL: u64 = 1024;
 
@@ -52,11 +54,58 @@ impl std::fmt::Debug for Verifier {
     }
 }
 
+/// Why a credential file is not taken. The reason never quotes the file's content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CredentialError {
+    /// Missing, not readable by this user, or the read failed (E605).
+    Unreadable(String),
+    /// Read, but not exactly a verifier or hash (E606).
+    NotAVerifier(String),
+}
+
+impl CredentialError {
+    pub fn reason(&self) -> &str {
+        match self {
+            CredentialError::Unreadable(reason) | CredentialError::NotAVerifier(reason) => reason,
+        }
+    }
+
+    pub fn code(&self) -> Code {
+        match self {
+            CredentialError::Unreadable(_) => Code::CredentialUnreadable,
+            CredentialError::NotAVerifier(_) => Code::NotAVerifier,
+        }
+    }
+
+    /// What to do about it.
+    pub fn help(&self) -> &'static str {
+        match self {
+            CredentialError::Unreadable(_) => {
+                "mesh-apply places each grant's credential file with the plan that placed the \
+                 manifest: apply the node's plan again, give the provisioner the same `--root` \
+                 as `mesh-apply --root`, and let its user read the credentials directory"
+            }
+            CredentialError::NotAVerifier(_) => {
+                "the file must hold exactly what meshc made for the grant (a SCRAM-SHA-256 \
+                 verifier for PostgreSQL, a password hash for RabbitMQ), never a password: \
+                 apply the node's plan again, so that mesh-apply writes it back"
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for CredentialError {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(self.reason())
+    }
+}
+
 /// Reads a credential file whole (it is small), into memory that is wiped when dropped.
-fn read_small(path: &Path) -> Result<(Zeroizing<Vec<u8>>, FileIdentity), String> {
+fn read_small(path: &Path) -> Result<(Zeroizing<Vec<u8>>, FileIdentity), CredentialError> {
     use std::os::unix::fs::MetadataExt;
-    let file = std::fs::File::open(path).map_err(|error| describe_io(&error))?;
-    let metadata = file.metadata().map_err(|error| describe_io(&error))?;
+    let unreadable = |error: std::io::Error| CredentialError::Unreadable(describe_io(&error));
+    let file = std::fs::File::open(path).map_err(unreadable)?;
+    let metadata = file.metadata().map_err(unreadable)?;
     let identity = FileIdentity {
         device: metadata.dev(),
         inode: metadata.ino(),
@@ -65,11 +114,11 @@ fn read_small(path: &Path) -> Result<(Zeroizing<Vec<u8>>, FileIdentity), String>
     // one byte more than allowed tells a file that is too large
     file.take(LARGEST_CREDENTIAL + 1)
         .read_to_end(&mut bytes)
-        .map_err(|error| describe_io(&error))?;
+        .map_err(unreadable)?;
     if bytes.len() as u64 > LARGEST_CREDENTIAL {
-        return Err(format!(
+        return Err(CredentialError::NotAVerifier(format!(
             "larger than {LARGEST_CREDENTIAL} bytes, so not a verifier"
-        ));
+        )));
     }
     Ok((bytes, identity))
 }
@@ -83,28 +132,31 @@ fn describe_io(error: &std::io::Error) -> String {
 }
 
 /// The SHA-256 of a credential file's bytes, for noticing that it changed.
-pub fn file_digest(path: &Path) -> Result<[u8; 32], String> {
+pub fn file_digest(path: &Path) -> Result<[u8; 32], CredentialError> {
     let (bytes, _) = read_small(path)?;
     Ok(Sha256::digest(&bytes[..]).into())
 }
 
 /// Reads and checks a credential file: one verifier, optionally followed by one newline.
-pub fn read_verifier(path: &Path) -> Result<Verifier, String> {
+pub fn read_verifier(path: &Path) -> Result<Verifier, CredentialError> {
     read_checked(path, check_verifier)
 }
 
 /// Reads and checks a credential file: one RabbitMQ password hash, optionally
 /// followed by one newline.
-pub fn read_rabbit_hash(path: &Path) -> Result<Verifier, String> {
+pub fn read_rabbit_hash(path: &Path) -> Result<Verifier, CredentialError> {
     read_checked(path, check_rabbit_hash)
 }
 
-fn read_checked(path: &Path, check: fn(&str) -> Result<(), String>) -> Result<Verifier, String> {
+fn read_checked(
+    path: &Path,
+    check: fn(&str) -> Result<(), String>,
+) -> Result<Verifier, CredentialError> {
     let (bytes, file) = read_small(path)?;
     let content = bytes.strip_suffix(b"\n").unwrap_or(&bytes[..]);
-    let text =
-        std::str::from_utf8(content).map_err(|_| "not text, so not a verifier".to_string())?;
-    check(text)?;
+    let text = std::str::from_utf8(content)
+        .map_err(|_| CredentialError::NotAVerifier("not text, so not a verifier".to_string()))?;
+    check(text).map_err(CredentialError::NotAVerifier)?;
     Ok(Verifier {
         text: Zeroizing::new(text.to_string()),
         digest: hex::encode(Sha256::digest(text.as_bytes())),
@@ -259,7 +311,7 @@ mod tests {
         );
         assert!(!format!("{verifier:?}").contains("W22Z"));
         std::fs::write(&path, format!("{GOOD}\n\n")).unwrap();
-        assert!(read_verifier(&path).is_err());
+        assert_eq!(read_verifier(&path).unwrap_err().code(), Code::NotAVerifier);
     }
 
     #[test]
@@ -282,10 +334,21 @@ mod tests {
     fn missing_and_oversized_files_say_why() {
         let directory = tempfile::tempdir().unwrap();
         let missing = directory.path().join("missing");
-        assert_eq!(read_verifier(&missing).unwrap_err(), "no such file");
+        let error = read_verifier(&missing).unwrap_err();
+        assert_eq!(error.reason(), "no such file");
+        assert_eq!(error.code(), Code::CredentialUnreadable);
+        assert!(error.help().contains("apply the node's plan again"));
         let large = directory.path().join("large");
         std::fs::write(&large, vec![b'a'; 5000]).unwrap();
-        assert!(read_verifier(&large).unwrap_err().contains("larger than"));
+        let error = read_verifier(&large).unwrap_err();
+        assert!(error.reason().contains("larger than"), "{error}");
+        assert_eq!(error.code(), Code::NotAVerifier);
         assert!(file_digest(&large).is_err());
+        let hash = directory.path().join("hash");
+        std::fs::write(&hash, "hunter2\n").unwrap();
+        let error = read_rabbit_hash(&hash).unwrap_err();
+        assert_eq!(error.code(), Code::NotAVerifier);
+        assert!(!error.reason().contains("hunter2"), "{error}");
+        assert!(error.help().contains("never a password"));
     }
 }

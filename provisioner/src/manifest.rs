@@ -7,6 +7,8 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::codes::Code;
+
 pub const FORMAT: &str = "mesh-grants/1";
 
 /// The role whose direct members are the roles mesh manages; it never logs in.
@@ -104,12 +106,89 @@ pub struct Access {
     pub read: String,
 }
 
+/// Why a manifest is refused, by what is wrong with it: each kind has its code and its
+/// help line (exhaustive matches, so a new kind cannot go without either). The reason
+/// is one line, names the grant at fault, and shows manifest text only through
+/// [`printable`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ManifestError {
+    /// Not JSON, not an object with a list of grant objects, a field missing, unknown
+    /// or of the wrong type.
+    Malformed(String),
+    /// A `format` other than [`FORMAT`].
+    UnknownFormat(String),
+    /// A grant in the form of the other server: the manifest is another provider's.
+    WrongForm(String),
+    /// A grant the compiler's rules or the server refuse (its login, database, vhost,
+    /// permissions or credential path), or a login or database granted twice.
+    InvalidGrant(String),
+    /// Two grants name one credential file.
+    SharedCredential(String),
+}
+
+impl ManifestError {
+    /// The one-line reason.
+    pub fn reason(&self) -> &str {
+        match self {
+            ManifestError::Malformed(reason)
+            | ManifestError::UnknownFormat(reason)
+            | ManifestError::WrongForm(reason)
+            | ManifestError::InvalidGrant(reason)
+            | ManifestError::SharedCredential(reason) => reason,
+        }
+    }
+
+    pub fn code(&self) -> Code {
+        match self {
+            ManifestError::Malformed(_) => Code::ManifestMalformed,
+            ManifestError::UnknownFormat(_) => Code::UnknownManifestFormat,
+            ManifestError::WrongForm(_) | ManifestError::InvalidGrant(_) => Code::InvalidGrant,
+            ManifestError::SharedCredential(_) => Code::SharedCredential,
+        }
+    }
+
+    /// What to do about it.
+    pub fn help(&self) -> &'static str {
+        match self {
+            ManifestError::Malformed(_) => {
+                "the file is not what meshc writes (cut short, or edited by hand): apply the \
+                 node's plan again, so that mesh-apply puts back the manifest meshc built"
+            }
+            ManifestError::UnknownFormat(_) => {
+                "run a mesh-provision of the same release as the meshc that built the node's \
+                 plan (the standard modules pin its image as a mirror in `mesh.lock`)"
+            }
+            ManifestError::WrongForm(_) => {
+                "a PostgreSQL provider's manifest (`scram-sha-256`) takes `--postgres`, a \
+                 RabbitMQ provider's (`rabbit_password_hashing_sha256`) takes `--rabbitmq`: \
+                 point the provisioner at the server of the manifest's service"
+            }
+            ManifestError::InvalidGrant(_) => {
+                "meshc refuses such a grant (E318 for a login, E212 and E213 for a vhost or a \
+                 permission), so meshc did not write this manifest as it is: build with meshc \
+                 and apply the node's plan again"
+            }
+            ManifestError::SharedCredential(_) => {
+                "give each grant a credential file of its own, as meshc does \
+                 (`CREDENTIALS/LOGIN`): remove the link that leads to another grant's file, \
+                 or build with meshc and apply the node's plan again"
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for ManifestError {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(self.reason())
+    }
+}
+
 /// Parses and checks a manifest. The reason is one line and names the grant at fault.
-pub fn parse(bytes: &[u8], root: Option<&Path>, kind: Kind) -> Result<Manifest, String> {
+pub fn parse(bytes: &[u8], root: Option<&Path>, kind: Kind) -> Result<Manifest, ManifestError> {
     // serde_json's messages are one line; keep it so even if that changes
     let one_line = |error: serde_json::Error| {
         let text = error.to_string();
-        text.lines().next().unwrap_or("not JSON").to_string()
+        ManifestError::Malformed(text.lines().next().unwrap_or("not JSON").to_string())
     };
     let value: serde_json::Value = serde_json::from_slice(bytes).map_err(one_line)?;
     // serde would also take a struct written as an array: only objects are manifests
@@ -118,14 +197,16 @@ pub fn parse(bytes: &[u8], root: Option<&Path>, kind: Kind) -> Result<Manifest, 
         .and_then(serde_json::Value::as_array)
         .is_none_or(|grants| grants.iter().all(serde_json::Value::is_object));
     if !value.is_object() || !grants_are_objects {
-        return Err("not a JSON object with a list of grant objects".to_string());
+        return Err(ManifestError::Malformed(
+            "not a JSON object with a list of grant objects".to_string(),
+        ));
     }
     let raw: RawManifest = serde_json::from_value(value).map_err(one_line)?;
     if raw.format != FORMAT {
-        return Err(format!(
+        return Err(ManifestError::UnknownFormat(format!(
             "format is `{}`, this provisioner reads `{FORMAT}`",
             printable(&raw.format)
-        ));
+        )));
     }
     let mut logins = BTreeSet::new();
     let mut databases = BTreeSet::new();
@@ -135,39 +216,40 @@ pub fn parse(bytes: &[u8], root: Option<&Path>, kind: Kind) -> Result<Manifest, 
     for grant in raw.grants {
         let consumer = printable(&grant.consumer);
         let at = |reason: String| format!("grant of `{consumer}`: {reason}");
+        let invalid = |reason: String| ManifestError::InvalidGrant(at(reason));
         if grant.form != kind.form() {
-            return Err(at(format!(
+            return Err(ManifestError::WrongForm(at(format!(
                 "form `{}` is not `{}`: {} would receive what a consumer presents",
                 printable(&grant.form),
                 kind.form(),
                 kind.server()
-            )));
+            ))));
         }
-        check_login(&grant.login, kind).map_err(at)?;
-        let access = access_of(kind, grant.vhost, grant.permissions).map_err(at)?;
+        check_login(&grant.login, kind).map_err(invalid)?;
+        let access = access_of(kind, grant.vhost, grant.permissions).map_err(invalid)?;
         if kind == Kind::Rabbitmq && grant.database.is_some() {
-            return Err(at("a RabbitMQ grant has no `database`".to_string()));
+            return Err(invalid("a RabbitMQ grant has no `database`".to_string()));
         }
         if !logins.insert(grant.login.clone()) {
-            return Err(at(format!("login `{}` is granted twice", grant.login)));
+            return Err(invalid(format!("login `{}` is granted twice", grant.login)));
         }
         if let Some(database) = &grant.database {
-            check_name(database).map_err(|reason| at(format!("database {reason}")))?;
+            check_name(database).map_err(|reason| invalid(format!("database {reason}")))?;
             if !databases.insert(database.clone()) {
-                return Err(at(format!(
+                return Err(invalid(format!(
                     "database `{database}` is asked for by two grants; a database has one owner"
                 )));
             }
         }
         let credential_path = resolve_credential(&grant.credential, root)
-            .map_err(|reason| at(format!("credential {reason}")))?;
+            .map_err(|reason| invalid(format!("credential {reason}")))?;
         // two logins with one verifier: one consumer's password would open the other's
         if let Some(other) = credentials.get(&credential_path) {
-            return Err(at(format!(
+            return Err(ManifestError::SharedCredential(at(format!(
                 "credential `{}` is also the credential of login `{other}`; each grant \
                  has a file of its own",
                 printable(&grant.credential)
-            )));
+            ))));
         }
         credentials.insert(credential_path.clone(), grant.login.clone());
         grants.push(Grant {
@@ -432,9 +514,12 @@ mod tests {
         ));
         let error = parse(text.as_bytes(), None, Kind::Postgres).unwrap_err();
         assert!(
-            error.contains("database `shop` is asked for by two grants"),
+            error
+                .reason()
+                .contains("database `shop` is asked for by two grants"),
             "{error}"
         );
+        assert_eq!(error.code(), Code::InvalidGrant);
     }
 
     #[test]
@@ -451,7 +536,8 @@ mod tests {
             let expected = format!(
                 "grant of `c/b`: credential `{second}` is also the credential of login `a`"
             );
-            assert!(error.contains(&expected), "{second}: {error}");
+            assert!(error.reason().contains(&expected), "{second}: {error}");
+            assert_eq!(error.code(), Code::SharedCredential);
         }
         let text = manifest_with(&format!("{}, {}", at("a", "/c/a"), at("b", "/c/b")));
         assert!(parse(text.as_bytes(), None, Kind::Postgres).is_ok());
@@ -459,57 +545,65 @@ mod tests {
 
     #[test]
     fn bad_manifests_are_refused_whole_with_a_reason() {
-        let cases: Vec<(String, &str)> = vec![
-            ("{".to_string(), "EOF"),
-            ("[]".to_string(), "not a JSON object"),
-            (r#"["mesh-grants/1", "postgres", "db1", []]"#.to_string(), "not a JSON object"),
-            (manifest_with(r#"["c", "a", "/c/a", "scram-sha-256"]"#), "grant objects"),
-            (r#"{"format": "mesh-grants/1", "service": "postgres", "node": "db1", "grants": {}}"#.to_string(), "invalid type"),
+        let cases: Vec<(String, Code, &str)> = vec![
+            ("{".to_string(), Code::ManifestMalformed, "EOF"),
+            ("[]".to_string(), Code::ManifestMalformed, "not a JSON object"),
+            (r#"["mesh-grants/1", "postgres", "db1", []]"#.to_string(), Code::ManifestMalformed, "not a JSON object"),
+            (manifest_with(r#"["c", "a", "/c/a", "scram-sha-256"]"#), Code::ManifestMalformed, "grant objects"),
+            (r#"{"format": "mesh-grants/1", "service": "postgres", "node": "db1", "grants": {}}"#.to_string(), Code::ManifestMalformed, "invalid type"),
             (
                 r#"{"format": "mesh-grants/2", "service": "postgres", "node": "db1", "grants": []}"#.to_string(),
+                Code::UnknownManifestFormat,
                 "format is `mesh-grants/2`",
             ),
             (
                 r#"{"format": "mesh-grants/1", "service": "postgres", "node": "db1", "grants": [], "extra": 1}"#.to_string(),
+                Code::ManifestMalformed,
                 "unknown field `extra`",
             ),
             (
                 manifest_with(r#"{"consumer": "c", "login": "a", "credential": "/c/a"}"#),
+                Code::ManifestMalformed,
                 "missing field `form`",
             ),
             (
                 manifest_with(r#"{"consumer": "c", "login": "a", "credential": "/c/a", "form": "plain"}"#),
+                Code::InvalidGrant,
                 "form `plain`",
             ),
-            (manifest_with(&format!("{}, {}", grant("a"), grant("a"))), "granted twice"),
-            (manifest_with(&grant("Robert")), "characters other than"),
-            (manifest_with(&grant("a\\\"; DROP ROLE postgres; --")), "characters other than"),
-            (manifest_with(&grant("pg_signal_backend")), "starts with `pg_`"),
-            (manifest_with(&grant("mesh_managed")), "marks managed roles"),
-            (manifest_with(&grant("public")), "reserves for roles"),
-            (manifest_with(&grant("none")), "reserves for roles"),
-            (manifest_with(&grant("current_user")), "reserves for roles"),
-            (manifest_with(&grant("session_user")), "reserves for roles"),
-            (manifest_with(&grant("current_role")), "reserves for roles"),
-            (manifest_with(&grant("")), "1 to 63"),
-            (manifest_with(&grant(&"a".repeat(64))), "1 to 63"),
+            (manifest_with(&format!("{}, {}", grant("a"), grant("a"))), Code::InvalidGrant, "granted twice"),
+            (manifest_with(&grant("Robert")), Code::InvalidGrant, "characters other than"),
+            (manifest_with(&grant("a\\\"; DROP ROLE postgres; --")), Code::InvalidGrant, "characters other than"),
+            (manifest_with(&grant("pg_signal_backend")), Code::InvalidGrant, "starts with `pg_`"),
+            (manifest_with(&grant("mesh_managed")), Code::InvalidGrant, "marks managed roles"),
+            (manifest_with(&grant("public")), Code::InvalidGrant, "reserves for roles"),
+            (manifest_with(&grant("none")), Code::InvalidGrant, "reserves for roles"),
+            (manifest_with(&grant("current_user")), Code::InvalidGrant, "reserves for roles"),
+            (manifest_with(&grant("session_user")), Code::InvalidGrant, "reserves for roles"),
+            (manifest_with(&grant("current_role")), Code::InvalidGrant, "reserves for roles"),
+            (manifest_with(&grant("")), Code::InvalidGrant, "1 to 63"),
+            (manifest_with(&grant(&"a".repeat(64))), Code::InvalidGrant, "1 to 63"),
             (
                 manifest_with(r#"{"consumer": "c", "login": "a", "credential": "relative/a", "form": "scram-sha-256"}"#),
+                Code::InvalidGrant,
                 "not an absolute path",
             ),
             (
                 manifest_with(r#"{"consumer": "c", "login": "a", "credential": "/var/lib/../../etc/shadow", "form": "scram-sha-256"}"#),
+                Code::InvalidGrant,
                 "`..`",
             ),
             (
                 manifest_with(r#"{"consumer": "c", "login": "a", "credential": "/", "form": "scram-sha-256"}"#),
+                Code::InvalidGrant,
                 "names no file",
             ),
         ];
-        for (text, expected) in cases {
+        for (text, code, expected) in cases {
             let error = parse(text.as_bytes(), None, Kind::Postgres).expect_err(&text);
-            assert!(error.contains(expected), "{text}: {error}");
-            assert!(!error.contains('\n'), "{error}");
+            assert!(error.reason().contains(expected), "{text}: {error}");
+            assert!(!error.reason().contains('\n'), "{error}");
+            assert_eq!(error.code(), code, "{text}: {error}");
         }
     }
 
@@ -535,9 +629,18 @@ mod tests {
         );
         let refused = parse(good.as_bytes(), None, Kind::Postgres).unwrap_err();
         assert!(
-            refused.contains("form `rabbit_password_hashing_sha256`"),
+            refused
+                .reason()
+                .contains("form `rabbit_password_hashing_sha256`"),
             "{refused}"
         );
+        // the other server's manifest: E603, with the help that names the flags
+        assert!(
+            matches!(refused, ManifestError::WrongForm(_)),
+            "{refused:?}"
+        );
+        assert_eq!(refused.code(), Code::InvalidGrant);
+        assert!(refused.help().contains("`--rabbitmq`"));
         for (extra, expected) in [
             ("", "needs a `vhost` and `permissions`"),
             (r#", "vhost": "shop""#, "needs a `vhost` and `permissions`"),
@@ -576,7 +679,7 @@ mod tests {
             ),
         ] {
             let error = parse(grant(extra).as_bytes(), None, Kind::Rabbitmq).unwrap_err();
-            assert!(error.contains(expected), "{extra}: {error}");
+            assert!(error.reason().contains(expected), "{extra}: {error}");
         }
     }
 
@@ -608,7 +711,10 @@ mod tests {
             "..",
         ] {
             let error = parse(manifest(bad).as_bytes(), None, Kind::Rabbitmq).unwrap_err();
-            assert!(error.contains("not a vhost name"), "{bad:?}: {error}");
+            assert!(
+                error.reason().contains("not a vhost name"),
+                "{bad:?}: {error}"
+            );
         }
     }
 
@@ -667,14 +773,17 @@ mod tests {
         }
         for login in &rabbitmq_only {
             let error = taken(login, Kind::Postgres).unwrap_err();
-            assert!(error.starts_with("grant of `c`: login"), "{login}: {error}");
+            assert!(
+                error.reason().starts_with("grant of `c`: login"),
+                "{login}: {error}"
+            );
             assert!(taken(login, Kind::Rabbitmq).is_ok(), "{login}");
         }
         for login in &taken_by_neither {
             for kind in [Kind::Postgres, Kind::Rabbitmq] {
                 let error = taken(login, kind).unwrap_err();
                 assert!(
-                    error.starts_with("grant of `c`: login"),
+                    error.reason().starts_with("grant of `c`: login"),
                     "{login:?} {kind:?}: {error}"
                 );
             }

@@ -14,8 +14,10 @@ use base64::Engine;
 use serde_json::{Value, json};
 use zeroize::Zeroizing;
 
+use crate::codes::Code;
 use crate::credential::Verifier;
 use crate::manifest::Access;
+use crate::problem::Problem;
 use crate::reconcile::{Action, Outcome};
 
 /// The tag that marks the users mesh manages; no other user is ever changed.
@@ -107,7 +109,47 @@ struct Api {
 }
 
 /// Why a request failed, as one line; a failed request stops the reconcile.
-struct Failed(String);
+#[derive(Debug)]
+enum Failed {
+    /// No answer: nothing listens there, or the connection broke (E614).
+    Unreachable(String),
+    /// An answer that refuses (an HTTP error status) or is not JSON (E615).
+    Refused { status: Option<u16>, reason: String },
+}
+
+impl Failed {
+    /// The problem it is, with the rest of the reconcile put off.
+    fn problem(self) -> Problem {
+        let later = "; the rest waits for the next reconcile";
+        match self {
+            Failed::Unreachable(reason) => Problem::new(
+                Code::RabbitmqUnreachable,
+                format!("{reason}{later}"),
+                "check that RabbitMQ runs with its management plugin \
+                 (`rabbitmq-plugins enable rabbitmq_management`) at the address `--rabbitmq` \
+                 names; watching, the provisioner tries again at every poll",
+            ),
+            Failed::Refused { status, reason } => Problem::new(
+                Code::RabbitmqRefused,
+                format!("{reason}{later}"),
+                match status {
+                    Some(401) => {
+                        "RabbitMQ did not let the administrator in: check the user `--rabbitmq` \
+                         names and the password in `--password-file` (its first line)"
+                    }
+                    Some(403) => {
+                        "the user `--rabbitmq` names is not allowed this: give it the \
+                         `administrator` tag, which managing users, vhosts and permissions needs"
+                    }
+                    _ => {
+                        "read RabbitMQ's answer and its log; watching, the provisioner tries \
+                         again at every poll"
+                    }
+                },
+            ),
+        }
+    }
+}
 
 impl Api {
     fn new(endpoint: &Endpoint, password: &str) -> Api {
@@ -132,9 +174,10 @@ impl Api {
             .set("Authorization", &self.authorization)
             .call()
             .map_err(|error| describe("GET", path, error, true))?;
-        response
-            .into_json()
-            .map_err(|error| Failed(format!("GET /api/{path}: the answer is not JSON: {error}")))
+        response.into_json().map_err(|error| Failed::Refused {
+            status: None,
+            reason: format!("GET /api/{path}: the answer is not JSON: {error}"),
+        })
     }
 
     /// A PUT; `quote_answer` is false when the body holds a hash, so that nothing
@@ -161,7 +204,7 @@ impl Api {
 
 fn describe(method: &str, path: &str, error: ureq::Error, quote_answer: bool) -> Failed {
     let what = format!("{method} /api/{path}");
-    Failed(match error {
+    match error {
         ureq::Error::Status(status, response) => {
             let reason = if quote_answer {
                 response
@@ -177,12 +220,15 @@ fn describe(method: &str, path: &str, error: ureq::Error, quote_answer: bool) ->
             } else {
                 String::new()
             };
-            format!("{what}: RabbitMQ answered {status}{reason}")
+            Failed::Refused {
+                status: Some(status),
+                reason: format!("{what}: RabbitMQ answered {status}{reason}"),
+            }
         }
-        ureq::Error::Transport(transport) => {
-            format!("cannot reach RabbitMQ's management API for {what}: {transport}")
-        }
-    })
+        ureq::Error::Transport(transport) => Failed::Unreachable(format!(
+            "cannot reach RabbitMQ's management API for {what}: {transport}"
+        )),
+    }
 }
 
 /// A path segment of the API: every byte but the unreserved ones percent-encoded
@@ -204,10 +250,8 @@ fn segment(text: &str) -> String {
 pub fn reconcile(endpoint: &Endpoint, password: &str, desired: &[DesiredUser]) -> Outcome {
     let api = Api::new(endpoint, password);
     let mut outcome = Outcome::default();
-    if let Err(Failed(reason)) = reconcile_with(&api, desired, &mut outcome) {
-        outcome
-            .errors
-            .push(format!("{reason}; the rest waits for the next reconcile"));
+    if let Err(failed) = reconcile_with(&api, desired, &mut outcome) {
+        outcome.errors.push(failed.problem());
         outcome.database_failed = true;
     }
     outcome
@@ -263,9 +307,7 @@ fn grant(
     let login = &user.login;
     let existing = held.users.get(login);
     if existing.is_some_and(|existing| !existing.managed) {
-        outcome.errors.push(format!(
-            "user `{login}` exists and is not tagged `{MANAGED_TAG}`: mesh does not manage it, so it was not touched"
-        ));
+        outcome.errors.push(unmanaged_error(login));
         return Ok(());
     }
     if existing.is_some_and(|existing| existing.privileged) {
@@ -434,11 +476,36 @@ fn close_connections(api: &Api, connections: Option<&Value>, login: &str) -> Res
     Ok(closed)
 }
 
-/// Why a user tagged `mesh-managed` that mesh would never have made is left alone.
-fn privileged_error(login: &str) -> String {
-    format!(
-        "user `{login}` is tagged `{MANAGED_TAG}` but has more than mesh gives (another \
-         tag, or it is the administrator the provisioner acts as); left alone"
+/// E612: why a user tagged `mesh-managed` that mesh would never have made is left alone.
+fn privileged_error(login: &str) -> Problem {
+    Problem::new(
+        Code::PrivilegedLogin,
+        format!(
+            "user `{login}` is tagged `{MANAGED_TAG}` but has more than mesh gives (another \
+             tag, or it is the administrator the provisioner acts as); left alone"
+        ),
+        format!(
+            "mesh never changes such a user: if it is not a consumer's login, remove its tag \
+             `{MANAGED_TAG}`; if it is, remove its other tags (and act as another \
+             administrator)"
+        ),
+    )
+}
+
+/// E611: why a grant whose login is a user mesh does not manage is left alone.
+fn unmanaged_error(login: &str) -> Problem {
+    Problem::new(
+        Code::LoginTaken,
+        format!(
+            "user `{login}` exists and is not tagged `{MANAGED_TAG}`: mesh does not manage it, \
+             so it was not touched"
+        ),
+        format!(
+            "if the user is the consumer's from before mesh, hand it to mesh by giving it the \
+             tag `{MANAGED_TAG}` (and no other); if it is someone else's, delete it or give \
+             the consumer another name (the login is NODE_MODULE_NAME); the other grants went \
+             ahead"
+        ),
     )
 }
 
@@ -556,6 +623,40 @@ mod tests {
             assert!(error.contains(expected), "{bad}: {error}");
             assert!(!error.contains("hunter2"), "{error}");
         }
+    }
+
+    #[test]
+    fn a_refused_request_is_e615_and_a_401_names_the_password_file() {
+        let answer = |status: u16| {
+            let response = ureq::Response::new(status, "no", r#"{"reason": "Not\u001b[2J"}"#)
+                .expect("a response");
+            describe("GET", "users", ureq::Error::Status(status, response), true).problem()
+        };
+        let refused = answer(401);
+        assert_eq!(refused.code, Code::RabbitmqRefused);
+        assert!(
+            refused
+                .message
+                .starts_with("GET /api/users: RabbitMQ answered 401: Not\\u{1b}[2J;"),
+            "{refused:?}"
+        );
+        assert!(refused.help.contains("`--password-file`"), "{refused:?}");
+        assert!(answer(403).help.contains("`administrator` tag"));
+        assert!(answer(500).help.contains("every poll"));
+        let unreachable = Failed::Unreachable("cannot reach".to_string()).problem();
+        assert_eq!(unreachable.code, Code::RabbitmqUnreachable);
+        assert!(unreachable.help.contains("rabbitmq_management"));
+    }
+
+    #[test]
+    fn users_mesh_does_not_manage_or_would_never_make_are_e611_and_e612() {
+        let taken = unmanaged_error("app_bus");
+        assert_eq!(taken.code, Code::LoginTaken);
+        assert!(taken.message.starts_with("user `app_bus` exists"));
+        assert!(taken.help.contains("tag `mesh-managed`"));
+        let privileged = privileged_error("admin");
+        assert_eq!(privileged.code, Code::PrivilegedLogin);
+        assert!(privileged.help.contains("remove its tag `mesh-managed`"));
     }
 
     #[test]

@@ -11,8 +11,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use postgres::{Client, Transaction};
 
+use crate::codes::Code;
 use crate::credential::Verifier;
 use crate::manifest::MARKER_ROLE;
+use crate::problem::Problem;
 use crate::sql::{identifier, literal};
 
 /// Serialises provisioners that share a server (`"mesh_pro"` as a number).
@@ -50,6 +52,11 @@ pub struct DesiredLogin {
     pub verifier: Verifier,
     pub database: Option<String>,
 }
+
+/// The help of E609: a statement failed, or the session broke.
+pub const STATEMENT_HELP: &str = "read PostgreSQL's message: the provisioner must act as a \
+     superuser (reading `pg_authid` needs one; the standard module connects as `postgres`); \
+     what was not committed did not happen, and the next reconcile tries again";
 
 /// What a reconcile did; each is one line of output.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,14 +105,19 @@ pub enum Action {
 #[derive(Debug, Default)]
 pub struct Outcome {
     pub actions: Vec<Action>,
-    pub errors: Vec<String>,
+    pub errors: Vec<Problem>,
     pub database_failed: bool,
 }
 
 impl Outcome {
-    fn fail(&mut self, message: String) {
-        self.errors.push(message);
+    fn fail(&mut self, problem: Problem) {
+        self.errors.push(problem);
         self.database_failed = true;
+    }
+
+    /// E609: a statement failed, or the session broke.
+    fn statement_failed(&mut self, message: String) {
+        self.fail(Problem::new(Code::StatementFailed, message, STATEMENT_HELP));
     }
 }
 
@@ -150,25 +162,25 @@ pub fn reconcile(client: &mut Client, desired: &[DesiredLogin]) -> Outcome {
     let mut outcome = Outcome::default();
     // before any other statement: every reconcile, whoever opened the session
     if let Err(error) = client.batch_execute(SEARCH_PATH) {
-        outcome.fail(format!(
+        outcome.statement_failed(format!(
             "cannot set the session's search_path to `pg_catalog`: {}",
             describe(&error)
         ));
         return outcome;
     }
     if let Err(error) = client.execute("SELECT pg_catalog.pg_advisory_lock($1)", &[&LOCK_KEY]) {
-        outcome.fail(format!(
+        outcome.statement_failed(format!(
             "cannot take the provisioner's advisory lock: {}",
             describe(&error)
         ));
         return outcome;
     }
     if let Err(error) = reconcile_locked(client, desired, &mut outcome) {
-        outcome.fail(describe(&error));
+        outcome.statement_failed(describe(&error));
     }
     let unlocked = client.execute("SELECT pg_catalog.pg_advisory_unlock($1)", &[&LOCK_KEY]);
     match unlocked {
-        Err(error) if !outcome.database_failed => outcome.fail(format!(
+        Err(error) if !outcome.database_failed => outcome.statement_failed(format!(
             "cannot release the provisioner's advisory lock: {}",
             describe(&error)
         )),
@@ -226,11 +238,7 @@ fn reconcile_locked(
             }
             Some(role) if !role.managed => {
                 refused.insert(login.login.as_str());
-                outcome.errors.push(format!(
-                    "login `{}`: a role of that name exists and mesh does not manage it \
-                     (it is not a member of `{MARKER_ROLE}`); left alone",
-                    login.login
-                ));
+                outcome.errors.push(unmanaged_error(&login.login));
             }
             Some(role) => {
                 let verifier_changed = role.verifier_digest != login.verifier.digest();
@@ -292,15 +300,7 @@ fn reconcile_locked(
     let mismatched = stored_differently(&mut transaction, &verifiers_set)?;
     if !mismatched.is_empty() {
         transaction.rollback()?;
-        outcome.fail(format!(
-            "PostgreSQL did not store the verifier of {} as given (does it support \
-             SCRAM-SHA-256?); nothing changed",
-            mismatched
-                .iter()
-                .map(|login| format!("`{login}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
+        outcome.fail(not_stored_error(&mismatched));
         return Ok(());
     }
     transaction.commit()?;
@@ -311,12 +311,70 @@ fn reconcile_locked(
     Ok(())
 }
 
-/// Why a member of the marker role that mesh would never have made is left alone.
-fn privileged_error(login: &str) -> String {
-    format!(
-        "login `{login}`: a member of `{MARKER_ROLE}` with more than mesh gives (the \
-         provisioner's own role, a superuser, CREATEROLE, REPLICATION, BYPASSRLS, or a \
-         member of such a role or of a predefined `pg_` role); left alone"
+/// E612: why a member of the marker role that mesh would never have made is left alone.
+fn privileged_error(login: &str) -> Problem {
+    Problem::new(
+        Code::PrivilegedLogin,
+        format!(
+            "login `{login}`: a member of `{MARKER_ROLE}` with more than mesh gives (the \
+             provisioner's own role, a superuser, CREATEROLE, REPLICATION, BYPASSRLS, or a \
+             member of such a role or of a predefined `pg_` role); left alone"
+        ),
+        format!(
+            "mesh never alters such a role: if it is not a consumer's login, take it out of \
+             the marker role (`REVOKE {MARKER_ROLE} FROM {}`); if it is, take away what \
+             mesh does not give it",
+            identifier(login)
+        ),
+    )
+}
+
+/// E611: why a grant whose login is a role mesh does not manage is left alone.
+fn unmanaged_error(login: &str) -> Problem {
+    Problem::new(
+        Code::LoginTaken,
+        format!(
+            "login `{login}`: a role of that name exists and mesh does not manage it (it is \
+             not a member of `{MARKER_ROLE}`); left alone"
+        ),
+        format!(
+            "if the role is the consumer's from before mesh, hand it to mesh with `GRANT \
+             {MARKER_ROLE} TO {}`; if it is someone else's, rename it or give the consumer \
+             another name (the login is NODE_MODULE_NAME); the other grants went ahead",
+            identifier(login)
+        ),
+    )
+}
+
+/// E610: PostgreSQL hashed what it was given as a password instead of storing it.
+fn not_stored_error(logins: &[String]) -> Problem {
+    Problem::new(
+        Code::VerifierNotStored,
+        format!(
+            "PostgreSQL did not store the verifier of {} as given (does it support \
+             SCRAM-SHA-256?); nothing changed",
+            logins
+                .iter()
+                .map(|login| format!("`{login}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        "run PostgreSQL 14 or later, which stores a SCRAM-SHA-256 verifier as it is given; \
+         the transaction was rolled back",
+    )
+}
+
+/// E613: a withdrawn login's session outlived `pg_terminate_backend`'s wait.
+fn session_error(login: &str) -> Problem {
+    Problem::new(
+        Code::SessionNotEnded,
+        format!(
+            "a session of `{login}` was still there {TERMINATE_WAIT_MILLISECONDS} ms after it \
+             was told to end"
+        ),
+        "the login is NOLOGIN already, so it opens no new session; look in \
+         `pg_stat_activity` for what that backend is doing (a long statement ends at its \
+         next check for interrupts); the next reconcile tries to end it again",
     )
 }
 
@@ -419,10 +477,7 @@ fn end_sessions(
         if terminated {
             *ended.entry(login).or_default() += 1;
         } else {
-            outcome.errors.push(format!(
-                "a session of `{login}` was still there {TERMINATE_WAIT_MILLISECONDS} ms after \
-                 it was told to end"
-            ));
+            outcome.errors.push(session_error(&login));
         }
     }
     for (login, sessions) in ended {
@@ -467,4 +522,52 @@ fn create_databases(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// E610 and E613 need a server that stores a verifier as a password, or a session
+    /// that outlives `pg_terminate_backend`, which no test server gives: their problems
+    /// are checked here; E609, E611 and E612 also on a real server (`tests/postgres.rs`).
+    #[test]
+    fn each_refusal_has_its_code_the_login_and_a_help_line() {
+        let cases = [
+            (
+                privileged_error("hand_super"),
+                Code::PrivilegedLogin,
+                "login `hand_super`",
+                "REVOKE mesh_managed FROM \"hand_super\"",
+            ),
+            (
+                unmanaged_error("app3_shop_db"),
+                Code::LoginTaken,
+                "login `app3_shop_db`",
+                "GRANT mesh_managed TO \"app3_shop_db\"",
+            ),
+            (
+                not_stored_error(&["a".to_string(), "b".to_string()]),
+                Code::VerifierNotStored,
+                "verifier of `a`, `b` as given",
+                "PostgreSQL 14",
+            ),
+            (
+                session_error("app2_shop_db"),
+                Code::SessionNotEnded,
+                "a session of `app2_shop_db`",
+                "pg_stat_activity",
+            ),
+        ];
+        for (problem, code, message, help) in cases {
+            assert_eq!(problem.code, code);
+            assert!(problem.message.contains(message), "{problem:?}");
+            assert!(problem.help.contains(help), "{problem:?}");
+        }
+        let mut outcome = Outcome::default();
+        outcome.statement_failed("error: permission denied for table pg_authid".to_string());
+        assert!(outcome.database_failed);
+        assert_eq!(outcome.errors[0].code, Code::StatementFailed);
+        assert!(outcome.errors[0].help.contains("superuser"));
+    }
 }

@@ -1,10 +1,16 @@
 //! What one reconcile did, rendered for a person (one line per action, a summary line)
-//! or as one JSON object. Must not hold or print a credential: actions carry names only.
+//! or as one JSON object, and its problems as the applier renders its own
+//! (`error[E601]: ...`, then `  = help: ...`). Must not hold or print a credential:
+//! actions carry names only. Must not print a character a terminal would act on
+//! (control characters, escape sequences, bidirectional overrides): problems may
+//! quote the server or a file name, so they are escaped as they are rendered.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
+use crate::problem::Problem;
 use crate::reconcile::Action;
 
 /// Why a reconcile ran.
@@ -50,8 +56,7 @@ pub struct Report {
     pub manifest_digest: Option<String>,
     pub trigger: Trigger,
     pub actions: Vec<Action>,
-    /// One line each, without `error: `.
-    pub errors: Vec<String>,
+    pub errors: Vec<Problem>,
     pub failure: Option<Failure>,
 }
 
@@ -142,7 +147,7 @@ impl Report {
         };
         text.push_str(&format!(
             "`{}`{digest}: {} created, {} updated, {} enabled, {} disabled, {} unchanged, {} failed{}\n",
-            self.manifest.display(),
+            escaped(&self.manifest.display().to_string()),
             counts.created,
             counts.updated,
             counts.enabled,
@@ -158,12 +163,9 @@ impl Report {
         text
     }
 
-    /// The errors, one `error: ` line each (stderr).
+    /// The errors, each an `error[E6NN]: ` line and its help line (stderr).
     pub fn render_errors(&self) -> String {
-        self.errors
-            .iter()
-            .map(|error| format!("error: {error}\n"))
-            .collect()
+        self.errors.iter().map(render_problem).collect()
     }
 
     /// One JSON object on one line.
@@ -215,10 +217,89 @@ impl Report {
                 "databases_created": counts.databases_created,
                 "vhosts_created": counts.vhosts_created,
             },
-            "errors": self.errors,
+            "errors": self.errors.iter().map(problem_json).collect::<Vec<_>>(),
         });
-        format!("{object}\n")
+        format!("{}\n", json_escaped(&object.to_string()))
     }
+}
+
+/// `error[E601]: message`, then the help line, as `mesh-apply` prints a problem that
+/// belongs to no shape. Both are escaped.
+pub fn render_problem(problem: &Problem) -> String {
+    format!(
+        "error[{}]: {}\n  = help: {}\n",
+        problem.code.as_str(),
+        escaped(&problem.message),
+        escaped(&problem.help)
+    )
+}
+
+/// A problem in `--format json`: the fields of `mesh-apply`'s (`code`, `title`,
+/// `message`, `help`) that a problem of the provisioner has.
+fn problem_json(problem: &Problem) -> Value {
+    json!({
+        "code": problem.code.as_str(),
+        "title": problem.code.title(),
+        "message": problem.message,
+        "help": problem.help,
+    })
+}
+
+/// Would this character change the terminal rather than show as itself: a control
+/// character, DEL, a bidirectional control, or a line or paragraph separator? The
+/// set of `plan::display::is_unsafe_to_print`, which this crate may not depend on.
+fn is_unsafe_to_print(character: char) -> bool {
+    character.is_control()
+        || matches!(
+            character,
+            '\u{202A}'..='\u{202E}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{200E}'
+                | '\u{200F}'
+                | '\u{061C}'
+                | '\u{2028}'
+                | '\u{2029}'
+        )
+}
+
+/// `text` with every character [`is_unsafe_to_print`] written as `\u{HEX}`.
+pub fn escaped(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(is_unsafe_to_print) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for character in text.chars() {
+        if is_unsafe_to_print(character) {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(character)));
+        } else {
+            out.push(character);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// JSON text with the characters [`is_unsafe_to_print`] that serde_json leaves raw
+/// (DEL, C1 and bidirectional controls, separators) as `\uXXXX`: the JSON means the
+/// same. They occur only inside strings, where the escape is valid.
+fn json_escaped(json: &str) -> Cow<'_, str> {
+    let left_raw = |character: char| {
+        is_unsafe_to_print(character) && !character.is_ascii_control() || character == '\u{7f}'
+    };
+    if !json.chars().any(left_raw) {
+        return Cow::Borrowed(json);
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for character in json.chars() {
+        if left_raw(character) {
+            let mut units = [0u16; 2];
+            for unit in character.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        } else {
+            out.push(character);
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// `sha256:` and the first twelve hex digits.
@@ -229,6 +310,7 @@ fn short_digest(digest: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codes::Code;
 
     fn report() -> Report {
         Report {
@@ -265,6 +347,48 @@ mod tests {
              `/etc/mesh/grants/postgres.json` sha256:abababababab: 1 created, 0 updated, \
              0 enabled, 1 disabled, 1 unchanged, 0 failed\n"
         );
+    }
+
+    #[test]
+    fn a_problem_is_rendered_as_the_applier_renders_one_escaped() {
+        let problem = Problem::new(
+            Code::ManifestUnreadable,
+            "manifest `/m\u{1b}[2J\u{202e}`: cannot read it",
+            "check \u{9b}31m",
+        );
+        assert_eq!(
+            render_problem(&problem),
+            "error[E600]: manifest `/m\\u{1b}[2J\\u{202e}`: cannot read it\n  \
+             = help: check \\u{9b}31m\n"
+        );
+        let report = Report {
+            manifest: PathBuf::from("/m\u{1b}\u{202e}"),
+            errors: vec![problem],
+            failure: Some(Failure::Input),
+            ..report()
+        };
+        assert_eq!(report.render_errors(), render_problem(&report.errors[0]));
+        assert!(
+            report.render_human().contains("`/m\\u{1b}\\u{202e}`"),
+            "{}",
+            report.render_human()
+        );
+        let json = report.render_json();
+        assert!(
+            !json.contains('\u{202e}') && !json.contains('\u{9b}'),
+            "{json:?}"
+        );
+        let value: Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(
+            value["errors"][0],
+            json!({
+                "code": "E600",
+                "title": "the grants manifest cannot be read",
+                "message": "manifest `/m\u{1b}[2J\u{202e}`: cannot read it",
+                "help": "check \u{9b}31m",
+            })
+        );
+        assert_eq!(value["counts"]["failed"], 1);
     }
 
     #[test]

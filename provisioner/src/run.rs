@@ -16,15 +16,35 @@ use postgres::{Client, NoTls};
 use sha2::{Digest, Sha256};
 use zeroize::Zeroizing;
 
+use crate::codes::Code;
 use crate::config::{Config, Mode, OutputFormat, Target};
 use crate::credential::{self, FileIdentity, Verifier};
 use crate::manifest::{self, Kind, Manifest};
+use crate::problem::Problem;
 use crate::rabbitmq::{self, DesiredUser};
 use crate::reconcile::{self, DesiredLogin, Outcome};
 use crate::report::{Failure, Report, Trigger};
 
 /// How long to wait for the server to answer a connection, unless the URL says.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Said after every refusal of the inputs: nothing of the manifest is done.
+const KEPT: &str = "; nothing changed, keeping the last good state";
+
+/// The help of E600.
+const MANIFEST_UNREADABLE_HELP: &str = "mesh-apply places the manifest with the node's plan: \
+     check that `--manifest` names the file it placed (the provider's `manifest` path), that \
+     the plan was applied, and that the provisioner's user may read it";
+
+/// The help of E607.
+const PASSWORD_FILE_HELP: &str = "`--password-file` names a file whose first line is the \
+     superuser's (or the administrator's) password: the standard modules place it as the \
+     node's `superuser` need; check the path and that the provisioner's user may read it";
+
+/// The help of E608.
+const POSTGRES_UNREACHABLE_HELP: &str = "check that PostgreSQL runs at the address \
+     `--postgres` names, takes TCP connections from here, and lets its user in with the \
+     password of `--password-file`; watching, the provisioner tries again at every poll";
 
 /// One look at the inputs, taken at each poll.
 struct Look {
@@ -33,7 +53,7 @@ struct Look {
     /// The manifest and the digest of every credential file it names (or why it could
     /// not be read): when this changes, something may need doing.
     inputs_digest: String,
-    manifest: Result<Manifest, String>,
+    manifest: Result<Manifest, Problem>,
 }
 
 /// The provisioner between polls: the connection, nothing secret.
@@ -59,13 +79,23 @@ impl<'a> Provisioner<'a> {
                 return Look {
                     manifest_digest: None,
                     inputs_digest: format!("unreadable: {reason}"),
-                    manifest: Err(reason),
+                    manifest: Err(Problem::new(
+                        Code::ManifestUnreadable,
+                        reason,
+                        MANIFEST_UNREADABLE_HELP,
+                    )),
                 };
             }
         };
         let manifest_digest = format!("sha256:{}", hex::encode(Sha256::digest(&bytes)));
-        let manifest = manifest::parse(&bytes, self.config.root.as_deref(), self.kind())
-            .map_err(|reason| format!("manifest `{}`: {reason}", path.display()));
+        let manifest =
+            manifest::parse(&bytes, self.config.root.as_deref(), self.kind()).map_err(|error| {
+                Problem::new(
+                    error.code(),
+                    format!("manifest `{}`: {}", path.display(), error.reason()),
+                    error.help(),
+                )
+            });
         let mut inputs = Sha256::new();
         inputs.update(manifest_digest.as_bytes());
         if let Ok(manifest) = &manifest {
@@ -75,7 +105,7 @@ impl<'a> Provisioner<'a> {
                 inputs.update(b"\0");
                 match credential::file_digest(&grant.credential_path) {
                     Ok(digest) => inputs.update(digest),
-                    Err(reason) => inputs.update(reason.as_bytes()),
+                    Err(error) => inputs.update(error.reason().as_bytes()),
                 }
             }
         }
@@ -97,10 +127,8 @@ impl<'a> Provisioner<'a> {
         };
         let manifest = match look.manifest {
             Ok(manifest) => manifest,
-            Err(reason) => {
-                report.errors.push(format!(
-                    "{reason}; nothing changed, keeping the last good state"
-                ));
+            Err(problem) => {
+                report.errors.push(problem.then(KEPT));
                 report.failure = Some(Failure::Input);
                 return report;
             }
@@ -114,24 +142,28 @@ impl<'a> Provisioner<'a> {
         // the manifest names no path twice; a link could still lead two paths to one file
         let mut files: BTreeMap<FileIdentity, &str> = BTreeMap::new();
         for grant in &manifest.grants {
-            let reason = match read(&grant.credential_path) {
+            let (code, reason, help) = match read(&grant.credential_path) {
                 Ok(verifier) => match files.insert(verifier.file(), &grant.login) {
                     None => {
                         checks.push((grant, verifier));
                         continue;
                     }
-                    Some(other) => format!(
-                        "the same file as the credential of login `{other}` (a link leads \
-                         there); each grant has a file of its own"
-                    ),
+                    Some(other) => {
+                        let shared = manifest::ManifestError::SharedCredential(format!(
+                            "the same file as the credential of login `{other}` (a link leads \
+                             there); each grant has a file of its own"
+                        ));
+                        (shared.code(), shared.reason().to_string(), shared.help())
+                    }
                 },
-                Err(reason) => reason,
+                Err(error) => (error.code(), error.reason().to_string(), error.help()),
             };
-            report.errors.push(format!(
-                "credential `{}` of login `{}`: {reason}; nothing changed, keeping the last good state",
+            let message = format!(
+                "credential `{}` of login `{}`: {reason}{KEPT}",
                 grant.credential_path.display(),
                 grant.login
-            ));
+            );
+            report.errors.push(Problem::new(code, message, help));
         }
         if !report.errors.is_empty() {
             report.failure = Some(Failure::Input);
@@ -167,9 +199,9 @@ impl<'a> Provisioner<'a> {
             .collect();
         let client = match self.connected() {
             Ok(client) => client,
-            Err(reason) => {
+            Err(problem) => {
                 return Outcome {
-                    errors: vec![format!("{reason}; nothing changed")],
+                    errors: vec![problem.then("; nothing changed")],
                     database_failed: true,
                     ..Outcome::default()
                 };
@@ -187,7 +219,7 @@ impl<'a> Provisioner<'a> {
 
     /// The open session if it still answers (the server may have restarted since the
     /// last reconcile, and a blocking client only notices when it asks), or a new one.
-    fn connected(&mut self) -> Result<&mut Client, String> {
+    fn connected(&mut self) -> Result<&mut Client, Problem> {
         let answers = match &mut self.client {
             Some(client) => !client.is_closed() && client.is_valid(CONNECT_TIMEOUT).is_ok(),
             None => false,
@@ -221,24 +253,37 @@ fn reconcile_rabbitmq(
     }
     let password = match &config.password_file {
         Some(path) => read_password(path),
-        None => Err("`--rabbitmq` needs `--password-file`".to_string()),
+        None => Err(Problem::new(
+            Code::PasswordFileUnusable,
+            "`--rabbitmq` needs `--password-file`",
+            PASSWORD_FILE_HELP,
+        )),
     };
     match password {
         Ok(password) => rabbitmq::reconcile(endpoint, &password, &desired),
-        Err(reason) => Outcome {
-            errors: vec![format!("{reason}; nothing changed")],
+        Err(problem) => Outcome {
+            errors: vec![problem.then("; nothing changed")],
             database_failed: true,
             ..Outcome::default()
         },
     }
 }
 
-fn connect(config: &Config) -> Result<Client, String> {
-    let Target::Postgres(url) = &config.target else {
-        return Err("not a PostgreSQL provisioner".to_string());
+fn connect(config: &Config) -> Result<Client, Problem> {
+    let unreachable = |message: String| {
+        Problem::new(
+            Code::PostgresUnreachable,
+            message,
+            POSTGRES_UNREACHABLE_HELP,
+        )
     };
-    let mut postgres = postgres::Config::from_str(url)
-        .map_err(|error| format!("`--postgres` is not a connection string: {error}"))?;
+    // `parse_arguments` checked both: neither is met after it
+    let Target::Postgres(url) = &config.target else {
+        return Err(unreachable("not a PostgreSQL provisioner".to_string()));
+    };
+    let mut postgres = postgres::Config::from_str(url).map_err(|error| {
+        unreachable(format!("`--postgres` is not a connection string: {error}"))
+    })?;
     if let Some(path) = &config.password_file {
         let password = read_password(path)?;
         postgres.password(password.as_bytes());
@@ -265,24 +310,29 @@ fn connect(config: &Config) -> Result<Client, String> {
         .collect::<Vec<_>>()
         .join(",");
     postgres.connect(NoTls).map_err(|error| {
-        format!(
+        unreachable(format!(
             "cannot connect to PostgreSQL at `{target}`: {}",
             reconcile::describe(&error)
-        )
+        ))
     })
 }
 
-/// The superuser's password: the file's first line.
-fn read_password(path: &Path) -> Result<Zeroizing<String>, String> {
+/// The superuser's password: the file's first line. The reason never quotes the file.
+fn read_password(path: &Path) -> Result<Zeroizing<String>, Problem> {
+    let unusable =
+        |message: String| Problem::new(Code::PasswordFileUnusable, message, PASSWORD_FILE_HELP);
     let bytes = Zeroizing::new(
         std::fs::read(path)
-            .map_err(|error| format!("password file `{}`: {error}", path.display()))?,
+            .map_err(|error| unusable(format!("password file `{}`: {error}", path.display())))?,
     );
     let text = std::str::from_utf8(&bytes)
-        .map_err(|_| format!("password file `{}` is not text", path.display()))?;
+        .map_err(|_| unusable(format!("password file `{}` is not text", path.display())))?;
     let line = text.lines().next().unwrap_or("");
     if line.is_empty() {
-        return Err(format!("password file `{}` is empty", path.display()));
+        return Err(unusable(format!(
+            "password file `{}` is empty",
+            path.display()
+        )));
     }
     Ok(Zeroizing::new(line.to_string()))
 }
@@ -335,7 +385,7 @@ impl Provisioner<'_> {
         let mut retry = false;
         let mut polls_since_reconcile: u32 = 0;
         let mut polls_since_printed: u32 = 0;
-        let mut last_errors: Vec<String> = Vec::new();
+        let mut last_errors: Vec<Problem> = Vec::new();
         loop {
             let started = Instant::now();
             let look = self.look();

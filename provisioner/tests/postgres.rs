@@ -603,10 +603,18 @@ fn an_unmanaged_role_with_the_same_name_pattern_is_untouched() {
     let output = node.provision_once(&cluster);
     let stderr = text(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
     assert_eq!(
-        stderr,
-        "error: login `app3_shop_db`: a role of that name exists and mesh does not manage it \
-         (it is not a member of `mesh_managed`); left alone\n"
+        lines,
+        [
+            "error[E611]: login `app3_shop_db`: a role of that name exists and mesh does not \
+             manage it (it is not a member of `mesh_managed`); left alone",
+            "  = help: if the role is the consumer's from before mesh, hand it to mesh with \
+             `GRANT mesh_managed TO \"app3_shop_db\"`; if it is someone else's, rename it or \
+             give the consumer another name (the login is NODE_MODULE_NAME); the other grants \
+             went ahead",
+        ],
+        "{stderr}"
     );
     assert!(can_log_in(&cluster, "app1_shop_db", &password));
 
@@ -743,7 +751,7 @@ fn a_corrupt_manifest_in_the_middle_changes_nothing_and_is_recovered_from() {
     // cut short while being written: reported, nothing changed, still polling
     let corrupt = node.write_manifest(b"{\"format\": \"mesh-grants/1\", \"grants\": [");
     let line = watcher.wait_for(Stream::Err, interval + ALLOWANCE, "an error line", |line| {
-        line.starts_with("error: manifest ")
+        line.starts_with("error[E601]: manifest ")
     });
     assert!(
         line.contains("EOF while parsing")
@@ -760,11 +768,12 @@ fn a_corrupt_manifest_in_the_middle_changes_nothing_and_is_recovered_from() {
     let withdrawing = node.grant(&[("app1_shop_db", None)], 0);
     let report = watcher.wait_for_digest(&withdrawing, interval + ALLOWANCE);
     assert_eq!(report["failure"], "input", "{report}");
-    let error = report["errors"][0].as_str().expect("an error");
+    let error = report["errors"][0]["message"].as_str().expect("an error");
     assert!(
         error.contains("of login `app1_shop_db`: not a SCRAM-SHA-256 verifier"),
         "{error}"
     );
+    assert_eq!(report["errors"][0]["code"], "E606", "{report}");
     assert!(
         !watcher.said().contains("hunter2"),
         "the credential's content is never said"
@@ -780,7 +789,7 @@ fn a_corrupt_manifest_in_the_middle_changes_nothing_and_is_recovered_from() {
         "a missing file",
         |line| line.contains("no such file"),
     );
-    assert!(line.starts_with("error: credential "), "{line}");
+    assert!(line.starts_with("error[E605]: credential "), "{line}");
     assert_eq!(state(), good_state);
 
     // fixed: the withdrawal happens
@@ -793,17 +802,21 @@ fn a_corrupt_manifest_in_the_middle_changes_nothing_and_is_recovered_from() {
     assert!(!can_log_in(&cluster, "app2_shop_db", &second_password));
     watcher.assert_running();
 
-    // once: a bad manifest exits 1 with one line saying what and why
+    // once: a bad manifest exits 1 with one problem saying what, why and what to do
     let corrupt_again = node.write_manifest(b"not json");
     let output = node.provision_once(&cluster);
     let stderr = text(&output.stderr);
     assert_eq!(output.status.code(), Some(1));
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert_eq!(stderr.lines().count(), 2, "{stderr}");
     assert!(
         stderr.starts_with(&format!(
-            "error: manifest `{}`: expected ident",
+            "error[E601]: manifest `{}`: expected ident",
             node.manifest().display()
         )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("\n  = help: the file is not what meshc writes"),
         "{stderr}"
     );
     assert!(
@@ -849,17 +862,21 @@ fn a_server_that_is_down_is_reported_and_retried_until_it_answers() {
     let output = node.provision_once(&cluster);
     let stderr = text(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
     assert!(
-        stderr.starts_with(&format!(
-            "error: cannot connect to PostgreSQL at `127.0.0.1:{}`: ",
-            cluster.port
-        )) && stderr.ends_with("; nothing changed\n"),
+        lines.len() == 2
+            && lines[0].starts_with(&format!(
+                "error[E608]: cannot connect to PostgreSQL at `127.0.0.1:{}`: ",
+                cluster.port
+            ))
+            && lines[0].ends_with("; nothing changed")
+            && lines[1].starts_with("  = help: check that PostgreSQL runs"),
         "{stderr}"
     );
 
     let mut watcher = node.watch(&cluster, "0.3", 1000);
     watcher.wait_for(Stream::Err, PATIENCE, "a connection error", |line| {
-        line.starts_with("error: cannot connect to PostgreSQL")
+        line.starts_with("error[E608]: cannot connect to PostgreSQL")
     });
     cluster.restart();
     let report = watcher.wait_for_report(PATIENCE, "a reconcile once it answers", |report| {
@@ -924,7 +941,7 @@ fn a_privileged_member_of_the_marker_role_is_never_disabled_or_taken_over() {
     for role in privileged {
         assert!(
             stderr.contains(&format!(
-                "login `{role}`: a member of `mesh_managed` with more than mesh gives"
+                "error[E612]: login `{role}`: a member of `mesh_managed` with more than mesh gives"
             )),
             "{stderr}"
         );
@@ -982,6 +999,7 @@ fn a_reserved_role_name_is_a_malformed_manifest() {
         stderr.contains("login `public` is a name PostgreSQL reserves for roles; nothing changed"),
         "{stderr}"
     );
+    assert!(stderr.starts_with("error[E603]: manifest `"), "{stderr}");
 }
 
 /// Where PUBLIC may create in the schema `public` (the default before PostgreSQL 15, and
@@ -1078,7 +1096,8 @@ fn two_grants_sharing_a_credential_file_are_refused_and_change_nothing() {
         stderr.contains(&format!(
             "grant of `app2/shop/db`: credential `{CREDENTIALS}//app1_shop_db/` is also the \
              credential of login `app1_shop_db`"
-        )) && stderr.contains("nothing changed"),
+        )) && stderr.contains("nothing changed")
+            && stderr.starts_with("error[E604]: "),
         "{stderr}"
     );
     assert!(!can_log_in(&cluster, "app1_shop_db", &password));
@@ -1102,7 +1121,8 @@ fn two_grants_sharing_a_credential_file_are_refused_and_change_nothing() {
             "credential `{}` of login `app2_shop_db`: the same file as the credential of \
              login `app1_shop_db`",
             node.credential_path("app2_shop_db").display()
-        )) && stderr.contains("nothing changed"),
+        )) && stderr.contains("nothing changed")
+            && stderr.starts_with("error[E604]: "),
         "{stderr}"
     );
     assert!(!can_log_in(&cluster, "app1_shop_db", &password));
@@ -1116,4 +1136,58 @@ fn two_grants_sharing_a_credential_file_are_refused_and_change_nothing() {
     assert!(can_log_in(&cluster, "app1_shop_db", &password));
     assert!(can_log_in(&cluster, "app2_shop_db", &second));
     assert!(!can_log_in(&cluster, "app2_shop_db", &password));
+}
+
+/// Reading `pg_authid` and creating roles need a superuser: a provisioner pointed at
+/// another role fails at its first such statement, with E609 and a help line that says
+/// so, and changes nothing.
+#[test]
+fn a_provisioner_that_is_no_superuser_fails_with_e609() {
+    let cluster = Cluster::start();
+    let node = Node::new();
+    node.set_password("app1_shop_db", &unique_password("app1"));
+    node.grant(&[("app1_shop_db", None)], 0);
+    let password = unique_password("plain");
+    cluster.psql(&format!(
+        "CREATE ROLE plain_admin LOGIN PASSWORD '{password}'"
+    ));
+    let password_file = node.root().join("plain-password");
+    std::fs::write(&password_file, format!("{password}\n")).expect("a password file");
+    let output = Command::new(BINARY)
+        .arg("--manifest")
+        .arg(node.manifest())
+        .arg("--root")
+        .arg(node.root())
+        .arg("--postgres")
+        .arg(format!(
+            "postgres://plain_admin@127.0.0.1:{}/postgres",
+            cluster.port
+        ))
+        .arg("--password-file")
+        .arg(&password_file)
+        .output()
+        .expect("mesh-provision runs");
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert!(
+        lines.len() == 2
+            && lines[0].starts_with("error[E609]: ")
+            && lines[0].contains("permission denied")
+            && lines[1].starts_with("  = help: ")
+            && lines[1].contains("superuser"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(&password), "{stderr}");
+    assert!(
+        text(&output.stdout).contains("(not completed)"),
+        "{}",
+        text(&output.stdout)
+    );
+    assert!(
+        cluster
+            .psql("SELECT rolname FROM pg_roles WHERE rolname = 'app1_shop_db'")
+            .trim()
+            .is_empty()
+    );
 }

@@ -328,8 +328,8 @@ fn a_user_of_the_same_name_that_mesh_does_not_manage_is_not_touched() {
     let errors = String::from_utf8_lossy(&output.stderr);
     assert!(
         errors.contains(&format!(
-            "user `{taken}` exists and is not tagged `mesh-managed`"
-        )),
+            "error[E611]: user `{taken}` exists and is not tagged `mesh-managed`"
+        )) && errors.contains("\n  = help: if the user is the consumer's from before mesh"),
         "{errors}"
     );
     assert!(!errors.contains(&password_hash), "{errors}");
@@ -379,7 +379,8 @@ fn an_administrator_tagged_mesh_managed_is_neither_withdrawn_nor_given_a_passwor
     assert_eq!(granted.status.code(), Some(1), "{}", stdout(&granted));
     let errors = String::from_utf8_lossy(&granted.stderr);
     assert!(
-        errors.contains(&format!("user `{admin}` is tagged")),
+        errors.contains(&format!("error[E612]: user `{admin}` is tagged"))
+            && errors.contains("\n  = help: mesh never changes such a user"),
         "{errors}"
     );
     assert_eq!(
@@ -421,10 +422,38 @@ fn an_unreachable_api_is_reported_and_changes_nothing() {
     assert_eq!(output.status.code(), Some(1));
     let errors = String::from_utf8_lossy(&output.stderr);
     assert!(
-        errors.contains("cannot reach RabbitMQ's management API"),
+        errors.starts_with("error[E614]: cannot reach RabbitMQ's management API"),
         "{errors}"
     );
     assert!(!errors.contains("guest\n"));
+}
+
+/// The administrator's password is wrong: RabbitMQ answers 401 to the first request,
+/// which is E615 with a help line that names `--password-file`, and nothing changes.
+#[test]
+fn a_refused_administrator_is_e615() {
+    let root = tempfile::tempdir().expect("a root");
+    write_manifest(root.path(), &[]);
+    let password_file = root.path().join("administrator");
+    std::fs::write(&password_file, "not guest's password\n").expect("password file");
+    let output = Command::new(BINARY)
+        .arg("--manifest")
+        .arg(root.path().join("etc/mesh/grants/amqp.json"))
+        .arg("--rabbitmq")
+        .arg("http://guest@127.0.0.1:15672")
+        .arg("--password-file")
+        .arg(&password_file)
+        .output()
+        .expect("mesh-provision runs");
+    let errors = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{errors}");
+    assert!(
+        errors.starts_with("error[E615]: GET /api/users: RabbitMQ answered 401")
+            && errors.contains("\n  = help: RabbitMQ did not let the administrator in")
+            && errors.contains("`--password-file`"),
+        "{errors}"
+    );
+    assert!(!errors.contains("not guest's password"), "{errors}");
 }
 
 /// RabbitMQ checks a permission's regular expression only when it is set: a manifest
@@ -480,7 +509,8 @@ fn a_permission_that_is_not_a_regular_expression_is_a_malformed_manifest() {
     assert!(
         errors.contains(&format!(
             "grant of `app/shop/{second}`: permission `configure` is not a regular expression: \"^shop(\""
-        )) && errors.contains("nothing changed"),
+        )) && errors.contains("nothing changed")
+            && errors.starts_with("error[E603]: "),
         "{errors}"
     );
     assert_eq!(

@@ -1,6 +1,6 @@
 //! Every diagnostic code has its book page and a failing test (STYLE.md, "Diagnostics").
-//! The registries are read as data (`lang::codes` and `applier::codes`), not as text.
-//! For every code of both:
+//! The registries are read as data (`lang::codes`, `applier::codes` and
+//! `provisioner::codes`), not as text. For every code of the three:
 //! a page `book/src/errors/CODE.md` whose first line is a `# CODE` heading holding its
 //! title; a link in the index `book/src/errors.md` and in `book/src/SUMMARY.md`; and a
 //! test case that expects it. No page, index row or summary entry names a code that
@@ -67,7 +67,8 @@ fn between<'a>(source: &'a str, start: &str, end: &str, file: &str) -> &'a str {
 
 /// Every registered code with its title, read from the registries themselves (the
 /// language's and compiler's `lang::codes::Code`, whose number and title come from
-/// one exhaustive match each, then the applier's `applier::codes::TABLE`).
+/// one exhaustive match each, then the applier's `applier::codes::TABLE` and the
+/// provisioner's `provisioner::codes::TABLE`).
 fn registry() -> BTreeMap<String, String> {
     let language = lang::codes::REGISTRY
         .iter()
@@ -76,8 +77,18 @@ fn registry() -> BTreeMap<String, String> {
         assert_eq!(code.as_str(), *number, "{code:?}");
         (*number, *title)
     });
+    let provisioner = provisioner::codes::TABLE
+        .iter()
+        .map(|(code, number, title)| {
+            assert_eq!(code.as_str(), *number, "{code:?}");
+            assert!(
+                number.starts_with("E6"),
+                "{number}: the provisioner's block is E6xx"
+            );
+            (*number, *title)
+        });
     let mut registry = BTreeMap::new();
-    for (code, title) in language.chain(applier) {
+    for (code, title) in language.chain(applier).chain(provisioner) {
         assert!(is_code(code), "`{code}` is not a code");
         assert!(
             registry
@@ -86,7 +97,7 @@ fn registry() -> BTreeMap<String, String> {
             "{code} is registered twice"
         );
     }
-    for expected in ["E001", "E100", "E500", "E900"] {
+    for expected in ["E001", "E100", "E500", "E600", "E900"] {
         assert!(
             registry.contains_key(expected),
             "the registries were not read: no {expected}"
@@ -97,8 +108,9 @@ fn registry() -> BTreeMap<String, String> {
 
 /// Codes some test case expects: a language fail case's `# expect:` line, a compiler
 /// fixture's `code:` line, a `COVERED_ELSEWHERE` entry of the compiler's diagnostics
-/// test, or a literal `"E5NN"` in the applier's tests (they pass the code they expect
-/// to `refused(...)` or compare `error_codes(...)` with it).
+/// test, a literal `"E5NN"` in the applier's tests (they pass the code they expect
+/// to `refused(...)` or compare `error_codes(...)` with it), or a literal `"E6NN"` in
+/// the provisioner's (which compare the printed `error[E6NN]` or JSON `code` with it).
 fn tested_codes() -> BTreeSet<String> {
     let root = workspace_root();
     let mut tested = BTreeSet::new();
@@ -153,15 +165,20 @@ fn tested_codes() -> BTreeSet<String> {
         );
         tested.insert(code.clone());
     }
-    for entry in std::fs::read_dir(root.join("applier/tests")).expect("applier tests") {
-        let path = entry.expect("readable").path();
-        if path.extension().is_some_and(|e| e == "rs") {
-            let text = std::fs::read_to_string(&path).unwrap_or_default();
-            tested.extend(
-                string_literals(&text)
-                    .into_iter()
-                    .filter(|literal| is_code(literal)),
-            );
+    for directory in ["applier/tests", "provisioner/tests"] {
+        for entry in std::fs::read_dir(root.join(directory)).expect(directory) {
+            let path = entry.expect("readable").path();
+            if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                tested.extend(string_literals(&text).into_iter().filter_map(|literal| {
+                    // `"error[E601]: manifest ..."` expects E601 as much as `"E601"` does
+                    let code = literal
+                        .strip_prefix("error[")
+                        .and_then(|rest| rest.get(..4))
+                        .unwrap_or(&literal);
+                    is_code(code).then(|| code.to_string())
+                }));
+            }
         }
     }
     tested
@@ -183,6 +200,20 @@ const UNTESTED: &[(&str, &str)] = &[
         "only a kernel without `openat2` (Linux before 5.6) reaches it, and every machine the \
      suite runs on has one; the mapping from ENOSYS to E522 is tested in applier/src/host.rs \
      (a_kernel_without_openat2_is_refused_with_e522)",
+    ),
+    (
+        "E610",
+        "only a server that takes a SCRAM-SHA-256 verifier for a password and hashes it \
+     (older than PostgreSQL 10, or one that does not parse it) reaches it, and the \
+     provisioner needs PostgreSQL 14; the problem is tested in provisioner/src/reconcile.rs \
+     (each_refusal_has_its_code_the_login_and_a_help_line)",
+    ),
+    (
+        "E613",
+        "only a session that outlives `pg_terminate_backend`'s 5 s wait reaches it (a backend \
+     that does not check for interrupts), which no test server can be made to hold; the \
+     problem is tested in provisioner/src/reconcile.rs \
+     (each_refusal_has_its_code_the_login_and_a_help_line)",
     ),
 ];
 
