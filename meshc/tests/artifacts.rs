@@ -459,3 +459,49 @@ fn remote_build_without_a_broker_is_e440() {
     );
     assert!(!repository.join("mesh.lock").exists(), "mesh.lock written");
 }
+
+/// `meshc artifacts build --remote` gives up connecting to a port that accepts the
+/// connection and never answers the AMQP handshake at its `--timeout`, connecting
+/// being part of its wait, with E440 naming the limit; `mesh.lock` is not written.
+/// Before, it waited for ever, whatever `--timeout` said.
+#[test]
+fn remote_build_to_a_port_that_never_answers_gives_up_at_its_timeout() {
+    let temporary = tempfile::tempdir().expect("temporary directory");
+    let repository = temporary.path().join("repo");
+    site_repository(&repository);
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    let port = listener.local_addr().expect("its address").port();
+    // accepts and holds every connection, saying nothing
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for socket in listener.incoming().flatten() {
+            held.push(socket);
+        }
+    });
+    let url = format!("amqp://127.0.0.1:{port}/%2f");
+    let started = std::time::Instant::now();
+    let output = artifacts_build(
+        &repository,
+        &[
+            "--remote".as_ref(),
+            "--amqp".as_ref(),
+            url.as_ref(),
+            "--timeout".as_ref(),
+            "2".as_ref(),
+        ],
+    );
+    let waited = started.elapsed();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("E440")
+            && stderr.contains("no AMQP handshake within 2 s")
+            && stderr.contains("help: the connection was given up after 2 s"),
+        "{stderr}"
+    );
+    assert!(
+        waited < std::time::Duration::from_secs(15),
+        "gave up after {waited:?}"
+    );
+    assert!(!repository.join("mesh.lock").exists(), "mesh.lock written");
+}
