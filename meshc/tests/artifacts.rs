@@ -349,6 +349,42 @@ fn an_artifact_directory_whose_name_is_not_utf8_is_refused() {
     assert!(!out.join("nodes").exists(), "a plan was written");
 }
 
+/// An artifact's directory is named by the repository: `meshc artifacts build`
+/// prints it escaped, so that a name holding an escape sequence (here one that
+/// clears the screen) or a line break is shown and not obeyed by the terminal.
+/// Before, the `built DIR -> ARCHIVE` line printed it raw.
+#[test]
+fn an_artifact_directory_named_with_an_escape_sequence_is_printed_escaped() {
+    let temporary = tempfile::tempdir().expect("temporary directory");
+    let repository = temporary.path().join("repo");
+    site_repository(&repository);
+    let module = repository.join("modules/site");
+    std::fs::rename(module.join("public"), module.join("p\u{1b}[2J\nx")).expect("rename");
+    let source = std::fs::read_to_string(module.join("module.nix")).expect("module");
+    let source = source.replace(
+        "directory = ./public;",
+        "directory = ./. + \"/${builtins.head (builtins.filter (n: n != \"module.nix\") (builtins.attrNames (builtins.readDir ./.)))}\";",
+    );
+    write(&module.join("module.nix"), &source, 0o644);
+    let store = temporary.path().join("store");
+    let output = artifacts_build(&repository, &["--store".as_ref(), store.as_os_str()]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("built modules/site/p\\u{1b}[2J\\u{a}x -> "),
+        "the directory is shown escaped:\n{stderr}"
+    );
+    assert!(
+        !stderr.contains('\u{1b}') && stderr.lines().count() == 1,
+        "the escape sequence or the line break reached the terminal:\n{stderr:?}"
+    );
+    let lock = std::fs::read_to_string(repository.join("mesh.lock")).expect("mesh.lock");
+    assert!(
+        lock.contains("modules/site/p\\u001b[2J\\nx"),
+        "recorded under its real name:\n{lock}"
+    );
+}
+
 /// A node that does not compile may declare artifacts the compilation does not
 /// see, and `mesh.lock` keeps the digests of declared artifacts only: any error
 /// but an artifact not built (or a mirror not pinned) stops the command before it
