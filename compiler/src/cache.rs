@@ -574,6 +574,12 @@ fn beside<A: Send, B>(
     })
 }
 
+/// Runs `work` on a thread with the evaluator's stack and returns what it returns
+/// (runs it here when no thread can be started).
+fn on_evaluation_stack<T: Send>(work: impl Fn() -> T + Sync) -> T {
+    beside("mesh-inventory", work, || ()).0
+}
+
 /// A map of the record read as the sequence of its pairs, which is how postcard
 /// writes a map: a `BTreeMap` wrote them in order, so the map is built at once
 /// instead of by one search and insertion a pair (10,000 plan files: 32 M of the
@@ -1323,10 +1329,13 @@ fn start(
     let loader = inventory_loader(&repository, session, &cache.recorder);
     // the digests made while the record was read, or made now
     let (parses, recorder) = (cache.parses.clone(), cache.recorder.clone());
+    // on the evaluator's stack, as every parse and evaluation: `open`'s caller may be
+    // on an ordinary thread (`meshc build` calls it on its main thread, whose stack a
+    // deeply nested or deeply recursive inventory overflowed)
     let digests = |digested: &mut Option<entries::EntryDigests>| {
-        digested
-            .take()
-            .unwrap_or_else(|| digest_inventory(&repository, &parses, session, &recorder))
+        digested.take().unwrap_or_else(|| {
+            on_evaluation_stack(|| digest_inventory(&repository, &parses, session, &recorder))
+        })
     };
     let Some((mut previous, said_nothing)) = previous else {
         cache.entries = digests(&mut digested);

@@ -48,14 +48,14 @@ pub fn build_remotely(
 /// or `failed: ...` with the builder's log under it. A failed build is a result
 /// reported, as `built` is, and the command's exit status says that one failed: it is
 /// not a diagnostic of this program, so it does not pose as an uncoded `error:`.
-/// What the builder supplies (its name, the digest, the log) is escaped: shown,
-/// never obeyed by the terminal.
+/// What the builder supplies (its name, the digest, the log) and the repository's
+/// directory name are escaped: shown, never obeyed by the terminal.
 fn report(answer: &Answer) -> String {
     let result = &answer.result;
     if let (BuildOutcome::Built, Some(digest)) = (&result.outcome, &result.digest) {
         return format!(
             "built {} -> {} on `{}` ({} bytes, request {})",
-            answer.directory,
+            escaped(&answer.directory),
             escaped(digest),
             escaped(&result.builder),
             result.size.unwrap_or_default(),
@@ -64,7 +64,7 @@ fn report(answer: &Answer) -> String {
     }
     let mut text = format!(
         "failed: the build of `{}` on `{}` (request {}):",
-        answer.directory,
+        escaped(&answer.directory),
         escaped(&result.builder),
         escaped(&answer.correlation_id)
     );
@@ -220,6 +220,22 @@ mod tests {
             built,
             "built modules/web/site -> sha256:ab on `b1\\u{1b}[2J` (10240 bytes, request c0ffee)"
         );
+    }
+
+    /// The directory comes from the repository, and a repository may name one with
+    /// an escape sequence: both lines show it escaped. Before, it was printed raw.
+    #[test]
+    fn a_directory_named_with_an_escape_sequence_is_reported_escaped() {
+        for (outcome, digest) in [
+            (BuildOutcome::Built, Some("sha256:ab")),
+            (BuildOutcome::Failed, None),
+        ] {
+            let mut answer = answer(outcome, digest, "log");
+            answer.directory = "modules/web/s\u{1b}[2J\nite".to_string();
+            let line = report(&answer);
+            assert!(line.contains("modules/web/s\\u{1b}[2J\\u{a}ite"), "{line}");
+            assert!(!line.contains('\u{1b}'), "{line:?}");
+        }
     }
 
     /// What a hostile builder or request can put in a field: an escape sequence that

@@ -23,14 +23,22 @@ fn unreadable(path: &Path, reason: impl std::fmt::Display, out: &Path) -> Box<Di
     ))
 }
 
-/// E440: the broker at `url` cannot be reached, or refused what was asked of it.
+/// E440: the broker at `url` cannot be reached, or refused what was asked of it, or
+/// did not finish connecting in time.
 pub fn broker_unavailable(error: &transport::connection::Error) -> Box<Diagnostic> {
-    Box::new(
-        Diagnostic::error(codes::BROKER_UNAVAILABLE, error.to_string()).with_help(format!(
+    let help = match error.timed_out() {
+        Some(limit) => format!(
+            "the connection was given up after {}: check that `--amqp URL` (or `{}`) names a RabbitMQ that is up, not a port another program took over; a broker slow to answer may be given longer with `?connection_timeout=MILLISECONDS` in the URL (default {}; `--remote` gives up at its `--timeout` too)",
+            transport::connection::seconds(limit),
+            transport::names::URL_VARIABLE,
+            transport::connection::seconds(transport::connection::DEFAULT_CONNECT_TIMEOUT),
+        ),
+        None => format!(
             "check `--amqp URL` (or `{}`): the broker must run there and let this user in; `meshc broker-permissions` prints the permissions the operator needs",
             transport::names::URL_VARIABLE
-        )),
-    )
+        ),
+    };
+    Box::new(Diagnostic::error(codes::BROKER_UNAVAILABLE, error.to_string()).with_help(help))
 }
 
 /// The plans of the build in `out`, in node-name order; `only` (if not empty) picks

@@ -349,6 +349,42 @@ fn an_artifact_directory_whose_name_is_not_utf8_is_refused() {
     assert!(!out.join("nodes").exists(), "a plan was written");
 }
 
+/// An artifact's directory is named by the repository: `meshc artifacts build`
+/// prints it escaped, so that a name holding an escape sequence (here one that
+/// clears the screen) or a line break is shown and not obeyed by the terminal.
+/// Before, the `built DIR -> ARCHIVE` line printed it raw.
+#[test]
+fn an_artifact_directory_named_with_an_escape_sequence_is_printed_escaped() {
+    let temporary = tempfile::tempdir().expect("temporary directory");
+    let repository = temporary.path().join("repo");
+    site_repository(&repository);
+    let module = repository.join("modules/site");
+    std::fs::rename(module.join("public"), module.join("p\u{1b}[2J\nx")).expect("rename");
+    let source = std::fs::read_to_string(module.join("module.nix")).expect("module");
+    let source = source.replace(
+        "directory = ./public;",
+        "directory = ./. + \"/${builtins.head (builtins.filter (n: n != \"module.nix\") (builtins.attrNames (builtins.readDir ./.)))}\";",
+    );
+    write(&module.join("module.nix"), &source, 0o644);
+    let store = temporary.path().join("store");
+    let output = artifacts_build(&repository, &["--store".as_ref(), store.as_os_str()]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("built modules/site/p\\u{1b}[2J\\u{a}x -> "),
+        "the directory is shown escaped:\n{stderr}"
+    );
+    assert!(
+        !stderr.contains('\u{1b}') && stderr.lines().count() == 1,
+        "the escape sequence or the line break reached the terminal:\n{stderr:?}"
+    );
+    let lock = std::fs::read_to_string(repository.join("mesh.lock")).expect("mesh.lock");
+    assert!(
+        lock.contains("modules/site/p\\u001b[2J\\nx"),
+        "recorded under its real name:\n{lock}"
+    );
+}
+
 /// A node that does not compile may declare artifacts the compilation does not
 /// see, and `mesh.lock` keeps the digests of declared artifacts only: any error
 /// but an artifact not built (or a mirror not pinned) stops the command before it
@@ -456,6 +492,52 @@ fn remote_build_without_a_broker_is_e440() {
     assert!(
         stderr.contains("E440") && stderr.contains("help: "),
         "{stderr}"
+    );
+    assert!(!repository.join("mesh.lock").exists(), "mesh.lock written");
+}
+
+/// `meshc artifacts build --remote` gives up connecting to a port that accepts the
+/// connection and never answers the AMQP handshake at its `--timeout`, connecting
+/// being part of its wait, with E440 naming the limit; `mesh.lock` is not written.
+/// Before, it waited for ever, whatever `--timeout` said.
+#[test]
+fn remote_build_to_a_port_that_never_answers_gives_up_at_its_timeout() {
+    let temporary = tempfile::tempdir().expect("temporary directory");
+    let repository = temporary.path().join("repo");
+    site_repository(&repository);
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    let port = listener.local_addr().expect("its address").port();
+    // accepts and holds every connection, saying nothing
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for socket in listener.incoming().flatten() {
+            held.push(socket);
+        }
+    });
+    let url = format!("amqp://127.0.0.1:{port}/%2f");
+    let started = std::time::Instant::now();
+    let output = artifacts_build(
+        &repository,
+        &[
+            "--remote".as_ref(),
+            "--amqp".as_ref(),
+            url.as_ref(),
+            "--timeout".as_ref(),
+            "2".as_ref(),
+        ],
+    );
+    let waited = started.elapsed();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("E440")
+            && stderr.contains("no AMQP handshake within 2 s")
+            && stderr.contains("help: the connection was given up after 2 s"),
+        "{stderr}"
+    );
+    assert!(
+        waited < std::time::Duration::from_secs(15),
+        "gave up after {waited:?}"
     );
     assert!(!repository.join("mesh.lock").exists(), "mesh.lock written");
 }

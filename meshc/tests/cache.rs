@@ -1440,3 +1440,47 @@ fn a_plan_written_again_with_the_same_bytes_is_read_back_and_kept() {
     assert_eq!(counted(&built, "cache: plans read back: "), 1);
     assert_as_from_nothing(&repository, &out, &fresh);
 }
+
+/// A repository of one node and one module, its inventory `inventory`.
+fn repository_with_inventory(inventory: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let temporary = tempfile::tempdir().expect("temporary directory");
+    let repository = temporary.path().join("repo");
+    std::fs::create_dir_all(repository.join("modules/site")).expect("modules/site");
+    write(
+        &repository.join("modules/site/module.nix"),
+        "{ mesh, ... }:\n{\n  description = \"a directory\";\n  shapes = { ... }: [ (mesh.directory { path = \"/srv\"; }) ];\n}\n",
+    );
+    write(&repository.join("mesh.nix"), inventory);
+    (temporary, repository)
+}
+
+/// The cache digests the inventory before a build compiles, parsing it and (unless
+/// it is plain data) evaluating it: on the evaluator's stack, as the workers do,
+/// since `meshc build` opens the cache on its main thread. Before, a first build of
+/// an inventory that recursed 20,000 calls deep, or that nested 3,000 lists,
+/// overflowed the main thread's stack (in a debug build) and the build was killed,
+/// while `meshc check` built it.
+#[test]
+fn a_deep_inventory_is_digested_on_the_evaluation_stack() {
+    let node = "nodes.web1 = { key = \"age12y52ld3kt27sk7w3rpt4d6n0mpndj2v2u02z7q8ra8sjr0saepcshezt9w\"; modules = [ \"site\" ];";
+    let recursive = format!(
+        "let f = n: if n == 0 then 0 else 1 + f (n - 1); in\n{{ {node} base.paths = if f 20000 == 20000 then [ ] else [ \"/x\" ]; }}; }}\n"
+    );
+    let (temporary, repository) = repository_with_inventory(&recursive);
+    let out = temporary.path().join("out");
+    assert_built(&build_with(&repository, &out, &[]));
+    assert!(out.join("nodes/web1.json").is_file());
+
+    let depth = 3000;
+    let nested = format!(
+        "{{ {node} base.paths = [ ]; }}; deep = {}1{}; }}\n",
+        "[ ".repeat(depth),
+        " ]".repeat(depth)
+    );
+    let (temporary, repository) = repository_with_inventory(&nested);
+    let out = temporary.path().join("out");
+    let built = build_with(&repository, &out, &[]);
+    let said = stderr(&built);
+    assert_eq!(built.status.code(), Some(1), "{said}");
+    assert!(said.contains("E103") && said.contains("`deep`"), "{said}");
+}

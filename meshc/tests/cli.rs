@@ -489,6 +489,53 @@ fn publish_and_broker_permissions_failures_are_coded_diagnostics() {
     );
 }
 
+/// A URL of this machine where something accepts connections and never answers,
+/// as a port another program took over after the broker stopped: a thread that
+/// accepts each connection and holds it open, saying nothing, until the test ends.
+fn silent_broker_url(query: &str) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    let port = listener.local_addr().expect("its address").port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for socket in listener.incoming().flatten() {
+            held.push(socket);
+        }
+    });
+    format!("amqp://guest:guest@127.0.0.1:{port}/%2f{query}")
+}
+
+/// `meshc publish` to a port that accepts the connection and never answers the
+/// AMQP handshake gives up after the URL's `connection_timeout` with E440, whose
+/// help line names the time limit. Before, it waited for ever (once 28 minutes).
+#[test]
+fn publish_to_a_port_that_never_answers_gives_up_with_e440() {
+    let (temporary, repository) = homelab_copy();
+    let out = temporary.path().join("out");
+    assert_built(&support::build(&repository, &out));
+    let started = std::time::Instant::now();
+    let output = Command::new(MESHC)
+        .arg("publish")
+        .arg("--out")
+        .arg(&out)
+        .args(["--amqp", &silent_broker_url("?connection_timeout=1500")])
+        .output()
+        .expect("meshc runs");
+    let waited = started.elapsed();
+    assert_coded(&output, "E440", "a port that never answers");
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("no AMQP handshake within 1.5 s")
+            && stderr.contains("help: the connection was given up after 1.5 s")
+            && stderr.contains("connection_timeout=MILLISECONDS"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("guest:guest"), "the password is shown");
+    assert!(
+        waited < std::time::Duration::from_secs(20),
+        "gave up after {waited:?}"
+    );
+}
+
 /// `meshc builds` of a store whose record cannot be read is E316 with a help line.
 #[test]
 fn builds_of_an_unreadable_record_is_e316() {

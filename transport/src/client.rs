@@ -33,15 +33,22 @@ pub struct Subscription {
 }
 
 impl Client {
-    /// Connects to `url`; `app` names the publisher in the messages' `app_id`.
+    /// Connects to `url`; `app` names the publisher in the messages' `app_id`. Gives
+    /// up when the connection is not open within the URL's `connection_timeout`
+    /// (default [`connection::DEFAULT_CONNECT_TIMEOUT`]).
     pub fn connect(url: &str, app: &str) -> Result<Client, Error> {
+        Client::connect_within(url, app, None)
+    }
+
+    /// [`Client::connect`], giving up after `limit` if that is sooner.
+    pub fn connect_within(url: &str, app: &str, limit: Option<Duration>) -> Result<Client, Error> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
             .build()
             .map_err(|error| Error::new(format!("cannot start the async runtime: {error}")))?;
         let (connection, channel) = runtime.block_on(async {
-            let connection = connection::connect(url, app).await?;
+            let connection = connection::connect(url, app, limit).await?;
             let channel = connection::confirmed_channel(&connection).await?;
             Ok::<_, Error>((connection, channel))
         })?;

@@ -1,18 +1,21 @@
-//! Talking to the broker: connecting (never with lapin's own recovery: the
-//! supervisor in `consume` reconnects), backoff with jitter, declaring the topology,
-//! publishing with confirms, and the error type. Knows no message format beyond
-//! `Outgoing`.
+//! Talking to the broker: connecting (within a time limit, and never with lapin's own
+//! recovery: the supervisor in `consume` reconnects), backoff with jitter, declaring
+//! the topology, publishing with confirms, and the error type. Knows no message format
+//! beyond `Outgoing`.
 
 use std::fmt;
-use std::sync::Arc;
+use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use lapin::options::{
     BasicPublishOptions, ConfirmSelectOptions, ExchangeDeclareOptions, QueueBindOptions,
     QueueDeclareOptions,
 };
+use lapin::tcp::{AMQPUriTcpExt, AsyncTcpStream, TLSConfig};
 use lapin::types::FieldTable;
+use lapin::uri::AMQPUri;
 use lapin::{BasicProperties, Channel, Connection, ConnectionProperties, ExchangeKind};
 
 use crate::message::Outgoing;
@@ -22,13 +25,22 @@ use crate::names;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Error {
     pub message: String,
+    /// The time limit that ran out, when connecting took too long.
+    timed_out: Option<Duration>,
 }
 
 impl Error {
     pub fn new(message: impl Into<String>) -> Error {
         Error {
             message: message.into(),
+            timed_out: None,
         }
+    }
+
+    /// The time limit, when this is a connection given up because the broker (or
+    /// whatever listens at its address) did not finish the handshake in time.
+    pub fn timed_out(&self) -> Option<Duration> {
+        self.timed_out
     }
 
     /// Did the broker refuse it for want of permission (`ACCESS_REFUSED`)?
@@ -143,15 +155,132 @@ impl Stop {
     }
 }
 
-/// Opens one connection (one attempt), named for `rabbitmqctl list_connections`.
-pub async fn connect(url: &str, name: &str) -> Result<Connection, Error> {
-    let properties = ConnectionProperties::default().with_connection_name(name.into());
-    Connection::connect(url, properties).await.map_err(|error| {
+/// How long a connection may take, from the TCP connect to the end of the AMQP
+/// handshake, when the URL does not say (`?connection_timeout=MILLISECONDS`).
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Opens one connection (one attempt), named for `rabbitmqctl list_connections`, and
+/// gives up when it is not open within the URL's `connection_timeout` (milliseconds;
+/// default [`DEFAULT_CONNECT_TIMEOUT`]) or `limit`, whichever is shorter.
+///
+/// lapin has no such limit of its own: a peer that accepts the TCP connection and
+/// never answers the protocol header (a port reused by another program, a broker
+/// hung at start) kept its handshake waiting for ever. Dropping lapin's future is not
+/// enough either, since its I/O thread goes on waiting on the socket: the sockets of
+/// an abandoned attempt are shut down, which ends that thread, so that a listener
+/// retrying such a peer does not gather one waiting thread per attempt.
+pub async fn connect(url: &str, name: &str, limit: Option<Duration>) -> Result<Connection, Error> {
+    let failed = |reason: &dyn fmt::Display| {
         Error::new(format!(
-            "cannot connect to the broker at `{}`: {error}",
+            "cannot connect to the broker at `{}`: {reason}",
             names::redact(url)
         ))
-    })
+    };
+    let uri: AMQPUri = url.parse().map_err(|reason: String| failed(&reason))?;
+    let timeout = uri
+        .query
+        .connection_timeout
+        .map_or(DEFAULT_CONNECT_TIMEOUT, Duration::from_millis);
+    let timeout = limit.map_or(timeout, |limit| timeout.min(limit));
+    let runtime = lapin::runtime::default_runtime().map_err(|error| failed(&error))?;
+    let properties = ConnectionProperties::default().with_connection_name(name.into());
+    let sockets = AttemptSockets::default();
+    let opening = {
+        let sockets = sockets.clone();
+        Connection::connector(
+            uri,
+            runtime,
+            async move |uri, runtime| {
+                let given_up = || std::io::Error::other("the connection attempt was given up");
+                if sockets.is_finished() {
+                    return Err(given_up().into());
+                }
+                let stream = uri
+                    .connect_with_config_async(TLSConfig::default(), &runtime)
+                    .await?;
+                if let AsyncTcpStream::Plain(plain) = &stream
+                    && !sockets.keep(plain.get_ref())
+                {
+                    return Err(given_up().into());
+                }
+                Ok(stream)
+            },
+            properties,
+        )
+    };
+    let opened = tokio::time::timeout(timeout, opening).await;
+    // a connection that opened needs no copy of its socket; one that failed or was
+    // abandoned has its socket shut down, so that lapin's I/O thread ends
+    sockets.finish(!matches!(opened, Ok(Ok(_))));
+    match opened {
+        Ok(Ok(connection)) => Ok(connection),
+        Ok(Err(error)) => Err(failed(&error)),
+        Err(_elapsed) => Err(Error {
+            message: format!(
+                "cannot connect to the broker at `{}`: no AMQP handshake within {}",
+                names::redact(url),
+                seconds(timeout)
+            ),
+            timed_out: Some(timeout),
+        }),
+    }
+}
+
+/// `20 s`, `1.5 s`.
+pub fn seconds(duration: Duration) -> String {
+    format!("{} s", duration.as_secs_f64())
+}
+
+/// A copy of each socket a connection attempt opened, to shut down should the
+/// attempt be abandoned (the socket itself belongs to lapin's I/O thread).
+#[derive(Clone, Default)]
+struct AttemptSockets {
+    inner: Arc<Mutex<AttemptState>>,
+}
+
+#[derive(Default)]
+struct AttemptState {
+    finished: bool,
+    sockets: Vec<std::net::TcpStream>,
+}
+
+impl AttemptSockets {
+    fn state(&self) -> std::sync::MutexGuard<'_, AttemptState> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn is_finished(&self) -> bool {
+        self.state().finished
+    }
+
+    /// Keeps a copy of `socket`'s descriptor (none if the process has no descriptor
+    /// left: the attempt then fails in lapin, or is merely not shut down); false,
+    /// with the socket shut down, when the attempt was given up while it connected.
+    fn keep(&self, socket: &impl AsFd) -> bool {
+        let Ok(copy) = socket.as_fd().try_clone_to_owned() else {
+            return true;
+        };
+        let copy = std::net::TcpStream::from(copy);
+        let mut state = self.state();
+        if state.finished {
+            let _already_closed = copy.shutdown(std::net::Shutdown::Both);
+            return false;
+        }
+        state.sockets.push(copy);
+        true
+    }
+
+    /// No more sockets: the copies are closed, and with `shut_down` their sockets
+    /// shut down first.
+    fn finish(&self, shut_down: bool) {
+        let mut state = self.state();
+        state.finished = true;
+        for socket in std::mem::take(&mut state.sockets) {
+            if shut_down {
+                let _already_closed = socket.shutdown(std::net::Shutdown::Both);
+            }
+        }
+    }
 }
 
 /// A channel with publisher confirms on.
@@ -316,6 +445,96 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Read;
+    use std::time::Instant;
+
+    /// A peer that accepts connections and never says a word, as a port another
+    /// program took over: what it read of each connection until that connection
+    /// ended (`None` if it had not ended after 20 s).
+    fn silent_peer() -> (u16, std::sync::mpsc::Receiver<Option<Vec<u8>>>) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+        let port = listener.local_addr().expect("its address").port();
+        let (sender, receiver) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for socket in listener.incoming() {
+                let Ok(mut socket) = socket else { return };
+                let sender = sender.clone();
+                std::thread::spawn(move || {
+                    let _set = socket.set_read_timeout(Some(Duration::from_secs(20)));
+                    let mut read = Vec::new();
+                    let ended = socket.read_to_end(&mut read).is_ok();
+                    let _gone = sender.send(ended.then_some(read));
+                });
+            }
+        });
+        (port, receiver)
+    }
+
+    /// Before, a handshake that was never answered waited for ever (a `meshc
+    /// publish` once hung 28 minutes on a port just reused by another program): the
+    /// attempt is given up after the URL's `connection_timeout`, or the caller's
+    /// limit if that is shorter, with an error that says so, and its socket is shut
+    /// down rather than left to lapin's I/O thread to wait on.
+    #[test]
+    fn a_handshake_never_answered_is_given_up_in_time() {
+        let runtime = runtime().expect("a runtime");
+        let (port, connections) = silent_peer();
+        for (query, limit, expected) in [
+            ("?connection_timeout=700", None, Duration::from_millis(700)),
+            (
+                "",
+                Some(Duration::from_millis(500)),
+                Duration::from_millis(500),
+            ),
+            (
+                "?connection_timeout=60000",
+                Some(Duration::from_millis(300)),
+                Duration::from_millis(300),
+            ),
+        ] {
+            let url = format!("amqp://guest:secret@127.0.0.1:{port}/%2f{query}");
+            let started = Instant::now();
+            let error = runtime
+                .block_on(connect(&url, "test", limit))
+                .expect_err("nothing answers");
+            let waited = started.elapsed();
+            assert_eq!(error.timed_out(), Some(expected), "{url}: {error}");
+            assert!(
+                waited >= expected && waited < expected + Duration::from_secs(5),
+                "{url}: gave up after {waited:?}"
+            );
+            assert!(
+                error
+                    .message
+                    .contains(&format!("no AMQP handshake within {}", seconds(expected)))
+                    && error.message.contains("guest:***@")
+                    && !error.message.contains("secret"),
+                "{error}"
+            );
+            let read = connections
+                .recv_timeout(Duration::from_secs(40))
+                .expect("the peer was connected to");
+            let read = read.expect("the abandoned connection was not closed");
+            assert!(read.starts_with(b"AMQP"), "{read:?}");
+        }
+    }
+
+    #[test]
+    fn a_connection_that_fails_is_no_time_out() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+        let port = listener.local_addr().expect("its address").port();
+        drop(listener);
+        let url = format!("amqp://127.0.0.1:{port}/%2f");
+        let error = runtime()
+            .expect("a runtime")
+            .block_on(connect(&url, "test", None))
+            .expect_err("nothing listens");
+        assert_eq!(error.timed_out(), None, "{error}");
+        assert!(
+            error.message.starts_with("cannot connect to the broker at"),
+            "{error}"
+        );
+    }
 
     #[test]
     fn backoff_doubles_up_to_its_maximum_and_resets() {

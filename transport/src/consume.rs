@@ -142,7 +142,7 @@ pub async fn serve_async(options: Options, workers: Vec<Worker>, stop: Stop) {
     let mut backoff = options.backoff.clone();
     while !stop.is_stopped() {
         let connection = tokio::select! {
-            connected = connection::connect(&options.url, &options.name) => connected,
+            connected = connection::connect(&options.url, &options.name, None) => connected,
             () = stop.stopped() => return,
         };
         let connection = match connection {
@@ -337,4 +337,72 @@ pub async fn check_queue(channel: &Channel, queue: &str) -> Result<u32, Error> {
                 "the queue `{queue}` cannot be used: {error} (the operator declares it: `meshc publish`, `meshc artifacts build --remote`)"
             ))
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A listener whose broker address accepts connections and never answers the
+    /// handshake (a port another program took over) gives each attempt up after the
+    /// URL's `connection_timeout`, says so, and tries again with backoff; it still
+    /// stops when asked. Before, it waited in its first attempt for ever, saying
+    /// nothing.
+    #[test]
+    fn a_listener_retries_a_handshake_never_answered() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+        let port = listener.local_addr().expect("its address").port();
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for socket in listener.incoming().flatten() {
+                held.push(socket);
+            }
+        });
+        let lines = Arc::new(Mutex::new(Vec::<String>::new()));
+        let log: Log = {
+            let lines = lines.clone();
+            Arc::new(move |line: &str| {
+                lines
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(line.to_string());
+            })
+        };
+        let mut options = Options::new(
+            &format!("amqp://127.0.0.1:{port}/%2f?connection_timeout=200"),
+            "test",
+            "test",
+            log,
+        );
+        options.backoff = Backoff::new(Duration::from_millis(10), Duration::from_millis(50));
+        let worker = Worker {
+            queue: "mesh.node.test".to_string(),
+            handler: Box::new(|_| Handled::requeue()),
+        };
+        let stop = Stop::new();
+        let serving = {
+            let stop = stop.clone();
+            std::thread::spawn(move || serve(options, vec![worker], stop))
+        };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let given_up = || {
+            lines
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .iter()
+                .filter(|line| line.contains("no AMQP handshake within 0.2 s; trying again in"))
+                .count()
+        };
+        while given_up() < 3 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        stop.stop();
+        let served = serving.join().expect("the listener did not panic");
+        assert!(served.is_ok(), "{served:?}");
+        assert!(
+            given_up() >= 3,
+            "{:?}",
+            lines.lock().unwrap_or_else(PoisonError::into_inner)
+        );
+    }
 }

@@ -29,7 +29,8 @@ pub fn build(
     timeout: Duration,
 ) -> Result<(Vec<Answer>, usize), Error> {
     let started = Instant::now();
-    let mut client = Client::connect(url, "meshc artifacts build --remote")?;
+    // connecting is part of the wait: a shorter `--timeout` bounds it too
+    let mut client = Client::connect_within(url, "meshc artifacts build --remote", Some(timeout))?;
     client.declare_topology(&[])?;
     let mut subscription = client.subscribe(names::BUILD_RESULT_KEY)?;
     let requests: Vec<(String, String)> = directories

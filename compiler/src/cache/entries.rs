@@ -397,12 +397,19 @@ mod tests {
         }
     }
 
+    /// Parsed, walked and dropped on an evaluation stack, as the inventory is in
+    /// every compilation (`cache::digest_inventory`): the parser takes nesting up to
+    /// `lang::parser::MAX_NESTING` and needs that stack for it; `plain` itself stops
+    /// at [`MAX_DEPTH`]. Before, on the test thread's 2 MiB stack, parsing 600 lists
+    /// overflowed it in a debug build.
     #[test]
     fn deep_data_is_not_taken_for_plain() {
-        let text = format!("{}1{}", "[ ".repeat(600), " ]".repeat(600));
-        assert!(!plain(&parsed(&text), 0));
-        let text = format!("{}1{}", "[ ".repeat(100), " ]".repeat(100));
-        assert!(plain(&parsed(&text), 0));
+        lang::eval::run_with_stack(|| {
+            let text = format!("{}1{}", "[ ".repeat(600), " ]".repeat(600));
+            assert!(!plain(&parsed(&text), 0));
+            let text = format!("{}1{}", "[ ".repeat(100), " ]".repeat(100));
+            assert!(plain(&parsed(&text), 0));
+        });
     }
 
     #[test]

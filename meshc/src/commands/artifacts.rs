@@ -140,8 +140,10 @@ fn build(arguments: BuildArtifactsArgs, color: ColorWhen) -> Result<ExitCode, Fa
                 let diagnostic = not_stored(format!("cannot store `{directory}`: {error}"));
                 terminal::fail(&diagnostic, &compilation.sources, color)
             })?;
+            // the directory is the repository's, shown and never obeyed
             say!(
-                "built {directory} -> {} ({} bytes)",
+                "built {} -> {} ({} bytes)",
+                plan::display::escaped(directory),
                 path.display(),
                 built.bytes.len()
             );
