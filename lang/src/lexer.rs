@@ -339,12 +339,12 @@ fn uri_match_length(input: &[u8], scheme_run: usize) -> usize {
     }
 }
 
-/// The keyword spelled exactly `word`, if any.
 /// Whether `word` is a keyword (lexed as its own token, not an identifier).
 pub(crate) fn is_keyword(word: &[u8]) -> bool {
     keyword(word).is_some()
 }
 
+/// The keyword spelled exactly `word`, if any.
 fn keyword(word: &[u8]) -> Option<TokenKind> {
     Some(match word {
         b"if" => TokenKind::If,

@@ -584,6 +584,84 @@ mod tests {
         );
     }
 
+    /// Files at the edges of what the skim reads (CRLF line ends, the longest
+    /// integer it takes, leading zeros, NUL and UTF-8 bytes and comment openers
+    /// in strings, `'` in names, a set of 64 bytes or more holding only a comment,
+    /// paths merged in a hollow set, an empty name, no whitespace at all) are
+    /// skimmed, and read as the parser reads them; imported by code that selects
+    /// into a hollow entry, they give the same values, positions and errors.
+    #[test]
+    fn files_at_the_edges_of_plain_data_are_skimmed_as_they_are_parsed() {
+        use std::rc::Rc;
+        use std::sync::Arc;
+        let long = "x".repeat(70);
+        let files = [
+            format!(
+                "{{\r\n  nodes = {{\r\n    n1 = {{ a = 999999999999999999; b = \"\0\u{e9}#/*\"; c'' = 007; d = \"{long}\"; }};\r\n    n2 = {{ /* {long} */ }};\r\n    n3 = {{ a.b = 1; a.c = [ {{ x = \"{long}\"; }} ]; \"\" = null; }};\r\n  }};\r\n}}"
+            ),
+            format!("{{nodes={{n1={{a={{b=true;c=[true false null\"{long}\"];}};}};}};}}/**/"),
+            format!("{{ nodes = {{ n1 = {{ a = {{ b = {{ c = \"{long}\"; }}; }}; }}; }}; }} # end"),
+            format!("{{nodes={{n1={{\"a b\"={{\"\"=1;\"{long}\"=2;}};x=[true{{}}[]1];}};}};}}"),
+        ];
+        let code = "let d = import ./data.nix; in [ (builtins.unsafeGetAttrPos \"n1\" d.nodes) (builtins.attrNames d.nodes.n1) (map (name: builtins.unsafeGetAttrPos name d.nodes.n1) (builtins.attrNames d.nodes.n1)) __curPos d.nodes.n1.missing ]";
+        for text in &files {
+            let skimmed = skim(text.as_bytes(), FileId::default())
+                .unwrap_or_else(|| panic!("not skimmed: {text:?}"));
+            let full = parsed(text);
+            assert_eq!(
+                crate::symbols::first_mentions(&full),
+                skimmed.names,
+                "{text:?}"
+            );
+            assert_eq!(hollowed(full), skimmed.expr, "{text:?}");
+            let mut loader = crate::MemoryLoader::new();
+            loader.insert("/d/data.nix", text.clone().into_bytes());
+            loader.insert("/d/main.nix", code.as_bytes().to_vec());
+            let loader = Rc::new(loader);
+            let mut results = Vec::new();
+            for cache in [None, Some(Arc::new(crate::ParseCache::skimming()))] {
+                let mut machine = crate::Machine::new(
+                    loader.clone(),
+                    vec!["/d".into()],
+                    crate::Limits::default(),
+                );
+                if let Some(cache) = &cache {
+                    machine = machine.with_parse_cache(cache.clone());
+                }
+                let data = machine
+                    .eval_file(std::path::Path::new("/d/data.nix"))
+                    .unwrap_or_else(|errors| panic!("{text:?}: {errors:?}"));
+                let mut out = String::new();
+                described(&mut machine, &data, &mut out);
+                let main = machine
+                    .eval_file(std::path::Path::new("/d/main.nix"))
+                    .unwrap_or_else(|errors| panic!("{text:?}: {errors:?}"));
+                let crate::Value::List(items) = machine
+                    .force(&main, crate::Span::default())
+                    .unwrap_or_else(|error| panic!("{error:?}"))
+                else {
+                    panic!("not a list");
+                };
+                for item in items.iter().take(4) {
+                    let printed = machine.print_strict(item).expect("printable");
+                    out.push_str(&String::from_utf8_lossy(&printed));
+                }
+                let missing = items.get(4).cloned().expect("five items");
+                let error = machine
+                    .force(&missing, crate::Span::default())
+                    .expect_err("no such attribute");
+                out.push_str(&format!("{error:?}"));
+                let order: Vec<_> = skimmed
+                    .names
+                    .iter()
+                    .map(|name| machine.symbols.rank(name))
+                    .collect();
+                results.push((out, order));
+            }
+            assert_eq!(results[0], results[1], "{text:?}");
+        }
+    }
+
     /// The parsed tree as the skim gives it: under the top set, in each set whose
     /// bindings are single names, a set of at least `SMALLEST` bytes emptied.
     fn hollowed(mut expr: crate::syntax::Expr) -> crate::syntax::Expr {
