@@ -49,6 +49,22 @@ impl Manifest {
                 help,
             ));
         }
+        let Some(nodes) = value["nodes"].as_object() else {
+            return Err(unreadable(&path, "it has no `nodes`", help));
+        };
+        if let Some(node) = nodes
+            .iter()
+            .find_map(|(node, digest)| (!digest.is_string()).then_some(node))
+        {
+            return Err(unreadable(
+                &path,
+                format!(
+                    "the plan digest of node `{}` is not a string",
+                    plan::display::escaped(node)
+                ),
+                help,
+            ));
+        }
         let digests = strings(&value["nodes"]);
         // a node name becomes a path (`nodes/NODE.json`) and is printed: it must be
         // a name, or a hostile manifest could point the reader at any file
@@ -134,6 +150,20 @@ mod tests {
             Some("sha256:ab")
         );
         assert_eq!(manifest.digests.len(), 2);
+        for (nodes, said) in [
+            ("[]", "it has no `nodes`"),
+            (
+                "{\"app1\":7}",
+                "the plan digest of node `app1` is not a string",
+            ),
+        ] {
+            write(nodes);
+            let refused = Manifest::read(directory.path(), "deploy again")
+                .err()
+                .expect("refused");
+            assert!(refused.message.ends_with(said), "{}", refused.message);
+            assert_eq!(refused.help.as_deref(), Some("deploy again"));
+        }
         write("{\"../../etc/passwd\":\"sha256:ab\"}");
         let refused = Manifest::read(directory.path(), "deploy again")
             .err()

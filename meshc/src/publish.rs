@@ -13,14 +13,15 @@ use transport::publish::{PlanMessage, Published};
 
 /// E408: the file at `path` of the build in `out` cannot be published as it is.
 fn unreadable(path: &Path, reason: impl std::fmt::Display, out: &Path) -> Box<Diagnostic> {
-    Box::new(compiler::build_unreadable(
-        path,
-        reason,
-        format!(
-            "point `--out` at the output of a `meshc build` (a directory with manifest.json and nodes/), or build again with `meshc build --out {}`",
-            out.display()
-        ),
-    ))
+    Box::new(compiler::build_unreadable(path, reason, help(out)))
+}
+
+/// What E408 says to do when the build in `out` cannot be published.
+fn help(out: &Path) -> String {
+    format!(
+        "point `--out` at the output of a `meshc build` (a directory with manifest.json and nodes/), or build again with `meshc build --out {}`",
+        out.display()
+    )
 }
 
 /// E440: the broker at `url` cannot be reached, or refused what was asked of it, or
@@ -45,20 +46,8 @@ pub fn broker_unavailable(error: &transport::connection::Error) -> Box<Diagnosti
 /// nodes by name.
 pub fn read_output(out: &Path, only: &[String]) -> Result<Vec<PlanMessage>, Box<Diagnostic>> {
     let manifest_path = out.join("manifest.json");
-    let bytes =
-        std::fs::read(&manifest_path).map_err(|error| unreadable(&manifest_path, error, out))?;
-    let manifest: serde_json::Value = serde_json::from_slice(&bytes)
-        .map_err(|error| unreadable(&manifest_path, format!("it is not JSON: {error}"), out))?;
-    if manifest["format"] != compiler::MANIFEST_FORMAT {
-        return Err(unreadable(
-            &manifest_path,
-            format!("it is not a `{}` manifest", compiler::MANIFEST_FORMAT),
-            out,
-        ));
-    }
-    let Some(nodes) = manifest["nodes"].as_object() else {
-        return Err(unreadable(&manifest_path, "it has no `nodes`", out));
-    };
+    let manifest = compiler::Manifest::read(out, &help(out)).map_err(Box::new)?;
+    let nodes = &manifest.digests;
     for name in only {
         if !nodes.contains_key(name) {
             return Err(Box::new(
@@ -86,7 +75,7 @@ pub fn read_output(out: &Path, only: &[String]) -> Result<Vec<PlanMessage>, Box<
         let path = out.join("nodes").join(format!("{node}.json"));
         let bytes = std::fs::read(&path).map_err(|error| unreadable(&path, error, out))?;
         let plan = Plan::read(&bytes).map_err(|error| unreadable(&path, error, out))?;
-        if plan.node() != node || Some(plan.digest()) != digest.as_str() {
+        if plan.node() != node || plan.digest() != digest {
             return Err(unreadable(
                 &path,
                 format!("it is not the plan the manifest names for `{node}`"),
