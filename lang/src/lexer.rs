@@ -339,6 +339,27 @@ fn uri_match_length(input: &[u8], scheme_run: usize) -> usize {
     }
 }
 
+/// Where the whitespace and comments at `position` of `source` end; `Err` with
+/// where a `/*` starts that is never closed.
+pub(crate) fn trivia_end(source: &[u8], mut position: usize) -> Result<usize, usize> {
+    loop {
+        match source.get(position) {
+            Some(b' ' | b'\t' | b'\r' | b'\n') => position += 1,
+            Some(b'#') => {
+                position += memchr::memchr2(b'\n', b'\r', &source[position..])
+                    .unwrap_or(source.len() - position);
+            }
+            Some(b'/') if source.get(position + 1) == Some(&b'*') => {
+                match find(&source[position + 2..], b"*/") {
+                    Some(end) => position += end + 4,
+                    None => return Err(position),
+                }
+            }
+            _ => return Ok(position),
+        }
+    }
+}
+
 /// Whether `word` is a keyword (lexed as its own token, not an identifier).
 pub(crate) fn is_keyword(word: &[u8]) -> bool {
     keyword(word).is_some()
@@ -853,34 +874,19 @@ impl<'a> Lexer<'a> {
 
     /// Skips whitespace and comments.
     fn skip_trivia(&mut self) {
-        let source = self.source;
-        let mut position = self.position;
-        loop {
-            match source.get(position) {
-                Some(b' ' | b'\t' | b'\r' | b'\n') => position += 1,
-                Some(b'#') => {
-                    position += memchr::memchr2(b'\n', b'\r', &source[position..])
-                        .unwrap_or(source.len() - position);
-                }
-                Some(b'/') if source.get(position + 1) == Some(&b'*') => {
-                    match find(&source[position + 2..], b"*/") {
-                        Some(end) => position += end + 4,
-                        None => {
-                            self.error(
-                                codes::UNTERMINATED_COMMENT,
-                                "unterminated comment",
-                                position,
-                                position + 2,
-                                "close the comment with `*/`",
-                            );
-                            position = source.len();
-                        }
-                    }
-                }
-                _ => break,
+        self.position = match trivia_end(self.source, self.position) {
+            Ok(end) => end,
+            Err(start) => {
+                self.error(
+                    codes::UNTERMINATED_COMMENT,
+                    "unterminated comment",
+                    start,
+                    start + 2,
+                    "close the comment with `*/`",
+                );
+                self.source.len()
             }
-        }
-        self.position = position;
+        };
     }
 
     /// Paths, home paths, search paths and URIs at the current position, each

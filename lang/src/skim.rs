@@ -206,21 +206,8 @@ impl<'a> Reader<'a> {
     /// Reads the token at `position`, after whitespace and comments.
     fn read(&mut self) -> Option<(Token, Span)> {
         let source = self.source;
-        let mut position = self.position;
-        loop {
-            match source.get(position) {
-                Some(b' ' | b'\t' | b'\r' | b'\n') => position += 1,
-                Some(b'#') => {
-                    position += memchr::memchr2(b'\n', b'\r', &source[position..])
-                        .unwrap_or(source.len() - position);
-                }
-                Some(b'/') if source.get(position + 1) == Some(&b'*') => {
-                    let body = source.get(position + 2..)?;
-                    position += memchr::memmem::find(body, b"*/")? + 4;
-                }
-                _ => break,
-            }
-        }
+        // an unterminated comment is the lexer's error: the file is parsed
+        let position = crate::lexer::trivia_end(source, self.position).ok()?;
         let start = position;
         let Some(&byte) = source.get(start) else {
             self.position = start;
@@ -487,6 +474,17 @@ mod tests {
         }
     }
 
+    /// Two machines reading `loader`'s files under `/d`: one parses them, the other
+    /// has a parse cache that skims.
+    fn parsing_and_skimming(loader: &std::rc::Rc<crate::MemoryLoader>) -> [crate::Machine; 2] {
+        let machine =
+            || crate::Machine::new(loader.clone(), vec!["/d".into()], crate::Limits::default());
+        [
+            machine(),
+            machine().with_parse_cache(std::sync::Arc::new(crate::ParseCache::skimming())),
+        ]
+    }
+
     /// A file of plain data, made from `seed`: sets and lists nested a few levels,
     /// names plain and quoted, paths inside entries, comments, numbers, strings.
     fn plain_file(seed: u64) -> String {
@@ -547,7 +545,6 @@ mod tests {
     #[test]
     fn a_skimmed_file_evaluates_as_the_parsed_one() {
         use std::rc::Rc;
-        use std::sync::Arc;
         let mut skimmed_files = 0;
         for seed in 0..300 {
             let text = plain_file(seed);
@@ -555,15 +552,7 @@ mod tests {
             loader.insert("/d/data.nix", text.clone().into_bytes());
             let loader = Rc::new(loader);
             let mut results = Vec::new();
-            for cache in [None, Some(Arc::new(crate::ParseCache::skimming()))] {
-                let mut machine = crate::Machine::new(
-                    loader.clone(),
-                    vec!["/d".into()],
-                    crate::Limits::default(),
-                );
-                if let Some(cache) = &cache {
-                    machine = machine.with_parse_cache(cache.clone());
-                }
+            for mut machine in parsing_and_skimming(&loader) {
                 let value = machine
                     .eval_file(std::path::Path::new("/d/data.nix"))
                     .unwrap_or_else(|errors| panic!("{text}: {errors:?}"));
@@ -593,7 +582,6 @@ mod tests {
     #[test]
     fn files_at_the_edges_of_plain_data_are_skimmed_as_they_are_parsed() {
         use std::rc::Rc;
-        use std::sync::Arc;
         let long = "x".repeat(70);
         let files = [
             format!(
@@ -619,15 +607,7 @@ mod tests {
             loader.insert("/d/main.nix", code.as_bytes().to_vec());
             let loader = Rc::new(loader);
             let mut results = Vec::new();
-            for cache in [None, Some(Arc::new(crate::ParseCache::skimming()))] {
-                let mut machine = crate::Machine::new(
-                    loader.clone(),
-                    vec!["/d".into()],
-                    crate::Limits::default(),
-                );
-                if let Some(cache) = &cache {
-                    machine = machine.with_parse_cache(cache.clone());
-                }
+            for mut machine in parsing_and_skimming(&loader) {
                 let data = machine
                     .eval_file(std::path::Path::new("/d/data.nix"))
                     .unwrap_or_else(|errors| panic!("{text:?}: {errors:?}"));

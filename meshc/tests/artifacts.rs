@@ -505,16 +505,7 @@ fn remote_build_to_a_port_that_never_answers_gives_up_at_its_timeout() {
     let temporary = tempfile::tempdir().expect("temporary directory");
     let repository = temporary.path().join("repo");
     site_repository(&repository);
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
-    let port = listener.local_addr().expect("its address").port();
-    // accepts and holds every connection, saying nothing
-    std::thread::spawn(move || {
-        let mut held = Vec::new();
-        for socket in listener.incoming().flatten() {
-            held.push(socket);
-        }
-    });
-    let url = format!("amqp://127.0.0.1:{port}/%2f");
+    let url = support::silent_broker_url("");
     let started = std::time::Instant::now();
     let output = artifacts_build(
         &repository,

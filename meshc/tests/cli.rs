@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use clap::CommandFactory;
-use support::{MESHC, assert_built, assert_coded, homelab_copy};
+use support::{MESHC, assert_built, assert_coded, homelab_copy, silent_broker_url};
 
 fn meshc(arguments: &[&str]) -> Output {
     Command::new(MESHC)
@@ -487,21 +487,6 @@ fn publish_and_broker_permissions_failures_are_coded_diagnostics() {
         "E440",
         "a URL that is none",
     );
-}
-
-/// A URL of this machine where something accepts connections and never answers,
-/// as a port another program took over after the broker stopped: a thread that
-/// accepts each connection and holds it open, saying nothing, until the test ends.
-fn silent_broker_url(query: &str) -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
-    let port = listener.local_addr().expect("its address").port();
-    std::thread::spawn(move || {
-        let mut held = Vec::new();
-        for socket in listener.incoming().flatten() {
-            held.push(socket);
-        }
-    });
-    format!("amqp://guest:guest@127.0.0.1:{port}/%2f{query}")
 }
 
 /// `meshc publish` to a port that accepts the connection and never answers the

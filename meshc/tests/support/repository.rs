@@ -151,3 +151,19 @@ pub fn build_files(out: &Path, repository: &Path) -> BTreeMap<String, Vec<u8>> {
     );
     files
 }
+
+/// A URL of this machine where something accepts connections and never answers,
+/// as a port another program took over after the broker stopped: a thread that
+/// accepts each connection and holds it open, saying nothing, until the test ends.
+/// `query` is appended to the URL (`?connection_timeout=...`, or empty).
+pub fn silent_broker_url(query: &str) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    let port = listener.local_addr().expect("its address").port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for socket in listener.incoming().flatten() {
+            held.push(socket);
+        }
+    });
+    format!("amqp://guest:guest@127.0.0.1:{port}/%2f{query}")
+}
