@@ -1,7 +1,10 @@
 //! A file of plain data read without building all of its syntax tree: a
 //! 10,000-node inventory whose build compiles one node needs the tree of one
-//! entry, not of 10,000. The file is lexed once, checked to be plain data (what
-//! `compile::deferred` defers), and given as a *skimmed* tree: its top set, and
+//! entry, not of 10,000. The file is read once, byte by byte, for a strict subset
+//! of the lexer's tokens ([`Token`]: no token the lexer would read otherwise, and
+//! whitespace and comments skipped by the lexer's own [`crate::lexer::trivia_end`]),
+//! checked to be plain data (what `compile::deferred` defers), and given as a
+//! *skimmed* tree: its top set, and
 //! each set at its top whose bindings are single distinct names, are built as the
 //! parser builds them; any other value under them is parsed alone from its text
 //! ([`crate::parser::parse_at`]), except a set literal under those sets of at least
@@ -11,8 +14,8 @@
 //! Invariant: compiled with the file's text, a skimmed tree evaluates exactly as
 //! the parsed one (every hollow set is deferred by the compiler, which parses it
 //! when it is first evaluated), and its names come in the order interning the
-//! parsed tree meets them. Anything else (code, a lexing error, a name bound twice,
-//! a string with escapes) gives None: the file is parsed.
+//! parsed tree meets them. Anything else (code, a float, a name bound twice, a
+//! string with escapes, an unterminated comment) gives None: the file is parsed.
 
 use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
