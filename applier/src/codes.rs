@@ -64,6 +64,7 @@ codes! {
     NoQuadlet = "E538", "no Quadlet (Podman 4.4 or later) where mesh-apply runs";
     UnsafeArtifact = "E539", "an artifact is not a regular file reached without symlinks";
     UseraddCreatesFiles = "E540", "the root's useradd defaults would create files outside the plan";
+    UnprotectedIdentity = "E541", "the node's age identity is not a private file of the user running mesh-apply";
 }
 
 impl std::fmt::Display for Code {

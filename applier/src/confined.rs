@@ -4,7 +4,8 @@
 //! (`mkdirat`, `openat` with `O_NOFOLLOW`, `renameat`, `unlinkat`, `symlinkat`, `fchown`
 //! and `fchmod` on the opened file). The check is the open: this module must never look
 //! a path up by name and then use the name again, and nothing here may resolve a path
-//! from the process's working directory or from `/` once the root is opened.
+//! from the process's working directory or from `/` once the root is opened, but the
+//! operator's own paths ([`Directory::open_path`], [`open_named_without_symlinks`]).
 //!
 //! Two resolutions. On the live host, `openat2` with `RESOLVE_NO_SYMLINKS` for the walk
 //! to a path's parent (a symlink on the way is refused). Under `--root`, the same
@@ -208,6 +209,34 @@ fn components(node_path: &str) -> io::Result<Vec<&str>> {
 
 fn directory_flags() -> OFlags {
     OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC
+}
+
+/// A file opened to be read: never through a final symlink, never blocking (a FIFO).
+fn reading_flags() -> OFlags {
+    OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC
+}
+
+/// Opens a file the operator names (the identity given with `--identity`) for reading,
+/// with no symlink anywhere on its path, the file itself included (`openat2` with
+/// `RESOLVE_NO_SYMLINKS`, from the working directory for a relative path; `ELOOP` when
+/// there is one), non-blocking, with the metadata of the opened descriptor, as
+/// [`Directory::open_with_entry`].
+pub fn open_named_without_symlinks(path: &Path) -> io::Result<(File, Entry)> {
+    let mut attempts = 0;
+    let fd = loop {
+        match rustix::fs::openat2(
+            rustix::fs::CWD,
+            path,
+            reading_flags(),
+            Mode::empty(),
+            ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
+        ) {
+            Err(Errno::AGAIN) if attempts < 16 => attempts += 1,
+            result => break result?,
+        }
+    };
+    let entry = Entry::of(&rustix::fs::fstat(&fd)?);
+    Ok((File::from(fd), entry))
 }
 
 impl Confined {
@@ -624,20 +653,28 @@ impl Directory {
     /// Opens the regular file `name` for reading: never a symlink, never a FIFO or a
     /// device (opened non-blocking, then checked on the descriptor).
     pub fn open_regular(&self, name: &str) -> io::Result<File> {
-        let fd = rustix::fs::openat(
-            &self.fd,
-            c_name(name)?.as_c_str(),
-            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
-            Mode::empty(),
-        )?;
-        let stat = rustix::fs::fstat(&fd)?;
-        if Entry::of(&stat).kind != EntryKind::File {
+        let (file, entry) = self.open_with_entry(name)?;
+        if entry.kind != EntryKind::File {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 format!("`{name}` is not a regular file"),
             ));
         }
-        Ok(File::from(fd))
+        Ok(file)
+    }
+
+    /// Opens whatever `name` is for reading, never through a symlink (`ELOOP` when it
+    /// is one), non-blocking, with the metadata of the opened descriptor: the caller
+    /// checks the file it will read, and says itself why anything else is refused.
+    pub fn open_with_entry(&self, name: &str) -> io::Result<(File, Entry)> {
+        let fd = rustix::fs::openat(
+            &self.fd,
+            c_name(name)?.as_c_str(),
+            reading_flags(),
+            Mode::empty(),
+        )?;
+        let entry = Entry::of(&rustix::fs::fstat(&fd)?);
+        Ok((File::from(fd), entry))
     }
 
     /// [`Directory::open_regular`], with the metadata of the opened descriptor: what is

@@ -7,6 +7,7 @@
 
 use plan::restart::named_change;
 use plan::{Plan, Resource, Shape};
+use zeroize::Zeroizing;
 
 use crate::Planned;
 use crate::accounts::Accounts;
@@ -262,7 +263,7 @@ fn files(run: &Run<'_>, accounts: &Accounts, executed: &mut Executed) -> Result<
     for (index, shape) in run.shapes().iter().enumerate() {
         let (content, mode, owner, group, path) = match shape.resource() {
             Resource::File(wanted) => (
-                wanted.content_bytes(),
+                Zeroizing::new(wanted.content_bytes()),
                 wanted.mode_bits(),
                 &wanted.owner,
                 &wanted.group,

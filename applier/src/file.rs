@@ -7,6 +7,8 @@ use std::io::{self, Read, Write};
 use std::path::Path;
 use std::rc::Rc;
 
+use zeroize::Zeroizing;
+
 use crate::Planned;
 use crate::accounts::Accounts;
 use crate::codes::Code;
@@ -133,7 +135,8 @@ pub struct FileJob {
     /// Index of the shape in the caller's list, to report on.
     pub index: usize,
     pub node_path: String,
-    pub content: Vec<u8>,
+    /// Wiped when the job is dropped: a secret's plaintext is cloned here.
+    pub content: Zeroizing<Vec<u8>>,
     pub mode: u32,
     pub uid: u32,
     pub gid: u32,

@@ -26,6 +26,7 @@ mod execute;
 pub mod file;
 pub mod generations;
 pub mod host;
+pub mod identity;
 pub mod link;
 pub mod listen;
 pub mod needs;

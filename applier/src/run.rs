@@ -8,6 +8,7 @@ use std::fs::File;
 
 use plan::restart::named_change;
 use plan::{Kind, Plan, PlanError, Resource, Shape};
+use zeroize::Zeroizing;
 
 use crate::accounts::Accounts;
 use crate::codes::Code;
@@ -63,28 +64,6 @@ fn read_plan(config: &Config) -> Result<Vec<u8>, Problem> {
     }
 }
 
-/// The identity the operator names, or `ROOT/var/lib/mesh/identity` read through the
-/// confined layer.
-fn load_identities(config: &Config, host: &Host) -> Result<Identities, Problem> {
-    match &config.identity_path {
-        Some(path) => Identities::load(path),
-        None => {
-            let path = host.path(IDENTITY_PATH);
-            match host.fs().read(IDENTITY_PATH) {
-                Ok(Some(bytes)) => Identities::from_bytes(&path, &bytes),
-                Ok(None) => Err(Identities::unreadable(
-                    &path,
-                    "it does not exist (give `--identity KEY`, or put the node's identity there)",
-                )),
-                Err(error) => Err(Identities::unreadable(&path, &error.to_string())),
-            }
-        }
-    }
-}
-
-/// Where the node's identity is when `--identity` is not given.
-pub const IDENTITY_PATH: &str = "/var/lib/mesh/identity";
-
 /// Applies the plan `bytes` (read by the caller) as `config` says.
 pub fn run_with_plan(config: &Config, bytes: &[u8]) -> Report {
     let mut report = Report {
@@ -110,7 +89,8 @@ fn run_checked(config: &Config, bytes: &[u8], report: &mut Report) -> Result<(),
     };
     let record = Record::load(&host).map_err(|problem| vec![problem])?;
     check_node(config, record.as_ref(), &plan).map_err(|problem| vec![problem])?;
-    let identities = load_identities(config, &host).map_err(|problem| vec![problem])?;
+    let identities = crate::identity::load(config.identity_path.as_deref(), &host)
+        .map_err(|problem| vec![problem])?;
     let accounts = load_accounts(&host).map_err(|problem| vec![problem])?;
     let prepared = prepare(
         &plan,
@@ -316,7 +296,8 @@ pub(crate) struct Withdrawal {
 
 pub(crate) struct Prepared {
     pub(crate) inspections: Vec<Inspection>,
-    pub(crate) plaintexts: HashMap<usize, Vec<u8>>,
+    /// Decrypted secrets by shape index, wiped when the run drops them.
+    pub(crate) plaintexts: HashMap<usize, Zeroizing<Vec<u8>>>,
     pub(crate) withdrawals: Vec<Withdrawal>,
     /// Record entries by kind and identity (what mesh may have on the host).
     pub(crate) claimed: HashMap<(Kind, String), RecordEntry>,
@@ -418,7 +399,13 @@ fn prepare(
 
     let mut inspections = Vec::with_capacity(plan.shapes().len());
     for (index, shape) in plan.shapes().iter().enumerate() {
-        match inspect(shape, host, accounts, &claimed, plaintexts.get(&index)) {
+        match inspect(
+            shape,
+            host,
+            accounts,
+            &claimed,
+            plaintexts.get(&index).map(|plaintext| plaintext.as_slice()),
+        ) {
             Ok(inspection) => inspections.push(inspection),
             Err(problem) => {
                 problems.push(problem.about_shape(shape));
@@ -532,7 +519,7 @@ fn inspect(
     host: &Host,
     accounts: &Accounts,
     claimed: &HashMap<(Kind, String), RecordEntry>,
-    plaintext: Option<&Vec<u8>>,
+    plaintext: Option<&[u8]>,
 ) -> Result<Inspection, Problem> {
     let simple = |planned: Planned| Inspection {
         planned,
@@ -561,10 +548,9 @@ fn inspect(
             Ok(Inspection { planned, rewrite })
         }
         Resource::Secret(secret) => {
-            let empty = Vec::new();
             let wanted = WantedFile {
                 node_path: &secret.path,
-                content: plaintext.unwrap_or(&empty),
+                content: plaintext.unwrap_or_default(),
                 mode: secret.mode_bits(),
                 owner: &secret.owner,
                 group: &secret.group,

@@ -286,11 +286,6 @@ fn the_host_is_touched_only_through_the_confined_layer() {
             "use std::fs::File;",
             "the lock's opened descriptor",
         ),
-        (
-            "secret.rs",
-            "std::fs::read(path)",
-            "the identity the operator names",
-        ),
         ("archive.rs", "use std::fs::File;", "the opened artifact"),
         (
             "container.rs",

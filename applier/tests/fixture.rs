@@ -307,10 +307,11 @@ fn dry_run_reports_the_same_and_changes_nothing() {
 #[test]
 fn human_output_lists_every_shape_and_a_summary() {
     let root = TestRoot::new();
+    let keys = Keys::from_file(&data().join("identity.txt"));
     let output = std::process::Command::new(BINARY)
         .arg(data().join("plan.json"))
         .arg("--identity")
-        .arg(data().join("identity.txt"))
+        .arg(&keys.identity)
         .arg("--root")
         .arg(root.path())
         .arg("--artifacts")

@@ -49,17 +49,21 @@ impl Keys {
         }
     }
 
-    /// The fixture's committed test identity.
-    pub fn from_file(identity: &Path) -> Keys {
+    /// The fixture's committed test identity, copied to a file of mode 0600 as
+    /// mesh-apply requires (E541; git keeps no such mode).
+    pub fn from_file(committed: &Path) -> Keys {
         let directory = tempfile::tempdir().unwrap();
+        let identity = directory.path().join("identity.txt");
+        std::fs::copy(committed, &identity).unwrap();
+        std::fs::set_permissions(&identity, std::fs::Permissions::from_mode(0o600)).unwrap();
         let output = Command::new("age-keygen")
             .arg("-y")
-            .arg(identity)
+            .arg(&identity)
             .output()
             .unwrap();
         Keys {
             directory,
-            identity: identity.to_path_buf(),
+            identity,
             recipient: String::from_utf8(output.stdout).unwrap().trim().to_string(),
         }
     }

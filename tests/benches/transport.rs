@@ -139,10 +139,17 @@ fn main() {
         tempfile::tempdir()
     }
     .expect("roots");
-    let identity = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace")
-        .join("examples/homelab/identities/db1.key");
+    // a private copy of the example's identity: mesh-apply refuses one others may read
+    let identity = roots.path().join("db1.key");
+    std::fs::copy(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .expect("workspace")
+            .join("examples/homelab/identities/db1.key"),
+        &identity,
+    )
+    .expect("copy the identity");
+    tests::make_private(&identity);
     let names: Vec<String> = (0..nodes).map(|index| format!("node{index:04}")).collect();
 
     let mut client = Client::connect(&url, "bench").expect("broker");

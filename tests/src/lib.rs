@@ -79,6 +79,28 @@ pub fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
+/// Makes the node identity `path` mode 0600, as `mesh-apply` requires of an identity
+/// (E541, like ssh of a private key): the example's committed keys are checked out
+/// 0644, since git keeps no other mode.
+pub fn make_private(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+}
+
+/// [`make_private`] for every file of the directory `identities` (a copy of the
+/// example's `identities/`).
+pub fn make_identities_private(identities: &Path) {
+    for entry in
+        std::fs::read_dir(identities).unwrap_or_else(|e| panic!("{}: {e}", identities.display()))
+    {
+        let path = entry.expect("readable entry").path();
+        if path.extension().is_some_and(|extension| extension == "key") {
+            make_private(&path);
+        }
+    }
+}
+
 /// A root with the default base system of the inventory (see the book, "The base
 /// system"): its directories, and `etc/passwd`, `group`, `shadow`, `gshadow` with its
 /// users and groups.

@@ -9,7 +9,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use tests::{base_root, binary, copy_tree, workspace_root};
+use tests::{base_root, binary, copy_tree, make_identities_private, workspace_root};
 
 struct Binaries {
     meshc: PathBuf,
@@ -78,6 +78,7 @@ fn every_node_of_the_example_applies_cleanly_and_idempotently() {
     let temporary = tempfile::tempdir().expect("temporary directory");
     let repository = temporary.path().join("homelab");
     copy_tree(&workspace_root().join("examples/homelab"), &repository);
+    make_identities_private(&repository.join("identities"));
     let out = temporary.path().join("build");
     build(&binaries, &repository, &out);
     for node in nodes() {
@@ -239,6 +240,7 @@ fn dry_run_and_diff_agree_on_what_changes() {
     let temporary = tempfile::tempdir().expect("temporary directory");
     let repository = temporary.path().join("homelab");
     copy_tree(&workspace_root().join("examples/homelab"), &repository);
+    make_identities_private(&repository.join("identities"));
     let old = temporary.path().join("old");
     build(&binaries, &repository, &old);
     for node in nodes() {

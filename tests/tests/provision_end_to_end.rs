@@ -44,10 +44,11 @@ fn copy_tree(from: &Path, to: &Path) {
 fn homelab_consumers_log_in_and_an_unassigned_one_is_refused() {
     let binaries = binaries();
     let example = workspace_root().join("examples/homelab");
-    let identities = example.join("identities");
     let scratch = tempfile::tempdir().expect("a temporary directory");
     let repository = scratch.path().join("homelab");
     copy_tree(&example, &repository);
+    let identities = repository.join("identities");
+    tests::make_identities_private(&identities);
     let out = scratch.path().join("out");
     let root = scratch.path().join("db1-root");
     // the directories a real host has, which the plan does not declare

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use tests::{base_root, binary, copy_tree, workspace_root};
+use tests::{base_root, binary, copy_tree, make_identities_private, workspace_root};
 
 fn succeeded(output: &Output, what: &str) {
     assert!(
@@ -68,6 +68,7 @@ fn build() -> Built {
         &workspace_root().join("examples/homelab/identities"),
         &repository.join("identities"),
     );
+    make_identities_private(&repository.join("identities"));
     let tls = path.join("tls");
     certificate(&tls);
     let template =

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use plan::{Directory, File, Plan, Resource, Shape, Source};
 use serde_json::Value;
-use tests::{base_root, binary, copy_tree, workspace_root};
+use tests::{base_root, binary, copy_tree, make_private, workspace_root};
 use transport::message::{BuildRequest, BuildResult, Outcome, Outgoing, StatusReport};
 use transport::{Client, names};
 
@@ -348,8 +348,23 @@ fn build_homelab(binaries: &Binaries, directory: &Path) -> (PathBuf, Value) {
     (out, manifest)
 }
 
+/// The example's identity of `node`, copied once per test process to a private file
+/// (mode 0600, as `mesh-apply` requires: E541; the committed key is checked out 0644).
 fn identity(node: &str) -> PathBuf {
-    homelab().join("identities").join(format!("{node}.key"))
+    static PRIVATE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    let directory = PRIVATE.get_or_init(|| tempfile::tempdir().expect("identities"));
+    let private = directory.path().join(format!("{node}.key"));
+    if !private.exists() {
+        let committed = homelab().join("identities").join(format!("{node}.key"));
+        let staged = directory
+            .path()
+            .join(format!("{node}.key.{:?}", std::thread::current().id()));
+        std::fs::copy(&committed, &staged).expect("copy the identity");
+        make_private(&staged);
+        // tests run in parallel: the rename makes the private file appear whole
+        std::fs::rename(&staged, &private).expect("place the identity");
+    }
+    private
 }
 
 /// A small hand-made plan: `/srv/NODE` holding a file with `content`.
