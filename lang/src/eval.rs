@@ -42,9 +42,8 @@ pub(crate) use pure::{Pure1, Pure2};
 pub use reclaim::RECLAIM_BATCH;
 
 /// A file's syntax tree, with its names in the order interning it meets them when
-/// the parse cache keeps it.
-/// A file's tree, its names when they come with it, and whether it was skimmed
-/// (then it is compiled with its text).
+/// the parse cache keeps it, and whether it was skimmed (then it is compiled with
+/// its text).
 type ParsedFile = (Arc<crate::syntax::Expr>, Option<Arc<[Name]>>, bool);
 
 /// Depth limit; [`EVAL_STACK_SIZE`] is sized so that this depth fits.
