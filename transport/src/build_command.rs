@@ -22,7 +22,7 @@ use crate::names;
     args_override_self = true,
     after_help = "\
 Examples:
-  mesh-build --amqp amqps://builder:secret@broker/%2f --repo /srv/mesh --store /var/lib/mesh/builds
+  mesh-build --amqp amqp://builder:secret@broker:5672/%2f --repo /srv/mesh --store /var/lib/mesh/builds
   MESH_AMQP_URL=amqp://builder:secret@127.0.0.1/%2f mesh-build --repo . --store /tmp/builds
 
 Exit status: 0 when stopped, 1 on an error, 2 on a usage error."

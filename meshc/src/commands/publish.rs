@@ -16,7 +16,7 @@ use crate::terminal::{self, Failure};
 Examples:
   meshc publish                        the build in REPO/build, every node
   meshc publish --out /tmp/build --node db1 --node app1
-  MESH_AMQP_URL=amqps://operator:secret@broker/%2f meshc publish")]
+  MESH_AMQP_URL=amqp://operator:secret@broker:5672/%2f meshc publish")]
 pub struct PublishArgs {
     #[command(flatten)]
     pub output: OutputArgs,
