@@ -46,6 +46,10 @@ pub struct Compiled {
     /// Span of a variable reference -> the name it refers to (for cycle diagnostics),
     /// in the order found, as `binding_names`.
     pub reference_names: Vec<(Span, Name)>,
+    /// The files its path literals name that end in `.nix` (absolute, canonical), in
+    /// the order written: the files it may import next, which a host may read and
+    /// parse ahead (see `eval::prefetch`).
+    pub nix_paths: Vec<Vec<u8>>,
 }
 
 /// Compiles a parsed expression. `base_directory` resolves relative path literals.
@@ -94,6 +98,7 @@ struct Compiler<'a> {
     errors: Vec<Diagnostic>,
     binding_names: Vec<(Span, Name)>,
     reference_names: Vec<(Span, Name)>,
+    nix_paths: Vec<Vec<u8>>,
     /// The file's tree, when its plain data may be deferred.
     root: Option<std::sync::Arc<Expr>>,
     /// Whether the set or list being lowered is on the file's spine: reached from
@@ -127,6 +132,7 @@ impl<'a> Compiler<'a> {
             errors: Vec::new(),
             binding_names: Vec::new(),
             reference_names: Vec::new(),
+            nix_paths: Vec::new(),
             root: None,
             spine: false,
             plain: false,
@@ -140,6 +146,7 @@ impl<'a> Compiler<'a> {
             errors: self.errors,
             binding_names: self.binding_names,
             reference_names: self.reference_names,
+            nix_paths: self.nix_paths,
         }
     }
 

@@ -27,6 +27,7 @@ mod files;
 mod force;
 mod limits;
 mod operators;
+mod prefetch;
 mod pure;
 mod reclaim;
 mod session;
@@ -127,6 +128,8 @@ pub struct Machine {
     pub traces: Vec<crate::builtins::Traced>,
     /// Trees of files parsed by earlier compilations, if the host keeps them.
     parses: Option<std::sync::Arc<crate::ParseCache>>,
+    /// Files named by path literals, read and parsed ahead, if the host asked.
+    prefetch: Option<prefetch::Prefetch>,
     /// Set by the host to stop the evaluation early (an editor's stale compilation);
     /// looked at every [`CANCEL_CHECK_STEPS`] steps.
     cancelled: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
@@ -162,6 +165,7 @@ impl Machine {
             symbols: SymbolOrder::new(),
             traces: Vec::new(),
             parses: None,
+            prefetch: None,
             cancelled: None,
             reclaim: reclaim::Frames::default(),
             string_buffer: Vec::new(),
@@ -172,6 +176,19 @@ impl Machine {
     /// id are unchanged is not parsed again.
     pub fn with_parse_cache(mut self, cache: std::sync::Arc<crate::ParseCache>) -> Machine {
         self.parses = Some(cache);
+        self
+    }
+
+    /// Reads the `.nix` files a compiled file's path literals name when it is
+    /// compiled, and parses them on a thread of their own, so that importing them
+    /// finds them parsed (see `prefetch`): for an evaluation that uses two cores.
+    /// Not with a parse cache, which shares trees between evaluators instead (a
+    /// file read ahead is added to the sources before its import, so its id would
+    /// not be the one other evaluators give it).
+    pub fn with_prefetch(mut self) -> Machine {
+        if self.parses.is_none() {
+            self.prefetch = Some(prefetch::Prefetch::new());
+        }
         self
     }
 
@@ -203,7 +220,18 @@ impl Machine {
         base_directory: &Path,
     ) -> Result<(FileId, Rc<Ir>), Vec<Diagnostic>> {
         let file = self.sources.add(name.to_string(), path, text.clone());
-        let (expr, names, skimmed) = self.parse_cached(file, text.clone())?;
+        let parsed = self.parse_cached(file, text.clone())?;
+        self.compile_parsed(file, parsed, text, base_directory)
+    }
+
+    /// Compiles the tree of file `file` (of `text`).
+    fn compile_parsed(
+        &mut self,
+        file: FileId,
+        (expr, names, skimmed): ParsedFile,
+        text: std::sync::Arc<[u8]>,
+        base_directory: &Path,
+    ) -> Result<(FileId, Rc<Ir>), Vec<Diagnostic>> {
         match names {
             Some(names) => {
                 // parsed on another thread, maybe: its names are found here unlocked
@@ -219,14 +247,19 @@ impl Machine {
             &*self.globals,
             &self.symbols,
         );
-        // the syntax tree can be deep: drop it here, on the evaluation stack (a cached
-        // tree lives on in the cache, which its owner sweeps on such a stack too)
-        drop(expr);
+        // the syntax tree can be deep: dropped here, on the evaluation stack (a cached
+        // tree lives on in the cache, which its owner sweeps on such a stack too), or
+        // by the parsing thread, on a stack as large
+        match self.prefetch.as_mut() {
+            Some(prefetch) => prefetch.discard(expr),
+            None => drop(expr),
+        }
         if !compiled.errors.is_empty() {
             return Err(compiled.errors);
         }
         self.binding_names.extend(compiled.binding_names);
         self.reference_names.extend(compiled.reference_names);
+        self.read_ahead(compiled.nix_paths);
         Ok((file, compiled.ir))
     }
 

@@ -76,7 +76,7 @@ fn evaluate_here(request: EvalRequest, mut output: impl Write) -> EvalOutcome {
         .or_else(|| find_root(&base))
         .unwrap_or_else(|| base.clone());
     let loader = Rc::new(RealFs::new(vec![root.clone()]));
-    let mut machine = Machine::new(loader, vec![root], request.limits);
+    let mut machine = Machine::new(loader, vec![root], request.limits).with_prefetch();
     let value = match &request.input {
         Input::File(path) => machine.eval_file(&absolute(path, &request.working_directory)),
         Input::Expression(text) => machine.eval_source(

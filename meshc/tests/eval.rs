@@ -69,3 +69,51 @@ fn names_that_are_not_utf8_are_listed_and_imported_as_nix_does() {
         "[ [ 2 42 ] \"main.nix\" ]\n"
     );
 }
+
+/// `meshc eval` reads and parses ahead the `.nix` files a file names (a module
+/// list of literal paths): on the real filesystem, a program importing a hundred
+/// such files with imports of their own prints what Nix prints, and a named
+/// `.nix` path that is a FIFO, or a file with a syntax error, that is never
+/// imported is neither opened (a FIFO would block the read) nor reported.
+#[test]
+fn files_named_by_path_literals_are_parsed_ahead_as_nix_reads_them() {
+    let temporary = tempfile::tempdir().expect("temporary directory");
+    let directory = temporary.path();
+    let mut list = String::new();
+    for k in 0..100 {
+        std::fs::write(
+            directory.join(format!("f{k}.nix")),
+            format!("{{ k = {k}; g = import ./g{k}.nix; }}"),
+        )
+        .expect("module");
+        std::fs::write(directory.join(format!("g{k}.nix")), format!("\"g{k}\"")).expect("g");
+        list.push_str(&format!(" ./f{k}.nix"));
+    }
+    std::fs::write(directory.join("broken.nix"), "{ not ( nix").expect("broken");
+    let fifo = directory.join("pipe.nix");
+    let made = Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success(), "mkfifo");
+    let main = directory.join("main.nix");
+    std::fs::write(
+        &main,
+        format!(
+            "let modules = map import [{list} ]; in {{ sum = builtins.foldl' (a: m: a + m.k) 0 modules; last = (builtins.elemAt modules 99).g; named = map builtins.baseNameOf [ ./broken.nix ./pipe.nix ]; }}"
+        ),
+    )
+    .expect("main");
+    let main = main.to_str().expect("UTF-8 path");
+    // a FIFO opened for reading waits for a writer: a timeout turns a hang into a failure
+    let mesh = run(
+        "timeout",
+        &["20", env!("CARGO_BIN_EXE_meshc"), "eval", main],
+    );
+    assert_eq!(mesh, run("nix-instantiate", &["--eval", "--strict", main]));
+    assert!(
+        String::from_utf8_lossy(&mesh).contains("sum = 4950;"),
+        "{}",
+        String::from_utf8_lossy(&mesh)
+    );
+}

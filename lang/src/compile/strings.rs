@@ -32,10 +32,13 @@ impl Compiler<'_> {
             resolved.push(b'/');
         }
         let first = node(
-            IrKind::Const(Value::Path(crate::value::Bytes::from(resolved))),
+            IrKind::Const(Value::Path(crate::value::Bytes::from(resolved.as_slice()))),
             span,
         );
         if parts.len() == 1 {
+            if resolved.ends_with(b".nix") {
+                self.nix_paths.push(resolved);
+            }
             return first;
         }
         let mut compiled = vec![first];

@@ -130,7 +130,12 @@ impl Machine {
         let file_path = self
             .check_allowed(&path, span, "import")
             .map_err(|error| vec![*error])?;
-        if self.loader.kind(&file_path) == Some(FileKind::Directory) {
+        // a file read ahead was a regular file then: not asked again
+        let read_ahead = self
+            .prefetch
+            .as_ref()
+            .is_some_and(|prefetch| prefetch.has(&path));
+        if !read_ahead && self.loader.kind(&file_path) == Some(FileKind::Directory) {
             path.extend_from_slice(b"/default.nix");
         }
         if let Some(value) = self.file_cache.get(&path) {
@@ -139,16 +144,34 @@ impl Machine {
         if self.importing.contains(&path) {
             return Err(vec![self.import_cycle(&path, span)]);
         }
-        let text = self
-            .read_source(&path, span, "import")
-            .map_err(|error| vec![*error])?;
         let file_path = compile::host_path(&path);
         let base = file_path
             .parent()
             .map(Path::to_path_buf)
             .unwrap_or_else(|| PathBuf::from("/"));
-        let name = file_path.display().to_string();
-        let (_, ir) = match self.compile_source(&name, Some(file_path), text, &base) {
+        let read_ahead = self
+            .prefetch
+            .as_mut()
+            .and_then(|prefetch| prefetch.take(&path));
+        let compiled = match read_ahead {
+            // compiled under the id and with the bytes it was read ahead as
+            Some(prefetch::ReadAhead { file, text, parsed }) => {
+                let parsed = match parsed {
+                    Some(Ok((expr, names))) => Ok((expr, Some(names), false)),
+                    Some(Err(errors)) => Err(errors),
+                    None => self.parse_cached(file, text.clone()),
+                };
+                parsed.and_then(|parsed| self.compile_parsed(file, parsed, text, &base))
+            }
+            None => {
+                let text = self
+                    .read_source(&path, span, "import")
+                    .map_err(|error| vec![*error])?;
+                let name = file_path.display().to_string();
+                self.compile_source(&name, Some(file_path), text, &base)
+            }
+        };
+        let (_, ir) = match compiled {
             Ok(compiled) => compiled,
             Err(mut errors) => {
                 if span != Span::default() {
@@ -165,6 +188,41 @@ impl Machine {
         let value = value.map_err(|error| vec![*error])?;
         self.file_cache.insert(path, value.clone());
         Ok(value)
+    }
+
+    /// Reads the files of `paths` (a compiled file's `.nix` path literals) that an
+    /// `import` may reach and that no evaluation read yet, adds each to the sources,
+    /// and gives it to the parsing thread; only when the host asked for one
+    /// ([`Machine::with_prefetch`]). A path outside the allowed roots, or that is not
+    /// a regular file (a FIFO no import asked for could block), is left alone, and a
+    /// file that cannot be read is left to its import to report.
+    pub(super) fn read_ahead(&mut self, paths: Vec<Vec<u8>>) {
+        let Some(mut prefetch) = self.prefetch.take() else {
+            return;
+        };
+        if !paths.is_empty() && prefetch.usable() {
+            for path in paths {
+                if self.file_cache.contains_key(&path)
+                    || prefetch.has(&path)
+                    || !self.is_allowed(&path)
+                {
+                    continue;
+                }
+                let file_path = compile::host_path(&path);
+                if self.sources.find_path(&file_path).is_some()
+                    || self.loader.kind(&file_path) != Some(FileKind::File)
+                {
+                    continue;
+                }
+                let Ok(text) = self.loader.read_source(&file_path) else {
+                    continue;
+                };
+                let name = file_path.display().to_string();
+                let file = self.sources.add(name, Some(file_path), text.clone());
+                prefetch.give(path, file, text);
+            }
+        }
+        self.prefetch = Some(prefetch);
     }
 
     pub(super) fn import_cycle(&self, path: &[u8], span: Span) -> Diagnostic {

@@ -1,0 +1,258 @@
+//! Parsing ahead: when a file is compiled, the `.nix` files its path literals name
+//! are read and parsed on a thread of their own, so that `import` finds their trees
+//! ready (a module system imports hundreds of files, each named by a literal).
+//! Invariants: a file read ahead is added to the sources then, under the id its
+//! tree is parsed with, and `import` of its path takes that id and those bytes, so
+//! the tree is exactly what parsing them there would give; what is parsed ahead and
+//! never imported is never reported; the evaluating thread never waits for a file
+//! the parsing thread has not started (it parses that one itself).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, Sender};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+use crate::diagnostic::Diagnostic;
+use crate::name::Name;
+use crate::span::FileId;
+use crate::syntax::Expr;
+
+/// How many trees the parsing thread keeps ready at most: enough to stay ahead of
+/// the imports, few enough that its memory is reused for the next ones (2,000
+/// modules parsed all ahead touched 26 MB more, and were slower for it). It is
+/// woken again when half of them are taken.
+const AHEAD: usize = 64;
+
+/// How many compiled trees are handed over at once to be dropped.
+const DISCARDED: usize = 32;
+
+/// A file's tree with its names in the order interning it meets them, or its
+/// syntax errors.
+pub(crate) type Parsed = Result<(Arc<Expr>, Arc<[Name]>), Vec<Diagnostic>>;
+
+/// A file read ahead, as `import` takes it.
+pub(crate) struct ReadAhead {
+    /// The id it was added to the sources as.
+    pub(crate) file: FileId,
+    pub(crate) text: Arc<[u8]>,
+    /// None when the parsing thread had not started on it (it will not now).
+    pub(crate) parsed: Option<Parsed>,
+}
+
+/// One file given to the parsing thread; its state is locked by one thread at a
+/// time only when both want the same file.
+struct Slot {
+    file: FileId,
+    text: Arc<[u8]>,
+    state: Mutex<State>,
+    /// Signalled when the tree is done.
+    done: Condvar,
+}
+
+enum State {
+    Queued,
+    Parsing,
+    /// Being parsed, and the evaluating thread waits for it.
+    Awaited,
+    Done(Parsed),
+    /// Taken by the evaluating thread (parsed there if it was still queued).
+    Taken,
+}
+
+impl Slot {
+    fn state(&self) -> MutexGuard<'_, State> {
+        // nothing is left half-done under the lock: a panic cannot break it
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Trees compiled already, dropped by the parsing thread (freeing a large tree
+/// takes as long as a fifth of parsing it); apart from the files, so that they are
+/// dropped while files wait.
+type Discarded = Vec<Arc<Expr>>;
+
+/// The parsing thread and what it was given.
+pub(crate) struct Prefetch {
+    work: Option<Sender<Arc<Slot>>>,
+    drops: Option<Sender<Discarded>>,
+    /// Files read ahead and not imported yet, by canonical path.
+    read: HashMap<Vec<u8>, Arc<Slot>>,
+    /// Trees parsed and not taken yet.
+    ready: Arc<AtomicUsize>,
+    thread: Option<std::thread::Thread>,
+    discarded: Vec<Arc<Expr>>,
+    /// Set when the machine is dropped: what is still queued is not parsed.
+    closed: Arc<AtomicBool>,
+    failed: bool,
+}
+
+impl Prefetch {
+    pub(crate) fn new() -> Prefetch {
+        Prefetch {
+            work: None,
+            drops: None,
+            read: HashMap::new(),
+            ready: Arc::default(),
+            thread: None,
+            discarded: Vec::new(),
+            closed: Arc::default(),
+            failed: false,
+        }
+    }
+
+    /// Whether files may be given: a parsing thread runs or can be started.
+    pub(crate) fn usable(&mut self) -> bool {
+        if self.work.is_none() && !self.failed {
+            let (sender, receiver) = std::sync::mpsc::channel();
+            let (drops, dropped) = std::sync::mpsc::channel();
+            let ready = self.ready.clone();
+            let closed = self.closed.clone();
+            // deep trees are parsed and dropped there: the evaluator's stack
+            let spawned = std::thread::Builder::new()
+                .name("mesh-parse".into())
+                .stack_size(super::EVAL_STACK_SIZE)
+                .spawn(move || parse_given(&receiver, &dropped, &ready, &closed));
+            match spawned {
+                Ok(handle) => {
+                    self.thread = Some(handle.thread().clone());
+                    self.work = Some(sender);
+                    self.drops = Some(drops);
+                }
+                Err(_) => self.failed = true,
+            }
+        }
+        self.work.is_some()
+    }
+
+    /// Whether `path` was read ahead (and not imported yet).
+    pub(crate) fn has(&self, path: &[u8]) -> bool {
+        self.read.contains_key(path)
+    }
+
+    /// Hands the file `path`, added to the sources as `file` with `text`, to the
+    /// parsing thread (see [`Prefetch::usable`]).
+    pub(crate) fn give(&mut self, path: Vec<u8>, file: FileId, text: Arc<[u8]>) {
+        let Some(work) = &self.work else {
+            return;
+        };
+        let slot = Arc::new(Slot {
+            file,
+            text,
+            state: Mutex::new(State::Queued),
+            done: Condvar::new(),
+        });
+        if work.send(slot.clone()).is_ok() {
+            self.read.insert(path, slot);
+        }
+    }
+
+    /// Gives `tree`, compiled, to the parsing thread to drop (a few at a time), or
+    /// drops it here when there is none.
+    pub(crate) fn discard(&mut self, tree: Arc<Expr>) {
+        let Some(drops) = &self.drops else {
+            return;
+        };
+        self.discarded.push(tree);
+        if self.discarded.len() >= DISCARDED {
+            let _gone = drops.send(std::mem::take(&mut self.discarded));
+        }
+    }
+
+    /// The file `path` if it was read ahead, with its tree when the parsing
+    /// thread made it (waiting if it is at it).
+    pub(crate) fn take(&mut self, path: &[u8]) -> Option<ReadAhead> {
+        let slot = self.read.remove(path)?;
+        let mut state = slot.state();
+        let parsed = loop {
+            match std::mem::replace(&mut *state, State::Taken) {
+                State::Done(parsed) => {
+                    // room for more: the thread is woken when half are taken
+                    if self.ready.fetch_sub(1, Ordering::AcqRel) == AHEAD / 2 + 1
+                        && let Some(thread) = &self.thread
+                    {
+                        thread.unpark();
+                    }
+                    break Some(parsed);
+                }
+                State::Queued | State::Taken => break None,
+                State::Parsing | State::Awaited => {
+                    *state = State::Awaited;
+                    state = slot
+                        .done
+                        .wait(state)
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                }
+            }
+        };
+        drop(state);
+        Some(ReadAhead {
+            file: slot.file,
+            text: slot.text.clone(),
+            parsed,
+        })
+    }
+}
+
+impl Drop for Prefetch {
+    fn drop(&mut self) {
+        self.closed.store(true, Ordering::Release);
+        if let Some(thread) = &self.thread {
+            thread.unpark();
+        }
+    }
+}
+
+/// The parsing thread: the files given, in order, until the machine (and with it
+/// the sender) is dropped.
+fn parse_given(
+    work: &Receiver<Arc<Slot>>,
+    drops: &Receiver<Discarded>,
+    ready: &AtomicUsize,
+    closed: &AtomicBool,
+) {
+    use std::sync::mpsc::RecvTimeoutError;
+    // woken now and then when idle, to drop what was compiled meanwhile
+    const IDLE: std::time::Duration = std::time::Duration::from_millis(20);
+    loop {
+        while let Ok(trees) = drops.try_recv() {
+            drop(trees);
+        }
+        if closed.load(Ordering::Acquire) {
+            return;
+        }
+        let slot = match work.recv_timeout(IDLE) {
+            Ok(slot) => slot,
+            Err(RecvTimeoutError::Timeout) => continue,
+            Err(RecvTimeoutError::Disconnected) => return,
+        };
+        while ready.load(Ordering::Acquire) >= AHEAD && !closed.load(Ordering::Acquire) {
+            while let Ok(trees) = drops.try_recv() {
+                drop(trees);
+            }
+            // unparked when half are taken
+            std::thread::park_timeout(IDLE);
+        }
+        {
+            let mut state = slot.state();
+            if !matches!(*state, State::Queued) {
+                continue;
+            }
+            *state = State::Parsing;
+        }
+        let parsed = crate::parser::parse(&slot.text, slot.file);
+        let parsed = if parsed.errors.is_empty() {
+            let names: Arc<[Name]> = crate::symbols::first_mentions(&parsed.expr).into();
+            Ok((Arc::new(parsed.expr), names))
+        } else {
+            Err(parsed.errors)
+        };
+        ready.fetch_add(1, Ordering::AcqRel);
+        let before = std::mem::replace(&mut *slot.state(), State::Done(parsed));
+        // a wake is a system call: made only for a file waited for
+        if matches!(before, State::Awaited) {
+            slot.done.notify_all();
+        }
+    }
+}

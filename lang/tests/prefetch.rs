@@ -1,0 +1,157 @@
+//! Files read and parsed ahead (`Machine::with_prefetch`): an evaluation gives the
+//! same values and the same diagnostics, at the same places, with it as without;
+//! it reads nothing the sandbox forbids and nothing but regular `.nix` files a
+//! compiled file names; and it reports nothing of a file it read ahead but never
+//! imported.
+
+use std::cell::RefCell;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use lang::loader::{Entries, FileKind, Loader};
+use lang::{Diagnostic, Limits, Machine, MemoryLoader, Span};
+
+/// A loader that remembers every file it was asked to read.
+struct Recording {
+    files: MemoryLoader,
+    reads: RefCell<Vec<PathBuf>>,
+}
+
+impl Loader for Recording {
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        self.reads.borrow_mut().push(path.to_path_buf());
+        self.files.read(path)
+    }
+
+    fn kind(&self, path: &Path) -> Option<FileKind> {
+        self.files.kind(path)
+    }
+
+    fn list(&self, path: &Path) -> io::Result<Entries> {
+        self.files.list(path)
+    }
+}
+
+/// A repository of `count` imported files, each importing one more, beside a
+/// `.nix` file with a syntax error that is only named (`./unused.nix`), a `.nix`
+/// file outside the root, and a data file. `broken` imports a file whose scope
+/// error is the evaluation's.
+fn repository(count: usize, broken: Option<usize>) -> Recording {
+    let mut files = MemoryLoader::new();
+    let list: Vec<String> = (0..count).map(|k| format!("./f{k}.nix")).collect();
+    files.insert(
+        "/r/main.nix",
+        format!(
+            "let\n  parts = map import [ {} ];\n  named = ./unused.nix;\n  outside = /elsewhere/x.nix;\n  notes = ./notes.txt;\nin {{\n  total = builtins.foldl' (a: b: a + b) 0 parts;\n  names = map builtins.baseNameOf [ named outside notes ];\n}}\n",
+            list.join(" ")
+        ),
+    );
+    for k in 0..count {
+        files.insert(
+            format!("/r/f{k}.nix"),
+            format!("let x = {k}; in rec {{ y = x + (import ./g{k}.nix).z; }}.y\n"),
+        );
+        let body = if broken == Some(k) {
+            "{ z = missing_name; }\n".to_string()
+        } else {
+            format!("{{ z = {}; }}\n", k * 2)
+        };
+        files.insert(format!("/r/g{k}.nix"), body);
+    }
+    files.insert("/r/unused.nix", "{ this is not ( valid");
+    files.insert("/r/notes.txt", "not read");
+    files.insert("/elsewhere/x.nix", "1");
+    Recording {
+        files,
+        reads: RefCell::new(Vec::new()),
+    }
+}
+
+/// What an evaluation of `/r/main.nix` says: its printed value, or each error's
+/// code, message and place (file name, line, column).
+fn evaluate(loader: Rc<Recording>, prefetch: bool) -> Result<String, Vec<String>> {
+    let machine = Machine::new(loader, vec![PathBuf::from("/r")], Limits::default());
+    let mut machine = if prefetch {
+        machine.with_prefetch()
+    } else {
+        machine
+    };
+    let value = machine
+        .eval_file(Path::new("/r/main.nix"))
+        .and_then(|value| {
+            machine
+                .force_deep(&value, Span::default())
+                .map_err(|error| vec![*error])
+        });
+    match value {
+        Ok(value) => {
+            let printed = machine
+                .print_strict(&value)
+                .map_err(|error| vec![format!("{error:?}")])?;
+            Ok(String::from_utf8_lossy(&printed).into_owned())
+        }
+        Err(errors) => Err(errors.iter().map(|error| placed(&machine, error)).collect()),
+    }
+}
+
+fn placed(machine: &Machine, error: &Diagnostic) -> String {
+    let place = error.primary.as_ref().and_then(|label| {
+        let file = machine.sources.get(label.span.file)?;
+        let (line, column) = file.line_column(label.span.start);
+        Some(format!("{}:{line}:{column}", file.name))
+    });
+    format!("{:?} {} at {place:?}", error.code, error.message)
+}
+
+#[test]
+fn values_are_the_same_with_files_parsed_ahead() {
+    for count in [1, 7, 150] {
+        let plain = evaluate(Rc::new(repository(count, None)), false);
+        let ahead = evaluate(Rc::new(repository(count, None)), true);
+        let expected: usize = (0..count).map(|k| 3 * k).sum();
+        assert_eq!(
+            plain,
+            Ok(format!(
+                "{{ names = [ \"unused.nix\" \"x.nix\" \"notes.txt\" ]; total = {expected}; }}"
+            ))
+        );
+        assert_eq!(ahead, plain, "{count} files");
+    }
+}
+
+#[test]
+fn errors_are_the_same_with_files_parsed_ahead() {
+    for broken in [0, 3, 99] {
+        let plain = evaluate(Rc::new(repository(100, Some(broken))), false);
+        let ahead = evaluate(Rc::new(repository(100, Some(broken))), true);
+        let errors = plain.clone().expect_err("an undefined variable");
+        assert!(
+            errors[0].contains(&format!("/r/g{broken}.nix:1:")),
+            "{errors:?}"
+        );
+        assert_eq!(ahead, plain, "g{broken}.nix broken");
+    }
+}
+
+#[test]
+fn only_named_nix_files_inside_the_root_are_read_ahead() {
+    let loader = Rc::new(repository(5, None));
+    evaluate(loader.clone(), true).expect("evaluates");
+    let reads = loader.reads.borrow().clone();
+    // read ahead: named by a literal, never imported (its syntax error unreported)
+    assert!(reads.contains(&PathBuf::from("/r/unused.nix")), "{reads:?}");
+    for read in &reads {
+        assert!(read.starts_with("/r"), "read outside the root: {read:?}");
+        assert_eq!(
+            read.extension().and_then(|extension| extension.to_str()),
+            Some("nix"),
+            "{read:?}"
+        );
+    }
+    // each file once: an import takes the bytes read ahead
+    let mut unique = reads.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), reads.len(), "{reads:?}");
+}
