@@ -37,4 +37,8 @@ problems::codes! {
     UnsafeArtifact = "E539", "an artifact is not a regular file reached without symlinks";
     UseraddCreatesFiles = "E540", "the root's useradd defaults would create files outside the plan";
     UnprotectedIdentity = "E541", "the node's age identity is not a private file of the user running mesh-apply";
+    ListenerCannotStart = "E542", "the listener cannot start";
+    BrokerUnreachable = "E543", "the broker cannot be reached";
+    QueueUnusable = "E544", "the node's queue cannot be used";
+    ReceivedPlanUnanswered = "E545", "a received plan was given up without an answer";
 }
