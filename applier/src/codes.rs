@@ -1,39 +1,11 @@
-//! The applier's error codes (E5xx) in one registry: each code's number and title come
+//! The applier's error codes (E5xx) in one registry, declared with `problems`'s
+//! `codes!` as the provisioner declares its own: each code's number and title come
 //! from one exhaustive `match` each (tvix's `ErrorKind::code`), so a code cannot exist
 //! without both, and each has a book page (`tests/architecture.rs` reads `TABLE`).
 //! Codes are never reused; this file must not grow anything but the registry.
 
-/// Declares [`Code`], its exhaustive `as_str` and `title`, and `TABLE`.
-macro_rules! codes {
-    ($($name:ident = $number:literal, $title:literal;)*) => {
-        /// One applier error code.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub enum Code {
-            $($name,)*
-        }
-
-        impl Code {
-            /// `E5NN`.
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $(Code::$name => $number,)*
-                }
-            }
-
-            /// The short title (the heading of the code's book page).
-            pub fn title(self) -> &'static str {
-                match self {
-                    $(Code::$name => $title,)*
-                }
-            }
-        }
-
-        /// Every code with its number and title, in number order.
-        pub const TABLE: &[(Code, &str, &str)] = &[$((Code::$name, $number, $title),)*];
-    };
-}
-
-codes! {
+problems::codes! {
+    /// One applier error code.
     PlanUnreadable = "E500", "the plan cannot be read";
     PlanDigestMismatch = "E501", "the plan's digest does not match its content";
     UnknownPlanFormat = "E502", "unknown plan format version";
@@ -65,10 +37,8 @@ codes! {
     UnsafeArtifact = "E539", "an artifact is not a regular file reached without symlinks";
     UseraddCreatesFiles = "E540", "the root's useradd defaults would create files outside the plan";
     UnprotectedIdentity = "E541", "the node's age identity is not a private file of the user running mesh-apply";
-}
-
-impl std::fmt::Display for Code {
-    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter.write_str(self.as_str())
-    }
+    ListenerCannotStart = "E542", "the listener cannot start";
+    BrokerUnreachable = "E543", "the broker cannot be reached";
+    QueueUnusable = "E544", "the node's queue cannot be used";
+    ReceivedPlanUnanswered = "E545", "a received plan was given up without an answer";
 }

@@ -14,12 +14,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use plan::Plan;
-use transport::consume::{self, Handled, Handler, Log, Options, Worker};
+use transport::consume::{self, Handled, Handler, Log, Options, Trouble, Troubles, Worker};
 use transport::message::{Incoming, Outcome, ReportedError, StatusReport};
 use transport::{Stop, names};
 
 use crate::codes::Code;
 use crate::config::{Config, OutputFormat};
+use crate::problem::Problem;
 
 // `ListenConfig` is made from the command line by `crate::config`, with the flags
 // of `mesh-apply PLAN`.
@@ -43,17 +44,73 @@ pub struct ListenConfig {
     pub print: bool,
 }
 
-/// Listens until the process is stopped. Only a configuration error returns.
-pub fn listen(config: ListenConfig) -> Result<(), String> {
+/// Listens until the process is stopped. Only what keeps it from starting returns
+/// (E542): a broker URL no connection could ever be made with, or no runtime. What
+/// goes wrong once it runs is retried and reported on stderr as problems ([`troubles`]).
+pub fn listen(config: ListenConfig) -> Result<(), Problem> {
+    transport::connection::parse_url(&config.url).map_err(|error| {
+        Problem::new(
+            Code::ListenerCannotStart,
+            error.to_string(),
+            "give `--amqp` (or `MESH_AMQP_URL`) the broker's URL as `amqp://USER:PASSWORD@HOST:5672/%2f`; this build has no TLS, so not `amqps://` (book: transport)",
+        )
+    })?;
     let log = consume::stderr_log();
     let worker = worker(config.clone(), log.clone());
-    let options = Options::new(
+    let mut options = Options::new(
         &config.url,
         &format!("mesh-apply {}", config.node),
         "mesh-apply",
-        log,
+        log.clone(),
     );
-    consume::serve(options, vec![worker], Stop::new()).map_err(|error| error.to_string())
+    options.troubles = Some(troubles(log));
+    consume::serve(options, vec![worker], Stop::new()).map_err(|error| {
+        Problem::new(
+            Code::ListenerCannotStart,
+            error.to_string(),
+            "mesh-apply could not start the threads it listens with: check the limits on threads and memory of its service (`ulimit -u`, systemd's `TasksMax=`), then start it again",
+        )
+    })
+}
+
+/// What goes wrong while listening, each written to `log` as the coded problem
+/// [`trouble_problem`] makes of it (without the last newline: the log adds one).
+pub fn troubles(log: Log) -> Troubles {
+    Arc::new(move |trouble: &Trouble| {
+        let text = crate::report::render_problem(&trouble_problem(trouble));
+        log(text.trim_end_matches('\n'));
+    })
+}
+
+/// A trouble of the supervisor as a problem: its line is the message, what it means
+/// for this node the help.
+pub fn trouble_problem(trouble: &Trouble) -> Problem {
+    let message = trouble.to_string();
+    match trouble {
+        Trouble::Connect { error, .. } | Trouble::Lost { error, .. } => {
+            let help = if error.is_access_refused() {
+                "the broker refused the node's login: correct the user and password of the URL (`--amqp`, `MESH_AMQP_URL`), or have the operator create them (`meshc broker-permissions`); mesh-apply keeps trying"
+            } else if error.timed_out().is_some() {
+                "something listens at the URL's host and port but does not answer as a broker: check the port (RabbitMQ's is 5672) and that the broker has started; mesh-apply keeps trying"
+            } else {
+                "check that RabbitMQ runs at the URL's host and port (`--amqp`, `MESH_AMQP_URL`) and that this node reaches it; mesh-apply keeps trying, and plans published meanwhile wait in the node's queue"
+            };
+            Problem::new(Code::BrokerUnreachable, message, help)
+        }
+        Trouble::Queue { error, .. } => {
+            let help = if error.is_access_refused() {
+                "the node's user may not read its queue: have the operator set its permissions (`meshc broker-permissions`); mesh-apply keeps trying"
+            } else {
+                "the operator declares the node's queue: `meshc publish` a build that has this node (and check `--node`); mesh-apply keeps trying"
+            };
+            Problem::new(Code::QueueUnusable, message, help)
+        }
+        Trouble::Handler { .. } => Problem::new(
+            Code::ReceivedPlanUnanswered,
+            message,
+            "this is a bug of mesh-apply: please report it with the lines above; the message is not tried again, so publish the plan again or apply it by hand (`mesh-apply PLAN`) to see what fails",
+        ),
+    }
 }
 
 /// The worker for this node's queue: what `listen` runs, and what a process that
@@ -249,4 +306,100 @@ fn fill(report: &mut StatusReport, applied: &Report) {
             message: problem.message.clone(),
         })
         .collect();
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use transport::Error;
+
+    use super::*;
+
+    /// Every trouble the supervisor reports is printed as a problem: its line as the
+    /// message, a code of its own and a help line that fits the cause.
+    #[test]
+    fn each_trouble_of_the_listener_is_a_coded_problem_with_a_help_line() {
+        let delay = Duration::from_millis(400);
+        let refused = Error::new("ACCESS_REFUSED - Login was refused");
+        let cases = [
+            (
+                Trouble::Connect {
+                    error: Error::new("cannot connect: Connection refused"),
+                    delay,
+                },
+                Code::BrokerUnreachable,
+                "check that RabbitMQ runs",
+            ),
+            (
+                Trouble::Connect {
+                    error: refused.clone(),
+                    delay,
+                },
+                Code::BrokerUnreachable,
+                "refused the node's login",
+            ),
+            (
+                Trouble::Lost {
+                    error: Error::new("missed heartbeats"),
+                    delay,
+                },
+                Code::BrokerUnreachable,
+                "check that RabbitMQ runs",
+            ),
+            (
+                Trouble::Queue {
+                    queue: "mesh.node.db1".to_string(),
+                    error: Error::new("NOT_FOUND - no queue"),
+                    delay,
+                },
+                Code::QueueUnusable,
+                "`meshc publish`",
+            ),
+            (
+                Trouble::Queue {
+                    queue: "mesh.node.db1".to_string(),
+                    error: refused,
+                    delay,
+                },
+                Code::QueueUnusable,
+                "`meshc broker-permissions`",
+            ),
+            (
+                Trouble::Handler {
+                    queue: "mesh.node.db1".to_string(),
+                    failure: "task 3 panicked".to_string(),
+                },
+                Code::ReceivedPlanUnanswered,
+                "a bug of mesh-apply",
+            ),
+        ];
+        for (trouble, code, help) in cases {
+            let problem = trouble_problem(&trouble);
+            assert_eq!(problem.code, code, "{trouble}");
+            assert_eq!(problem.message, trouble.to_string());
+            assert!(problem.help.contains(help), "{trouble}: {}", problem.help);
+        }
+
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let log: Log = {
+            let lines = lines.clone();
+            Arc::new(move |line: &str| lines.lock().unwrap().push(line.to_string()))
+        };
+        troubles(log)(&Trouble::Handler {
+            queue: "mesh.node.db1".to_string(),
+            failure: "task 3 panicked".to_string(),
+        });
+        let lines = lines.lock().unwrap();
+        let [line] = lines.as_slice() else {
+            panic!("{lines:?}")
+        };
+        assert!(
+            line.starts_with(
+                "error[E545]: queue `mesh.node.db1`: the handler failed (task 3 panicked); \
+                 the message is rejected\n  = help: this is a bug of mesh-apply"
+            ) && !line.ends_with('\n'),
+            "{line:?}"
+        );
+    }
 }

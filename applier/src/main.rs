@@ -49,13 +49,15 @@ fn list_generations(root: Option<std::path::PathBuf>, format: OutputFormat) -> E
     }
 }
 
-/// `mesh-apply --listen`: runs until stopped; a configuration error exits 1.
+/// `mesh-apply --listen`: runs until stopped; what keeps it from starting is a problem
+/// on stderr (stdout has one line per message), and exits 1.
 fn listen(config: applier::listen::ListenConfig) -> ExitCode {
-    let Err(message) = applier::listen::listen(config) else {
+    let Err(problem) = applier::listen::listen(config) else {
         return ExitCode::SUCCESS;
     };
+    let text = applier::report::render_problem(&problem);
     let mut stderr = std::io::stderr().lock();
-    match writeln!(stderr, "error: {message}") {
+    match stderr.write_all(text.as_bytes()) {
         Ok(()) | Err(_) => ExitCode::from(1),
     }
 }

@@ -1,5 +1,6 @@
 //! A problem the applier reports: code, message, the shape and where it was declared,
-//! and a help line. Plain data; rendering lives in `report`.
+//! and a help line. Plain data, a `problems::Coded` as the provisioner's problems are,
+//! so both binaries print problems alike (`problems::render`, from `report`).
 
 use plan::{Kind, Shape, Source};
 
@@ -40,6 +41,36 @@ pub struct Problem {
     /// files`, `reload the accounts`).
     pub step: Option<String>,
     pub help: String,
+}
+
+/// What `problems::render` prints: the location is where the shape was declared and
+/// its name, or the step that failed when the problem belongs to no shape.
+impl problems::Coded for Problem {
+    fn code(&self) -> &'static str {
+        self.code.as_str()
+    }
+
+    fn message(&self) -> &str {
+        &self.message
+    }
+
+    fn help(&self) -> &str {
+        &self.help
+    }
+
+    fn location(&self) -> Option<String> {
+        if let Some(origin) = &self.origin {
+            let declared = match (&origin.source, &origin.module) {
+                (Some(source), Some(module)) => format!("{source} (module `{module}`)"),
+                (None, Some(module)) => format!("module `{module}`"),
+                _ => "the applied record".to_string(),
+            };
+            return Some(format!("{declared}: {}", origin.name()));
+        }
+        self.step
+            .as_ref()
+            .map(|step| format!("step `{step}` (no shape)"))
+    }
 }
 
 impl Problem {

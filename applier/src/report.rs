@@ -5,59 +5,28 @@
 
 use std::borrow::Cow;
 
+use problems::{Escape, Severity};
 use serde_json::{Value, json};
 
-/// Would this character, printed raw, change what a terminal shows (a control
-/// character, the start of an escape sequence, a line break, or an invisible or
-/// bidirectional format character)?
-pub fn needs_escape(character: char) -> bool {
-    character.is_control()
-        || matches!(
-            character,
-            '\u{061c}'
-                | '\u{200b}'..='\u{200f}'
-                | '\u{2028}'..='\u{202e}'
-                | '\u{2060}'..='\u{2069}'
-                | '\u{feff}'
-        )
-}
-
-/// `text` with every character [`needs_escape`] names shown as `\u{..}`, so a hostile
-/// plan can neither drive the terminal nor fake a line of the report.
-pub fn escaped(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(needs_escape) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for character in text.chars() {
-        if needs_escape(character) {
-            out.push_str(&format!("\\u{{{:x}}}", u32::from(character)));
-        } else {
-            out.push(character);
-        }
-    }
-    Cow::Owned(out)
-}
-
-/// JSON text with every character [`needs_escape`] names written as a `\uXXXX` escape
-/// (serde_json leaves DEL, C1 controls and format characters raw). They occur only
-/// inside strings, where the escape means the same character: the data is unchanged.
-pub fn json_escaped(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for character in text.chars() {
-        if needs_escape(character) && character != '\n' {
-            let mut units = [0u16; 2];
-            for unit in character.encode_utf16(&mut units) {
-                out.push_str(&format!("\\u{unit:04x}"));
-            }
-        } else {
-            out.push(character);
-        }
-    }
-    out
-}
-
 use crate::problem::{Origin, Problem};
+
+/// The characters `mesh-apply` prints as escapes: those that would change what a
+/// terminal shows (a control character, the start of an escape sequence, a line
+/// break, a bidirectional control) and the invisible ones (zero-width, word joiner,
+/// byte order mark), so a hostile plan can neither drive the terminal, fake a line of
+/// the report, nor hide a character in a name.
+pub const ESCAPE: Escape = Escape::ControlsAndInvisible;
+
+/// `text` with every character [`ESCAPE`] covers shown as `\u{..}`.
+pub fn escaped(text: &str) -> Cow<'_, str> {
+    ESCAPE.text(text)
+}
+
+/// JSON text with every character [`ESCAPE`] covers that serde_json leaves raw (DEL,
+/// C1 controls, format characters) written as a `\uXXXX` escape; the data is unchanged.
+pub fn json_escaped(text: &str) -> String {
+    ESCAPE.json(text).into_owned()
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Status {
@@ -181,7 +150,7 @@ impl Report {
             out.push_str(&render_problem(problem));
         }
         for warning in &self.warnings {
-            out.push_str(&render_problem_as("warning", warning));
+            out.push_str(&render_problem_as(Severity::Warning, warning));
         }
         out.push_str(&self.summary_line());
         out.push('\n');
@@ -331,32 +300,12 @@ fn problem_json(problem: &Problem) -> Value {
 /// `error[E507]: message`, then where the shape was declared (or the step that failed,
 /// when it belongs to no shape), then the help line. Every part is escaped.
 pub fn render_problem(problem: &Problem) -> String {
-    render_problem_as("error", problem)
+    render_problem_as(Severity::Error, problem)
 }
 
-/// A problem printed at a severity (`error`, `warning`).
-pub fn render_problem_as(severity: &str, problem: &Problem) -> String {
-    let mut out = format!(
-        "{severity}[{}]: {}\n",
-        problem.code.as_str(),
-        escaped(&problem.message)
-    );
-    if let Some(origin) = &problem.origin {
-        let location = match (&origin.source, &origin.module) {
-            (Some(source), Some(module)) => format!("{source} (module `{module}`)"),
-            (None, Some(module)) => format!("module `{module}`"),
-            _ => "the applied record".to_string(),
-        };
-        out.push_str(&format!(
-            "  --> {}: {}\n",
-            escaped(&location),
-            escaped(&origin.name())
-        ));
-    } else if let Some(step) = &problem.step {
-        out.push_str(&format!("  --> step `{}` (no shape)\n", escaped(step)));
-    }
-    out.push_str(&format!("  = help: {}\n", escaped(&problem.help)));
-    out
+/// A problem printed at a severity (`error`, `warning`): `problems::render`.
+pub fn render_problem_as(severity: Severity, problem: &Problem) -> String {
+    problems::render(problem, severity, ESCAPE)
 }
 
 #[cfg(test)]
@@ -381,7 +330,7 @@ mod tests {
 
     fn raw_controls(text: &str) -> Vec<char> {
         text.chars()
-            .filter(|character| *character != '\n' && needs_escape(*character))
+            .filter(|character| *character != '\n' && ESCAPE.covers(*character))
             .collect()
     }
 

@@ -1,5 +1,6 @@
 //! The host vocabulary: the eight shape kinds, the plan format and its canonical digest.
-//! Must not depend on any other crate of the workspace, and does no I/O.
+//! Must not depend on any other crate of the workspace but `problems` (the escaping
+//! of `display`), and does no I/O.
 #![forbid(unsafe_code)]
 
 pub mod archive;

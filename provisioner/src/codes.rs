@@ -1,41 +1,12 @@
-//! The provisioner's error codes (E6xx) in one registry: each code's number and title
-//! come from one exhaustive `match` each (tvix's `ErrorKind::code`), so a code cannot
-//! exist without both, and each has a book page (`tests/tests/error_pages.rs` reads
-//! `TABLE`). The applier's registry (`applier/src/codes.rs`) is the same macro: this
-//! crate may depend on no other of ours, so it keeps its own. Codes are never reused;
-//! this file must not grow anything but the registry.
+//! The provisioner's error codes (E6xx) in one registry, declared with `problems`'s
+//! `codes!` as the applier declares its own: each code's number and title come from
+//! one exhaustive `match` each (tvix's `ErrorKind::code`), so a code cannot exist
+//! without both, and each has a book page (`tests/tests/error_pages.rs` reads
+//! `TABLE`). Codes are never reused; this file must not grow anything but the
+//! registry.
 
-/// Declares [`Code`], its exhaustive `as_str` and `title`, and `TABLE`.
-macro_rules! codes {
-    ($($name:ident = $number:literal, $title:literal;)*) => {
-        /// One provisioner error code.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub enum Code {
-            $($name,)*
-        }
-
-        impl Code {
-            /// `E6NN`.
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $(Code::$name => $number,)*
-                }
-            }
-
-            /// The short title (the heading of the code's book page).
-            pub fn title(self) -> &'static str {
-                match self {
-                    $(Code::$name => $title,)*
-                }
-            }
-        }
-
-        /// Every code with its number and title, in number order.
-        pub const TABLE: &[(Code, &str, &str)] = &[$((Code::$name, $number, $title),)*];
-    };
-}
-
-codes! {
+problems::codes! {
+    /// One provisioner error code.
     ManifestUnreadable = "E600", "the grants manifest cannot be read";
     ManifestMalformed = "E601", "the grants manifest is not a grants manifest";
     UnknownManifestFormat = "E602", "unknown grants manifest format";
@@ -52,12 +23,6 @@ codes! {
     SessionNotEnded = "E613", "a withdrawn login's session did not end";
     RabbitmqUnreachable = "E614", "RabbitMQ's management API cannot be reached";
     RabbitmqRefused = "E615", "RabbitMQ's management API refused a request";
-}
-
-impl std::fmt::Display for Code {
-    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter.write_str(self.as_str())
-    }
 }
 
 #[cfg(test)]

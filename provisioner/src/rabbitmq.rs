@@ -14,10 +14,10 @@ use base64::Engine;
 use serde_json::{Value, json};
 use zeroize::Zeroizing;
 
+use crate::Problem;
 use crate::codes::Code;
 use crate::credential::Verifier;
 use crate::manifest::Access;
-use crate::problem::Problem;
 use crate::reconcile::{Action, Outcome};
 
 /// The tag that marks the users mesh manages; no other user is ever changed.

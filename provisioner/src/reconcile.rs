@@ -11,10 +11,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use postgres::{Client, Transaction};
 
+use crate::Problem;
 use crate::codes::Code;
 use crate::credential::Verifier;
 use crate::manifest::MARKER_ROLE;
-use crate::problem::Problem;
 use crate::sql::{identifier, literal};
 
 /// Serialises provisioners that share a server (`"mesh_pro"` as a number).

@@ -5,12 +5,12 @@
 //! (control characters, escape sequences, bidirectional overrides): problems may
 //! quote the server or a file name, so they are escaped as they are rendered.
 
-use std::borrow::Cow;
 use std::path::PathBuf;
 
+use problems::{Escape, Severity, escaped, json_escaped};
 use serde_json::{Value, json};
 
-use crate::problem::Problem;
+use crate::Problem;
 use crate::reconcile::Action;
 
 /// Why a reconcile ran.
@@ -224,14 +224,9 @@ impl Report {
 }
 
 /// `error[E601]: message`, then the help line, as `mesh-apply` prints a problem that
-/// belongs to no shape. Both are escaped.
+/// belongs to no shape (`problems::render`). Both are escaped.
 pub fn render_problem(problem: &Problem) -> String {
-    format!(
-        "error[{}]: {}\n  = help: {}\n",
-        problem.code.as_str(),
-        escaped(&problem.message),
-        escaped(&problem.help)
-    )
+    problems::render(problem, Severity::Error, Escape::Controls)
 }
 
 /// A problem in `--format json`: the fields of `mesh-apply`'s (`code`, `title`,
@@ -243,63 +238,6 @@ fn problem_json(problem: &Problem) -> Value {
         "message": problem.message,
         "help": problem.help,
     })
-}
-
-/// Would this character change the terminal rather than show as itself: a control
-/// character, DEL, a bidirectional control, or a line or paragraph separator? The
-/// set of `plan::display::is_unsafe_to_print`, which this crate may not depend on.
-fn is_unsafe_to_print(character: char) -> bool {
-    character.is_control()
-        || matches!(
-            character,
-            '\u{202A}'..='\u{202E}'
-                | '\u{2066}'..='\u{2069}'
-                | '\u{200E}'
-                | '\u{200F}'
-                | '\u{061C}'
-                | '\u{2028}'
-                | '\u{2029}'
-        )
-}
-
-/// `text` with every character [`is_unsafe_to_print`] written as `\u{HEX}`.
-pub fn escaped(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(is_unsafe_to_print) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 16);
-    for character in text.chars() {
-        if is_unsafe_to_print(character) {
-            out.push_str(&format!("\\u{{{:x}}}", u32::from(character)));
-        } else {
-            out.push(character);
-        }
-    }
-    Cow::Owned(out)
-}
-
-/// JSON text with the characters [`is_unsafe_to_print`] that serde_json leaves raw
-/// (DEL, C1 and bidirectional controls, separators) as `\uXXXX`: the JSON means the
-/// same. They occur only inside strings, where the escape is valid.
-fn json_escaped(json: &str) -> Cow<'_, str> {
-    let left_raw = |character: char| {
-        is_unsafe_to_print(character) && !character.is_ascii_control() || character == '\u{7f}'
-    };
-    if !json.chars().any(left_raw) {
-        return Cow::Borrowed(json);
-    }
-    let mut out = String::with_capacity(json.len() + 16);
-    for character in json.chars() {
-        if left_raw(character) {
-            let mut units = [0u16; 2];
-            for unit in character.encode_utf16(&mut units) {
-                out.push_str(&format!("\\u{unit:04x}"));
-            }
-        } else {
-            out.push(character);
-        }
-    }
-    Cow::Owned(out)
 }
 
 /// `sha256:` and the first twelve hex digits.

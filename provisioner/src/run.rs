@@ -16,11 +16,11 @@ use postgres::{Client, NoTls};
 use sha2::{Digest, Sha256};
 use zeroize::Zeroizing;
 
+use crate::Problem;
 use crate::codes::Code;
 use crate::config::{Config, Mode, OutputFormat, Target};
 use crate::credential::{self, FileIdentity, Verifier};
 use crate::manifest::{self, Kind, Manifest};
-use crate::problem::Problem;
 use crate::rabbitmq::{self, DesiredUser};
 use crate::reconcile::{self, DesiredLogin, Outcome};
 use crate::report::{Failure, Report, Trigger};

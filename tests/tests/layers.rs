@@ -1,7 +1,9 @@
-//! The layers of ARCHITECTURE.md, read from `cargo metadata`: `plan` and `lang`
-//! depend on no crate of ours, `archive` on `plan` only, `transport` on `plan` and
-//! `archive` only, `applier` on those and `transport` (for `--listen`), and neither
-//! ever on the language, the compiler, nom or petgraph; `compiler` is a library that
+//! The layers of ARCHITECTURE.md, read from `cargo metadata`: `problems` (how the
+//! binaries report) depends on no crate at all, `lang` on no crate of ours, `plan` on
+//! `problems` only, `archive` on `plan`, `transport` on `plan` and `archive`, `applier`
+//! on those and `transport` (for `--listen`), and neither ever on the language, the
+//! compiler, nom or petgraph; `mesh-provision` on `problems` alone; `compiler` is a
+//! library that
 //! knows neither the terminal, the command line, the editor's protocol, the transport
 //! nor the allocator (the `meshc` crate chooses those). Also the edge that tools read: `meshc check
 //! --format json` carries every field of a diagnostic. Nothing here builds plans.
@@ -115,6 +117,8 @@ fn the_workspace_has_the_crates_the_layers_name() {
         "archive",
         "applier",
         "transport",
+        "provisioner",
+        "problems",
         "tests",
     ] {
         assert!(
@@ -124,11 +128,50 @@ fn the_workspace_has_the_crates_the_layers_name() {
     }
 }
 
+/// The reporting mechanism both binaries share (the code registry's macro, the coded
+/// problem and how it is printed, the escaping) is a leaf: no crate of ours, and none
+/// of anyone's, so that sharing it brings nothing into the provisioner or `plan`.
 #[test]
-fn plan_depends_on_no_crate_of_ours() {
+fn problems_depends_on_no_crate_at_all() {
+    let graph = Graph::read();
+    let dependencies: Vec<&(String, Option<String>)> =
+        graph.edges.get("problems").into_iter().flatten().collect();
+    assert!(
+        dependencies.is_empty(),
+        "problems depends on {dependencies:?}"
+    );
+}
+
+/// The plan vocabulary: of ours, only the escaping it prints plan text with.
+#[test]
+fn plan_depends_on_problems_only() {
     let graph = Graph::read();
     let ours = graph.ours(&graph.reachable("plan", NORMAL_AND_BUILD));
-    assert!(ours.is_empty(), "plan depends on {ours:?}");
+    assert_eq!(
+        ours,
+        BTreeSet::from(["problems".to_string()]),
+        "plan's crates of ours"
+    );
+}
+
+/// `mesh-provision` runs beside a database with the power to create logins: it reads
+/// a JSON file, and of ours it shares only how problems are reported, by every kind
+/// of dependency (its tests reimplement what they need rather than borrow ours).
+#[test]
+fn provisioner_depends_on_problems_only() {
+    let graph = Graph::read();
+    let problems = BTreeSet::from(["problems".to_string()]);
+    let direct: BTreeSet<String> = graph.edges["provisioner"]
+        .iter()
+        .map(|(name, _)| name.clone())
+        .collect();
+    assert_eq!(
+        graph.ours(&direct),
+        problems,
+        "provisioner's crates of ours, dev included"
+    );
+    let ours = graph.ours(&graph.reachable("provisioner", NORMAL_AND_BUILD));
+    assert_eq!(ours, problems, "provisioner's crates of ours");
 }
 
 #[test]
@@ -186,25 +229,26 @@ fn assert_layer(root: &str, expected: &[&str]) {
     }
 }
 
-/// The applier runs as root: the plan vocabulary and, for `mesh-apply --listen`, the
-/// transport; nothing that knows the language or the compiler.
+/// The applier runs as root: the plan vocabulary (and `problems` with it, which it
+/// also prints its own problems with) and, for `mesh-apply --listen`, the transport;
+/// nothing that knows the language or the compiler.
 #[test]
 fn applier_depends_on_plan_and_transport_only() {
-    assert_layer("applier", &["archive", "plan", "transport"]);
+    assert_layer("applier", &["archive", "plan", "problems", "transport"]);
 }
 
 /// The transport carries plans and builds without knowing how plans are made: a
-/// change to module resolution cannot reach it.
+/// change to module resolution cannot reach it (`problems` comes with `plan`).
 #[test]
 fn transport_depends_on_plan_only() {
-    assert_layer("transport", &["archive", "plan"]);
+    assert_layer("transport", &["archive", "plan", "problems"]);
 }
 
 /// The reproducible archive format is shared by the compiler and the builder and
 /// belongs to neither.
 #[test]
 fn archive_depends_on_plan_only() {
-    assert_layer("archive", &["plan"]);
+    assert_layer("archive", &["plan", "problems"]);
 }
 
 /// rust-analyzer's split of `ide` from its binary: the compiler is a library; the
@@ -216,7 +260,7 @@ fn compiler_is_a_library_without_terminal_protocol_transport_or_allocator() {
     let reachable = graph.reachable("compiler", NORMAL_AND_BUILD);
     assert_eq!(
         graph.ours(&reachable),
-        ["archive", "lang", "plan"]
+        ["archive", "lang", "plan", "problems"]
             .iter()
             .map(|name| name.to_string())
             .collect(),

@@ -3,8 +3,8 @@
 //! `mesh-apply` of db1's plan into a temporary root, `mesh-provision --root` against a
 //! real PostgreSQL; each consumer logs in with the password `age -d` opens from its own
 //! plan; then app2 is unassigned, and after rebuild, re-apply and reconcile its login is
-//! refused while app1's still works. Also the provisioner's place in the layers: it
-//! depends on no crate of ours.
+//! refused while app1's still works. (The provisioner's place in the layers, that it
+//! depends on no crate of ours but `problems`, is tests/tests/layers.rs's.)
 //!
 //! The PostgreSQL is a throwaway cluster made for this test by the provisioner's test
 //! harness (`provisioner/tests/support/cluster.rs`, included by path; its header says
@@ -178,48 +178,5 @@ fn homelab_consumers_log_in_and_an_unassigned_one_is_refused() {
     assert_eq!(
         cluster.psql("SELECT count(*) FROM pg_roles WHERE rolname = 'app2_shop_db'"),
         "1"
-    );
-}
-
-#[test]
-fn provisioner_depends_on_no_crate_of_ours() {
-    let output = run(Command::new(env!("CARGO"))
-        .current_dir(workspace_root())
-        .args(["metadata", "--format-version", "1"]));
-    let metadata: Value = serde_json::from_slice(&output.stdout).expect("metadata is JSON");
-    let packages = metadata["packages"].as_array().expect("packages");
-    let name_of = |id: &str| -> String {
-        packages
-            .iter()
-            .find(|package| package["id"] == id)
-            .and_then(|package| package["name"].as_str())
-            .unwrap_or(id)
-            .to_string()
-    };
-    let ours: Vec<String> = metadata["workspace_members"]
-        .as_array()
-        .expect("workspace members")
-        .iter()
-        .filter_map(Value::as_str)
-        .map(name_of)
-        .collect();
-    assert!(ours.iter().any(|name| name == "provisioner"), "{ours:?}");
-    let nodes = metadata["resolve"]["nodes"].as_array().expect("resolve");
-    let provisioner = nodes
-        .iter()
-        .find(|node| name_of(node["id"].as_str().unwrap_or("")) == "provisioner")
-        .expect("the provisioner in the graph");
-    // every kind of dependency, dev included: its tests reimplement what they need
-    let dependencies: Vec<String> = provisioner["deps"]
-        .as_array()
-        .expect("deps")
-        .iter()
-        .filter_map(|dependency| dependency["pkg"].as_str())
-        .map(name_of)
-        .filter(|name| ours.contains(name))
-        .collect();
-    assert!(
-        dependencies.is_empty(),
-        "provisioner depends on {dependencies:?}"
     );
 }

@@ -15,7 +15,7 @@ use lapin::options::{
 };
 use lapin::tcp::{AMQPUriTcpExt, AsyncTcpStream, TLSConfig};
 use lapin::types::FieldTable;
-use lapin::uri::AMQPUri;
+use lapin::uri::{AMQPScheme, AMQPUri};
 use lapin::{BasicProperties, Channel, Connection, ConnectionProperties, ExchangeKind};
 
 use crate::message::Outgoing;
@@ -176,7 +176,7 @@ pub async fn connect(url: &str, name: &str, limit: Option<Duration>) -> Result<C
             names::redact(url)
         ))
     };
-    let uri: AMQPUri = url.parse().map_err(|reason: String| failed(&reason))?;
+    let uri = parse_url(url)?;
     let timeout = uri
         .query
         .connection_timeout
@@ -224,6 +224,26 @@ pub async fn connect(url: &str, name: &str, limit: Option<Duration>) -> Result<C
             timed_out: Some(timeout),
         }),
     }
+}
+
+/// The broker's URL read as [`connect`] reads it, refused when no connection could
+/// ever be made with it: not an AMQP URI, or `amqps://`. lapin is built without a
+/// TLS backend here (book: transport), and given `amqps://` it would speak plain AMQP
+/// to the port, password and all, rather than fail.
+pub fn parse_url(url: &str) -> Result<AMQPUri, Error> {
+    let refused = |reason: &dyn fmt::Display| {
+        Error::new(format!(
+            "cannot connect to the broker at `{}`: {reason}",
+            names::redact(url)
+        ))
+    };
+    let uri: AMQPUri = url.parse().map_err(|reason: String| refused(&reason))?;
+    if uri.scheme == AMQPScheme::AMQPS {
+        return Err(refused(
+            &"`amqps://` needs TLS, which this build of mesh does not have (use `amqp://`)",
+        ));
+    }
+    Ok(uri)
 }
 
 /// `20 s`, `1.5 s`.
@@ -532,6 +552,38 @@ mod tests {
         assert_eq!(error.timed_out(), None, "{error}");
         assert!(
             error.message.starts_with("cannot connect to the broker at"),
+            "{error}"
+        );
+    }
+
+    /// `amqps-url-is-refused-not-sent-in-clear`: lapin without a TLS backend took an
+    /// `amqps://` URL and spoke plain AMQP to the port, the login's password with it.
+    /// It is refused before anything is sent, as the book says.
+    #[test]
+    fn amqps_url_is_refused_not_sent_in_clear() {
+        let (port, connections) = silent_peer();
+        let url = format!("amqps://guest:secret@127.0.0.1:{port}/%2f?connection_timeout=500");
+        let error = runtime()
+            .expect("a runtime")
+            .block_on(connect(&url, "test", None))
+            .expect_err("amqps is refused");
+        assert_eq!(error.timed_out(), None, "{error}");
+        assert!(
+            error.message.contains("`amqps://` needs TLS")
+                && error.message.contains("guest:***@")
+                && !error.message.contains("secret"),
+            "{error}"
+        );
+        assert!(
+            connections.recv_timeout(Duration::from_secs(1)).is_err(),
+            "the peer was connected to"
+        );
+        assert!(parse_url(&url.replacen("amqps", "amqp", 1)).is_ok());
+        let error = parse_url("broker:5672").expect_err("not a URL");
+        assert!(
+            error
+                .message
+                .starts_with("cannot connect to the broker at `broker:5672`: "),
             "{error}"
         );
     }

@@ -77,6 +77,61 @@ pub type Handler = Box<dyn FnMut(&Incoming) -> Handled + Send>;
 /// Where progress lines go (stderr in the binaries, a buffer in tests).
 pub type Log = Arc<dyn Fn(&str) + Send + Sync>;
 
+/// What went wrong while serving: the supervisor tries again, or gives one message
+/// up. Typed, so that a program reports each in its own words and codes
+/// ([`Options::troubles`]); its `Display` is the line the log gets otherwise.
+#[derive(Clone, Debug)]
+pub enum Trouble {
+    /// No connection could be opened (nothing listens, no handshake in time, the login
+    /// refused); tried again after `delay`.
+    Connect { error: Error, delay: Duration },
+    /// The connection was lost; opened again after `delay`.
+    Lost { error: Error, delay: Duration },
+    /// `queue` cannot be consumed from while the connection lives (not declared,
+    /// access refused); tried again after `delay`.
+    Queue {
+        queue: String,
+        error: Error,
+        delay: Duration,
+    },
+    /// The handler of `queue` ended without an answer (it panicked): the message is
+    /// rejected, not requeued.
+    Handler { queue: String, failure: String },
+}
+
+impl std::fmt::Display for Trouble {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Trouble::Connect { error, delay } => write!(
+                formatter,
+                "{error}; trying again in {:.1} s",
+                delay.as_secs_f64()
+            ),
+            Trouble::Lost { error, delay } => write!(
+                formatter,
+                "connection lost: {error}; reconnecting in {:.1} s",
+                delay.as_secs_f64()
+            ),
+            Trouble::Queue {
+                queue,
+                error,
+                delay,
+            } => write!(
+                formatter,
+                "queue `{queue}`: {error}; trying again in {:.1} s",
+                delay.as_secs_f64()
+            ),
+            Trouble::Handler { queue, failure } => write!(
+                formatter,
+                "queue `{queue}`: the handler failed ({failure}); the message is rejected"
+            ),
+        }
+    }
+}
+
+/// Where [`Trouble`]s go, when not to the log as lines.
+pub type Troubles = Arc<dyn Fn(&Trouble) + Send + Sync>;
+
 /// One queue and its handler.
 pub struct Worker {
     pub queue: String,
@@ -92,6 +147,8 @@ pub struct Options {
     /// The `app_id` of the replies.
     pub app: String,
     pub log: Log,
+    /// Where troubles go; `None`: to `log`, each as its line.
+    pub troubles: Option<Troubles>,
     pub backoff: Backoff,
 }
 
@@ -102,7 +159,19 @@ impl Options {
             name: name.to_string(),
             app: app.to_string(),
             log,
+            troubles: None,
             backoff: Backoff::default(),
+        }
+    }
+
+    /// Where troubles go: `troubles`, or the log.
+    fn trouble_reporter(&self) -> Troubles {
+        match &self.troubles {
+            Some(troubles) => troubles.clone(),
+            None => {
+                let log = self.log.clone();
+                Arc::new(move |trouble: &Trouble| log(&trouble.to_string()))
+            }
         }
     }
 }
@@ -139,6 +208,7 @@ pub async fn serve_async(options: Options, workers: Vec<Worker>, stop: Stop) {
         })
         .collect();
     let log = options.log.clone();
+    let troubles = options.trouble_reporter();
     let mut backoff = options.backoff.clone();
     while !stop.is_stopped() {
         let connection = tokio::select! {
@@ -149,10 +219,7 @@ pub async fn serve_async(options: Options, workers: Vec<Worker>, stop: Stop) {
             Ok(connection) => Arc::new(connection),
             Err(error) => {
                 let delay = backoff.next_delay();
-                log(&format!(
-                    "{error}; trying again in {:.1} s",
-                    delay.as_secs_f64()
-                ));
+                troubles(&Trouble::Connect { error, delay });
                 stop.sleep(delay).await;
                 continue;
             }
@@ -169,7 +236,7 @@ pub async fn serve_async(options: Options, workers: Vec<Worker>, stop: Stop) {
                 connection.clone(),
                 worker.clone(),
                 options.app.clone(),
-                log.clone(),
+                troubles.clone(),
                 stop.clone(),
             ));
         }
@@ -203,10 +270,7 @@ pub async fn serve_async(options: Options, workers: Vec<Worker>, stop: Stop) {
         }
         let delay = backoff.next_delay();
         if let Some(error) = lost {
-            log(&format!(
-                "connection lost: {error}; reconnecting in {:.1} s",
-                delay.as_secs_f64()
-            ));
+            troubles(&Trouble::Lost { error, delay });
         }
         drop(connection);
         stop.sleep(delay).await;
@@ -220,12 +284,12 @@ async fn run_worker(
     connection: Arc<Connection>,
     worker: Arc<WorkerState>,
     app: String,
-    log: Log,
+    troubles: Troubles,
     stop: Stop,
 ) -> Result<(), Error> {
     let mut backoff = Backoff::new(Duration::from_millis(200), Duration::from_secs(10));
     loop {
-        let error = match consume_queue(&connection, &worker, &app, &log, &stop).await {
+        let error = match consume_queue(&connection, &worker, &app, &troubles, &stop).await {
             Ok(()) => return Ok(()),
             Err(error) => error,
         };
@@ -238,11 +302,11 @@ async fn run_worker(
             return Err(error);
         }
         let delay = backoff.next_delay();
-        log(&format!(
-            "queue `{}`: {error}; trying again in {:.1} s",
-            worker.queue,
-            delay.as_secs_f64()
-        ));
+        troubles(&Trouble::Queue {
+            queue: worker.queue.clone(),
+            error: error.clone(),
+            delay,
+        });
         stop.sleep(delay).await;
         if !connection.status().connected() {
             return Err(error);
@@ -254,7 +318,7 @@ async fn consume_queue(
     connection: &Connection,
     worker: &WorkerState,
     app: &str,
-    log: &Log,
+    troubles: &Troubles,
     stop: &Stop,
 ) -> Result<(), Error> {
     let channel = connection::confirmed_channel(connection).await?;
@@ -292,10 +356,10 @@ async fn consume_queue(
         let handled = match handled {
             Ok(handled) => handled,
             Err(failure) => {
-                log(&format!(
-                    "queue `{}`: the handler failed ({failure}); the message is rejected",
-                    worker.queue
-                ));
+                troubles(&Trouble::Handler {
+                    queue: worker.queue.clone(),
+                    failure: failure.to_string(),
+                });
                 Handled::reject(Vec::new())
             }
         };

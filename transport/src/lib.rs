@@ -23,7 +23,9 @@ pub mod remote;
 
 pub use client::Client;
 pub use connection::{Backoff, Error, Stop};
-pub use consume::{Disposition, Handled, Handler, Log, Options, Worker, serve, serve_async};
+pub use consume::{
+    Disposition, Handled, Handler, Log, Options, Trouble, Troubles, Worker, serve, serve_async,
+};
 pub use message::{
     BuildOutcome, BuildRequest, BuildResult, Incoming, Outcome, Outgoing, ReportedError,
     StatusReport,
