@@ -129,6 +129,31 @@ impl Loader for RealFs {
         std::fs::read(self.resolve(path)?)
     }
 
+    /// Opened without waiting and without following a link put in its place since
+    /// it was resolved; its kind and size are the opened file's (a path that was a
+    /// regular file when asked about may be a FIFO, or a huge file, by now).
+    fn read_ahead(&self, path: &Path, max_len: u64) -> Option<Arc<[u8]>> {
+        use std::io::Read;
+        use std::os::unix::fs::OpenOptionsExt;
+        let resolved = self.resolve(path).ok()?;
+        let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOFOLLOW;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(flags.bits() as i32)
+            .open(resolved)
+            .ok()?;
+        let metadata = file.metadata().ok()?;
+        if !metadata.is_file() || metadata.len() > max_len {
+            return None;
+        }
+        let mut text = Vec::with_capacity(usize::try_from(metadata.len()).ok()?);
+        // a file that grew since is not read past the bound
+        file.take(max_len.saturating_add(1))
+            .read_to_end(&mut text)
+            .ok()?;
+        (text.len() as u64 <= max_len).then(|| Arc::from(text))
+    }
+
     fn kind(&self, path: &Path) -> Option<FileKind> {
         let resolved = self.resolve(path).ok()?;
         std::fs::metadata(resolved)
@@ -158,6 +183,60 @@ impl Loader for RealFs {
 mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
+
+    /// Reading ahead takes only a regular file inside the repository no larger than
+    /// asked, looked at once opened: a FIFO is not waited on (opening one for
+    /// reading waits for a writer), a sparse 1 GiB file is not read, a link to a file
+    /// outside and a directory are refused.
+    #[test]
+    fn read_ahead_takes_only_small_regular_files_inside() {
+        let temporary = tempfile::tempdir().expect("temporary directory");
+        let base = temporary.path().canonicalize().expect("canonical");
+        let root = base.join("repo");
+        std::fs::create_dir_all(root.join("dir.nix")).expect("made");
+        std::fs::write(root.join("small.nix"), "1").expect("written");
+        std::fs::write(base.join("secret.nix"), "2").expect("written");
+        symlink(base.join("secret.nix"), root.join("escape.nix")).expect("link");
+        std::fs::File::create(root.join("big.nix"))
+            .and_then(|file| file.set_len(1 << 30))
+            .expect("sparse file");
+        let made = std::process::Command::new("mkfifo")
+            .arg(root.join("pipe.nix"))
+            .status()
+            .expect("mkfifo runs");
+        assert!(made.success(), "mkfifo");
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let asked = root.clone();
+        // a FIFO waited on would block: a timeout turns the hang into a failure
+        std::thread::spawn(move || {
+            let fs = RealFs::new(vec![asked.clone()]);
+            let read = |name: &str| {
+                fs.read_ahead(&asked.join(name), 64 << 20)
+                    .map(|text| text.to_vec())
+            };
+            let _sent = sender.send(
+                [
+                    "small.nix",
+                    "pipe.nix",
+                    "big.nix",
+                    "escape.nix",
+                    "dir.nix",
+                    "missing.nix",
+                ]
+                .map(read),
+            );
+        });
+        let read = receiver
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("read ahead without waiting");
+        assert_eq!(read, [Some(b"1".to_vec()), None, None, None, None, None]);
+        let fs = RealFs::new(vec![root.clone()]);
+        assert_eq!(
+            fs.read_ahead(&root.join("small.nix"), 0),
+            None,
+            "past the bound"
+        );
+    }
 
     /// The remembered directories resolve as `canonicalize` does: through links
     /// inside the repository, and never to a file outside it.

@@ -36,6 +36,20 @@ pub trait Loader {
     fn read_source(&self, path: &Path) -> io::Result<Arc<[u8]>> {
         self.read(path).map(Arc::from)
     }
+    /// The bytes of `path` for reading it ahead of any import (`eval::prefetch`):
+    /// only when it is a regular file of at most `max_len` bytes, else None, as
+    /// when it cannot be read. A host reading a real filesystem looks at the file
+    /// it opened, opened without waiting (a FIFO opened for reading waits for a
+    /// writer), before reading it: no import asked for it, so nothing may block
+    /// or grow on its account.
+    fn read_ahead(&self, path: &Path, max_len: u64) -> Option<Arc<[u8]>> {
+        if self.kind(path) != Some(FileKind::File) {
+            return None;
+        }
+        self.read_source(path)
+            .ok()
+            .filter(|text| text.len() as u64 <= max_len)
+    }
     /// What is at `path`, or None if nothing is.
     fn kind(&self, path: &Path) -> Option<FileKind>;
     /// The entries of a directory, in any order.

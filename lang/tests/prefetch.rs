@@ -155,3 +155,62 @@ fn only_named_nix_files_inside_the_root_are_read_ahead() {
     unique.dedup();
     assert_eq!(unique.len(), reads.len(), "{reads:?}");
 }
+
+/// A file named and never imported costs nothing without reading ahead: one that
+/// would take the files read ahead and not imported yet past their bound (here a
+/// 65 MiB file only asked about, `builtins.pathExists ./big.nix`) is neither read
+/// ahead nor kept among the sources, and the value is the same.
+#[test]
+fn a_named_file_past_the_bound_is_left_to_its_import() {
+    let mut files = MemoryLoader::new();
+    files.insert(
+        "/r/main.nix",
+        "{ named = builtins.pathExists ./big.nix; small = import ./small.nix; }\n",
+    );
+    files.insert("/r/small.nix", "{ z = ./z.nix; }.z\n");
+    files.insert("/r/z.nix", "1\n");
+    let mut big = vec![b' '; 65 << 20];
+    big.push(b'1');
+    files.insert("/r/big.nix", big);
+    let value = |prefetch: bool| {
+        let machine = Machine::new(
+            Rc::new(files.clone()),
+            vec![PathBuf::from("/r")],
+            Limits::default(),
+        );
+        let mut machine = if prefetch {
+            machine.with_prefetch()
+        } else {
+            machine
+        };
+        let value = machine
+            .eval_file(Path::new("/r/main.nix"))
+            .and_then(|value| {
+                machine
+                    .force_deep(&value, Span::default())
+                    .map_err(|error| vec![*error])
+            })
+            .expect("evaluates");
+        let printed = machine.print_strict(&value).expect("prints");
+        let kept = machine.sources.find_path(Path::new("/r/big.nix")).is_some();
+        let small = machine.sources.find_path(Path::new("/r/z.nix")).is_some();
+        (String::from_utf8_lossy(&printed).into_owned(), kept, small)
+    };
+    let plain = value(false);
+    assert_eq!(
+        plain,
+        (
+            "{ named = true; small = /r/z.nix; }".to_string(),
+            false,
+            false
+        )
+    );
+    let (printed, kept, small) = value(true);
+    assert_eq!(printed, plain.0);
+    // a small file named is still read ahead
+    assert!(small, "./z.nix read ahead");
+    assert!(
+        !kept,
+        "a 65 MiB file never imported was read ahead and kept"
+    );
+}

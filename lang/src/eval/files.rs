@@ -194,8 +194,10 @@ impl Machine {
     /// `import` may reach and that no evaluation read yet, adds each to the sources,
     /// and gives it to the parsing thread; only when the host asked for one
     /// ([`Machine::with_prefetch`]). A path outside the allowed roots, or that is not
-    /// a regular file (a FIFO no import asked for could block), is left alone, and a
-    /// file that cannot be read is left to its import to report.
+    /// a regular file (a FIFO no import asked for could block), is left alone, as is
+    /// one that would take the files read ahead and not imported yet past
+    /// [`prefetch::AHEAD_BYTES`]; a file that cannot be read is left to its import
+    /// to report.
     pub(super) fn read_ahead(&mut self, paths: Vec<Vec<u8>>) {
         let Some(mut prefetch) = self.prefetch.take() else {
             return;
@@ -209,12 +211,11 @@ impl Machine {
                     continue;
                 }
                 let file_path = compile::host_path(&path);
-                if self.sources.find_path(&file_path).is_some()
-                    || self.loader.kind(&file_path) != Some(FileKind::File)
-                {
+                if self.sources.find_path(&file_path).is_some() {
                     continue;
                 }
-                let Ok(text) = self.loader.read_source(&file_path) else {
+                // the file as it is when opened, and only as much as may be kept
+                let Some(text) = self.loader.read_ahead(&file_path, prefetch.room()) else {
                     continue;
                 };
                 let name = file_path.display().to_string();

@@ -23,6 +23,12 @@ use crate::syntax::Expr;
 /// woken again when half of them are taken.
 const AHEAD: usize = 64;
 
+/// How many bytes of files read ahead and not imported yet are kept at most: a
+/// file named and never imported (`builtins.pathExists ./huge.nix`) costs nothing
+/// without reading ahead, so what reading ahead may cost is bounded; a file that
+/// does not fit is left to its import.
+pub(crate) const AHEAD_BYTES: u64 = 64 << 20;
+
 /// How many compiled trees are handed over at once to be dropped.
 const DISCARDED: usize = 32;
 
@@ -79,6 +85,8 @@ pub(crate) struct Prefetch {
     drops: Option<Sender<Discarded>>,
     /// Files read ahead and not imported yet, by canonical path.
     read: HashMap<Vec<u8>, Arc<Slot>>,
+    /// The bytes of the files of `read`.
+    pending: u64,
     /// Trees parsed and not taken yet.
     ready: Arc<AtomicUsize>,
     thread: Option<std::thread::Thread>,
@@ -94,6 +102,7 @@ impl Prefetch {
             work: None,
             drops: None,
             read: HashMap::new(),
+            pending: 0,
             ready: Arc::default(),
             thread: None,
             discarded: Vec::new(),
@@ -126,6 +135,11 @@ impl Prefetch {
         self.work.is_some()
     }
 
+    /// How many bytes more may be read ahead ([`AHEAD_BYTES`]).
+    pub(crate) fn room(&self) -> u64 {
+        AHEAD_BYTES.saturating_sub(self.pending)
+    }
+
     /// Whether `path` was read ahead (and not imported yet).
     pub(crate) fn has(&self, path: &[u8]) -> bool {
         self.read.contains_key(path)
@@ -144,6 +158,7 @@ impl Prefetch {
             done: Condvar::new(),
         });
         if work.send(slot.clone()).is_ok() {
+            self.pending += slot.text.len() as u64;
             self.read.insert(path, slot);
         }
     }
@@ -164,6 +179,7 @@ impl Prefetch {
     /// thread made it (waiting if it is at it).
     pub(crate) fn take(&mut self, path: &[u8]) -> Option<ReadAhead> {
         let slot = self.read.remove(path)?;
+        self.pending -= slot.text.len() as u64;
         let mut state = slot.state();
         let parsed = loop {
             match std::mem::replace(&mut *state, State::Taken) {
