@@ -214,3 +214,55 @@ fn a_named_file_past_the_bound_is_left_to_its_import() {
         "a 65 MiB file never imported was read ahead and kept"
     );
 }
+
+/// A set naming 3,000 files of which the program imports two (nixpkgs'
+/// `all-packages.nix`): a window of files is read ahead, not every file named (all
+/// read at naming, such a program took five times as long), and the value is the
+/// same.
+#[test]
+fn a_program_importing_few_of_the_files_it_names_reads_few_ahead() {
+    let mut files = MemoryLoader::new();
+    let packages: Vec<String> = (0..3000)
+        .map(|k| format!("p{k} = import ./pkgs/p{k}.nix;"))
+        .collect();
+    files.insert(
+        "/r/main.nix",
+        format!(
+            "let all = {{ {} }}; in all.p2500 + all.p17",
+            packages.join(" ")
+        ),
+    );
+    for k in 0..3000 {
+        files.insert(format!("/r/pkgs/p{k}.nix"), format!("{k}"));
+    }
+    let plain = Rc::new(Recording {
+        files: files.clone(),
+        reads: RefCell::new(Vec::new()),
+    });
+    let ahead = Rc::new(Recording {
+        files,
+        reads: RefCell::new(Vec::new()),
+    });
+    let value = |loader: Rc<Recording>, prefetch: bool| {
+        let machine = Machine::new(loader, vec![PathBuf::from("/r")], Limits::default());
+        let mut machine = if prefetch {
+            machine.with_prefetch()
+        } else {
+            machine
+        };
+        let value = machine
+            .eval_file(Path::new("/r/main.nix"))
+            .and_then(|value| {
+                machine
+                    .force_deep(&value, Span::default())
+                    .map_err(|error| vec![*error])
+            })
+            .expect("evaluates");
+        String::from_utf8(machine.print_strict(&value).expect("printed")).expect("UTF-8")
+    };
+    assert_eq!(value(plain.clone(), false), "2517");
+    assert_eq!(value(ahead.clone(), true), "2517");
+    assert_eq!(plain.reads.borrow().len(), 3);
+    let read = ahead.reads.borrow().len();
+    assert!(read <= 3 + 2 * 64, "{read} files read for 3 imported");
+}

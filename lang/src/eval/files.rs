@@ -153,6 +153,15 @@ impl Machine {
             .prefetch
             .as_mut()
             .and_then(|prefetch| prefetch.take(&path));
+        if read_ahead.is_some()
+            && self
+                .prefetch
+                .as_ref()
+                .is_some_and(|prefetch| prefetch.low())
+        {
+            // the window moved on: the next files named are read
+            self.read_named();
+        }
         let compiled = match read_ahead {
             // compiled under the id and with the bytes it was read ahead as
             Some(prefetch::ReadAhead { file, text, parsed }) => {
@@ -190,38 +199,45 @@ impl Machine {
         Ok(value)
     }
 
-    /// Reads the files of `paths` (a compiled file's `.nix` path literals) that an
-    /// `import` may reach and that no evaluation read yet, adds each to the sources,
-    /// and gives it to the parsing thread; only when the host asked for one
-    /// ([`Machine::with_prefetch`]). A path outside the allowed roots, or that is not
-    /// a regular file (a FIFO no import asked for could block), is left alone, as is
-    /// one that would take the files read ahead and not imported yet past
-    /// [`prefetch::AHEAD_BYTES`]; a file that cannot be read is left to its import
-    /// to report.
+    /// Remembers the files of `paths` (a compiled file's `.nix` path literals) and
+    /// reads ahead the next files named (see [`Machine::read_named`]); only when the
+    /// host asked for it ([`Machine::with_prefetch`]).
     pub(super) fn read_ahead(&mut self, paths: Vec<Vec<u8>>) {
+        if let Some(prefetch) = self.prefetch.as_mut()
+            && !paths.is_empty()
+        {
+            prefetch.name(paths);
+            self.read_named();
+        }
+    }
+
+    /// Reads files named and not read yet, in the order named, while the window
+    /// of files read ahead has room, adds each to the sources and gives it to the
+    /// parsing thread. A file that no evaluation read yet and that `import` may
+    /// reach is read: inside the allowed roots, a regular file as it is opened
+    /// (opened without waiting: a FIFO no import asked for could block), that
+    /// keeps what is read ahead and not imported yet within
+    /// [`prefetch::AHEAD_BYTES`]; any other is left alone (to its import, if one
+    /// comes, to read or report).
+    pub(super) fn read_named(&mut self) {
         let Some(mut prefetch) = self.prefetch.take() else {
             return;
         };
-        if !paths.is_empty() && prefetch.usable() {
-            for path in paths {
-                if self.file_cache.contains_key(&path)
-                    || prefetch.has(&path)
-                    || !self.is_allowed(&path)
-                {
-                    continue;
-                }
-                let file_path = compile::host_path(&path);
-                if self.sources.find_path(&file_path).is_some() {
-                    continue;
-                }
-                // the file as it is when opened, and only as much as may be kept
-                let Some(text) = self.loader.read_ahead(&file_path, prefetch.room()) else {
-                    continue;
-                };
-                let name = file_path.display().to_string();
-                let file = self.sources.add(name, Some(file_path), text.clone());
-                prefetch.give(path, file, text);
+        while let Some(path) = prefetch.next_named() {
+            if self.file_cache.contains_key(&path) || !self.is_allowed(&path) {
+                continue;
             }
+            let file_path = compile::host_path(&path);
+            if self.sources.find_path(&file_path).is_some() {
+                continue;
+            }
+            // the file as it is when opened, and only as much as may be kept
+            let Some(text) = self.loader.read_ahead(&file_path, prefetch.room()) else {
+                continue;
+            };
+            let name = file_path.display().to_string();
+            let file = self.sources.add(name, Some(file_path), text.clone());
+            prefetch.give(path, file, text);
         }
         self.prefetch = Some(prefetch);
     }

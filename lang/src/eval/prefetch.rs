@@ -7,8 +7,8 @@
 //! never imported is never reported; the evaluating thread never waits for a file
 //! the parsing thread has not started (it parses that one itself).
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
@@ -17,11 +17,12 @@ use crate::name::Name;
 use crate::span::FileId;
 use crate::syntax::Expr;
 
-/// How many trees the parsing thread keeps ready at most: enough to stay ahead of
-/// the imports, few enough that its memory is reused for the next ones (2,000
-/// modules parsed all ahead touched 26 MB more, and were slower for it). It is
-/// woken again when half of them are taken.
-const AHEAD: usize = 64;
+/// How many files are read ahead and not imported yet at most: a window refilled
+/// as they are imported. A module list is imported as it is written; a set naming
+/// 5,000 packages of which a program imports a few (nixpkgs' `all-packages.nix`)
+/// then costs a window of files read and parsed for nothing, and reading ahead
+/// ends there (read all at naming, that program took five times as long).
+const WINDOW: usize = 64;
 
 /// How many bytes of files read ahead and not imported yet are kept at most: a
 /// file named and never imported (`builtins.pathExists ./huge.nix`) costs nothing
@@ -83,17 +84,20 @@ type Discarded = Vec<Arc<Expr>>;
 pub(crate) struct Prefetch {
     work: Option<Sender<Arc<Slot>>>,
     drops: Option<Sender<Discarded>>,
+    /// Files named and not read yet: the last file compiled's first, in the order
+    /// it names them (evaluation goes into a file before going on to its siblings).
+    named: VecDeque<Vec<u8>>,
+    /// Every path ever named (each is queued once).
+    seen: HashSet<Vec<u8>>,
     /// Files read ahead and not imported yet, by canonical path.
     read: HashMap<Vec<u8>, Arc<Slot>>,
-    /// The bytes of the files of `read`.
+    /// The bytes of the files in `read` ([`AHEAD_BYTES`]).
     pending: u64,
-    /// Trees parsed and not taken yet.
-    ready: Arc<AtomicUsize>,
-    thread: Option<std::thread::Thread>,
     discarded: Vec<Arc<Expr>>,
     /// Set when the machine is dropped: what is still queued is not parsed.
     closed: Arc<AtomicBool>,
-    failed: bool,
+    /// No thread could be started: files are parsed when imported, as without it.
+    stopped: bool,
 }
 
 impl Prefetch {
@@ -101,38 +105,66 @@ impl Prefetch {
         Prefetch {
             work: None,
             drops: None,
+            named: VecDeque::new(),
+            seen: HashSet::new(),
             read: HashMap::new(),
             pending: 0,
-            ready: Arc::default(),
-            thread: None,
             discarded: Vec::new(),
             closed: Arc::default(),
-            failed: false,
+            stopped: false,
         }
     }
 
-    /// Whether files may be given: a parsing thread runs or can be started.
-    pub(crate) fn usable(&mut self) -> bool {
-        if self.work.is_none() && !self.failed {
+    /// Remembers `paths`, named by a file just compiled, to be read in turn.
+    pub(crate) fn name(&mut self, paths: Vec<Vec<u8>>) {
+        if self.stopped {
+            return;
+        }
+        let new: Vec<Vec<u8>> = paths
+            .into_iter()
+            .filter(|path| self.seen.insert(path.clone()))
+            .collect();
+        for path in new.into_iter().rev() {
+            self.named.push_front(path);
+        }
+    }
+
+    /// The next file named to read ahead, while the window has room (and a
+    /// parsing thread runs: started the first time).
+    pub(crate) fn next_named(&mut self) -> Option<Vec<u8>> {
+        if self.stopped || self.read.len() >= WINDOW || self.named.is_empty() {
+            return None;
+        }
+        if self.work.is_none() {
             let (sender, receiver) = std::sync::mpsc::channel();
             let (drops, dropped) = std::sync::mpsc::channel();
-            let ready = self.ready.clone();
             let closed = self.closed.clone();
             // deep trees are parsed and dropped there: the evaluator's stack
             let spawned = std::thread::Builder::new()
                 .name("mesh-parse".into())
                 .stack_size(super::EVAL_STACK_SIZE)
-                .spawn(move || parse_given(&receiver, &dropped, &ready, &closed));
-            match spawned {
-                Ok(handle) => {
-                    self.thread = Some(handle.thread().clone());
-                    self.work = Some(sender);
-                    self.drops = Some(drops);
-                }
-                Err(_) => self.failed = true,
+                .spawn(move || parse_given(&receiver, &dropped, &closed));
+            if spawned.is_err() {
+                self.stop();
+                return None;
             }
+            self.work = Some(sender);
+            self.drops = Some(drops);
         }
-        self.work.is_some()
+        self.named.pop_front()
+    }
+
+    fn stop(&mut self) {
+        self.stopped = true;
+        self.named.clear();
+        self.seen.clear();
+    }
+
+    /// Whether the window is down to half: refilled then, not after each import, so
+    /// that the parsing thread is woken once for many files (a wake is a system
+    /// call).
+    pub(crate) fn low(&self) -> bool {
+        self.read.len() <= WINDOW / 2
     }
 
     /// How many bytes more may be read ahead ([`AHEAD_BYTES`]).
@@ -146,7 +178,7 @@ impl Prefetch {
     }
 
     /// Hands the file `path`, added to the sources as `file` with `text`, to the
-    /// parsing thread (see [`Prefetch::usable`]).
+    /// parsing thread (see [`Prefetch::next_named`]).
     pub(crate) fn give(&mut self, path: Vec<u8>, file: FileId, text: Arc<[u8]>) {
         let Some(work) = &self.work else {
             return;
@@ -183,15 +215,7 @@ impl Prefetch {
         let mut state = slot.state();
         let parsed = loop {
             match std::mem::replace(&mut *state, State::Taken) {
-                State::Done(parsed) => {
-                    // room for more: the thread is woken when half are taken
-                    if self.ready.fetch_sub(1, Ordering::AcqRel) == AHEAD / 2 + 1
-                        && let Some(thread) = &self.thread
-                    {
-                        thread.unpark();
-                    }
-                    break Some(parsed);
-                }
+                State::Done(parsed) => break Some(parsed),
                 State::Queued | State::Taken => break None,
                 State::Parsing | State::Awaited => {
                     *state = State::Awaited;
@@ -214,20 +238,27 @@ impl Prefetch {
 impl Drop for Prefetch {
     fn drop(&mut self) {
         self.closed.store(true, Ordering::Release);
-        if let Some(thread) = &self.thread {
-            thread.unpark();
+    }
+}
+
+/// Puts a file back in the queue if parsing it panicked, so that its import parses
+/// it (and meets the panic there) instead of waiting for ever.
+struct Unfinished<'s>(&'s Slot);
+
+impl Drop for Unfinished<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let before = std::mem::replace(&mut *self.0.state(), State::Queued);
+            if matches!(before, State::Awaited) {
+                self.0.done.notify_all();
+            }
         }
     }
 }
 
 /// The parsing thread: the files given, in order, until the machine (and with it
 /// the sender) is dropped.
-fn parse_given(
-    work: &Receiver<Arc<Slot>>,
-    drops: &Receiver<Discarded>,
-    ready: &AtomicUsize,
-    closed: &AtomicBool,
-) {
+fn parse_given(work: &Receiver<Arc<Slot>>, drops: &Receiver<Discarded>, closed: &AtomicBool) {
     use std::sync::mpsc::RecvTimeoutError;
     // woken now and then when idle, to drop what was compiled meanwhile
     const IDLE: std::time::Duration = std::time::Duration::from_millis(20);
@@ -243,13 +274,6 @@ fn parse_given(
             Err(RecvTimeoutError::Timeout) => continue,
             Err(RecvTimeoutError::Disconnected) => return,
         };
-        while ready.load(Ordering::Acquire) >= AHEAD && !closed.load(Ordering::Acquire) {
-            while let Ok(trees) = drops.try_recv() {
-                drop(trees);
-            }
-            // unparked when half are taken
-            std::thread::park_timeout(IDLE);
-        }
         {
             let mut state = slot.state();
             if !matches!(*state, State::Queued) {
@@ -257,6 +281,7 @@ fn parse_given(
             }
             *state = State::Parsing;
         }
+        let unfinished = Unfinished(&slot);
         let parsed = crate::parser::parse(&slot.text, slot.file);
         let parsed = if parsed.errors.is_empty() {
             let names: Arc<[Name]> = crate::symbols::first_mentions(&parsed.expr).into();
@@ -264,11 +289,17 @@ fn parse_given(
         } else {
             Err(parsed.errors)
         };
-        ready.fetch_add(1, Ordering::AcqRel);
-        let before = std::mem::replace(&mut *slot.state(), State::Done(parsed));
-        // a wake is a system call: made only for a file waited for
-        if matches!(before, State::Awaited) {
-            slot.done.notify_all();
+        drop(unfinished);
+        let mut state = slot.state();
+        match &*state {
+            State::Taken => {}
+            State::Awaited => {
+                *state = State::Done(parsed);
+                drop(state);
+                // a wake is a system call: made only for a file waited for
+                slot.done.notify_all();
+            }
+            _ => *state = State::Done(parsed),
         }
     }
 }
