@@ -81,22 +81,36 @@ fn an_unreachable_broker_is_reported_on_every_retry() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("mesh-build runs");
-    std::thread::sleep(Duration::from_millis(1500));
+    // read until the third retry is reported (a loaded machine may take a while to
+    // get there: a fixed wait of 1.5 s saw none), then stopped
+    let mut stderr_pipe = child.stderr.take().expect("piped");
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut read = Vec::new();
+        let mut buffer = [0u8; 4096];
+        while let Ok(count) = stderr_pipe.read(&mut buffer) {
+            if count == 0 {
+                break;
+            }
+            read.extend_from_slice(&buffer[..count]);
+            let _sent = sender.send(String::from_utf8_lossy(&read).into_owned());
+        }
+    });
+    let is_retry = |line: &str| {
+        line.contains("cannot connect to the broker at") && line.contains("trying again")
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let mut stderr = String::new();
+    while std::time::Instant::now() < deadline
+        && stderr.lines().filter(|line| is_retry(line)).count() < 3
+    {
+        if let Ok(read) = receiver.recv_timeout(Duration::from_millis(100)) {
+            stderr = read;
+        }
+    }
     child.kill().expect("mesh-build is still retrying");
     child.wait().expect("mesh-build ends");
-    let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .expect("piped")
-        .read_to_string(&mut stderr)
-        .expect("stderr is UTF-8");
-    let retries = stderr
-        .lines()
-        .filter(|line| {
-            line.contains("cannot connect to the broker at") && line.contains("trying again")
-        })
-        .count();
+    let retries = stderr.lines().filter(|line| is_retry(line)).count();
     assert!(retries >= 3, "one line per retry:\n{stderr}");
     assert!(
         !stderr.contains("hunter2"),
