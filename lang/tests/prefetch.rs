@@ -71,6 +71,11 @@ fn repository(count: usize, broken: Option<usize>) -> Recording {
 /// What an evaluation of `/r/main.nix` says: its printed value, or each error's
 /// code, message and place (file name, line, column).
 fn evaluate(loader: Rc<Recording>, prefetch: bool) -> Result<String, Vec<String>> {
+    evaluated(loader, prefetch).1
+}
+
+/// The machine that evaluated `/r/main.nix` (with its sources), and what it says.
+fn evaluated(loader: Rc<dyn Loader>, prefetch: bool) -> (Machine, Result<String, Vec<String>>) {
     let machine = Machine::new(loader, vec![PathBuf::from("/r")], Limits::default());
     let mut machine = if prefetch {
         machine.with_prefetch()
@@ -84,15 +89,14 @@ fn evaluate(loader: Rc<Recording>, prefetch: bool) -> Result<String, Vec<String>
                 .force_deep(&value, Span::default())
                 .map_err(|error| vec![*error])
         });
-    match value {
-        Ok(value) => {
-            let printed = machine
-                .print_strict(&value)
-                .map_err(|error| vec![format!("{error:?}")])?;
-            Ok(String::from_utf8_lossy(&printed).into_owned())
-        }
+    let said = match value {
+        Ok(value) => machine
+            .print_strict(&value)
+            .map(|printed| String::from_utf8_lossy(&printed).into_owned())
+            .map_err(|error| vec![format!("{error:?}")]),
         Err(errors) => Err(errors.iter().map(|error| placed(&machine, error)).collect()),
-    }
+    };
+    (machine, said)
 }
 
 fn placed(machine: &Machine, error: &Diagnostic) -> String {
@@ -173,28 +177,10 @@ fn a_named_file_past_the_bound_is_left_to_its_import() {
     big.push(b'1');
     files.insert("/r/big.nix", big);
     let value = |prefetch: bool| {
-        let machine = Machine::new(
-            Rc::new(files.clone()),
-            vec![PathBuf::from("/r")],
-            Limits::default(),
-        );
-        let mut machine = if prefetch {
-            machine.with_prefetch()
-        } else {
-            machine
-        };
-        let value = machine
-            .eval_file(Path::new("/r/main.nix"))
-            .and_then(|value| {
-                machine
-                    .force_deep(&value, Span::default())
-                    .map_err(|error| vec![*error])
-            })
-            .expect("evaluates");
-        let printed = machine.print_strict(&value).expect("prints");
+        let (machine, said) = evaluated(Rc::new(files.clone()), prefetch);
         let kept = machine.sources.find_path(Path::new("/r/big.nix")).is_some();
         let small = machine.sources.find_path(Path::new("/r/z.nix")).is_some();
-        (String::from_utf8_lossy(&printed).into_owned(), kept, small)
+        (said.expect("evaluates"), kept, small)
     };
     let plain = value(false);
     assert_eq!(
@@ -243,25 +229,8 @@ fn a_program_importing_few_of_the_files_it_names_reads_few_ahead() {
         files,
         reads: RefCell::new(Vec::new()),
     });
-    let value = |loader: Rc<Recording>, prefetch: bool| {
-        let machine = Machine::new(loader, vec![PathBuf::from("/r")], Limits::default());
-        let mut machine = if prefetch {
-            machine.with_prefetch()
-        } else {
-            machine
-        };
-        let value = machine
-            .eval_file(Path::new("/r/main.nix"))
-            .and_then(|value| {
-                machine
-                    .force_deep(&value, Span::default())
-                    .map_err(|error| vec![*error])
-            })
-            .expect("evaluates");
-        String::from_utf8(machine.print_strict(&value).expect("printed")).expect("UTF-8")
-    };
-    assert_eq!(value(plain.clone(), false), "2517");
-    assert_eq!(value(ahead.clone(), true), "2517");
+    assert_eq!(evaluate(plain.clone(), false), Ok("2517".to_string()));
+    assert_eq!(evaluate(ahead.clone(), true), Ok("2517".to_string()));
     assert_eq!(plain.reads.borrow().len(), 3);
     let read = ahead.reads.borrow().len();
     assert!(read <= 3 + 2 * 64, "{read} files read for 3 imported");
