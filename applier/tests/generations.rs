@@ -13,13 +13,7 @@ use serde_json::Value;
 use support::*;
 
 fn mesh_apply(root: &TestRoot, arguments: &[&str], stdin: Option<&[u8]>) -> (Output, Value) {
-    let mut child = Command::new(BINARY)
-        .args(arguments)
-        .arg("--root")
-        .arg(root.path())
-        .arg("--artifacts")
-        .arg(&root.artifacts)
-        .args(["--format", "json"])
+    let mut child = rooted(Command::new(BINARY).args(arguments), root, "json")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

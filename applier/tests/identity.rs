@@ -29,18 +29,15 @@ fn secret_plan(keys: &Keys) -> Plan {
 fn mesh_apply(root: &TestRoot, plan: &Plan, arguments: &[&std::ffi::OsStr]) -> (i32, Value) {
     let plans = tempfile::tempdir().unwrap();
     let path = write_plan(plans.path(), "plan.json", plan);
-    let mut child = Command::new(BINARY)
-        .arg(&path)
-        .args(arguments)
-        .arg("--root")
-        .arg(root.path())
-        .arg("--artifacts")
-        .arg(&root.artifacts)
-        .args(["--format", "json"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = rooted(
+        Command::new(BINARY).arg(&path).args(arguments),
+        root,
+        "json",
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
     let started = Instant::now();
     while child.try_wait().unwrap().is_none() {
         if started.elapsed() > Duration::from_secs(60) {

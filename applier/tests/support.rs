@@ -209,16 +209,20 @@ pub fn run_apply_as(
 /// FORMAT`, for a test to add to (arguments, environment) and run.
 pub fn apply_command(root: &TestRoot, plan_path: &Path, keys: &Keys, format: &str) -> Command {
     let mut command = Command::new(BINARY);
+    command.arg(plan_path).arg("--identity").arg(&keys.identity);
+    rooted(&mut command, root, format);
     command
-        .arg(plan_path)
-        .arg("--identity")
-        .arg(&keys.identity)
+}
+
+/// Adds `--root ROOT --artifacts DIR --format FORMAT` to a `mesh-apply` command: the
+/// test root every run of the applier here is confined to.
+pub fn rooted<'c>(command: &'c mut Command, root: &TestRoot, format: &str) -> &'c mut Command {
+    command
         .arg("--root")
         .arg(root.path())
         .arg("--artifacts")
         .arg(&root.artifacts)
-        .args(["--format", format]);
-    command
+        .args(["--format", format])
 }
 
 /// Applies and insists it succeeded; returns the report.
