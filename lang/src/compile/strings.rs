@@ -31,14 +31,15 @@ impl Compiler<'_> {
         if first.len() > 1 && first.last() == Some(&b'/') && resolved != b"/" {
             resolved.push(b'/');
         }
+        // a literal naming a `.nix` file alone: a file the program may import next
+        if parts.len() == 1 && resolved.ends_with(b".nix") {
+            self.nix_paths.push(resolved.clone());
+        }
         let first = node(
-            IrKind::Const(Value::Path(crate::value::Bytes::from(resolved.as_slice()))),
+            IrKind::Const(Value::Path(crate::value::Bytes::from(resolved))),
             span,
         );
         if parts.len() == 1 {
-            if resolved.ends_with(b".nix") {
-                self.nix_paths.push(resolved);
-            }
             return first;
         }
         let mut compiled = vec![first];

@@ -290,16 +290,12 @@ fn parse_given(work: &Receiver<Arc<Slot>>, drops: &Receiver<Discarded>, closed: 
             Err(parsed.errors)
         };
         drop(unfinished);
-        let mut state = slot.state();
-        match &*state {
-            State::Taken => {}
-            State::Awaited => {
-                *state = State::Done(parsed);
-                drop(state);
-                // a wake is a system call: made only for a file waited for
-                slot.done.notify_all();
-            }
-            _ => *state = State::Done(parsed),
+        // only this thread moves a file out of `Parsing` (the evaluating thread makes
+        // it `Awaited`, and waits)
+        let before = std::mem::replace(&mut *slot.state(), State::Done(parsed));
+        // a wake is a system call: made only for a file waited for
+        if matches!(before, State::Awaited) {
+            slot.done.notify_all();
         }
     }
 }
