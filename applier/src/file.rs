@@ -106,13 +106,14 @@ pub fn inspect(
 }
 
 /// Does the file `name` hold exactly `expected`? Compared in chunks, without reading it
-/// into memory whole (the no-op apply reads every file of the plan).
+/// into memory whole (the no-op apply reads every file of the plan). The chunk read is
+/// wiped when done: the file may be a secret's.
 pub fn has_content(directory: &Directory, name: &str, expected: &[u8]) -> io::Result<bool> {
     let mut file = directory.open_regular(name)?;
-    let mut buffer = [0u8; 16 * 1024];
+    let mut buffer = Zeroizing::new([0u8; 16 * 1024]);
     let mut offset = 0;
     loop {
-        let count = match file.read(&mut buffer) {
+        let count = match file.read(buffer.as_mut_slice()) {
             Ok(0) => return Ok(offset == expected.len()),
             Ok(count) => count,
             Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,

@@ -182,3 +182,44 @@ fn listen_says_the_node_queue_is_not_declared_with_e544() {
     );
     assert!(problem[1].contains("`meshc publish`"), "{printed:#?}");
 }
+
+/// `listen-dies-when-stderr-closes`: the supervisor wrote each problem with
+/// `eprintln!`, which panics when the write fails, so a listener whose stderr's reader
+/// went away (a closed pipe: a log collector restarted) ended with exit 101 at its
+/// next retry. What it cannot write is dropped; it keeps listening.
+#[test]
+fn listen_keeps_trying_after_its_stderr_is_closed() {
+    let unused = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = unused.local_addr().unwrap().port();
+    drop(unused);
+    let identity = tempfile::tempdir().unwrap();
+    let path = identity.path().join("identity.txt");
+    std::fs::write(&path, "AGE-SECRET-KEY-1\n").unwrap();
+    let mut child = Command::new(BINARY)
+        .args(["--listen", "--node", "web1", "--amqp"])
+        .arg(format!("amqp://node:secret@127.0.0.1:{port}/%2f"))
+        .arg("--identity")
+        .arg(&path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    stderr.read_line(&mut first).unwrap();
+    assert!(first.starts_with("error[E543]: "), "{first}");
+    drop(stderr);
+    // retries come 0.1 s apart at first, doubling to 5 s: several in these 3 s
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < deadline {
+        let status = child.try_wait().unwrap();
+        assert!(
+            status.is_none(),
+            "the listener ended when its stderr closed: {status:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+}

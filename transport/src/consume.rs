@@ -13,6 +13,7 @@
 //! plan digests with the applied record, the builder looks correlation ids up in its
 //! record).
 
+use std::io::Write;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -176,9 +177,13 @@ impl Options {
     }
 }
 
-/// A log that writes lines to stderr.
+/// A log that writes lines to stderr. A line that cannot be written (stderr's reader
+/// gone) is dropped: a service does not stop for its log (`eprintln!` panics there).
 pub fn stderr_log() -> Log {
-    Arc::new(|line: &str| eprintln!("{line}"))
+    Arc::new(|line: &str| {
+        let mut stderr = std::io::stderr().lock();
+        let _unwritten = writeln!(stderr, "{line}");
+    })
 }
 
 struct WorkerState {
