@@ -208,35 +208,87 @@ fn compile_inspecting(
     session: &Session,
     inspected: Option<&str>,
 ) -> (Compilation, Option<NodeView>) {
-    // the build cache read the repository's layout already: the same one is compiled
+    let repository = match load_repository(root, session) {
+        Ok(repository) => repository,
+        Err(diagnostic) => return (Compilation::failed(root, *diagnostic), None),
+    };
+    let repository: &Repository = &repository;
+    let store = secrets::Store::new(&repository.root, options.secrets != SecretMode::Make);
+    let (results, linked) = run_workers(repository, options, session, &store, inspected);
+    crate::phases::mark("second halves");
+    let mut view = results.iter().find_map(|result| result.view.clone());
+    let mut compilation = merge(repository, results);
+    if let Some(view) = &mut view {
+        if let Some(fleet) = &linked.fleet {
+            node_view::links(view, fleet);
+        }
+        if let Some(plan) = compilation.plans.get(&view.node) {
+            node_view::shapes(view, plan);
+        }
+    }
+    finish(&mut compilation, linked, &store, session);
+    crate::phases::mark("merged");
+    (compilation, view)
+}
+
+impl Compilation {
+    /// A compilation that ended before any worker started, with why.
+    fn failed(root: &Path, diagnostic: Diagnostic) -> Compilation {
+        Compilation {
+            root: root.to_path_buf(),
+            plans: BTreeMap::new(),
+            handed: BTreeSet::new(),
+            handed_sealed: BTreeMap::new(),
+            diagnostics: vec![diagnostic],
+            sources: Sources::new(),
+            made: secrets::Made::default(),
+            artifact_directories: BTreeMap::new(),
+            keys: BTreeMap::new(),
+            secrets: BTreeMap::new(),
+            traces: Vec::new(),
+        }
+    }
+}
+
+/// The repository's layout: the one the build cache read already (the same one is
+/// compiled), or read now.
+fn load_repository(root: &Path, session: &Session) -> Result<Arc<Repository>, Box<Diagnostic>> {
     let cached = session
         .cache
         .as_ref()
         .and_then(|cache| cache.repository(root));
-    let loaded = match cached {
+    match cached {
         Some(repository) => Ok(repository),
-        None => repository::load(root).map(std::sync::Arc::new),
-    };
-    let repository = match loaded {
-        Ok(repository) => repository,
-        Err(diagnostic) => {
-            let compilation = Compilation {
-                root: root.to_path_buf(),
-                plans: BTreeMap::new(),
-                handed: BTreeSet::new(),
-                handed_sealed: BTreeMap::new(),
-                diagnostics: vec![*diagnostic],
-                sources: Sources::new(),
-                made: secrets::Made::default(),
-                artifact_directories: BTreeMap::new(),
-                keys: BTreeMap::new(),
-                secrets: BTreeMap::new(),
-                traces: Vec::new(),
-            };
-            return (compilation, None);
-        }
-    };
-    let repository: &Repository = &repository;
+        None => repository::load(root).map(Arc::new),
+    }
+}
+
+/// What a worker sends the coordinator after its first halves (its index and
+/// declarations), and what it receives back: the links of its nodes.
+type Declared = (usize, PhaseA);
+type Links = BTreeMap<String, NodeLink>;
+
+/// What the coordinator made of every worker's declarations, for the merged
+/// compilation.
+struct Linked {
+    /// Each node's sealing key, in node order.
+    keys: BTreeMap<String, String>,
+    artifact_directories: BTreeMap<String, PathBuf>,
+    /// Every node's declarations, kept for the view of an inspected node.
+    fleet: Option<Vec<Arc<link::Declarations>>>,
+    /// What the link and `mesh.lock` said beyond the nodes' own diagnostics.
+    diagnostics: Vec<Diagnostic>,
+}
+
+/// The workers (one per core, at most 8), each with its own evaluator and its share
+/// of the nodes, and the coordinator between their two halves.
+fn run_workers(
+    repository: &Repository,
+    options: Options,
+    session: &Session,
+    store: &secrets::Store,
+    inspected: Option<&str>,
+) -> (Vec<WorkerResult>, Linked) {
     let workers = options
         .workers
         .unwrap_or_else(|| {
@@ -245,20 +297,15 @@ fn compile_inspecting(
                 .unwrap_or(1)
         })
         .clamp(1, 8);
-    let store = secrets::Store::new(&repository.root, options.secrets != SecretMode::Make);
-    let (to_coordinator, from_workers) = mpsc::channel::<(usize, PhaseA)>();
+    let (to_coordinator, from_workers) = mpsc::channel::<Declared>();
     let mut to_workers = Vec::new();
     let mut receivers = Vec::new();
     for _ in 0..workers {
-        let (sender, receiver) = mpsc::channel::<BTreeMap<String, NodeLink>>();
+        let (sender, receiver) = mpsc::channel::<Links>();
         to_workers.push(sender);
         receivers.push(receiver);
     }
-    let mut coordinator_diagnostics = Vec::new();
-    let mut artifact_directories = BTreeMap::new();
-    let mut keys = BTreeMap::new();
-    let mut fleet: Option<Vec<Arc<link::Declarations>>> = None;
-    let results: Vec<WorkerResult> = std::thread::scope(|scope| {
+    std::thread::scope(|scope| {
         // owned here: should the coordinator panic before the links are sent, the
         // senders are dropped as it unwinds, and the workers waiting for their
         // links go on with none and end (the scope then ends in the panic)
@@ -280,88 +327,13 @@ fn compile_inspecting(
             })
             .collect();
         drop(to_coordinator);
-        // the link: every worker's declarations, then each worker its nodes' links
-        let mut phases: Vec<Option<PhaseA>> = (0..workers).map(|_| None).collect();
-        for _ in 0..workers {
-            match from_workers.recv() {
-                Ok((index, phase)) => {
-                    if let Some(slot) = phases.get_mut(index) {
-                        *slot = Some(phase);
-                    }
-                }
-                Err(_) => break,
-            }
-        }
-        // every worker's declarations moved into one list, each worker's a range
-        // of it (a reused node's come from the cache: 10,000 of them are not copied)
-        let mut registry = None;
-        let mut declarations: Vec<Arc<link::Declarations>> = Vec::new();
-        let mut ranges = Vec::with_capacity(workers);
-        for phase in phases.into_iter().map(Option::unwrap_or_default) {
-            registry = registry.or(phase.registry);
-            let start = declarations.len();
-            declarations.extend(phase.declarations);
-            ranges.push(start..declarations.len());
-        }
-        crate::phases::mark("first halves");
-        let lock = match lock::read(&repository.root) {
-            Ok(lock) => lock,
-            Err(diagnostic) => {
-                coordinator_diagnostics.push(diagnostic);
-                lock::Lock::default()
-            }
-        };
-        // in node order: the map is built at once
-        keys = declarations
-            .iter()
-            .map(|declaration| (declaration.node.clone(), declaration.key.clone()))
-            .collect();
-        for declaration in &declarations {
-            for artifact in &declaration.artifacts {
-                artifact_directories.insert(artifact.directory.clone(), artifact.absolute.clone());
-            }
-        }
-        // the sink lists what the output holds while the link is made: no plan
-        // is staged before the links are sent
-        let mut links = std::thread::scope(|scope| {
-            let preparing = session.sink.as_ref().and_then(|sink| {
-                std::thread::Builder::new()
-                    .name("mesh-sink".to_string())
-                    .spawn_scoped(scope, move || sink.before_plans())
-                    .ok()
-            });
-            let links = link::link(
-                &declarations,
-                &store,
-                options.secrets,
-                &lock,
-                registry.as_deref(),
-            );
-            if let Some(preparing) = preparing {
-                preparing
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            }
-            links
-        });
-        crate::phases::mark("link");
-        for (index, (sender, range)) in to_workers.iter().zip(ranges).enumerate() {
-            // the link has only the nodes that receive something (the worker takes
-            // an empty link for a node it has none for)
-            let share: BTreeMap<String, NodeLink> = declarations[range]
-                .iter()
-                .filter_map(|d| links.remove(&d.node).map(|link| (d.node.clone(), link)))
-                .collect();
-            if sender.send(share).is_err() {
-                coordinator_diagnostics.push(Diagnostic::bug(format!(
-                    "evaluation worker {index} stopped before linking"
-                )));
-            }
-        }
-        if inspected.is_some() {
-            fleet = Some(declarations);
-        }
-        handles
+        let linked = coordinate(
+            repository,
+            (options, session, store),
+            (&from_workers, &to_workers),
+            inspected.is_some(),
+        );
+        let results = handles
             .into_iter()
             .map(|handle| match handle {
                 Ok(handle) => handle
@@ -369,29 +341,123 @@ fn compile_inspecting(
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
                 Err(error) => WorkerResult::failed(error),
             })
-            .collect()
-    });
-    crate::phases::mark("second halves");
-    let mut view = results.iter().find_map(|result| result.view.clone());
-    let mut compilation = merge(repository, results);
-    if let Some(view) = &mut view {
-        if let Some(fleet) = &fleet {
-            node_view::links(view, fleet);
-        }
-        if let Some(plan) = compilation.plans.get(&view.node) {
-            node_view::shapes(view, plan);
+            .collect();
+        (results, linked)
+    })
+}
+
+/// The coordinator's one meeting with the workers: every worker's declarations
+/// received (a worker that ended sends none), linked, and each worker sent the
+/// links of its nodes.
+fn coordinate(
+    repository: &Repository,
+    (options, session, store): (Options, &Session, &secrets::Store),
+    (from_workers, to_workers): (&mpsc::Receiver<Declared>, &[mpsc::Sender<Links>]),
+    keep_fleet: bool,
+) -> Linked {
+    let workers = to_workers.len();
+    let mut phases: Vec<Option<PhaseA>> = (0..workers).map(|_| None).collect();
+    for _ in 0..workers {
+        match from_workers.recv() {
+            Ok((index, phase)) => {
+                if let Some(slot) = phases.get_mut(index) {
+                    *slot = Some(phase);
+                }
+            }
+            Err(_) => break,
         }
     }
+    // every worker's declarations moved into one list, each worker's a range
+    // of it (a reused node's come from the cache: 10,000 of them are not copied)
+    let mut registry = None;
+    let mut declarations: Vec<Arc<link::Declarations>> = Vec::new();
+    let mut ranges = Vec::with_capacity(workers);
+    for phase in phases.into_iter().map(Option::unwrap_or_default) {
+        registry = registry.or(phase.registry);
+        let start = declarations.len();
+        declarations.extend(phase.declarations);
+        ranges.push(start..declarations.len());
+    }
+    crate::phases::mark("first halves");
+    let mut diagnostics = Vec::new();
+    let lock = match lock::read(&repository.root) {
+        Ok(lock) => lock,
+        Err(diagnostic) => {
+            diagnostics.push(diagnostic);
+            lock::Lock::default()
+        }
+    };
+    // in node order: the map is built at once
+    let keys = declarations
+        .iter()
+        .map(|declaration| (declaration.node.clone(), declaration.key.clone()))
+        .collect();
+    let mut artifact_directories = BTreeMap::new();
+    for declaration in &declarations {
+        for artifact in &declaration.artifacts {
+            artifact_directories.insert(artifact.directory.clone(), artifact.absolute.clone());
+        }
+    }
+    // the sink lists what the output holds while the link is made: no plan
+    // is staged before the links are sent
+    let mut links = std::thread::scope(|scope| {
+        let preparing = session.sink.as_ref().and_then(|sink| {
+            std::thread::Builder::new()
+                .name("mesh-sink".to_string())
+                .spawn_scoped(scope, move || sink.before_plans())
+                .ok()
+        });
+        let links = link::link(
+            &declarations,
+            store,
+            options.secrets,
+            &lock,
+            registry.as_deref(),
+        );
+        if let Some(preparing) = preparing {
+            preparing
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        }
+        links
+    });
+    crate::phases::mark("link");
+    for (index, (sender, range)) in to_workers.iter().zip(ranges).enumerate() {
+        // the link has only the nodes that receive something (the worker takes
+        // an empty link for a node it has none for)
+        let share: BTreeMap<String, NodeLink> = declarations[range]
+            .iter()
+            .filter_map(|d| links.remove(&d.node).map(|link| (d.node.clone(), link)))
+            .collect();
+        if sender.send(share).is_err() {
+            diagnostics.push(Diagnostic::bug(format!(
+                "evaluation worker {index} stopped before linking"
+            )));
+        }
+    }
+    Linked {
+        keys,
+        artifact_directories,
+        fleet: keep_fleet.then_some(declarations),
+        diagnostics,
+    }
+}
+
+/// The merged compilation completed: the coordinator's diagnostics first, the
+/// secrets made written (only when every node compiled: a build that fails leaves
+/// `secrets/` as it was), and the keys and secret shapes of the compiled nodes.
+fn finish(
+    compilation: &mut Compilation,
+    linked: Linked,
+    store: &secrets::Store,
+    session: &Session,
+) {
     if let Some(cache) = &session.cache
-        && !coordinator_diagnostics.is_empty()
+        && !linked.diagnostics.is_empty()
     {
         cache.said_beyond_nodes();
     }
-    compilation
-        .diagnostics
-        .splice(0..0, coordinator_diagnostics);
-    // what was made is written only when every node compiled: a build that fails
-    // leaves `secrets/` as it was (see `secrets`)
+    compilation.diagnostics.splice(0..0, linked.diagnostics);
     if compilation.has_errors() {
         store.discard_made();
     } else if let Err(error) = store.write_made() {
@@ -400,8 +466,9 @@ fn compile_inspecting(
             .push(link::store_write_diagnostic(error));
     }
     compilation.made = store.made();
-    compilation.artifact_directories = artifact_directories;
-    compilation.keys = keys
+    compilation.artifact_directories = linked.artifact_directories;
+    compilation.keys = linked
+        .keys
         .into_iter()
         .filter(|(node, _)| {
             compilation.plans.contains_key(node) || compilation.handed.contains(node)
@@ -413,9 +480,7 @@ fn compile_inspecting(
         .iter()
         .map(|(node, plan)| (node.clone(), sealed_texts(plan)))
         .chain(handed_sealed);
-    compilation.secrets = sealed_values(sealed, &store);
-    crate::phases::mark("merged");
-    (compilation, view)
+    compilation.secrets = sealed_values(sealed, store);
 }
 
 /// A node's secret shapes as (path, sealed text): what [`sealed_values`] needs of a

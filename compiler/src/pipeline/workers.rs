@@ -106,19 +106,21 @@ pub(super) fn work(
     if let Some(cancelled) = &session.cancelled {
         machine = machine.with_cancel_flag(cancelled.clone());
     }
-    let mut global = Vec::new();
-    let mut per_node = BTreeMap::new();
     let mut barrier = Barrier {
         index,
         to_coordinator: Some(to_coordinator),
         from_coordinator,
     };
-    let mut view = Inspected {
-        node: inspected,
-        view: None,
+    let mut report = Report {
+        global: Vec::new(),
+        per_node: BTreeMap::new(),
+        traced: Gathered::default(),
+        handed: Handed::default(),
+        inspected: Inspected {
+            node: inspected,
+            view: None,
+        },
     };
-    let mut gathered = Gathered::default();
-    let mut handed = Handed::default();
     let said_again = std::cell::Cell::new(0);
     let plans = match run(
         &mut machine,
@@ -126,19 +128,22 @@ pub(super) fn work(
         session,
         (index, workers),
         &mut barrier,
-        &mut global,
-        &mut per_node,
-        &mut gathered,
-        &mut handed,
-        &mut view,
+        &mut report,
         (&charge, &said_again),
     ) {
         Ok(plans) => plans,
         Err(error) => {
-            global.push(*error);
+            report.global.push(*error);
             BTreeMap::new()
         }
     };
+    let Report {
+        mut global,
+        mut per_node,
+        traced: mut gathered,
+        mut handed,
+        inspected: view,
+    } = report;
     // a worker that stopped early still takes part in the link
     barrier.meet(PhaseA::default());
     if let Some(sink) = &session.sink
@@ -502,18 +507,17 @@ fn declare_loading<'a>(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The worker's share of the nodes (a contiguous run of them in name order): the
+/// inventory and the first module files loaded, every node's first half, the links
+/// received from the coordinator, every node's second half. An error of the
+/// inventory's own evaluation is returned; everything else said is in `report`.
 fn run(
     machine: &mut Machine,
     repository: &Repository,
     session: &Session,
     (worker, workers): (usize, usize),
     barrier: &mut Barrier,
-    global: &mut Vec<Diagnostic>,
-    per_node: &mut BTreeMap<String, Vec<Diagnostic>>,
-    traced: &mut Gathered,
-    handed: &mut Handed,
-    inspected: &mut Inspected<'_>,
+    report: &mut Report<'_>,
     (charge, said_again): (&Charge, &std::cell::Cell<usize>),
 ) -> EvalResult<BTreeMap<String, Plan>> {
     // an entry whose declarations will come from the cache read without a
@@ -525,17 +529,24 @@ fn run(
             .as_ref()
             .is_some_and(|cache| cache.has_declarations(name))
     };
-    let Some((inventory_value, inventory)) =
-        load_inventory(machine, repository, charge, &|name| !cached(name), global)?
+    let Some((inventory_value, inventory)) = load_inventory(
+        machine,
+        repository,
+        charge,
+        &|name| !cached(name),
+        &mut report.global,
+    )?
     else {
         return Ok(BTreeMap::new());
     };
     let names = inventory.names();
     let node_names: Vec<String> = names.iter().map(|name| name.to_string()).collect();
-    if let Some(wanted) = inspected.node
+    if let Some(wanted) = report.inspected.node
         && !node_names.iter().any(|name| name == wanted)
     {
-        global.push(node_view::unknown_node(wanted, &node_names));
+        report
+            .global
+            .push(node_view::unknown_node(wanted, &node_names));
     }
     let (prelude, made) = prelude::prelude(&repository.root, machine);
     let repo = Repo {
@@ -546,7 +557,7 @@ fn run(
             node_names: &node_names,
         },
         charge,
-        reclaims: inspected.node.is_none(),
+        reclaims: report.inspected.node.is_none(),
         said_again,
     };
     let known: Vec<String> = repository.modules.keys().cloned().collect();
@@ -554,114 +565,235 @@ fn run(
     // loading only the changed ones (then none, if none changed) and the others
     // as nodes ask for them
     let mut modules = WorkerModules::new(session, repository);
-    if modules.load_before_nodes() && !ensure_modules(&mut modules, machine, &repo, traced, global)
+    if modules.load_before_nodes()
+        && !ensure_modules(
+            &mut modules,
+            machine,
+            &repo,
+            &mut report.traced,
+            &mut report.global,
+        )
     {
         return Ok(BTreeMap::new());
     }
-
-    // this worker's share: a contiguous run of nodes in name order
     let count = names.len();
-    let first = count * worker / workers;
-    let last = count * (worker + 1) / workers;
-    let mut defaults = DefaultsCache::default();
-    // one step and one declaration a node, most of them handed on kept
-    let mut steps: Vec<Step<'_>> = Vec::with_capacity(last - first);
-    let mut declarations = Vec::with_capacity(last - first);
-    handed.sealed.reserve(last - first);
-    handed.kept.reserve(last - first);
-    for &name in &names[first..last] {
-        let node = inventory.nodes.get(name);
-        if machine.reclaim_due() {
-            let kept = Kept {
-                inventory_value: &inventory_value,
-                inventory: &inventory,
-                prelude: &repo.prelude,
-                modules: &modules.set.loaded,
-                defaults: &defaults,
-            };
-            let roots = kept.roots(kept_values(steps.iter()));
-            machine.reclaim(&roots);
+    let share = &names[count * worker / workers..count * (worker + 1) / workers];
+    let mut work = Work {
+        machine,
+        repo: &repo,
+        inventory_value: &inventory_value,
+        inventory: &inventory,
+        modules,
+        defaults: DefaultsCache::default(),
+        known: &known,
+        made: &made,
+        report,
+    };
+    let (steps, declarations) = work.first_halves(share)?;
+    let links = barrier.meet(PhaseA {
+        registry: inventory.registry.clone(),
+        declarations,
+    });
+    work.second_halves(steps, links)
+}
+
+/// What a worker's diagnostics, traces and plans handed on are gathered in, and the
+/// node `meshc show` inspects.
+struct Report<'i> {
+    /// Diagnostics about the whole repository.
+    global: Vec<Diagnostic>,
+    per_node: BTreeMap<String, Vec<Diagnostic>>,
+    traced: Gathered,
+    handed: Handed,
+    inspected: Inspected<'i>,
+}
+
+/// A worker's nodes once the inventory is read and the first module files loaded:
+/// what they are compiled with, and where what they say goes.
+struct Work<'w, 'i> {
+    machine: &'w mut Machine,
+    repo: &'w Repo<'w>,
+    inventory_value: &'w lang::Value,
+    inventory: &'w Inventory,
+    modules: WorkerModules,
+    defaults: DefaultsCache,
+    known: &'w [String],
+    made: &'w crate::shape::Made,
+    report: &'w mut Report<'i>,
+}
+
+/// What a node's first half came to.
+enum FirstHalf<'a> {
+    Declared(Pending<'a>),
+    /// An evaluation error ended it, or its inventory entry has errors (the
+    /// diagnostics say which); the next node goes on.
+    Failed,
+    /// The compilation was cancelled: the worker stops.
+    Cancelled,
+}
+
+impl<'w> Work<'w, '_> {
+    /// The first half of each node of `share`, in order: its declarations taken
+    /// from the build cache when the inputs of its first half are unchanged, else
+    /// evaluated. Ends early, with what it has, when the compilation is cancelled.
+    fn first_halves(
+        &mut self,
+        share: &[&'w String],
+    ) -> EvalResult<(Vec<Step<'w>>, Vec<Arc<link::Declarations>>)> {
+        let session = self.repo.session;
+        // one step and one declaration a node, most of them handed on kept
+        let mut steps: Vec<Step<'w>> = Vec::with_capacity(share.len());
+        let mut declarations = Vec::with_capacity(share.len());
+        self.report.handed.sealed.reserve(share.len());
+        self.report.handed.kept.reserve(share.len());
+        for &name in share {
+            let node = self.inventory.nodes.get(name);
+            self.reclaim_if_due(kept_values(steps.iter()));
+            if session.is_cancelled() {
+                break;
+            }
+            if let Some(cache) = &session.cache
+                && let Some((declared, recorded)) = cache.declarations(name)
+            {
+                declarations.push(declared.clone());
+                steps.push(Step::Cached {
+                    name,
+                    node,
+                    declared,
+                    modules: recorded,
+                });
+                continue;
+            }
+            match self.declare(name, node)? {
+                FirstHalf::Declared(pending) => {
+                    declarations.push(pending.declared.clone());
+                    steps.push(Step::Evaluated(pending));
+                }
+                FirstHalf::Failed => {}
+                FirstHalf::Cancelled => break,
+            }
         }
-        if session.is_cancelled() {
-            break;
-        }
-        if let Some(cache) = &session.cache
-            && let Some((declared, recorded)) = cache.declarations(name)
-        {
-            declarations.push(declared.clone());
-            steps.push(Step::Cached {
-                name,
-                node,
-                declared,
-                modules: recorded,
-            });
-            continue;
-        }
-        let Some(node) = node_to_evaluate(machine, &inventory, name, node, charge, global)? else {
-            continue;
+        Ok((steps, declarations))
+    }
+
+    /// A node's first half, evaluated: its entry read if the inventory left it
+    /// unread, the first module files loaded if they are not yet, then resolution,
+    /// settings, contributions and declarations (`declare_loading`).
+    fn declare(
+        &mut self,
+        name: &'w String,
+        node: Option<&'w inventory::Node>,
+    ) -> EvalResult<FirstHalf<'w>> {
+        let session = self.repo.session;
+        let report = &mut *self.report;
+        let Some(node) = node_to_evaluate(
+            self.machine,
+            self.inventory,
+            name,
+            node,
+            self.repo.charge,
+            &mut report.global,
+        )?
+        else {
+            return Ok(FirstHalf::Failed);
         };
-        if !ensure_modules(&mut modules, machine, &repo, traced, global) {
-            break;
+        if !ensure_modules(
+            &mut self.modules,
+            self.machine,
+            self.repo,
+            &mut report.traced,
+            &mut report.global,
+        ) {
+            return Ok(FirstHalf::Cancelled);
         }
         if let Some(cache) = &session.cache {
             cache.evaluating(name);
         }
-        traced.enter(machine, Place::Declarations(name.clone()));
-        let diagnostics = per_node.entry(name.clone()).or_default();
-        let Some(declared) = declare_loading(
-            machine,
-            (name, node),
-            &mut modules,
-            &repo,
-            &known,
-            &mut defaults,
-            inspected,
-            diagnostics,
-        ) else {
-            break;
-        };
-        if let Some(declaring) = declared {
-            declarations.push(declaring.declared.clone());
-            steps.push(Step::Evaluated(declaring));
-        }
+        report
+            .traced
+            .enter(self.machine, Place::Declarations(name.clone()));
+        let diagnostics = report.per_node.entry(name.clone()).or_default();
+        Ok(
+            match declare_loading(
+                self.machine,
+                (name, node),
+                &mut self.modules,
+                self.repo,
+                self.known,
+                &mut self.defaults,
+                &mut report.inspected,
+                diagnostics,
+            ) {
+                None => FirstHalf::Cancelled,
+                Some(None) => FirstHalf::Failed,
+                Some(Some(pending)) => FirstHalf::Declared(pending),
+            },
+        )
     }
 
-    let mut links = barrier.meet(PhaseA {
-        registry: inventory.registry.clone(),
-        declarations,
-    });
+    /// Empties the frames nothing kept reaches, when a reclaim is due. Kept: the
+    /// inventory, the prelude, the loaded module files, the defaults, and the
+    /// settings and contributions of `unfinished` (nodes between their halves).
+    fn reclaim_if_due<'s>(
+        &mut self,
+        unfinished: impl Iterator<Item = (&'s resolve::Resolved, &'s BTreeMap<String, lang::Value>)>,
+    ) {
+        if !self.machine.reclaim_due() {
+            return;
+        }
+        let kept = Kept {
+            inventory_value: self.inventory_value,
+            inventory: self.inventory,
+            prelude: &self.repo.prelude,
+            modules: &self.modules.set.loaded,
+            defaults: &self.defaults,
+        };
+        let roots = kept.roots(unfinished);
+        self.machine.reclaim(&roots);
+    }
 
-    let mut plans = BTreeMap::new();
-    let mut steps = steps.into_iter();
-    while let Some(mut step) = steps.next() {
-        if session.is_cancelled() {
-            break;
+    /// The second half of each node of `steps` with the link the coordinator sent
+    /// it; ends early, with the plans it has, when the compilation is cancelled.
+    fn second_halves(
+        &mut self,
+        steps: Vec<Step<'w>>,
+        mut links: BTreeMap<String, NodeLink>,
+    ) -> EvalResult<BTreeMap<String, Plan>> {
+        let mut plans = BTreeMap::new();
+        let mut steps = steps.into_iter();
+        while let Some(step) = steps.next() {
+            if self.repo.session.is_cancelled() {
+                break;
+            }
+            let name = step.name().clone();
+            self.report
+                .traced
+                .enter(self.machine, Place::Shapes(name.clone()));
+            // the nodes after it, and this one, keep what their first half made
+            let unfinished = steps.as_slice().iter().chain(std::iter::once(&step));
+            self.reclaim_if_due(kept_values(unfinished));
+            let link = links.remove(&name).unwrap_or_default();
+            if !self.second_half(step, &name, &link, &mut plans)? {
+                break;
+            }
         }
-        let name = step.name().clone();
-        traced.enter(machine, Place::Shapes(name.clone()));
-        if machine.reclaim_due() {
-            let kept = Kept {
-                inventory_value: &inventory_value,
-                inventory: &inventory,
-                prelude: &repo.prelude,
-                modules: &modules.set.loaded,
-                defaults: &defaults,
-            };
-            let mut roots = kept.roots(kept_values(steps.as_slice().iter()));
-            // the node about to be compiled
-            roots.extend(
-                kept_values(std::iter::once(&step)).flat_map(|(resolved, collected)| {
-                    resolved
-                        .settings
-                        .values()
-                        .chain(collected.values())
-                        .cloned()
-                }),
-            );
-            machine.reclaim(&roots);
-        }
-        let diagnostics = per_node.entry(name.clone()).or_default();
-        let link = links.remove(&name).unwrap_or_default();
+        Ok(plans)
+    }
+
+    /// A node's second half: its plan taken from the build cache when nothing it
+    /// reads changed, else its shapes made into its plan (a node whose declarations
+    /// came from the cache is evaluated now), handed to the sink or kept in
+    /// `plans`. False when the compilation was cancelled.
+    fn second_half(
+        &mut self,
+        mut step: Step<'w>,
+        name: &str,
+        link: &NodeLink,
+        plans: &mut BTreeMap<String, Plan>,
+    ) -> EvalResult<bool> {
+        let session = self.repo.session;
+        let report = &mut *self.report;
+        let diagnostics = report.per_node.entry(name.to_string()).or_default();
         let errors_before = error_count(diagnostics);
         if let Some(cache) = &session.cache
             && !link.diagnostics.is_empty()
@@ -672,9 +804,9 @@ fn run(
         }
         diagnostics.extend(link.diagnostics.iter().cloned());
         if error_count(diagnostics) > errors_before {
-            continue;
+            return Ok(true);
         }
-        let link_digest = session.cache.as_ref().map(|_| cache::link_digest(&link));
+        let link_digest = session.cache.as_ref().map(|_| cache::link_digest(link));
         let (recorded, declared) = match &mut step {
             Step::Evaluated(pending) => (
                 Modules::Made(&mut pending.resolved.modules),
@@ -685,91 +817,71 @@ fn run(
         if let Some(link_digest) = &link_digest
             && kept_from_cache(
                 session,
-                &name,
+                name,
                 (recorded, declared),
                 link_digest,
-                (&mut plans, handed),
+                (plans, &mut report.handed),
                 diagnostics,
             )
         {
-            continue;
+            return Ok(true);
         }
         let pending = match step {
             Step::Evaluated(pending) => pending,
+            // its declarations were unchanged but its link is not: evaluated now,
+            // its link made from the declarations the cache had (the same but for
+            // the numbering of files in their spans)
             Step::Cached {
                 name,
                 node,
                 declared,
                 ..
-            } => {
-                // its declarations were unchanged but its link is not: evaluated
-                // now, its link made from the declarations the cache had (the same
-                // but for the numbering of files in their spans)
-                let Some(node) = node_to_evaluate(machine, &inventory, name, node, charge, global)?
-                else {
-                    continue;
-                };
-                if !ensure_modules(&mut modules, machine, &repo, traced, global) {
-                    break;
+            } => match self.declare(name, node)? {
+                FirstHalf::Declared(mut pending) => {
+                    self.report
+                        .traced
+                        .enter(self.machine, Place::Shapes(name.clone()));
+                    if let Some(cache) = &session.cache
+                        && !pending.declared.same_but_spans(&declared)
+                    {
+                        cache.disagreed();
+                    }
+                    pending.declared = declared;
+                    pending.declared_from_cache = true;
+                    pending
                 }
-                if let Some(cache) = &session.cache {
-                    cache.evaluating(name);
-                }
-                traced.enter(machine, Place::Declarations(name.clone()));
-                let diagnostics = per_node.entry(name.clone()).or_default();
-                let Some(outcome) = declare_loading(
-                    machine,
-                    (name, node),
-                    &mut modules,
-                    &repo,
-                    &known,
-                    &mut defaults,
-                    inspected,
-                    diagnostics,
-                ) else {
-                    break;
-                };
-                let Some(mut pending) = outcome else {
-                    continue;
-                };
-                traced.enter(machine, Place::Shapes(name.clone()));
-                if let Some(cache) = &session.cache
-                    && !pending.declared.same_but_spans(&declared)
-                {
-                    cache.disagreed();
-                }
-                pending.declared = declared;
-                pending.declared_from_cache = true;
-                pending
-            }
+                FirstHalf::Failed => return Ok(true),
+                FirstHalf::Cancelled => return Ok(false),
+            },
         };
-        let diagnostics = per_node.entry(name.clone()).or_default();
+        let report = &mut *self.report;
+        let diagnostics = report.per_node.entry(name.to_string()).or_default();
         let said_before = diagnostics.len();
         let Some(plan) = node_plan(
-            machine,
-            &name,
+            self.machine,
+            name,
             &pending.node,
             &pending.resolved,
-            &modules.set.loaded,
+            &self.modules.set.loaded,
             &pending.collected,
-            &link,
-            &made,
+            link,
+            self.made,
             diagnostics,
         ) else {
-            continue;
+            return Ok(true);
         };
         if error_count(diagnostics) == errors_before {
             if let (Some(cache), Some(link_digest)) = (&session.cache, link_digest) {
                 // the shapes said nothing: a memory may keep the plan for reuse
-                let silent = diagnostics.len() == said_before && machine.traces.is_empty();
+                let silent = diagnostics.len() == said_before && self.machine.traces.is_empty();
                 let declared = if pending.declared_from_cache {
                     cache::Declared::Cached
                 } else {
                     cache::Declared::Made(&pending.declared)
                 };
                 cache.finished(
-                    &mut handed.finishing,
-                    &name,
+                    &mut report.handed.finishing,
+                    name,
                     (pending.resolved.modules.clone(), declared),
                     link_digest,
                     cache::Reused::of(&plan),
@@ -779,18 +891,18 @@ fn run(
             let last = session
                 .cache
                 .as_ref()
-                .and_then(|cache| cache.last_plan(&name));
+                .and_then(|cache| cache.last_plan(name));
             deliver(
                 session,
-                &name,
+                name,
                 (plan, last),
-                &mut plans,
-                &mut handed.sealed,
+                plans,
+                &mut report.handed.sealed,
                 diagnostics,
             );
         }
+        Ok(true)
     }
-    Ok(plans)
 }
 
 /// What every node's first half reads of the worker's loaded modules.
