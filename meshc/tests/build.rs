@@ -113,6 +113,30 @@ fn rebuilding_into_the_same_output_changes_no_file() {
     }
 }
 
+/// `build-needs-tmpdir`: the build asked which user it runs as by making a file in
+/// the temporary directory, so with `TMPDIR` naming a directory that is not there
+/// (or a full `/tmp`) every build that wrote plans failed with an E407 that blamed
+/// `OUT/nodes`. Nothing of a build goes to the temporary directory.
+#[test]
+fn a_build_needs_no_temporary_directory() {
+    let temporary = tempfile::tempdir().expect("temporary directory");
+    let out = temporary.path().join("out");
+    // the second build finds plans in place, whose stale ones it may remove
+    for _ in 0..2 {
+        let output = Command::new(MESHC)
+            .arg("build")
+            .arg("--no-cache")
+            .arg("--repo")
+            .arg(homelab())
+            .arg("--out")
+            .arg(&out)
+            .env("TMPDIR", temporary.path().join("not-there"))
+            .output()
+            .expect("meshc runs");
+        assert_built(&output);
+    }
+}
+
 #[test]
 fn removed_node_loses_its_stale_plan() {
     let (temporary, repository) = support::homelab_copy();
