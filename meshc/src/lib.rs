@@ -23,10 +23,15 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-/// Parses the command line and runs the command. Usage errors exit 2 (with clap's
-/// suggestions), failures 1; a closed standard output ends the program quietly.
-pub fn run() -> ExitCode {
-    let cli = cli::Cli::parse();
+/// The command line, parsed: a usage error ends the program here (exit 2, with
+/// clap's suggestions).
+pub fn parse() -> cli::Cli {
+    cli::Cli::parse()
+}
+
+/// Runs the command. Failures exit 1; a closed standard output ends the program
+/// quietly.
+pub fn run(cli: cli::Cli) -> ExitCode {
     let color = cli.color;
     match commands::run(cli) {
         Ok(code) => code,

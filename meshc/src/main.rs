@@ -1,5 +1,5 @@
-//! The `meshc` binary: chooses the allocator and runs the command line
-//! (`meshc::run`). Must hold nothing else: commands live in `commands/`.
+//! The `meshc` binary: chooses the allocator and its setting, and runs the command
+//! line (`meshc::run`). Must hold nothing else: commands live in `commands/`.
 #![forbid(unsafe_code)]
 
 // The evaluator makes and frees many small objects (thunks, frames, sets); mimalloc
@@ -40,10 +40,14 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
-    keep_freed_memory();
-    meshc::run()
+    let cli = meshc::parse();
+    if cli.command.keeps_freed_memory() {
+        keep_freed_memory();
+    }
+    meshc::run(cli)
 }
 
+/// For the commands that evaluate at length ([`meshc::cli::Command::keeps_freed_memory`]):
 /// mimalloc hands pages whose objects were all freed back to the system 10 ms
 /// later: an evaluation that frees and reuses memory (every module system does)
 /// then has the kernel zero the same pages again and again (nixpkgs'
