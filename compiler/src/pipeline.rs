@@ -263,9 +263,10 @@ fn load_repository(root: &Path, session: &Session) -> Result<Arc<Repository>, Bo
     }
 }
 
-/// What a worker sends the coordinator after its first halves (its index and
-/// declarations), and what it receives back: the links of its nodes.
+/// What a worker sends the coordinator after its first halves: its index, and its
+/// nodes' declarations with the inventory's registry.
 type Declared = (usize, PhaseA);
+/// What a worker receives back: the links of its nodes.
 type Links = BTreeMap<String, NodeLink>;
 
 /// What the coordinator made of every worker's declarations, for the merged
@@ -347,8 +348,9 @@ fn run_workers(
 }
 
 /// The coordinator's one meeting with the workers: every worker's declarations
-/// received (a worker that ended sends none), linked, and each worker sent the
-/// links of its nodes.
+/// received (a worker that stopped early sends an empty list, one that panicked or
+/// never started sends nothing), linked, and each worker sent the links of its
+/// nodes.
 fn coordinate(
     repository: &Repository,
     (options, session, store): (Options, &Session, &secrets::Store),

@@ -508,9 +508,10 @@ fn declare_loading<'a>(
 }
 
 /// The worker's share of the nodes (a contiguous run of them in name order): the
-/// inventory and the first module files loaded, every node's first half, the links
-/// received from the coordinator, every node's second half. An error of the
-/// inventory's own evaluation is returned; everything else said is in `report`.
+/// inventory read and the first module files loaded, every node's first half, the
+/// links received from the coordinator, every node's second half. What is said is
+/// in `report`, but for an error reading the inventory's value or an entry it left
+/// unread, which is returned (and ends the worker's nodes).
 fn run(
     machine: &mut Machine,
     repository: &Repository,
@@ -608,8 +609,9 @@ struct Report<'i> {
     inspected: Inspected<'i>,
 }
 
-/// A worker's nodes once the inventory is read and the first module files loaded:
-/// what they are compiled with, and where what they say goes.
+/// A worker's nodes once the inventory is read: what they are compiled with (the
+/// module files are loaded before the first node evaluated, or all before any when
+/// the build cache does not defer them), and where what they say goes.
 struct Work<'w, 'i> {
     machine: &'w mut Machine,
     repo: &'w Repo<'w>,
@@ -625,8 +627,9 @@ struct Work<'w, 'i> {
 /// What a node's first half came to.
 enum FirstHalf<'a> {
     Declared(Pending<'a>),
-    /// An evaluation error ended it, or its inventory entry has errors (the
-    /// diagnostics say which); the next node goes on.
+    /// It has no declarations: an evaluation error ended it, resolution failed,
+    /// or its inventory entry has errors (the diagnostics say which); the next
+    /// node goes on.
     Failed,
     /// The compilation was cancelled: the worker stops.
     Cancelled,
@@ -753,7 +756,8 @@ impl<'w> Work<'w, '_> {
     }
 
     /// The second half of each node of `steps` with the link the coordinator sent
-    /// it; ends early, with the plans it has, when the compilation is cancelled.
+    /// it; ends early, with the plans it has, when the compilation is cancelled (an
+    /// error reading an entry is returned).
     fn second_halves(
         &mut self,
         steps: Vec<Step<'w>>,
@@ -832,15 +836,15 @@ impl<'w> Work<'w, '_> {
             // its link made from the declarations the cache had (the same but for
             // the numbering of files in their spans)
             Step::Cached {
-                name,
+                name: cached,
                 node,
                 declared,
                 ..
-            } => match self.declare(name, node)? {
+            } => match self.declare(cached, node)? {
                 FirstHalf::Declared(mut pending) => {
                     self.report
                         .traced
-                        .enter(self.machine, Place::Shapes(name.clone()));
+                        .enter(self.machine, Place::Shapes(cached.clone()));
                     if let Some(cache) = &session.cache
                         && !pending.declared.same_but_spans(&declared)
                     {
@@ -1017,10 +1021,6 @@ fn declare_resolved<'a>(
     })
 }
 
-/// Keeps the plan the last build wrote for `name` when the build cache says nothing
-/// it read has changed (true: the node is done). A cache in memory has the plan
-/// itself, delivered as a plan made now would be.
-/// The node's modules are moved into the cache's record when its plan is kept.
 /// What a worker hands on besides its plans: the sealed texts of the plans it
 /// handed to the sink, the plans the output already holds (told to the sink at
 /// once when the worker ends), and what the cache records of its finished nodes
@@ -1039,6 +1039,10 @@ enum Modules<'a> {
     Recorded(&'a cache::RecordedModules),
 }
 
+/// Keeps the plan the last build wrote for `name` when the build cache says nothing
+/// it read has changed (true: the node is done). A cache in memory has the plan
+/// itself, delivered as a plan made now would be. The node's modules are moved
+/// into the cache's record when its plan is kept.
 fn kept_from_cache(
     session: &Session,
     name: &str,
