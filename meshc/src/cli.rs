@@ -74,7 +74,7 @@ impl Command {
     /// reuses it (`eval`, `repl`, the editor's session), for which the binary keeps
     /// freed memory rather than have the kernel zero it again (see `main.rs`). A
     /// build compiles node by node: it took the same time either way (bench/fleet
-    /// RESULTS), and running itself again is 1.6 ms of a 16 ms one-node rebuild.
+    /// RESULTS), and running itself again was 2 ms of a 16 ms one-node rebuild.
     pub fn keeps_freed_memory(&self) -> bool {
         matches!(self, Command::Eval(_) | Command::Repl(_) | Command::Lsp(_))
     }
