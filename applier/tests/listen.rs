@@ -23,19 +23,26 @@ struct Listener {
     _identity: tempfile::TempDir,
 }
 
+/// `mesh-apply --listen` started for `node` at `url` with an identity in a temporary
+/// directory (kept with the child), its stderr a pipe.
+fn spawn(node: &str, url: &str) -> (Child, tempfile::TempDir) {
+    let identity = tempfile::tempdir().unwrap();
+    let path = identity.path().join("identity.txt");
+    std::fs::write(&path, "AGE-SECRET-KEY-1\n").unwrap();
+    let child = Command::new(BINARY)
+        .args(["--listen", "--node", node, "--amqp", url, "--identity"])
+        .arg(&path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    (child, identity)
+}
+
 impl Listener {
     fn start(node: &str, url: &str) -> Listener {
-        let identity = tempfile::tempdir().unwrap();
-        let path = identity.path().join("identity.txt");
-        std::fs::write(&path, "AGE-SECRET-KEY-1\n").unwrap();
-        let mut child = Command::new(BINARY)
-            .args(["--listen", "--node", node, "--amqp", url, "--identity"])
-            .arg(&path)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let (mut child, identity) = spawn(node, url);
         let stderr = child.stderr.take().unwrap();
         let (sender, lines) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
@@ -192,19 +199,7 @@ fn listen_keeps_trying_after_its_stderr_is_closed() {
     let unused = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = unused.local_addr().unwrap().port();
     drop(unused);
-    let identity = tempfile::tempdir().unwrap();
-    let path = identity.path().join("identity.txt");
-    std::fs::write(&path, "AGE-SECRET-KEY-1\n").unwrap();
-    let mut child = Command::new(BINARY)
-        .args(["--listen", "--node", "web1", "--amqp"])
-        .arg(format!("amqp://node:secret@127.0.0.1:{port}/%2f"))
-        .arg("--identity")
-        .arg(&path)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (mut child, _identity) = spawn("web1", &format!("amqp://node:secret@127.0.0.1:{port}/%2f"));
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let mut first = String::new();
     stderr.read_line(&mut first).unwrap();
