@@ -308,6 +308,28 @@ fn a_formatted_file_that_cannot_be_written_is_e053_and_left_as_it_was() {
     assert_eq!(names, ["module.nix"], "{names:?}");
 }
 
+/// `fmt-deep-overflow`: a file nested as deep as the parser takes (lists 9,000 deep;
+/// evaluation takes it too) is formatted, not a stack overflow: `meshc fmt` parsed
+/// it on its main thread, whose 8 MB ran out from about 7,000 levels (exit 134,
+/// "has overflowed its stack"). Sets nested as deep are E006 as in evaluation.
+#[test]
+fn a_file_nested_as_deep_as_the_parser_takes_is_formatted_without_overflowing() {
+    let source = format!("{}{}\n", "[ ".repeat(9_000), "] ".repeat(9_000).trim_end());
+    let repository = repository_with("deep.nix", &source);
+    let output = meshc(&["fmt", "deep.nix"], repository.path());
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("overflow"), "{stderr}");
+    let formatted = std::fs::read_to_string(repository.path().join("deep.nix")).expect("readable");
+    assert_eq!(formatted.matches('[').count(), 9_000);
+    let sets = format!("{}1{}\n", "{ a = ".repeat(9_000), "; }".repeat(9_000));
+    let repository = repository_with("sets.nix", &sets);
+    let output = meshc(&["fmt", "sets.nix"], repository.path());
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("E006"), "{stderr}");
+}
+
 #[test]
 fn a_chain_too_long_for_the_formatter_is_refused_quickly_with_e054() {
     // alejandra takes minutes on these (a path of 16,000 names, an application of
