@@ -117,3 +117,32 @@ fn files_named_by_path_literals_are_parsed_ahead_as_nix_reads_them() {
         String::from_utf8_lossy(&mesh)
     );
 }
+
+/// `eval-root-default`: a directory's `default.nix` is named as Nix names it, also
+/// for the root directory: `meshc eval /` read `//default.nix` (and said so in E035).
+#[test]
+fn the_root_directory_is_imported_from_its_default_nix_as_nix_names_it() {
+    assert!(
+        !std::path::Path::new("/default.nix").exists(),
+        "this test needs a machine without /default.nix"
+    );
+    let output = Command::new(env!("CARGO_BIN_EXE_meshc"))
+        .args(["eval", "--root", "/", "/"])
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("meshc runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("E035"), "{stderr}");
+    assert!(stderr.contains("`/default.nix`"), "{stderr}");
+    assert!(!stderr.contains("//default.nix"), "{stderr}");
+    let nix = Command::new("nix-instantiate")
+        .args(["--eval", "/"])
+        .output()
+        .expect("nix-instantiate runs (install nix-bin)");
+    assert!(
+        String::from_utf8_lossy(&nix.stderr).contains("'/default.nix'"),
+        "{}",
+        String::from_utf8_lossy(&nix.stderr)
+    );
+}

@@ -136,7 +136,11 @@ impl Machine {
             .as_ref()
             .is_some_and(|prefetch| prefetch.has(&path));
         if !read_ahead && self.loader.kind(&file_path) == Some(FileKind::Directory) {
-            path.extend_from_slice(b"/default.nix");
+            // the root is the one directory whose path ends with `/`
+            if !path.ends_with(b"/") {
+                path.push(b'/');
+            }
+            path.extend_from_slice(b"default.nix");
         }
         if let Some(value) = self.file_cache.get(&path) {
             return Ok(value.clone());
