@@ -328,10 +328,12 @@ fn run_workers(
             })
             .collect();
         drop(to_coordinator);
+        // a worker that could not start says so itself (E059), not as a bug here
+        let started: Vec<bool> = handles.iter().map(Result::is_ok).collect();
         let linked = coordinate(
             repository,
             (options, session, store),
-            (&from_workers, &to_workers),
+            (&from_workers, &to_workers, &started),
             inspected.is_some(),
         );
         let results = handles
@@ -350,11 +352,15 @@ fn run_workers(
 /// The coordinator's one meeting with the workers: every worker's declarations
 /// received (a worker that stopped early sends an empty list, one that panicked or
 /// never started sends nothing), linked, and each worker sent the links of its
-/// nodes.
+/// nodes (`started` says which workers are there to receive them).
 fn coordinate(
     repository: &Repository,
     (options, session, store): (Options, &Session, &secrets::Store),
-    (from_workers, to_workers): (&mpsc::Receiver<Declared>, &[mpsc::Sender<Links>]),
+    (from_workers, to_workers, started): (
+        &mpsc::Receiver<Declared>,
+        &[mpsc::Sender<Links>],
+        &[bool],
+    ),
     keep_fleet: bool,
 ) -> Linked {
     let workers = to_workers.len();
@@ -431,7 +437,7 @@ fn coordinate(
             .iter()
             .filter_map(|d| links.remove(&d.node).map(|link| (d.node.clone(), link)))
             .collect();
-        if sender.send(share).is_err() {
+        if sender.send(share).is_err() && started.get(index) == Some(&true) {
             diagnostics.push(Diagnostic::bug(format!(
                 "evaluation worker {index} stopped before linking"
             )));

@@ -101,6 +101,7 @@ codes! {
     OUTPUT_STREAM_UNWRITABLE = "E056", "standard output cannot be written";
     REPL_INPUT_UNREADABLE = "E057", "`meshc repl`: standard input cannot be read";
     LANGUAGE_SERVER_CONNECTION = "E058", "`meshc lsp`: the editor's connection failed";
+    NO_EVALUATION_THREAD = "E059", "no thread could be started to evaluate on";
     // E1xx: the repository, the inventory and resolution
     NOT_A_REPOSITORY = "E100", "not a mesh repository";
     UNKNOWN_MODULE = "E101", "unknown module";

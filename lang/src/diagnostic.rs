@@ -87,9 +87,11 @@ impl Diagnostic {
 
     /// E900 for a thread that could not be started (the machine is out of threads or
     /// memory): nothing is wrong with the input.
+    /// A thread to evaluate on could not be started (E059): the process's limits
+    /// on address space or threads, or the machine's memory.
     pub fn no_thread(message: impl Into<String>) -> Diagnostic {
-        Diagnostic::error(crate::codes::INTERNAL, message)
-            .with_help("the machine is out of threads or memory; try again")
+        Diagnostic::error(crate::codes::NO_EVALUATION_THREAD, message)
+            .with_help("an evaluation thread reserves 2 GiB of address space for its stack (it uses only as much as the program nests): raise the limit on virtual memory (`ulimit -v`, systemd's `LimitAS=`) or on threads (`ulimit -u`, `TasksMax=`), or free memory")
     }
 
     pub fn with_primary(mut self, span: Span, label: impl Into<String>) -> Diagnostic {

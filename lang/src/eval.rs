@@ -54,18 +54,24 @@ pub const DEFAULT_MAX_DEPTH: usize = 200_000;
 pub const EVAL_STACK_SIZE: usize = 2 << 30;
 
 /// Runs `work` on a thread with a stack large enough for [`DEFAULT_MAX_DEPTH`].
-/// Everything the evaluation built is dropped on that thread too.
-pub fn run_with_stack<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
+/// Everything the evaluation built is dropped on that thread too. E059 when no such
+/// thread can be started (a limit on address space below the stack's 2 GiB): `work`
+/// is not run, as its depth bound assumes that stack.
+pub fn run_with_stack<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, Box<Diagnostic>> {
     let handle = std::thread::Builder::new()
         .name("mesh-eval".into())
         .stack_size(EVAL_STACK_SIZE)
         .spawn(work);
     match handle {
         Ok(handle) => match handle.join() {
-            Ok(value) => value,
+            Ok(value) => Ok(value),
             Err(panic) => std::panic::resume_unwind(panic),
         },
-        Err(error) => panic!("cannot start the evaluation thread: {error}"),
+        Err(error) => Err(Box::new(Diagnostic::no_thread(format!(
+            "cannot start the evaluation thread: {error}"
+        )))),
     }
 }
 

@@ -1769,7 +1769,8 @@ mod tests {
                     }
                 }
             }
-        });
+        })
+        .expect("an evaluation thread");
     }
 
     /// Every `.nix` file of the repository (and of nixpkgs' lib, where it is vendored),

@@ -488,7 +488,8 @@ mod tests {
             }
             assert_eq!(whole.ranks, listed.ranks);
             assert!(whole.next > 500, "{} names", whole.next);
-        });
+        })
+        .expect("an evaluation thread");
     }
 
     #[test]

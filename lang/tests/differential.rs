@@ -1173,6 +1173,7 @@ fn run_mesh(directory: PathBuf, programs: Vec<(PathBuf, String)>) -> Vec<Printed
             })
             .collect()
     })
+    .expect("an evaluation thread")
 }
 
 fn env_number(name: &str, default: u64) -> u64 {

@@ -155,6 +155,7 @@ fn evaluate(path: &Path, json: bool) -> Outcome {
             };
             printed.map_err(|error| vec![*error])
         })
+        .expect("an evaluation thread")
     }));
     match result {
         Ok(Ok(bytes)) => Outcome::Printed(bytes),

@@ -58,7 +58,12 @@ fn absolute(path: &Path, working_directory: &Path) -> PathBuf {
 /// printing it needs no more memory than evaluating it. `--json` is made whole
 /// and counted against the memory bound, as `toJSON` is.
 pub fn evaluate(request: EvalRequest, output: impl Write + Send + 'static) -> EvalOutcome {
-    lang::eval::run_with_stack(move || evaluate_here(request, output))
+    lang::eval::run_with_stack(move || evaluate_here(request, output)).unwrap_or_else(
+        |diagnostic| EvalOutcome {
+            output: Err(EvalFailure::Diagnostics(vec![*diagnostic])),
+            sources: lang::Sources::new(),
+        },
+    )
 }
 
 fn evaluate_here(request: EvalRequest, mut output: impl Write) -> EvalOutcome {

@@ -322,9 +322,9 @@ const COVERED_ELSEWHERE: &[(&str, &str, &str)] = &[
         "tests/cli.rs",
         "man_pages_that_cannot_be_written_are_e055",
     ),
-    // E056, E057, E058, E113 and E317 fail on meshc's surroundings, not on a
-    // repository: standard output, standard input, the editor, the current
-    // directory, a `mesh.lock` that cannot be written
+    // E056, E057, E058, E059, E113 and E317 fail on meshc's surroundings, not on a
+    // repository: standard output, standard input, the editor, the process's
+    // limits, the current directory, a `mesh.lock` that cannot be written
     (
         "E056",
         "tests/surroundings.rs",
@@ -339,6 +339,11 @@ const COVERED_ELSEWHERE: &[(&str, &str, &str)] = &[
         "E058",
         "tests/surroundings.rs",
         "lsp_whose_editor_hangs_up_before_initialize_is_e058",
+    ),
+    (
+        "E059",
+        "tests/surroundings.rs",
+        "no_room_for_an_evaluation_thread_is_e059",
     ),
     (
         "E113",

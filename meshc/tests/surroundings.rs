@@ -108,6 +108,57 @@ fn repl_of_an_unreadable_standard_input_is_e057() {
     assert_coded(&output, "E057", "meshc repl < DIRECTORY");
 }
 
+/// `meshc` under a limit on address space below the 2 GiB an evaluation thread's
+/// stack reserves (`ulimit -v 1800000`, about 1.7 GiB) is E059 and status 1, and a
+/// build writes nothing. Before, `eval` and `repl` panicked (status 101: "cannot
+/// start the evaluation thread") and a build added two E900 "bug" lines, one a
+/// worker, to the real error.
+#[test]
+fn no_room_for_an_evaluation_thread_is_e059() {
+    let (_temporary, repository) = homelab_copy();
+    let out = repository.join("limited-build");
+    let limited = |arguments: &[&str], input: &[u8]| {
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg("ulimit -v 1800000 && exec \"$0\" \"$@\"")
+            .arg(MESHC)
+            .args(arguments)
+            .current_dir(&repository)
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("sh runs");
+        use std::io::Write;
+        let mut stdin = child.stdin.take().expect("a pipe");
+        stdin.write_all(input).expect("meshc reads");
+        drop(stdin);
+        child.wait_with_output().expect("meshc ends")
+    };
+    let out_argument = out.to_string_lossy().into_owned();
+    for (arguments, input) in [
+        (&["eval", "--expr", "1 + 2"][..], &b""[..]),
+        (&["repl"][..], &b"1 + 2\n"[..]),
+        (&["build", "--out", out_argument.as_str()][..], &b""[..]),
+    ] {
+        let output = limited(arguments, input);
+        let stderr = text(&output.stderr);
+        assert_coded(
+            &output,
+            "E059",
+            &format!("meshc {arguments:?} under ulimit -v"),
+        );
+        assert!(stderr.contains("ulimit -v"), "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        assert!(!stderr.contains("E900"), "{stderr}");
+    }
+    assert!(
+        !out.join("manifest.json").exists(),
+        "a build that evaluated nothing wrote a manifest"
+    );
+}
+
 /// `meshc lsp` whose client hangs up before `initialize` is E058 and status 1.
 /// Before, a bare `error: disconnected channel` line.
 #[test]

@@ -409,7 +409,8 @@ mod tests {
             assert!(!plain(&parsed(&text), 0));
             let text = format!("{}1{}", "[ ".repeat(100), " ]".repeat(100));
             assert!(plain(&parsed(&text), 0));
-        });
+        })
+        .expect("an evaluation thread");
     }
 
     #[test]

@@ -85,6 +85,7 @@ pub fn run(arguments: ReplArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
             piped(session, color)
         }
     })
+    .unwrap_or_else(|diagnostic| Err(terminal::fail_alone(&diagnostic, color)))
 }
 
 /// Prints what a line gave; false if it failed.
