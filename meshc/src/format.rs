@@ -48,13 +48,15 @@ pub fn format_text(
     // the parse, the walk and the tree's drop recurse as deeply as the file nests: on
     // the evaluator's stack, not the caller's (`meshc fmt` calls on its main thread,
     // whose 8 MB ran out on a list nested 9,000 deep, which the parser takes)
-    let (chain, chain_span) = on_evaluation_stack(|| {
-        let parsed = lang::parser::parse(text.as_bytes(), file);
+    let owned = text.to_string();
+    let (chain, chain_span) = lang::eval::run_with_stack(move || {
+        let parsed = lang::parser::parse(owned.as_bytes(), file);
         if !parsed.errors.is_empty() {
             return Err(parsed.errors);
         }
         Ok(chains::longest_chain(&parsed.expr))
-    })?;
+    })
+    .map_err(|diagnostic| vec![*diagnostic])??;
     if chain > chains::MAX_CHAIN {
         return Err(vec![
             Diagnostic::error(
@@ -94,23 +96,6 @@ pub fn format_text(
         )
         .with_help("the formatter reads the Nix language as current Nix does; rewrite the construct it names, or leave the file out of `meshc fmt`'s paths"),
     ])
-}
-
-/// What `work` returns, run on a thread with the evaluator's stack (here, when no
-/// thread can be started).
-fn on_evaluation_stack<T: Send>(work: impl Fn() -> T + Sync) -> T {
-    std::thread::scope(|scope| {
-        let started = std::thread::Builder::new()
-            .name("mesh-format-parse".into())
-            .stack_size(lang::eval::EVAL_STACK_SIZE)
-            .spawn_scoped(scope, &work);
-        match started {
-            Ok(thread) => thread
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-            Err(_) => work(),
-        }
-    })
 }
 
 /// The first line (1-based) that could make alejandra change a value: in a file with
