@@ -549,10 +549,10 @@ fn settled_plans(
     settled
 }
 
-/// Runs `background` on a thread named `name` (with the evaluator's stack: what
-/// runs there may walk a syntax tree) while `here` runs on this one, and returns
-/// what both return; when no thread can be started, `background` runs here after
-/// `here`.
+/// Runs `background` on a thread named `name` while `here` runs on this one, and
+/// returns what both return; when no thread can be started, `background` runs here
+/// after `here`. For flat work only (stamps, digests of text, the record's bytes):
+/// work that walks a syntax tree wants [`beside_evaluating`].
 fn beside<A: Send, B>(
     name: &str,
     background: impl Fn() -> A + Sync,
@@ -561,7 +561,6 @@ fn beside<A: Send, B>(
     std::thread::scope(|scope| {
         let started = std::thread::Builder::new()
             .name(name.to_string())
-            .stack_size(lang::eval::EVAL_STACK_SIZE)
             .spawn_scoped(scope, &background);
         let there = here();
         let back = match started {
@@ -574,10 +573,36 @@ fn beside<A: Send, B>(
     })
 }
 
+/// [`beside`] for work that parses or evaluates: its thread has the evaluator's
+/// stack, and when no such thread can be started `background` is not run (None).
+/// This thread's stack may be too small for the tree it would walk: a deeply
+/// nested inventory overflowed `meshc build`'s main thread under `ulimit -v`.
+/// The cache then digests nothing and reuses nothing; the build's workers, which
+/// need the same stack, say E059.
+fn beside_evaluating<A: Send, B>(
+    name: &str,
+    background: impl FnOnce() -> A + Send,
+    here: impl FnOnce() -> B,
+) -> (Option<A>, B) {
+    std::thread::scope(|scope| {
+        let started = std::thread::Builder::new()
+            .name(name.to_string())
+            .stack_size(lang::eval::EVAL_STACK_SIZE)
+            .spawn_scoped(scope, background);
+        let there = here();
+        let back = started.ok().map(|thread| {
+            thread
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        });
+        (back, there)
+    })
+}
+
 /// Runs `work` on a thread with the evaluator's stack and returns what it returns
-/// (runs it here when no thread can be started).
-fn on_evaluation_stack<T: Send>(work: impl Fn() -> T + Sync) -> T {
-    beside("mesh-inventory", work, || ()).0
+/// (None when no such thread can be started; see [`beside_evaluating`]).
+fn on_evaluation_stack<T: Send>(work: impl FnOnce() -> T + Send) -> Option<T> {
+    beside_evaluating("mesh-inventory", work, || ()).0
 }
 
 /// A map of the record read as the sequence of its pairs, which is how postcard
@@ -1335,6 +1360,7 @@ fn start(
     let digests = |digested: &mut Option<entries::EntryDigests>| {
         digested.take().unwrap_or_else(|| {
             on_evaluation_stack(|| digest_inventory(&repository, &parses, session, &recorder))
+                .unwrap_or_default()
         })
     };
     let Some((mut previous, said_nothing)) = previous else {
@@ -1378,7 +1404,7 @@ fn start(
     // parsed (and digested, if it changed) while the record's nodes are read,
     // instead of by each worker after
     let nodes_read = if out.is_some() && digested.is_none() {
-        let (made, read) = beside(
+        let (made, read) = beside_evaluating(
             "mesh-inventory",
             || {
                 if inventory_changed {
@@ -1390,7 +1416,7 @@ fn start(
             },
             || previous.read_nodes(),
         );
-        digested = made;
+        digested = made.flatten();
         read
     } else {
         previous.read_nodes()

@@ -19,7 +19,7 @@ use crossbeam_channel::{select, unbounded};
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId, Response};
 use lsp_types::notification::{
     DidChangeTextDocument, DidChangeWatchedFiles, DidCloseTextDocument, DidOpenTextDocument,
-    DidSaveTextDocument, LogMessage, Notification as _, Progress, PublishDiagnostics,
+    DidSaveTextDocument, LogMessage, Notification as _, Progress, PublishDiagnostics, ShowMessage,
 };
 use lsp_types::request::{
     Completion, Formatting, GotoDefinition, HoverRequest, Request as _, Shutdown,
@@ -29,7 +29,7 @@ use lsp_types::{
     CompletionOptions, CompletionParams, CompletionResponse, GotoDefinitionParams,
     GotoDefinitionResponse, HoverParams, HoverProviderCapability, InitializeParams,
     LogMessageParams, MessageType, NumberOrString, OneOf, ProgressParams, ProgressParamsValue,
-    PublishDiagnosticsParams, SaveOptions, ServerCapabilities, ServerInfo,
+    PublishDiagnosticsParams, SaveOptions, ServerCapabilities, ServerInfo, ShowMessageParams,
     TextDocumentSyncCapability, TextDocumentSyncKind, TextDocumentSyncOptions,
     TextDocumentSyncSaveOptions, Url, WorkDoneProgress, WorkDoneProgressBegin,
     WorkDoneProgressCreateParams, WorkDoneProgressEnd,
@@ -55,20 +55,22 @@ pub fn run() -> Result<(), Box<lang::Diagnostic>> {
     server
         .join()
         .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-        .map_err(|error| {
-            Box::new(
-                lang::Diagnostic::error(
-                    lang::codes::LANGUAGE_SERVER_CONNECTION,
-                    format!("the editor's connection failed before it was set up: {error}"),
-                )
-                .with_help(
-                    "`meshc lsp` is started by an editor, which must send `initialize` first; check the editor's language server settings (see the book's chapter on editors)",
-                ),
-            )
-        })
 }
 
-fn serve() -> Result<(), String> {
+/// The editor's connection failing before it was set up (E058).
+fn connection_failed(error: impl std::fmt::Display) -> Box<lang::Diagnostic> {
+    Box::new(
+        lang::Diagnostic::error(
+            lang::codes::LANGUAGE_SERVER_CONNECTION,
+            format!("the editor's connection failed before it was set up: {error}"),
+        )
+        .with_help(
+            "`meshc lsp` is started by an editor, which must send `initialize` first; check the editor's language server settings (see the book's chapter on editors)",
+        ),
+    )
+}
+
+fn serve() -> Result<(), Box<lang::Diagnostic>> {
     let (connection, writer) = transport::stdio();
     let result = serve_on(&connection);
     drop(connection);
@@ -76,10 +78,8 @@ fn serve() -> Result<(), String> {
     result
 }
 
-fn serve_on(connection: &Connection) -> Result<(), String> {
-    let (id, params) = connection
-        .initialize_start()
-        .map_err(|error| error.to_string())?;
+fn serve_on(connection: &Connection) -> Result<(), Box<lang::Diagnostic>> {
+    let (id, params) = connection.initialize_start().map_err(connection_failed)?;
     let params: InitializeParams = serde_json::from_value(params).unwrap_or_default();
     let progress = params
         .capabilities
@@ -124,11 +124,35 @@ fn serve_on(connection: &Connection) -> Result<(), String> {
     });
     connection
         .initialize_finish(id, result)
-        .map_err(|error| error.to_string())?;
+        .map_err(connection_failed)?;
 
     let (results_sender, results) = unbounded();
-    let syntax = SyntaxWorker::start(encoding, results_sender.clone());
-    let analyzer = Analyzer::start(encoding, results_sender);
+    // each parses and evaluates on the evaluator's stack: a server without them
+    // would answer and never report a diagnostic, so it says why and ends (E059)
+    let (syntax, analyzer) = SyntaxWorker::start(encoding, results_sender.clone())
+        .and_then(|syntax| Ok((syntax, Analyzer::start(encoding, results_sender)?)))
+        .map_err(|error| {
+            let diagnostic = lang::Diagnostic::no_thread(format!(
+                "cannot start the language server's workers: {error}"
+            ));
+            let message = format!(
+                "meshc lsp: [{}] {} ({})",
+                lang::codes::NO_EVALUATION_THREAD,
+                diagnostic.message,
+                diagnostic.help.as_deref().unwrap_or_default()
+            );
+            let _ = connection.sender.send(
+                Notification::new(
+                    ShowMessage::METHOD.to_string(),
+                    ShowMessageParams {
+                        typ: MessageType::ERROR,
+                        message,
+                    },
+                )
+                .into(),
+            );
+            Box::new(diagnostic)
+        })?;
     let mut server = Server {
         sender: connection.sender.clone(),
         encoding,

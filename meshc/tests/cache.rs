@@ -1115,7 +1115,7 @@ fn assert_nothing_changed(output: &Output, nothing: bool) {
 }
 
 /// The phases `--timings` names, with when each ended (milliseconds from the start).
-fn phases(output: &Output) -> Vec<(String, u128)> {
+fn phases(output: &Output) -> Vec<(String, f64)> {
     let text = stderr(output);
     let Some(line) = text
         .lines()

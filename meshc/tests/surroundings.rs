@@ -159,6 +159,63 @@ fn no_room_for_an_evaluation_thread_is_e059() {
     );
 }
 
+/// The same limit with an inventory nested 9,000 levels deep (under the parser's
+/// bound): the build cache reads the inventory before any worker starts, and is
+/// E059 too, into a new output and into one with a record whose inventory
+/// changed. Before, the cache parsed it on the main thread when no thread of its
+/// own could start, and the process died of a stack overflow (status 134).
+#[test]
+fn no_room_for_the_cache_to_read_a_deep_inventory_is_e059() {
+    let (_temporary, repository) = homelab_copy();
+    let out = repository.join("cached");
+    let built = Command::new(MESHC)
+        .arg("build")
+        .arg("--out")
+        .arg(&out)
+        .current_dir(&repository)
+        .output()
+        .expect("meshc runs");
+    assert!(built.status.success(), "{}", text(&built.stderr));
+    let inventory = repository.join("mesh.nix");
+    let original = std::fs::read_to_string(&inventory).expect("mesh.nix");
+    let depth = 9_000;
+    std::fs::write(
+        &inventory,
+        format!(
+            "let unused = {}{}; in\n{original}",
+            "[".repeat(depth),
+            "]".repeat(depth)
+        ),
+    )
+    .expect("mesh.nix written");
+    for out in [out.clone(), repository.join("new")] {
+        let output = Command::new("sh")
+            .arg("-c")
+            .arg("ulimit -v 1800000 && exec \"$0\" \"$@\"")
+            .arg(MESHC)
+            .arg("build")
+            .arg("--out")
+            .arg(&out)
+            .current_dir(&repository)
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("sh runs");
+        let stderr = text(&output.stderr);
+        assert!(!stderr.contains("overflowed its stack"), "{stderr}");
+        assert_coded(&output, "E059", &format!("meshc build --out {out:?}"));
+        assert!(!stderr.contains("E900"), "{stderr}");
+    }
+    // the build that could not run left the last one's output as it was
+    let unlimited = Command::new(MESHC)
+        .arg("build")
+        .arg("--out")
+        .arg(&out)
+        .current_dir(&repository)
+        .output()
+        .expect("meshc runs");
+    assert!(unlimited.status.success(), "{}", text(&unlimited.stderr));
+}
+
 /// `meshc lsp` whose client hangs up before `initialize` is E058 and status 1.
 /// Before, a bare `error: disconnected channel` line.
 #[test]
@@ -170,6 +227,43 @@ fn lsp_whose_editor_hangs_up_before_initialize_is_e058() {
         .expect("meshc runs");
     assert_coded(&output, "E058", "meshc lsp < /dev/null");
     assert!(output.stdout.is_empty(), "{}", text(&output.stdout));
+}
+
+/// `meshc lsp` with room for its own thread (2 GiB of stack) but not for the two
+/// workers that parse and analyse (2 GiB each): it says E059 to the editor
+/// (`window/showMessage`, an error) and on standard error, and ends with status 1.
+/// Before, it answered every request and never reported a diagnostic, silently:
+/// the workers that did not start were dropped.
+#[test]
+fn lsp_without_room_for_its_workers_says_e059() {
+    use std::io::Write;
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 5000000 && exec \"$0\" lsp")
+        .arg(MESHC)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sh runs");
+    let mut stdin = child.stdin.take().expect("a pipe");
+    for message in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}"#,
+        r#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#,
+    ] {
+        write!(stdin, "Content-Length: {}\r\n\r\n{message}", message.len()).expect("meshc reads");
+    }
+    // both are in the pipe before it closes
+    drop(stdin);
+    let output = child.wait_with_output().expect("meshc ends");
+    let stdout = text(&output.stdout);
+    assert!(
+        stdout.contains(r#""method":"window/showMessage""#) && stdout.contains("[E059]"),
+        "{stdout}"
+    );
+    assert!(stdout.contains(r#""type":1"#), "an error message: {stdout}");
+    assert_coded(&output, "E059", "meshc lsp under ulimit -v 5000000");
 }
 
 /// `meshc deploy --dry-run` that cannot make its scratch directory for the plans

@@ -277,7 +277,7 @@ fn cache_timings(cache: &compiler::cache::BuildCache, from_nothing: bool) {
 fn phases_line() -> String {
     compiler::phases::marks()
         .iter()
-        .map(|(phase, elapsed, _)| format!("{phase} {}", elapsed.as_millis()))
+        .map(|(phase, elapsed, _)| format!("{phase} {:.1}", elapsed.as_secs_f64() * 1000.0))
         .collect::<Vec<_>>()
         .join(", ")
 }

@@ -114,15 +114,18 @@ pub struct Analyzer {
 }
 
 impl Analyzer {
-    pub fn start(encoding: Encoding, results: Sender<Outcome>) -> Analyzer {
+    /// Starts the analysis thread (an error when it cannot be started).
+    pub fn start(encoding: Encoding, results: Sender<Outcome>) -> std::io::Result<Analyzer> {
         let queue: Arc<(Mutex<Queue>, Condvar)> = Arc::default();
         let worker_queue = queue.clone();
         let thread = std::thread::Builder::new()
             .name("mesh-lsp-analysis".into())
             .stack_size(lang::eval::EVAL_STACK_SIZE)
-            .spawn(move || work(&worker_queue, encoding, &results))
-            .ok();
-        Analyzer { queue, thread }
+            .spawn(move || work(&worker_queue, encoding, &results))?;
+        Ok(Analyzer {
+            queue,
+            thread: Some(thread),
+        })
     }
 
     /// Queues `request`, replacing an older one for the same repository and

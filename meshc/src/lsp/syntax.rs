@@ -30,14 +30,15 @@ pub struct SyntaxWorker {
 }
 
 impl SyntaxWorker {
-    pub fn start(encoding: Encoding, results: Sender<Outcome>) -> SyntaxWorker {
+    /// Starts the worker's thread (an error when it cannot be started).
+    pub fn start(encoding: Encoding, results: Sender<Outcome>) -> std::io::Result<SyntaxWorker> {
         let (requests, incoming) = unbounded();
         // the parser recurses as deeply as the buffer nests
-        let _ = std::thread::Builder::new()
+        std::thread::Builder::new()
             .name("mesh-lsp-syntax".into())
             .stack_size(lang::eval::EVAL_STACK_SIZE)
-            .spawn(move || work(&incoming, encoding, &results));
-        SyntaxWorker { requests }
+            .spawn(move || work(&incoming, encoding, &results))?;
+        Ok(SyntaxWorker { requests })
     }
 
     pub fn submit(&self, request: Request) {
