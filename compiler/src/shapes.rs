@@ -345,10 +345,15 @@ impl Declared {
     /// The declarations sorted by namespace and identity.
     pub fn into_shapes(self) -> Vec<ShapeDecl> {
         let mut declarations = self.declarations;
-        self.positions
-            .into_values()
-            .filter_map(|position| declarations.get_mut(position).and_then(Option::take))
-            .collect()
+        // made at its size: collected from a `filter_map`, the vector grew by
+        // doubling, each time moving every declaration made so far
+        let mut shapes = Vec::with_capacity(self.positions.len());
+        shapes.extend(
+            self.positions
+                .into_values()
+                .filter_map(|position| declarations.get_mut(position).and_then(Option::take)),
+        );
+        shapes
     }
 }
 
@@ -583,3 +588,4 @@ impl Needs<'_> {
         );
     }
 }
+
