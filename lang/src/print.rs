@@ -321,7 +321,12 @@ impl Machine {
                     return Ok(());
                 }
                 if let Some(out_path) = attrs.get(b"outPath").cloned() {
-                    return self.json_value(&out_path, span, out);
+                    // a step deeper: a set whose `outPath` is itself ends at the
+                    // depth bound
+                    self.enter(span)?;
+                    let result = self.json_value(&out_path, span, out);
+                    self.leave();
+                    return result;
                 }
                 self.enter(span)?;
                 out.push(b'{');

@@ -185,3 +185,54 @@ fn limits_must_be_positive_numbers() {
         );
     }
 }
+
+/// A set that turns into a string, a path or a function through itself (its
+/// `__toString` gives it back, its `outPath` is itself, its `__functor` gives it
+/// back): each turn is a step deeper, and the depth bound ends it with E028.
+/// Before, each of these aborted the process with a stack overflow (signal 6): the
+/// coercion and the functor's call recursed without counting depth.
+#[test]
+fn sets_that_coerce_or_call_through_themselves_end_at_the_depth_bound() {
+    for expression in [
+        "toString { __toString = s: s; }",
+        r#"let x = { __toString = s: s.a; a = x; }; in "${x}""#,
+        r#"let x = { outPath = x; }; in "${x}""#,
+        "let x = { outPath = x; }; in builtins.toJSON x",
+        "let x = { outPath = x; }; in ./. + x",
+        "let x = { outPath = x; }; in builtins.pathExists x",
+        "let x = { outPath = x; }; in builtins.baseNameOf x",
+        "let x = { __functor = s: s; }; in x 1",
+        r#"let x = { type = "derivation"; outPath = x; }; y = { type = "derivation"; outPath = y; }; in x == y"#,
+    ] {
+        let output = meshc(&["eval", "--expr", expression]);
+        assert_failed_with(&output, "E028", "levels deep");
+    }
+    // the same functions that end well still work
+    let output = meshc(&[
+        "eval",
+        "--expr",
+        r#"[ (toString { __toString = s: "text"; }) ({ __functor = s: x: x + 1; } 41) "${{ outPath = "/p"; }}" ]"#,
+    ]);
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout).trim(),
+        r#"[ "text" 42 "/p" ]"#,
+        "{}",
+        stderr(&output)
+    );
+    // a module's shape that interpolates such a set: the build says E028 too
+    let temporary = tempfile::tempdir().expect("temporary directory");
+    let repository_path = temporary.path().join("repository");
+    repository(
+        &repository_path,
+        r#"(let x = { __toString = s: s; }; in "${x}")"#,
+    );
+    let out = temporary.path().join("out");
+    let output = meshc(&[
+        "build",
+        "--repo",
+        repository_path.to_str().expect("UTF-8"),
+        "--out",
+        out.to_str().expect("UTF-8"),
+    ]);
+    assert_failed_with(&output, "E028", "levels deep");
+}

@@ -46,9 +46,15 @@ impl Machine {
                 }
             }
             Value::Attrs(attrs) if attrs.contains(b"__functor") => {
+                // a step deeper: a functor that gives a set with `__functor` again
+                // (`__functor = s: s`) ends at the depth bound, not in a stack overflow
+                self.enter(span)?;
                 let functor = attrs.get(b"__functor").cloned().unwrap_or(Value::Null);
-                let bound = self.call(functor, Value::Attrs(attrs.clone()), span)?;
-                self.call(bound, argument, span)
+                let result = self
+                    .call(functor, Value::Attrs(attrs.clone()), span)
+                    .and_then(|bound| self.call(bound, argument, span));
+                self.leave();
+                result
             }
             other => Err(error(
                 codes::NOT_A_FUNCTION,

@@ -69,12 +69,24 @@ impl Machine {
                 Ok(())
             }
             Value::Attrs(attrs) => {
+                // what `__toString` gives, or `outPath`, is coerced in turn: a step
+                // deeper each time, so that a set that gives itself (`__toString =
+                // s: s`) ends at the depth bound instead of overflowing the stack
                 if let Some(to_string) = attrs.get(b"__toString").cloned() {
-                    let result = self.call(to_string, value.clone(), span)?;
-                    return self.coerce_to_string_into(&result, span, more, to_store, out);
+                    self.enter(span)?;
+                    let result = self
+                        .call(to_string, value.clone(), span)
+                        .and_then(|result| {
+                            self.coerce_to_string_into(&result, span, more, to_store, out)
+                        });
+                    self.leave();
+                    return result;
                 }
                 if let Some(out_path) = attrs.get(b"outPath").cloned() {
-                    return self.coerce_to_string_into(&out_path, span, more, to_store, out);
+                    self.enter(span)?;
+                    let result = self.coerce_to_string_into(&out_path, span, more, to_store, out);
+                    self.leave();
+                    return result;
                 }
                 Err(error(
                     codes::NOT_COERCIBLE,
