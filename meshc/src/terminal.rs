@@ -75,6 +75,21 @@ pub fn print(bytes: impl AsRef<[u8]>) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Writes a document built from the repository's text (`meshc show`, `meshc
+/// options`): age private keys blotted out, as in every diagnostic and diff, and
+/// no character that would drive the terminal (escape sequences, carriage returns,
+/// bidirectional overrides) printed raw, since a hostile module or inventory wrote
+/// that text. JSON keeps its meaning (`\uXXXX` escapes); other text keeps its lines
+/// and writes the rest as `\u{HEX}`.
+pub fn print_document(text: &str, json: bool) -> Result<(), Failure> {
+    let redacted = compiler::redact_private_keys(text);
+    if json {
+        return print(plan::display::json_escaped(&redacted).as_bytes());
+    }
+    let lines: Vec<_> = redacted.split('\n').map(plan::display::escaped).collect();
+    print(lines.join("\n"))
+}
+
 /// The working directory, E113 when it cannot be read (it was removed, or a
 /// directory on the way to it may not be searched).
 pub fn current_directory(color: ColorWhen) -> Result<std::path::PathBuf, Failure> {

@@ -10,7 +10,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use support::{MESHC, homelab};
+use support::{MESHC, homelab, homelab_copy};
 
 const NODES: &[&str] = &["app1", "app2", "db1", "gateway"];
 
@@ -160,4 +160,58 @@ fn an_unknown_node_is_e120_with_the_closest_name() {
     assert!(stderr.contains("E120"), "{stderr}");
     assert!(stderr.contains("did you mean `gateway`?"), "{stderr}");
     assert!(output.stdout.is_empty());
+}
+
+/// Text the repository wrote (a setting's value, a module's description) reaches
+/// the terminal without the characters that would drive it: escape sequences,
+/// bell, bidirectional overrides. `show` and `options`, as text and as JSON, write
+/// them as escapes; before, they printed them raw (an inventory could set the
+/// operator's window title and clear the screen).
+#[test]
+fn text_from_the_repository_cannot_drive_the_terminal() {
+    let (_temporary, repository) = homelab_copy();
+    let hostile = "\u{1b}]0;owned\u{7}\u{1b}[2J\u{202e}";
+    let inventory = repository.join("mesh.nix");
+    let text = std::fs::read_to_string(&inventory).expect("mesh.nix");
+    let text = text.replacen(
+        r#"settings.web.title = "app1";"#,
+        &format!(r#"settings.web.title = "app1{hostile}";"#),
+        1,
+    );
+    std::fs::write(&inventory, text).expect("mesh.nix written");
+    let module = repository.join("modules/web/module.nix");
+    let text = std::fs::read_to_string(&module).expect("module");
+    let text = text.replacen(
+        r#"description = ""#,
+        &format!(r#"description = "{hostile}"#),
+        1,
+    );
+    std::fs::write(&module, text).expect("module written");
+    for arguments in [
+        &["show", "app1"][..],
+        &["show", "app1", "--format", "json"][..],
+        &["options", "web"][..],
+        &["options", "web", "--format", "json"][..],
+    ] {
+        let output = Command::new(MESHC)
+            .args(arguments)
+            .arg("--repo")
+            .arg(&repository)
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("meshc runs");
+        let stdout = stdout_of(&output, &format!("{arguments:?}"));
+        for raw in ['\u{1b}', '\u{7}', '\u{202e}'] {
+            assert!(
+                !stdout.contains(raw),
+                "{arguments:?} printed {raw:?} raw: {stdout:?}"
+            );
+        }
+        let escaped = if arguments.contains(&"json") {
+            r"\u001b]0;owned\u0007\u001b[2J\u202e"
+        } else {
+            r"\u{1b}]0;owned\u{7}\u{1b}[2J\u{202e}"
+        };
+        assert!(stdout.contains(escaped), "{arguments:?}: {stdout}");
+    }
 }

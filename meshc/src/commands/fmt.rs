@@ -122,7 +122,8 @@ fn format_one(file: &Path, check: bool, color: ColorWhen) -> Result<Outcome, Fai
         return Ok(Outcome::Unchanged);
     }
     if check {
-        terminal::print(format!("{name}\n"))?;
+        // a file name is the repository's to choose: it reaches the terminal escaped
+        terminal::print(format!("{}\n", plan::display::escaped(&name)))?;
         return Ok(Outcome::Changed);
     }
     if let Err(error) = replace(file, formatted.as_bytes()) {

@@ -79,9 +79,9 @@ pub fn run(arguments: OptionsArgs, color: ColorWhen) -> Result<ExitCode, Failure
         OptionsFormat::Markdown => compiler::render_modules_markdown(&modules),
         OptionsFormat::Json => terminal::pretty_json(&modules, "the modules' options", color)?,
     };
-    // a setting's value or default may hold an age private key: blotted out, as in
-    // every diagnostic and diff
-    terminal::print(compiler::redact_private_keys(&text).as_bytes())?;
+    // a setting's value or default may hold an age private key, and any text the
+    // repository wrote may hold escape sequences: neither reaches the terminal
+    terminal::print_document(&text, matches!(arguments.format, OptionsFormat::Json))?;
     Ok(super::status(failed))
 }
 

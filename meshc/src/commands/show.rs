@@ -46,9 +46,9 @@ pub fn run(arguments: ShowArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
         Format::Human => render_human(&view),
         Format::Json => terminal::pretty_json(&view, "the node's view", color)?,
     };
-    // a setting's value or default may hold an age private key: blotted out, as in
-    // every diagnostic and diff
-    terminal::print(compiler::redact_private_keys(&text).as_bytes())?;
+    // a setting's value or default may hold an age private key, and any text the
+    // repository wrote may hold escape sequences: neither reaches the terminal
+    terminal::print_document(&text, matches!(arguments.format, Format::Json))?;
     Ok(super::status(failed))
 }
 
