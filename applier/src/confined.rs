@@ -113,7 +113,8 @@ pub const MAX_SYMLINKS: usize = 40;
 
 /// Under `--root`, a symlink on the way to a path lies in a directory that someone
 /// other than root owns or may write (its group or others may write, or, with POSIX
-/// ACLs, a named user or group: the group bits are the mask). Whoever may write there
+/// ACLs, a named user or group: the group bits are the mask), or is itself someone
+/// else's (left in a directory a plan has made root's since). Whoever may write there
 /// could have put it there, or swapped a directory for it, to send what mesh makes to
 /// another directory of the root, so it is not followed.
 #[derive(Debug)]
@@ -128,7 +129,7 @@ impl std::fmt::Display for UntrustedSymlink {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             formatter,
-            "`{}` is a symlink in `{}`, a directory someone other than root owns or may write",
+            "`{}` is a symlink in `{}` that someone other than root may have made (the directory or the link is someone else's, or others may write the directory)",
             self.link, self.directory
         )
     }
@@ -349,17 +350,29 @@ impl Confined {
                 Ok(fd) => walked.push((name, fd)),
                 // a symlink (or something that is not a directory)
                 Err(Errno::LOOP | Errno::NOTDIR) => {
+                    // the holder first: once it is root's and writable by root only,
+                    // nobody but root can change its entries, so the link examined
+                    // next is the one whose target is read
+                    let holder = Entry::of(&rustix::fs::fstat(current)?);
+                    let link =
+                        rustix::fs::statat(current, c_name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW)?;
+                    let link = Entry::of(&link);
+                    if link.kind != EntryKind::Symlink {
+                        return Err(Errno::NOTDIR.into());
+                    }
+                    // and the link is root's too: a directory that was someone
+                    // else's (and made root's since, by a plan) may still hold
+                    // their links, which only root could have made otherwise
+                    if holder.uid != 0 || holder.mode & 0o022 != 0 || link.uid != 0 {
+                        let names = walked.iter().map(|(name, _)| name.as_slice());
+                        return Err(untrusted(names, &name));
+                    }
                     let target =
                         match rustix::fs::readlinkat(current, c_name.as_c_str(), Vec::new()) {
                             Ok(target) => target.into_bytes(),
                             Err(Errno::INVAL) => return Err(Errno::NOTDIR.into()),
                             Err(error) => return Err(error.into()),
                         };
-                    let holder = Entry::of(&rustix::fs::fstat(current)?);
-                    if holder.uid != 0 || holder.mode & 0o022 != 0 {
-                        let names = walked.iter().map(|(name, _)| name.as_slice());
-                        return Err(untrusted(names, &name));
-                    }
                     if target.is_empty() {
                         return Err(Errno::NOENT.into());
                     }

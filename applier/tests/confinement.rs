@@ -735,6 +735,54 @@ fn a_users_directory_swapped_for_a_symlink_gives_her_no_other_directory_of_the_r
     );
 }
 
+/// Red team: under `--root`, a directory a plan makes root's (here alice's `bin`,
+/// chowned to root in place) still holds the links alice made there, and the walk
+/// trusted any link in a directory only root may write: her `alt -> /etc` then sent
+/// the next plan's `/home/alice/bin/alt/ssh`, made hers, to the root's `/etc/ssh`.
+/// A link must now be root's as well (E510), and nothing of `/etc` changes.
+#[test]
+fn a_users_link_in_a_directory_made_roots_is_not_followed() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    std::fs::write(
+        root.host("/etc/passwd"),
+        "root:x:0:0:root:/root:/bin/sh\nalice:x:1000:1000::/home/alice:/bin/sh\n",
+    )
+    .unwrap();
+    std::fs::write(root.host("/etc/group"), "root:x:0:\nalice:x:1000:\n").unwrap();
+    std::fs::create_dir_all(root.host("/home/alice/bin")).unwrap();
+    for path in ["/home/alice", "/home/alice/bin"] {
+        std::os::unix::fs::chown(root.host(path), Some(1000), Some(1000)).unwrap();
+    }
+    let link = root.host("/home/alice/bin/alt");
+    std::os::unix::fs::symlink("/etc", &link).unwrap();
+    std::os::unix::fs::lchown(&link, Some(1000), Some(1000)).unwrap();
+    // the first plan makes her `bin` root's, and keeps it
+    let mut shapes = vec![directory("/home/alice/bin", "root", "0755")];
+    let report = apply_ok(&root, &plan(shapes.clone()), &keys);
+    assert_eq!(
+        owner_of(&root.host("/home/alice/bin")),
+        (0, 0),
+        "{report:#}"
+    );
+    let etc_before = snapshot(&root.host("/etc"), &[]);
+    // the next one makes a directory for her through her link
+    shapes.push(directory("/home/alice/bin/alt/ssh", "alice", "0755"));
+    let report = apply_fails(&root, &plan(shapes), &keys);
+    assert!(!root.host("/etc/ssh").exists(), "{report:#}");
+    assert_same_tree(&etc_before, &snapshot(&root.host("/etc"), &[]), "/etc");
+    assert!(
+        error_codes(&report).iter().all(|code| code == "E510"),
+        "{report:#}"
+    );
+    assert!(
+        report
+            .to_string()
+            .contains("`/home/alice/bin/alt` is a symlink in `/home/alice/bin`"),
+        "{report:#}"
+    );
+}
+
 /// The links a distro tree has (`/lib -> usr/lib`), and links the plan declares, lie in
 /// directories only root may write, and are still followed as if the root were `/`;
 /// the same link in a directory others may write is refused (E510), here before
