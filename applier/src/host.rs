@@ -11,8 +11,9 @@ use crate::codes::Code;
 use crate::confined::{Confined, Resolution};
 use crate::problem::Problem;
 
-/// The node path of the applier's state (record, lock, received plans).
-pub const STATE_DIRECTORY: &str = "/var/lib/mesh";
+/// The node path of the applier's state (record, lock, received plans), which no
+/// shape may own (`plan::check::shape_path`).
+pub const STATE_DIRECTORY: &str = plan::check::STATE_DIRECTORY;
 
 #[derive(Clone, Debug)]
 pub struct Host {

@@ -974,3 +974,34 @@ fn leftover_scratch_names_where_only_root_writes_are_replaced() {
         "x"
     );
 }
+
+/// A plan whose shapes own the applier's scratch names or its own state is refused
+/// before anything changes (the plan's rules, which the compiler applies too). A
+/// red team's plan owned `/srv/.app.mesh-unpack` beside the archive `/srv/app`:
+/// the next change of the archive removed that directory and all it held, as its
+/// own leftover; a file at `.a.mesh-new` became `/srv/a`'s content on every run;
+/// and a file at `/var/lib/mesh/identity` would replace the node's key.
+#[test]
+fn shapes_at_the_appliers_scratch_or_state_are_refused() {
+    for shape in [
+        directory("/srv/.app.mesh-unpack", "root", "0755"),
+        file("/srv/.a.mesh-new", "scratch\n", "root", "0644"),
+        file(
+            "/var/lib/mesh/identity",
+            "AGE-SECRET-KEY-1\n",
+            "root",
+            "0600",
+        ),
+        file("/var/lib/mesh/applied.json", "{}\n", "root", "0644"),
+        directory("/var/lib/mesh", "nobody", "0755"),
+    ] {
+        let root = TestRoot::new();
+        let keys = Keys::new();
+        let report = refused_plan(&root, &keys, &Plan::new("db1", vec![shape]), "E503");
+        let message = report["errors"][0]["message"].as_str().expect("message");
+        assert!(
+            message.contains("mesh-apply"),
+            "the reason names the applier's own: {message}"
+        );
+    }
+}

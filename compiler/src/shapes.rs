@@ -279,6 +279,9 @@ fn follows_plan_rules(
         (Kind::Secret, "mode") => {
             "a secret's mode is at most \"0640\": readable by its owner, at most by its group, never by others, never executable"
         }
+        (Kind::Directory, "owner") if declaration.identity() == plan::check::STATE_DIRECTORY => {
+            "mesh-apply keeps its state there: declare it as root's and writable by root only (the defaults: owner and group `root`, mode \"0755\"), and give the module's data a directory beneath it"
+        }
         (_, "owner" | "group") => {
             "owners and groups are names, not numeric ids: declare the user with `mesh.user` and name it"
         }
@@ -286,7 +289,7 @@ fn follows_plan_rules(
             "rename the file: its name holds a character that cannot be shown faithfully"
         }
         (_, "path" | "target") => {
-            "paths on the node hold no control or bidirectional control characters"
+            "a path on the node is absolute and canonical (no `.`, `..`, `//` or trailing `/`) without control or bidirectional control characters, and leaves mesh-apply its own files (`/var/lib/mesh/applied.json`, `lock`, `identity`, `received.json`, `generations`) and the names it gives its scratch (`.NAME.mesh-new`, `.NAME.mesh-unpack`, `.NAME.mesh-old`)"
         }
         _ => "fix the field the message names (the rules are in the book's chapter on shapes)",
     };

@@ -31,7 +31,7 @@ impl Archive {
     }
 
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
-        check::node_path(&self.path).map_err(|reason| ("path", reason))?;
+        check::shape_path(&self.path).map_err(|reason| ("path", reason))?;
         let plain_name = !self.artifact.is_empty()
             && self.artifact != "."
             && self.artifact != ".."

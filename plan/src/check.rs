@@ -126,6 +126,76 @@ pub fn node_path(text: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The directory `mesh-apply` keeps its state in on every node, beside what modules
+/// keep there (credentials, grants, their data): a shape may declare it only as
+/// root's and writable by root only ([`state_directory`]).
+pub const STATE_DIRECTORY: &str = "/var/lib/mesh";
+
+/// The entries of [`STATE_DIRECTORY`] that are `mesh-apply`'s own: its record, its
+/// lock, the node's identity, the plans it received and its generations. No shape
+/// may own them or anything in them.
+pub const APPLIER_STATE: &[&str] = &[
+    "/var/lib/mesh/applied.json",
+    "/var/lib/mesh/lock",
+    "/var/lib/mesh/identity",
+    "/var/lib/mesh/received.json",
+    "/var/lib/mesh/generations",
+];
+
+/// The path of a shape `mesh-apply` writes (a file, secret, link, directory or
+/// archive): a [`node_path`] that is not one of the applier's own files
+/// ([`APPLIER_STATE`]) or in one, and that has no component named as the applier
+/// names its scratch beside a path (`.NAME.mesh-new`, `.NAME.mesh-unpack`,
+/// `.NAME.mesh-old`), which it would take for its own leftover and replace or
+/// remove.
+pub fn shape_path(text: &str) -> Result<(), String> {
+    node_path(text)?;
+    let within = |owned: &str| {
+        text == owned
+            || text
+                .strip_prefix(owned)
+                .is_some_and(|rest| rest.starts_with('/'))
+    };
+    if let Some(owned) = APPLIER_STATE.iter().find(|owned| within(owned)) {
+        return Err(format!(
+            "`{text}` is mesh-apply's own state (`{owned}`: its record, lock, identity, received plans and generations are its alone)"
+        ));
+    }
+    if let Some(component) = text.split('/').find(|component| is_scratch_name(component)) {
+        return Err(format!(
+            "`{}` in `{text}` is a name mesh-apply uses for its scratch beside a path (`.NAME.mesh-new`, `.NAME.mesh-unpack`, `.NAME.mesh-old`)",
+            escaped(component)
+        ));
+    }
+    Ok(())
+}
+
+/// A directory shape at [`STATE_DIRECTORY`] keeps it root's and writable by root
+/// only: whoever else owned it or could write it could replace the applier's record
+/// and identity, or put links in its way.
+pub fn state_directory(path: &str, owner: &str, group: &str, mode: u32) -> Result<(), String> {
+    if path != STATE_DIRECTORY || (owner == "root" && group == "root" && mode & 0o022 == 0) {
+        return Ok(());
+    }
+    Err(format!(
+        "`{STATE_DIRECTORY}` holds mesh-apply's state: it may only be root's (owner and group `root`) and writable by root only"
+    ))
+}
+
+/// Is `name` one `mesh-apply` gives its scratch beside a path: `.NAME.mesh-new` (a
+/// temp file), `.NAME.mesh-unpack` or `.NAME.mesh-old` (an archive's trees)?
+pub fn is_scratch_name(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix('.') else {
+        return false;
+    };
+    [".mesh-new", ".mesh-unpack", ".mesh-old"]
+        .iter()
+        .any(|suffix| {
+            rest.strip_suffix(suffix)
+                .is_some_and(|base| !base.is_empty())
+        })
+}
+
 /// A mode string of exactly four octal digits.
 pub fn mode(text: &str) -> Result<u32, String> {
     if text.len() == 4 && text.bytes().all(|byte| (b'0'..=b'7').contains(&byte)) {
@@ -205,6 +275,47 @@ pub fn environment(entries: &std::collections::BTreeMap<String, String>) -> Resu
 
 #[cfg(test)]
 mod tests {
+    /// A shape's path may not be the applier's own state or its scratch: a plan
+    /// that owned `.app.mesh-unpack` beside an archive lost it when the archive
+    /// changed, and one at `/var/lib/mesh/identity` would replace the node's key.
+    /// The state directory itself is declared by modules, as root's only.
+    #[test]
+    fn shape_paths_leave_the_applier_its_state_and_scratch() {
+        for refused in [
+            "/var/lib/mesh/identity",
+            "/var/lib/mesh/applied.json",
+            "/var/lib/mesh/lock",
+            "/var/lib/mesh/received.json",
+            "/var/lib/mesh/generations",
+            "/var/lib/mesh/generations/1.json",
+            "/srv/.app.mesh-unpack",
+            "/srv/.app.mesh-unpack/data/precious.db",
+            "/srv/.a.mesh-new",
+            "/srv/.app.mesh-old",
+        ] {
+            assert!(super::shape_path(refused).is_err(), "{refused}");
+            assert!(super::node_path(refused).is_ok(), "{refused}");
+        }
+        for allowed in [
+            "/var/lib/mesh",
+            "/var/lib/mesh/grants/postgres",
+            "/var/lib/mesh/identity.d",
+            "/var/lib/mesh-data",
+            "/var/lib/meshes/x",
+            "/srv/.mesh-new",
+            "/srv/app.mesh-new",
+            "/srv/.app.mesh-newer",
+            "/srv/app",
+        ] {
+            assert!(super::shape_path(allowed).is_ok(), "{allowed}");
+        }
+        assert!(super::state_directory("/var/lib/mesh", "root", "root", 0o755).is_ok());
+        assert!(super::state_directory("/var/lib/mesh", "alice", "root", 0o755).is_err());
+        assert!(super::state_directory("/var/lib/mesh", "root", "staff", 0o755).is_err());
+        assert!(super::state_directory("/var/lib/mesh", "root", "root", 0o775).is_err());
+        assert!(super::state_directory("/var/lib/mesh/x", "alice", "alice", 0o777).is_ok());
+    }
+
     use proptest::prelude::*;
 
     proptest! {

@@ -23,10 +23,12 @@ impl Directory {
     }
 
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
-        check::node_path(&self.path).map_err(|reason| ("path", reason))?;
+        check::shape_path(&self.path).map_err(|reason| ("path", reason))?;
         check::account(&self.owner).map_err(|reason| ("owner", reason))?;
         check::account(&self.group).map_err(|reason| ("group", reason))?;
-        check::mode(&self.mode).map_err(|reason| ("mode", reason))?;
+        let mode = check::mode(&self.mode).map_err(|reason| ("mode", reason))?;
+        check::state_directory(&self.path, &self.owner, &self.group, mode)
+            .map_err(|reason| ("owner", reason))?;
         Ok(())
     }
 

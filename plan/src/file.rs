@@ -35,7 +35,7 @@ impl File {
     }
 
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
-        check::node_path(&self.path).map_err(|reason| ("path", reason))?;
+        check::shape_path(&self.path).map_err(|reason| ("path", reason))?;
         match (&self.content, &self.content_base64) {
             (Some(_), None) => {}
             (None, Some(encoded)) => {

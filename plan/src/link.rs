@@ -21,7 +21,7 @@ impl Link {
     }
 
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
-        check::node_path(&self.path).map_err(|reason| ("path", reason))?;
+        check::shape_path(&self.path).map_err(|reason| ("path", reason))?;
         if self.target.is_empty() {
             return Err(("target", "the target is empty".to_string()));
         }

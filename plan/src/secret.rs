@@ -28,7 +28,7 @@ impl Secret {
     }
 
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
-        check::node_path(&self.path).map_err(|reason| ("path", reason))?;
+        check::shape_path(&self.path).map_err(|reason| ("path", reason))?;
         let sealed = self.sealed.trim();
         if !sealed.starts_with(ARMOR_BEGIN) || !sealed.ends_with(ARMOR_END) {
             return Err((

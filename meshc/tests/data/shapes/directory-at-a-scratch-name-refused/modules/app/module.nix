@@ -1,0 +1,4 @@
+{ mesh, ... }: {
+  description = "an app";
+  shapes = [ (mesh.directory { path = "/srv/.www.mesh-unpack"; }) ];
+}
