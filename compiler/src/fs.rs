@@ -125,8 +125,27 @@ fn kind_of(metadata: &std::fs::Metadata) -> FileKind {
 }
 
 impl Loader for RealFs {
+    /// Only a regular file is read, looked at once opened, and opened without
+    /// waiting: a FIFO opened for reading waits for a writer, and read, a FIFO or a
+    /// device (`/dev/zero`) would hang a build or grow without end.
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
-        std::fs::read(self.resolve(path)?)
+        use std::io::Read;
+        use std::os::unix::fs::OpenOptionsExt;
+        let resolved = self.resolve(path)?;
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+            .open(resolved)?;
+        let metadata = file.metadata()?;
+        if !metadata.is_file() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "it is not a regular file (a FIFO, a device or a socket is not read)",
+            ));
+        }
+        let mut text = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
+        file.read_to_end(&mut text)?;
+        Ok(text)
     }
 
     /// Opened without waiting and without following a link put in its place since

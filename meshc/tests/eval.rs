@@ -146,3 +146,42 @@ fn the_root_directory_is_imported_from_its_default_nix_as_nix_names_it() {
         String::from_utf8_lossy(&nix.stderr)
     );
 }
+
+/// A FIFO (or a device) where a file is read is refused with E035, at once: `readFile`,
+/// `import`, `hashFile` and `meshc eval FILE` opened it and waited for a writer
+/// forever, and a module that read one hung `meshc build`.
+#[test]
+fn a_fifo_is_refused_not_waited_on() {
+    let directory = tempfile::tempdir().expect("temporary directory");
+    let fifo = directory.path().join("f");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs");
+    assert!(made.success());
+    for arguments in [
+        vec!["eval", "--expr", "builtins.readFile ./f"],
+        vec!["eval", "--expr", "import ./f"],
+        vec!["eval", "--expr", "builtins.hashFile \"sha256\" ./f"],
+        vec!["eval", "f"],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_meshc"))
+            .args(&arguments)
+            .current_dir(directory.path())
+            .env("NO_COLOR", "1")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("meshc runs");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while child.try_wait().expect("a status").is_none() {
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("meshc {arguments:?} waited on the FIFO");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let output = child.wait_with_output().expect("meshc ends");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{arguments:?}: {stderr}");
+        assert!(stderr.contains("E035"), "{arguments:?}: {stderr}");
+        assert!(stderr.contains("not a regular file"), "{arguments:?}: {stderr}");
+    }
+}
