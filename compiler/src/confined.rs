@@ -233,6 +233,19 @@ impl Beneath {
         &self.path
     }
 
+    /// Takes the exclusive lock on the base for as long as this handle lives,
+    /// waiting while another process holds it (`flock`: released when the process
+    /// ends, however it ends). True when the base is still the directory at its
+    /// path once locked (a build that held the lock may have removed it).
+    pub fn lock_exclusive(&self) -> io::Result<bool> {
+        rustix::fs::flock(&self.directory, rustix::fs::FlockOperation::LockExclusive)?;
+        let held = rustix::fs::fstat(&self.directory)?;
+        Ok(std::fs::metadata(&self.path).is_ok_and(|now| {
+            use std::os::unix::fs::MetadataExt;
+            now.dev() == held.st_dev && now.ino() == held.st_ino
+        }))
+    }
+
     /// The directory `relative` below this one, made (mode 0755) when `create`;
     /// `None` when it does not exist and is not to be made. A link anywhere on the
     /// way is refused.

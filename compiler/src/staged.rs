@@ -119,8 +119,17 @@ struct Listed {
 impl StagedBuild {
     /// Opens the output `out` (made if missing) and prepares the staging place.
     pub fn open(out: &Path) -> Result<StagedBuild, Diagnostic> {
-        let made_out = !out.exists();
-        let output = Beneath::open(out, true).map_err(|e| output_error(out, e))?;
+        // one build at a time into an output: two staged a new one in the same
+        // `.mesh-staging`, and the first to fail or finish took the other's plans
+        // with it. The second waits; if the first removed the output it had made,
+        // it is made again
+        let (output, made_out) = loop {
+            let made_out = !out.exists();
+            let output = Beneath::open(out, true).map_err(|e| output_error(out, e))?;
+            if output.lock_exclusive().map_err(|e| output_error(out, e))? {
+                break (output, made_out);
+            }
+        };
         let nodes_path = out.join("nodes");
         let place = match emit::open_nodes(&output, out, false)? {
             Some(nodes) => {

@@ -154,7 +154,10 @@ fn the_root_directory_is_imported_from_its_default_nix_as_nix_names_it() {
 fn a_fifo_is_refused_not_waited_on() {
     let directory = tempfile::tempdir().expect("temporary directory");
     let fifo = directory.path().join("f");
-    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs");
+    let made = Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
     assert!(made.success());
     for arguments in [
         vec!["eval", "--expr", "builtins.readFile ./f"],
@@ -182,6 +185,9 @@ fn a_fifo_is_refused_not_waited_on() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(1), "{arguments:?}: {stderr}");
         assert!(stderr.contains("E035"), "{arguments:?}: {stderr}");
-        assert!(stderr.contains("not a regular file"), "{arguments:?}: {stderr}");
+        assert!(
+            stderr.contains("not a regular file"),
+            "{arguments:?}: {stderr}"
+        );
     }
 }
