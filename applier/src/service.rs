@@ -62,3 +62,24 @@ pub fn withdraw(name: &str, host: &Host) -> Result<(), Problem> {
     unit::disable(host, &unit_name)?;
     crate::file::withdraw(host, &unit_path(name))
 }
+
+#[cfg(test)]
+mod tests {
+    /// The files the applier writes for a service and a container are the ones the
+    /// plan's rules keep every path shape away from (`plan::unit_files`): a shape
+    /// there was written twice on every run, never settling.
+    #[test]
+    fn the_files_written_for_units_are_the_ones_plans_reserve() {
+        assert_eq!(
+            plan::unit_files(plan::Kind::Service, "web"),
+            vec![
+                super::unit_path("web"),
+                crate::unit::wants_link(&super::unit_file_name("web"))
+            ]
+        );
+        assert_eq!(
+            plan::unit_files(plan::Kind::Container, "cache"),
+            vec![crate::container::quadlet_path("cache")]
+        );
+    }
+}

@@ -1005,3 +1005,41 @@ fn shapes_at_the_appliers_scratch_or_state_are_refused() {
         );
     }
 }
+
+/// A path shape at a file the applier writes for a unit (the service's unit, its
+/// enabling link, a container's Quadlet file) is refused before anything changes
+/// (E505, a conflict between two shapes).
+/// A red team's plan with a file at `/etc/systemd/system/web.service` and the
+/// service `web` changed one then the other on every run (a restart each time).
+#[test]
+fn a_path_shape_at_a_units_file_is_refused() {
+    for shape in [
+        file(
+            "/etc/systemd/system/web.service",
+            "[Service]\n",
+            "root",
+            "0644",
+        ),
+        file(
+            "/etc/systemd/system/multi-user.target.wants/web.service",
+            "x",
+            "root",
+            "0644",
+        ),
+        directory("/etc/systemd/system/web.service", "root", "0755"),
+    ] {
+        let root = TestRoot::new();
+        let keys = Keys::new();
+        let report = refused_plan(
+            &root,
+            &keys,
+            &Plan::new(
+                "db1",
+                vec![shape, service("web", &["/usr/bin/web"], "root")],
+            ),
+            "E505",
+        );
+        let message = report["errors"][0]["message"].as_str().expect("message");
+        assert!(message.contains("mesh-apply writes"), "{message}");
+    }
+}

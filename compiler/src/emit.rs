@@ -65,6 +65,11 @@ pub fn plan(node: &str, declarations: Vec<ShapeDecl>) -> Result<Plan, Diagnostic
             format!("the plan of node `{node}` is invalid: {error}"),
         )
         .with_help(match &error {
+            plan::PlanError::Conflict { first, .. }
+                if matches!(first.kind.as_str(), "service" | "container") =>
+            {
+                "mesh writes a service's unit (and the link that enables it) and a container's Quadlet file itself, from the `mesh.service` or `mesh.container`: drop the other shape, or give what it wrote as the service's fields; a drop-in (`NAME.service.d/`) is yours to write"
+            }
             plan::PlanError::Conflict { .. } => "a file, link, secret or archive holds no other path: move one of the two shapes, or make the outer one a `mesh.directory`",
             _ => "fix the shape the message names",
         });

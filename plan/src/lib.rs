@@ -372,7 +372,58 @@ impl Plan {
                 reason: reason.to_string(),
             });
         }
+        // the files mesh-apply writes for a service or container are its own: a
+        // path shape there (or beneath) would be written twice, by its shape and
+        // by its unit, on every run, which would never settle
+        let unit_files: Vec<(String, usize)> = self
+            .shapes
+            .iter()
+            .enumerate()
+            .flat_map(|(position, shape)| {
+                unit_files(shape.kind(), shape.identity())
+                    .into_iter()
+                    .map(move |path| (path, position))
+            })
+            .collect();
+        if !unit_files.is_empty() {
+            for shape in self
+                .shapes
+                .iter()
+                .filter(|shape| shape.kind().is_path_kind())
+            {
+                let path = shape.identity().as_bytes();
+                let owner = unit_files.iter().find(|(file, _)| {
+                    path == file.as_bytes() || is_ancestor(file.as_bytes(), path)
+                });
+                if let Some((file, position)) = owner
+                    && let Some(unit) = self.shapes.get(*position)
+                {
+                    return Err(PlanError::Conflict {
+                        first: unit.shape_name(),
+                        second: shape.shape_name(),
+                        reason: format!(
+                            "mesh-apply writes `{file}` for the {}",
+                            unit.kind().name()
+                        ),
+                    });
+                }
+            }
+        }
         Ok(())
+    }
+}
+
+/// The files `mesh-apply` writes on a node for a shape of `kind` named `name`: a
+/// service's unit and the link that enables it, a container's Quadlet file (none
+/// for the other kinds). No path shape may own them.
+pub fn unit_files(kind: Kind, name: &str) -> Vec<String> {
+    match kind {
+        Kind::Service => vec![
+            format!("/etc/systemd/system/{name}.service"),
+            format!("/etc/systemd/system/multi-user.target.wants/{name}.service"),
+        ],
+        Kind::Container => vec![format!("/etc/containers/systemd/{name}.container")],
+        _ => Vec::new(),
     }
 }
 
