@@ -593,23 +593,26 @@ pub struct ScratchOwner {
     pub mode: Option<u32>,
 }
 
-pub fn foreign_scratch(name: &str) -> io::Error {
+pub fn foreign_scratch(name: &(impl AsRef<OsStr> + ?Sized)) -> io::Error {
     io::Error::new(
         io::ErrorKind::AlreadyExists,
         ForeignScratch {
-            name: name.to_string(),
+            name: name.as_ref().to_string_lossy().into_owned(),
         },
     )
 }
 
-fn c_name(name: &str) -> io::Result<CString> {
-    if name.is_empty() || name == "." || name == ".." || name.contains('/') {
+/// One name in a directory as the system takes it: its bytes, which need not be
+/// UTF-8 (a name someone else put in a directory mesh empties may be any bytes).
+fn c_name(name: &(impl AsRef<OsStr> + ?Sized)) -> io::Result<CString> {
+    let bytes = name.as_ref().as_bytes();
+    if bytes.is_empty() || bytes == b"." || bytes == b".." || bytes.contains(&b'/') {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
-            format!("`{name}` is not a single name"),
+            format!("`{}` is not a single name", name.as_ref().to_string_lossy()),
         ));
     }
-    CString::new(name).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL byte"))
+    CString::new(bytes).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL byte"))
 }
 
 impl Directory {
@@ -625,7 +628,7 @@ impl Directory {
     }
 
     /// What `name` is here, without following it; `None` when absent.
-    pub fn entry(&self, name: &str) -> io::Result<Option<Entry>> {
+    pub fn entry(&self, name: &(impl AsRef<OsStr> + ?Sized)) -> io::Result<Option<Entry>> {
         match rustix::fs::statat(
             &self.fd,
             c_name(name)?.as_c_str(),
@@ -653,7 +656,7 @@ impl Directory {
     }
 
     /// The subdirectory `name`, never through a symlink.
-    pub fn open_directory(&self, name: &str) -> io::Result<Directory> {
+    pub fn open_directory(&self, name: &(impl AsRef<OsStr> + ?Sized)) -> io::Result<Directory> {
         let fd = rustix::fs::openat(
             &self.fd,
             c_name(name)?.as_c_str(),
@@ -836,7 +839,7 @@ impl Directory {
     }
 
     /// Removes a file or symlink `name`; absent is fine; a directory is refused.
-    pub fn remove_file(&self, name: &str) -> io::Result<()> {
+    pub fn remove_file(&self, name: &(impl AsRef<OsStr> + ?Sized)) -> io::Result<()> {
         match rustix::fs::unlinkat(&self.fd, c_name(name)?.as_c_str(), AtFlags::empty()) {
             Ok(()) | Err(Errno::NOENT) => Ok(()),
             Err(error) => Err(error.into()),
@@ -902,7 +905,7 @@ impl Directory {
 
     /// `unlinkat(name)` of a file or symlink; absent is fine; a directory (one swapped
     /// in since it was looked at) is [`ForeignScratch`] and left.
-    fn unlink_not_directory(&self, name: &str) -> io::Result<()> {
+    fn unlink_not_directory(&self, name: &(impl AsRef<OsStr> + ?Sized)) -> io::Result<()> {
         match rustix::fs::unlinkat(&self.fd, c_name(name)?.as_c_str(), AtFlags::empty()) {
             Ok(()) | Err(Errno::NOENT) => Ok(()),
             Err(Errno::ISDIR | Errno::PERM) => Err(foreign_scratch(name)),
@@ -972,7 +975,7 @@ impl Directory {
     /// `unlinkat(name, AT_REMOVEDIR)` of a directory just emptied through its
     /// descriptor; absent is fine; a non-empty one (swapped in since) is
     /// [`ForeignScratch`] and left.
-    pub fn remove_emptied_directory(&self, name: &str) -> io::Result<()> {
+    pub fn remove_emptied_directory(&self, name: &(impl AsRef<OsStr> + ?Sized)) -> io::Result<()> {
         match rustix::fs::unlinkat(&self.fd, c_name(name)?.as_c_str(), AtFlags::REMOVEDIR) {
             Ok(()) | Err(Errno::NOENT) => Ok(()),
             Err(Errno::NOTEMPTY | Errno::EXIST | Errno::NOTDIR) => Err(foreign_scratch(name)),
@@ -990,7 +993,7 @@ impl Directory {
 
     /// Removes `name` and, if it is a directory, everything beneath it, walking by
     /// descriptors (never through a symlink). Absent is fine.
-    pub fn remove_tree(&self, name: &str) -> io::Result<()> {
+    pub fn remove_tree(&self, name: &(impl AsRef<OsStr> + ?Sized)) -> io::Result<()> {
         let Some(entry) = self.entry(name)? else {
             return Ok(());
         };
@@ -1008,8 +1011,10 @@ impl Directory {
         }
     }
 
-    /// The names in this directory (without `.` and `..`).
-    pub fn names(&self) -> io::Result<Vec<String>> {
+    /// The names in this directory (without `.` and `..`), as the system's bytes:
+    /// a name that is not UTF-8 is given as it is, so that it can be removed (made
+    /// into text, it named nothing, and a tree holding one could never be emptied).
+    pub fn names(&self) -> io::Result<Vec<std::ffi::OsString>> {
         let mut directory = rustix::fs::Dir::read_from(&self.fd)?;
         let mut names = Vec::new();
         while let Some(entry) = directory.read() {
@@ -1018,7 +1023,7 @@ impl Directory {
             if bytes == b"." || bytes == b".." {
                 continue;
             }
-            names.push(OsStr::from_bytes(bytes).to_string_lossy().into_owned());
+            names.push(OsStr::from_bytes(bytes).to_os_string());
         }
         Ok(names)
     }

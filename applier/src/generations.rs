@@ -61,7 +61,7 @@ fn numbers(host: &Host) -> Result<Vec<u64>, Problem> {
         .map_err(|error| problem("read", host, &error))?;
     let mut numbers: Vec<u64> = names
         .iter()
-        .filter_map(|name| name.strip_suffix(".json"))
+        .filter_map(|name| name.to_str()?.strip_suffix(".json"))
         .filter(|stem| !stem.is_empty() && stem.bytes().all(|byte| byte.is_ascii_digit()))
         .filter_map(|stem| stem.parse().ok())
         .collect();

@@ -1043,3 +1043,64 @@ fn a_path_shape_at_a_units_file_is_refused() {
         assert!(message.contains("mesh-apply writes"), "{message}");
     }
 }
+
+/// The owner of an archive's tree may give a file in it a name that is not UTF-8.
+/// The next version swapped in but could not remove the old tree (the name, made
+/// into text, named nothing: "Directory not empty", E517), and every apply after
+/// that failed until someone removed `.site.mesh-unpack` by hand (red team). Names
+/// are now removed by their bytes: every version goes in, nothing is left over.
+#[test]
+fn a_name_that_is_not_utf8_in_an_archive_tree_does_not_block_the_next_versions() {
+    use std::io::Write;
+    use std::os::unix::ffi::OsStrExt;
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    for (table, line) in [
+        ("etc/passwd", "alice:x:1000:1000::/home/alice:/bin/sh\n"),
+        ("etc/group", "alice:x:1000:\n"),
+    ] {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(root.path().join(table))
+            .and_then(|mut file| file.write_all(line.as_bytes()))
+            .expect("append");
+    }
+    let srv = root.host("/srv");
+    std::fs::create_dir_all(&srv).expect("mkdir");
+    let versions: Vec<_> = ["one", "two", "three"]
+        .into_iter()
+        .map(|text| root.add_artifact(&tar_bytes(&[("index.html", text)], &[])))
+        .collect();
+    let apply_version = |version: usize| {
+        apply_ok(
+            &root,
+            &Plan::new(
+                "db1",
+                vec![archive("/srv/site", &versions[version], "alice")],
+            ),
+            &keys,
+        )
+    };
+    apply_version(0);
+    let odd = srv
+        .join("site")
+        .join(std::ffi::OsStr::from_bytes(b"\xffodd\xfe"));
+    std::fs::write(&odd, "hers").expect("a name that is not UTF-8");
+    std::os::unix::fs::chown(&odd, Some(1000), Some(1000)).expect("chown");
+    for version in [1, 2] {
+        apply_version(version);
+        assert_eq!(
+            std::fs::read_to_string(srv.join("site/index.html")).expect("swapped in"),
+            ["one", "two", "three"][version]
+        );
+        let left: Vec<_> = std::fs::read_dir(&srv)
+            .expect("srv")
+            .map(|entry| entry.expect("entry").file_name())
+            .collect();
+        assert_eq!(
+            left,
+            vec![std::ffi::OsString::from("site")],
+            "version {version}"
+        );
+    }
+}
