@@ -29,8 +29,8 @@ pub struct WantedFile<'a> {
     pub group: &'a str,
 }
 
-/// What inspection found, and whether the content must be rewritten (otherwise only
-/// owner and mode are fixed in place).
+/// What inspection found, and whether the file must be written anew (any change of
+/// its content, owner, group or mode; otherwise nothing changes).
 pub struct FileInspection {
     pub planned: Planned,
     pub rewrite: bool,
@@ -95,13 +95,16 @@ pub fn inspect(
     if accounts.gid(wanted.group) != Some(entry.gid) {
         details.push(format!("group -> `{}`", wanted.group));
     }
+    // any change is a new file renamed over the old, owner, group and mode too: a
+    // descriptor opened before (a user who owned it, writing) keeps the old inode
+    // only, where changed in place it would write to the file now root's
     Ok(FileInspection {
+        rewrite: !details.is_empty(),
         planned: if details.is_empty() {
             Planned::Unchanged
         } else {
             Planned::change(details)
         },
-        rewrite: !same_content,
     })
 }
 
@@ -141,7 +144,8 @@ pub struct FileJob {
     pub mode: u32,
     pub uid: u32,
     pub gid: u32,
-    /// Rewrite the content; otherwise fix owner and mode in place.
+    /// Write the file anew (renamed over the old); otherwise its owner and mode are
+    /// only made sure of, in place.
     pub rewrite: bool,
 }
 

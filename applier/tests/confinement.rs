@@ -783,6 +783,57 @@ fn a_users_link_in_a_directory_made_roots_is_not_followed() {
     );
 }
 
+/// Red team: a file whose owner changed was chowned in place, so a descriptor its
+/// old owner had opened for writing kept writing into what was now root's (alice's
+/// `run.sh`, made root's `0755`, ran her content until the next apply). A change of
+/// owner, group or mode now writes the file anew: what is written through the old
+/// descriptor goes to the old inode, not to the file at the path.
+#[test]
+fn a_descriptor_opened_before_an_owner_change_writes_to_the_old_file_only() {
+    use std::io::{Seek, Write};
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    std::fs::write(
+        root.host("/etc/passwd"),
+        "root:x:0:0:root:/root:/bin/sh\nalice:x:1000:1000::/home/alice:/bin/sh\n",
+    )
+    .unwrap();
+    std::fs::write(root.host("/etc/group"), "root:x:0:\nalice:x:1000:\n").unwrap();
+    let directory = directory("/srv/x", "root", "0755");
+    let script = "#!/bin/sh\necho planned\n";
+    apply_ok(
+        &root,
+        &plan(vec![
+            directory.clone(),
+            file("/srv/x/run.sh", script, "alice", "0755"),
+        ]),
+        &keys,
+    );
+    // hers, opened for writing while it is
+    let mut hers = std::fs::OpenOptions::new()
+        .write(true)
+        .open(root.host("/srv/x/run.sh"))
+        .unwrap();
+    let report = apply_ok(
+        &root,
+        &plan(vec![
+            directory,
+            file("/srv/x/run.sh", script, "root", "0755"),
+        ]),
+        &keys,
+    );
+    assert_eq!(status_of(&report, "file", "/srv/x/run.sh"), "changed");
+    assert_eq!(owner_of(&root.host("/srv/x/run.sh")), (0, 0));
+    hers.rewind().unwrap();
+    hers.write_all(b"#!/bin/sh\necho hers\n").unwrap();
+    hers.flush().unwrap();
+    assert_eq!(
+        std::fs::read_to_string(root.host("/srv/x/run.sh")).unwrap(),
+        script,
+        "what the old descriptor wrote reached root's file"
+    );
+}
+
 /// The links a distro tree has (`/lib -> usr/lib`), and links the plan declares, lie in
 /// directories only root may write, and are still followed as if the root were `/`;
 /// the same link in a directory others may write is refused (E510), here before
