@@ -62,7 +62,7 @@ pub fn read(repository_root: &Path) -> Result<Lock, Diagnostic> {
     let text = match text {
         Ok(Some(text)) => text,
         Ok(None) => return Ok(Lock::default()),
-        Err(error) => return Err(invalid(Path::new("mesh.lock"), error)),
+        Err(error) => return Err(unreadable(&error)),
     };
     // errors name the file as the operator sees it in the repository
     let path = Path::new("mesh.lock");
@@ -161,6 +161,20 @@ impl<'de> serde::de::Visitor<'de> for UniqueVisitor {
         }
         Ok(serde_json::Value::Object(object))
     }
+}
+
+/// E324: `mesh.lock` is there but cannot be read (a directory by that name, a link,
+/// no file descriptor left): not a lock that is wrong, so nothing is said of fixing
+/// or deleting it.
+fn unreadable(error: &std::io::Error) -> Diagnostic {
+    let message = if crate::confined::is_link_refusal(error) {
+        "cannot read `mesh.lock`: it is a symbolic link or passes through one".to_string()
+    } else {
+        format!("cannot read `mesh.lock`: {error}")
+    };
+    Diagnostic::error(codes::LOCK_UNREADABLE, message).with_help(
+        "`mesh.lock` must be a regular file in the repository (not a directory or a link) that the user running meshc may read, and the process must be able to open files (`ulimit -n`); then run the command again",
+    )
 }
 
 /// E317: `mesh.lock` cannot be written (a repository directory that cannot be

@@ -166,6 +166,7 @@ codes! {
     RESEAL_IDENTITY_UNREADABLE = "E321", "`meshc secrets reseal`: the old identity cannot be read";
     RESEAL_WRONG_IDENTITY = "E322", "`meshc secrets reseal`: the identity does not open the node's values";
     RESEAL_UNKNOWN_NODE = "E323", "`meshc secrets reseal`: no such node";
+    LOCK_UNREADABLE = "E324", "`mesh.lock` cannot be read";
     // E4xx: shapes and plans
     INVALID_SHAPE = "E400", "invalid shape";
     SHAPE_CONFLICT = "E401", "two shapes declare the same resource differently";

@@ -322,9 +322,9 @@ const COVERED_ELSEWHERE: &[(&str, &str, &str)] = &[
         "tests/cli.rs",
         "man_pages_that_cannot_be_written_are_e055",
     ),
-    // E056, E057, E058, E059, E113 and E317 fail on meshc's surroundings, not on a
-    // repository: standard output, standard input, the editor, the process's
-    // limits, the current directory, a `mesh.lock` that cannot be written
+    // E056, E057, E058, E059, E113, E317 and E324 fail on meshc's surroundings, not
+    // on a repository: standard output, standard input, the editor, the process's
+    // limits, the current directory, a `mesh.lock` that cannot be written or read
     (
         "E056",
         "tests/surroundings.rs",
@@ -354,6 +354,11 @@ const COVERED_ELSEWHERE: &[(&str, &str, &str)] = &[
         "E317",
         "tests/surroundings.rs",
         "a_lock_that_cannot_be_written_is_e317",
+    ),
+    (
+        "E324",
+        "tests/surroundings.rs",
+        "a_lock_that_cannot_be_read_is_e324_not_an_invalid_lock",
     ),
     // E120, unknown node: only `meshc show NODE` names a node
     (

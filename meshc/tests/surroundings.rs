@@ -286,6 +286,32 @@ fn dry_run_without_a_scratch_directory_is_e407() {
     );
 }
 
+/// A `mesh.lock` that is there but cannot be read (a directory by that name; no file
+/// descriptor left under `ulimit -n`) is E324, which says nothing of deleting it.
+/// Before, E308 "not a valid lock file", whose help said to delete it and pin again:
+/// harmful advice for a passing error.
+#[test]
+fn a_lock_that_cannot_be_read_is_e324_not_an_invalid_lock() {
+    let (_temporary, repository) = homelab_copy();
+    let lock = repository.join("mesh.lock");
+    let _ = std::fs::remove_file(&lock);
+    std::fs::create_dir(&lock).expect("a directory named mesh.lock");
+    let output = Command::new(MESHC)
+        .arg("build")
+        .arg("--repo")
+        .arg(&repository)
+        .arg("--out")
+        .arg(repository.join("out"))
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("meshc runs");
+    assert_coded(&output, "E324", "meshc build with a directory at mesh.lock");
+    let stderr = text(&output.stderr);
+    assert!(!stderr.contains("E308"), "{stderr}");
+    assert!(!stderr.contains("delete it"), "{stderr}");
+    assert!(lock.is_dir(), "mesh.lock was touched");
+}
+
 /// A `mesh.lock` that cannot be written is E317 with a help line naming it, and the
 /// file is left as it was. Root writes through any mode, so the write is made to
 /// fail with a file size limit of 0 (`ulimit -f 0`, the signal ignored so the write
