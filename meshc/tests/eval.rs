@@ -191,3 +191,30 @@ fn a_fifo_is_refused_not_waited_on() {
         );
     }
 }
+
+/// `readFileType` names a link `"symlink"`, wherever it points (into the directory,
+/// nowhere, outside the repository), as `readDir` names it and as newer Nix does.
+/// It followed the link: `"regular"` for a link to a file, and E035 "no such file"
+/// for a dangling one.
+#[test]
+fn read_file_type_names_a_link_a_symlink_without_following_it() {
+    let directory = tempfile::tempdir().expect("temporary directory");
+    let here = directory.path();
+    std::fs::write(here.join("real"), "x").expect("a file");
+    std::fs::create_dir(here.join("sub")).expect("a directory");
+    std::os::unix::fs::symlink("real", here.join("to-file")).expect("a link");
+    std::os::unix::fs::symlink("nowhere", here.join("dangling")).expect("a link");
+    std::os::unix::fs::symlink("/etc", here.join("outside")).expect("a link");
+    let program = "map builtins.readFileType [ ./real ./sub ./to-file ./dangling ./outside ]";
+    let output = Command::new(env!("CARGO_BIN_EXE_meshc"))
+        .args(["eval", "--strict", "--expr", program])
+        .current_dir(here)
+        .output()
+        .expect("meshc runs");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout).trim(),
+        r#"[ "regular" "directory" "symlink" "symlink" "symlink" ]"#,
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}

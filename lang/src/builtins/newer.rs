@@ -29,7 +29,21 @@ pub(super) fn builtins() -> Vec<Builtin> {
 fn read_file_type(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
     let path = machine.coerce_to_path(&arguments[0], span, "`readFileType`")?;
     let file_path = machine.check_allowed(&path, span, "`readFileType`")?;
-    match machine.loader().kind(&file_path) {
+    // the entry itself, as its directory lists it (as `readDir` does): a link is
+    // "symlink", wherever it points, and is not followed; the kind of the path
+    // itself only where it has no directory to be listed in (a root)
+    let listed = file_path
+        .parent()
+        .zip(file_path.file_name())
+        .and_then(|(parent, name)| {
+            use std::os::unix::ffi::OsStrExt;
+            let entries = machine.loader().list(parent).ok()?;
+            entries
+                .into_iter()
+                .find(|(entry, _)| entry.as_slice() == name.as_bytes())
+                .map(|(_, kind)| kind)
+        });
+    match listed.or_else(|| machine.loader().kind(&file_path)) {
         Some(kind) => Ok(Value::string_from(kind.nix_name())),
         None => Err(error(
             codes::FILE_UNREADABLE,
