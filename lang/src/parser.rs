@@ -1358,20 +1358,44 @@ impl<'a> Parser<'a> {
             parts.push(StringPart::Literal(text.into_bytes()));
         }
         let mut end = first_span;
+        // Nix's grammar continues a path only towards an interpolation: before the
+        // first `${`, at most one more piece of text (`./a/` `b${x}`), and a path
+        // that goes on without any (`./a//b`, which the lexer reads as `./a/`
+        // and `/b`) is a syntax error there
+        let mut interpolated = false;
+        let mut pieces_before: Vec<Span> = Vec::new();
         loop {
             match self.kind() {
                 TokenKind::PathChunk(_) => {
                     end = self.current().span;
+                    if !interpolated {
+                        pieces_before.push(end);
+                    }
                     if let TokenKind::PathChunk(text) = self.take() {
                         push_literal(&mut parts, text.into_bytes());
                     }
                 }
                 TokenKind::DollarCurly => {
+                    if !interpolated && pieces_before.len() > 1 {
+                        self.error_at(
+                            pieces_before[1],
+                            "unexpected path segment, expected `${`".to_string(),
+                            "write the path with one `/` between its names (`./a/b`); a path goes on past a `/` only into an interpolation (`./a/${name}`)",
+                        );
+                    }
+                    interpolated = true;
                     let interpolation = self.interpolation();
                     end = self.previous_end();
                     parts.push(StringPart::Interpolation(Box::new(interpolation)));
                 }
                 TokenKind::PathEnd => {
+                    if !interpolated && let Some(piece) = pieces_before.first() {
+                        self.error_at(
+                            *piece,
+                            "unexpected path segment: `//` in a path".to_string(),
+                            "write the path with one `/` between its names (`./a/b`); a path goes on past a `/` only into an interpolation (`./a/${name}`)",
+                        );
+                    }
                     self.advance();
                     break;
                 }
