@@ -237,6 +237,12 @@ impl Beneath {
     /// waiting while another process holds it (`flock`: released when the process
     /// ends, however it ends). True when the base is still the directory at its
     /// path once locked (a build that held the lock may have removed it).
+    /// Gives back the lock [`Beneath::lock_exclusive`] took (the handle stays open).
+    pub fn unlock(&self) -> io::Result<()> {
+        rustix::fs::flock(&self.directory, rustix::fs::FlockOperation::Unlock)?;
+        Ok(())
+    }
+
     pub fn lock_exclusive(&self) -> io::Result<bool> {
         rustix::fs::flock(&self.directory, rustix::fs::FlockOperation::LockExclusive)?;
         let held = rustix::fs::fstat(&self.directory)?;

@@ -125,22 +125,28 @@ fn kind_of(metadata: &std::fs::Metadata) -> FileKind {
 }
 
 impl Loader for RealFs {
-    /// Only a regular file is read, looked at once opened, and opened without
-    /// waiting: a FIFO opened for reading waits for a writer, and read, a FIFO or a
-    /// device (`/dev/zero`) would hang a build or grow without end.
+    /// A regular file, or a named pipe as Nix reads one (waiting for its writer);
+    /// anything else (a device such as `/dev/zero`, a socket) is refused, looked at
+    /// once opened, and opened without waiting: read, a device can grow without end.
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
         use std::io::Read;
-        use std::os::unix::fs::OpenOptionsExt;
+        use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
         let resolved = self.resolve(path)?;
+        let pipe = std::fs::metadata(&resolved)?.file_type().is_fifo();
+        let flags = if pipe {
+            rustix::fs::OFlags::empty()
+        } else {
+            rustix::fs::OFlags::NONBLOCK
+        };
         let mut file = std::fs::OpenOptions::new()
             .read(true)
-            .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+            .custom_flags(flags.bits() as i32)
             .open(resolved)?;
         let metadata = file.metadata()?;
-        if !metadata.is_file() {
+        if !metadata.is_file() && !(pipe && metadata.file_type().is_fifo()) {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                "it is not a regular file (a FIFO, a device or a socket is not read)",
+                "it is not a regular file (a device or a socket is not read)",
             ));
         }
         let mut text = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));

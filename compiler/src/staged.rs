@@ -291,7 +291,8 @@ impl StagedBuild {
         Some(names)
     }
 
-    /// Removes every staged file (the build failed): the output is as it was.
+    /// Removes every staged file (the build failed): the output is as it was, and
+    /// its lock is given back.
     pub fn abort(&self) {
         let staged = std::mem::take(&mut *self.lock());
         match &self.place {
@@ -306,6 +307,10 @@ impl StagedBuild {
             // only if empty: the base is the user's choice, reached by its path
             let _ = std::fs::remove_dir(&self.out);
         }
+        // the output is free for the next build, this process's own too: a build
+        // whose cache turned out untrustworthy stages again from nothing, and
+        // waited on the lock its first attempt still held
+        let _ = self.output.unlock();
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Staged>> {
