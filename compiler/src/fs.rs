@@ -143,7 +143,8 @@ impl Loader for RealFs {
             .custom_flags(flags.bits() as i32)
             .open(resolved)?;
         let metadata = file.metadata()?;
-        if !metadata.is_file() && !(pipe && metadata.file_type().is_fifo()) {
+        let readable = metadata.is_file() || (pipe && metadata.file_type().is_fifo());
+        if !readable {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "it is not a regular file (a device or a socket is not read)",
