@@ -880,19 +880,10 @@ fn a_root_directory_renamed_to_a_scratch_name_is_refused_and_kept() {
     );
 }
 
-/// A user who owns an archive's tree can move a directory of hers into it, holding
-/// root's `0700` vault, which she cannot empty herself; the next version's swap then
-/// removed the old tree, vault and all, by name (red team, 8-scratch-race-any-owner.sh
-/// names the same unchecked removal). The old tree is now removed through its
-/// descriptor, and a subdirectory of a directory others may write only when it has the
-/// tree's owner and group: the vault stops the removal (E520) and is kept, the new
-/// version is in place.
-#[test]
-fn a_directory_moved_into_an_archive_tree_is_not_removed_with_it() {
+/// Adds alice (uid and gid 1000), the local user of the red team's cases, to the
+/// root's account files.
+fn add_alice(root: &TestRoot) {
     use std::io::Write;
-    use std::os::unix::fs::PermissionsExt;
-    let root = TestRoot::new();
-    let keys = Keys::new();
     for (table, line) in [
         ("etc/passwd", "alice:x:1000:1000::/home/alice:/bin/sh\n"),
         ("etc/group", "alice:x:1000:\n"),
@@ -903,6 +894,21 @@ fn a_directory_moved_into_an_archive_tree_is_not_removed_with_it() {
             .and_then(|mut file| file.write_all(line.as_bytes()))
             .expect("append");
     }
+}
+
+/// A user who owns an archive's tree can move a directory of hers into it, holding
+/// root's `0700` vault, which she cannot empty herself; the next version's swap then
+/// removed the old tree, vault and all, by name (red team, 8-scratch-race-any-owner.sh
+/// names the same unchecked removal). The old tree is now removed through its
+/// descriptor, and a subdirectory of a directory others may write only when it has the
+/// tree's owner and group: the vault stops the removal (E520) and is kept, the new
+/// version is in place.
+#[test]
+fn a_directory_moved_into_an_archive_tree_is_not_removed_with_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    add_alice(&root);
     let www = root.host("/srv/www");
     std::fs::create_dir_all(&www).expect("mkdir");
     std::os::unix::fs::chown(&www, Some(1000), Some(1000)).expect("chown");
@@ -1051,20 +1057,10 @@ fn a_path_shape_at_a_units_file_is_refused() {
 /// are now removed by their bytes: every version goes in, nothing is left over.
 #[test]
 fn a_name_that_is_not_utf8_in_an_archive_tree_does_not_block_the_next_versions() {
-    use std::io::Write;
     use std::os::unix::ffi::OsStrExt;
     let root = TestRoot::new();
     let keys = Keys::new();
-    for (table, line) in [
-        ("etc/passwd", "alice:x:1000:1000::/home/alice:/bin/sh\n"),
-        ("etc/group", "alice:x:1000:\n"),
-    ] {
-        std::fs::OpenOptions::new()
-            .append(true)
-            .open(root.path().join(table))
-            .and_then(|mut file| file.write_all(line.as_bytes()))
-            .expect("append");
-    }
+    add_alice(&root);
     let srv = root.host("/srv");
     std::fs::create_dir_all(&srv).expect("mkdir");
     let versions: Vec<_> = ["one", "two", "three"]

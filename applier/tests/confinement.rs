@@ -660,6 +660,17 @@ fn apply_with_tools(
     (output, report)
 }
 
+/// The root's account files name root and alice (uid and gid 1000), the local user
+/// of the red team's cases.
+fn with_alice(root: &TestRoot) {
+    std::fs::write(
+        root.host("/etc/passwd"),
+        "root:x:0:0:root:/root:/bin/sh\nalice:x:1000:1000::/home/alice:/bin/sh\n",
+    )
+    .unwrap();
+    std::fs::write(root.host("/etc/group"), "root:x:0:\nalice:x:1000:\n").unwrap();
+}
+
 /// Red team: under `--root`, a symlink in the tree was followed wherever it was, as in a
 /// chroot. alice (uid 1000) owns `ROOT/home/alice`; after mesh's checks, while it made
 /// a user, she swapped `/home/alice/data` (hers) for a link to `/usr`, and the
@@ -670,12 +681,7 @@ fn apply_with_tools(
 fn a_users_directory_swapped_for_a_symlink_gives_her_no_other_directory_of_the_root() {
     let root = TestRoot::new();
     let keys = Keys::new();
-    std::fs::write(
-        root.host("/etc/passwd"),
-        "root:x:0:0:root:/root:/bin/sh\nalice:x:1000:1000::/home/alice:/bin/sh\n",
-    )
-    .unwrap();
-    std::fs::write(root.host("/etc/group"), "root:x:0:\nalice:x:1000:\n").unwrap();
+    with_alice(&root);
     std::fs::create_dir_all(root.host("/home/alice/data")).unwrap();
     for path in ["/home/alice", "/home/alice/data"] {
         std::os::unix::fs::chown(root.host(path), Some(1000), Some(1000)).unwrap();
@@ -744,12 +750,7 @@ fn a_users_directory_swapped_for_a_symlink_gives_her_no_other_directory_of_the_r
 fn a_users_link_in_a_directory_made_roots_is_not_followed() {
     let root = TestRoot::new();
     let keys = Keys::new();
-    std::fs::write(
-        root.host("/etc/passwd"),
-        "root:x:0:0:root:/root:/bin/sh\nalice:x:1000:1000::/home/alice:/bin/sh\n",
-    )
-    .unwrap();
-    std::fs::write(root.host("/etc/group"), "root:x:0:\nalice:x:1000:\n").unwrap();
+    with_alice(&root);
     std::fs::create_dir_all(root.host("/home/alice/bin")).unwrap();
     for path in ["/home/alice", "/home/alice/bin"] {
         std::os::unix::fs::chown(root.host(path), Some(1000), Some(1000)).unwrap();
@@ -793,12 +794,7 @@ fn a_descriptor_opened_before_an_owner_change_writes_to_the_old_file_only() {
     use std::io::{Seek, Write};
     let root = TestRoot::new();
     let keys = Keys::new();
-    std::fs::write(
-        root.host("/etc/passwd"),
-        "root:x:0:0:root:/root:/bin/sh\nalice:x:1000:1000::/home/alice:/bin/sh\n",
-    )
-    .unwrap();
-    std::fs::write(root.host("/etc/group"), "root:x:0:\nalice:x:1000:\n").unwrap();
+    with_alice(&root);
     let directory = directory("/srv/x", "root", "0755");
     let script = "#!/bin/sh\necho planned\n";
     apply_ok(
