@@ -235,10 +235,11 @@ fn walk<R: Read>(reader: R, unpack: Option<&Unpack<'_>>) -> Result<String, Probl
         let shown = raw_path.display().to_string();
         let relative = normalize(&raw_path)
             .ok_or_else(|| unsafe_entry(&shown, "leaves the archive (`..` or an absolute path)"))?;
-        if relative.components().count() > DEEPEST_ENTRY {
+        // the directories it is in: its path's components but its own name
+        if relative.components().count().saturating_sub(1) > DEEPEST_ENTRY {
             return Err(unsafe_entry(
                 &format!("{}…", shown.chars().take(64).collect::<String>()),
-                &format!("is nested more than {DEEPEST_ENTRY} directories deep"),
+                &format!("is nested in more than {DEEPEST_ENTRY} directories"),
             ));
         }
         let mode = entry.header().mode().unwrap_or(0o644) & 0o777;

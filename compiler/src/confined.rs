@@ -233,18 +233,29 @@ impl Beneath {
         &self.path
     }
 
-    /// Takes the exclusive lock on the base for as long as this handle lives,
-    /// waiting while another process holds it (`flock`: released when the process
-    /// ends, however it ends). True when the base is still the directory at its
-    /// path once locked (a build that held the lock may have removed it).
     /// Gives back the lock [`Beneath::lock_exclusive`] took (the handle stays open).
     pub fn unlock(&self) -> io::Result<()> {
         rustix::fs::flock(&self.directory, rustix::fs::FlockOperation::Unlock)?;
         Ok(())
     }
 
+    /// Takes the exclusive lock on the base for as long as this handle lives,
+    /// waiting while another process holds it (`flock`: released when the process
+    /// ends, however it ends). True when the base is still the directory at its
+    /// path once locked (a build that held the lock may have removed it). Where the
+    /// file system takes no such lock on a directory (NFS emulates `flock` with
+    /// record locks, which want a file open for writing), the build goes on
+    /// without one, as builds did before there was a lock.
     pub fn lock_exclusive(&self) -> io::Result<bool> {
-        rustix::fs::flock(&self.directory, rustix::fs::FlockOperation::LockExclusive)?;
+        match rustix::fs::flock(&self.directory, rustix::fs::FlockOperation::LockExclusive) {
+            Ok(()) => {}
+            Err(
+                rustix::io::Errno::BADF | rustix::io::Errno::NOLCK | rustix::io::Errno::OPNOTSUPP,
+            ) => {
+                return Ok(true);
+            }
+            Err(error) => return Err(error.into()),
+        }
         let held = rustix::fs::fstat(&self.directory)?;
         Ok(std::fs::metadata(&self.path).is_ok_and(|now| {
             use std::os::unix::fs::MetadataExt;

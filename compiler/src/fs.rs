@@ -150,7 +150,16 @@ impl Loader for RealFs {
                 "it is not a regular file (a device or a socket is not read)",
             ));
         }
-        let mut text = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
+        // the size is a hint (a sparse file may claim a terabyte): a reservation
+        // that cannot be made is an error to report, not an abort
+        let mut text = Vec::new();
+        text.try_reserve_exact(usize::try_from(metadata.len()).unwrap_or(usize::MAX))
+            .map_err(|_| {
+                io::Error::new(
+                    io::ErrorKind::OutOfMemory,
+                    "it is larger than the memory this process can have",
+                )
+            })?;
         file.read_to_end(&mut text)?;
         Ok(text)
     }

@@ -80,13 +80,22 @@ pub fn print(bytes: impl AsRef<[u8]>) -> Result<(), Failure> {
 /// no character that would drive the terminal (escape sequences, carriage returns,
 /// bidirectional overrides) printed raw, since a hostile module or inventory wrote
 /// that text. JSON keeps its meaning (`\uXXXX` escapes); other text keeps its lines
-/// and writes the rest as `\u{HEX}`.
+/// and tabs and writes the rest as `\u{HEX}`.
 pub fn print_document(text: &str, json: bool) -> Result<(), Failure> {
     let redacted = compiler::redact_private_keys(text);
     if json {
         return print(plan::display::json_escaped(&redacted).as_bytes());
     }
-    let lines: Vec<_> = redacted.split('\n').map(plan::display::escaped).collect();
+    // a tab is layout, as a newline is (a description indented with tabs)
+    let lines: Vec<String> = redacted
+        .split('\n')
+        .map(|line| {
+            line.split('\t')
+                .map(plan::display::escaped)
+                .collect::<Vec<_>>()
+                .join("\t")
+        })
+        .collect();
     print(lines.join("\n"))
 }
 
