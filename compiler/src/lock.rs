@@ -163,16 +163,21 @@ impl<'de> serde::de::Visitor<'de> for UniqueVisitor {
     }
 }
 
+/// Why `mesh.lock` could not be read or written (`verb`): a link refused, or the
+/// system's error.
+fn cannot(verb: &str, error: &std::io::Error) -> String {
+    if crate::confined::is_link_refusal(error) {
+        format!("cannot {verb} `mesh.lock`: it is a symbolic link or passes through one")
+    } else {
+        format!("cannot {verb} `mesh.lock`: {error}")
+    }
+}
+
 /// E324: `mesh.lock` is there but cannot be read (a directory by that name, a link,
 /// no file descriptor left): not a lock that is wrong, so nothing is said of fixing
 /// or deleting it.
 fn unreadable(error: &std::io::Error) -> Diagnostic {
-    let message = if crate::confined::is_link_refusal(error) {
-        "cannot read `mesh.lock`: it is a symbolic link or passes through one".to_string()
-    } else {
-        format!("cannot read `mesh.lock`: {error}")
-    };
-    Diagnostic::error(codes::LOCK_UNREADABLE, message).with_help(
+    Diagnostic::error(codes::LOCK_UNREADABLE, cannot("read", error)).with_help(
         "`mesh.lock` must be a regular file in the repository (not a directory or a link) that the user running meshc may read, and the process must be able to open files (`ulimit -n`); then run the command again",
     )
 }
@@ -180,12 +185,7 @@ fn unreadable(error: &std::io::Error) -> Diagnostic {
 /// E317: `mesh.lock` cannot be written (a repository directory that cannot be
 /// written, a full disk); the pins it was to record are not kept.
 fn unwritable(error: &std::io::Error) -> Diagnostic {
-    let message = if crate::confined::is_link_refusal(error) {
-        "cannot write `mesh.lock`: it is a symbolic link or passes through one".to_string()
-    } else {
-        format!("cannot write `mesh.lock`: {error}")
-    };
-    Diagnostic::error(codes::LOCK_UNWRITABLE, message).with_help(
+    Diagnostic::error(codes::LOCK_UNWRITABLE, cannot("write", error)).with_help(
         "check that the repository directory and its `mesh.lock` can be written (permissions, a disk with room), then run the command again: the new pins were not saved",
     )
 }

@@ -13,6 +13,33 @@ use std::process::{Command, Output, Stdio};
 
 use support::{MESHC, assert_coded, homelab_copy};
 
+/// `meshc ARGUMENTS` under a limit on virtual memory of `kilobytes` (`ulimit -v`),
+/// in `directory`, given `input` on standard input (closed after it).
+fn under_memory_limit(
+    kilobytes: u64,
+    arguments: &[&std::ffi::OsStr],
+    input: &[u8],
+    directory: &Path,
+) -> Output {
+    use std::io::Write;
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v {kilobytes} && exec \"$0\" \"$@\""))
+        .arg(MESHC)
+        .args(arguments)
+        .current_dir(directory)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sh runs");
+    let mut stdin = child.stdin.take().expect("a pipe");
+    stdin.write_all(input).expect("meshc reads");
+    drop(stdin);
+    child.wait_with_output().expect("meshc ends")
+}
+
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -118,23 +145,8 @@ fn no_room_for_an_evaluation_thread_is_e059() {
     let (_temporary, repository) = homelab_copy();
     let out = repository.join("limited-build");
     let limited = |arguments: &[&str], input: &[u8]| {
-        let mut child = Command::new("sh")
-            .arg("-c")
-            .arg("ulimit -v 1800000 && exec \"$0\" \"$@\"")
-            .arg(MESHC)
-            .args(arguments)
-            .current_dir(&repository)
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("sh runs");
-        use std::io::Write;
-        let mut stdin = child.stdin.take().expect("a pipe");
-        stdin.write_all(input).expect("meshc reads");
-        drop(stdin);
-        child.wait_with_output().expect("meshc ends")
+        let arguments: Vec<&std::ffi::OsStr> = arguments.iter().map(std::ffi::OsStr::new).collect();
+        under_memory_limit(1_800_000, &arguments, input, &repository)
     };
     let out_argument = out.to_string_lossy().into_owned();
     for (arguments, input) in [
@@ -189,17 +201,8 @@ fn no_room_for_the_cache_to_read_a_deep_inventory_is_e059() {
     )
     .expect("mesh.nix written");
     for out in [out.clone(), repository.join("new")] {
-        let output = Command::new("sh")
-            .arg("-c")
-            .arg("ulimit -v 1800000 && exec \"$0\" \"$@\"")
-            .arg(MESHC)
-            .arg("build")
-            .arg("--out")
-            .arg(&out)
-            .current_dir(&repository)
-            .env("NO_COLOR", "1")
-            .output()
-            .expect("sh runs");
+        let arguments = ["build".as_ref(), "--out".as_ref(), out.as_os_str()];
+        let output = under_memory_limit(1_800_000, &arguments, b"", &repository);
         let stderr = text(&output.stderr);
         assert!(!stderr.contains("overflowed its stack"), "{stderr}");
         assert_coded(&output, "E059", &format!("meshc build --out {out:?}"));
@@ -236,27 +239,23 @@ fn lsp_whose_editor_hangs_up_before_initialize_is_e058() {
 /// the workers that did not start were dropped.
 #[test]
 fn lsp_without_room_for_its_workers_says_e059() {
-    use std::io::Write;
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg("ulimit -v 5000000 && exec \"$0\" lsp")
-        .arg(MESHC)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("sh runs");
-    let mut stdin = child.stdin.take().expect("a pipe");
+    let mut input = String::new();
     for message in [
         r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}"#,
         r#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#,
     ] {
-        write!(stdin, "Content-Length: {}\r\n\r\n{message}", message.len()).expect("meshc reads");
+        input.push_str(&format!(
+            "Content-Length: {}\r\n\r\n{message}",
+            message.len()
+        ));
     }
     // both are in the pipe before it closes
-    drop(stdin);
-    let output = child.wait_with_output().expect("meshc ends");
+    let output = under_memory_limit(
+        5_000_000,
+        &[std::ffi::OsStr::new("lsp")],
+        input.as_bytes(),
+        &std::env::temp_dir(),
+    );
     let stdout = text(&output.stdout);
     assert!(
         stdout.contains(r#""method":"window/showMessage""#) && stdout.contains("[E059]"),
