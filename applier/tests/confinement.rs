@@ -660,6 +660,15 @@ fn apply_with_tools(
     (output, report)
 }
 
+/// Every error of `report` is E510 (a link not followed), and it names `link`.
+fn assert_link_refused(report: &serde_json::Value, link: &str) {
+    assert!(
+        error_codes(report).iter().all(|code| code == "E510"),
+        "{report:#}"
+    );
+    assert!(report.to_string().contains(link), "{report:#}");
+}
+
 /// The root's account files name root and alice (uid and gid 1000), the local user
 /// of the red team's cases.
 fn with_alice(root: &TestRoot) {
@@ -729,16 +738,7 @@ fn a_users_directory_swapped_for_a_symlink_gives_her_no_other_directory_of_the_r
         status_of(&report, "directory", "/home/alice/data/share"),
         "failed"
     );
-    assert!(
-        error_codes(&report).iter().all(|code| code == "E510"),
-        "{report:#}"
-    );
-    assert!(
-        report
-            .to_string()
-            .contains("/home/alice/data` is a symlink in `/home/alice`"),
-        "{report:#}"
-    );
+    assert_link_refused(&report, "/home/alice/data` is a symlink in `/home/alice`");
 }
 
 /// Red team: under `--root`, a directory a plan makes root's (here alice's `bin`,
@@ -772,15 +772,9 @@ fn a_users_link_in_a_directory_made_roots_is_not_followed() {
     let report = apply_fails(&root, &plan(shapes), &keys);
     assert!(!root.host("/etc/ssh").exists(), "{report:#}");
     assert_same_tree(&etc_before, &snapshot(&root.host("/etc"), &[]), "/etc");
-    assert!(
-        error_codes(&report).iter().all(|code| code == "E510"),
-        "{report:#}"
-    );
-    assert!(
-        report
-            .to_string()
-            .contains("`/home/alice/bin/alt` is a symlink in `/home/alice/bin`"),
-        "{report:#}"
+    assert_link_refused(
+        &report,
+        "`/home/alice/bin/alt` is a symlink in `/home/alice/bin`",
     );
 }
 
