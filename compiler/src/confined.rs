@@ -233,10 +233,13 @@ impl Beneath {
         &self.path
     }
 
-    /// Gives back the lock [`Beneath::lock_exclusive`] took (the handle stays open).
-    pub fn unlock(&self) -> io::Result<()> {
-        rustix::fs::flock(&self.directory, rustix::fs::FlockOperation::Unlock)?;
-        Ok(())
+    /// A second handle on the same open directory (it shares a lock taken on
+    /// either).
+    pub fn try_clone(&self) -> io::Result<Beneath> {
+        Ok(Beneath {
+            directory: self.directory.try_clone()?,
+            path: self.path.clone(),
+        })
     }
 
     /// Takes the exclusive lock on the base for as long as this handle lives,

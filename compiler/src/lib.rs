@@ -73,7 +73,7 @@ pub use pipeline::{
     Compilation, Options, Session, compile, compile_remembering, compile_session, compile_with,
     inspect_node, must_compile_again,
 };
-pub use staged::{Discard, PlanSink, StagedBuild, Written};
+pub use staged::{Discard, OutputLock, PlanSink, StagedBuild, Written};
 
 /// `meshc show`'s view of one node (see [`inspect_node`]).
 pub mod view {

@@ -94,13 +94,53 @@ pub struct Written {
     pub compared: usize,
 }
 
+/// The output, held by one build from before its cache is read until it ends:
+/// two builds into one output run one after the other. Before, two staged a new
+/// output in the same `.mesh-staging`, and the first to fail or finish took the
+/// other's plans with it; and a build that read the cache's record before waiting
+/// could reuse plans the other build had since replaced. The lock is `flock` on
+/// `OUT`, given back when the process ends, however it ends.
+#[derive(Debug)]
+pub struct OutputLock {
+    out: PathBuf,
+    output: Beneath,
+    /// Whether `OUT` was made by this build (removed by [`OutputLock::give_up`]
+    /// when empty).
+    made_out: bool,
+}
+
+impl OutputLock {
+    /// Opens the output `out` (made if missing) and waits for the builds into it
+    /// before this one. If the build that held it removed the output it had made,
+    /// it is made again.
+    pub fn take(out: &Path) -> Result<OutputLock, Diagnostic> {
+        loop {
+            let made_out = !out.exists();
+            let output = Beneath::open(out, true).map_err(|e| output_error(out, e))?;
+            if output.lock_exclusive().map_err(|e| output_error(out, e))? {
+                return Ok(OutputLock {
+                    out: out.to_path_buf(),
+                    output,
+                    made_out,
+                });
+            }
+        }
+    }
+
+    /// The build failed: an output it made is removed again if nothing is in it
+    /// (only then: the base is the user's choice, reached by its path).
+    pub fn give_up(&self) {
+        if self.made_out {
+            let _ = std::fs::remove_dir(&self.out);
+        }
+    }
+}
+
 #[derive(Debug)]
 pub struct StagedBuild {
     out: PathBuf,
     output: Beneath,
     place: Place,
-    /// Whether `OUT` was made by this build (removed again by `abort` if empty).
-    made_out: bool,
     staged: Mutex<BTreeMap<String, Staged>>,
     /// The names in `OUT/nodes` before any plan of this build was staged there
     /// ([`PlanSink::before_plans`]), with the directory's identity: the commit
@@ -117,19 +157,10 @@ struct Listed {
 }
 
 impl StagedBuild {
-    /// Opens the output `out` (made if missing) and prepares the staging place.
-    pub fn open(out: &Path) -> Result<StagedBuild, Diagnostic> {
-        // one build at a time into an output: two staged a new one in the same
-        // `.mesh-staging`, and the first to fail or finish took the other's plans
-        // with it. The second waits; if the first removed the output it had made,
-        // it is made again
-        let (output, made_out) = loop {
-            let made_out = !out.exists();
-            let output = Beneath::open(out, true).map_err(|e| output_error(out, e))?;
-            if output.lock_exclusive().map_err(|e| output_error(out, e))? {
-                break (output, made_out);
-            }
-        };
+    /// Prepares the staging place in the output `lock` holds.
+    pub fn open(lock: &OutputLock) -> Result<StagedBuild, Diagnostic> {
+        let out = lock.out.as_path();
+        let output = lock.output.try_clone().map_err(|e| output_error(out, e))?;
         let nodes_path = out.join("nodes");
         let place = match emit::open_nodes(&output, out, false)? {
             Some(nodes) => {
@@ -152,7 +183,6 @@ impl StagedBuild {
             out: out.to_path_buf(),
             output,
             place,
-            made_out,
             staged: Mutex::new(BTreeMap::new()),
             listed: Mutex::new(None),
             compared: std::sync::atomic::AtomicUsize::new(0),
@@ -291,8 +321,8 @@ impl StagedBuild {
         Some(names)
     }
 
-    /// Removes every staged file (the build failed): the output is as it was, and
-    /// its lock is given back.
+    /// Removes every staged file (the build failed, or stages again): the output
+    /// is as it was.
     pub fn abort(&self) {
         let staged = std::mem::take(&mut *self.lock());
         match &self.place {
@@ -303,14 +333,6 @@ impl StagedBuild {
                 }
             }
         }
-        if self.made_out {
-            // only if empty: the base is the user's choice, reached by its path
-            let _ = std::fs::remove_dir(&self.out);
-        }
-        // the output is free for the next build, this process's own too: a build
-        // whose cache turned out untrustworthy stages again from nothing, and
-        // waited on the lock its first attempt still held
-        let _ = self.output.unlock();
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Staged>> {

@@ -1484,3 +1484,75 @@ fn a_deep_inventory_is_digested_on_the_evaluation_stack() {
     assert_eq!(built.status.code(), Some(1), "{said}");
     assert!(said.contains("E103") && said.contains("`deep`"), "{said}");
 }
+
+/// A build that waits for another build into its output reads the cache's record
+/// only once the other is done. Before, it read the record first and then waited:
+/// with nothing changed by the record it read, it said so and returned at once,
+/// and the other build's plans, of another state of the repository, were what the
+/// output held after both; with something changed, it could keep plans the other
+/// build had since replaced. Here the other build is played by the test: it holds
+/// the lock (`flock` on `OUT`) while the build waits, and puts in `OUT` what a
+/// build of an edited repository wrote.
+#[test]
+fn a_build_that_waits_for_the_output_reads_the_cache_after_the_build_before() {
+    let (temporary, repository, out) = built_once();
+    // what a build of the repository with one entry edited leaves
+    let other = temporary.path().join("other");
+    let edit = ("title = \"app2\"", "title = \"two\"");
+    replace(&repository.join("mesh.nix"), edit.0, edit.1);
+    assert_built(&build_with(&repository, &other, &[]));
+    replace(&repository.join("mesh.nix"), edit.1, edit.0);
+
+    let before = std::fs::read(out.join("nodes/app2.json")).expect("app2's plan");
+    let held = std::fs::File::open(&out).expect("the output");
+    held.lock().expect("the output's lock");
+    let mut waiting = std::process::Command::new(support::MESHC)
+        .arg("build")
+        .arg("--repo")
+        .arg(&repository)
+        .arg("--out")
+        .arg(&out)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("meshc runs");
+    wait_for_the_lock(&mut waiting);
+    // the other build's output takes the place of the first (renamed: its files
+    // keep their stamps, as if written there)
+    for entry in std::fs::read_dir(&other).expect("the other output") {
+        let name = entry.expect("an entry").file_name();
+        let place = out.join(&name);
+        if place.is_dir() {
+            std::fs::remove_dir_all(&place).expect("removed");
+        } else if place.exists() {
+            std::fs::remove_file(&place).expect("removed");
+        }
+        std::fs::rename(other.join(&name), &place).expect("renamed");
+    }
+    assert_ne!(
+        std::fs::read(out.join("nodes/app2.json")).expect("app2's plan"),
+        before,
+        "the other build's plan for app2 is another"
+    );
+    drop(held);
+    let waited = waiting.wait_with_output().expect("meshc ends");
+    assert_built(&waited);
+    assert_nothing_changed(&waited, false);
+    assert_as_from_nothing(&repository, &out, &temporary.path().join("fresh"));
+}
+
+/// Waits until `build` sleeps on a file lock, or has ended (a build that does not
+/// take the lock before reading its cache may never wait), for at most 30 seconds.
+fn wait_for_the_lock(build: &mut std::process::Child) {
+    let wchan = format!("/proc/{}/wchan", build.id());
+    for _ in 0..3000 {
+        if build.try_wait().expect("the build").is_some() {
+            return;
+        }
+        if std::fs::read_to_string(&wchan).is_ok_and(|waiting| waiting.contains("lock")) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    panic!("the build neither waited for the output's lock nor ended in 30 s");
+}

@@ -69,8 +69,13 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
         secrets,
         workers: arguments.workers.get(),
     };
+    // one build at a time into an output, from before its cache is read: a build
+    // that read the record and then waited would reuse plans the other replaced
+    let lock = compiler::OutputLock::take(&out)
+        .map_err(|diagnostic| terminal::fail(&diagnostic, &lang::Sources::new(), color))?;
     let cache = if arguments.no_cache {
         if let Err(diagnostic) = compiler::cache::remove(&out) {
+            lock.give_up();
             return Err(terminal::fail(&diagnostic, &lang::Sources::new(), color));
         }
         None
@@ -102,8 +107,11 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
     // so the build's memory does not grow with the fleet; nothing is visible in
     // OUT until the whole build succeeded
     let session = arguments.limits.session();
-    let (mut staged, mut compilation) = staged_compilation(&root, &out, options, &session, &cache)
-        .map_err(|diagnostic| terminal::fail(&diagnostic, &lang::Sources::new(), color))?;
+    let (mut staged, mut compilation) = staged_compilation(&lock, &root, options, &session, &cache)
+        .map_err(|diagnostic| {
+            lock.give_up();
+            terminal::fail(&diagnostic, &lang::Sources::new(), color)
+        })?;
     let mut from_nothing = false;
     if let Some(cache) = &cache
         && compiler::must_compile_again(cache, &compilation)
@@ -116,8 +124,11 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
         // and is reported as it is
         staged.abort();
         let made = compilation.made;
-        (staged, compilation) = staged_compilation(&root, &out, options, &session, &None)
-            .map_err(|diagnostic| terminal::fail(&diagnostic, &lang::Sources::new(), color))?;
+        (staged, compilation) = staged_compilation(&lock, &root, options, &session, &None)
+            .map_err(|diagnostic| {
+                lock.give_up();
+                terminal::fail(&diagnostic, &lang::Sources::new(), color)
+            })?;
         compilation.made.needs += made.needs;
         compilation.made.grants += made.grants;
         from_nothing = true;
@@ -130,6 +141,7 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
     terminal::report(&compilation.diagnostics, &compilation.sources, false, color);
     if compilation.has_errors() {
         staged.abort();
+        lock.give_up();
         if let Some(cache) = &cache
             && arguments.timings
         {
@@ -146,6 +158,7 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
         Ok(written) => written,
         Err(diagnostic) => {
             staged.abort();
+            lock.give_up();
             return Err(terminal::fail(&diagnostic, &compilation.sources, color));
         }
     };
@@ -223,16 +236,16 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
     Ok(ExitCode::SUCCESS)
 }
 
-/// A compilation whose plans are staged in `out` as they are made, with the build
-/// cache `cache` if any.
+/// A compilation whose plans are staged as they are made in the output `lock`
+/// holds, with the build cache `cache` if any.
 fn staged_compilation(
+    lock: &compiler::OutputLock,
     root: &std::path::Path,
-    out: &std::path::Path,
     options: compiler::Options,
     session: &compiler::Session,
     cache: &Option<std::sync::Arc<compiler::cache::BuildCache>>,
 ) -> Result<(std::sync::Arc<compiler::StagedBuild>, compiler::Compilation), lang::Diagnostic> {
-    let staged = std::sync::Arc::new(compiler::StagedBuild::open(out)?);
+    let staged = std::sync::Arc::new(compiler::StagedBuild::open(lock)?);
     let mut session = session.clone();
     session.sink = Some(staged.clone());
     session.cache = cache.clone();
