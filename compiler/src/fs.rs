@@ -128,7 +128,8 @@ impl Loader for RealFs {
     /// A regular file, or a named pipe as Nix reads one (waiting for its writer);
     /// anything else (a device such as `/dev/zero`, a socket) is refused, looked at
     /// once opened, and opened without waiting: read, a device can grow without end.
-    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+    /// At most `max_len + 1` bytes are reserved or read.
+    fn read(&self, path: &Path, max_len: u64) -> io::Result<Vec<u8>> {
         use std::io::Read;
         use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
         let resolved = self.resolve(path)?;
@@ -138,7 +139,7 @@ impl Loader for RealFs {
         } else {
             rustix::fs::OFlags::NONBLOCK
         };
-        let mut file = std::fs::OpenOptions::new()
+        let file = std::fs::OpenOptions::new()
             .read(true)
             .custom_flags(flags.bits() as i32)
             .open(resolved)?;
@@ -150,8 +151,12 @@ impl Loader for RealFs {
                 "it is not a regular file (a device or a socket is not read)",
             ));
         }
-        // the size is a hint (a sparse file may claim a terabyte): a reservation
-        // that cannot be made is an error to report, not an abort
+        if metadata.len() > max_len {
+            return Err(lang::too_large(max_len));
+        }
+        // the size is a hint (a file may grow while it is read, a pipe has none): a
+        // reservation that cannot be made is an error to report, not an abort, and
+        // no more than the bound and one byte is read
         let mut text = Vec::new();
         text.try_reserve_exact(usize::try_from(metadata.len()).unwrap_or(usize::MAX))
             .map_err(|_| {
@@ -160,8 +165,9 @@ impl Loader for RealFs {
                     "it is larger than the memory this process can have",
                 )
             })?;
-        file.read_to_end(&mut text)?;
-        Ok(text)
+        file.take(max_len.saturating_add(1))
+            .read_to_end(&mut text)?;
+        lang::within(text, max_len)
     }
 
     /// Opened without waiting and without following a link put in its place since
@@ -316,15 +322,72 @@ mod tests {
             }
         }
         assert_eq!(
-            fs.read(&root.join("modules/linked/file.nix"))
+            fs.read(&root.join("modules/linked/file.nix"), u64::MAX)
                 .expect("read"),
             b"2"
         );
         for escaping in ["modules/escape/secret.nix", "modules/a/secret.nix"] {
             let error = fs
-                .read(&root.join(escaping))
+                .read(&root.join(escaping), u64::MAX)
                 .expect_err("outside the repository");
             assert_eq!(error.kind(), io::ErrorKind::PermissionDenied, "{escaping}");
         }
+    }
+
+    /// A read stops at its bound: a file that claims a gigabyte (sparse) or a pipe
+    /// that never ends is refused with `FileTooLarge` once the bound is passed,
+    /// with no more than the bound read or reserved; a file within it is read whole.
+    #[test]
+    fn a_read_stops_at_its_bound() {
+        let temporary = tempfile::tempdir().expect("temporary directory");
+        let root = temporary.path().canonicalize().expect("canonical");
+        let fs = RealFs::new(vec![root.clone()]);
+        let sparse = root.join("sparse");
+        std::fs::File::create(&sparse)
+            .and_then(|file| file.set_len(1 << 30))
+            .expect("a sparse gigabyte");
+        let error = fs.read(&sparse, 1 << 20).expect_err("too large");
+        assert_eq!(error.kind(), io::ErrorKind::FileTooLarge);
+        let small = root.join("small");
+        std::fs::write(&small, b"12345").expect("written");
+        assert_eq!(fs.read(&small, 5).expect("within"), b"12345");
+        assert_eq!(
+            fs.read(&small, 4).expect_err("one byte over").kind(),
+            io::ErrorKind::FileTooLarge
+        );
+        // a pipe has no size to look at: what is read is bounded
+        let pipe = root.join("pipe");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &pipe,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .expect("a named pipe");
+        let writer = std::thread::spawn({
+            let pipe = pipe.clone();
+            move || {
+                use std::io::Write;
+                let mut file = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(&pipe)
+                    .expect("the pipe's writer");
+                // the reader stops reading: the write then fails (EPIPE), which ends it
+                let chunk = vec![b'x'; 1 << 16];
+                for _ in 0..1024 {
+                    if file.write_all(&chunk).is_err() {
+                        return true;
+                    }
+                }
+                false
+            }
+        });
+        let error = fs.read(&pipe, 1 << 20).expect_err("a pipe past the bound");
+        assert_eq!(error.kind(), io::ErrorKind::FileTooLarge);
+        assert!(
+            writer.join().expect("the writer"),
+            "the reader read all 64 MiB the writer wrote"
+        );
     }
 }

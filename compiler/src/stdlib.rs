@@ -86,24 +86,27 @@ fn embedded_file(name: &str) -> io::Result<&'static [u8]> {
 }
 
 impl Loader for MeshLoader {
-    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+    fn read(&self, path: &Path, max_len: u64) -> io::Result<Vec<u8>> {
         match relative(path) {
-            Some(name) => embedded_file(&name).map(<[u8]>::to_vec),
+            Some(name) => lang::within(embedded_file(&name)?, max_len).map(<[u8]>::to_vec),
             None => match self.overlay.get(path) {
-                Some(buffer) => Ok(buffer.to_vec()),
-                None => self.repository.read(path),
+                Some(buffer) => lang::within(&**buffer, max_len).map(<[u8]>::to_vec),
+                None => self.repository.read(path, max_len),
             },
         }
     }
 
     /// As `read`, with one copy fewer: an unsaved buffer is shared as it is, and a
     /// file of the standard library copied once.
-    fn read_source(&self, path: &Path) -> io::Result<std::sync::Arc<[u8]>> {
+    fn read_source(&self, path: &Path, max_len: u64) -> io::Result<std::sync::Arc<[u8]>> {
         match relative(path) {
-            Some(name) => embedded_file(&name).map(std::sync::Arc::from),
+            Some(name) => lang::within(embedded_file(&name)?, max_len).map(std::sync::Arc::from),
             None => match self.overlay.get(path) {
-                Some(buffer) => Ok(buffer.clone()),
-                None => self.repository.read(path).map(std::sync::Arc::from),
+                Some(buffer) => lang::within(buffer.clone(), max_len),
+                None => self
+                    .repository
+                    .read(path, max_len)
+                    .map(std::sync::Arc::from),
             },
         }
     }

@@ -28,7 +28,7 @@ pub mod value;
 pub use builtins::{TraceKind, Traced};
 pub use diagnostic::{Diagnostic, Label, Severity};
 pub use eval::{Limits, Machine};
-pub use loader::{Entries, FileKind, Loader, MemoryLoader};
+pub use loader::{Entries, FileKind, Loader, MemoryLoader, too_large, within};
 pub use name::Name;
 pub use parse_cache::ParseCache;
 pub use span::{FileId, SourceFile, Sources, Span};

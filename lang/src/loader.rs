@@ -29,12 +29,16 @@ impl FileKind {
 }
 
 pub trait Loader {
-    fn read(&self, path: &Path) -> io::Result<Vec<u8>>;
+    /// The bytes of `path`, if there are at most `max_len` of them; more is
+    /// [`too_large`], found without reading (or keeping) more than `max_len + 1`
+    /// bytes: a file may be a terabyte, sparse, or a pipe that never ends, and the
+    /// evaluation's memory bound must hold for what it reads as for what it makes.
+    fn read(&self, path: &Path, max_len: u64) -> io::Result<Vec<u8>>;
     /// The bytes of `path` as a source is kept (shared between threads): a loader
     /// that read the file before in the same build may give those bytes again
-    /// instead of reading it once more.
-    fn read_source(&self, path: &Path) -> io::Result<Arc<[u8]>> {
-        self.read(path).map(Arc::from)
+    /// instead of reading it once more. Bounded as [`Loader::read`].
+    fn read_source(&self, path: &Path, max_len: u64) -> io::Result<Arc<[u8]>> {
+        self.read(path, max_len).map(Arc::from)
     }
     /// The bytes of `path` for reading it ahead of any import (`eval::prefetch`):
     /// only when it is a regular file of at most `max_len` bytes, else None, as
@@ -46,7 +50,7 @@ pub trait Loader {
         if self.kind(path) != Some(FileKind::File) {
             return None;
         }
-        self.read_source(path)
+        self.read_source(path, max_len)
             .ok()
             .filter(|text| text.len() as u64 <= max_len)
     }
@@ -57,6 +61,23 @@ pub trait Loader {
     /// A new evaluation starts on the same machine (an interactive session's next
     /// input): forget what was remembered of the filesystem for the last one.
     fn next_evaluation(&self) {}
+}
+
+/// The error of a read that found more than it may read (`ErrorKind::FileTooLarge`).
+pub fn too_large(max_len: u64) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::FileTooLarge,
+        format!("it is larger than the {max_len} bytes left to read"),
+    )
+}
+
+/// `bytes`, if there are at most `max_len` of them (a loader that holds its files
+/// in memory).
+pub fn within<T: AsRef<[u8]>>(bytes: T, max_len: u64) -> io::Result<T> {
+    if bytes.as_ref().len() as u64 > max_len {
+        return Err(too_large(max_len));
+    }
+    Ok(bytes)
 }
 
 /// A directory's entries: each name as the system's bytes (not necessarily UTF-8),
@@ -80,11 +101,12 @@ impl MemoryLoader {
 }
 
 impl Loader for MemoryLoader {
-    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
-        self.files
+    fn read(&self, path: &Path, max_len: u64) -> io::Result<Vec<u8>> {
+        let bytes = self
+            .files
             .get(path)
-            .cloned()
-            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no such file"))
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no such file"))?;
+        within(bytes, max_len).cloned()
     }
 
     fn kind(&self, path: &Path) -> Option<FileKind> {

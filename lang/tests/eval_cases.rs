@@ -31,8 +31,8 @@ fn kind_of(metadata: &std::fs::Metadata) -> FileKind {
 }
 
 impl Loader for CorpusFiles {
-    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
-        std::fs::read(path)
+    fn read(&self, path: &Path, max_len: u64) -> io::Result<Vec<u8>> {
+        lang::within(std::fs::read(path)?, max_len)
     }
 
     fn kind(&self, path: &Path) -> Option<FileKind> {

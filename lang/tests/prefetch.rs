@@ -19,9 +19,9 @@ struct Recording {
 }
 
 impl Loader for Recording {
-    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+    fn read(&self, path: &Path, max_len: u64) -> io::Result<Vec<u8>> {
         self.reads.borrow_mut().push(path.to_path_buf());
-        self.files.read(path)
+        self.files.read(path, max_len)
     }
 
     fn kind(&self, path: &Path) -> Option<FileKind> {

@@ -72,6 +72,38 @@ fn eval_takes_a_larger_memory_bound() {
     );
 }
 
+/// `readFile` counts what it reads against the memory bound and reads no more than
+/// is left of it. It counted nothing: under `--max-memory 1M` a sparse 64 MiB file
+/// was read whole (and a sparse terabyte until the kernel killed the process).
+#[test]
+fn read_file_counts_against_the_memory_bound() {
+    let temporary = tempfile::tempdir().expect("temporary directory");
+    std::fs::File::create(temporary.path().join("sparse"))
+        .and_then(|file| file.set_len(64 << 20))
+        .expect("a sparse file");
+    // 600 KiB: read once it fits in 1 MiB, read twice it does not
+    std::fs::write(temporary.path().join("file"), vec![b'x'; 600 << 10]).expect("written");
+    let eval = |expression: &str| {
+        Command::new(MESHC)
+            .args(["eval", "--max-memory", "1M", "--expr", expression])
+            .current_dir(temporary.path())
+            .output()
+            .expect("meshc runs")
+    };
+    let length = |name: &str| format!("builtins.stringLength (builtins.readFile ./{name})");
+    let bound = "is larger than what is left of the memory bound of 1 MiB";
+    assert_failed_with(&eval(&length("sparse")), "E046", bound);
+    let once = eval(&length("file"));
+    assert_eq!(
+        String::from_utf8_lossy(&once.stdout),
+        "614400\n",
+        "{}",
+        stderr(&once)
+    );
+    let twice = eval(&format!("{} + {}", length("file"), length("file")));
+    assert_failed_with(&twice, "E046", bound);
+}
+
 /// The printed value was made whole in memory, uncounted: the fuzzer's program
 /// (2,000 copies of a 1 MB string) printed 2 GB at 3.2 GB of memory under
 /// `--max-memory 100M`. It is written out as it is printed, as Nix does: 400 MB here

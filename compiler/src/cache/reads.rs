@@ -95,10 +95,11 @@ impl Recorder {
     pub(crate) fn source(
         &self,
         path: &Path,
+        max_len: u64,
         read: impl FnOnce() -> io::Result<Arc<[u8]>>,
     ) -> io::Result<Arc<[u8]>> {
         if let Some(bytes) = self.kept(path) {
-            return Ok(bytes);
+            return lang::within(bytes, max_len);
         }
         let bytes = read()?;
         if bytes.len() < KEPT {
@@ -132,15 +133,15 @@ impl Recorder {
 
     /// The bytes of `path` as a vector, read through `loader` as [`Recorder::source`]
     /// reads (`readFile`, `hashFile`): a large file is kept, a small one read as it is.
-    fn source_vec(&self, path: &Path, loader: &dyn Loader) -> io::Result<Vec<u8>> {
+    fn source_vec(&self, path: &Path, max_len: u64, loader: &dyn Loader) -> io::Result<Vec<u8>> {
         if let Some(bytes) = self.kept(path) {
-            return Ok(bytes.to_vec());
+            return lang::within(bytes, max_len).map(|bytes| bytes.to_vec());
         }
-        let bytes = loader.read(path)?;
+        let bytes = loader.read(path, max_len)?;
         if bytes.len() < KEPT {
             return Ok(bytes);
         }
-        let kept = self.source(path, || Ok(Arc::from(bytes)))?;
+        let kept = self.source(path, max_len, || Ok(Arc::from(bytes)))?;
         Ok(kept.to_vec())
     }
 
@@ -291,8 +292,8 @@ impl RecordingLoader {
 }
 
 impl Loader for RecordingLoader {
-    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
-        let result = self.recorder.source_vec(path, self.inner.as_ref());
+    fn read(&self, path: &Path, max_len: u64) -> io::Result<Vec<u8>> {
+        let result = self.recorder.source_vec(path, max_len, self.inner.as_ref());
         let answer = match &result {
             Ok(bytes) => self.recorder.digest(path, bytes),
             Err(error) => error_answer(error),
@@ -301,8 +302,10 @@ impl Loader for RecordingLoader {
         result
     }
 
-    fn read_source(&self, path: &Path) -> io::Result<Arc<[u8]>> {
-        let result = self.recorder.source(path, || self.inner.read_source(path));
+    fn read_source(&self, path: &Path, max_len: u64) -> io::Result<Arc<[u8]>> {
+        let result = self
+            .recorder
+            .source(path, max_len, || self.inner.read_source(path, max_len));
         let answer = match &result {
             Ok(bytes) => self.recorder.digest(path, bytes),
             Err(error) => error_answer(error),
@@ -350,7 +353,12 @@ impl KeptLoader {
         let path = &access.path;
         match access.question {
             Question::Read => {
-                let result = self.recorder.source(path, || self.inner.read_source(path));
+                // bounded as an evaluation by default is: a file grown past that
+                // answers otherwise than it did, and its readers are compiled again
+                let max_len = lang::eval::DEFAULT_MAX_MEMORY;
+                let result = self
+                    .recorder
+                    .source(path, max_len, || self.inner.read_source(path, max_len));
                 self.recorder.answered_read(path, &result)
             }
             Question::Kind => self.kind_answered(path).1,
@@ -374,14 +382,16 @@ impl KeptLoader {
 }
 
 impl Loader for KeptLoader {
-    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
-        let result = self.recorder.source_vec(path, self.inner.as_ref());
+    fn read(&self, path: &Path, max_len: u64) -> io::Result<Vec<u8>> {
+        let result = self.recorder.source_vec(path, max_len, self.inner.as_ref());
         self.recorder.answered_read(path, &result);
         result
     }
 
-    fn read_source(&self, path: &Path) -> io::Result<Arc<[u8]>> {
-        let result = self.recorder.source(path, || self.inner.read_source(path));
+    fn read_source(&self, path: &Path, max_len: u64) -> io::Result<Arc<[u8]>> {
+        let result = self
+            .recorder
+            .source(path, max_len, || self.inner.read_source(path, max_len));
         self.recorder.answered_read(path, &result);
         result
     }
@@ -481,7 +491,9 @@ mod tests {
         let first: Arc<[u8]> = vec![b'a'; KEPT + 1].into();
         let mut second = first.to_vec();
         second[KEPT / 2] = b'b';
-        let kept = recorder.source(path, || Ok(first.clone())).unwrap();
+        let kept = recorder
+            .source(path, u64::MAX, || Ok(first.clone()))
+            .unwrap();
         assert!(Arc::ptr_eq(&kept, &first));
         assert_eq!(recorder.digest(path, &first), plan::sha256_digest(&first));
         assert_eq!(recorder.digest(path, &second), plan::sha256_digest(&second));
@@ -504,9 +516,9 @@ mod tests {
     }
 
     impl Loader for Counting {
-        fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        fn read(&self, path: &Path, max_len: u64) -> io::Result<Vec<u8>> {
             self.reads.set(self.reads.get() + 1);
-            self.files.read(path)
+            self.files.read(path, max_len)
         }
 
         fn kind(&self, path: &Path) -> Option<FileKind> {
@@ -528,8 +540,8 @@ mod tests {
     }
 
     impl Loader for Changing {
-        fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
-            self.0.borrow().read(path)
+        fn read(&self, path: &Path, max_len: u64) -> io::Result<Vec<u8>> {
+            self.0.borrow().read(path, max_len)
         }
 
         fn kind(&self, path: &Path) -> Option<FileKind> {
@@ -565,7 +577,7 @@ mod tests {
                 files.write(path, b"{ port = 8081; }");
             }
             let worker = RecordingLoader::new(files.clone(), recorder.clone(), doing.clone());
-            worker.read_source(path).unwrap();
+            worker.read_source(path, u64::MAX).unwrap();
             assert_eq!(recorder.moved().as_deref(), expected);
         }
         // the cache's own thread (the inventory's) read one version, a worker another
@@ -573,11 +585,11 @@ mod tests {
         files.write(path, b"{ port = 8080; }");
         let recorder = Arc::new(Recorder::default());
         KeptLoader::new(files.clone(), recorder.clone())
-            .read_source(path)
+            .read_source(path, u64::MAX)
             .unwrap();
         files.write(path, b"{ port = 8081; }");
         let worker = RecordingLoader::new(files.clone(), recorder.clone(), doing.clone());
-        worker.read(path).unwrap();
+        worker.read(path, u64::MAX).unwrap();
         assert_eq!(recorder.moved().as_deref(), Some(path));
         // without a check: two workers given two versions
         let files = Rc::new(Changing(Default::default()));
@@ -585,11 +597,11 @@ mod tests {
         let recorder = Arc::new(Recorder::default());
         let first = RecordingLoader::new(files.clone(), recorder.clone(), doing.clone());
         let second = RecordingLoader::new(files.clone(), recorder.clone(), doing.clone());
-        first.read(path).unwrap();
-        second.read(path).unwrap();
+        first.read(path, u64::MAX).unwrap();
+        second.read(path, u64::MAX).unwrap();
         assert_eq!(recorder.moved(), None);
         files.write(path, b"{ port = 8081; }");
-        second.read(path).unwrap();
+        second.read(path, u64::MAX).unwrap();
         assert_eq!(recorder.moved().as_deref(), Some(path));
     }
 
@@ -613,10 +625,13 @@ mod tests {
         let doing = Rc::new(std::cell::RefCell::new(Doing::Inventory));
         let workers =
             [0, 1].map(|_| RecordingLoader::new(counting.clone(), recorder.clone(), doing.clone()));
-        let first = cache_side.read_source(large).unwrap();
+        let first = cache_side.read_source(large, u64::MAX).unwrap();
         for worker in &workers {
-            assert!(Arc::ptr_eq(&worker.read_source(large).unwrap(), &first));
-            assert_eq!(worker.read(large).unwrap(), first.to_vec());
+            assert!(Arc::ptr_eq(
+                &worker.read_source(large, u64::MAX).unwrap(),
+                &first
+            ));
+            assert_eq!(worker.read(large, u64::MAX).unwrap(), first.to_vec());
         }
         assert_eq!(counting.reads.get(), 1, "the large file was read again");
         // what the workers record is the digest of the bytes they were given
@@ -624,13 +639,13 @@ mod tests {
         assert_eq!(accesses.len(), 1);
         assert_eq!(accesses[0].answer, plan::sha256_digest(&first));
         for worker in &workers {
-            worker.read_source(small).unwrap();
-            worker.read(small).unwrap();
+            worker.read_source(small, u64::MAX).unwrap();
+            worker.read(small, u64::MAX).unwrap();
         }
         assert_eq!(counting.reads.get(), 5);
         // the next compilation has a recorder of its own: it reads the file again
         let next = KeptLoader::new(counting.clone(), Arc::new(Recorder::default()));
-        next.read_source(large).unwrap();
+        next.read_source(large, u64::MAX).unwrap();
         assert_eq!(counting.reads.get(), 6);
     }
 }

@@ -78,11 +78,50 @@ impl Machine {
         self.loader.clone()
     }
 
+    /// The bytes of the file at `path`, counted against the memory bound as a
+    /// string made: a file larger than what is left of it is refused before more
+    /// than that is read.
     pub fn read_file(&mut self, path: &[u8], span: Span, what: &str) -> EvalResult<Vec<u8>> {
         let file_path = self.check_allowed(path, span, what)?;
-        self.loader
-            .read(&file_path)
-            .map_err(|io_error| unreadable(&file_path, &io_error, span))
+        let room = self.read_room();
+        let bytes = self
+            .loader
+            .read(&file_path, room)
+            .map_err(|io_error| self.unreadable(&file_path, &io_error, span))?;
+        self.allocate(bytes.len(), span)?;
+        Ok(bytes)
+    }
+
+    /// How many bytes a file read may bring: what is left of the memory bound.
+    fn read_room(&self) -> u64 {
+        match self.limits.max_memory {
+            Some(max_memory) => max_memory.saturating_sub(self.memory),
+            None => u64::MAX,
+        }
+    }
+
+    /// Why the file at `path` was not read: E035, or the memory bound (E046) for a
+    /// file larger than what was left of it.
+    fn unreadable(&self, path: &Path, io_error: &std::io::Error, span: Span) -> Box<Diagnostic> {
+        if io_error.kind() != std::io::ErrorKind::FileTooLarge {
+            return unreadable(path, io_error, span);
+        }
+        let bound = match self.limits.max_memory {
+            Some(max_memory) => format!("the memory bound of {}", describe_bytes(max_memory)),
+            None => "the memory bound".to_string(),
+        };
+        error(
+            codes::MEMORY_EXCEEDED,
+            format!(
+                "`{}` is larger than what is left of {bound} ({} left)",
+                path.display(),
+                describe_bytes(self.read_room())
+            ),
+            span,
+            "read here",
+            "check the path names the file meant; if it is only big, raise the bound \
+             with `--max-memory`",
+        )
     }
 
     /// The text of the source file at `path` (to be parsed), shared: the parse
@@ -96,8 +135,8 @@ impl Machine {
         let file_path = self.check_allowed(path, span, what)?;
         let text = self
             .loader
-            .read_source(&file_path)
-            .map_err(|io_error| unreadable(&file_path, &io_error, span))?;
+            .read_source(&file_path, self.read_room())
+            .map_err(|io_error| self.unreadable(&file_path, &io_error, span))?;
         Ok(self
             .parses
             .as_ref()

@@ -495,7 +495,9 @@ impl IndexCache {
         ));
         let mut kept = BTreeMap::new();
         for (name, location) in &repository.modules {
-            let text = loader.read(&location.path).unwrap_or_default();
+            let text = loader
+                .read(&location.path, compiler::limits::DEFAULT_MAX_MEMORY)
+                .unwrap_or_default();
             let mut hasher = DefaultHasher::new();
             location.path.hash(&mut hasher);
             text.hash(&mut hasher);
