@@ -37,6 +37,12 @@ pub fn run(config: &Config) -> Report {
     }
 }
 
+/// The most a plan file or standard input may hold. A plan carries its files'
+/// contents but not its archives, and the broker refuses messages past 128 MiB, so
+/// a real plan is far smaller; what is larger (`--plan /dev/zero`) is refused once
+/// this much was read, instead of being read until memory runs out.
+pub const MAX_PLAN_BYTES: u64 = 256 << 20;
+
 /// The plan's bytes: the file the operator names, standard input, or a generation.
 fn read_plan(config: &Config) -> Result<Vec<u8>, Problem> {
     let unreadable = |what: String, error: &std::io::Error| {
@@ -47,21 +53,30 @@ fn read_plan(config: &Config) -> Result<Vec<u8>, Problem> {
         )
     };
     match &config.plan {
-        PlanSource::File(path) => {
-            std::fs::read(path).map_err(|error| unreadable(format!("`{}`", path.display()), &error))
-        }
-        PlanSource::Stdin => {
-            let mut bytes = Vec::new();
-            std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes)
-                .map_err(|error| unreadable("from standard input".to_string(), &error))?;
-            Ok(bytes)
-        }
+        PlanSource::File(path) => std::fs::File::open(path)
+            .and_then(read_bounded)
+            .map_err(|error| unreadable(format!("`{}`", path.display()), &error)),
+        PlanSource::Stdin => read_bounded(std::io::stdin().lock())
+            .map_err(|error| unreadable("from standard input".to_string(), &error)),
         PlanSource::Generation(to) => {
             let host = Host::new(config.root.as_deref())?;
             let number = generations::rollback_target(&host, *to)?;
             generations::read(&host, number)
         }
     }
+}
+
+/// All of `reader`, if it holds at most [`MAX_PLAN_BYTES`].
+fn read_bounded(reader: impl std::io::Read) -> std::io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut reader.take(MAX_PLAN_BYTES + 1), &mut bytes)?;
+    if bytes.len() as u64 > MAX_PLAN_BYTES {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::FileTooLarge,
+            "it is larger than 256 MiB, more than any plan holds",
+        ));
+    }
+    Ok(bytes)
 }
 
 /// Applies the plan `bytes` (read by the caller) as `config` says.

@@ -94,6 +94,27 @@ fn missing_plan_file_is_refused() {
     );
 }
 
+/// A plan that never ends (`--plan /dev/zero`) is refused once more than any plan
+/// holds was read; it was read until memory ran out. A sparse file stands for it.
+#[test]
+fn a_plan_larger_than_any_plan_is_refused() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    let plans = tempfile::tempdir().expect("tempdir");
+    let path = plans.path().join("plan.json");
+    std::fs::File::create(&path)
+        .and_then(|file| file.set_len(300 << 20))
+        .expect("a sparse plan");
+    let report = refused(&root, &keys, &path, &[], "E500");
+    assert!(
+        report["errors"][0]["message"]
+            .as_str()
+            .expect("message")
+            .contains("larger than 256 MiB"),
+        "{report:#}"
+    );
+}
+
 #[test]
 fn wrong_plan_digest_is_refused() {
     refused_bytes(
