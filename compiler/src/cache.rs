@@ -1246,7 +1246,8 @@ fn inventory_loader(
     session: &Session,
     recorder: &Arc<Recorder>,
 ) -> Rc<reads::KeptLoader> {
-    let files = MeshLoader::with_overlay(repository.root.clone(), session.overlay.clone());
+    let files = MeshLoader::with_overlay(repository.root.clone(), session.overlay.clone())
+        .refusing_pipes(session.editor);
     Rc::new(reads::KeptLoader::new(Rc::new(files), recorder.clone()))
 }
 

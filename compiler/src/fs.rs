@@ -24,6 +24,9 @@ pub struct RealFs {
     /// machine starts its next evaluation (a session's next input), so that a
     /// directory replaced by a link since is resolved again.
     directories: std::cell::RefCell<std::collections::HashMap<Vec<u8>, PathBuf>>,
+    /// Whether a named pipe is read (waiting for its writer, as Nix does) or
+    /// refused (an editor's analysis, which must not wait on anyone).
+    pipes: bool,
 }
 
 impl RealFs {
@@ -35,6 +38,15 @@ impl RealFs {
         RealFs {
             roots,
             directories: Default::default(),
+            pipes: true,
+        }
+    }
+
+    /// This loader, refusing to read named pipes if `refused` (an editor's).
+    pub fn refusing_pipes(self, refused: bool) -> RealFs {
+        RealFs {
+            pipes: !refused,
+            ..self
         }
     }
 
@@ -134,6 +146,12 @@ impl Loader for RealFs {
         use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
         let resolved = self.resolve(path)?;
         let pipe = std::fs::metadata(&resolved)?.file_type().is_fifo();
+        if pipe && !self.pipes {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "it is a named pipe, which the editor does not read (reading waits for its writer)",
+            ));
+        }
         let flags = if pipe {
             rustix::fs::OFlags::empty()
         } else {

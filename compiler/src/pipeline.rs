@@ -109,6 +109,10 @@ pub struct Session {
     /// The build cache (`meshc build`): what this compilation reads is recorded in
     /// it, and a node whose inputs are unchanged takes its plan from it.
     pub cache: Option<Arc<crate::cache::BuildCache>>,
+    /// An editor's compilation (`meshc lsp`): a named pipe is refused, not read.
+    /// Reading one waits for its writer, and the analysis would wait with it,
+    /// answering no edit after.
+    pub editor: bool,
 }
 
 impl Session {

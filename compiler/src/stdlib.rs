@@ -69,6 +69,15 @@ impl MeshLoader {
             overlay,
         }
     }
+
+    /// This loader, refusing to read named pipes if `refused` (see
+    /// [`RealFs::refusing_pipes`]).
+    pub fn refusing_pipes(self, refused: bool) -> MeshLoader {
+        MeshLoader {
+            repository: self.repository.refusing_pipes(refused),
+            ..self
+        }
+    }
 }
 
 /// The bytes of the standard library's file `name`.

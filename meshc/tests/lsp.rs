@@ -672,6 +672,39 @@ fn a_module_that_does_not_terminate_does_not_stop_the_server() {
     client.shutdown();
 }
 
+/// A module that reads a named pipe gets an error (E035) and the server goes on
+/// analysing. Reading one waits for its writer: the analysis waited for ever and
+/// no edit after it was analysed (a build reads one, as Nix does).
+#[test]
+fn a_module_reading_a_named_pipe_gets_an_error_and_the_analysis_goes_on() {
+    let repository = repository();
+    let pipe = repository.path().join("modules/web/pipe");
+    let made = Command::new("mkfifo")
+        .arg(&pipe)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    let module = repository.path().join("modules/web/module.nix");
+    let reading = WEB.replace("home = \"/srv/web\";", "home = builtins.readFile ./pipe;");
+    assert_ne!(reading, WEB);
+    let (mut client, _) = Client::start(&[]);
+    client.open(&module, &reading);
+    let files = client.analysed();
+    let diagnostics: Vec<&Value> = files.values().flatten().collect();
+    assert_eq!(diagnostics.len(), 1, "{files:?}");
+    assert_eq!(diagnostics[0]["code"], json!("E035"), "{files:?}");
+    assert!(
+        diagnostics[0]["message"]
+            .as_str()
+            .is_some_and(|message| message.contains("named pipe")),
+        "{files:?}"
+    );
+    client.change(&module, 2, WEB);
+    let files = client.analysed();
+    assert!(files.values().all(Vec::is_empty), "{files:?}");
+    client.shutdown();
+}
+
 #[test]
 fn malformed_messages_get_errors_and_the_server_goes_on() {
     let repository = repository();

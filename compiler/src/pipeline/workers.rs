@@ -83,10 +83,10 @@ pub(super) fn work(
     from_coordinator: mpsc::Receiver<BTreeMap<String, NodeLink>>,
     inspected: Option<&str>,
 ) -> WorkerResult {
-    let loader: Rc<dyn lang::Loader> = Rc::new(MeshLoader::with_overlay(
-        repository.root.clone(),
-        session.overlay.clone(),
-    ));
+    let loader: Rc<dyn lang::Loader> = Rc::new(
+        MeshLoader::with_overlay(repository.root.clone(), session.overlay.clone())
+            .refusing_pipes(session.editor),
+    );
     let (loader, doing) = match &session.cache {
         Some(cache) => {
             let (loader, doing) = cache::recording_loader(loader, cache);

@@ -192,6 +192,7 @@ fn work(queue: &(Mutex<Queue>, Condvar), encoding: Encoding, results: &Sender<Ou
             },
             cancelled: Some(cancelled.clone()),
             parses: Some(parses.entry(request.root.clone()).or_default().clone()),
+            editor: true,
             ..Session::default()
         };
         let stale = || cancelled.load(Ordering::Relaxed);
@@ -489,10 +490,9 @@ impl IndexCache {
                 Err(_) => return Arc::default(),
             },
         };
-        let loader = Rc::new(MeshLoader::with_overlay(
-            repository.root.clone(),
-            overlay.clone(),
-        ));
+        let loader = Rc::new(
+            MeshLoader::with_overlay(repository.root.clone(), overlay.clone()).refusing_pipes(true),
+        );
         let mut kept = BTreeMap::new();
         for (name, location) in &repository.modules {
             let text = loader
