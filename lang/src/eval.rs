@@ -346,9 +346,14 @@ impl Machine {
 
     /// Evaluates a file as `import` does (cached per path).
     pub fn eval_file(&mut self, path: &Path) -> Result<Value, Vec<Diagnostic>> {
+        self.eval_file_at(path, Span::default())
+    }
+
+    /// [`Machine::eval_file`] of a file named at `span` (an interactive session's
+    /// `:l FILE`): an error reading it is reported there.
+    pub fn eval_file_at(&mut self, path: &Path, span: Span) -> Result<Value, Vec<Diagnostic>> {
         let bytes = compile::canonical_path(&compile::path_bytes(path));
         // the file asked for reports all its syntax and scope errors at once
-        self.import_path_all_errors(&bytes, Span::default())
-            .map(fresh_slot)
+        self.import_path_all_errors(&bytes, span).map(fresh_slot)
     }
 }

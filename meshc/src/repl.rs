@@ -202,11 +202,20 @@ impl Session {
         };
         self.lines += 1;
         self.machine.start_next_evaluation();
-        let value = match self.machine.eval_file(&path) {
+        // the command is a source of its own, so that what fails is shown at its
+        // file's name (else at the first source the machine has: the prelude's)
+        let command = format!(":l {argument}");
+        let typed = self.machine.sources.add(
+            format!("«repl {}»", self.lines),
+            None,
+            std::sync::Arc::from(command.as_bytes()),
+        );
+        let span = Span::new(typed, ":l ".len(), command.len());
+        let value = match self.machine.eval_file_at(&path, span) {
             Ok(value) => value,
             Err(diagnostics) => return Reply::Failed(diagnostics),
         };
-        let attrs = match self.machine.force(&value, Span::default()) {
+        let attrs = match self.machine.force(&value, span) {
             Ok(Value::Attrs(attrs)) => attrs,
             Ok(other) => {
                 return Reply::Failed(vec![
@@ -214,6 +223,7 @@ impl Session {
                         codes::TYPE_MISMATCH,
                         format!("`:l {argument}`: the file's value is {}, not a set", other.describe_type()),
                     )
+                    .with_primary(span, "loaded here")
                     .with_help("`:l` loads the attributes of a set; evaluate a file of another value with `import ./FILE`"),
                 ]);
             }
@@ -223,7 +233,7 @@ impl Session {
         for attr in attrs.iter() {
             // a name of the session is a value the compiler takes as it is: in weak
             // head normal form, not a thunk
-            let value = match self.machine.force(&attr.value, Span::default()) {
+            let value = match self.machine.force(&attr.value, span) {
                 Ok(value) => value,
                 Err(error) => return Reply::Failed(vec![*error]),
             };

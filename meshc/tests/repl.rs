@@ -111,6 +111,30 @@ fn load_brings_a_files_attributes_into_scope() {
     assert!(text(&output.stderr).contains("Added 2 variables."));
 }
 
+/// What `:l` cannot load is reported at the command typed, not at the first line of
+/// the prelude's file (where a missing file's E035 used to point), and the value
+/// of a file that is not a set there too.
+#[test]
+fn load_reports_its_errors_at_the_command() {
+    let directory = tempfile::tempdir().expect("a temporary directory");
+    write(&directory.path().join("list.nix"), "[ 1 ]\n");
+    let output = piped(
+        &[],
+        ":l ./missing.nix\n:l ./list.nix\n1 + 1\n",
+        directory.path(),
+    );
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("E035"), "{stderr}");
+    assert!(stderr.contains("«repl 1»:1:4"), "{stderr}");
+    assert!(stderr.contains(":l ./missing.nix"), "{stderr}");
+    assert!(!stderr.contains("mesh-stdlib"), "{stderr}");
+    assert!(
+        stderr.contains("the file's value is a list, not a set"),
+        "{stderr}"
+    );
+    assert_eq!(text(&output.stdout), "2\n", "{stderr}");
+}
+
 fn write(path: &Path, content: &str) {
     std::fs::create_dir_all(path.parent().expect("a parent")).expect("writable");
     std::fs::write(path, content).expect("writable");
