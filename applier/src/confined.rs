@@ -61,6 +61,7 @@ pub struct Entry {
     pub gid: u32,
     pub size: u64,
     pub device: u64,
+    pub inode: u64,
     /// Hard links to the inode.
     pub links: u64,
 }
@@ -68,7 +69,7 @@ pub struct Entry {
 impl Entry {
     // the field types differ between architectures (`st_nlink` is u64 or u32)
     #[allow(clippy::useless_conversion)]
-    fn of(stat: &rustix::fs::Stat) -> Entry {
+    pub(crate) fn of(stat: &rustix::fs::Stat) -> Entry {
         let raw_mode = stat.st_mode;
         let kind = match FileType::from_raw_mode(raw_mode) {
             FileType::RegularFile => EntryKind::File,
@@ -83,6 +84,7 @@ impl Entry {
             gid: stat.st_gid,
             size: u64::try_from(stat.st_size).unwrap_or(0),
             device: stat.st_dev,
+            inode: u64::from(stat.st_ino),
             links: u64::from(stat.st_nlink),
         }
     }

@@ -162,6 +162,7 @@ mod tests {
             gid: 0,
             size: 0,
             device: 0,
+            inode: 0,
             links: 1,
         }
     }

@@ -265,7 +265,11 @@ impl Lock {
     }
 
     /// Creates the state directory and the lock file through the confined layer (so a
-    /// symlink in the root cannot send them outside), then takes the lock.
+    /// symlink in the root cannot send them outside), then takes the lock. The file
+    /// is this user's and only this user's (0600): `flock` needs only a descriptor,
+    /// so a user who could open it for reading could hold it and stop every apply.
+    /// One made otherwise (0644, by an earlier mesh-apply) is replaced while held,
+    /// and a lock is kept only on the file still at the path once taken.
     fn acquire(host: &Host) -> Result<Lock, Problem> {
         let path = host.path(LOCK_PATH);
         let directory = host
@@ -274,19 +278,42 @@ impl Lock {
             .map_err(|error| {
                 Problem::filesystem("create the directory", &host.state_directory(), &error)
             })?;
-        let file = directory
-            .open_or_create("lock", 0o644)
-            .map_err(|error| Problem::filesystem("open", &path, &error))?;
-        rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).map_err(
-            |error| {
-                Problem::new(
-                    Code::Locked,
-                    format!("another mesh-apply holds `{}` ({error})", path.display()),
-                    "wait for it to finish, then apply again",
-                )
-            },
-        )?;
-        Ok(Lock { _file: file })
+        let inspect = |error: &std::io::Error| Problem::filesystem("inspect", &path, error);
+        loop {
+            let file = directory
+                .open_or_create("lock", 0o600)
+                .map_err(|error| Problem::filesystem("open", &path, &error))?;
+            let held = crate::confined::Entry::of(
+                &rustix::fs::fstat(&file).map_err(|error| inspect(&error.into()))?,
+            );
+            let private = held.mode == 0o600 && held.uid == rustix::process::geteuid().as_raw();
+            rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive)
+                .map_err(|error| {
+                    let help = if private {
+                        "wait for it to finish, then apply again"
+                    } else {
+                        "wait for it to finish, then apply again; the lock file can be opened by \
+                         other users (an earlier mesh-apply made it so), and one of them may \
+                         hold it: if no mesh-apply runs, remove it and apply again"
+                    };
+                    Problem::new(
+                        Code::Locked,
+                        format!("another mesh-apply holds `{}` ({error})", path.display()),
+                        help,
+                    )
+                })?;
+            if !private {
+                directory
+                    .remove_file("lock")
+                    .map_err(|error| Problem::filesystem("remove", &path, &error))?;
+                continue;
+            }
+            // a run that replaced the file after this one opened it holds the new one
+            let now = directory.entry("lock").map_err(|error| inspect(&error))?;
+            if now.is_some_and(|now| now.device == held.device && now.inode == held.inode) {
+                return Ok(Lock { _file: file });
+            }
+        }
     }
 }
 

@@ -565,6 +565,38 @@ fn a_second_apply_at_the_same_time_is_refused() {
     refused_plan(&root, &keys, &good_plan(), "E521");
 }
 
+/// The lock file is root's alone (0600): `flock` needs only a descriptor, and any
+/// user could open the 0644 file it was made as and hold it, refusing every apply
+/// after (E521) for as long as they liked. One left readable by an earlier
+/// mesh-apply is replaced by the next apply that can take it.
+#[test]
+fn the_lock_file_is_roots_alone_and_a_readable_one_is_replaced() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let keys = Keys::new();
+    let plans = tempfile::tempdir().expect("tempdir");
+    let plan = write_plan(plans.path(), "plan.json", &good_plan());
+    let applied = |root: &TestRoot| {
+        let (output, report) = run_apply(root, &plan, &keys, &[]);
+        assert_eq!(output.status.code(), Some(0), "{report:#}");
+        std::fs::metadata(root.host("/var/lib/mesh/lock")).expect("the lock")
+    };
+    let fresh = TestRoot::new();
+    assert_eq!(applied(&fresh).mode() & 0o7777, 0o600);
+
+    let earlier = TestRoot::new();
+    std::fs::create_dir_all(earlier.host("/var/lib/mesh")).expect("mkdir");
+    let lock = earlier.host("/var/lib/mesh/lock");
+    std::fs::write(&lock, b"").expect("lock");
+    std::fs::set_permissions(&lock, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    // kept open (not locked), so that its inode is not reused by the new file
+    let readable = std::fs::File::open(&lock).expect("the lock");
+    let replaced = applied(&earlier);
+    assert_eq!(replaced.mode() & 0o7777, 0o600);
+    let old = readable.metadata().expect("the old lock");
+    assert_ne!(replaced.ino(), old.ino());
+    assert_eq!(old.nlink(), 0, "the readable lock file is removed");
+}
+
 #[test]
 fn several_problems_are_all_reported_at_once() {
     let root = TestRoot::new();
