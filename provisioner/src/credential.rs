@@ -101,11 +101,22 @@ impl std::fmt::Display for CredentialError {
 }
 
 /// Reads a credential file whole (it is small), into memory that is wiped when dropped.
+/// Only a regular file is read, opened without waiting: a named pipe opened for
+/// reading waits for a writer, and the reconcile (with every later poll) with it.
 fn read_small(path: &Path) -> Result<(Zeroizing<Vec<u8>>, FileIdentity), CredentialError> {
-    use std::os::unix::fs::MetadataExt;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
     let unreadable = |error: std::io::Error| CredentialError::Unreadable(describe_io(&error));
-    let file = std::fs::File::open(path).map_err(unreadable)?;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(path)
+        .map_err(unreadable)?;
     let metadata = file.metadata().map_err(unreadable)?;
+    if !metadata.is_file() {
+        return Err(CredentialError::Unreadable(
+            "not a regular file (a named pipe, device or socket is not read)".to_string(),
+        ));
+    }
     let identity = FileIdentity {
         device: metadata.dev(),
         inode: metadata.ino(),
@@ -350,5 +361,31 @@ mod tests {
         assert_eq!(error.code(), Code::NotAVerifier);
         assert!(!error.reason().contains("hunter2"), "{error}");
         assert!(error.help().contains("never a password"));
+    }
+
+    /// A named pipe, a device or a directory is refused at once (E605), never read:
+    /// opening a pipe for reading waited for a writer, and the provisioner (with
+    /// every later poll of `--watch`) waited for ever.
+    #[test]
+    fn what_is_not_a_regular_file_is_refused_without_waiting() {
+        let directory = tempfile::tempdir().unwrap();
+        let pipe = directory.path().join("pipe");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &pipe,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        for path in [pipe.as_path(), Path::new("/dev/zero"), directory.path()] {
+            let error = read_verifier(path).unwrap_err();
+            assert_eq!(error.code(), Code::CredentialUnreadable, "{path:?}");
+            assert!(
+                error.reason().contains("not a regular file"),
+                "{path:?}: {error}"
+            );
+            assert!(file_digest(path).is_err(), "{path:?}");
+        }
     }
 }
