@@ -320,6 +320,12 @@ fn access_of(
 
 /// A permission RabbitMQ will take: the compiler's check, with its wording (E213).
 fn check_pattern(field: &str, pattern: &str) -> Result<(), String> {
+    if let Some(reason) = unlike_in_pcre(pattern) {
+        return Err(format!(
+            "permission `{field}` is not a regular expression RabbitMQ reads alike: \"{}\" ({reason})",
+            printable(pattern)
+        ));
+    }
     match regex::Regex::new(pattern) {
         Ok(_) => Ok(()),
         Err(error) => {
@@ -334,6 +340,55 @@ fn check_pattern(field: &str, pattern: &str) -> Result<(), String> {
             ))
         }
     }
+}
+
+/// Why RabbitMQ (Erlang's `re`, PCRE) might read `pattern` otherwise than Rust's
+/// `regex` does, or refuse it when it is set: `\u`, `\U`, `\p`, `\P` escapes, flag
+/// groups (`(?i)`, `(?-u:...)`; `(?:...)` is fine), a repetition count over 1,000
+/// (PCRE's bound is 65,535, and large counts cost every match), and more than 1,024
+/// bytes. None when it is of the syntax both read alike.
+fn unlike_in_pcre(pattern: &str) -> Option<&'static str> {
+    if pattern.len() > 1024 {
+        return Some("longer than 1,024 bytes");
+    }
+    let bytes = pattern.as_bytes();
+    let mut index = 0;
+    while index < bytes.len() {
+        match bytes[index] {
+            b'\\' => {
+                if let Some(b'u' | b'U' | b'p' | b'P') = bytes.get(index + 1) {
+                    return Some("`\\u`, `\\U`, `\\p` and `\\P` are not read alike by RabbitMQ");
+                }
+                index += 2;
+                continue;
+            }
+            b'(' if bytes.get(index + 1) == Some(&b'?') && bytes.get(index + 2) != Some(&b':') => {
+                return Some(
+                    "flag groups such as `(?i)` are not read alike by RabbitMQ; `(?:...)` is",
+                );
+            }
+            b'{' => {
+                // `{N}`, `{N,}`, `{N,M}`: each count at most 1,000
+                let rest = &bytes[index + 1..];
+                let end = rest.iter().position(|byte| *byte == b'}').unwrap_or(0);
+                let counts = &rest[..end];
+                let repetition = end > 0 && counts.iter().all(|b| b.is_ascii_digit() || *b == b',');
+                let large = |count: &[u8]| {
+                    count.len() > 4
+                        || count
+                            .iter()
+                            .fold(0u32, |n, digit| n * 10 + u32::from(digit - b'0'))
+                            > 1000
+                };
+                if repetition && counts.split(|byte| *byte == b',').any(large) {
+                    return Some("a repetition count over 1,000");
+                }
+            }
+            _ => {}
+        }
+        index += 1;
+    }
+    None
 }
 
 /// Role names PostgreSQL refuses (`public`, `none`) or reads as another role when
@@ -451,6 +506,40 @@ pub fn printable(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The compiler refuses a permission by this rule too (E213): its test
+    /// `permissions_rabbitmq_reads_alike` holds the same patterns. Each of the
+    /// refused ones passed Rust's `regex` and was refused by RabbitMQ when set, which
+    /// stopped the reconcile before every withdrawal.
+    #[test]
+    fn permissions_follow_the_compilers_rule() {
+        let refused = [
+            "\\u0041",
+            "\\U00000041",
+            "\\p{L}",
+            "(?-u:\\w)",
+            "(?i)shop",
+            "a{65536}",
+            "a{1001}",
+            "a{2,5000}",
+        ];
+        let long = "a".repeat(1025);
+        let taken = [
+            "",
+            ".*",
+            "^mesh\\.node\\.db1$",
+            "^(?:shop|bus)\\.",
+            "a{2,1000}",
+            "\\\\u",
+        ];
+        for pattern in refused.iter().copied().chain([long.as_str()]) {
+            let error = check_pattern("configure", pattern).expect_err(pattern);
+            assert!(error.contains("RabbitMQ reads alike"), "{error}");
+        }
+        for pattern in taken {
+            assert_eq!(check_pattern("configure", pattern), Ok(()), "{pattern}");
+        }
+    }
 
     fn manifest_with(grants: &str) -> String {
         format!(

@@ -277,9 +277,6 @@ fn reconcile_with(api: &Api, desired: &[DesiredUser], outcome: &mut Outcome) -> 
         blocked: blocked_users(&api.get("user-limits")?),
         connections: None,
     };
-    for user in desired {
-        grant(api, user, &mut held, outcome)?;
-    }
     let wanted: BTreeSet<&str> = desired.iter().map(|user| user.login.as_str()).collect();
     let mut withdrawn = Vec::new();
     for (login, existing) in &held.users {
@@ -291,8 +288,13 @@ fn reconcile_with(api: &Api, desired: &[DesiredUser], outcome: &mut Outcome) -> 
             }
         }
     }
+    // withdrawals first: a grant the broker refuses (E615) ends the reconcile, and
+    // must not leave a user who should be gone with its password and connections
     for login in withdrawn {
         withdraw(api, &login, &mut held, outcome)?;
+    }
+    for user in desired {
+        grant(api, user, &mut held, outcome)?;
     }
     Ok(())
 }

@@ -121,6 +121,21 @@ fn permissions(
     for field in PERMISSION_FIELDS {
         let pattern = permissions.text(field, None, diagnostics)?;
         patterns.push(match pattern {
+            Some(pattern) if let Some(reason) = unlike_in_pcre(&pattern) => {
+                diagnostics.push(
+                    Diagnostic::error(
+                        codes::INVALID_PERMISSION,
+                        format!(
+                            "`{field}` of {} is not a regular expression RabbitMQ reads alike: \"{}\" ({reason})",
+                            permissions.what,
+                            plan::display::escaped(&pattern)
+                        ),
+                    )
+                    .with_primary(permissions.field_span(field), "not read alike by RabbitMQ")
+                    .with_help("RabbitMQ matches resource names against it: write e.g. `\"^shop\\\\.\"`, `\".*\"` for all, or `\"\"` for none"),
+                );
+                None
+            }
             Some(pattern) => match regex::Regex::new(&pattern) {
                 Ok(_) => Some(pattern),
                 Err(error) => {
@@ -155,9 +170,90 @@ fn permissions(
     })
 }
 
+/// Why RabbitMQ (Erlang's `re`, PCRE) might read `pattern` otherwise than Rust's
+/// `regex` does, or refuse it when it is set: `\u`, `\U`, `\p`, `\P` escapes, flag
+/// groups (`(?i)`, `(?-u:...)`; `(?:...)` is fine), a repetition count over 1,000
+/// (PCRE's bound is 65,535, and large counts cost every match), and more than 1,024
+/// bytes. None when it is of the syntax both read alike.
+fn unlike_in_pcre(pattern: &str) -> Option<&'static str> {
+    if pattern.len() > 1024 {
+        return Some("longer than 1,024 bytes");
+    }
+    let bytes = pattern.as_bytes();
+    let mut index = 0;
+    while index < bytes.len() {
+        match bytes[index] {
+            b'\\' => {
+                if let Some(b'u' | b'U' | b'p' | b'P') = bytes.get(index + 1) {
+                    return Some("`\\u`, `\\U`, `\\p` and `\\P` are not read alike by RabbitMQ");
+                }
+                index += 2;
+                continue;
+            }
+            b'(' if bytes.get(index + 1) == Some(&b'?') && bytes.get(index + 2) != Some(&b':') => {
+                return Some(
+                    "flag groups such as `(?i)` are not read alike by RabbitMQ; `(?:...)` is",
+                );
+            }
+            b'{' => {
+                // `{N}`, `{N,}`, `{N,M}`: each count at most 1,000
+                let rest = &bytes[index + 1..];
+                let end = rest.iter().position(|byte| *byte == b'}').unwrap_or(0);
+                let counts = &rest[..end];
+                let repetition = end > 0 && counts.iter().all(|b| b.is_ascii_digit() || *b == b',');
+                let large = |count: &[u8]| {
+                    count.len() > 4
+                        || count
+                            .iter()
+                            .fold(0u32, |n, digit| n * 10 + u32::from(digit - b'0'))
+                            > 1000
+                };
+                if repetition && counts.split(|byte| *byte == b',').any(large) {
+                    return Some("a repetition count over 1,000");
+                }
+            }
+            _ => {}
+        }
+        index += 1;
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
-    use super::why_not_vhost;
+    use super::{unlike_in_pcre, why_not_vhost};
+
+    /// `mesh-provision` refuses a manifest by this rule too: its test
+    /// `permissions_follow_the_compilers_rule` holds the same patterns.
+    #[test]
+    fn permissions_rabbitmq_reads_alike() {
+        let refused = [
+            "\\u0041",
+            "\\U00000041",
+            "\\p{L}",
+            "(?-u:\\w)",
+            "(?i)shop",
+            "a{65536}",
+            "a{1001}",
+            "a{2,5000}",
+        ];
+        let long = "a".repeat(1025);
+        let taken = [
+            "",
+            ".*",
+            "^mesh\\.node\\.db1$",
+            "^(?:shop|bus)\\.",
+            "a{2,1000}",
+            "\\\\u",
+        ];
+        for pattern in refused.iter().copied().chain([long.as_str()]) {
+            assert!(unlike_in_pcre(pattern).is_some(), "{pattern}");
+        }
+        for pattern in taken {
+            assert_eq!(unlike_in_pcre(pattern), None, "{pattern}");
+            assert!(regex::Regex::new(pattern).is_ok(), "{pattern}");
+        }
+    }
 
     /// `mesh-provision` checks a manifest by this rule too: its test
     /// `vhost_names_follow_the_compilers_rule` holds the same names.
