@@ -36,6 +36,20 @@ pub fn contains_private_key(text: &str) -> bool {
     !ranges(text.as_bytes()).is_empty()
 }
 
+/// Does `bytes` hold an age private key as `age-keygen` writes it, in capitals, or in
+/// small letters (the other spelling bech32 allows; a key in mixed case is not a
+/// key)? Fast enough for every byte of every plan: two SIMD searches.
+pub fn holds_private_key(bytes: &[u8]) -> bool {
+    static FINDERS: std::sync::LazyLock<[memchr::memmem::Finder<'static>; 2]> =
+        std::sync::LazyLock::new(|| {
+            [
+                memchr::memmem::Finder::new(b"AGE-SECRET-KEY-1"),
+                memchr::memmem::Finder::new(b"age-secret-key-1"),
+            ]
+        });
+    FINDERS.iter().any(|finder| finder.find(bytes).is_some())
+}
+
 /// `text` with every private key in it replaced by as many `*` as it has bytes, so
 /// that offsets into it (diagnostic spans) still point at the same bytes.
 pub fn redact_private_keys(text: &str) -> Cow<'_, str> {

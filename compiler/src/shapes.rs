@@ -256,7 +256,13 @@ fn follows_plan_rules(
         )
     });
     let Err(error) = checked else {
-        return Some(declaration);
+        return match private_key_field(&declaration.resource) {
+            None => Some(declaration),
+            Some(field) => {
+                holds_a_private_key(&declaration, field, diagnostics);
+                None
+            }
+        };
     };
     let field = match &error {
         plan::PlanError::InvalidField { field, .. } => field.as_str(),
@@ -309,6 +315,57 @@ fn follows_plan_rules(
     };
     diagnostics.push(diagnostic.with_help(help));
     None
+}
+
+/// The field of `resource` that holds an age private key (`AGE-SECRET-KEY-1...`),
+/// if one does: in its text, or in a file's content given as base64 (a `source`
+/// file). Plans are not secret: they are written to `OUT`, sent through the
+/// broker and kept on the node, and `meshc diff` shows a file's content only as
+/// changed, so a key read into one (`readFile` of an identity) would leak unseen.
+fn private_key_field(resource: &plan::Resource) -> Option<&'static str> {
+    use base64::Engine;
+    let mut found = None;
+    resource.each_text(|field, text| {
+        if found.is_some() {
+            return;
+        }
+        let holds = if field == "content_base64" {
+            base64::engine::general_purpose::STANDARD
+                .decode(text)
+                .is_ok_and(|bytes| crate::private_key::holds_private_key(&bytes))
+        } else {
+            crate::private_key::holds_private_key(text.as_bytes())
+        };
+        if holds {
+            found = Some(field);
+        }
+    });
+    found
+}
+
+/// E400 at the field of `declaration` that holds a private key; nothing of the
+/// key is quoted.
+fn holds_a_private_key(declaration: &ShapeDecl, field: &str, diagnostics: &mut Vec<Diagnostic>) {
+    let diagnostic = Diagnostic::error(
+        codes::INVALID_SHAPE,
+        format!(
+            "`mesh.{}` of module `{}` would put an age private key into the plan, in its `{}`",
+            declaration.kind().name(),
+            plan::display::escaped(&declaration.module),
+            language_field(field)
+        ),
+    );
+    let diagnostic = match declaration.field_span(field) {
+        Some(field_span) if field_span != declaration.span => {
+            diagnostic.with_primary(field_span, format!("this `{}`", language_field(field)))
+        }
+        _ => diagnostic.with_primary(declaration.span, "declared here"),
+    };
+    diagnostics.push(diagnostic.with_help(
+        "a plan is not secret (it is written to the output, sent through the broker and kept on the node): \
+         give a private key to a node as a secret, sealed to it (`mesh.secret` with a need of the module), \
+         and keep identities out of what modules read",
+    ));
 }
 
 /// The name a module writes for a field of the plan (a secret's `sealed` is its

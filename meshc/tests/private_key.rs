@@ -237,3 +237,64 @@ fn a_private_key_a_module_reads_is_blotted_out_of_every_view() {
     );
     assert_absent(&private, "repl", &output);
 }
+
+/// A private key a module puts into a shape (read from the repository, as text or
+/// as a file's `source`, or written out) is refused (E400) at the field, and no
+/// plan is written: a plan is not secret (it is written to the output, sent through
+/// the broker and kept on the node), and `meshc diff` shows a file's content only as
+/// changed. They were built, the key in the plan as it was read.
+#[test]
+fn a_private_key_a_module_puts_into_a_plan_is_refused() {
+    let private = new_private_key();
+    let (temporary, repository) = support::homelab_copy();
+    std::fs::write(repository.join("stray.key"), format!("{private}\n")).expect("stray.key");
+    let module = repository.join("modules/leaky");
+    std::fs::create_dir_all(&module).expect("module directory");
+    let inventory_path = repository.join("mesh.nix");
+    let inventory = std::fs::read_to_string(&inventory_path).expect("mesh.nix");
+    let changed = inventory.replacen(
+        "modules = [ \"postgres\" \"node-exporter\" ];",
+        "modules = [ \"postgres\" \"node-exporter\" \"leaky\" ];",
+        1,
+    );
+    assert_ne!(changed, inventory, "db1's modules");
+    std::fs::write(&inventory_path, changed).expect("write mesh.nix");
+    let lowercase = private.to_lowercase();
+    let shapes = [
+        (
+            "content",
+            "mesh.file { path = \"/etc/leak\"; content = builtins.readFile ../../stray.key; }"
+                .to_string(),
+        ),
+        (
+            "content",
+            "mesh.file { path = \"/etc/leak\"; source = ../../stray.key; }".to_string(),
+        ),
+        (
+            "exec",
+            format!(
+                "mesh.service {{ name = \"leak\"; exec = [ \"/bin/true\" \"{lowercase}\" ]; }}"
+            ),
+        ),
+    ];
+    for (index, (field, shape)) in shapes.iter().enumerate() {
+        std::fs::write(
+            module.join("module.nix"),
+            format!(
+                "{{ mesh, ... }}:\n{{\n  description = \"Leaks\";\n  shapes = {{ ... }}: [\n    ({shape})\n  ];\n}}\n"
+            ),
+        )
+        .expect("module.nix");
+        let out = temporary.path().join(format!("out{index}"));
+        let output = support::build(&repository, &out);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{shape}: {stderr}");
+        assert!(stderr.contains("E400"), "{shape}: {stderr}");
+        assert!(
+            stderr.contains(&format!("age private key into the plan, in its `{field}`")),
+            "{shape}: {stderr}"
+        );
+        assert_absent(&private, shape, &output);
+        assert!(!out.join("nodes").exists(), "{shape}: a plan was written");
+    }
+}

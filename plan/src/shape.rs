@@ -194,6 +194,27 @@ impl Resource {
         Value::Object(object)
     }
 
+    /// Calls `each` with every text the shape holds (a list's items, a map's keys
+    /// and values, a mount's paths) and the field it is in: what a check of the
+    /// whole shape's text looks at.
+    pub fn each_text(&self, mut each: impl FnMut(&'static str, &str)) {
+        for (name, field) in self.fields() {
+            match field {
+                Field::Text(text) | Field::OptionalText(Some(text)) => each(name, text),
+                Field::Texts(texts) => texts.iter().for_each(|text| each(name, text)),
+                Field::Map(map) => map.iter().for_each(|(key, value)| {
+                    each(name, key);
+                    each(name, value);
+                }),
+                Field::Mounts(mounts) => mounts.iter().for_each(|mount| {
+                    each(name, &mount.source);
+                    each(name, &mount.target);
+                }),
+                Field::OptionalText(None) | Field::Bool(_) | Field::Source(_) => {}
+            }
+        }
+    }
+
     /// The fields and `kind`, borrowed, for the canonical writer, in canonical
     /// (sorted) order so that the writer need not sort them.
     fn fields(&self) -> Vec<(&'static str, Field<'_>)> {
