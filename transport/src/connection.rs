@@ -237,6 +237,14 @@ pub fn parse_url(url: &str) -> Result<AMQPUri, Error> {
             names::redact(url)
         ))
     };
+    // lapin reads `amqp:/user:password@host/` as the default host, the guest user
+    // and the vhost `user:password@host/`: the password went to the broker as a
+    // vhost's name (and to its log)
+    if !url.starts_with("amqp://") && !url.starts_with("amqps://") {
+        return Err(refused(
+            &"a broker URL starts `amqp://` (write `amqp://USER:PASSWORD@HOST:PORT/VHOST`)",
+        ));
+    }
     let uri: AMQPUri = url.parse().map_err(|reason: String| refused(&reason))?;
     if uri.scheme == AMQPScheme::AMQPS {
         return Err(refused(
@@ -586,6 +594,25 @@ mod tests {
                 .starts_with("cannot connect to the broker at `broker:5672`: "),
             "{error}"
         );
+    }
+
+    /// A URL mistyped without its `//` is refused before anything is sent, its
+    /// password hidden: lapin read `amqp:/u:PASSWORD@127.0.0.1:1/` as the guest user
+    /// on the default host with the vhost `u:PASSWORD@127.0.0.1:1/`, which sent the password
+    /// to the broker (and its log) as a vhost's name, and the message quoted it.
+    #[test]
+    fn a_url_without_its_slashes_is_refused_and_its_password_hidden() {
+        for url in [
+            "amqp:/u:s3cr3t@127.0.0.1:1/",
+            "amqps//u:s3cr3t@127.0.0.1/",
+            "amqp:u:s3cr3t@127.0.0.1/",
+        ] {
+            let error = parse_url(url).expect_err(url);
+            assert!(
+                error.message.contains("starts `amqp://`") && !error.message.contains("s3cr3t"),
+                "{error}"
+            );
+        }
     }
 
     #[test]

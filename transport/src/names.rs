@@ -71,18 +71,28 @@ pub fn url_or_default(given: Option<String>) -> String {
 /// when the authority (up to the first `/`) has no `@`, the last `@` of the whole URL
 /// ends the credentials, if there is one and a `:` before it: a `@` in a vhost
 /// (`amqp://broker:5672/a@b`) then hides the host too, which is better than showing a
-/// password.
+/// password. A URL mistyped without its `://` (`amqp:/u:p@host`, `amqps//u:p@host`)
+/// has its credentials looked for after the scheme's `:` and slashes, or after the
+/// last `/` before the first `:`: the message that it does not parse quotes it.
 pub fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
+    let start = match url.find("://") {
+        Some(index) => index + 3,
+        None => match url.find(':') {
+            Some(colon) if url[colon + 1..].starts_with('/') => {
+                url.len() - url[colon + 1..].trim_start_matches('/').len()
+            }
+            Some(colon) => url[..colon].rfind('/').map_or(0, |slash| slash + 1),
+            None => return url.to_string(),
+        },
     };
+    let (scheme, rest) = url.split_at(start);
     let authority = rest.find('/').map_or(rest, |slash| &rest[..slash]);
     let Some(at) = authority.rfind('@').or_else(|| rest.rfind('@')) else {
         return url.to_string();
     };
     let (credentials, after) = (&rest[..at], &rest[at + 1..]);
     match credentials.split_once(':') {
-        Some((user, _)) => format!("{scheme}://{user}:***@{after}"),
+        Some((user, _)) => format!("{scheme}{user}:***@{after}"),
         None => url.to_string(),
     }
 }
@@ -141,6 +151,16 @@ mod tests {
             ),
             // no credentials: a `@` in the vhost is left alone
             ("amqp://broker/a@b", "amqp://broker/a@b"),
+        ] {
+            assert_eq!(redact(url), shown, "{url}");
+        }
+        // mistyped without `://`: the URL does not parse, and its message quotes it
+        for (url, shown) in [
+            ("amqps//u:PASS@127.0.0.1/", "amqps//u:***@127.0.0.1/"),
+            ("amqp:/u:PASS@127.0.0.1:1/", "amqp:/u:***@127.0.0.1:1/"),
+            // read as user `amqp`: the password is hidden all the same
+            ("amqp:u:PASS@broker/%2f", "amqp:***@broker/%2f"),
+            ("u:PASS@broker", "u:***@broker"),
         ] {
             assert_eq!(redact(url), shown, "{url}");
         }

@@ -117,3 +117,54 @@ fn an_unreachable_broker_is_reported_on_every_retry() {
         "the password is redacted:\n{stderr}"
     );
 }
+
+/// A URL no connection could ever be made with (`amqps://`, which this build cannot
+/// speak; one mistyped without its `//`) ends the builder at once with its reason
+/// and the password hidden, as `mesh-apply --listen` ends (E542). It was retried
+/// for ever, the password in every retry's line for the malformed one.
+#[test]
+fn a_url_that_can_never_work_ends_the_builder_at_once() {
+    let store = tempfile::tempdir().expect("temporary directory");
+    for url in [
+        "amqps://builder:hunter2@127.0.0.1:1/%2f",
+        "amqp:/builder:hunter2@127.0.0.1:1/",
+    ] {
+        let mut child = Command::new(MESH_BUILD)
+            .args(["--amqp", url, "--repo", "."])
+            .arg("--store")
+            .arg(store.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("mesh-build runs");
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("mesh-build") {
+                break Some(status);
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut stderr = String::new();
+        child
+            .stderr
+            .take()
+            .expect("piped")
+            .read_to_string(&mut stderr)
+            .expect("stderr");
+        assert_eq!(
+            status.and_then(|status| status.code()),
+            Some(1),
+            "{url}: {stderr}"
+        );
+        assert!(
+            stderr.contains("cannot connect to the broker at"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("hunter2"), "{stderr}");
+        assert!(!stderr.contains("trying again"), "{stderr}");
+    }
+}
