@@ -1020,3 +1020,51 @@ fn malformed_messages_are_rejected_reported_and_the_listener_goes_on() {
     assert_eq!(reports[0].outcome, Outcome::AlreadyApplied, "{reports:#?}");
     broker.wait_drained(&[names::node_queue("db1")], Duration::from_secs(10));
 }
+
+/// What `mesh-build` logs of a request (its directory, its correlation id) is
+/// escaped: both come from whoever can publish to the build queue, and reached the
+/// terminal raw, escape sequences, bidirectional controls and line breaks with them.
+#[test]
+fn the_builder_logs_what_a_request_names_escaped() {
+    let binaries = binaries();
+    let broker = Broker::fresh("escapes");
+    let temporary = tempfile::tempdir().expect("temporary directory");
+    let repository = temporary.path().join("repository");
+    std::fs::create_dir_all(&repository).expect("repository");
+    let store = temporary.path().join("store");
+    broker.observer("test.results", names::BUILD_RESULT_KEY);
+    let mut client = broker.client();
+    client.declare_topology(&[]).expect("topology");
+    let builder = builder(&binaries, &broker.url(), &repository, &store);
+    builder.wait_stderr("connected to", Duration::from_secs(30));
+    let id = "id\u{1b}[2J";
+    client
+        .publish(
+            &BuildRequest::new("mod\u{1b}[31mules/\u{9b}2J\u{202e}\nfake line").to_outgoing(id),
+        )
+        .expect("request published");
+    client.close();
+    let results = collect(
+        &broker,
+        "test.results",
+        Duration::from_secs(60),
+        |message| BuildResult::parse(&message.body).expect("a build result"),
+        |results| !results.is_empty(),
+    );
+    assert_eq!(results[0].outcome, transport::BuildOutcome::Failed);
+    let building = builder.wait_stderr("building `", Duration::from_secs(5));
+    assert!(
+        building.contains("mod\\u{1b}[31mules/\\u{9b}2J\\u{202e}\\u{a}fake line")
+            && building.contains("id\\u{1b}[2J"),
+        "{building}"
+    );
+    let lines = builder.stderr();
+    assert!(
+        lines
+            .iter()
+            .all(|line| !line.contains(['\u{1b}', '\u{9b}', '\u{202e}'])
+                && !line.starts_with("fake line")),
+        "{}",
+        lines.join("\n")
+    );
+}

@@ -179,10 +179,14 @@ impl Options {
 
 /// A log that writes lines to stderr. A line that cannot be written (stderr's reader
 /// gone) is dropped: a service does not stop for its log (`eprintln!` panics there).
+/// Each line is escaped as it is written (terminal controls, bidirectional
+/// controls, line breaks): lines quote what arrived from the broker (a build
+/// request's directory, a correlation id) and what a repository holds (a file's
+/// name), which must not reach a terminal as escape sequences or fake lines.
 pub fn stderr_log() -> Log {
     Arc::new(|line: &str| {
         let mut stderr = std::io::stderr().lock();
-        let _unwritten = writeln!(stderr, "{line}");
+        let _unwritten = writeln!(stderr, "{}", plan::display::escaped(line));
     })
 }
 
