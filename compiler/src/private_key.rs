@@ -50,19 +50,68 @@ pub fn holds_private_key(bytes: &[u8]) -> bool {
     FINDERS.iter().any(|finder| finder.find(bytes).is_some())
 }
 
-/// `text` with every private key in it replaced by as many `*` as it has bytes, so
-/// that offsets into it (diagnostic spans) still point at the same bytes.
+/// Where the PEM private keys in `text` start and end (byte ranges): from
+/// `-----BEGIN ... PRIVATE KEY-----` to the end of its `-----END ... -----` line, or
+/// to the end of the text if that is missing. An SSH host key (`ssh-keygen`'s
+/// `-----BEGIN OPENSSH PRIVATE KEY-----`) pasted where its `.pub` belongs is the
+/// mistake this is for; a quoted one (`\n` for each line break) is found too.
+fn pem_ranges(text: &[u8]) -> Vec<(usize, usize)> {
+    const BEGIN: &[u8] = b"-----BEGIN ";
+    const DASHES: &[u8] = b"-----";
+    let find = |from: usize, needle: &[u8]| {
+        text.get(from..)?
+            .windows(needle.len())
+            .position(|window| window == needle)
+            .map(|at| from + at)
+    };
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(start) = find(from, BEGIN) {
+        let Some(header_end) = find(start + BEGIN.len(), DASHES) else {
+            break;
+        };
+        if !text[start + BEGIN.len()..header_end].ends_with(b"PRIVATE KEY") {
+            from = header_end;
+            continue;
+        }
+        let end = find(header_end + DASHES.len(), b"-----END ")
+            .and_then(|end| find(end + b"-----END ".len(), DASHES))
+            .map_or(text.len(), |dashes| dashes + DASHES.len());
+        found.push((start, end));
+        from = end;
+    }
+    found
+}
+
+/// `text` with every private key in it (an age key, a PEM private key block)
+/// replaced by as many `*` as it has bytes, line breaks kept, so that offsets into
+/// it (diagnostic spans) and its lines still point at the same bytes.
 pub fn redact_private_keys(text: &str) -> Cow<'_, str> {
-    let found = ranges(text.as_bytes());
+    let bytes = text.as_bytes();
+    let mut found = ranges(bytes);
+    if text.contains("-----BEGIN ") {
+        found.extend(pem_ranges(bytes));
+        found.sort_unstable();
+    }
     if found.is_empty() {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len());
     let mut last = 0;
     for (start, end) in found {
-        // the ranges hold ASCII only, so they start and end on character boundaries
+        let start = start.max(last);
+        if start >= end {
+            continue;
+        }
+        // every range starts and ends at an ASCII byte (a key's first letter or
+        // dash, its last letter or dash), so on character boundaries; a PEM block
+        // may hold other characters, blotted out one `*` a byte
         out.push_str(&text[last..start]);
-        out.extend(std::iter::repeat_n('*', end - start));
+        out.extend(
+            text.as_bytes()[start..end]
+                .iter()
+                .map(|byte| if *byte == b'\n' { '\n' } else { '*' }),
+        );
         last = end;
     }
     out.push_str(&text[last..]);
@@ -85,5 +134,33 @@ mod tests {
         assert!(!redacted.to_lowercase().contains("secret"), "{redacted}");
         assert!(redacted.starts_with("key = \"*****"));
         assert_eq!(redact_private_keys("plain"), "plain");
+    }
+
+    /// An SSH private key pasted where its `.pub` belongs was printed whole, in the
+    /// message (quoted) and in the source drawn beside it.
+    #[test]
+    fn pem_private_keys_are_blotted_out_with_their_lines_kept() {
+        let key = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\nQyNTUxOQAAACD4oN9V\n-----END OPENSSH PRIVATE KEY-----";
+        let source = format!("key = \"{key}\";\nnext = 1;");
+        let redacted = redact_private_keys(&source);
+        assert_eq!(redacted.len(), source.len());
+        assert_eq!(redacted.lines().count(), source.lines().count());
+        assert!(
+            !redacted.contains("b3Bl") && !redacted.contains("OPENSSH"),
+            "{redacted}"
+        );
+        assert!(redacted.ends_with("\";\nnext = 1;"), "{redacted}");
+        // quoted in a message, each line break written `\n`
+        let quoted = format!("not an age recipient: {key:?}");
+        let redacted = redact_private_keys(&quoted);
+        assert!(
+            !redacted.contains("b3Bl") && !redacted.contains("QyNT"),
+            "{redacted}"
+        );
+        // without its end, to the end of the text; a public key is left alone
+        let cut = redact_private_keys("-----BEGIN RSA PRIVATE KEY-----\nMIIE");
+        assert!(!cut.contains("MIIE"), "{cut}");
+        let public = "-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----";
+        assert_eq!(redact_private_keys(public), public);
     }
 }

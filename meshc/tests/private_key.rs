@@ -298,3 +298,47 @@ fn a_private_key_a_module_puts_into_a_plan_is_refused() {
         assert!(!out.join("nodes").exists(), "{shape}: a plan was written");
     }
 }
+
+/// An SSH private key pasted where a node's age key belongs (an agenix user's
+/// likely mistake: the host key instead of its `.pub`) is E104, and no part of it is
+/// printed, human or JSON: it was printed whole, in the message and beside it.
+#[test]
+fn a_pasted_ssh_private_key_is_never_printed() {
+    let (temporary, repository) = support::homelab_copy();
+    let key_path = temporary.path().join("host_key");
+    let made = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(&key_path)
+        .status()
+        .expect("ssh-keygen runs");
+    assert!(made.success());
+    let key = std::fs::read_to_string(&key_path).expect("the key");
+    let inventory_path = repository.join("mesh.nix");
+    let inventory = std::fs::read_to_string(&inventory_path).expect("mesh.nix");
+    let db1 = inventory.find("    db1 = {").expect("db1");
+    let start = db1 + inventory[db1..].find("key = \"").expect("key") + "key = \"".len();
+    let end = start + inventory[start..].find('"').expect("end of key");
+    let changed = format!("{}{}{}", &inventory[..start], key.trim(), &inventory[end..]);
+    std::fs::write(&inventory_path, changed).expect("write mesh.nix");
+    // the key's base64 body, without its armour lines
+    let body: String = key
+        .lines()
+        .filter(|line| !line.starts_with("-----"))
+        .collect();
+    for format in [&[][..], &["--format", "json"][..]] {
+        let output = Command::new(MESHC)
+            .arg("check")
+            .arg("--repo")
+            .arg(&repository)
+            .args(format)
+            .output()
+            .expect("meshc runs");
+        assert_eq!(output.status.code(), Some(1), "{format:?}");
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains("E104")
+                || String::from_utf8_lossy(&output.stdout).contains("E104"),
+            "{format:?}"
+        );
+        assert_absent(&body, "check", &output);
+    }
+}
