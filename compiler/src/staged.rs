@@ -117,6 +117,21 @@ impl OutputLock {
         loop {
             let made_out = !out.exists();
             let output = Beneath::open(out, true).map_err(|e| output_error(out, e))?;
+            // whoever may change the names in `OUT` may swap its plans or manifest
+            // between the build and `meshc publish` or `deploy`: root on the nodes
+            if let Some(why) = output
+                .others_may_change()
+                .map_err(|e| output_error(out, e))?
+            {
+                return Err(Diagnostic::error(
+                    lang::codes::OUTPUT_LINK,
+                    format!(
+                        "`{}` is not the builder's alone: {why}; whoever may change its names may replace the plans before they are published",
+                        out.display()
+                    ),
+                )
+                .with_help("build into a directory only you may write in (`chmod go-w`, or one you made), or choose another output with `--out DIR`"));
+            }
             if output.lock_exclusive().map_err(|e| output_error(out, e))? {
                 return Ok(OutputLock {
                     out: out.to_path_buf(),

@@ -481,3 +481,40 @@ fn a_plan_that_cannot_be_put_in_place_changes_no_plan_and_leaves_no_temporary() 
     assert!(!stale.exists(), "the stale temporary stayed");
     assert!(out.join("nodes/mq1.json").is_file());
 }
+
+/// A build refuses an output whose names someone else may change (E409): whoever
+/// may rename or replace what is in `OUT` may swap its plans or its manifest between
+/// the build and `meshc publish` or `deploy`, which is root on the nodes. A
+/// directory every user may write in, and one another user owns, were built into.
+#[test]
+fn an_output_others_may_write_in_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let temporary = tempfile::tempdir().expect("temporary directory");
+    let open = temporary.path().join("open");
+    std::fs::create_dir(&open).expect("mkdir");
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    let theirs = temporary.path().join("theirs");
+    std::fs::create_dir(&theirs).expect("mkdir");
+    let mut refused = vec![(open, "every user may write in it")];
+    // as root, a directory of another user stands for one a user made in advance
+    let as_root = {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(&theirs).expect("made").uid() == 0
+    };
+    if as_root {
+        std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).expect("chown");
+        refused.push((theirs, "it belongs to uid 65534"));
+    }
+    for (out, why) in refused {
+        let output = support::build(&homelab(), &out);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains("E409") && stderr.contains(why), "{stderr}");
+        assert!(!out.join("nodes").exists(), "{stderr}");
+    }
+    // an output only the builder may write in is built into
+    let mine = temporary.path().join("mine");
+    std::fs::create_dir(&mine).expect("mkdir");
+    std::fs::set_permissions(&mine, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    assert_built(&support::build(&homelab(), &mine));
+}
