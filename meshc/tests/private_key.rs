@@ -39,6 +39,19 @@ fn new_private_key() -> String {
         .to_string()
 }
 
+/// Adds the module `leaky` (in `modules/leaky`) to db1's modules.
+fn run_leaky_on_db1(repository: &std::path::Path) {
+    let inventory_path = repository.join("mesh.nix");
+    let inventory = std::fs::read_to_string(&inventory_path).expect("mesh.nix");
+    let changed = inventory.replacen(
+        "modules = [ \"postgres\" \"node-exporter\" ];",
+        "modules = [ \"postgres\" \"node-exporter\" \"leaky\" ];",
+        1,
+    );
+    assert_ne!(changed, inventory, "db1's modules");
+    std::fs::write(&inventory_path, changed).expect("write mesh.nix");
+}
+
 #[test]
 fn a_pasted_private_key_is_refused_and_never_printed() {
     let private = new_private_key();
@@ -154,15 +167,7 @@ fn a_private_key_a_module_reads_is_blotted_out_of_every_view() {
 "#,
     )
     .expect("module.nix");
-    let inventory_path = repository.join("mesh.nix");
-    let inventory = std::fs::read_to_string(&inventory_path).expect("mesh.nix");
-    let changed = inventory.replacen(
-        "modules = [ \"postgres\" \"node-exporter\" ];",
-        "modules = [ \"postgres\" \"node-exporter\" \"leaky\" ];",
-        1,
-    );
-    assert_ne!(changed, inventory, "db1's modules");
-    std::fs::write(&inventory_path, changed).expect("write mesh.nix");
+    run_leaky_on_db1(&repository);
 
     let out = temporary.path().join("out");
     let trace = "builtins.trace (builtins.readFile ./stray.key) 1";
@@ -250,15 +255,7 @@ fn a_private_key_a_module_puts_into_a_plan_is_refused() {
     std::fs::write(repository.join("stray.key"), format!("{private}\n")).expect("stray.key");
     let module = repository.join("modules/leaky");
     std::fs::create_dir_all(&module).expect("module directory");
-    let inventory_path = repository.join("mesh.nix");
-    let inventory = std::fs::read_to_string(&inventory_path).expect("mesh.nix");
-    let changed = inventory.replacen(
-        "modules = [ \"postgres\" \"node-exporter\" ];",
-        "modules = [ \"postgres\" \"node-exporter\" \"leaky\" ];",
-        1,
-    );
-    assert_ne!(changed, inventory, "db1's modules");
-    std::fs::write(&inventory_path, changed).expect("write mesh.nix");
+    run_leaky_on_db1(&repository);
     let lowercase = private.to_lowercase();
     let shapes = [
         (

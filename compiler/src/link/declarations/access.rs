@@ -120,44 +120,39 @@ fn permissions(
     let mut patterns = Vec::with_capacity(PERMISSION_FIELDS.len());
     for field in PERMISSION_FIELDS {
         let pattern = permissions.text(field, None, diagnostics)?;
-        patterns.push(match pattern {
-            Some(pattern) if let Some(reason) = unlike_in_pcre(&pattern) => {
+        // why RabbitMQ would not take it: PCRE reads it otherwise, or it does not parse
+        let refusal = pattern
+            .as_deref()
+            .and_then(|pattern| match unlike_in_pcre(pattern) {
+                Some(reason) => Some((
+                    " RabbitMQ reads alike",
+                    "not read alike by RabbitMQ",
+                    reason.to_string(),
+                )),
+                None => regex::Regex::new(pattern).err().map(|error| {
+                    let reason = error.to_string();
+                    let reason = reason.lines().last().unwrap_or("invalid").trim();
+                    let reason = reason.trim_start_matches("error: ").to_string();
+                    ("", "not a regular expression", reason)
+                }),
+            });
+        patterns.push(match (pattern, refusal) {
+            (Some(pattern), Some((alike, label, reason))) => {
                 diagnostics.push(
                     Diagnostic::error(
                         codes::INVALID_PERMISSION,
                         format!(
-                            "`{field}` of {} is not a regular expression RabbitMQ reads alike: \"{}\" ({reason})",
+                            "`{field}` of {} is not a regular expression{alike}: \"{}\" ({reason})",
                             permissions.what,
                             plan::display::escaped(&pattern)
                         ),
                     )
-                    .with_primary(permissions.field_span(field), "not read alike by RabbitMQ")
+                    .with_primary(permissions.field_span(field), label)
                     .with_help("RabbitMQ matches resource names against it: write e.g. `\"^shop\\\\.\"`, `\".*\"` for all, or `\"\"` for none"),
                 );
                 None
             }
-            Some(pattern) => match regex::Regex::new(&pattern) {
-                Ok(_) => Some(pattern),
-                Err(error) => {
-                    let reason = error.to_string();
-                    let reason = reason.lines().last().unwrap_or("invalid").trim();
-                    let reason = reason.trim_start_matches("error: ");
-                    diagnostics.push(
-                        Diagnostic::error(
-                            codes::INVALID_PERMISSION,
-                            format!(
-                                "`{field}` of {} is not a regular expression: \"{}\" ({reason})",
-                                permissions.what,
-                                plan::display::escaped(&pattern)
-                            ),
-                        )
-                        .with_primary(permissions.field_span(field), "not a regular expression")
-                        .with_help("RabbitMQ matches resource names against it: write e.g. `\"^shop\\\\.\"`, `\".*\"` for all, or `\"\"` for none"),
-                    );
-                    None
-                }
-            },
-            None => None,
+            (pattern, _) => pattern,
         });
     }
     Ok(match patterns.as_slice() {
