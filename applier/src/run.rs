@@ -266,10 +266,10 @@ impl Lock {
 
     /// Creates the state directory and the lock file through the confined layer (so a
     /// symlink in the root cannot send them outside), then takes the lock. The file
-    /// is this user's and only this user's (0600): `flock` needs only a descriptor,
-    /// so a user who could open it for reading could hold it and stop every apply.
-    /// One made otherwise (0644, by an earlier mesh-apply) is replaced while held,
-    /// and a lock is kept only on the file still at the path once taken.
+    /// is made 0600: `flock` needs only a descriptor, so a user who could open it for
+    /// reading could hold it and stop every apply. One others may open (0644, made by
+    /// an earlier mesh-apply) is replaced once, while held, by the run that holds the
+    /// file at the path; a lock is kept only on the file still at the path once taken.
     fn acquire(host: &Host) -> Result<Lock, Problem> {
         let path = host.path(LOCK_PATH);
         let directory = host
@@ -279,6 +279,12 @@ impl Lock {
                 Problem::filesystem("create the directory", &host.state_directory(), &error)
             })?;
         let inspect = |error: &std::io::Error| Problem::filesystem("inspect", &path, error);
+        // the file at the path is this one (not one another run put there since)
+        let at_path = |held: &crate::confined::Entry| -> Result<bool, Problem> {
+            let now = directory.entry("lock").map_err(|error| inspect(&error))?;
+            Ok(now.is_some_and(|now| now.device == held.device && now.inode == held.inode))
+        };
+        let mut replaced = false;
         loop {
             let file = directory
                 .open_or_create("lock", 0o600)
@@ -286,15 +292,15 @@ impl Lock {
             let held = crate::confined::Entry::of(
                 &rustix::fs::fstat(&file).map_err(|error| inspect(&error.into()))?,
             );
-            let private = held.mode == 0o600 && held.uid == rustix::process::geteuid().as_raw();
+            let readable = held.mode & 0o077 != 0;
             rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive)
                 .map_err(|error| {
-                    let help = if private {
-                        "wait for it to finish, then apply again"
-                    } else {
+                    let help = if readable {
                         "wait for it to finish, then apply again; the lock file can be opened by \
                          other users (an earlier mesh-apply made it so), and one of them may \
                          hold it: if no mesh-apply runs, remove it and apply again"
+                    } else {
+                        "wait for it to finish, then apply again"
                     };
                     Problem::new(
                         Code::Locked,
@@ -302,17 +308,20 @@ impl Lock {
                         help,
                     )
                 })?;
-            if !private {
+            if !at_path(&held)? {
+                // replaced since it was opened: the run that did holds the new one
+                continue;
+            }
+            // replaced once at most: a file system that makes every file readable
+            // (a fixed `umask=` mount) would otherwise be looped on for ever
+            if readable && !replaced {
+                replaced = true;
                 directory
                     .remove_file("lock")
                     .map_err(|error| Problem::filesystem("remove", &path, &error))?;
                 continue;
             }
-            // a run that replaced the file after this one opened it holds the new one
-            let now = directory.entry("lock").map_err(|error| inspect(&error))?;
-            if now.is_some_and(|now| now.device == held.device && now.inode == held.inode) {
-                return Ok(Lock { _file: file });
-            }
+            return Ok(Lock { _file: file });
         }
     }
 }

@@ -544,13 +544,13 @@ impl Beneath {
         Ok(rustix::fs::fstat(self.directory.as_fd())?.st_uid)
     }
 
-    /// Who besides this user may change the names in this directory: `None` when
-    /// nobody may (owned by this user or root, written by others only where its
-    /// group is this user's own), else what lets them.
+    /// Why users other than this one and its group may change the names in this
+    /// directory, if they may: it belongs to another user (not root), or every user
+    /// may write in it. Its group's members are the owner's to choose (a shared
+    /// checkout with umask 002 and a setgid directory is a common setup).
     pub fn others_may_change(&self) -> io::Result<Option<String>> {
         let stat = rustix::fs::fstat(self.directory.as_fd())?;
         let own = rustix::process::geteuid().as_raw();
-        let own_group = rustix::process::getegid().as_raw();
         let mode = stat.st_mode & 0o7777;
         Ok(if stat.st_uid != own && stat.st_uid != 0 {
             Some(format!(
@@ -559,11 +559,6 @@ impl Beneath {
             ))
         } else if mode & 0o002 != 0 {
             Some(format!("every user may write in it (mode {mode:04o})"))
-        } else if mode & 0o020 != 0 && stat.st_gid != own_group {
-            Some(format!(
-                "its group (gid {}) may write in it (mode {mode:04o})",
-                stat.st_gid
-            ))
         } else {
             None
         })

@@ -38,17 +38,31 @@ pub fn contains_private_key(text: &str) -> bool {
 
 /// Does `bytes` hold an age private key as `age-keygen` writes it, in capitals, or in
 /// small letters (the other spelling bech32 allows; a key in mixed case is not a
-/// key)? Fast enough for every byte of every plan: two SIMD searches.
+/// key)? The prefix alone (a script matching on it, a line of documentation) is
+/// not one: a key has 58 characters after it. Fast enough for every byte of every
+/// plan: two SIMD searches.
 pub fn holds_private_key(bytes: &[u8]) -> bool {
     static FINDERS: std::sync::LazyLock<[memchr::memmem::Finder<'static>; 2]> =
         std::sync::LazyLock::new(|| {
             [
-                memchr::memmem::Finder::new(b"AGE-SECRET-KEY-1"),
+                memchr::memmem::Finder::new(PREFIX),
                 memchr::memmem::Finder::new(b"age-secret-key-1"),
             ]
         });
-    FINDERS.iter().any(|finder| finder.find(bytes).is_some())
+    FINDERS.iter().any(|finder| {
+        finder.find_iter(bytes).any(|start| {
+            bytes[start + PREFIX.len()..]
+                .iter()
+                .take(KEY_DATA)
+                .take_while(|byte| byte.is_ascii_alphanumeric())
+                .count()
+                == KEY_DATA
+        })
+    })
 }
+
+/// The bech32 characters of an age private key after its prefix (data and checksum).
+const KEY_DATA: usize = 58;
 
 /// Where the PEM private keys in `text` start and end (byte ranges): from
 /// `-----BEGIN ... PRIVATE KEY-----` to the end of its `-----END ... -----` line, or
@@ -57,6 +71,7 @@ pub fn holds_private_key(bytes: &[u8]) -> bool {
 /// mistake this is for; a quoted one (`\n` for each line break) is found too.
 fn pem_ranges(text: &[u8]) -> Vec<(usize, usize)> {
     const BEGIN: &[u8] = b"-----BEGIN ";
+    const END: &[u8] = b"-----END ";
     const DASHES: &[u8] = b"-----";
     let find = |from: usize, needle: &[u8]| {
         text.get(from..)?
@@ -70,13 +85,27 @@ fn pem_ranges(text: &[u8]) -> Vec<(usize, usize)> {
         let Some(header_end) = find(start + BEGIN.len(), DASHES) else {
             break;
         };
-        if !text[start + BEGIN.len()..header_end].ends_with(b"PRIVATE KEY") {
+        let header = &text[start + BEGIN.len()..header_end];
+        if !(header.ends_with(b"PRIVATE KEY") || header.ends_with(b"PRIVATE KEY BLOCK")) {
             from = header_end;
             continue;
         }
-        let end = find(header_end + DASHES.len(), b"-----END ")
-            .and_then(|end| find(end + b"-----END ".len(), DASHES))
-            .map_or(text.len(), |dashes| dashes + DASHES.len());
+        // the block is its base64 lines (line breaks as they are, or written `\n`
+        // in a quoted string), and its END line if that follows them: a header
+        // alone blots out no more than what looks like a key after it
+        let mut end = header_end + DASHES.len();
+        while end < text.len() {
+            match text[end] {
+                b'\\' if text.get(end + 1) == Some(&b'n') => end += 2,
+                byte if byte.is_ascii_alphanumeric() || b"+/=\r\n \t".contains(&byte) => end += 1,
+                _ => break,
+            }
+        }
+        if text[end..].starts_with(END)
+            && let Some(dashes) = find(end + END.len(), DASHES)
+        {
+            end = dashes + DASHES.len();
+        }
         found.push((start, end));
         from = end;
     }
@@ -124,6 +153,19 @@ mod tests {
 
     const KEY: &str = "AGE-SECRET-KEY-1QQPZRY9X8GF2TVDW0S3JN54KHCE6MUA7LQPZRY9X8GF2TVDW0S3JN54KHCE";
 
+    /// What plans are scanned for: a whole key, not its prefix alone.
+    #[test]
+    fn a_plan_holds_a_key_only_with_its_data() {
+        assert!(holds_private_key(KEY.as_bytes()));
+        assert!(holds_private_key(KEY.to_lowercase().as_bytes()));
+        assert!(!holds_private_key(
+            b"case \"$k\" in AGE-SECRET-KEY-1*) exit 1;; esac"
+        ));
+        assert!(!holds_private_key(
+            &KEY.as_bytes()[..PREFIX.len() + KEY_DATA - 1]
+        ));
+    }
+
     #[test]
     fn keys_are_found_in_any_case_and_blotted_out_byte_for_byte() {
         let text = format!("key = \"{KEY}\";\nother = \"{}\";", KEY.to_lowercase());
@@ -157,9 +199,14 @@ mod tests {
             !redacted.contains("b3Bl") && !redacted.contains("QyNT"),
             "{redacted}"
         );
-        // without its end, to the end of the text; a public key is left alone
-        let cut = redact_private_keys("-----BEGIN RSA PRIVATE KEY-----\nMIIE");
+        // without its end, to the end of its base64 lines and no further (a header
+        // in a script does not blot out what follows); a public key is left alone
+        let cut = redact_private_keys("-----BEGIN RSA PRIVATE KEY-----\nMIIE\n\"; then\nfi");
         assert!(!cut.contains("MIIE"), "{cut}");
+        assert!(cut.ends_with("\"; then\nfi"), "{cut}");
+        let pgp =
+            "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF\n-----END PGP PRIVATE KEY BLOCK-----";
+        assert!(!redact_private_keys(pgp).contains("lQOYBF"));
         let public = "-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----";
         assert_eq!(redact_private_keys(public), public);
     }

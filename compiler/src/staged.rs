@@ -123,14 +123,17 @@ impl OutputLock {
                 .others_may_change()
                 .map_err(|e| output_error(out, e))?
             {
+                if made_out {
+                    let _ = std::fs::remove_dir(out);
+                }
                 return Err(Diagnostic::error(
                     lang::codes::OUTPUT_LINK,
                     format!(
-                        "`{}` is not the builder's alone: {why}; whoever may change its names may replace the plans before they are published",
+                        "`{}` is not the builder's: {why}; whoever may change its names may replace the plans before they are published",
                         out.display()
                     ),
                 )
-                .with_help("build into a directory only you may write in (`chmod go-w`, or one you made), or choose another output with `--out DIR`"));
+                .with_help("build into a directory only you (and your group) may write in (`chmod o-w`, or one you made), or choose another output with `--out DIR`"));
             }
             if output.lock_exclusive().map_err(|e| output_error(out, e))? {
                 return Ok(OutputLock {

@@ -931,7 +931,7 @@ fn read_dir(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResul
 fn hash_file(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
     let algorithm = machine.force_string(&arguments[0], span, "`hashFile`")?;
     let path = machine.coerce_to_readable_path(&arguments[1], span, "`hashFile`")?;
-    let content = machine.read_file(&path, span, "`hashFile`")?;
+    let content = machine.read_file_bounded(&path, span, "`hashFile`")?;
     strings::hash_bytes(&algorithm, &content, span)
 }
 

@@ -512,9 +512,12 @@ fn an_output_others_may_write_in_is_refused() {
         assert!(stderr.contains("E409") && stderr.contains(why), "{stderr}");
         assert!(!out.join("nodes").exists(), "{stderr}");
     }
-    // an output only the builder may write in is built into
-    let mine = temporary.path().join("mine");
-    std::fs::create_dir(&mine).expect("mkdir");
-    std::fs::set_permissions(&mine, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    assert_built(&support::build(&homelab(), &mine));
+    // an output only the builder (and its group: a shared checkout's) may write in
+    // is built into
+    for mode in [0o755, 0o775] {
+        let mine = temporary.path().join(format!("mine{mode:o}"));
+        std::fs::create_dir(&mine).expect("mkdir");
+        std::fs::set_permissions(&mine, std::fs::Permissions::from_mode(mode)).expect("chmod");
+        assert_built(&support::build(&homelab(), &mine));
+    }
 }

@@ -102,6 +102,18 @@ fn read_file_counts_against_the_memory_bound() {
     );
     let twice = eval(&format!("{} + {}", length("file"), length("file")));
     assert_failed_with(&twice, "E046", bound);
+    // `hashFile` lets the bytes go once hashed: bounded, not counted (a worker's
+    // machine, never reset between nodes, would count them again at every node)
+    let hash = "builtins.stringLength (builtins.hashFile \"sha256\" ./file)";
+    let hashed = eval(&format!("{hash} + {hash}"));
+    assert_eq!(
+        String::from_utf8_lossy(&hashed.stdout),
+        "128\n",
+        "{}",
+        stderr(&hashed)
+    );
+    let sparse = eval("builtins.hashFile \"sha256\" ./sparse");
+    assert_failed_with(&sparse, "E046", bound);
 }
 
 /// The printed value was made whole in memory, uncounted: the fuzzer's program

@@ -240,7 +240,11 @@ pub fn parse_url(url: &str) -> Result<AMQPUri, Error> {
     // lapin reads `amqp:/user:password@host/` as the default host, the guest user
     // and the vhost `user:password@host/`: the password went to the broker as a
     // vhost's name (and to its log)
-    if !url.starts_with("amqp://") && !url.starts_with("amqps://") {
+    let scheme = |scheme: &str| {
+        url.get(..scheme.len())
+            .is_some_and(|start| start.eq_ignore_ascii_case(scheme))
+    };
+    if !scheme("amqp://") && !scheme("amqps://") {
         return Err(refused(
             &"a broker URL starts `amqp://` (write `amqp://USER:PASSWORD@HOST:PORT/VHOST`)",
         ));
@@ -587,6 +591,7 @@ mod tests {
             "the peer was connected to"
         );
         assert!(parse_url(&url.replacen("amqps", "amqp", 1)).is_ok());
+        assert!(parse_url(&url.replacen("amqps", "AMQP", 1)).is_ok());
         let error = parse_url("broker:5672").expect_err("not a URL");
         assert!(
             error

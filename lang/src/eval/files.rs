@@ -79,17 +79,26 @@ impl Machine {
     }
 
     /// The bytes of the file at `path`, counted against the memory bound as a
-    /// string made: a file larger than what is left of it is refused before more
-    /// than that is read.
+    /// string made (`readFile`).
     pub fn read_file(&mut self, path: &[u8], span: Span, what: &str) -> EvalResult<Vec<u8>> {
-        let file_path = self.check_allowed(path, span, what)?;
-        let room = self.read_room();
-        let bytes = self
-            .loader
-            .read(&file_path, room)
-            .map_err(|io_error| self.unreadable(&file_path, &io_error, span))?;
+        let bytes = self.read_file_bounded(path, span, what)?;
         self.allocate(bytes.len(), span)?;
         Ok(bytes)
+    }
+
+    /// The bytes of the file at `path`, not counted (`hashFile`: they are let go
+    /// once hashed, and a worker's machine would count them again at every node),
+    /// but refused, before more is read, past what is left of the memory bound.
+    pub fn read_file_bounded(
+        &mut self,
+        path: &[u8],
+        span: Span,
+        what: &str,
+    ) -> EvalResult<Vec<u8>> {
+        let file_path = self.check_allowed(path, span, what)?;
+        self.loader
+            .read(&file_path, self.read_room())
+            .map_err(|io_error| self.unreadable(&file_path, &io_error, span))
     }
 
     /// How many bytes a file read may bring: what is left of the memory bound.

@@ -166,48 +166,113 @@ fn permissions(
 }
 
 /// Why RabbitMQ (Erlang's `re`, PCRE) might read `pattern` otherwise than Rust's
-/// `regex` does, or refuse it when it is set: `\u`, `\U`, `\p`, `\P` escapes, flag
-/// groups (`(?i)`, `(?-u:...)`; `(?:...)` is fine), a repetition count over 1,000
-/// (PCRE's bound is 65,535, and large counts cost every match), and more than 1,024
-/// bytes. None when it is of the syntax both read alike.
+/// `regex` does, or refuse it when it is set: `\u`, `\U`, `\p`, `\P`, `\<`, `\>`,
+/// `\b{...}` escapes and `\x{...}` above FF, nested classes and class set operations
+/// (`[a-z&&[^q]]`, `--`, `~~`; a POSIX class such as `[[:alpha:]]` is fine), flag
+/// groups (`(?i)`, `(?-u:...)`; `(?:...)` and named groups are fine), a repetition
+/// count over 1,000 (PCRE's bound is 65,535, and large counts cost every match), and
+/// more than 1,024 bytes. None when it is of the syntax both read alike.
 fn unlike_in_pcre(pattern: &str) -> Option<&'static str> {
+    const ESCAPES: &str =
+        "`\\u`, `\\U`, `\\p`, `\\P`, `\\<`, `\\>` and `\\b{...}` are not read alike by RabbitMQ";
+    const CLASSES: &str =
+        "a class within a class, or `&&`, `--` or `~~` in one, is not read alike by RabbitMQ";
     if pattern.len() > 1024 {
         return Some("longer than 1,024 bytes");
     }
     let bytes = pattern.as_bytes();
+    let mut in_class = false;
     let mut index = 0;
     while index < bytes.len() {
-        match bytes[index] {
-            b'\\' => {
-                if let Some(b'u' | b'U' | b'p' | b'P') = bytes.get(index + 1) {
-                    return Some("`\\u`, `\\U`, `\\p` and `\\P` are not read alike by RabbitMQ");
+        let byte = bytes[index];
+        let next = bytes.get(index + 1).copied();
+        if byte == b'\\' {
+            let braced = bytes.get(index + 2) == Some(&b'{');
+            match next {
+                Some(b'u' | b'U' | b'p' | b'P' | b'<' | b'>') => return Some(ESCAPES),
+                Some(b'b' | b'B') if braced => return Some(ESCAPES),
+                Some(b'x') if braced => {
+                    let digits = &bytes[index + 3..];
+                    let end = digits
+                        .iter()
+                        .position(|b| *b == b'}')
+                        .unwrap_or(digits.len());
+                    let value = std::str::from_utf8(&digits[..end])
+                        .ok()
+                        .and_then(|hex| u32::from_str_radix(hex.trim(), 16).ok());
+                    if value.is_none_or(|value| value > 0xff) {
+                        return Some("`\\x{...}` above FF is not read alike by RabbitMQ");
+                    }
                 }
-                index += 2;
-                continue;
+                _ => {}
             }
-            b'(' if bytes.get(index + 1) == Some(&b'?') && bytes.get(index + 2) != Some(&b':') => {
-                return Some(
-                    "flag groups such as `(?i)` are not read alike by RabbitMQ; `(?:...)` is",
-                );
+            index += 2;
+            continue;
+        }
+        if in_class {
+            match byte {
+                b']' => in_class = false,
+                // a POSIX class, `[:alpha:]`, read alike
+                b'[' if next == Some(b':') => {
+                    let rest = &bytes[index + 2..];
+                    match rest.windows(2).position(|pair| pair == b":]") {
+                        Some(close) => index += 2 + close + 1,
+                        None => return Some(CLASSES),
+                    }
+                }
+                b'[' => return Some(CLASSES),
+                b'&' | b'-' | b'~' if next == Some(byte) => return Some(CLASSES),
+                _ => {}
             }
-            b'{' => {
-                // `{N}`, `{N,}`, `{N,M}`: each count at most 1,000
-                let rest = &bytes[index + 1..];
-                let end = rest.iter().position(|byte| *byte == b'}').unwrap_or(0);
-                let counts = &rest[..end];
-                let repetition = end > 0 && counts.iter().all(|b| b.is_ascii_digit() || *b == b',');
-                let large = |count: &[u8]| {
-                    count.len() > 4
-                        || count
+        } else {
+            match byte {
+                b'[' => {
+                    in_class = true;
+                    // a `]` first in a class (after a `^`) is the character itself
+                    if next == Some(b'^') {
+                        index += 1;
+                    }
+                    if bytes.get(index + 1) == Some(&b']') {
+                        index += 1;
+                    }
+                }
+                b'(' if next == Some(b'?') => {
+                    let rest = &bytes[index + 2..];
+                    let named = rest.starts_with(b"P<")
+                        || (rest.starts_with(b"<")
+                            && !rest.starts_with(b"<=")
+                            && !rest.starts_with(b"<!"));
+                    if !rest.starts_with(b":") && !named {
+                        return Some(
+                            "flag groups such as `(?i)` are not read alike by RabbitMQ; `(?:...)` is",
+                        );
+                    }
+                }
+                // `{N}`, `{N,}`, `{N,M}` (spaces allowed, as Rust allows them): each
+                // count at most 1,000
+                b'{' => {
+                    let rest = &bytes[index + 1..];
+                    let end = rest.iter().position(|byte| *byte == b'}').unwrap_or(0);
+                    let counts = &rest[..end];
+                    let repetition = end > 0
+                        && counts
                             .iter()
-                            .fold(0u32, |n, digit| n * 10 + u32::from(digit - b'0'))
+                            .all(|b| b.is_ascii_digit() || *b == b',' || *b == b' ');
+                    let large = |count: &[u8]| {
+                        count
+                            .iter()
+                            .filter(|byte| byte.is_ascii_digit())
+                            .fold(0u64, |n, digit| {
+                                (n * 10 + u64::from(digit - b'0')).min(u64::from(u32::MAX))
+                            })
                             > 1000
-                };
-                if repetition && counts.split(|byte| *byte == b',').any(large) {
-                    return Some("a repetition count over 1,000");
+                    };
+                    if repetition && counts.split(|byte| *byte == b',').any(large) {
+                        return Some("a repetition count over 1,000");
+                    }
                 }
+                _ => {}
             }
-            _ => {}
         }
         index += 1;
     }
@@ -231,6 +296,14 @@ mod tests {
             "a{65536}",
             "a{1001}",
             "a{2,5000}",
+            "a{ 65536 }",
+            "a{2, 5000}",
+            "[a-z&&[^q]]",
+            "[[a]b]",
+            "[a--b]",
+            "\\<word",
+            "\\b{start}",
+            "\\x{100}",
         ];
         let long = "a".repeat(1025);
         let taken = [
@@ -240,6 +313,16 @@ mod tests {
             "^(?:shop|bus)\\.",
             "a{2,1000}",
             "\\\\u",
+            "(?P<name>a)",
+            "(?<name>a)",
+            "[(?]",
+            "[{]",
+            "a{01000}",
+            "[[:alpha:]_]",
+            "\\x{41}",
+            "[]a]",
+            "[^]a]",
+            "^amq\\.gen.*",
         ];
         for pattern in refused.iter().copied().chain([long.as_str()]) {
             assert!(unlike_in_pcre(pattern).is_some(), "{pattern}");
