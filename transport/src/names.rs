@@ -97,6 +97,29 @@ pub fn redact(url: &str) -> String {
     }
 }
 
+/// Whether this process was given a broker URL with a password on its command line
+/// (`--amqp URL`, `--amqp=URL`): every local user can read it there
+/// (`/proc/PID/cmdline`, `ps`), for as long as a listener or builder runs.
+pub fn password_on_command_line() -> bool {
+    let arguments: Vec<String> = std::env::args_os()
+        .map(|argument| argument.to_string_lossy().into_owned())
+        .collect();
+    let holds_password = |url: &str| redact(url) != url;
+    arguments
+        .iter()
+        .enumerate()
+        .any(|(index, argument)| match argument.strip_prefix("--amqp") {
+            Some("") => arguments
+                .get(index + 1)
+                .is_some_and(|url| holds_password(url)),
+            Some(rest) => rest.strip_prefix('=').is_some_and(holds_password),
+            None => false,
+        })
+}
+
+/// What a service says when [`password_on_command_line`].
+pub const PASSWORD_ON_COMMAND_LINE: &str = "warning: the password in `--amqp` can be read by every local user (`ps`, /proc/PID/cmdline) for as long as this runs: give the URL in MESH_AMQP_URL instead, from a file only root may read (systemd's EnvironmentFile=)";
+
 /// `value` as a RabbitMQ permission regex that matches exactly it.
 pub fn exact_pattern(value: &str) -> String {
     let mut pattern = String::from("^");

@@ -166,5 +166,10 @@ fn a_url_that_can_never_work_ends_the_builder_at_once() {
         );
         assert!(!stderr.contains("hunter2"), "{stderr}");
         assert!(!stderr.contains("trying again"), "{stderr}");
+        // given on the command line, the password is visible to every local user
+        assert!(
+            stderr.contains("the password in `--amqp` can be read by every local user"),
+            "{stderr}"
+        );
     }
 }

@@ -30,6 +30,9 @@ fn run(arguments: Arguments) -> Result<(), String> {
         store,
         name,
     } = arguments;
+    if names::password_on_command_line() {
+        consume::stderr_log()(names::PASSWORD_ON_COMMAND_LINE);
+    }
     // a URL no connection could ever be made with ends the builder at once, as it
     // ends `mesh-apply --listen`: retried, it was tried again for ever
     transport::connection::parse_url(&url).map_err(|error| error.to_string())?;
