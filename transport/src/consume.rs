@@ -179,11 +179,22 @@ impl Options {
 
 /// A log that writes lines to stderr. A line that cannot be written (stderr's reader
 /// gone) is dropped: a service does not stop for its log (`eprintln!` panics there).
-/// Each line is escaped as it is written (terminal controls, bidirectional
-/// controls, line breaks): lines quote what arrived from the broker (a build
-/// request's directory, a correlation id) and what a repository holds (a file's
-/// name), which must not reach a terminal as escape sequences or fake lines.
+/// What it is given is written as it is: a caller quoting untrusted text escapes it
+/// (`mesh-apply --listen` renders coded problems, help lines and all), or uses
+/// [`escaping_stderr_log`].
 pub fn stderr_log() -> Log {
+    Arc::new(|line: &str| {
+        let mut stderr = std::io::stderr().lock();
+        let _unwritten = writeln!(stderr, "{line}");
+    })
+}
+
+/// [`stderr_log`] with each line escaped as it is written (terminal and
+/// bidirectional controls, line breaks), for a log whose lines quote what arrived
+/// from the broker (`mesh-build`: a request's directory and correlation id) or what
+/// a repository holds (a file's name): none reaches a terminal as an escape
+/// sequence or a fake line.
+pub fn escaping_stderr_log() -> Log {
     Arc::new(|line: &str| {
         let mut stderr = std::io::stderr().lock();
         let _unwritten = writeln!(stderr, "{}", plan::display::escaped(line));

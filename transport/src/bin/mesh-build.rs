@@ -31,7 +31,7 @@ fn run(arguments: Arguments) -> Result<(), String> {
         name,
     } = arguments;
     if names::password_on_command_line() {
-        consume::stderr_log()(names::PASSWORD_ON_COMMAND_LINE);
+        consume::escaping_stderr_log()(names::PASSWORD_ON_COMMAND_LINE);
     }
     // a URL no connection could ever be made with ends the builder at once, as it
     // ends `mesh-apply --listen`: retried, it was tried again for ever
@@ -44,7 +44,7 @@ fn run(arguments: Arguments) -> Result<(), String> {
     }
     let record = BuildRecord::open(&store)?;
     let name = name.unwrap_or_else(host_name);
-    let log = consume::stderr_log();
+    let log = consume::escaping_stderr_log();
     log(&format!(
         "mesh-build `{name}`: broker {}, repository {}, store {}",
         names::redact(&url),
