@@ -211,12 +211,17 @@ impl Stamp {
 static TEMPORARY_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 impl Beneath {
-    /// Opens `path` as the base (made first when `create`). The base itself is the
-    /// user's choice (`--repo`, `--out`) and may be reached through links; nothing
-    /// below it may.
+    /// Opens `path` as the base (made first when `create`, each missing directory
+    /// mode 0755: under umask 000 `create_dir_all` made them writable by every
+    /// user). The base itself is the user's choice (`--repo`, `--out`) and may be
+    /// reached through links; nothing below it may.
     pub fn open(path: &Path, create: bool) -> io::Result<Beneath> {
         if create {
-            std::fs::create_dir_all(path)?;
+            use std::os::unix::fs::DirBuilderExt;
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o755)
+                .create(path)?;
         }
         let directory = rustix::fs::open(
             path,
