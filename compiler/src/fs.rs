@@ -98,6 +98,21 @@ impl RealFs {
                     || root.ends_with(b"/")
                     || bytes.get(root.len()) == Some(&b'/'))
         };
+        // a checkout's `.git` is its history and its configuration (a remote's URL may
+        // hold a token), never module input: as in a flake, whose source has no `.git`
+        let in_git = |root: &PathBuf| {
+            bytes[root.as_os_str().len().min(bytes.len())..]
+                .split(|byte| *byte == b'/')
+                .any(|component| component == b".git")
+        };
+        if let Some(root) = self.roots.iter().find(|root| inside(root))
+            && in_git(root)
+        {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                "it is in the repository's `.git`, which evaluation does not read (its history and configuration, not module input)",
+            ));
+        }
         if self.roots.is_empty() || self.roots.iter().any(inside) {
             Ok(resolved)
         } else {

@@ -222,3 +222,43 @@ fn read_file_type_names_a_link_a_symlink_without_following_it() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+/// A checkout's `.git` is not read: its configuration may hold a token (a remote's
+/// URL), and a module could copy it into a plan. `readFile` of it is E035 and
+/// `pathExists` false, as in a flake, whose source has no `.git`; listing the
+/// repository still names it. It was read as any file.
+#[test]
+fn the_repositorys_git_directory_is_not_read() {
+    let directory = tempfile::tempdir().expect("temporary directory");
+    let root = directory.path();
+    std::fs::write(root.join("mesh.nix"), "{ nodes = { }; }\n").expect("mesh.nix");
+    std::fs::create_dir_all(root.join(".git")).expect(".git");
+    std::fs::write(
+        root.join(".git/config"),
+        "[remote \"origin\"]\n\turl = https://user:ghp_token@example.org/repo\n",
+    )
+    .expect("config");
+    let eval = |expression: &str| {
+        Command::new(env!("CARGO_BIN_EXE_meshc"))
+            .args(["eval", "--expr", expression])
+            .current_dir(root)
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("meshc runs")
+    };
+    let read = eval("builtins.readFile ./.git/config");
+    let stderr = String::from_utf8_lossy(&read.stderr);
+    assert_eq!(read.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("E035") && stderr.contains("`.git`"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("ghp_token"), "{stderr}");
+    let exists = eval("builtins.pathExists ./.git/config");
+    assert_eq!(String::from_utf8_lossy(&exists.stdout), "false\n");
+    let listed = eval("builtins.attrNames (builtins.readDir ./.)");
+    assert_eq!(
+        String::from_utf8_lossy(&listed.stdout),
+        "[ \".git\" \"mesh.nix\" ]\n"
+    );
+}

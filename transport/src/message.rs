@@ -180,15 +180,26 @@ impl BuildRequest {
     pub fn parse(body: &[u8]) -> Result<BuildRequest, String> {
         let request: BuildRequest = serde_json::from_slice(body)
             .map_err(|error| format!("not a build request: {error}"))?;
+        // what is refused is recorded and logged: no more of it than a name needs
         if request.format != BUILD_REQUEST_FORMAT {
+            let shown: String = request.format.chars().take(64).collect();
             return Err(format!(
-                "unknown build request format `{}` (this builder reads `{BUILD_REQUEST_FORMAT}`)",
-                request.format
+                "unknown build request format `{shown}` (this builder reads `{BUILD_REQUEST_FORMAT}`)"
+            ));
+        }
+        if request.directory.len() > MAX_DIRECTORY {
+            return Err(format!(
+                "the directory named is {} bytes long, longer than any path ({MAX_DIRECTORY} bytes)",
+                request.directory.len()
             ));
         }
         Ok(request)
     }
 }
+
+/// The longest directory a build request may name (Linux's `PATH_MAX`): a request is
+/// recorded for good in the builder's record, and a longer name is no path.
+pub const MAX_DIRECTORY: usize = 4096;
 
 /// Did the build give an artifact?
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -328,6 +339,25 @@ mod tests {
         let first = new_correlation_id();
         assert_eq!(first.len(), 32);
         assert_ne!(first, new_correlation_id());
+    }
+
+    /// A request is recorded for good and logged: a directory longer than any path,
+    /// or a format of megabytes, was kept and printed whole (a 5 MB directory grew
+    /// the builder's record by 10 MB).
+    #[test]
+    fn what_a_request_names_is_bounded() {
+        let long = "d".repeat(MAX_DIRECTORY + 1);
+        let error = BuildRequest::parse(&BuildRequest::new(&long).to_outgoing("id").body)
+            .expect_err("too long");
+        assert!(
+            error.contains("longer than any path") && error.len() < 200,
+            "{error}"
+        );
+        let within = "d".repeat(MAX_DIRECTORY);
+        assert!(BuildRequest::parse(&BuildRequest::new(&within).to_outgoing("id").body).is_ok());
+        let format = format!(r#"{{"format":"{}","directory":"x"}}"#, "f".repeat(100_000));
+        let error = BuildRequest::parse(format.as_bytes()).expect_err("unknown format");
+        assert!(error.len() < 200, "{} bytes", error.len());
     }
 
     #[test]
