@@ -48,6 +48,9 @@ pub struct ListenConfig {
 /// (E542): a broker URL no connection could ever be made with, or no runtime. What
 /// goes wrong once it runs is retried and reported on stderr as problems ([`troubles`]).
 pub fn listen(config: ListenConfig) -> Result<(), Problem> {
+    if transport::names::password_on_command_line() {
+        consume::stderr_log()(transport::names::PASSWORD_ON_COMMAND_LINE);
+    }
     transport::connection::parse_url(&config.url).map_err(|error| {
         Problem::new(
             Code::ListenerCannotStart,

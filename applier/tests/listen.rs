@@ -17,6 +17,9 @@ use support::BINARY;
 const PATIENCE: Duration = Duration::from_secs(20);
 
 /// A running `mesh-apply --listen` and its stderr, line by line; killed when dropped.
+/// How the warning about a password given in `--amqp` starts.
+const PASSWORD_WARNING: &str = "warning: the password in `--amqp`";
+
 struct Listener {
     child: Child,
     lines: Receiver<String>,
@@ -46,7 +49,12 @@ impl Listener {
         let stderr = child.stderr.take().unwrap();
         let (sender, lines) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            // the warning a password in `--amqp` gets is the test of its own below
+            for line in BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+                .filter(|line| !line.starts_with(PASSWORD_WARNING))
+            {
                 if sender.send(line).is_err() {
                     return;
                 }
@@ -202,7 +210,10 @@ fn listen_keeps_trying_after_its_stderr_is_closed() {
     let (mut child, _identity) = spawn("web1", &format!("amqp://node:secret@127.0.0.1:{port}/%2f"));
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let mut first = String::new();
-    stderr.read_line(&mut first).unwrap();
+    while first.is_empty() || first.starts_with(PASSWORD_WARNING) {
+        first.clear();
+        stderr.read_line(&mut first).unwrap();
+    }
     assert!(first.starts_with("error[E543]: "), "{first}");
     drop(stderr);
     // retries come 0.1 s apart at first, doubling to 5 s: several in these 3 s
@@ -217,4 +228,47 @@ fn listen_keeps_trying_after_its_stderr_is_closed() {
     }
     child.kill().unwrap();
     child.wait().unwrap();
+}
+
+/// A password in `--amqp` can be read by every local user for as long as the
+/// listener runs (`ps`): it says so once, and not when the URL comes from
+/// `MESH_AMQP_URL` or holds no password.
+#[test]
+fn a_password_on_the_command_line_is_warned_about() {
+    let url = "amqps://node:secret@127.0.0.1:5671/%2f";
+    let stderr_of = |command: &mut Command| {
+        let output = command.output().unwrap();
+        assert_eq!(output.status.code(), Some(1));
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    };
+    let identity = tempfile::tempdir().unwrap();
+    let path = identity.path().join("identity.txt");
+    std::fs::write(&path, "AGE-SECRET-KEY-1\n").unwrap();
+    let base = || {
+        let mut command = Command::new(BINARY);
+        command
+            .args(["--listen", "--node", "web1", "--identity"])
+            .arg(&path)
+            .env_remove("MESH_AMQP_URL");
+        command
+    };
+    for arguments in [vec!["--amqp", url], vec![&*format!("--amqp={url}")]] {
+        let stderr = stderr_of(base().args(&arguments));
+        assert_eq!(
+            stderr.matches(PASSWORD_WARNING).count(),
+            1,
+            "{arguments:?}: {stderr}"
+        );
+        assert!(!stderr.contains("secret"), "{stderr}");
+    }
+    let from_environment = stderr_of(base().env("MESH_AMQP_URL", url));
+    assert!(
+        !from_environment.contains(PASSWORD_WARNING),
+        "{from_environment}"
+    );
+    let without_password = stderr_of(base().args(["--amqp", "amqps://127.0.0.1:5671/%2f"]));
+    assert!(
+        !without_password.contains(PASSWORD_WARNING),
+        "{without_password}"
+    );
 }
