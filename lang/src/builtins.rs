@@ -954,6 +954,17 @@ fn unsafe_get_attr_pos(
 }
 
 impl Machine {
+    /// `name` as positions name the file (see [`Machine::with_position_names`]).
+    fn position_name(&self, name: &str) -> String {
+        self.position_names
+            .iter()
+            .find_map(|(prefix, replacement)| {
+                name.strip_prefix(prefix.as_str())
+                    .map(|rest| format!("{replacement}{rest}"))
+            })
+            .unwrap_or_else(|| name.to_string())
+    }
+
     /// `{ column; file; line; }` for a source position (`unsafeGetAttrPos`,
     /// `__curPos`), or null if the position is in no known file.
     pub(crate) fn position_value(&self, span: Span) -> Value {
@@ -969,7 +980,7 @@ impl Machine {
             },
             Attr {
                 name: crate::name::Name::of("file"),
-                value: Value::string_from(&file.name),
+                value: Value::string_from(&self.position_name(&file.name)),
                 span: None,
             },
             Attr {

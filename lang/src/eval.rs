@@ -132,6 +132,11 @@ pub struct Machine {
     /// Messages of `builtins.trace` and `builtins.warn` with where they were
     /// called, in order; the host decides where they go.
     pub traces: Vec<crate::builtins::Traced>,
+    /// How a position's file is named to the program (`unsafeGetAttrPos`,
+    /// `__curPos`): a file whose name starts with a prefix here is named with its
+    /// replacement instead (a host whose values must not hold absolute paths names
+    /// its files relative to its root). Empty: as the source is named, as Nix does.
+    pub(crate) position_names: Vec<(String, String)>,
     /// Trees of files parsed by earlier compilations, if the host keeps them.
     parses: Option<std::sync::Arc<crate::ParseCache>>,
     /// Files named by path literals, read and parsed ahead, if the host asked.
@@ -170,6 +175,7 @@ impl Machine {
             regex_cache: HashMap::new(),
             symbols: SymbolOrder::new(),
             traces: Vec::new(),
+            position_names: Vec::new(),
             parses: None,
             prefetch: None,
             cancelled: None,
@@ -195,6 +201,13 @@ impl Machine {
         if self.parses.is_none() {
             self.prefetch = Some(prefetch::Prefetch::new());
         }
+        self
+    }
+
+    /// Names the files of positions as the field `position_names` says: a name
+    /// starting with a prefix of `names` has it replaced (the first that matches).
+    pub fn with_position_names(mut self, names: Vec<(String, String)>) -> Machine {
+        self.position_names = names;
         self
     }
 

@@ -521,3 +521,30 @@ fn an_output_others_may_write_in_is_refused() {
         assert_built(&support::build(&homelab(), &mine));
     }
 }
+
+/// Positions a module asks for (`unsafeGetAttrPos`, `__curPos`) name its file as
+/// plans do, relative to the repository (`<stdlib>/...` for the standard library):
+/// they named it by its absolute path, which put the operator's directory layout into
+/// the plan and made the plan depend on where the repository was checked out.
+#[test]
+fn positions_in_a_plan_name_files_relative_to_the_repository() {
+    let (temporary, repository) = support::homelab_copy();
+    let module = repository.join("modules/web/module.nix");
+    let text = std::fs::read_to_string(&module).expect("module.nix");
+    let changed = text.replacen(
+        "<h1>${settings.title}</h1>",
+        "<h1>${settings.title}</h1> ${builtins.toJSON [ (builtins.unsafeGetAttrPos \"x\" { x = 1; }).file __curPos.file ]}",
+        1,
+    );
+    assert_ne!(changed, text, "web's page");
+    std::fs::write(&module, changed).expect("module.nix");
+    let out = temporary.path().join("out");
+    assert_built(&support::build(&repository, &out));
+    let plan = std::fs::read_to_string(out.join("nodes/app1.json")).expect("app1's plan");
+    assert!(
+        plan.contains(r#"[\"modules/web/module.nix\",\"modules/web/module.nix\"]"#),
+        "{plan}"
+    );
+    let root = repository.canonicalize().expect("canonical");
+    assert!(!plan.contains(&*root.to_string_lossy()), "{plan}");
+}

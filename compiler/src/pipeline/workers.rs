@@ -95,11 +95,20 @@ pub(super) fn work(
         None => (loader, None),
     };
     let charge = Charge { doing };
+    // positions (`unsafeGetAttrPos`, `__curPos`) name files as plans do: no
+    // absolute path reaches a plan
     let mut machine = Machine::new(
         loader,
         vec![repository.root.clone(), PathBuf::from(stdlib::VIRTUAL_ROOT)],
         session.limits,
-    );
+    )
+    .with_position_names(vec![
+        (format!("{}/", repository.root.display()), String::new()),
+        (
+            stdlib::VIRTUAL_ROOT.to_string(),
+            stdlib::DISPLAY_PREFIX.to_string(),
+        ),
+    ]);
     if let Some(parses) = &session.parses {
         machine = machine.with_parse_cache(parses.clone());
     }
