@@ -195,10 +195,8 @@ pub fn stderr_log() -> Log {
 /// a repository holds (a file's name): none reaches a terminal as an escape
 /// sequence or a fake line.
 pub fn escaping_stderr_log() -> Log {
-    Arc::new(|line: &str| {
-        let mut stderr = std::io::stderr().lock();
-        let _unwritten = writeln!(stderr, "{}", plan::display::escaped(line));
-    })
+    let log = stderr_log();
+    Arc::new(move |line: &str| log(&plan::display::escaped(line)))
 }
 
 struct WorkerState {

@@ -64,23 +64,24 @@ fn help_describes_every_flag_with_an_example() {
     }
 }
 
+/// `mesh-build` on the broker `url` with the repository `.` and the store `store`,
+/// its stderr a pipe.
+fn builder(url: &str, store: &std::path::Path) -> std::process::Child {
+    Command::new(MESH_BUILD)
+        .args(["--amqp", url, "--repo", "."])
+        .arg("--store")
+        .arg(store)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("mesh-build runs")
+}
+
 /// Nothing listens on port 1: each attempt fails at once, and each is reported.
 #[test]
 fn an_unreachable_broker_is_reported_on_every_retry() {
     let store = tempfile::tempdir().expect("temporary directory");
-    let mut child = Command::new(MESH_BUILD)
-        .args([
-            "--amqp",
-            "amqp://builder:hunter2@127.0.0.1:1/%2f",
-            "--repo",
-            ".",
-        ])
-        .arg("--store")
-        .arg(store.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("mesh-build runs");
+    let mut child = builder("amqp://builder:hunter2@127.0.0.1:1/%2f", store.path());
     // read until the third retry is reported (a loaded machine may take a while to
     // get there: a fixed wait of 1.5 s saw none), then stopped
     let mut stderr_pipe = child.stderr.take().expect("piped");
@@ -129,14 +130,7 @@ fn a_url_that_can_never_work_ends_the_builder_at_once() {
         "amqps://builder:hunter2@127.0.0.1:1/%2f",
         "amqp:/builder:hunter2@127.0.0.1:1/",
     ] {
-        let mut child = Command::new(MESH_BUILD)
-            .args(["--amqp", url, "--repo", "."])
-            .arg("--store")
-            .arg(store.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("mesh-build runs");
+        let mut child = builder(url, store.path());
         let deadline = std::time::Instant::now() + Duration::from_secs(30);
         let status = loop {
             if let Some(status) = child.try_wait().expect("mesh-build") {
