@@ -182,6 +182,27 @@ pub fn write_atomically(
     write_if_changed(directory, name, bytes, readers).map_err(|error| output_error(&path, error))
 }
 
+/// The first step of [`write_atomically`]: `bytes` written (mode 0600) to a new
+/// temporary file beside `name`, whose name is returned for [`Beneath::rename`] to
+/// put in place; None when `name` already holds them.
+pub fn stage_if_changed(
+    directory: &Beneath,
+    name: &str,
+    bytes: &[u8],
+) -> Result<Option<String>, Diagnostic> {
+    if directory
+        .read(Path::new(name))
+        .is_ok_and(|existing| existing.as_deref() == Some(bytes))
+    {
+        return Ok(None);
+    }
+    let path = directory.path().join(name);
+    directory
+        .stage(name, bytes)
+        .map(Some)
+        .map_err(|error| output_error(&path, error))
+}
+
 /// [`write_atomically`] with the I/O error as it is, for a caller whose file is no
 /// build output (`mesh.lock`, E317) and which reports it with its own code.
 pub(crate) fn write_if_changed(

@@ -216,11 +216,32 @@ impl StagedBuild {
     ) -> Result<Written, Diagnostic> {
         let staged = std::mem::take(&mut *self.lock());
         let nodes_path = self.out.join("nodes");
+        // the manifest is written before any plan is put in place: a write that
+        // fails (a full disk, the file size limit) fails the build with the output
+        // as it was, and only renames are left to make
+        let manifest = emit::manifest_of(&staged, |entry| &entry.digest, keys, secrets);
+        let manifest_staged = match emit::stage_if_changed(&self.output, MANIFEST, &manifest) {
+            Ok(temporary) => temporary,
+            Err(diagnostic) => {
+                if let Place::Existing(nodes) = &self.place {
+                    for temporary in staged.values().filter_map(|entry| entry.temporary.as_ref()) {
+                        let _ = nodes.remove(temporary);
+                    }
+                }
+                return Err(diagnostic);
+            }
+        };
+        let drop_manifest = || {
+            if let Some(temporary) = &manifest_staged {
+                let _ = self.output.remove(temporary);
+            }
+        };
         let nodes = match &self.place {
             Place::Fresh(_) => {
-                self.output
-                    .rename(STAGING, "nodes")
-                    .map_err(|e| output_error(&nodes_path, e))?;
+                self.output.rename(STAGING, "nodes").map_err(|e| {
+                    drop_manifest();
+                    output_error(&nodes_path, e)
+                })?;
                 emit::open_nodes(&self.output, &self.out, false)?
                     .ok_or_else(|| output_error(&nodes_path, std::io::ErrorKind::NotFound.into()))?
             }
@@ -241,6 +262,7 @@ impl StagedBuild {
                     for (_, temporary) in &temporaries[from..] {
                         let _ = nodes.remove(temporary);
                     }
+                    drop_manifest();
                 };
                 for (name, _) in &temporaries {
                     let blocked = match nodes.is_directory(name) {
@@ -292,8 +314,12 @@ impl StagedBuild {
                 nodes_listed.push(name);
             }
         }
-        let manifest = emit::manifest_of(&staged, |entry| &entry.digest, keys, secrets);
-        emit::write_atomically(&self.output, MANIFEST, &manifest, Readers::Owner)?;
+        if let Some(temporary) = &manifest_staged {
+            self.output.rename(temporary, MANIFEST).map_err(|error| {
+                drop_manifest();
+                output_error(&self.out.join(MANIFEST), error)
+            })?;
+        }
         Ok(Written {
             nodes: staged.len(),
             shapes: staged.values().map(|entry| entry.shapes).sum(),

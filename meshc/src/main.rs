@@ -40,6 +40,7 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
+    survive_file_size_limit();
     let cli = meshc::parse();
     if cli.command.keeps_freed_memory() {
         keep_freed_memory();
@@ -77,6 +78,19 @@ fn keep_freed_memory() {
         .args(arguments)
         .env(PURGE_DELAY, "-1")
         .exec();
+}
+
+/// A write past the file size limit (`ulimit -f`, `LimitFSIZE=`) raises SIGXFSZ,
+/// whose default action ends the process at once: a build then stops in the
+/// middle of writing its output, with no diagnostic and a temporary file left.
+/// With a handler installed (it only sets a flag nobody reads) the write fails
+/// with `EFBIG` instead, and the command reports it as it reports any failed
+/// write (E407 for a build's output, E317 for `mesh.lock`). A child process
+/// (`age`, `ssh`) starts with the default action again.
+fn survive_file_size_limit() {
+    let raised = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // if it cannot be installed the default stays, as before
+    let _ = signal_hook::flag::register(signal_hook::consts::SIGXFSZ, raised);
 }
 
 const PURGE_DELAY: &str = "MIMALLOC_PURGE_DELAY";

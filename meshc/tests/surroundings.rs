@@ -338,3 +338,86 @@ fn a_lock_that_cannot_be_written_is_e317() {
     assert!(!stderr.contains("--out"), "{stderr}");
     assert_eq!(std::fs::read(&lock).ok(), before, "mesh.lock changed");
 }
+
+/// A repository of `count` nodes whose plans are small (one file each, `motd`)
+/// and whose manifest is large (it names every node): a file size limit can let
+/// every plan through and stop the manifest.
+fn many_small_nodes(repository: &Path, count: usize, greeting: &str) {
+    let key = "age12y52ld3kt27sk7w3rpt4d6n0mpndj2v2u02z7q8ra8sjr0saepcshezt9w";
+    let nodes: String = (0..count)
+        .map(|index| {
+            format!(
+                "    n{index:03} = {{ key = \"{key}\"; address = \"10.0.{}.{}\"; modules = [ \"motd\" ]; }};\n",
+                index / 200,
+                index % 200 + 1
+            )
+        })
+        .collect();
+    std::fs::create_dir_all(repository.join("modules/motd")).expect("modules/motd");
+    std::fs::write(
+        repository.join("mesh.nix"),
+        format!("{{\n  nodes = {{\n{nodes}  }};\n}}\n"),
+    )
+    .expect("mesh.nix");
+    std::fs::write(
+        repository.join("modules/motd/module.nix"),
+        format!(
+            "{{ mesh, ... }}:\n{{\n  description = \"A greeting\";\n  shapes = {{ node, ... }}: [\n    (mesh.file {{ path = \"/etc/motd\"; content = \"{greeting} ${{node.name}}\\n\"; }})\n  ];\n}}\n"
+        ),
+    )
+    .expect("module.nix");
+}
+
+/// `meshc build` under a file size limit (`ulimit -f`, 512-byte blocks in `sh`),
+/// with SIGXFSZ at its default action (which ends a process that writes past it).
+fn build_under_file_size_limit(blocks: u64, repository: &Path, out: &Path) -> Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "trap - XFSZ && ulimit -f {blocks} && exec \"$0\" \"$@\""
+        ))
+        .arg(MESHC)
+        .arg("build")
+        .arg("--repo")
+        .arg(repository)
+        .arg("--out")
+        .arg(out)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("sh runs meshc")
+}
+
+/// A build whose manifest is past the file size limit while its plans are not is
+/// E407 with the output as it was: into a new output nothing is left, and into an
+/// existing one every file keeps its bytes. Before, SIGXFSZ ended the build in
+/// the middle of its commit (status 153, no diagnostic), and with the signal
+/// ignored the plans were renamed in place before the manifest failed, so the
+/// output held new plans under the old manifest.
+#[test]
+fn a_build_past_the_file_size_limit_is_e407_and_changes_nothing() {
+    let temporary = tempfile::tempdir().expect("temporary directory");
+    let repository = temporary.path().join("fleet");
+    many_small_nodes(&repository, 120, "hello");
+    // 8 KiB: every plan (a few hundred bytes) fits, the manifest (18 KiB) does not
+    let fresh = temporary.path().join("fresh");
+    let output = build_under_file_size_limit(16, &repository, &fresh);
+    assert_coded(&output, "E407", "a new output");
+    assert!(
+        text(&output.stderr).contains("manifest.json"),
+        "{}",
+        text(&output.stderr)
+    );
+    assert!(!fresh.exists(), "the build left {}", fresh.display());
+
+    let out = temporary.path().join("out");
+    support::assert_built(&support::build(&repository, &out));
+    let before = support::files_under(&out);
+    many_small_nodes(&repository, 120, "goodbye");
+    let output = build_under_file_size_limit(16, &repository, &out);
+    assert_coded(&output, "E407", "an existing output");
+    assert_eq!(support::files_under(&out), before, "the output changed");
+    // and the next build, without the limit, makes the new plans
+    support::assert_built(&support::build(&repository, &out));
+    let plan = std::fs::read_to_string(out.join("nodes/n007.json")).expect("a plan");
+    assert!(plan.contains("goodbye n007"), "{plan}");
+}
