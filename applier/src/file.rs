@@ -300,8 +300,13 @@ fn write_one<'a>(
         let mut file = directory
             .create_fresh(&temp, job.mode, job.uid, job.gid)
             .map_err(|error| Problem::filesystem("write", &shown(), &error))?;
-        file.write_all(&job.content)
-            .map_err(|error| Problem::filesystem("write", &shown(), &error))?;
+        if let Err(error) = file.write_all(&job.content) {
+            // a temp half written (a full disk, the file size limit) is removed;
+            // one that cannot be is replaced by the next write of the file
+            drop(file);
+            directory.remove_file(&temp).ok();
+            return Err(Problem::filesystem("write", &shown(), &error));
+        }
     }
     Ok(Written {
         job,

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use applier::{Command, OutputFormat, parse_arguments};
 
 fn main() -> ExitCode {
+    survive_file_size_limit();
     let config = match parse_arguments(std::env::args_os().skip(1)) {
         Ok(Command::Apply(config)) => config,
         Ok(Command::ListGenerations(root, format)) => return list_generations(root, format),
@@ -73,5 +74,17 @@ fn print_and_exit(text: &str, code: i32) -> ExitCode {
         (Err(error), _) if error.kind() != std::io::ErrorKind::BrokenPipe => ExitCode::from(1),
         (_, 0) => ExitCode::SUCCESS,
         _ => ExitCode::from(1),
+    }
+}
+
+/// A write past the file size limit (`LimitFSIZE=` in a unit, `ulimit -f`) raises
+/// SIGXFSZ, whose default action ends the process in the middle of the write, with
+/// no report and a temporary file left. With a handler installed (it only sets a
+/// flag nobody reads) the write fails with `EFBIG` instead, and its step reports it
+/// as it reports any failed write. A child process starts with the default again.
+fn survive_file_size_limit() {
+    let raised = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    if signal_hook::flag::register(signal_hook::consts::SIGXFSZ, raised).is_err() {
+        // the default stays, as before
     }
 }

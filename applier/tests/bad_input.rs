@@ -5,6 +5,7 @@
 mod support;
 
 use std::path::Path;
+use std::process::Command;
 
 use plan::Plan;
 use serde_json::Value;
@@ -1173,5 +1174,66 @@ fn an_archive_nested_too_deep_is_refused_and_one_at_the_bound_is_unpacked() {
     assert_eq!(
         std::fs::read_to_string(root.host("/srv/site").join(deep(256))).expect("unpacked"),
         "x"
+    );
+}
+
+/// A file past the file size limit (`ulimit -f`, `LimitFSIZE=` in a unit) fails
+/// its step with a problem the report names, the file left as it was, and the run
+/// ends in a report. Before, SIGXFSZ ended `mesh-apply` in the middle of the write:
+/// no report, and a temporary file left beside the old one.
+#[test]
+fn a_file_past_the_file_size_limit_fails_with_a_report() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    apply_ok(&root, &good_plan(), &keys);
+    let before = snapshot(root.path(), &[]);
+    let large = "port = 1\n".repeat(2_000);
+    let plan = Plan::new(
+        "db1",
+        vec![
+            directory("/etc/app", "root", "0755"),
+            file("/etc/app/app.conf", &large, "root", "0644"),
+        ],
+    );
+    let plans = tempfile::tempdir().expect("tempdir");
+    let path = write_plan(plans.path(), "plan.json", &plan);
+    // 8 KiB in `sh`'s 512-byte blocks: the plan (18 KB) is read, the file cannot be written
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        .arg("trap - XFSZ && ulimit -f 16 && exec \"$0\" \"$@\"")
+        .arg(BINARY)
+        .arg(&path)
+        .arg("--identity")
+        .arg(&keys.identity);
+    rooted(&mut command, &root, "json");
+    let output = command.output().expect("sh runs mesh-apply");
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: Value = serde_json::from_slice(&output.stdout).expect("a JSON report");
+    assert!(!error_codes(&report).is_empty(), "{report:#}");
+    assert!(
+        report.to_string().contains("too large") || report.to_string().contains("File too large"),
+        "{report:#}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.host("/etc/app/app.conf")).expect("the file"),
+        "port = 1\n"
+    );
+    // the applier's own record of the run aside
+    let outside_state = |tree: std::collections::BTreeMap<String, Node>| {
+        tree.into_iter()
+            .filter(|(name, _)| !name.starts_with("var/lib/mesh"))
+            .collect::<std::collections::BTreeMap<_, _>>()
+    };
+    assert_same_tree(
+        &outside_state(before),
+        &outside_state(snapshot(root.path(), &[])),
+        "a failed write changed the tree",
     );
 }
