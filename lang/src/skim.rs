@@ -48,6 +48,9 @@ pub fn skim(source: &[u8], file: FileId) -> Option<Skimmed> {
         current: None,
         seen: HashSet::default(),
         names: Vec::new(),
+        parts: Vec::new(),
+        paths: Vec::new(),
+        recent: [&[]; RECENT],
     };
     let top = reader.value(0)?;
     if reader.peek()? != Token::Eof {
@@ -195,6 +198,26 @@ struct Reader<'a> {
     current: Option<(Token, Span)>,
     seen: HashSet<&'a [u8], BuildHasherDefault<crate::symbols::NameHasher>>,
     names: Vec<Name>,
+    /// The names of the binding paths of the sets being read, one after the
+    /// other (a set's own at the end, removed when it ends): no allocation a
+    /// binding.
+    parts: Vec<&'a [u8]>,
+    /// Each of those paths, as where its names start in `parts` and how many.
+    paths: Vec<(u32, u32)>,
+    /// Names seen already, by [`recent_slot`]: the names every entry repeats
+    /// (`key`, `address`, `modules`) are found here without hashing them.
+    recent: [&'a [u8]; RECENT],
+}
+
+/// How many names [`Reader::recent`] holds.
+const RECENT: usize = 64;
+
+/// Where `name` goes in [`Reader::recent`]: from its length and its first and
+/// last bytes, which is enough to keep apart the few names an inventory repeats.
+fn recent_slot(name: &[u8]) -> usize {
+    let first = name.first().copied().unwrap_or(0) as usize;
+    let last = name.last().copied().unwrap_or(0) as usize;
+    (name.len().wrapping_mul(7) ^ first.wrapping_mul(3) ^ last) % RECENT
 }
 
 impl<'a> Reader<'a> {
@@ -288,8 +311,13 @@ impl<'a> Reader<'a> {
             _ => return None,
         };
         self.advance();
-        if self.seen.insert(bytes) {
-            self.names.push(Name::new(bytes));
+        let slot = recent_slot(bytes);
+        // (an empty name is never taken as found: the slots start empty)
+        if bytes.is_empty() || self.recent[slot] != bytes {
+            if self.seen.insert(bytes) {
+                self.names.push(Name::new(bytes));
+            }
+            self.recent[slot] = bytes;
         }
         Some((bytes, span))
     }
@@ -341,16 +369,19 @@ impl<'a> Reader<'a> {
     fn set(&mut self, start: Span, depth: usize) -> Option<Located> {
         let keep = depth <= 1;
         let mut fields = Vec::new();
-        let mut paths: Vec<Vec<&'a [u8]>> = Vec::new();
+        let (parts_base, paths_base) = (self.parts.len(), self.paths.len());
         let mut single = true;
         while self.peek()? != Token::RightBrace {
             let binding_start = self.span();
             let (first, first_span) = self.name()?;
-            let mut path = vec![first];
+            let path_start = self.parts.len();
+            self.parts.push(first);
             while self.peek()? == Token::Dot {
                 self.advance();
-                path.push(self.name()?.0);
+                let name = self.name()?.0;
+                self.parts.push(name);
             }
+            let path_length = self.parts.len() - path_start;
             if self.peek()? != Token::Assign {
                 return None;
             }
@@ -361,7 +392,7 @@ impl<'a> Reader<'a> {
             }
             let end = self.span();
             self.advance();
-            single &= path.len() == 1;
+            single &= path_length == 1;
             if keep && single {
                 fields.push(Field {
                     name: (first.to_vec(), first_span),
@@ -369,16 +400,29 @@ impl<'a> Reader<'a> {
                     span: binding_start.to(end),
                 });
             }
-            paths.push(path);
+            // a file of over 4 GiB is no inventory: the lexer's spans end there too
+            self.paths.push((
+                u32::try_from(path_start).ok()?,
+                u32::try_from(path_length).ok()?,
+            ));
         }
         let end = self.span();
         self.advance();
         // as `compile::deferred` asks of plain data: no path equal to another or a
         // prefix of one (then merging them reports nothing)
-        paths.sort_unstable();
-        if paths.windows(2).any(|pair| pair[1].starts_with(&pair[0])) {
+        let parts = &self.parts;
+        let path =
+            |&(start, length): &(u32, u32)| &parts[start as usize..(start + length) as usize];
+        let paths = &mut self.paths[paths_base..];
+        paths.sort_unstable_by(|left, right| path(left).cmp(path(right)));
+        if paths
+            .windows(2)
+            .any(|pair| path(&pair[1]).starts_with(path(&pair[0])))
+        {
             return None;
         }
+        self.parts.truncate(parts_base);
+        self.paths.truncate(paths_base);
         Some(Located {
             span: start.to(end),
             kind: Value::Set((keep && single).then_some(fields)),
