@@ -56,10 +56,17 @@ struct Look {
     manifest: Result<Manifest, Problem>,
 }
 
-/// The provisioner between polls: the connection, nothing secret.
+/// The provisioner between polls: the connection and the manifest last read,
+/// nothing secret.
 pub struct Provisioner<'a> {
     config: &'a Config,
     client: Option<Client>,
+    /// The digest of the manifest last parsed and what parsing it gave: a poll that
+    /// finds the same bytes takes it from here (a RabbitMQ grant's permissions are
+    /// regular expressions that may take a tenth of a second to check).
+    parsed: Option<(String, Result<Manifest, manifest::ManifestError>)>,
+    /// How many times a manifest was parsed (for the tests).
+    parses: u64,
 }
 
 impl<'a> Provisioner<'a> {
@@ -67,10 +74,12 @@ impl<'a> Provisioner<'a> {
         Provisioner {
             config,
             client: None,
+            parsed: None,
+            parses: 0,
         }
     }
 
-    fn look(&self) -> Look {
+    fn look(&mut self) -> Look {
         let path = &self.config.manifest;
         let bytes = match std::fs::read(path) {
             Ok(bytes) => bytes,
@@ -88,14 +97,21 @@ impl<'a> Provisioner<'a> {
             }
         };
         let manifest_digest = format!("sha256:{}", hex::encode(Sha256::digest(&bytes)));
-        let manifest =
-            manifest::parse(&bytes, self.config.root.as_deref(), self.kind()).map_err(|error| {
-                Problem::new(
-                    error.code(),
-                    format!("manifest `{}`: {}", path.display(), error.reason()),
-                    error.help(),
-                )
-            });
+        let parsed = match self.parsed.take() {
+            Some((digest, parsed)) if digest == manifest_digest => parsed,
+            _ => {
+                self.parses += 1;
+                manifest::parse(&bytes, self.config.root.as_deref(), self.kind())
+            }
+        };
+        self.parsed = Some((manifest_digest.clone(), parsed.clone()));
+        let manifest = parsed.map_err(|error| {
+            Problem::new(
+                error.code(),
+                format!("manifest `{}`: {}", path.display(), error.reason()),
+                error.help(),
+            )
+        });
         let mut inputs = Sha256::new();
         inputs.update(manifest_digest.as_bytes());
         if let Ok(manifest) = &manifest {
@@ -423,5 +439,53 @@ impl Provisioner<'_> {
             }
             std::thread::sleep(interval.saturating_sub(started.elapsed()));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Mode, OutputFormat, Target};
+
+    fn config(manifest: &Path) -> Config {
+        Config {
+            manifest: manifest.to_path_buf(),
+            target: Target::Postgres("host=127.0.0.1 user=postgres".to_string()),
+            password_file: None,
+            root: None,
+            mode: Mode::Once,
+            format: OutputFormat::Human,
+        }
+    }
+
+    /// A poll that finds the manifest's bytes unchanged does not parse it again (a
+    /// grant's permissions may cost a tenth of a second of CPU to check, at every
+    /// poll); new bytes are parsed, and a manifest that was refused stays refused.
+    #[test]
+    fn an_unchanged_manifest_is_parsed_once() {
+        let directory = tempfile::tempdir().expect("tempdir");
+        let path = directory.path().join("grants.json");
+        let manifest = |service: &str| {
+            format!(
+                r#"{{"format":"{}","service":"{service}","node":"db1","grants":[]}}"#,
+                manifest::FORMAT
+            )
+        };
+        std::fs::write(&path, manifest("postgres")).expect("write");
+        let config = config(&path);
+        let mut provisioner = Provisioner::new(&config);
+        let first = provisioner.look();
+        let second = provisioner.look();
+        assert_eq!(provisioner.parses, 1);
+        assert_eq!(first.inputs_digest, second.inputs_digest);
+        assert_eq!(second.manifest.expect("a manifest").service, "postgres");
+        std::fs::write(&path, manifest("other")).expect("write");
+        let third = provisioner.look();
+        assert_eq!(provisioner.parses, 2);
+        assert_eq!(third.manifest.expect("a manifest").service, "other");
+        std::fs::write(&path, "not json").expect("write");
+        assert!(provisioner.look().manifest.is_err());
+        assert!(provisioner.look().manifest.is_err());
+        assert_eq!(provisioner.parses, 3);
     }
 }
