@@ -66,7 +66,8 @@ Examples:
   meshc build && mesh-apply - < build/nodes/db1.json    (identity: /var/lib/mesh/identity)
   mesh-apply --list-generations
   mesh-apply --rollback --to 3 --dry-run
-  mesh-apply --listen --node db1 --identity /etc/mesh/identity.txt --amqp amqp://db1:secret@broker:5672/%2f
+  MESH_AMQP_URL=amqp://db1:secret@broker:5672/%2f mesh-apply --listen --node db1 --identity /etc/mesh/identity.txt
+  mesh-apply --listen --node db1 --identity key.txt --amqp amqp://127.0.0.1:5672/%2f    (a local broker, as guest)
 
 Exit status: 0 the plan holds, 1 a problem (reported), 2 a usage error.";
 

@@ -39,6 +39,7 @@ fn help_and_version_exit_zero() {
     ] {
         assert!(stdout.contains(flag), "{flag}:\n{stdout}");
     }
+    no_example_puts_a_password_in_amqp(&stdout);
     for flag in ["-V", "--version"] {
         let (code, stdout, _) = run(&[flag]);
         assert_eq!(code, 0);
@@ -225,4 +226,26 @@ fn listen_reports_an_unreachable_broker_on_every_retry() {
         !stderr.contains("hunter2"),
         "the password is redacted:\n{stderr}"
     );
+}
+
+/// The URL each example gives `--amqp` holds no password: every local user reads a
+/// command line (the program warns when one does), so the help shows it in
+/// `MESH_AMQP_URL` instead.
+fn no_example_puts_a_password_in_amqp(help: &str) {
+    let mut words = help.split_whitespace();
+    let mut seen = 0;
+    while let Some(word) = words.next() {
+        if word == "--amqp"
+            && let Some(url) = words.next().filter(|url| url.starts_with("amqp://"))
+        {
+            seen += 1;
+            let authority = url["amqp://".len()..].split('/').next().unwrap_or_default();
+            let user = authority.rsplit_once('@').map(|(user, _)| user);
+            assert!(
+                !user.is_some_and(|user| user.contains(':')),
+                "{url} in:\n{help}"
+            );
+        }
+    }
+    assert!(seen > 0, "no example of --amqp in:\n{help}");
 }

@@ -22,8 +22,11 @@ use crate::names;
     args_override_self = true,
     after_help = "\
 Examples:
-  mesh-build --amqp amqp://builder:secret@broker:5672/%2f --repo /srv/mesh --store /var/lib/mesh/builds
-  MESH_AMQP_URL=amqp://builder:secret@127.0.0.1/%2f mesh-build --repo . --store /tmp/builds
+  MESH_AMQP_URL=amqp://builder:secret@broker:5672/%2f mesh-build --repo /srv/mesh --store /var/lib/mesh/builds
+  mesh-build --amqp amqp://127.0.0.1:5672/%2f --repo . --store /tmp/builds    (a local broker, as guest)
+
+A password in `--amqp` is readable by every local user while the builder runs: give
+it in MESH_AMQP_URL, from a file only root may read (systemd's EnvironmentFile=).
 
 Exit status: 0 when stopped, 1 on an error, 2 on a usage error."
 )]
