@@ -209,6 +209,38 @@ struct Reader<'a> {
     recent: [&'a [u8]; RECENT],
 }
 
+/// How many bytes at the start of `bytes` are `wanted` (a plain loop: the words
+/// of an inventory are a few bytes long, shorter than an iterator's set-up).
+#[inline]
+fn run_of(bytes: &[u8], wanted: impl Fn(u8) -> bool) -> usize {
+    let mut length = 0;
+    while length < bytes.len() && wanted(bytes[length]) {
+        length += 1;
+    }
+    length
+}
+
+/// The length of the plain string whose text starts `text` (after its `"`), up
+/// to its closing `"`: None when it holds what the lexer would read otherwise
+/// (`\`, `$`, a carriage return) or is not closed. Short strings (most of an
+/// inventory's) are read byte by byte, which costs less than setting up a search.
+fn plain_string_length(text: &[u8]) -> Option<usize> {
+    const SHORT: usize = 24;
+    for (length, byte) in text.iter().take(SHORT).enumerate() {
+        match byte {
+            b'"' => return Some(length),
+            b'\\' | b'$' | b'\r' => return None,
+            _ => {}
+        }
+    }
+    let rest = text.get(SHORT..)?;
+    let length = SHORT + memchr::memchr3(b'"', b'\\', b'$', rest)?;
+    if text[length] != b'"' || memchr::memchr(b'\r', &text[SHORT..length]).is_some() {
+        return None;
+    }
+    Some(length)
+}
+
 /// How many names [`Reader::recent`] holds.
 const RECENT: usize = 64;
 
@@ -248,19 +280,12 @@ impl<'a> Reader<'a> {
             b'.' => (Token::Dot, start + 1),
             // `==` is another token
             b'=' if source.get(start + 1) != Some(&b'=') => (Token::Assign, start + 1),
-            b'"' => {
-                let text = &source[start + 1..];
-                let length = memchr::memchr3(b'"', b'\\', b'$', text)?;
-                if text[length] != b'"' || memchr::memchr(b'\r', &text[..length]).is_some() {
-                    return None;
-                }
-                (Token::String, start + length + 2)
-            }
+            b'"' => (
+                Token::String,
+                start + plain_string_length(&source[start + 1..])? + 2,
+            ),
             b'0'..=b'9' => {
-                let length = source[start..]
-                    .iter()
-                    .take_while(|byte| byte.is_ascii_digit())
-                    .count();
+                let length = run_of(&source[start..], |byte| byte.is_ascii_digit());
                 // beyond i64 the lexer says so; a `.` makes a float
                 if length > 18
                     || !ends_a_word(source.get(start + length))
@@ -271,12 +296,9 @@ impl<'a> Reader<'a> {
                 (Token::Integer, start + length)
             }
             byte if byte.is_ascii_alphabetic() || byte == b'_' => {
-                let length = source[start..]
-                    .iter()
-                    .take_while(|byte| {
-                        byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'\'' | b'-')
-                    })
-                    .count();
+                let length = run_of(&source[start..], |byte| {
+                    byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'\'' | b'-')
+                });
                 let word = &source[start..start + length];
                 if crate::lexer::is_keyword(word) || !ends_a_word(source.get(start + length)) {
                     return None;
@@ -480,6 +502,22 @@ mod tests {
             "{ a = 1; } /* unterminated",
         ] {
             assert!(skim(text.as_bytes(), FileId::default()).is_none(), "{text}");
+        }
+        // a string's text is read byte by byte up to 24 bytes and searched past
+        // them: what the lexer reads otherwise is found on both sides of that
+        for length in [0, 1, 22, 23, 24, 25, 26, 60] {
+            let plain = "x".repeat(length);
+            let text = format!("{{ a = \"{plain}\"; b = \"{plain}\"; }}");
+            assert!(skim(text.as_bytes(), FileId::default()).is_some(), "{text}");
+            for odd in ["$", "\\", "\r", "${b}"] {
+                let text = format!("{{ a = \"{plain}{odd}x\"; }}");
+                assert!(
+                    skim(text.as_bytes(), FileId::default()).is_none(),
+                    "{text:?}"
+                );
+            }
+            let unterminated = format!("{{ a = \"{plain}");
+            assert!(skim(unterminated.as_bytes(), FileId::default()).is_none());
         }
     }
 
