@@ -278,18 +278,10 @@ fn summary_of(report: &serde_json::Value) -> String {
     }
 }
 
-/// Text from the network made safe to print on a terminal: control characters shown
-/// as `\u{..}`.
+/// Text from the network made safe to print on a terminal: control characters and
+/// bidirectional controls shown as `\u{..}`, as everywhere `meshc` prints.
 pub fn printable(text: &str) -> String {
-    text.chars()
-        .map(|character| {
-            if character.is_control() {
-                format!("\\u{{{:x}}}", u32::from(character))
-            } else {
-                character.to_string()
-            }
-        })
-        .collect()
+    plan::display::escaped(text).into_owned()
 }
 
 /// Runs every job, `parallel` at a time, showing progress on standard error: one
@@ -531,5 +523,21 @@ mod tests {
         let outcome = outcome_of("db1", Some(255), b"", b"Host key verification failed.\n");
         assert!(!outcome.succeeded);
         assert_eq!(outcome.detail, "ssh failed: Host key verification failed.");
+    }
+
+    /// What the node says is shown with its escape sequences and its bidirectional
+    /// controls escaped: an inventory's `deploy.applier` may hold U+202E, which the
+    /// node's shell then quotes back in its error.
+    #[test]
+    fn what_the_node_says_is_escaped() {
+        let stderr = "bash: /opt/mesh-apply\u{202e}\u{2066} deliaf: not found\x1b[2J\n";
+        let outcome = outcome_of("db1", Some(127), b"", stderr.as_bytes());
+        assert_eq!(
+            outcome.detail,
+            "exited 127 without a report: bash: /opt/mesh-apply\\u{202e}\\u{2066} deliaf: not found\\u{1b}[2J"
+        );
+        let report = r#"{"errors":[{"code":"E510","message":"a\u202eb\u001b[2J"}]}"#;
+        let outcome = outcome_of("db1", Some(1), report.as_bytes(), b"");
+        assert_eq!(outcome.detail, "E510: a\\u{202e}b\\u{1b}[2J");
     }
 }

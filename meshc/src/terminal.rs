@@ -116,14 +116,17 @@ pub fn current_directory(color: ColorWhen) -> Result<std::path::PathBuf, Failure
 
 /// `value` as pretty JSON with a final newline, for `--format json`. The views
 /// printed are strings, numbers and maps with string keys, which cannot fail to be
-/// written: a failure is E900.
+/// written: a failure is E900. What they hold comes from the repository, so the
+/// characters JSON writers leave raw that would drive a terminal (bidirectional
+/// controls, C1 controls, DEL) are written as `\uXXXX`: the JSON means the same.
 pub fn pretty_json<T: serde::Serialize + ?Sized>(
     value: &T,
     what: &str,
     color: ColorWhen,
 ) -> Result<String, Failure> {
     match serde_json::to_string_pretty(value) {
-        Ok(mut text) => {
+        Ok(text) => {
+            let mut text = plan::display::json_escaped(&text).into_owned();
             text.push('\n');
             Ok(text)
         }

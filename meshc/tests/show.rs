@@ -215,3 +215,39 @@ fn text_from_the_repository_cannot_drive_the_terminal() {
         assert!(stdout.contains(escaped), "{arguments:?}: {stdout}");
     }
 }
+
+/// A diagnostic's message holds what the repository wrote (a `throw`'s text, a
+/// file's name): `check --format json` writes its bidirectional controls as
+/// `\uXXXX`, as `show` and `diff` do. Before, they were printed raw (JSON writers
+/// escape only C0 controls), so a terminal reading the JSON showed reordered text.
+#[test]
+fn check_json_escapes_what_the_repository_wrote() {
+    let (_temporary, repository) = homelab_copy();
+    let inventory = repository.join("mesh.nix");
+    let text = std::fs::read_to_string(&inventory).expect("mesh.nix");
+    let text = text.replacen(
+        r#"settings.web.title = "app1";"#,
+        "settings.web.title = throw \"boom \u{202e}evil\u{2066}\";",
+        1,
+    );
+    std::fs::write(&inventory, text).expect("mesh.nix written");
+    let output = Command::new(MESHC)
+        .args(["check", "--format", "json", "--repo"])
+        .arg(&repository)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("meshc runs");
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    for raw in ['\u{202e}', '\u{2066}'] {
+        assert!(!stdout.contains(raw), "printed {raw:?} raw: {stdout}");
+    }
+    assert!(stdout.contains(r"boom \u202eevil\u2066"), "{stdout}");
+    let diagnostics: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
+    assert!(
+        diagnostics
+            .to_string()
+            .contains("boom \u{202e}evil\u{2066}"),
+        "the JSON still means the text: {diagnostics}"
+    );
+}
