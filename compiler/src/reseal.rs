@@ -46,7 +46,7 @@ fn unreadable(path: &Path, reason: &str) -> Diagnostic {
             path.display()
         ),
     )
-    .with_help("give the node's previous identity file, as `age-keygen` wrote it (`AGE-SECRET-KEY-1...` lines, `#` comments)")
+    .with_help("give the node's previous identity file, as `age-keygen` wrote it (a line that starts `AGE-SECRET-KEY-`, and `#` comments)")
 }
 
 /// The X25519 identities of an `age-keygen` file. No line of it is ever printed.

@@ -375,6 +375,12 @@ fn a_wrong_identity_changes_nothing() {
         said.contains("line 1 is not an age X25519 identity"),
         "{said}"
     );
+    // the help says what an identity looks like, and the blotting out of private
+    // keys leaves it readable (it blotted out its `AGE-SECRET-KEY-1...`)
+    assert!(
+        said.contains("a line that starts `AGE-SECRET-KEY-`") && !said.contains("****"),
+        "{said}"
+    );
     assert_eq!(rotation.store(), store);
     // not a file at all: refused at once, not read for ever
     let output = rotation.reseal(Path::new("/dev/zero"));
@@ -475,5 +481,37 @@ fn a_failed_build_makes_no_secret_and_the_reseal_still_keeps_them() {
         age_decrypt(&rotation.new_identity, &repository.join(SUPERUSER)).as_deref(),
         Some(before_superuser.as_slice()),
         "the value db1's database was made with is kept"
+    );
+}
+
+/// A path in `secrets/` is named by whoever commits there: the note that one is
+/// sealed to another key shows it escaped, so a directory name cannot clear the
+/// operator's screen or print a fake summary line. Before, it was printed raw.
+#[test]
+fn a_path_sealed_to_another_key_is_noted_escaped() {
+    let rotation = Rotation::new(false);
+    let needs = rotation.repository.join("secrets/needs/db1");
+    let odd = needs.join("x\u{1b}[2J\nresealed 0 need(s): all fine.age");
+    std::fs::create_dir_all(&odd).expect("mkdir");
+    for suffix in ["age", "value"] {
+        std::fs::copy(
+            needs.join(format!("postgres/superuser.{suffix}")),
+            odd.join(format!("superuser.{suffix}")),
+        )
+        .expect("copy");
+    }
+    // sealed to another node's key, as far as its recipient says
+    std::fs::write(
+        odd.join("superuser.recipient"),
+        "age12xjejjsy5p5xj3y3hls5u4msyegj2jwdgyjaa4w6v6ylzu4lpdnsv7mdzg\n",
+    )
+    .expect("write");
+    let output = rotation.reseal(&rotation.old_identity);
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(said.contains("is sealed to another key"), "{said}");
+    assert!(!said.contains('\u{1b}'), "printed an escape raw: {said:?}");
+    assert!(
+        said.contains(r"x\u{1b}[2J\u{a}resealed 0 need(s): all fine.age"),
+        "{said}"
     );
 }

@@ -84,7 +84,8 @@ fn reseal(arguments: ResealArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
     for path in &report.other_key {
         say!(
             "note: `{}` is sealed to another key than the identity's: left as it is (the next `meshc build` makes it anew)",
-            path
+            // named by whoever commits to secrets/
+            plan::display::escaped(path)
         );
     }
     if report.given_ids > 0 {
