@@ -172,7 +172,29 @@ impl LimitsArgs {
     }
 }
 
-/// The build output of a repository when none is named: `REPO/build`.
-pub fn default_output(repository: &Path) -> PathBuf {
-    repository.join("build")
+/// The build output of a repository when none is named: `REPO/build`, refused
+/// (E409) when it is a symbolic link. Whoever commits to the repository chooses
+/// what `build` is, and a link there would have `meshc build` write plans (and
+/// remove stale ones) wherever it points, and `meshc diff` read its old plans from
+/// there. A link the operator names with `--out` is followed.
+pub fn default_output(
+    repository: &Path,
+    color: ColorWhen,
+) -> Result<PathBuf, crate::terminal::Failure> {
+    let out = repository.join("build");
+    let is_link = std::fs::symlink_metadata(&out).is_ok_and(|metadata| metadata.is_symlink());
+    if !is_link {
+        return Ok(out);
+    }
+    let diagnostic = lang::Diagnostic::error(
+        lang::codes::OUTPUT_LINK,
+        format!(
+            "`{}` is a symbolic link: the repository does not choose where meshc writes or reads its build",
+            out.display()
+        ),
+    )
+    .with_help(
+        "remove the link (`rm build`) and build again, or name the output yourself with `--out DIR` (`--against DIR` for `meshc diff`): a link you name is followed",
+    );
+    Err(crate::terminal::fail_alone(&diagnostic, color))
 }

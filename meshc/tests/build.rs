@@ -548,3 +548,45 @@ fn positions_in_a_plan_name_files_relative_to_the_repository() {
     let root = repository.canonicalize().expect("canonical");
     assert!(!plan.contains(&*root.to_string_lossy()), "{plan}");
 }
+
+/// The default output, `REPO/build`, is the repository's to name only as a real
+/// directory: a `build` link committed to the repository is E409 for `build`,
+/// `diff` and `publish`, and nothing is written where it points. Before, `meshc
+/// build` wrote its plans, manifest and cache into the link's target (any empty
+/// directory the operator may write). A link named with `--out` is followed.
+#[test]
+fn a_build_link_in_the_repository_is_refused() {
+    let (temporary, repository) = support::homelab_copy();
+    let elsewhere = temporary.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).expect("mkdir");
+    std::os::unix::fs::symlink(&elsewhere, repository.join("build")).expect("link");
+    for arguments in [&["build"][..], &["diff"][..], &["publish"][..]] {
+        let output = Command::new(MESHC)
+            .args(arguments)
+            .current_dir(&repository)
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("meshc runs");
+        support::assert_coded(&output, "E409", &format!("{arguments:?}"));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("is a symbolic link"),
+            "{arguments:?}: {stderr}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_dir(&elsewhere).expect("list").count(),
+        0,
+        "something was written where the link points"
+    );
+    // named by the operator, the same link is followed
+    let output = Command::new(MESHC)
+        .arg("build")
+        .arg("--out")
+        .arg(repository.join("build"))
+        .current_dir(&repository)
+        .output()
+        .expect("meshc runs");
+    assert_built(&output);
+    assert!(elsewhere.join("manifest.json").is_file());
+}

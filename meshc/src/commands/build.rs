@@ -49,9 +49,10 @@ pub struct BuildArgs {
 
 pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
     let root = arguments.repository.root(color)?;
-    let out = arguments
-        .out
-        .unwrap_or_else(|| crate::cli::default_output(&root));
+    let out = match arguments.out {
+        Some(out) => out,
+        None => crate::cli::default_output(&root, color)?,
+    };
     let started = std::time::Instant::now();
     if arguments.timings {
         compiler::phases::record();

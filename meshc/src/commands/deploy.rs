@@ -84,10 +84,10 @@ pub fn run(arguments: DeployArgs, color: ColorWhen) -> Result<ExitCode, Failure>
     };
     let out = match &scratch {
         Some(scratch) => scratch.path().join("build"),
-        None => arguments
-            .out
-            .clone()
-            .unwrap_or_else(|| crate::cli::default_output(&root)),
+        None => match arguments.out.clone() {
+            Some(out) => out,
+            None => crate::cli::default_output(&root, color)?,
+        },
     };
     if !arguments.rollback {
         let built = super::build::run(

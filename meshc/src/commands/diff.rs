@@ -54,10 +54,10 @@ fn repository_and_build(
     color: ColorWhen,
 ) -> Result<(Snapshot, Snapshot), Failure> {
     let root = arguments.repository.root(color)?;
-    let against = arguments
-        .against
-        .clone()
-        .unwrap_or_else(|| crate::cli::default_output(&root));
+    let against = match arguments.against.clone() {
+        Some(against) => against,
+        None => crate::cli::default_output(&root, color)?,
+    };
     let built = against.join("manifest.json").exists();
     // its errors are said after the repository's, as before it was read first
     let old = if built {

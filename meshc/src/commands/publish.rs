@@ -60,7 +60,7 @@ impl OutputArgs {
             None => {
                 let here = terminal::current_directory(color)?;
                 match compiler::find_root(&here) {
-                    Some(root) => Ok(crate::cli::default_output(&root)),
+                    Some(root) => crate::cli::default_output(&root, color),
                     None => Err(terminal::fail_alone(
                         &lang::Diagnostic::error(
                             lang::codes::NOT_A_REPOSITORY,
