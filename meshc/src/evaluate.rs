@@ -99,8 +99,9 @@ fn evaluate_here(request: EvalRequest, mut output: impl Write) -> EvalOutcome {
         std::mem::forget(value);
         forced
     });
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
     for traced in std::mem::take(&mut machine.traces) {
-        crate::say!("{}", crate::render::traced_bare(&traced));
+        crate::say!("{}", crate::render::traced_bare(&traced, terminal));
     }
     let printed = forced.map_err(EvalFailure::Diagnostics).and_then(|value| {
         let printed = if request.json {

@@ -90,10 +90,21 @@ pub fn traced(traced: &lang::Traced, sources: &Sources) -> String {
 
 /// A message of `builtins.trace` or `builtins.warn` as `meshc eval` and `meshc repl`
 /// print it, as `nix-instantiate` and `nix repl` do: `trace: MESSAGE`, without a
-/// location and not escaped, but with any age private key blotted out, as in every
-/// other message `meshc` prints.
-pub fn traced_bare(traced: &lang::Traced) -> String {
-    format!("{}: {}", traced.kind.prefix(), redacted(&traced.message))
+/// location, with any age private key blotted out, as in every other message
+/// `meshc` prints. Escaped (`\u{1b}`) when it goes to a terminal (`terminal`):
+/// the message is the repository's text, and its escape sequences would drive the
+/// terminal; written to a pipe or a file it is Nix's bytes.
+pub fn traced_bare(traced: &lang::Traced, terminal: bool) -> String {
+    let message = redacted(&traced.message);
+    if terminal {
+        format!(
+            "{}: {}",
+            traced.kind.prefix(),
+            plan::display::escaped(&message)
+        )
+    } else {
+        format!("{}: {}", traced.kind.prefix(), message)
+    }
 }
 
 /// Labels whose lines (with the line of context either side) are longer than this

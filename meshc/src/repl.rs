@@ -107,11 +107,12 @@ impl Session {
     }
 
     /// `builtins.trace` and `builtins.warn` messages of the last line, as lines to
-    /// write on standard error (an age private key in them blotted out).
+    /// write on standard error (an age private key in them blotted out, and what
+    /// would drive a terminal escaped: a session is read by a person).
     pub fn take_messages(&mut self) -> Vec<String> {
         std::mem::take(&mut self.machine.traces)
             .iter()
-            .map(crate::render::traced_bare)
+            .map(|traced| crate::render::traced_bare(traced, true))
             .collect()
     }
 

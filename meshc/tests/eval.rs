@@ -262,3 +262,43 @@ fn the_repositorys_git_directory_is_not_read() {
         "[ \".git\" \"mesh.nix\" ]\n"
     );
 }
+
+const MESHC: &str = env!("CARGO_BIN_EXE_meshc");
+
+/// A trace's message is written as Nix writes it to a pipe, and escaped when
+/// standard error is a terminal (`script` gives the command one): the message is
+/// the program's text, and its escape sequences would drive the terminal.
+#[test]
+fn a_trace_is_escaped_on_a_terminal_only() {
+    let directory = tempfile::tempdir().expect("a temporary directory");
+    let program = directory.path().join("trace.nix");
+    std::fs::write(
+        &program,
+        "builtins.trace \"\u{1b}]0;owned\u{7}\u{202e}x\" 1\n",
+    )
+    .expect("write");
+    let piped = std::process::Command::new(MESHC)
+        .arg("eval")
+        .arg(&program)
+        .output()
+        .expect("meshc runs");
+    assert_eq!(
+        String::from_utf8_lossy(&piped.stderr),
+        "trace: \u{1b}]0;owned\u{7}\u{202e}x\n"
+    );
+    let command = format!("'{MESHC}' eval '{}'", program.display());
+    let on_terminal = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .output()
+        .expect("script (util-linux) runs");
+    let shown = String::from_utf8_lossy(&on_terminal.stdout);
+    assert!(on_terminal.status.success(), "{shown}");
+    assert!(
+        shown.contains(r"trace: \u{1b}]0;owned\u{7}\u{202e}x"),
+        "{shown:?}"
+    );
+    assert!(
+        !shown.contains('\u{1b}') && !shown.contains('\u{202e}'),
+        "{shown:?}"
+    );
+}

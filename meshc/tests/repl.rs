@@ -244,3 +244,24 @@ fn on_a_terminal_it_evaluates_loads_completes_keeps_history_and_quits() {
         "{history}"
     );
 }
+
+/// What a session prints holds the repository's text, and a person reads it: a
+/// trace's message and a printed string write escape sequences and bidirectional
+/// controls as `\u{..}`, and no such character reaches the terminal raw. Before,
+/// `builtins.trace "\e]0;owned\a\e[2J"` set the window's title and cleared it.
+#[test]
+fn a_session_prints_nothing_that_drives_the_terminal() {
+    let directory = tempfile::tempdir().expect("a temporary directory");
+    let input = "builtins.trace \"\u{1b}]0;owned\u{7}\u{1b}[2J\u{202e}\" \"app1\u{1b}[8mhidden\"\n";
+    let output = piped(&[], input, directory.path());
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    for raw in ['\u{1b}', '\u{7}', '\u{202e}'] {
+        assert!(!stdout.contains(raw), "{raw:?} in {stdout:?}");
+        assert!(!stderr.contains(raw), "{raw:?} in {stderr:?}");
+    }
+    assert!(
+        stderr.contains(r"trace: \u{1b}]0;owned\u{7}\u{1b}[2J\u{202e}"),
+        "{stderr}"
+    );
+    assert!(stdout.contains(r"app1\u{1b}[8mhidden"), "{stdout}");
+}

@@ -94,7 +94,12 @@ fn show(session: &mut Session, reply: &Reply, color: ColorWhen) -> Result<bool, 
         say!("{message}");
     }
     match reply {
-        Reply::Print(text) => terminal::print(format!("{text}\n"))?,
+        // a value holds the repository's text: a session is read by a person, so
+        // nothing in it drives the terminal (lines kept, the rest escaped)
+        Reply::Print(text) => {
+            let lines: Vec<_> = text.split('\n').map(plan::display::escaped).collect();
+            terminal::print(format!("{}\n", lines.join("\n")))?
+        }
         Reply::Note(text) => say!("{text}"),
         Reply::Failed(diagnostics) => {
             terminal::report(diagnostics, session.sources(), false, color);
