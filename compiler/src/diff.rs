@@ -1009,11 +1009,12 @@ impl Paint {
     }
 }
 
-/// Plan-supplied text as it may reach a terminal: every control, escape and
-/// bidirectional character written out (`\u{1b}`), so a hostile build cannot move
-/// the cursor, recolour the output or fake a line.
+/// Plan-supplied text as it may reach a terminal: every control, escape,
+/// bidirectional and invisible character written out (`\u{1b}`, `\u{200b}`), so a
+/// hostile build cannot move the cursor, recolour the output, fake a line or make
+/// two names that differ look alike (as `mesh-apply` prints plans).
 fn esc(text: &str) -> std::borrow::Cow<'_, str> {
-    plan::display::escaped(text)
+    plan::display::Escape::ControlsAndInvisible.text(text)
 }
 
 /// The diff for people: stable order, colour only when asked. Everything taken from
@@ -1211,8 +1212,8 @@ fn render_human_unredacted(diff: &FleetDiff, color: bool) -> String {
 /// The diff for tools, with any age private key in it blotted out.
 pub fn render_json(diff: &FleetDiff) -> String {
     let json = serde_json::to_string_pretty(diff).unwrap_or_else(|_| "{}".into());
-    // serde_json escapes C0 controls; DEL, C1 and bidirectional controls too
-    let json = plan::display::json_escaped(&json);
+    // serde_json escapes C0 controls; DEL, C1, bidirectional and invisible ones too
+    let json = plan::display::Escape::ControlsAndInvisible.json(&json);
     crate::private_key::redact_private_keys(&json).into_owned()
 }
 

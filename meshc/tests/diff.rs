@@ -423,7 +423,9 @@ fn diff_escapes_control_characters() {
     let scenario = Scenario::new();
     let hostile = scenario._temporary.path().join("hostile");
     support::copy_tree(&scenario.old, &hostile);
-    const INJECTED: &str = "\u{1b}[2J\u{1b}[Hno changes\u{9b}31m\u{202E}";
+    // and invisible characters (a zero-width space, a byte order mark), which would
+    // let two names that differ look alike
+    const INJECTED: &str = "\u{1b}[2J\u{1b}[Hno changes\u{9b}31m\u{202E}\u{200B}\u{FEFF}";
     forge_plan(
         &hostile,
         "app1",
@@ -454,7 +456,7 @@ fn diff_escapes_control_characters() {
             stdout.contains("no changes"),
             "the edit is shown:\n{stdout}"
         );
-        for raw in ['\u{1b}', '\u{9b}', '\u{202E}'] {
+        for raw in ['\u{1b}', '\u{9b}', '\u{202E}', '\u{200B}', '\u{FEFF}'] {
             assert!(
                 !stdout.contains(raw),
                 "{format:?}: raw {raw:?} reaches the terminal:\n{stdout}"
@@ -469,7 +471,7 @@ fn diff_escapes_control_characters() {
         .expect("meshc runs");
     let stdout = String::from_utf8_lossy(&plain.stdout);
     assert!(
-        stdout.contains("\\u{1b}[2J\\u{1b}[Hno changes\\u{9b}31m\\u{202e}"),
+        stdout.contains("\\u{1b}[2J\\u{1b}[Hno changes\\u{9b}31m\\u{202e}\\u{200b}\\u{feff}"),
         "{stdout}"
     );
 }

@@ -6,7 +6,7 @@
 //! and the plan's own errors have always found them. Must not decide what is valid
 //! (that is `check`).
 
-pub use problems::escape::{escaped, is_bidi_control, is_unsafe_to_print, json_escaped};
+pub use problems::escape::{Escape, escaped, is_bidi_control, is_unsafe_to_print, json_escaped};
 
 #[cfg(test)]
 mod tests {
