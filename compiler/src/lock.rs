@@ -70,9 +70,13 @@ pub fn read(repository_root: &Path) -> Result<Lock, Diagnostic> {
     match value.get("format").and_then(serde_json::Value::as_str) {
         Some(FORMAT) => {}
         other => {
+            let found = match other {
+                Some(format) => format!("its format is `{format}`"),
+                None => "it names no `format`".to_string(),
+            };
             return Err(invalid(
                 path,
-                format!("format is {other:?}, expected {FORMAT:?}"),
+                format!("{found}; this meshc reads `{FORMAT}`"),
             ));
         }
     }
@@ -315,5 +319,28 @@ mod tests {
         std::fs::write(repository.path().join("mesh.lock"), text).expect("write");
         let lock = read(repository.path()).expect("a valid lock");
         assert_eq!(lock.mirrors.len(), 1);
+    }
+
+    /// A lock of another format says which it is and which this meshc reads, in
+    /// words: it printed Rust's `Some("mesh-lock/2")`.
+    #[test]
+    fn a_lock_of_another_format_says_so_plainly() {
+        let repository = tempfile::tempdir().expect("temporary directory");
+        for (text, said) in [
+            (
+                r#"{"format":"mesh-lock/2"}"#,
+                "its format is `mesh-lock/2`; this meshc reads `mesh-lock/1`",
+            ),
+            (
+                r#"{"mirrors":{}}"#,
+                "it names no `format`; this meshc reads `mesh-lock/1`",
+            ),
+        ] {
+            std::fs::write(repository.path().join("mesh.lock"), text).expect("write");
+            let error = read(repository.path()).expect_err(text);
+            assert_eq!(error.code, codes::INVALID_LOCK);
+            assert!(error.message.contains(said), "{}", error.message);
+            assert!(!error.message.contains("Some("), "{}", error.message);
+        }
     }
 }

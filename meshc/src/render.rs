@@ -49,8 +49,22 @@ fn source_of(sources: &Sources, span: Span) -> Option<NamedSource<String>> {
     let file = sources.get(span.file)?;
     Some(NamedSource::new(
         shown(&file.name),
-        printable_source(&String::from_utf8_lossy(&file.text)),
+        printable_source(&same_length_text(&file.text)),
     ))
+}
+
+/// `bytes` as text of the same length: each byte that is not part of valid UTF-8
+/// becomes `?`. Labels are byte offsets into the file, so the text miette draws must
+/// keep every byte where it was (`from_utf8_lossy` makes each such byte a
+/// three-byte U+FFFD, which moved labels to other lines, and past what the width
+/// check had measured, into a panic of miette's).
+fn same_length_text(bytes: &[u8]) -> String {
+    let mut text = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        text.push_str(chunk.valid());
+        text.extend(std::iter::repeat_n('?', chunk.invalid().len()));
+    }
+    text
 }
 
 fn labeled(label: &Label, primary: bool) -> LabeledSpan {

@@ -280,3 +280,31 @@ fn sets_that_coerce_or_call_through_themselves_end_at_the_depth_bound() {
     ]);
     assert_failed_with(&output, "E028", "levels deep");
 }
+
+/// A file that is not valid UTF-8 is drawn with its labels where they are: each
+/// invalid byte shows as one `?`. Before, each became a three-byte U+FFFD, so a
+/// label moved to another line (an undefined name on line 2 was shown on line 1),
+/// and past a long line's width check, into a panic of the renderer (status 101).
+#[test]
+fn a_file_that_is_not_utf8_is_drawn_with_its_labels_in_place() {
+    let directory = tempfile::tempdir().expect("temporary directory");
+    let moved = directory.path().join("moved.nix");
+    let mut text = b"#".to_vec();
+    text.extend([0xff; 40]);
+    text.extend(b"\nfoo\n");
+    std::fs::write(&moved, text).expect("write");
+    let output = meshc(&["eval", moved.to_str().expect("UTF-8 path")]);
+    assert_failed_with(&output, "E010", "foo");
+    assert!(
+        stderr(&output).contains("moved.nix:2:1"),
+        "{}",
+        stderr(&output)
+    );
+    let wide = directory.path().join("wide.nix");
+    let mut text = b"#\xff\xff\xff\xff\n#".to_vec();
+    text.extend([b'\t'; 16_400]);
+    text.extend(b"\n\n\nx\n");
+    std::fs::write(&wide, text).expect("write");
+    let output = meshc(&["eval", wide.to_str().expect("UTF-8 path")]);
+    assert_failed_with(&output, "E010", "x");
+}
