@@ -308,3 +308,31 @@ fn a_file_that_is_not_utf8_is_drawn_with_its_labels_in_place() {
     let output = meshc(&["eval", wide.to_str().expect("UTF-8 path")]);
     assert_failed_with(&output, "E010", "x");
 }
+
+/// `genericClosure` counts what it keeps and queues against the memory bound: an
+/// endless closure ends in E046 at the bound. Before, nothing of it was counted,
+/// and `--max-memory 64M` let it grow to gigabytes until the step budget (or the
+/// allocator) ended it (found by fuzzing). A closure of 100,000 keys still fits
+/// in a few megabytes.
+#[test]
+fn an_endless_generic_closure_ends_at_the_memory_bound() {
+    let endless = "builtins.genericClosure { startSet = [ { key = 0; } ]; operator = x: [ { key = x.key + 1; } ]; }";
+    let output = meshc(&[
+        "eval",
+        "--max-memory",
+        "64M",
+        "--max-steps",
+        "10000000000",
+        "--expr",
+        endless,
+    ]);
+    assert_failed_with(&output, "E046", "more than 64 MiB");
+    let finite = "builtins.length (builtins.genericClosure { startSet = [ { key = 0; } ]; operator = x: if x.key < 99999 then [ { key = x.key + 1; } ] else [ ]; })";
+    let output = meshc(&["eval", "--max-memory", "64M", "--expr", finite]);
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "100000\n",
+        "{}",
+        stderr(&output)
+    );
+}

@@ -375,10 +375,15 @@ fn generic_closure(machine: &mut Machine, arguments: &[Value], span: Span) -> Ev
         if !seen.insert(machine, key, span)? {
             continue;
         }
+        // the closure keeps every new item (and its key) and queues what the
+        // operator gives: counted against the memory bound, which an endless
+        // closure otherwise passed by gigabytes before the step budget ended it
+        machine.make_list(1, span)?;
         result.push(item.clone());
         let next = machine.call(operator.clone(), item, span)?;
         let next =
             machine.force_list(&next, span, "the result of the `genericClosure` operator")?;
+        machine.make_list(next.len(), span)?;
         work.extend(next.iter().cloned());
     }
     Ok(Value::List(List::from(result)))
