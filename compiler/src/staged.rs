@@ -223,11 +223,8 @@ impl StagedBuild {
         let manifest_staged = match emit::stage_if_changed(&self.output, MANIFEST, &manifest) {
             Ok(temporary) => temporary,
             Err(diagnostic) => {
-                if let Place::Existing(nodes) = &self.place {
-                    for temporary in staged.values().filter_map(|entry| entry.temporary.as_ref()) {
-                        let _ = nodes.remove(temporary);
-                    }
-                }
+                // nothing is in place yet: the caller's `abort` removes what was staged
+                *self.lock() = staged;
                 return Err(diagnostic);
             }
         };

@@ -214,7 +214,7 @@ pub fn outcome_of(node: &str, code: Option<i32>, stdout: &[u8], stderr: &[u8]) -
             .lines()
             .map(str::trim)
             .rfind(|line| !line.is_empty())
-            .map(printable)
+            .map(|line| plan::display::escaped(line).into_owned())
             .unwrap_or_default()
     };
     let Some(report) = report else {
@@ -236,11 +236,12 @@ pub fn outcome_of(node: &str, code: Option<i32>, stdout: &[u8], stderr: &[u8]) -
             errors
                 .iter()
                 .map(|error| {
-                    printable(&format!(
+                    plan::display::escaped(&format!(
                         "{}: {}",
                         error["code"].as_str().unwrap_or("error"),
                         error["message"].as_str().unwrap_or_default()
                     ))
+                    .into_owned()
                 })
                 .collect()
         })
@@ -276,12 +277,6 @@ fn summary_of(report: &serde_json::Value) -> String {
         (false, true) => format!("would: {}", parts.join(", ")),
         (false, false) => parts.join(", "),
     }
-}
-
-/// Text from the network made safe to print on a terminal: control characters and
-/// bidirectional controls shown as `\u{..}`, as everywhere `meshc` prints.
-pub fn printable(text: &str) -> String {
-    plan::display::escaped(text).into_owned()
 }
 
 /// Runs every job, `parallel` at a time, showing progress on standard error: one
