@@ -7,6 +7,7 @@
 //! is abandoned (E054), so neither `meshc fmt` nor an editor waits on hostile input.
 
 mod chains;
+mod meaning;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -77,7 +78,7 @@ pub fn format_text(
         ]);
     }
     let refusal = match bounded(name, text, time_limit) {
-        Ok(Ok(formatted)) => return Ok(formatted),
+        Ok(Ok(formatted)) => return same_meaning(name, text, file, formatted),
         Ok(Err(refusal)) => refusal,
         Err(why) => {
             return Err(vec![
@@ -95,6 +96,38 @@ pub fn format_text(
             format!("`{name}` cannot be formatted: {refusal}"),
         )
         .with_help("the formatter reads the Nix language as current Nix does; rewrite the construct it names, or leave the file out of `meshc fmt`'s paths"),
+    ])
+}
+
+/// `formatted` when it parses to what `text` (the file `file`) parses to, spans
+/// aside; else E052 at the first place where it would mean something else, and
+/// the file is left as it is.
+fn same_meaning(
+    name: &str,
+    text: &str,
+    file: lang::FileId,
+    formatted: String,
+) -> Result<String, Vec<Diagnostic>> {
+    let (before, after) = (text.to_string(), formatted.clone());
+    let parted = lang::eval::run_with_stack(move || {
+        let before = lang::parser::parse(before.as_bytes(), file);
+        let after = lang::parser::parse(after.as_bytes(), file);
+        if !after.errors.is_empty() {
+            return Some(before.expr.span);
+        }
+        meaning::first_difference(&before.expr, &after.expr)
+    })
+    .map_err(|diagnostic| vec![*diagnostic])?;
+    let Some(span) = parted else {
+        return Ok(formatted);
+    };
+    Err(vec![
+        Diagnostic::error(
+            codes::FORMATTER_REFUSED,
+            format!("`{name}` is not formatted: the formatter's version of it would mean something else"),
+        )
+        .with_primary(span, "formatted, this would read differently")
+        .with_help("the formatter reads the Nix language as current Nix does, which differs from mesh here (a number written `.5e1` came back as `.5 e1`); write the marked expression another way (`5.0`), or leave the file out of `meshc fmt`'s paths"),
     ])
 }
 

@@ -274,6 +274,37 @@ fn a_form_only_nix_2_8_reads_is_refused_with_e052() {
     );
 }
 
+/// A formatting that would change what the file means is refused with E052 at the
+/// expression it would change, and the file is left as it was. Before, `.5e1` (the
+/// number 5) was written back as `.5 e1` (`.5` applied to a variable `e1`), and
+/// `meshc fmt` said nothing.
+#[test]
+fn a_formatting_that_would_change_the_meaning_is_refused_with_e052() {
+    let source = "{\n  ratio = .5e1;\n  name = \"web\";\n}\n";
+    let repository = repository_with("ratio.nix", source);
+    let output = meshc(&["fmt", "ratio.nix"], repository.path());
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("E052") && stderr.contains("would mean something else"),
+        "{stderr}"
+    );
+    // the label is on the number, line 2
+    assert!(stderr.contains("ratio.nix:2:11"), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(repository.path().join("ratio.nix")).expect("readable"),
+        source
+    );
+    // `--check` lists nothing it would write, and says the same
+    let checked = meshc(&["fmt", "--check", "ratio.nix"], repository.path());
+    assert_eq!(checked.status.code(), Some(1));
+    assert!(text(&checked.stderr).contains("E052"));
+    // written another way, the file is formatted
+    std::fs::write(repository.path().join("ratio.nix"), "{ ratio = 5.0; }\n").expect("writable");
+    let output = meshc(&["fmt", "ratio.nix"], repository.path());
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+}
+
 #[test]
 fn a_formatted_file_that_cannot_be_written_is_e053_and_left_as_it_was() {
     // root ignores permissions, so the write is made to fail by a file size limit of
