@@ -135,7 +135,7 @@ impl<'a> Nodes<'a> {
             } => {
                 let default_expr = default.as_deref().map(Pending::Expr);
                 self.then(
-                    std::iter::once(Pending::Expr(&**base))
+                    std::iter::once(Pending::Expr(base))
                         .chain(names(path))
                         .chain(default_expr),
                 );
@@ -145,7 +145,7 @@ impl<'a> Nodes<'a> {
                 }
             }
             ExprKind::HasAttr { expr: base, path } => {
-                self.then(std::iter::once(Pending::Expr(&**base)).chain(names(path)));
+                self.then(std::iter::once(Pending::Expr(base)).chain(names(path)));
                 Node::HasAttr { path: path.len() }
             }
             ExprKind::Attrs {
@@ -166,7 +166,7 @@ impl<'a> Nodes<'a> {
                 bindings: all,
                 body,
             } => {
-                self.then(bindings(all).chain([Pending::Expr(&**body)]));
+                self.then(bindings(all).chain([Pending::Expr(body)]));
                 Node::Let(all.len())
             }
             ExprKind::LegacyLet { bindings: all } => {
@@ -174,7 +174,7 @@ impl<'a> Nodes<'a> {
                 Node::LegacyLet(all.len())
             }
             ExprKind::With { namespace, body } => {
-                self.then([Pending::Expr(&**namespace), Pending::Expr(&**body)].into_iter());
+                self.then([Pending::Expr(namespace), Pending::Expr(body)].into_iter());
                 Node::With
             }
             ExprKind::If {
@@ -184,27 +184,27 @@ impl<'a> Nodes<'a> {
             } => {
                 self.then(
                     [
-                        Pending::Expr(&**condition),
-                        Pending::Expr(&**then),
-                        Pending::Expr(&**otherwise),
+                        Pending::Expr(condition),
+                        Pending::Expr(then),
+                        Pending::Expr(otherwise),
                     ]
                     .into_iter(),
                 );
                 Node::If
             }
             ExprKind::Assert { condition, body } => {
-                self.then([Pending::Expr(&**condition), Pending::Expr(&**body)].into_iter());
+                self.then([Pending::Expr(condition), Pending::Expr(body)].into_iter());
                 Node::Assert
             }
             ExprKind::Lambda { param, body } => {
-                self.then([Pending::Param(param, expr.span), Pending::Expr(&**body)].into_iter());
+                self.then([Pending::Param(param, expr.span), Pending::Expr(body)].into_iter());
                 Node::Lambda
             }
             ExprKind::Apply {
                 function,
                 arguments,
             } => {
-                self.then(std::iter::once(Pending::Expr(&**function)).chain(exprs(arguments)));
+                self.then(std::iter::once(Pending::Expr(function)).chain(exprs(arguments)));
                 Node::Apply(arguments.len())
             }
             ExprKind::Unary { op, expr: operand } => {
@@ -214,7 +214,7 @@ impl<'a> Nodes<'a> {
             ExprKind::Binary {
                 op, left, right, ..
             } => {
-                self.then([Pending::Expr(&**left), Pending::Expr(&**right)].into_iter());
+                self.then([Pending::Expr(left), Pending::Expr(right)].into_iter());
                 Node::Binary(*op)
             }
             ExprKind::Error => Node::Error,
