@@ -285,6 +285,15 @@ impl Machine {
         // what this value writes itself (not its elements) counts against the memory
         // bound: a shared list written out again and again grows without end
         let before = out.len();
+        // room for what the value writes itself, but for a set's names (each
+        // given room as it is written): a number's digits, a string escaped (six
+        // bytes at most for one), the brackets and commas of a list
+        let own = match &value {
+            Value::String(bytes) => bytes.len().saturating_mul(6),
+            Value::List(items) => items.len(),
+            _ => 0,
+        };
+        self.room(out, own.saturating_add(JSON_HEADROOM), span)?;
         self.json_own_value(&value, span, out)?;
         let written = match &value {
             Value::String(bytes) => bytes.len() + 2,
@@ -331,6 +340,14 @@ impl Machine {
                 self.enter(span)?;
                 out.push(b'{');
                 for (index, attr) in attrs.iter().enumerate() {
+                    self.room(
+                        out,
+                        attr.name
+                            .len()
+                            .saturating_mul(6)
+                            .saturating_add(JSON_HEADROOM),
+                        span,
+                    )?;
                     if index > 0 {
                         out.push(b',');
                     }
@@ -338,6 +355,7 @@ impl Machine {
                     out.push(b':');
                     self.json_value(&attr.value, attr.span.unwrap_or(span), out)?;
                 }
+                self.room(out, JSON_HEADROOM, span)?;
                 out.push(b'}');
                 self.leave();
             }
@@ -350,6 +368,7 @@ impl Machine {
                     }
                     self.json_value(item, span, out)?;
                 }
+                self.room(out, JSON_HEADROOM, span)?;
                 out.push(b']');
                 self.leave();
             }
@@ -367,6 +386,10 @@ impl Machine {
         Ok(())
     }
 }
+
+/// Room asked for beside what a JSON value writes of its own: more than a number's
+/// digits, brackets, a comma and a colon take.
+const JSON_HEADROOM: usize = 64;
 
 /// Nix 2.8's JSON string escaping: `"`, `\`, `\n`, `\r`, `\t`, other control
 /// characters as `\u00XX`, everything else as is.

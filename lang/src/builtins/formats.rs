@@ -34,65 +34,85 @@ struct XmlWriter {
     /// budget (the bytes of a list shared at every level, written out again and
     /// again, or of deep indentation, grow without end as `toJSON`'s do).
     counted: usize,
+    /// The size of a write the allocator could not make room for: nothing is
+    /// written after it, and the next count is E046. The buffer grows by doubling,
+    /// past what the memory bound counted: a failed growth is an error, not the
+    /// process's abort.
+    failed: Option<usize>,
 }
 
 impl XmlWriter {
     /// Counts what was written since the last count, as `toJSON` counts its output.
     fn count(&mut self, machine: &mut Machine, span: Span) -> EvalResult<()> {
+        if let Some(bytes) = self.failed {
+            return Err(machine.out_of_memory(bytes, span));
+        }
         let written = self.out.len() - self.counted;
         self.counted = self.out.len();
         machine.make_string(written, span)
     }
 
+    /// Appends `bytes`, or notes that there was no room for them.
+    fn put(&mut self, bytes: &[u8]) {
+        if self.failed.is_some() {
+            return;
+        }
+        match self.out.try_reserve(bytes.len()) {
+            Ok(()) => self.out.extend_from_slice(bytes),
+            Err(_) => self.failed = Some(bytes.len()),
+        }
+    }
+
     fn indent(&mut self) {
-        self.out
-            .extend(std::iter::repeat_n(b' ', self.open.len() * 2));
+        for _ in 0..self.open.len() {
+            self.put(b"  ");
+        }
     }
 
     fn attributes(&mut self, attributes: &[(&str, &[u8])]) {
         let mut sorted = attributes.to_vec();
         sorted.sort_by(|left, right| left.0.cmp(right.0));
         for (name, value) in sorted {
-            self.out.push(b' ');
-            self.out.extend_from_slice(name.as_bytes());
-            self.out.extend_from_slice(b"=\"");
+            self.put(b" ");
+            self.put(name.as_bytes());
+            self.put(b"=\"");
             for byte in value {
                 match byte {
-                    b'"' => self.out.extend_from_slice(b"&quot;"),
-                    b'<' => self.out.extend_from_slice(b"&lt;"),
-                    b'>' => self.out.extend_from_slice(b"&gt;"),
-                    b'&' => self.out.extend_from_slice(b"&amp;"),
-                    b'\n' => self.out.extend_from_slice(b"&#xA;"),
-                    other => self.out.push(*other),
+                    b'"' => self.put(b"&quot;"),
+                    b'<' => self.put(b"&lt;"),
+                    b'>' => self.put(b"&gt;"),
+                    b'&' => self.put(b"&amp;"),
+                    b'\n' => self.put(b"&#xA;"),
+                    other => self.put(std::slice::from_ref(other)),
                 }
             }
-            self.out.push(b'"');
+            self.put(b"\"");
         }
     }
 
     fn open(&mut self, name: &'static str, attributes: &[(&str, &[u8])]) {
         self.indent();
-        self.out.push(b'<');
-        self.out.extend_from_slice(name.as_bytes());
+        self.put(b"<");
+        self.put(name.as_bytes());
         self.attributes(attributes);
-        self.out.extend_from_slice(b">\n");
+        self.put(b">\n");
         self.open.push(name);
     }
 
     fn close(&mut self) {
         let name = self.open.pop().unwrap_or("expr");
         self.indent();
-        self.out.extend_from_slice(b"</");
-        self.out.extend_from_slice(name.as_bytes());
-        self.out.extend_from_slice(b">\n");
+        self.put(b"</");
+        self.put(name.as_bytes());
+        self.put(b">\n");
     }
 
     fn empty(&mut self, name: &str, attributes: &[(&str, &[u8])]) {
         self.indent();
-        self.out.push(b'<');
-        self.out.extend_from_slice(name.as_bytes());
+        self.put(b"<");
+        self.put(name.as_bytes());
         self.attributes(attributes);
-        self.out.extend_from_slice(b" />\n");
+        self.put(b" />\n");
     }
 }
 
@@ -101,6 +121,7 @@ fn to_xml(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<
         out: b"<?xml version='1.0' encoding='utf-8'?>\n".to_vec(),
         open: Vec::new(),
         counted: 0,
+        failed: None,
     };
     writer.open("expr", &[]);
     let mut derivations_seen = Vec::new();

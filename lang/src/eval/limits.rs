@@ -140,6 +140,21 @@ impl Machine {
         }
     }
 
+    /// E046 for `bytes` the allocator could not give (a buffer that grows as it is
+    /// written, whose growth failed before the memory bound was reached).
+    pub(crate) fn out_of_memory(&self, bytes: usize, span: Span) -> Box<Diagnostic> {
+        self.memory_exceeded(None, bytes, span)
+    }
+
+    /// Room for `bytes` more at the end of `out`, a buffer written as it grows, or
+    /// E046 if the allocator cannot give it: growth by doubling asks for as much
+    /// again as the buffer holds, past what the memory bound counted, and a failed
+    /// growth ended the process.
+    pub(crate) fn room(&self, out: &mut Vec<u8>, bytes: usize, span: Span) -> EvalResult<()> {
+        out.try_reserve(bytes)
+            .map_err(|_| self.out_of_memory(bytes, span))
+    }
+
     /// [`Machine::allocate`] and [`Machine::charge`] for a set of `entries`.
     pub(crate) fn make_attrs(&mut self, entries: usize, span: Span) -> EvalResult<()> {
         self.allocate(entries.saturating_mul(ATTR_ENTRY_BYTES), span)?;
@@ -204,7 +219,7 @@ impl Machine {
                 "evaluation would make more than {} of lists, sets and strings{place}",
                 describe_bytes(max_memory)
             ),
-            None => format!("the machine has no memory left for a list{place}"),
+            None => format!("the machine has no memory left for this list or string{place}"),
         };
         error(
             codes::MEMORY_EXCEEDED,
