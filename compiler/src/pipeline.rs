@@ -379,6 +379,13 @@ fn coordinate(
             Err(_) => break,
         }
     }
+    // a worker that never started, panicked or stopped early has said why (E059,
+    // its error): the fleet is not linked without its nodes, whose consumers would
+    // each be told there is no such node (a worker that could not start under
+    // `ulimit -v` gave 160,000 false E302s, and each looked for a name like it)
+    let complete = phases
+        .iter()
+        .all(|phase| phase.as_ref().is_some_and(|phase| phase.complete));
     // every worker's declarations moved into one list, each worker's a range
     // of it (a reused node's come from the cache: 10,000 of them are not copied)
     let mut registry = None;
@@ -419,13 +426,17 @@ fn coordinate(
                 .spawn_scoped(scope, move || sink.before_plans())
                 .ok()
         });
-        let links = link::link(
-            &declarations,
-            store,
-            options.secrets,
-            &lock,
-            registry.as_deref(),
-        );
+        let links = if complete {
+            link::link(
+                &declarations,
+                store,
+                options.secrets,
+                &lock,
+                registry.as_deref(),
+            )
+        } else {
+            BTreeMap::new()
+        };
         if let Some(preparing) = preparing {
             preparing
                 .join()

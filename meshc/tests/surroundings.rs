@@ -455,3 +455,36 @@ fn a_serialization_whose_buffer_cannot_grow_is_e046_not_an_abort() {
         assert!(stderr.contains("no memory left"), "{builtin}: {stderr}");
     }
 }
+
+/// A worker that cannot start (its stack's 2 GiB of address space past `ulimit
+/// -v`) says E059, and the fleet is not linked without its nodes. Before, the link
+/// ran on the other worker's declarations alone, and every consumer of a node of
+/// the missing worker was told that no node provides the service, or that its
+/// provider does not provide it (E300, E302): false errors, one per consumption,
+/// each looking for a name like the missing node's.
+#[test]
+fn a_worker_that_cannot_start_leaves_no_false_link_errors() {
+    let (_temporary, repository) = homelab_copy();
+    let out = repository.with_file_name("out");
+    let output = under_memory_limit(
+        4_000_000,
+        &[
+            "build".as_ref(),
+            "--repo".as_ref(),
+            repository.as_os_str(),
+            "--out".as_ref(),
+            out.as_os_str(),
+            "--workers".as_ref(),
+            "2".as_ref(),
+            "--no-cache".as_ref(),
+        ],
+        b"",
+        &repository,
+    );
+    assert_coded(&output, "E059", "a build whose second worker cannot start");
+    let stderr = text(&output.stderr);
+    for code in ["E300", "E301", "E302"] {
+        assert!(!stderr.contains(code), "a false {code}:\n{stderr}");
+    }
+    assert!(!out.join("nodes").exists(), "no plan is written");
+}

@@ -11,7 +11,10 @@ use lang::{Diagnostic, codes};
 
 use super::{Consume, Declarations, Provide};
 
-/// Every `provides` entry of the fleet, by service, in node order.
+/// Every `provides` entry of the fleet, by service, in node order (a node's own
+/// entries in the order it declared them): a consumption that names its provider
+/// finds it by binary search, not by a walk of every provider (a fleet where every
+/// node consumes from every other took the square of its size to link).
 pub struct Providers<'a> {
     by_service: BTreeMap<&'a str, Vec<(&'a str, &'a Provide)>>,
     nodes: BTreeSet<&'a str>,
@@ -27,6 +30,10 @@ impl<'a> Providers<'a> {
                     .or_default()
                     .push((declaration.node.as_str(), provide));
             }
+        }
+        for providers in by_service.values_mut() {
+            // stable: a node that provides a service twice keeps its first first
+            providers.sort_by(|(left, _), (right, _)| left.cmp(right));
         }
         Providers {
             by_service,
@@ -45,12 +52,21 @@ impl<'a> Providers<'a> {
             .get(consume.service.as_str())
             .map(Vec::as_slice)
             .unwrap_or_default();
-        let names: Vec<&str> = candidates.iter().map(|(node, _)| *node).collect();
+        // the providers' names, each once (a node may provide a service from two
+        // modules), for a diagnostic only
+        let names = || {
+            let mut names: Vec<&str> = candidates.iter().map(|(node, _)| *node).collect();
+            names.dedup();
+            names
+        };
         match &consume.from {
-            Some(from) => match candidates.iter().find(|(node, _)| node == from) {
-                Some(found) => Ok(*found),
-                None => Err(self.not_a_provider(node, consume, from, &names)),
-            },
+            Some(from) => {
+                let first = candidates.partition_point(|(node, _)| *node < from.as_str());
+                match candidates.get(first) {
+                    Some(found) if found.0 == from => Ok(*found),
+                    _ => Err(self.not_a_provider(node, consume, from, &names())),
+                }
+            }
             None => match candidates {
                 [only] => Ok(*only),
                 [] => Err(Diagnostic::error(
@@ -65,15 +81,15 @@ impl<'a> Providers<'a> {
                     "assign a module that `provides.{}` to a node",
                     consume.service
                 ))),
-                several => Err(Diagnostic::error(
+                _ => Err(Diagnostic::error(
                     codes::AMBIGUOUS_PROVIDER,
                     format!(
                         "`{}` of module `{}` on node `{node}` consumes `{}`, which {} nodes provide: {}",
                         consume.name,
                         consume.module,
                         consume.service,
-                        several.len(),
-                        lang::diagnostic::quoted_few(names)
+                        names().len(),
+                        lang::diagnostic::quoted_few(names())
                     ),
                 )
                 .with_primary(consume.span, "consumed here")
@@ -129,4 +145,86 @@ fn provided_by(service: &str, nodes: &[&str]) -> String {
         "`{service}` is provided by {}",
         lang::diagnostic::quoted_few(nodes)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source() -> plan::Source {
+        plan::Source {
+            file: "modules/m/module.nix".to_string(),
+            line: 1,
+            column: 1,
+        }
+    }
+
+    fn provider(node: &str, modules: &[&str]) -> Arc<Declarations> {
+        let provides = modules
+            .iter()
+            .map(|module| Provide {
+                module: module.to_string(),
+                service: "postgres".to_string(),
+                logins: None,
+                owner: "root".to_string(),
+                group: "root".to_string(),
+                facts: Default::default(),
+                span: Default::default(),
+                source: source(),
+            })
+            .collect();
+        Arc::new(Declarations {
+            node: node.to_string(),
+            provides,
+            ..Declarations::default()
+        })
+    }
+
+    fn consume(from: Option<&str>) -> Consume {
+        Consume {
+            module: "app".to_string(),
+            name: "db".to_string(),
+            service: "postgres".to_string(),
+            from: from.map(str::to_string),
+            path: None,
+            owner: "root".to_string(),
+            group: "root".to_string(),
+            mode: "0400".to_string(),
+            access: None,
+            span: Default::default(),
+            source: source(),
+        }
+    }
+
+    /// `from` finds its node among many providers however the declarations come,
+    /// a node that provides the service twice gives its first, and a name that is
+    /// no provider is E302 naming the ones there are.
+    #[test]
+    fn from_finds_its_provider_among_many() {
+        let mut declarations: Vec<_> = (0..50)
+            .rev()
+            .map(|index| provider(&format!("db{index:02}"), &["main"]))
+            .collect();
+        declarations.push(provider("db25x", &["first", "second"]));
+        let providers = Providers::of(&declarations);
+        for wanted in ["db00", "db25", "db49"] {
+            let (node, _) = providers
+                .choose("app1", &consume(Some(wanted)))
+                .expect("a provider");
+            assert_eq!(node, wanted);
+        }
+        let (node, provide) = providers
+            .choose("app1", &consume(Some("db25x")))
+            .expect("a provider");
+        assert_eq!((node, provide.module.as_str()), ("db25x", "first"));
+        let refused = providers
+            .choose("app1", &consume(Some("db2")))
+            .expect_err("db2 provides nothing");
+        assert_eq!(refused.code, codes::NOT_A_PROVIDER);
+        let refused = providers
+            .choose("app1", &consume(None))
+            .expect_err("51 providers");
+        assert_eq!(refused.code, codes::AMBIGUOUS_PROVIDER);
+        assert!(refused.message.contains("51 nodes"), "{}", refused.message);
+    }
 }

@@ -41,6 +41,9 @@ use crate::types::CheckContext;
 pub(super) struct PhaseA {
     pub(super) registry: Option<String>,
     pub(super) declarations: Vec<Arc<link::Declarations>>,
+    /// The worker made its first halves to the end (false: it stopped early, and
+    /// its nodes' declarations are missing).
+    pub(super) complete: bool,
 }
 
 pub(super) struct WorkerResult {
@@ -603,6 +606,7 @@ fn run(
     let links = barrier.meet(PhaseA {
         registry: inventory.registry.clone(),
         declarations,
+        complete: true,
     });
     work.second_halves(steps, links)
 }
