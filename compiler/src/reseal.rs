@@ -318,7 +318,10 @@ pub fn reseal(
             }
         }
     }
-    if to_reseal.is_empty() && !report.other_key.is_empty() {
+    // the identity opens none of what is left, and nothing was resealed before it
+    // (a node with values already sealed to its current key has been resealed,
+    // and a second run is harmless)
+    if to_reseal.is_empty() && report.current == 0 && !report.other_key.is_empty() {
         return Err(Diagnostic::error(
             codes::RESEAL_WRONG_IDENTITY,
             format!(

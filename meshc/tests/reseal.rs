@@ -515,3 +515,43 @@ fn a_path_sealed_to_another_key_is_noted_escaped() {
         "{said}"
     );
 }
+
+/// Running the reseal twice is harmless, as the book says, also when one of the
+/// node's values is sealed to a third key: the second run finds the rest already
+/// sealed to the current key, reseals nothing and names the third. Before, it
+/// said E322 (the identity "opens none of the node's values") and exited 1.
+#[test]
+fn a_second_reseal_beside_a_value_of_a_third_key_changes_nothing_and_succeeds() {
+    let rotation = Rotation::new(false);
+    let needs = rotation.repository.join("secrets/needs/db1");
+    let third = needs.join("third");
+    std::fs::create_dir_all(&third).expect("mkdir");
+    for suffix in ["age", "value"] {
+        std::fs::copy(
+            needs.join(format!("postgres/superuser.{suffix}")),
+            third.join(format!("superuser.{suffix}")),
+        )
+        .expect("copy");
+    }
+    std::fs::write(
+        third.join("superuser.recipient"),
+        "age12xjejjsy5p5xj3y3hls5u4msyegj2jwdgyjaa4w6v6ylzu4lpdnsv7mdzg\n",
+    )
+    .expect("write");
+    let first = rotation.reseal(&rotation.old_identity);
+    let said = String::from_utf8_lossy(&first.stderr);
+    assert!(first.status.success(), "{said}");
+    assert!(said.contains("resealed 1 need(s)"), "{said}");
+    let store = rotation.store();
+    let again = rotation.reseal(&rotation.old_identity);
+    let said = String::from_utf8_lossy(&again.stderr);
+    assert!(again.status.success(), "{said}");
+    assert!(!said.contains("E322"), "{said}");
+    assert!(said.contains("nothing to reseal"), "{said}");
+    assert!(said.contains("is sealed to another key"), "{said}");
+    assert_eq!(
+        rotation.store(),
+        store,
+        "the second reseal changed secrets/"
+    );
+}

@@ -96,9 +96,9 @@ fn reseal(arguments: ResealArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
     }
     if report.needs + report.grants == 0 {
         say!(
-            "nothing to reseal: node `{}`'s values are sealed to its current key ({} value(s))",
-            arguments.node,
-            report.current
+            "nothing to reseal: {} of node `{}`'s values are sealed to its current key",
+            report.current,
+            arguments.node
         );
     } else {
         say!(
