@@ -181,6 +181,7 @@ codes! {
     UNKNOWN_AFTER = "E410", "`after` names no unit of the node and no systemd target";
     BUILD_OF_ANOTHER_REPOSITORY = "E420", "build output was made from another repository";
     NOT_A_BUILD_OUTPUT = "E421", "`--out` holds files that are not a build";
+    BUILD_NOT_MADE_HERE = "E422", "the repository's default build was not made by this user's `meshc build`";
     NO_SUCH_DEPLOY_TARGET = "E430", "`meshc deploy --on` selects no node";
     // E44x: plans and builds through the broker
     BROKER_UNAVAILABLE = "E440", "the broker cannot be reached or refused a request";

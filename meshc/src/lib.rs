@@ -14,6 +14,7 @@ pub mod deploy;
 pub mod evaluate;
 pub mod format;
 pub mod lsp;
+pub mod made_here;
 pub mod publish;
 pub mod render;
 pub mod repl;

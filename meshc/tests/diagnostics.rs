@@ -238,6 +238,12 @@ const COVERED_ELSEWHERE: &[(&str, &str, &str)] = &[
         "tests/build.rs",
         "an_output_that_is_not_this_repositorys_build_is_refused_and_kept",
     ),
+    // E422 comes from the default build `meshc diff` and `meshc publish` read
+    (
+        "E422",
+        "tests/diff.rs",
+        "a_build_that_came_with_the_repository_is_refused_with_e422",
+    ),
     // E408 comes from reading a build output back, which `meshc diff`, `publish` and
     // `deploy` do and `meshc check` never does
     (

@@ -787,3 +787,81 @@ fn a_plan_change_that_leaves_the_unit_file_as_it_was_restarts_nothing() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("restarts: its unit changes"), "{stdout}");
 }
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// `meshc` in `repository` with its own state directory (where builds are recorded).
+fn meshc_in(repository: &Path, state: &Path, arguments: &[&str]) -> Output {
+    Command::new(MESHC)
+        .args(arguments)
+        .current_dir(repository)
+        .env("XDG_STATE_HOME", state)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("meshc runs")
+}
+
+/// A `build/` that came with the repository (committed beside `mesh.nix`) is not
+/// the baseline of `meshc diff` nor what `meshc publish` sends: E422, until the
+/// user builds it, or names a build. Before, its plans were compared as the last
+/// build (a removed `.mesh-repository` only made it a warning), so a change could
+/// be made to look like none.
+#[test]
+fn a_build_that_came_with_the_repository_is_refused_with_e422() {
+    let (temporary, repository) = support::homelab_copy();
+    let state = temporary.path().join("state");
+    // the user's own build is the baseline
+    assert_built(&meshc_in(&repository, &state, &["build"]));
+    let own = meshc_in(&repository, &state, &["diff"]);
+    assert_eq!(own.status.code(), Some(0), "{}", text(&own.stderr));
+    // a second checkout whose `build/` came with it (what the first built, as if
+    // committed, its record of the repository removed so it is compared as one of
+    // this repository)
+    let checkout = temporary.path().join("checkout");
+    support::copy_tree(&repository, &checkout);
+    std::fs::remove_file(checkout.join("build/.mesh-repository")).expect("remove");
+    let before = meshc_in(&checkout, &temporary.path().join("other-state"), &["diff"]);
+    let said = text(&before.stderr);
+    assert_eq!(before.status.code(), Some(1), "{said}");
+    assert!(said.contains("E422") && said.contains("help:"), "{said}");
+    for arguments in [
+        &["publish", "--amqp", "amqp://127.0.0.1:1"][..],
+        &["broker-permissions"][..],
+    ] {
+        let refused = meshc_in(&checkout, &temporary.path().join("other-state"), arguments);
+        assert!(
+            text(&refused.stderr).contains("E422"),
+            "{arguments:?}: {}",
+            text(&refused.stderr)
+        );
+    }
+    // named, it is the user's choice
+    let named = meshc_in(
+        &checkout,
+        &temporary.path().join("other-state"),
+        &["diff", "--against", "build"],
+    );
+    assert_eq!(named.status.code(), Some(0), "{}", text(&named.stderr));
+    // built by the user, it is the baseline again
+    assert_built(&meshc_in(
+        &checkout,
+        &temporary.path().join("other-state"),
+        &["build"],
+    ));
+    let rebuilt = meshc_in(&checkout, &temporary.path().join("other-state"), &["diff"]);
+    assert_eq!(rebuilt.status.code(), Some(0), "{}", text(&rebuilt.stderr));
+    // a no-op build records it too (another user's build, then this user's)
+    let third = temporary.path().join("third-state");
+    let refused = meshc_in(&checkout, &third, &["diff"]);
+    assert!(text(&refused.stderr).contains("E422"));
+    assert_built(&meshc_in(&checkout, &third, &["build"]));
+    let after_noop = meshc_in(&checkout, &third, &["diff"]);
+    assert_eq!(
+        after_noop.status.code(),
+        Some(0),
+        "{}",
+        text(&after_noop.stderr)
+    );
+}

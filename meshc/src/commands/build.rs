@@ -88,7 +88,11 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
                 nodes,
                 shapes,
                 read,
+                manifest,
             } => {
+                if let Some(manifest) = manifest {
+                    crate::made_here::remember(&root, &out, &manifest);
+                }
                 if arguments.timings {
                     say!("cache: evaluated: none");
                     say!("cache: compiled again: none");
@@ -164,6 +168,7 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
         }
     };
     compiler::phases::mark("plans committed");
+    crate::made_here::remember(&root, &out, &written.manifest);
     let shape_count = written.shapes;
     if let Err(diagnostic) = compiler::record_repository(&out, &compilation.root) {
         return Err(terminal::fail(&diagnostic, &compilation.sources, color));

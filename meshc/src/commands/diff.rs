@@ -56,7 +56,12 @@ fn repository_and_build(
     let root = arguments.repository.root(color)?;
     let against = match arguments.against.clone() {
         Some(against) => against,
-        None => crate::cli::default_output(&root, color)?,
+        None => {
+            let out = crate::cli::default_output(&root, color)?;
+            // a build the repository brought would be the baseline of the diff
+            crate::made_here::check(&out, color)?;
+            out
+        }
     };
     let built = against.join("manifest.json").exists();
     // its errors are said after the repository's, as before it was read first

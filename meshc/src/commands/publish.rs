@@ -60,7 +60,12 @@ impl OutputArgs {
             None => {
                 let here = terminal::current_directory(color)?;
                 match compiler::find_root(&here) {
-                    Some(root) => crate::cli::default_output(&root, color),
+                    Some(root) => {
+                        let out = crate::cli::default_output(&root, color)?;
+                        // a build the repository brought is not published
+                        crate::made_here::check(&out, color)?;
+                        Ok(out)
+                    }
                     None => Err(terminal::fail_alone(
                         &lang::Diagnostic::error(
                             lang::codes::NOT_A_REPOSITORY,

@@ -1,0 +1,91 @@
+//! Which default builds (`REPO/build`) this user's `meshc` made: a record per
+//! output, under `$XDG_STATE_HOME/mesh/builds` (else `~/.local/state/mesh/builds`),
+//! of the digest of the manifest the last build wrote there. `meshc diff` and
+//! `meshc publish` read `REPO/build` when no directory is named, and the
+//! repository could hold one of its own (a `build/` committed beside `mesh.nix`):
+//! its plans would be the diff's baseline, so a change made to look like no change,
+//! or would be published. Such a build was not written by this user's `meshc`, and
+//! is refused (E422) unless it is named (`--against DIR`, `--out DIR`).
+//! Records only digests; where there is no state directory, nothing is checked.
+
+use std::path::{Path, PathBuf};
+
+use crate::cli::ColorWhen;
+use crate::terminal::{self, Failure};
+
+/// The record of the output `out`: one file named for the digest of its path.
+fn record_of(out: &Path) -> Option<PathBuf> {
+    let state = std::env::var_os("XDG_STATE_HOME")
+        .filter(|value| !value.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|value| !value.is_empty())
+                .map(|home| PathBuf::from(home).join(".local/state"))
+        })?;
+    let out = std::fs::canonicalize(out).ok()?;
+    let name = plan::sha256_digest(out.as_os_str().as_encoded_bytes());
+    let name = name.strip_prefix("sha256:").unwrap_or(&name).to_string();
+    Some(state.join("mesh").join("builds").join(name))
+}
+
+/// Whether `out` is the repository `root`'s default output.
+fn is_default_output(root: &Path, out: &Path) -> bool {
+    match (std::fs::canonicalize(root), std::fs::canonicalize(out)) {
+        (Ok(root), Ok(out)) => out == root.join("build"),
+        _ => false,
+    }
+}
+
+/// Records that this user's build of `root` wrote the manifest whose digest is
+/// `manifest` into `out`, when `out` is the repository's default output. A record
+/// that cannot be written is let go: the next `diff` then asks for a build again.
+pub fn remember(root: &Path, out: &Path, manifest: &str) {
+    if !is_default_output(root, out) {
+        return;
+    }
+    let Some(record) = record_of(out) else {
+        return;
+    };
+    if std::fs::read(&record).is_ok_and(|recorded| recorded == manifest.as_bytes()) {
+        return;
+    }
+    let written = record.parent().is_some_and(|directory| {
+        std::fs::create_dir_all(directory).is_ok()
+            && tempfile::NamedTempFile::new_in(directory)
+                .and_then(|mut file| {
+                    std::io::Write::write_all(&mut file, manifest.as_bytes())?;
+                    file.persist(&record).map_err(|error| error.error)
+                })
+                .is_ok()
+    });
+    let _unrecorded = written;
+}
+
+/// E422 when `out`, the default output of the repository, holds a build whose
+/// manifest is not the one this user's last build of it wrote (a build there that
+/// no one made here, or made by another user). Nothing to check when it holds no
+/// build, or when there is no state directory.
+pub fn check(out: &Path, color: ColorWhen) -> Result<(), Failure> {
+    let Ok(manifest) = std::fs::read(out.join("manifest.json")) else {
+        return Ok(());
+    };
+    let Some(record) = record_of(out) else {
+        return Ok(());
+    };
+    let digest = plan::sha256_digest(&manifest);
+    if std::fs::read(&record).is_ok_and(|recorded| recorded == digest.as_bytes()) {
+        return Ok(());
+    }
+    let diagnostic = lang::Diagnostic::error(
+        lang::codes::BUILD_NOT_MADE_HERE,
+        format!(
+            "the build in `{}` was not made by your `meshc build`: it may have come with the repository",
+            out.display()
+        ),
+    )
+    .with_help(
+        "run `meshc build` to make the repository's build yourself (a `build/` committed to the repository is not to be trusted: remove it from version control); to use a build you trust, name it (`meshc diff --against DIR`, `meshc publish --out DIR`). Builds are recorded in `$XDG_STATE_HOME/mesh/builds` (else `~/.local/state/mesh/builds`), which must be writable",
+    );
+    Err(terminal::fail_alone(&diagnostic, color))
+}
