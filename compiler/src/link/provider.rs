@@ -33,7 +33,7 @@ impl<'a> Providers<'a> {
         }
         for providers in by_service.values_mut() {
             // stable: a node that provides a service twice keeps its first first
-            providers.sort_by(|(left, _), (right, _)| left.cmp(right));
+            providers.sort_by_key(|(node, _)| *node);
         }
         Providers {
             by_service,
