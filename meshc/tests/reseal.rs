@@ -484,28 +484,33 @@ fn a_failed_build_makes_no_secret_and_the_reseal_still_keeps_them() {
     );
 }
 
+/// A copy of db1's superuser in `secrets/needs/db1/DIRECTORY/`, sealed to another
+/// node's key as far as its recipient says.
+fn sealed_to_a_third_key(rotation: &Rotation, directory: &str) {
+    let needs = rotation.repository.join("secrets/needs/db1");
+    let copy = needs.join(directory);
+    std::fs::create_dir_all(&copy).expect("mkdir");
+    for suffix in ["age", "value"] {
+        std::fs::copy(
+            needs.join(format!("postgres/superuser.{suffix}")),
+            copy.join(format!("superuser.{suffix}")),
+        )
+        .expect("copy");
+    }
+    std::fs::write(
+        copy.join("superuser.recipient"),
+        "age12xjejjsy5p5xj3y3hls5u4msyegj2jwdgyjaa4w6v6ylzu4lpdnsv7mdzg\n",
+    )
+    .expect("write");
+}
+
 /// A path in `secrets/` is named by whoever commits there: the note that one is
 /// sealed to another key shows it escaped, so a directory name cannot clear the
 /// operator's screen or print a fake summary line. Before, it was printed raw.
 #[test]
 fn a_path_sealed_to_another_key_is_noted_escaped() {
     let rotation = Rotation::new(false);
-    let needs = rotation.repository.join("secrets/needs/db1");
-    let odd = needs.join("x\u{1b}[2J\nresealed 0 need(s): all fine.age");
-    std::fs::create_dir_all(&odd).expect("mkdir");
-    for suffix in ["age", "value"] {
-        std::fs::copy(
-            needs.join(format!("postgres/superuser.{suffix}")),
-            odd.join(format!("superuser.{suffix}")),
-        )
-        .expect("copy");
-    }
-    // sealed to another node's key, as far as its recipient says
-    std::fs::write(
-        odd.join("superuser.recipient"),
-        "age12xjejjsy5p5xj3y3hls5u4msyegj2jwdgyjaa4w6v6ylzu4lpdnsv7mdzg\n",
-    )
-    .expect("write");
+    sealed_to_a_third_key(&rotation, "x\u{1b}[2J\nresealed 0 need(s): all fine.age");
     let output = rotation.reseal(&rotation.old_identity);
     let said = String::from_utf8_lossy(&output.stderr);
     assert!(said.contains("is sealed to another key"), "{said}");
@@ -523,21 +528,7 @@ fn a_path_sealed_to_another_key_is_noted_escaped() {
 #[test]
 fn a_second_reseal_beside_a_value_of_a_third_key_changes_nothing_and_succeeds() {
     let rotation = Rotation::new(false);
-    let needs = rotation.repository.join("secrets/needs/db1");
-    let third = needs.join("third");
-    std::fs::create_dir_all(&third).expect("mkdir");
-    for suffix in ["age", "value"] {
-        std::fs::copy(
-            needs.join(format!("postgres/superuser.{suffix}")),
-            third.join(format!("superuser.{suffix}")),
-        )
-        .expect("copy");
-    }
-    std::fs::write(
-        third.join("superuser.recipient"),
-        "age12xjejjsy5p5xj3y3hls5u4msyegj2jwdgyjaa4w6v6ylzu4lpdnsv7mdzg\n",
-    )
-    .expect("write");
+    sealed_to_a_third_key(&rotation, "third");
     let first = rotation.reseal(&rotation.old_identity);
     let said = String::from_utf8_lossy(&first.stderr);
     assert!(first.status.success(), "{said}");
