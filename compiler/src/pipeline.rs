@@ -272,6 +272,9 @@ fn load_repository(root: &Path, session: &Session) -> Result<Arc<Repository>, Bo
 type Declared = (usize, PhaseA);
 /// What a worker receives back: the links of its nodes.
 type Links = BTreeMap<String, NodeLink>;
+/// What the coordinator sends a worker: its nodes' links, or None when the fleet
+/// was not linked (a worker did not deliver its nodes' declarations).
+type LinksOrNone = Option<Links>;
 
 /// What the coordinator made of every worker's declarations, for the merged
 /// compilation.
@@ -306,7 +309,7 @@ fn run_workers(
     let mut to_workers = Vec::new();
     let mut receivers = Vec::new();
     for _ in 0..workers {
-        let (sender, receiver) = mpsc::channel::<Links>();
+        let (sender, receiver) = mpsc::channel::<LinksOrNone>();
         to_workers.push(sender);
         receivers.push(receiver);
     }
@@ -362,7 +365,7 @@ fn coordinate(
     (options, session, store): (Options, &Session, &secrets::Store),
     (from_workers, to_workers, started): (
         &mpsc::Receiver<Declared>,
-        &[mpsc::Sender<Links>],
+        &[mpsc::Sender<LinksOrNone>],
         &[bool],
     ),
     keep_fleet: bool,
@@ -446,13 +449,19 @@ fn coordinate(
     });
     crate::phases::mark("link");
     for (index, (sender, range)) in to_workers.iter().zip(ranges).enumerate() {
+        // not linked: the workers make no second halves (with no links, every
+        // consumer would say its credential is missing)
+        if !complete {
+            let _ = sender.send(None);
+            continue;
+        }
         // the link has only the nodes that receive something (the worker takes
         // an empty link for a node it has none for)
         let share: BTreeMap<String, NodeLink> = declarations[range]
             .iter()
             .filter_map(|d| links.remove(&d.node).map(|link| (d.node.clone(), link)))
             .collect();
-        if sender.send(share).is_err() && started.get(index) == Some(&true) {
+        if sender.send(Some(share)).is_err() && started.get(index) == Some(&true) {
             diagnostics.push(Diagnostic::bug(format!(
                 "evaluation worker {index} stopped before linking"
             )));

@@ -285,11 +285,11 @@ impl Machine {
         // what this value writes itself (not its elements) counts against the memory
         // bound: a shared list written out again and again grows without end
         let before = out.len();
-        // room for what the value writes itself, but for a set's names (each
-        // given room as it is written): a number's digits, a string escaped (six
-        // bytes at most for one), the brackets and commas of a list
+        // room for what the value writes itself, but for a set's names and text
+        // (each given room as it is written): a number's digits, a string escaped,
+        // the brackets and commas of a list
         let own = match &value {
-            Value::String(bytes) => bytes.len().saturating_mul(6),
+            Value::String(bytes) => json_string_length(bytes),
             Value::List(items) => items.len(),
             _ => 0,
         };
@@ -325,9 +325,11 @@ impl Machine {
             }
             Value::Attrs(attrs) => {
                 if attrs.contains(b"__toString") {
+                    // its text is written, and counted, as a string's is
                     let text = self.coerce_to_string(&value, span, false, false)?;
+                    self.room(out, json_string_length(&text), span)?;
                     json_string(&text, out);
-                    return Ok(());
+                    return self.make_string(text.len(), span);
                 }
                 if let Some(out_path) = attrs.get(b"outPath").cloned() {
                     // a step deeper: a set whose `outPath` is itself ends at the
@@ -342,10 +344,7 @@ impl Machine {
                 for (index, attr) in attrs.iter().enumerate() {
                     self.room(
                         out,
-                        attr.name
-                            .len()
-                            .saturating_mul(6)
-                            .saturating_add(JSON_HEADROOM),
+                        json_string_length(&attr.name).saturating_add(JSON_HEADROOM),
                         span,
                     )?;
                     if index > 0 {
@@ -391,6 +390,19 @@ impl Machine {
 /// digits, brackets, a comma and a colon take.
 const JSON_HEADROOM: usize = 64;
 
+/// The length of [`json_string`]'s writing of `bytes`, quotes included.
+fn json_string_length(bytes: &[u8]) -> usize {
+    let escapes: usize = bytes
+        .iter()
+        .map(|byte| match byte {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' => 1,
+            0..=0x1f => 5,
+            _ => 0,
+        })
+        .sum();
+    bytes.len().saturating_add(escapes).saturating_add(2)
+}
+
 /// Nix 2.8's JSON string escaping: `"`, `\`, `\n`, `\r`, `\t`, other control
 /// characters as `\u00XX`, everything else as is.
 pub fn json_string(bytes: &[u8], out: &mut Vec<u8>) {
@@ -414,6 +426,23 @@ pub fn json_string(bytes: &[u8], out: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The room asked for a string is what its writing takes, no more (six times
+    /// its length refused a 268 MB string that fitted).
+    #[test]
+    fn a_json_strings_length_is_what_its_writing_takes() {
+        for text in [
+            &b""[..],
+            b"plain",
+            b"\"q\" \\ \n\r\t",
+            b"\x00\x01\x1f",
+            "\u{e9}\u{202e}".as_bytes(),
+        ] {
+            let mut out = Vec::new();
+            json_string(text, &mut out);
+            assert_eq!(json_string_length(text), out.len(), "{text:?}");
+        }
+    }
 
     #[test]
     fn floats_print_like_cpp_streams() {

@@ -15,13 +15,16 @@ use crate::terminal::{self, Failure};
 
 /// The record of the output `out`: one file named for the digest of its path.
 fn record_of(out: &Path) -> Option<PathBuf> {
+    // a relative value is ignored, as the XDG specification says (it would put
+    // the record in the working directory, which may be the repository)
     let state = std::env::var_os("XDG_STATE_HOME")
-        .filter(|value| !value.is_empty())
         .map(PathBuf::from)
+        .filter(|value| value.is_absolute())
         .or_else(|| {
             std::env::var_os("HOME")
-                .filter(|value| !value.is_empty())
-                .map(|home| PathBuf::from(home).join(".local/state"))
+                .map(PathBuf::from)
+                .filter(|home| home.is_absolute())
+                .map(|home| home.join(".local/state"))
         })?;
     let out = std::fs::canonicalize(out).ok()?;
     let name = plan::sha256_digest(out.as_os_str().as_encoded_bytes());
@@ -30,7 +33,7 @@ fn record_of(out: &Path) -> Option<PathBuf> {
 }
 
 /// Whether `out` is the repository `root`'s default output.
-fn is_default_output(root: &Path, out: &Path) -> bool {
+pub fn is_default_output(root: &Path, out: &Path) -> bool {
     match (std::fs::canonicalize(root), std::fs::canonicalize(out)) {
         (Ok(root), Ok(out)) => out == root.join("build"),
         _ => false,
@@ -38,19 +41,20 @@ fn is_default_output(root: &Path, out: &Path) -> bool {
 }
 
 /// Records that this user's build of `root` wrote the manifest whose digest is
-/// `manifest` into `out`, when `out` is the repository's default output. A record
-/// that cannot be written is let go: the next `diff` then asks for a build again.
-pub fn remember(root: &Path, out: &Path, manifest: &str) {
+/// `manifest` into `out`, when `out` is the repository's default output. False
+/// when the record could not be written (the next `diff` would then refuse the
+/// build: the caller says so).
+pub fn remember(root: &Path, out: &Path, manifest: &str) -> bool {
     if !is_default_output(root, out) {
-        return;
+        return true;
     }
     let Some(record) = record_of(out) else {
-        return;
+        return true;
     };
     if std::fs::read(&record).is_ok_and(|recorded| recorded == manifest.as_bytes()) {
-        return;
+        return true;
     }
-    let written = record.parent().is_some_and(|directory| {
+    record.parent().is_some_and(|directory| {
         std::fs::create_dir_all(directory).is_ok()
             && tempfile::NamedTempFile::new_in(directory)
                 .and_then(|mut file| {
@@ -58,8 +62,39 @@ pub fn remember(root: &Path, out: &Path, manifest: &str) {
                     file.persist(&record).map_err(|error| error.error)
                 })
                 .is_ok()
+    })
+}
+
+/// The largest manifest read to be digested (a 100,000-node fleet's is some tens
+/// of megabytes): a bigger file, or one that is not a regular file, is no build
+/// this user made.
+const MANIFEST_LIMIT: u64 = 1 << 30;
+
+/// Whether `out` holds a build, and it is the one this user's last build into it
+/// recorded (true when there is no build, or no state directory to ask). The
+/// record is looked up first; the manifest is read without following a link and
+/// only up to [`MANIFEST_LIMIT`].
+pub fn recorded(out: &Path) -> bool {
+    let path = out.join("manifest.json");
+    let Ok(metadata) = std::fs::symlink_metadata(&path) else {
+        return true;
+    };
+    let Some(record) = record_of(out) else {
+        return true;
+    };
+    let Ok(recorded) = std::fs::read(&record) else {
+        return false;
+    };
+    if !metadata.is_file() || metadata.len() > MANIFEST_LIMIT {
+        return false;
+    }
+    let manifest = std::fs::File::open(&path).and_then(|file| {
+        use std::io::Read;
+        let mut bytes = Vec::new();
+        file.take(MANIFEST_LIMIT).read_to_end(&mut bytes)?;
+        Ok(bytes)
     });
-    let _unrecorded = written;
+    manifest.is_ok_and(|manifest| plan::sha256_digest(&manifest).as_bytes() == recorded)
 }
 
 /// E422 when `out`, the default output of the repository, holds a build whose
@@ -67,14 +102,7 @@ pub fn remember(root: &Path, out: &Path, manifest: &str) {
 /// no one made here, or made by another user). Nothing to check when it holds no
 /// build, or when there is no state directory.
 pub fn check(out: &Path, color: ColorWhen) -> Result<(), Failure> {
-    let Ok(manifest) = std::fs::read(out.join("manifest.json")) else {
-        return Ok(());
-    };
-    let Some(record) = record_of(out) else {
-        return Ok(());
-    };
-    let digest = plan::sha256_digest(&manifest);
-    if std::fs::read(&record).is_ok_and(|recorded| recorded == digest.as_bytes()) {
+    if recorded(out) {
         return Ok(());
     }
     let diagnostic = lang::Diagnostic::error(

@@ -807,7 +807,8 @@ fn meshc_in(repository: &Path, state: &Path, arguments: &[&str]) -> Output {
 /// the baseline of `meshc diff` nor what `meshc publish` sends: E422, until the
 /// user builds it, or names a build. Before, its plans were compared as the last
 /// build (a removed `.mesh-repository` only made it a warning), so a change could
-/// be made to look like none.
+/// be made to look like none; and a build there whose cache said nothing changed
+/// was recorded as the user's without being made.
 #[test]
 fn a_build_that_came_with_the_repository_is_refused_with_e422() {
     let (temporary, repository) = support::homelab_copy();
@@ -852,11 +853,19 @@ fn a_build_that_came_with_the_repository_is_refused_with_e422() {
     ));
     let rebuilt = meshc_in(&checkout, &temporary.path().join("other-state"), &["diff"]);
     assert_eq!(rebuilt.status.code(), Some(0), "{}", text(&rebuilt.stderr));
-    // a no-op build records it too (another user's build, then this user's)
+    // another user's build, with its cache, at this very path: this user's build
+    // is made from nothing, not taken from that cache as "nothing changed" (which
+    // would record the other's plans as this user's), and then recorded
     let third = temporary.path().join("third-state");
     let refused = meshc_in(&checkout, &third, &["diff"]);
     assert!(text(&refused.stderr).contains("E422"));
-    assert_built(&meshc_in(&checkout, &third, &["build"]));
+    let rebuilt = meshc_in(&checkout, &third, &["build"]);
+    assert_built(&rebuilt);
+    let said = text(&rebuilt.stderr);
+    assert!(
+        said.contains("building from nothing") && !said.contains("nothing changed"),
+        "{said}"
+    );
     let after_noop = meshc_in(&checkout, &third, &["diff"]);
     assert_eq!(
         after_noop.status.code(),

@@ -336,3 +336,15 @@ fn an_endless_generic_closure_ends_at_the_memory_bound() {
         stderr(&output)
     );
 }
+
+/// A set with `__toString` written by `toJSON` counts its text against the memory
+/// bound, as a string does: 2,000 sets whose text is 1 MiB were written out to
+/// 2 GB past a bound of 100 MiB (12 s, 3 GB resident), and under `ulimit -v` the
+/// process aborted.
+#[test]
+fn to_json_counts_the_text_of_a_set_with_to_string() {
+    let expression = "let d = s: s + s; s = d (d (d (d (d (d (d (d (d (d (d (d (d (d (d (d (d (d (d (d \"x\"))))))))))))))))))); \
+        t = { __toString = _: s; }; in builtins.stringLength (builtins.toJSON (builtins.genList (_: t) 2000))";
+    let output = meshc(&["eval", "--max-memory", "100M", "--expr", expression]);
+    assert_failed_with(&output, "E046", "more than 100 MiB");
+}

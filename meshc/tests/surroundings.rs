@@ -461,7 +461,8 @@ fn a_serialization_whose_buffer_cannot_grow_is_e046_not_an_abort() {
 /// ran on the other worker's declarations alone, and every consumer of a node of
 /// the missing worker was told that no node provides the service, or that its
 /// provider does not provide it (E300, E302): false errors, one per consumption,
-/// each looking for a name like the missing node's.
+/// each looking for a name like the missing node's; and, with the link skipped,
+/// the other worker's nodes said their credentials were missing (E021).
 #[test]
 fn a_worker_that_cannot_start_leaves_no_false_link_errors() {
     let (_temporary, repository) = homelab_copy();
@@ -486,5 +487,13 @@ fn a_worker_that_cannot_start_leaves_no_false_link_errors() {
     for code in ["E300", "E301", "E302"] {
         assert!(!stderr.contains(code), "a false {code}:\n{stderr}");
     }
+    // nor are the other worker's nodes made without their links (each consumer
+    // would say its credential is missing: E021): E059 is the only code said
+    let codes: std::collections::BTreeSet<&str> = stderr
+        .match_indices('E')
+        .filter_map(|(at, _)| stderr.get(at..at + 4))
+        .filter(|code| code[1..].bytes().all(|byte| byte.is_ascii_digit()))
+        .collect();
+    assert_eq!(codes.into_iter().collect::<Vec<_>>(), ["E059"], "{stderr}");
     assert!(!out.join("nodes").exists(), "no plan is written");
 }

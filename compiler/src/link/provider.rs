@@ -81,16 +81,27 @@ impl<'a> Providers<'a> {
                     "assign a module that `provides.{}` to a node",
                     consume.service
                 ))),
-                _ => Err(Diagnostic::error(
+                several => Err(Diagnostic::error(
                     codes::AMBIGUOUS_PROVIDER,
-                    format!(
-                        "`{}` of module `{}` on node `{node}` consumes `{}`, which {} nodes provide: {}",
-                        consume.name,
-                        consume.module,
-                        consume.service,
-                        names().len(),
-                        lang::diagnostic::quoted_few(names())
-                    ),
+                    match names().as_slice() {
+                        // one node, from two of its modules
+                        [one] => format!(
+                            "`{}` of module `{}` on node `{node}` consumes `{}`, which node `{one}` provides from {} modules: {}",
+                            consume.name,
+                            consume.module,
+                            consume.service,
+                            several.len(),
+                            lang::diagnostic::quoted_few(several.iter().map(|(_, provide)| provide.module.as_str()))
+                        ),
+                        names => format!(
+                            "`{}` of module `{}` on node `{node}` consumes `{}`, which {} nodes provide: {}",
+                            consume.name,
+                            consume.module,
+                            consume.service,
+                            names.len(),
+                            lang::diagnostic::quoted_few(names)
+                        ),
+                    },
                 )
                 .with_primary(consume.span, "consumed here")
                 .with_help("choose one with `from` (usually a setting of the consuming module, set per node in mesh.nix)")),
@@ -226,5 +237,17 @@ mod tests {
             .expect_err("51 providers");
         assert_eq!(refused.code, codes::AMBIGUOUS_PROVIDER);
         assert!(refused.message.contains("51 nodes"), "{}", refused.message);
+        // one node from two of its modules is not "1 nodes"
+        let one = [provider("kv1", &["first", "second"])];
+        let refused = Providers::of(&one)
+            .choose("app1", &consume(None))
+            .expect_err("two entries");
+        assert!(
+            refused
+                .message
+                .contains("node `kv1` provides from 2 modules: `first`, `second`"),
+            "{}",
+            refused.message
+        );
     }
 }

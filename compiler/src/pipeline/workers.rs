@@ -83,7 +83,7 @@ pub(super) fn work(
     index: usize,
     workers: usize,
     to_coordinator: mpsc::Sender<(usize, PhaseA)>,
-    from_coordinator: mpsc::Receiver<BTreeMap<String, NodeLink>>,
+    from_coordinator: mpsc::Receiver<Option<BTreeMap<String, NodeLink>>>,
     inspected: Option<&str>,
 ) -> WorkerResult {
     let loader: Rc<dyn lang::Loader> = Rc::new(
@@ -219,20 +219,22 @@ struct Inspected<'a> {
 struct Barrier {
     index: usize,
     to_coordinator: Option<mpsc::Sender<(usize, PhaseA)>>,
-    from_coordinator: mpsc::Receiver<BTreeMap<String, NodeLink>>,
+    from_coordinator: mpsc::Receiver<Option<BTreeMap<String, NodeLink>>>,
 }
 
 impl Barrier {
     /// Sends `phase` (the first time only) and returns the links (empty if the
-    /// coordinator has none for this worker).
-    fn meet(&mut self, phase: PhaseA) -> BTreeMap<String, NodeLink> {
+    /// coordinator has none for this worker), or None when the fleet was not
+    /// linked (a worker did not deliver its nodes' declarations): then there are
+    /// no second halves to make.
+    fn meet(&mut self, phase: PhaseA) -> Option<BTreeMap<String, NodeLink>> {
         match self.to_coordinator.take() {
             Some(sender) => {
                 let _ = sender.send((self.index, phase));
                 drop(sender);
-                self.from_coordinator.recv().unwrap_or_default()
+                self.from_coordinator.recv().ok().flatten()
             }
-            None => BTreeMap::new(),
+            None => Some(BTreeMap::new()),
         }
     }
 }
@@ -603,11 +605,13 @@ fn run(
         report,
     };
     let (steps, declarations) = work.first_halves(share)?;
-    let links = barrier.meet(PhaseA {
+    let Some(links) = barrier.meet(PhaseA {
         registry: inventory.registry.clone(),
         declarations,
         complete: true,
-    });
+    }) else {
+        return Ok(BTreeMap::new());
+    };
     work.second_halves(steps, links)
 }
 

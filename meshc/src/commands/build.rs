@@ -74,7 +74,18 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
     // that read the record and then waited would reuse plans the other replaced
     let lock = compiler::OutputLock::take(&out)
         .map_err(|diagnostic| terminal::fail(&diagnostic, &lang::Sources::new(), color))?;
-    let cache = if arguments.no_cache {
+    // a default output this user's builds did not write (one that came with the
+    // repository) is built from nothing: its cache could claim its plans are the
+    // ones the repository makes, and a build that reused them would record them
+    let brought =
+        crate::made_here::is_default_output(&root, &out) && !crate::made_here::recorded(&out);
+    if brought {
+        say!(
+            "note: the build in `{}` was not made by your `meshc build`: building from nothing",
+            out.display()
+        );
+    }
+    let cache = if arguments.no_cache || brought {
         if let Err(diagnostic) = compiler::cache::remove(&out) {
             lock.give_up();
             return Err(terminal::fail(&diagnostic, &lang::Sources::new(), color));
@@ -91,7 +102,7 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
                 manifest,
             } => {
                 if let Some(manifest) = manifest {
-                    crate::made_here::remember(&root, &out, &manifest);
+                    unrecorded(crate::made_here::remember(&root, &out, &manifest));
                 }
                 if arguments.timings {
                     say!("cache: evaluated: none");
@@ -168,7 +179,7 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
         }
     };
     compiler::phases::mark("plans committed");
-    crate::made_here::remember(&root, &out, &written.manifest);
+    unrecorded(crate::made_here::remember(&root, &out, &written.manifest));
     let shape_count = written.shapes;
     if let Err(diagnostic) = compiler::record_repository(&out, &compilation.root) {
         return Err(terminal::fail(&diagnostic, &compilation.sources, color));
@@ -240,6 +251,16 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
     std::mem::forget(cache);
     std::mem::forget(staged);
     Ok(ExitCode::SUCCESS)
+}
+
+/// Warns when a build into the default output could not be recorded as this
+/// user's (`remembered` false): `meshc diff` and `publish` will refuse it (E422).
+fn unrecorded(remembered: bool) {
+    if !remembered {
+        say!(
+            "warning: this build could not be recorded as yours (`$XDG_STATE_HOME/mesh/builds`, else `~/.local/state/mesh/builds`, is not writable): `meshc diff` and `meshc publish` will refuse it (E422) until it can"
+        );
+    }
 }
 
 /// A compilation whose plans are staged as they are made in the output `lock`

@@ -96,9 +96,17 @@ fn reseal(arguments: ResealArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
     }
     if report.needs + report.grants == 0 {
         say!(
-            "nothing to reseal: {} of node `{}`'s values are sealed to its current key",
+            "nothing to reseal: {} of node `{}`'s values are sealed to its current key{}",
             report.current,
-            arguments.node
+            arguments.node,
+            if report.other_key.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; the {} noted above are sealed to keys this identity does not have (if they should open with it, it is the wrong identity)",
+                    report.other_key.len()
+                )
+            }
         );
     } else {
         say!(

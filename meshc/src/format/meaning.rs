@@ -16,8 +16,8 @@ enum Node<'a> {
     Integer(i64),
     /// By its bits: `1.0` and `1.` are one number, and the parse of a float is exact.
     Float(u64),
-    String(usize),
-    Path(usize),
+    String,
+    Path,
     /// The text between two interpolations, with the string's other literal
     /// pieces beside it joined to it (how the parser splits a string's text is not
     /// its meaning: `''\n''` and `''\n  ''` are both the empty string).
@@ -26,26 +26,21 @@ enum Node<'a> {
     Uri(&'a str),
     Variable(&'a str),
     Select {
-        path: usize,
         default: bool,
     },
-    HasAttr {
-        path: usize,
-    },
+    HasAttr,
     Attrs {
         recursive: bool,
-        bindings: usize,
     },
-    List(usize),
-    Let(usize),
-    LegacyLet(usize),
+    List,
+    Let,
+    LegacyLet,
     With,
     If,
     Assert,
     Lambda,
     Parameter(&'a str),
     Formals {
-        formals: usize,
         ellipsis: bool,
         at: Option<&'a str>,
     },
@@ -53,17 +48,17 @@ enum Node<'a> {
         name: &'a str,
         default: bool,
     },
-    Apply(usize),
+    Apply,
     Unary(lang::syntax::UnaryOp),
     Binary(lang::syntax::BinaryOp),
     Error,
-    Assign(usize),
+    Assign,
     Inherit {
         from: bool,
-        names: usize,
     },
     Name(&'a [u8]),
     DynamicName,
+    End,
 }
 
 /// What is still to be taken of a tree, in order (a stack: pushed in reverse).
@@ -74,6 +69,8 @@ enum Pending<'a> {
     Literal(Vec<u8>, Span),
     Interpolation(&'a Expr),
     Param(&'a Param, Span),
+    /// The end of a node's children.
+    End(Span),
     Formal(&'a lang::syntax::Formal),
 }
 
@@ -105,8 +102,11 @@ impl<'a> Nodes<'a> {
         }
     }
 
-    /// Puts `children` next, in their order.
-    fn then(&mut self, children: impl DoubleEndedIterator<Item = Pending<'a>>) {
+    /// Puts `children` next, in their order, and then the end of the node whose
+    /// span is `span`: two trees part at the first child one has and the other
+    /// has not, not at their parent.
+    fn then(&mut self, span: Span, children: impl DoubleEndedIterator<Item = Pending<'a>>) {
+        self.pending.push(Pending::End(span));
         self.pending.extend(children.rev());
     }
 
@@ -119,11 +119,10 @@ impl<'a> Nodes<'a> {
             ExprKind::Float(value) => Node::Float(value.to_bits()),
             ExprKind::String(parts) | ExprKind::Path(parts) => {
                 let pieces = pieces(parts, expr.span);
-                let count = pieces.len();
-                self.then(pieces.into_iter());
+                self.then(expr.span, pieces.into_iter());
                 match &expr.kind {
-                    ExprKind::String(_) => Node::String(count),
-                    _ => Node::Path(count),
+                    ExprKind::String(_) => Node::String,
+                    _ => Node::Path,
                 }
             }
             ExprKind::Uri(uri) => Node::Uri(uri),
@@ -135,46 +134,51 @@ impl<'a> Nodes<'a> {
             } => {
                 let default_expr = default.as_deref().map(Pending::Expr);
                 self.then(
+                    expr.span,
                     std::iter::once(Pending::Expr(base))
                         .chain(names(path))
                         .chain(default_expr),
                 );
                 Node::Select {
-                    path: path.len(),
                     default: default.is_some(),
                 }
             }
             ExprKind::HasAttr { expr: base, path } => {
-                self.then(std::iter::once(Pending::Expr(base)).chain(names(path)));
-                Node::HasAttr { path: path.len() }
+                self.then(
+                    expr.span,
+                    std::iter::once(Pending::Expr(base)).chain(names(path)),
+                );
+                Node::HasAttr
             }
             ExprKind::Attrs {
                 recursive,
                 bindings: all,
             } => {
-                self.then(bindings(all));
+                self.then(expr.span, bindings(all));
                 Node::Attrs {
                     recursive: *recursive,
-                    bindings: all.len(),
                 }
             }
             ExprKind::List(items) => {
-                self.then(exprs(items));
-                Node::List(items.len())
+                self.then(expr.span, exprs(items));
+                Node::List
             }
             ExprKind::Let {
                 bindings: all,
                 body,
             } => {
-                self.then(bindings(all).chain([Pending::Expr(body)]));
-                Node::Let(all.len())
+                self.then(expr.span, bindings(all).chain([Pending::Expr(body)]));
+                Node::Let
             }
             ExprKind::LegacyLet { bindings: all } => {
-                self.then(bindings(all));
-                Node::LegacyLet(all.len())
+                self.then(expr.span, bindings(all));
+                Node::LegacyLet
             }
             ExprKind::With { namespace, body } => {
-                self.then([Pending::Expr(namespace), Pending::Expr(body)].into_iter());
+                self.then(
+                    expr.span,
+                    [Pending::Expr(namespace), Pending::Expr(body)].into_iter(),
+                );
                 Node::With
             }
             ExprKind::If {
@@ -183,6 +187,7 @@ impl<'a> Nodes<'a> {
                 otherwise,
             } => {
                 self.then(
+                    expr.span,
                     [
                         Pending::Expr(condition),
                         Pending::Expr(then),
@@ -193,19 +198,28 @@ impl<'a> Nodes<'a> {
                 Node::If
             }
             ExprKind::Assert { condition, body } => {
-                self.then([Pending::Expr(condition), Pending::Expr(body)].into_iter());
+                self.then(
+                    expr.span,
+                    [Pending::Expr(condition), Pending::Expr(body)].into_iter(),
+                );
                 Node::Assert
             }
             ExprKind::Lambda { param, body } => {
-                self.then([Pending::Param(param, expr.span), Pending::Expr(body)].into_iter());
+                self.then(
+                    expr.span,
+                    [Pending::Param(param, expr.span), Pending::Expr(body)].into_iter(),
+                );
                 Node::Lambda
             }
             ExprKind::Apply {
                 function,
                 arguments,
             } => {
-                self.then(std::iter::once(Pending::Expr(function)).chain(exprs(arguments)));
-                Node::Apply(arguments.len())
+                self.then(
+                    expr.span,
+                    std::iter::once(Pending::Expr(function)).chain(exprs(arguments)),
+                );
+                Node::Apply
             }
             ExprKind::Unary { op, expr: operand } => {
                 self.pending.push(Pending::Expr(operand));
@@ -214,7 +228,10 @@ impl<'a> Nodes<'a> {
             ExprKind::Binary {
                 op, left, right, ..
             } => {
-                self.then([Pending::Expr(left), Pending::Expr(right)].into_iter());
+                self.then(
+                    expr.span,
+                    [Pending::Expr(left), Pending::Expr(right)].into_iter(),
+                );
                 Node::Binary(*op)
             }
             ExprKind::Error => Node::Error,
@@ -251,15 +268,20 @@ impl<'a> Iterator for Nodes<'a> {
         Some(match self.pending.pop()? {
             Pending::Expr(expr) => (self.expr(expr), expr.span),
             Pending::Binding(Binding::Assign { path, value, span }) => {
-                self.then(path.iter().map(Pending::Name).chain([Pending::Expr(value)]));
-                (Node::Assign(path.len()), *span)
+                self.then(
+                    *span,
+                    path.iter().map(Pending::Name).chain([Pending::Expr(value)]),
+                );
+                (Node::Assign, *span)
             }
             Pending::Binding(Binding::Inherit { from, names, span }) => {
                 let from_expr = from.as_deref().map(Pending::Expr);
-                self.then(from_expr.into_iter().chain(names.iter().map(Pending::Name)));
+                self.then(
+                    *span,
+                    from_expr.into_iter().chain(names.iter().map(Pending::Name)),
+                );
                 let node = Node::Inherit {
                     from: from.is_some(),
-                    names: names.len(),
                 };
                 (node, *span)
             }
@@ -269,6 +291,7 @@ impl<'a> Iterator for Nodes<'a> {
                 (Node::DynamicName, expr.span)
             }
             Pending::Literal(bytes, span) => (Node::Literal(bytes), span),
+            Pending::End(span) => (Node::End, span),
             Pending::Interpolation(expr) => {
                 self.pending.push(Pending::Expr(expr));
                 (Node::Interpolation, expr.span)
@@ -282,16 +305,15 @@ impl<'a> Iterator for Nodes<'a> {
                 },
                 span,
             ) => {
-                self.then(formals.iter().map(Pending::Formal));
+                self.then(span, formals.iter().map(Pending::Formal));
                 let node = Node::Formals {
-                    formals: formals.len(),
                     ellipsis: *ellipsis,
                     at: at.as_ref().map(|(name, _)| name.as_str()),
                 };
                 (node, span)
             }
             Pending::Formal(formal) => {
-                self.then(formal.default.iter().map(Pending::Expr));
+                self.then(formal.span, formal.default.iter().map(Pending::Expr));
                 let node = Node::Formal {
                     name: &formal.name,
                     default: formal.default.is_some(),
@@ -338,7 +360,12 @@ mod tests {
 
     #[test]
     fn the_first_place_that_means_something_else_is_found() {
-        // alejandra's `.5e1` -> `.5 e1`: a number became an application
+        // alejandra's `.5e1` -> `.5 e1`: a number became an application, marked
+        // where it is, not as the list around it
+        assert_eq!(
+            difference("[ 1 2 .5e1 3 ]", "[ 1 2 .5 e1 3 ]").as_deref(),
+            Some(".5e1")
+        );
         assert_eq!(
             difference("{ a = .5e1; }", "{ a = .5 e1; }").as_deref(),
             Some(".5e1")
@@ -356,7 +383,7 @@ mod tests {
         assert_eq!(difference("{ a ? 1 }: a", "{ a }: a").as_deref(), Some("a"));
         assert_eq!(difference("x: x", "y: x").as_deref(), Some("x"));
         // the formatting ends early, or goes on
-        assert_eq!(difference("[ 1 2 ]", "[ 1 ]").as_deref(), Some("[ 1 2 ]"));
+        assert_eq!(difference("[ 1 2 ]", "[ 1 ]").as_deref(), Some("2"));
         assert_eq!(difference("[ 1 ]", "[ 1 2 ]").as_deref(), Some("[ 1 ]"));
     }
 
