@@ -65,7 +65,7 @@ pub fn digest_inventory(
             for node in nodes.iter() {
                 let name = String::from_utf8_lossy(&node.name).into_owned();
                 fleet.bytes(b"node", &node.name);
-                let mut entry = Digester::new(root);
+                let mut entry = fleet.sibling();
                 entry.position(&machine, node.span);
                 let digest = entry
                     .value(&mut machine, &node.value, 0)
@@ -273,6 +273,10 @@ fn plain(expr: &lang::syntax::Expr, depth: usize) -> bool {
 struct Digester<'a> {
     root: &'a Path,
     bytes: Vec<u8>,
+    /// Each file's path as positions name it, by file, shared by the digesters of
+    /// one inventory (10,000 entries of a few attributes each named the same file
+    /// again for every attribute: the path made and formatted each time).
+    paths: Rc<std::cell::RefCell<rustc_hash::FxHashMap<u32, Rc<str>>>>,
 }
 
 impl<'a> Digester<'a> {
@@ -280,6 +284,16 @@ impl<'a> Digester<'a> {
         Digester {
             root,
             bytes: Vec::new(),
+            paths: Rc::default(),
+        }
+    }
+
+    /// A digester of its own that shares this one's names of files.
+    fn sibling(&self) -> Digester<'a> {
+        Digester {
+            root: self.root,
+            bytes: Vec::new(),
+            paths: self.paths.clone(),
         }
     }
 
@@ -299,16 +313,23 @@ impl<'a> Digester<'a> {
         match machine.sources.get(span.file) {
             Some(file) => {
                 let (line, column) = file.line_column(span.start);
-                let path = file
-                    .path
-                    .as_ref()
-                    .map(|path| {
-                        path.strip_prefix(self.root)
-                            .unwrap_or(path)
-                            .display()
-                            .to_string()
+                let path = self
+                    .paths
+                    .borrow_mut()
+                    .entry(span.file.0)
+                    .or_insert_with(|| {
+                        file.path
+                            .as_ref()
+                            .map(|path| {
+                                path.strip_prefix(self.root)
+                                    .unwrap_or(path)
+                                    .display()
+                                    .to_string()
+                            })
+                            .unwrap_or_else(|| file.name.clone())
+                            .into()
                     })
-                    .unwrap_or_else(|| file.name.clone());
+                    .clone();
                 self.bytes(b"at", format!("{path}:{line}:{column}").as_bytes());
             }
             None => self.bytes(b"nowhere", b""),
