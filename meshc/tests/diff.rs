@@ -874,3 +874,68 @@ fn a_build_that_came_with_the_repository_is_refused_with_e422() {
         text(&after_noop.stderr)
     );
 }
+
+/// `meshc` in `repository` with `environment` set (and colours off).
+fn meshc_with(repository: &Path, environment: &[(&str, &Path)], arguments: &[&str]) -> Output {
+    let mut command = Command::new(MESHC);
+    command
+        .args(arguments)
+        .current_dir(repository)
+        .env("NO_COLOR", "1");
+    for (name, value) in environment {
+        command.env(name, value);
+    }
+    command.output().expect("meshc runs")
+}
+
+/// Where the record of a build is kept, and what is refused: a relative
+/// `XDG_STATE_HOME` is ignored (as the XDG specification says: the record would
+/// land in the working directory, the checkout) and `HOME` is used; a build that
+/// cannot be recorded says so, and `diff` then refuses it; a manifest that is a
+/// symbolic link is not followed, and refused.
+#[test]
+fn the_record_of_a_build_is_kept_outside_the_checkout_and_read_with_care() {
+    let (temporary, repository) = support::homelab_copy();
+    let home = temporary.path().join("home");
+    std::fs::create_dir_all(&home).expect("mkdir");
+    let relative = [
+        ("XDG_STATE_HOME", Path::new("state-in-checkout")),
+        ("HOME", home.as_path()),
+    ];
+    assert_built(&meshc_with(&repository, &relative, &["build"]));
+    assert!(!repository.join("state-in-checkout").exists());
+    assert!(home.join(".local/state/mesh/builds").is_dir());
+    let diff = meshc_with(&repository, &relative, &["diff"]);
+    assert_eq!(diff.status.code(), Some(0), "{}", text(&diff.stderr));
+
+    // a state directory that is a file: the build warns, the diff refuses
+    let file = temporary.path().join("not-a-directory");
+    std::fs::write(&file, "").expect("write");
+    let unwritable = [("XDG_STATE_HOME", file.as_path())];
+    let built = meshc_with(&repository, &unwritable, &["build"]);
+    assert_built(&built);
+    assert!(
+        text(&built.stderr).contains("could not be recorded"),
+        "{}",
+        text(&built.stderr)
+    );
+    let refused = meshc_with(&repository, &unwritable, &["diff"]);
+    assert!(
+        text(&refused.stderr).contains("E422"),
+        "{}",
+        text(&refused.stderr)
+    );
+
+    // the recorded build, its manifest replaced by a link to the same bytes
+    let manifest = repository.join("build/manifest.json");
+    let copy = temporary.path().join("manifest-copy.json");
+    std::fs::copy(&manifest, &copy).expect("copy");
+    std::fs::remove_file(&manifest).expect("remove");
+    std::os::unix::fs::symlink(&copy, &manifest).expect("link");
+    let linked = meshc_with(&repository, &relative, &["diff"]);
+    assert!(
+        text(&linked.stderr).contains("E422"),
+        "{}",
+        text(&linked.stderr)
+    );
+}
