@@ -177,6 +177,21 @@ impl LimitsArgs {
 /// what `build` is, and a link there would have `meshc build` write plans (and
 /// remove stale ones) wherever it points, and `meshc diff` read its old plans from
 /// there. A link the operator names with `--out` is followed.
+/// The user's state directory: `$XDG_STATE_HOME`, else `~/.local/state`. A
+/// relative value is ignored, as the XDG specification says (it would put state in
+/// the working directory, which may be a repository); None when neither is set.
+pub fn state_directory() -> Option<PathBuf> {
+    std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .filter(|value| value.is_absolute())
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .filter(|home| home.is_absolute())
+                .map(|home| home.join(".local/state"))
+        })
+}
+
 pub fn default_output(
     repository: &Path,
     color: ColorWhen,

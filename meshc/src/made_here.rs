@@ -15,17 +15,7 @@ use crate::terminal::{self, Failure};
 
 /// The record of the output `out`: one file named for the digest of its path.
 fn record_of(out: &Path) -> Option<PathBuf> {
-    // a relative value is ignored, as the XDG specification says (it would put
-    // the record in the working directory, which may be the repository)
-    let state = std::env::var_os("XDG_STATE_HOME")
-        .map(PathBuf::from)
-        .filter(|value| value.is_absolute())
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .map(PathBuf::from)
-                .filter(|home| home.is_absolute())
-                .map(|home| home.join(".local/state"))
-        })?;
+    let state = crate::cli::state_directory()?;
     let out = std::fs::canonicalize(out).ok()?;
     let name = plan::sha256_digest(out.as_os_str().as_encoded_bytes());
     let name = name.strip_prefix("sha256:").unwrap_or(&name).to_string();
@@ -40,14 +30,10 @@ pub fn is_default_output(root: &Path, out: &Path) -> bool {
     }
 }
 
-/// Records that this user's build of `root` wrote the manifest whose digest is
-/// `manifest` into `out`, when `out` is the repository's default output. False
-/// when the record could not be written (the next `diff` would then refuse the
-/// build: the caller says so).
-pub fn remember(root: &Path, out: &Path, manifest: &str) -> bool {
-    if !is_default_output(root, out) {
-        return true;
-    }
+/// Records that this user's build wrote the manifest whose digest is `manifest`
+/// into `out`, a repository's default output. False when the record could not be
+/// written (the next `diff` would then refuse the build: the caller says so).
+pub fn remember(out: &Path, manifest: &str) -> bool {
     let Some(record) = record_of(out) else {
         return true;
     };

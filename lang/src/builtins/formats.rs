@@ -76,16 +76,33 @@ impl XmlWriter {
             self.put(b" ");
             self.put(name.as_bytes());
             self.put(b"=\"");
+            // the value escaped into room asked for once, as long as the escaping
+            // makes it (one `put` a byte asked for room a byte at a time)
+            let length = value
+                .iter()
+                .map(|byte| match byte {
+                    b'"' => 6,
+                    b'<' | b'>' => 4,
+                    b'&' | b'\n' => 5,
+                    _ => 1,
+                })
+                .sum::<usize>();
+            let mut escaped = Vec::new();
+            if escaped.try_reserve_exact(length).is_err() {
+                self.failed = Some(length);
+                return;
+            }
             for byte in value {
                 match byte {
-                    b'"' => self.put(b"&quot;"),
-                    b'<' => self.put(b"&lt;"),
-                    b'>' => self.put(b"&gt;"),
-                    b'&' => self.put(b"&amp;"),
-                    b'\n' => self.put(b"&#xA;"),
-                    other => self.put(std::slice::from_ref(other)),
+                    b'"' => escaped.extend_from_slice(b"&quot;"),
+                    b'<' => escaped.extend_from_slice(b"&lt;"),
+                    b'>' => escaped.extend_from_slice(b"&gt;"),
+                    b'&' => escaped.extend_from_slice(b"&amp;"),
+                    b'\n' => escaped.extend_from_slice(b"&#xA;"),
+                    other => escaped.push(*other),
                 }
             }
+            self.put(&escaped);
             self.put(b"\"");
         }
     }

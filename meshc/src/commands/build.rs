@@ -77,8 +77,8 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
     // a default output this user's builds did not write (one that came with the
     // repository) is built from nothing: its cache could claim its plans are the
     // ones the repository makes, and a build that reused them would record them
-    let brought =
-        crate::made_here::is_default_output(&root, &out) && !crate::made_here::recorded(&out);
+    let default_output = crate::made_here::is_default_output(&root, &out);
+    let brought = default_output && !crate::made_here::recorded(&out);
     if brought {
         say!(
             "note: the build in `{}` was not made by your `meshc build`: building from nothing",
@@ -101,8 +101,8 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
                 read,
                 manifest,
             } => {
-                if let Some(manifest) = manifest {
-                    unrecorded(crate::made_here::remember(&root, &out, &manifest));
+                if let Some(manifest) = manifest.filter(|_| default_output) {
+                    unrecorded(crate::made_here::remember(&out, &manifest));
                 }
                 if arguments.timings {
                     say!("cache: evaluated: none");
@@ -179,7 +179,9 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
         }
     };
     compiler::phases::mark("plans committed");
-    unrecorded(crate::made_here::remember(&root, &out, &written.manifest));
+    if default_output {
+        unrecorded(crate::made_here::remember(&out, &written.manifest));
+    }
     let shape_count = written.shapes;
     if let Err(diagnostic) = compiler::record_repository(&out, &compilation.root) {
         return Err(terminal::fail(&diagnostic, &compilation.sources, color));

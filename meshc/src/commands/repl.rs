@@ -47,13 +47,11 @@ pub struct ReplArgs {
 /// Where the history is kept: `$XDG_STATE_HOME/mesh/repl-history`, else
 /// `~/.local/state/mesh/repl-history`.
 fn history_file() -> Option<PathBuf> {
-    let state = std::env::var_os("XDG_STATE_HOME")
-        .filter(|value| !value.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local/state"))
-        })?;
-    Some(state.join("mesh").join("repl-history"))
+    Some(
+        crate::cli::state_directory()?
+            .join("mesh")
+            .join("repl-history"),
+    )
 }
 
 pub fn run(arguments: ReplArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
