@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Generates a deterministic synthetic fleet: N nodes, M modules.
 
-    generate.py NODES OUT [--modules M] [--heavy]
+    generate.py NODES OUT [--modules M] [--heavy] [--code]
 
 Writes OUT/mesh (a mesh repository for `meshc build`) and OUT/nix (the same modules
 and inventory evaluated by a plain-Nix module system, `nix-instantiate --eval
 --strict OUT/nix/fleet.nix`), so both evaluate the same module files. `--heavy` writes modules as heavy as real
 ones (heavy.py: interpolation, sort, genList, collections; about 130 shapes a node)
-instead of the light ones (four shapes a module, about 40 a node).
+instead of the light ones (four shapes a module, about 40 a node). `--code` writes
+the inventory as operators write one, with a `let` of shared values that every entry
+names, instead of as plain data.
 """
 import hashlib
 import os
@@ -94,15 +96,28 @@ def node_modules(node_index, module_count):
     return sorted(picked)
 
 
-def inventory(nodes, module_count):
-    lines = ["{", '  registry = "registry.mesh.internal:5000";', "  nodes = {"]
+def inventory(nodes, module_count, code=False):
+    if code:
+        # as operators write one: shared values bound by a `let`, named by every entry
+        lines = [
+            "let",
+            '  registry = "registry.mesh.internal:5000";',
+            "  # the modules every node runs beside its own",
+            "  base = [ ];",
+            "in",
+            "{",
+            "  inherit registry;",
+            "  nodes = {",
+        ]
+    else:
+        lines = ["{", '  registry = "registry.mesh.internal:5000";', "  nodes = {"]
     for node_index in range(nodes):
         name = f"node{node_index:05d}"
         modules = " ".join(f'"m{m:02d}"' for m in node_modules(node_index, module_count))
         lines.append(f"    {name} = {{")
         lines.append(f'      key = "{recipient(name)}";')
         lines.append(f'      address = "10.{node_index // 65536 % 256}.{node_index // 256 % 256}.{node_index % 256}";')
-        lines.append(f"      modules = [ {modules} ];")
+        lines.append(f"      modules = {'base ++ ' if code else ''}[ {modules} ];")
         if node_index % 3 == 0:
             first = node_modules(node_index, module_count)[0]
             lines.append(f"      settings.m{first:02d}.replicas = {node_index % 4 + 1};")
@@ -190,7 +205,7 @@ def main():
             with open(os.path.join(directory, "module.nix"), "w") as handle:
                 handle.write(source(index, module_count))
         with open(os.path.join(out, side, "mesh.nix"), "w") as handle:
-            handle.write(inventory(nodes, module_count))
+            handle.write(inventory(nodes, module_count, "--code" in sys.argv))
     os.makedirs(os.path.join(out, "nix", "modules", "networking"))
     shutil.copy(networking, os.path.join(out, "nix", "modules", "networking", "module.nix"))
     with open(os.path.join(out, "nix", "prelude.nix"), "w") as handle:

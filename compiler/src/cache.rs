@@ -25,6 +25,7 @@
 mod checksum;
 mod entries;
 mod external;
+mod reach;
 mod reads;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -43,6 +44,7 @@ use crate::pipeline::Session;
 use crate::repository::{self, Repository};
 use crate::stdlib::{self, MeshLoader};
 
+pub use entries::Digested;
 pub use reads::{Doing, Recorder, RecordingLoader};
 
 /// A map keyed by node name (FxHash: a name is a few bytes, looked up several
@@ -532,7 +534,12 @@ fn settled_plans(
     };
     let plans = stamps.range::<str, _>((Bound::Included("nodes/"), Bound::Excluded("nodes0")));
     let mut settled = NodeMap::with_capacity_and_hasher(stamps.len(), Default::default());
-    for (key, _) in plans {
+    let Some(written) = written else {
+        return settled;
+    };
+    // the recorded stamp is the one met in the walk: looked up again, each of
+    // 10,000 names alike would cost a search of long common prefixes
+    for (key, recorded) in plans {
         let Some(node) = key
             .strip_prefix("nodes/")
             .and_then(|name| name.strip_suffix(".json"))
@@ -542,7 +549,7 @@ fn settled_plans(
         let Some(stamp) = nodes.stamp(&key["nodes/".len()..]).ok().flatten() else {
             continue;
         };
-        if self::settled(stamps, written, key, &stamp) {
+        if stamp == *recorded && recorded.settled_before(written) {
             settled.insert(node.to_string(), stamp);
         }
     }
@@ -1436,7 +1443,7 @@ fn start(
         digests(&mut digested)
     } else {
         entries::EntryDigests {
-            from_text: None,
+            how: None,
             fleet: previous.fleet.clone(),
             nodes: previous.entries.clone().unwrap_or_else(|| {
                 previous
@@ -1842,11 +1849,10 @@ impl BuildCache {
             .append(&mut finished);
     }
 
-    /// How this build digested the inventory's entries: `Some(true)` from the
-    /// text of an inventory written as plain data, `Some(false)` by evaluating it,
-    /// None when it did not (they were unchanged).
-    pub fn inventory_from_text(&self) -> Option<bool> {
-        self.entries.from_text
+    /// How this build digested the inventory's entries (None: it did not, they
+    /// were unchanged).
+    pub fn inventory_digested(&self) -> Option<entries::Digested> {
+        self.entries.how
     }
 
     /// How many reused plans were read back to check them (the others' stamps

@@ -176,8 +176,9 @@ impl<'a> Compiler<'a> {
     }
 
     fn expr(&mut self, expr: &Expr) -> Rc<Ir> {
-        // what is not a literal takes its children off the spine
-        if self.spine && !deferred::on_spine(expr) {
+        // what is not a literal takes its children off the spine, but for a `let`,
+        // whose body stays on it (an inventory written as `let ... in { ... }`)
+        if self.spine && !deferred::on_spine(expr) && !matches!(expr.kind, ExprKind::Let { .. }) {
             return self.off_spine(|compiler| compiler.lower(expr));
         }
         self.lower(expr)
@@ -228,9 +229,13 @@ impl<'a> Compiler<'a> {
                 node(IrKind::List(items), span)
             }
             ExprKind::Let { bindings, body } => {
+                // the bindings are off the spine; the body is where the `let` is
+                let spine = std::mem::replace(&mut self.spine, false);
                 let mut set = SetBuilder::new(true);
                 self.add_bindings(&mut set, bindings, true);
-                self.compile_let(set, body, span)
+                let ir = self.compile_let(set, body, span, spine);
+                self.spine = spine;
+                ir
             }
             ExprKind::LegacyLet { bindings } => {
                 let mut set = SetBuilder::new(true);

@@ -205,7 +205,7 @@ fn beside_a_build_from_nothing(
     (built, from_nothing)
 }
 
-const EDITS: usize = 11;
+const EDITS: usize = 12;
 
 /// Edits that break the repository: (file, text in it, what it becomes, what it is).
 const BREAKING: [(&str, &str, &str, &str); 4] = [
@@ -392,6 +392,12 @@ fn edit(repository: &Path, kind: usize, random: &mut Random, step: usize) -> Str
             );
             format!("shop's lazily imported sslmode is {mode}")
         }
+        10 => {
+            // read by the mixed inventory's app1 entry (nothing reads it in the others)
+            let title = format!("one-{}", random.below(1000));
+            write(&repository.join("lib/app1-title.txt"), &title);
+            format!("app1's title file says {title}")
+        }
         _ => {
             write(&repository.join("NOTES.txt"), &format!("note {step}\n"));
             write(
@@ -405,7 +411,47 @@ fn edit(repository: &Path, kind: usize, random: &mut Random, step: usize) -> Str
 
 #[test]
 fn incremental_builds_write_the_bytes_of_builds_from_nothing_after_random_edits() {
-    random_edits(repository(), "evaluated");
+    random_edits(repository(), REACHED);
+}
+
+/// How an inventory whose entries and `let`s reach only what can be followed is
+/// digested: by text, unevaluated.
+const REACHED: &str = "from the text each entry reaches";
+
+/// [`repository`] with an inventory that cannot be followed: the cache evaluates
+/// every entry to digest it.
+fn evaluated_repository() -> (tempfile::TempDir, std::path::PathBuf) {
+    let (temporary, repository) = repository();
+    let inventory = repository.join("mesh.nix");
+    let text = read(&inventory);
+    write(&inventory, &format!("with {{ }};\n{text}"));
+    (temporary, repository)
+}
+
+/// [`repository`] where one entry (app1's) reads a file: it alone is evaluated to
+/// digest it, the others are digested by what they reach.
+fn mixed_repository() -> (tempfile::TempDir, std::path::PathBuf) {
+    let (temporary, repository) = repository();
+    write(&repository.join("lib/app1-title.txt"), "app1");
+    replace(
+        &repository.join("mesh.nix"),
+        "settings.web.title = \"app1\";",
+        "settings.web.title = builtins.readFile ./lib/app1-title.txt;",
+    );
+    (temporary, repository)
+}
+
+#[test]
+fn incremental_builds_of_an_inventory_that_is_evaluated_write_the_bytes_of_builds_from_nothing() {
+    random_edits(evaluated_repository(), "evaluated");
+}
+
+#[test]
+fn incremental_builds_of_an_inventory_partly_evaluated_write_the_bytes_of_builds_from_nothing() {
+    random_edits(
+        mixed_repository(),
+        &format!("{REACHED}, 1 of 5 entries evaluated"),
+    );
 }
 
 #[test]
@@ -549,8 +595,8 @@ fn an_inventory_of_plain_data_is_digested_from_its_text() {
     assert_built(&built);
     assert_eq!(digested(&built), "from its text (plain data)");
     assert_eq!(evaluated(&built), ["app2"], "{}", stderr(&built));
-    // an import in one entry: the inventory is evaluated, and every entry's
-    // digest is of the other kind, once
+    // an import in one entry: the inventory is no longer plain data, and every
+    // entry's digest is of the other kind (by what it reaches), once
     let text = read(&inventory);
     let app1 = text.find("app1 = {").expect("app1");
     let at = app1 + text[app1..].find("shell = null;").expect("app1's shell");
@@ -564,16 +610,42 @@ fn an_inventory_of_plain_data_is_digested_from_its_text() {
     );
     let built = build_with(&repository, &out, &["--timings"]);
     assert_built(&built);
-    assert_eq!(digested(&built), "evaluated");
+    assert_eq!(digested(&built), REACHED);
     assert_eq!(evaluated(&built), all, "{}", stderr(&built));
     replace(&inventory, "title = \"two\"", "title = \"deux\"");
     let built = build_with(&repository, &out, &["--timings"]);
-    assert_eq!(digested(&built), "evaluated");
+    assert_eq!(digested(&built), REACHED);
     assert_eq!(evaluated(&built), ["app2"], "{}", stderr(&built));
     // a line added above every entry: every position moves, every node is evaluated
     replace(&inventory, "{\n  registry", "{\n\n  registry");
     let built = build_with(&repository, &out, &["--timings"]);
     assert_eq!(evaluated(&built), all, "{}", stderr(&built));
+    let fresh = temporary.path().join("fresh");
+    assert_as_from_nothing(&repository, &out, &fresh);
+}
+
+/// The example's inventory, a `let` of admins above the entries, is digested
+/// by what each entry reaches: an edit to the admins evaluates the two entries
+/// that name them, one to a binding no entry names evaluates none.
+#[test]
+fn a_let_binding_edited_evaluates_exactly_the_entries_that_reach_it() {
+    let (temporary, repository) = repository();
+    let inventory = repository.join("mesh.nix");
+    replace(&inventory, "in\n{", "  unused = 1;\nin\n{");
+    let out = temporary.path().join("out");
+    assert_built(&build_with(&repository, &out, &[]));
+    let built = rebuilt_after_editing(&repository, &out, ("alice@laptop", "alice@desk"));
+    assert_eq!(digested(&built), REACHED);
+    assert_eq!(evaluated(&built), ["app1", "gateway"], "{}", stderr(&built));
+    let built = rebuilt_after_editing(&repository, &out, ("unused = 1;", "unused = 2;"));
+    assert_eq!(digested(&built), REACHED);
+    assert_eq!(
+        evaluated(&built),
+        Vec::<String>::new(),
+        "{}",
+        stderr(&built)
+    );
+    assert_eq!(reused(&built), (5, 5), "{}", stderr(&built));
     let fresh = temporary.path().join("fresh");
     assert_as_from_nothing(&repository, &out, &fresh);
 }

@@ -23,9 +23,25 @@ pub struct EntryDigests {
     pub fleet: Option<String>,
     /// By node name (looked up once or more for every node of every build).
     pub nodes: super::NodeMap<Option<String>>,
-    /// How they were made: `Some(true)` from the inventory's text (plain data),
-    /// `Some(false)` by evaluating it, None when taken from the last record.
-    pub from_text: Option<bool>,
+    /// How they were made; None when taken from the last record.
+    pub how: Option<Digested>,
+}
+
+/// How an inventory's digests were made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Digested {
+    /// From its text: plain data.
+    Plain,
+    /// From the text of each entry and of what it reaches ([`super::reach`]),
+    /// but for `evaluated` entries of `of` (and the fleet-wide rest when
+    /// `fleet_evaluated`), which were evaluated.
+    Reached {
+        evaluated: usize,
+        of: usize,
+        fleet_evaluated: bool,
+    },
+    /// By evaluating it.
+    Evaluated,
 }
 
 /// Evaluates `inventory` (the repository's `mesh.nix`, read through `loader`, with
@@ -41,11 +57,43 @@ pub fn digest_inventory(
     if let Some(digests) = literal_digests(root, &mut new_machine(), inventory) {
         return digests;
     }
+    let reach = super::reach::digests(root, &mut new_machine(), &*loader, inventory);
+    let (mut known, known_fleet, reach_how) = match reach {
+        Some(reach) => {
+            let of = reach.nodes.len();
+            let evaluated = reach
+                .nodes
+                .iter()
+                .filter(|(_, digest)| digest.is_none())
+                .count();
+            let how = Digested::Reached {
+                evaluated,
+                of,
+                fleet_evaluated: reach.fleet.is_none(),
+            };
+            let known: super::NodeMap<String> = reach
+                .nodes
+                .into_iter()
+                .filter_map(|(node, digest)| Some((node, digest?)))
+                .collect();
+            if evaluated == 0 && reach.fleet.is_some() {
+                let nodes = known.into_iter().map(|(node, digest)| (node, Some(digest)));
+                return EntryDigests {
+                    fleet: reach.fleet,
+                    nodes: nodes.collect(),
+                    how: Some(how),
+                };
+            }
+            (known, reach.fleet, Some(how))
+        }
+        None => (super::NodeMap::default(), None, None),
+    };
     // evaluated on a machine of its own: the one that parsed has the file already,
-    // and would not find its tree in the cache under the id it gives it again
+    // and would not find its tree in the cache under the id it gives it again;
+    // what was digested by what it reaches is not evaluated
     let mut machine = new_machine();
     let mut digests = EntryDigests {
-        from_text: Some(false),
+        how: Some(Digested::Evaluated),
         ..EntryDigests::default()
     };
     let Ok(value) = machine.eval_file(inventory) else {
@@ -65,6 +113,10 @@ pub fn digest_inventory(
             for node in nodes.iter() {
                 let name = String::from_utf8_lossy(&node.name).into_owned();
                 fleet.bytes(b"node", &node.name);
+                if let Some(digest) = known.remove(&name) {
+                    digests.nodes.insert(name, Some(digest));
+                    continue;
+                }
                 let mut entry = fleet.sibling();
                 entry.position(&machine, node.span);
                 let digest = entry
@@ -72,13 +124,18 @@ pub fn digest_inventory(
                     .map(|()| entry.finish());
                 digests.nodes.insert(name, digest);
             }
-        } else {
+        } else if known_fleet.is_none() {
             fleet.position(&machine, attr.span);
             complete &= fleet.value(&mut machine, &attr.value, 0).is_some();
         }
     }
-    if complete {
-        digests.fleet = Some(fleet.finish());
+    match known_fleet {
+        Some(known) => digests.fleet = Some(known),
+        None if complete => digests.fleet = Some(fleet.finish()),
+        None => {}
+    }
+    if reach_how.is_some() {
+        digests.how = reach_how;
     }
     if !machine.traces.is_empty() {
         // what traced would not be said by a compilation that takes an entry from
@@ -140,7 +197,7 @@ fn literal_digests(root: &Path, machine: &mut Machine, inventory: &Path) -> Opti
     };
     let mut prefix = String::new();
     let mut digests = EntryDigests {
-        from_text: Some(true),
+        how: Some(Digested::Plain),
         ..EntryDigests::default()
     };
     let mut fleet = Digester::new(root);
@@ -214,7 +271,7 @@ where
 
 /// The bindings of a set written out (without `rec`), each by its one static name,
 /// each name once (None: it is not such a set).
-fn fields(expr: &lang::syntax::Expr) -> Option<Vec<(&[u8], Span, &lang::syntax::Expr)>> {
+pub(super) fn fields(expr: &lang::syntax::Expr) -> Option<Vec<(&[u8], Span, &lang::syntax::Expr)>> {
     use lang::syntax::{AttrName, Binding, ExprKind};
     let ExprKind::Attrs {
         recursive: false,

@@ -1,6 +1,7 @@
 //! Plain data lowered when it is first evaluated, not when its file is compiled.
-//! A file whose top is a set or list literal (an inventory, a file of data) holds
-//! its values on a *spine* of nested set and list literals. A value on the spine
+//! A file whose top is a set or list literal (an inventory, a file of data), or a
+//! `let` around one, holds its values on a *spine* of nested set and list
+//! literals (and `let` bodies; never a `let`'s bindings). A value on the spine
 //! that is plain data (numbers, strings without interpolation, `true`, `false` and
 //! `null` where they are the builtins, and set and list literals of plain data
 //! whose names cannot collide) needs no scope and cannot fail to compile, so it is
@@ -135,6 +136,8 @@ fn find(root: &Expr, span: Span) -> Option<&Expr> {
                 let at = items.partition_point(|item| item.span.end <= span.start);
                 items.get(at).filter(|item| contains(item.span))?
             }
+            // a `let`'s body is on the spine, its bindings are not
+            ExprKind::Let { body, .. } if contains(body.span) => body,
             _ => return None,
         };
     }
@@ -322,8 +325,8 @@ mod tests {
     }
 
     /// Only plain data of some size on a file's spine is deferred: not code, not a
-    /// value whose names would be merged, not `true` where a `rec` set binds it,
-    /// and nothing in a file whose top is not a literal.
+    /// value whose names would be merged, not `true` where a `rec` set or a `let`
+    /// binds it, nothing in a `let`'s bindings.
     #[test]
     fn plain_values_on_a_files_spine_are_deferred_and_nothing_else() {
         let mut machine = machine(&[]);
@@ -377,14 +380,32 @@ mod tests {
         let merged = format!("{{ d = {{ {many} a.b = 1; z.y = 2; a.c.d = 3; }}; }}");
         let ir = compiled(&mut machine, &merged);
         assert!(is_deferred(value_of(attrs(&ir), "d")));
+        // a `let`'s body is on the spine (an inventory written as `let ... in
+        // { ... }`), its bindings are not, and a name it binds is not plain
         let ir = compiled(
             &mut machine,
-            r#"let x = 1; in { a = { a = 1; b = 2; c = 3; d = 4; e = "a longer string"; }; }"#,
+            r#"let x = { a = 1; b = 2; c = 3; d = 4; e = "a longer string, and longer"; }; true = 1; in
+               let y = 2; in
+               { a = { a = 1; b = 2; c = 3; d = 4; e = "a longer string, and longer"; };
+                 t = { a = true; b = 2; c = 3; d = 4; e = "a longer string, and longer"; }; }"#,
         );
-        let IrKind::Let { body, .. } = &ir.kind else {
+        let IrKind::Let { bindings, body, .. } = &ir.kind else {
             panic!("not a let: {ir:?}");
         };
-        assert!(!is_deferred(value_of(attrs(body), "a")));
+        assert!(bindings.iter().all(|binding| !is_deferred(&binding.value)));
+        let IrKind::Let { body, .. } = &body.kind else {
+            panic!("not a let: {body:?}");
+        };
+        assert!(is_deferred(value_of(attrs(body), "a")));
+        assert!(!is_deferred(value_of(attrs(body), "t")));
+        // and evaluates as it is written
+        let value = machine
+            .eval_root(&ir)
+            .unwrap_or_else(|error| panic!("{error:?}"));
+        assert_eq!(
+            printed(&mut machine, &value),
+            r#"{ a = { a = 1; b = 2; c = 3; d = 4; e = "a longer string, and longer"; }; t = { a = 1; b = 2; c = 3; d = 4; e = "a longer string, and longer"; }; }"#
+        );
     }
 
     /// Reading one entry of a set of many lowers that entry, and not the others.

@@ -514,7 +514,15 @@ impl Compiler<'_> {
         )
     }
 
-    pub(super) fn compile_let(&mut self, set: SetBuilder<'_>, body: &Expr, span: Span) -> Rc<Ir> {
+    /// The `let` of `set`'s bindings around `body`; `spine`: the body is on the
+    /// file's spine (its bindings never are).
+    pub(super) fn compile_let(
+        &mut self,
+        set: SetBuilder<'_>,
+        body: &Expr,
+        span: Span,
+        spine: bool,
+    ) -> Rc<Ir> {
         let entries = set.statics.into_sorted();
         let order = fill_order(self.symbols, entries.iter().map(|(name, _)| &**name));
         let names = entries
@@ -538,7 +546,9 @@ impl Compiler<'_> {
             };
             bindings.push(BindingIr { value, outer });
         }
+        let outside = std::mem::replace(&mut self.spine, spine);
         let body = self.expr(body);
+        self.spine = outside;
         self.scopes.pop();
         node(
             IrKind::Let {

@@ -305,12 +305,27 @@ fn cache_timings(cache: &compiler::cache::BuildCache, from_nothing: bool) {
         compiled_again(&cache.loaded_modules())
     );
     say!("cache: plans read back: {}", cache.read_back());
+    use compiler::cache::Digested;
     say!(
         "cache: inventory digested: {}",
-        match cache.inventory_from_text() {
-            Some(true) => "from its text (plain data)",
-            Some(false) => "evaluated",
-            None => "no (unchanged)",
+        match cache.inventory_digested() {
+            Some(Digested::Plain) => "from its text (plain data)".to_string(),
+            Some(Digested::Reached {
+                evaluated,
+                of,
+                fleet_evaluated,
+            }) => {
+                let mut how = "from the text each entry reaches".to_string();
+                if evaluated > 0 {
+                    how.push_str(&format!(", {evaluated} of {of} entries evaluated"));
+                }
+                if fleet_evaluated {
+                    how.push_str(", the fields beside the nodes evaluated");
+                }
+                how
+            }
+            Some(Digested::Evaluated) => "evaluated".to_string(),
+            None => "no (unchanged)".to_string(),
         }
     );
 }

@@ -1,0 +1,1013 @@
+//! Digests of an inventory written as code around entries written out: `let`s
+//! above a set (without `rec`) whose `nodes` is a set of entries, each bound by
+//! its one name, as the example fleet's `mesh.nix` is. The language is pure and
+//! its names are lexical, so an entry's value, with the position of every
+//! attribute in it, is a function of its text and where it starts, of the same of
+//! every `let` binding its names reach (and theirs, and so on), and of the files
+//! it imports by a path written out (each a function of its own text). Such an
+//! entry is digested so, unevaluated. One that reaches anything else (a builtin
+//! that reads a file or traces, `import` of a computed path, a name a `with`
+//! could give) is not digested here (None): the caller evaluates it.
+//!
+//! Invariant: a digest made here changes whenever the entry's value or the
+//! position of anything in it could; an entry is never given one otherwise.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use lang::syntax::{AttrName, BinaryOp, Binding, Expr, ExprKind, Param, StringPart, UnaryOp};
+use lang::{FileKind, Machine, SourceFile, Span};
+
+/// Builtins (as `builtins.NAME` or `__NAME`) whose result is a function of their
+/// arguments alone: no file read, nothing printed, no clock or environment.
+const PURE_BUILTINS: &[&str] = &[
+    "abort",
+    "add",
+    "addErrorContext",
+    "all",
+    "any",
+    "attrNames",
+    "attrValues",
+    "baseNameOf",
+    "bitAnd",
+    "bitOr",
+    "bitXor",
+    "catAttrs",
+    "ceil",
+    "compareVersions",
+    "concatLists",
+    "concatMap",
+    "concatStringsSep",
+    "deepSeq",
+    "dirOf",
+    "div",
+    "elem",
+    "elemAt",
+    "false",
+    "filter",
+    "floor",
+    "foldl'",
+    "fromJSON",
+    "fromTOML",
+    "functionArgs",
+    "genList",
+    "genericClosure",
+    "getAttr",
+    "groupBy",
+    "hasAttr",
+    "hashString",
+    "head",
+    "intersectAttrs",
+    "isAttrs",
+    "isBool",
+    "isFloat",
+    "isFunction",
+    "isInt",
+    "isList",
+    "isNull",
+    "isPath",
+    "isString",
+    "langVersion",
+    "length",
+    "lessThan",
+    "listToAttrs",
+    "map",
+    "mapAttrs",
+    "match",
+    "mul",
+    "nixVersion",
+    "null",
+    "parseDrvName",
+    "partition",
+    "removeAttrs",
+    "replaceStrings",
+    "seq",
+    "sort",
+    "split",
+    "splitVersion",
+    "stringLength",
+    "sub",
+    "substring",
+    "tail",
+    "throw",
+    "toJSON",
+    "toString",
+    "toXML",
+    "true",
+    "tryEval",
+    "typeOf",
+    "unsafeGetAttrPos",
+    "zipAttrsWith",
+];
+
+/// Names global without `builtins.` that are pure (the rest of the unprefixed
+/// globals import, fetch or make derivations).
+const PURE_GLOBALS: &[&str] = &[
+    "abort",
+    "baseNameOf",
+    "dirOf",
+    "false",
+    "fromTOML",
+    "isNull",
+    "map",
+    "null",
+    "removeAttrs",
+    "throw",
+    "toString",
+    "true",
+    // its value is where it is written: a function of the text and its start
+    "__curPos",
+];
+
+/// What a walk reports for `builtins.NAME` of a pure builtin: a name that is no
+/// variable's (it starts with a space), which stands for the builtin as long as
+/// no `let` binds `builtins`.
+const BUILTINS_SELECTED: &[u8] = b" builtins";
+/// What a walk reports for `import ./path` (the path recorded apart): the
+/// builtin as long as no `let` binds `import`.
+const IMPORT_CALLED: &[u8] = b" import";
+
+/// Whether `name`, bound by no `let`, is a pure global.
+fn pure_global(name: &[u8]) -> bool {
+    if name == BUILTINS_SELECTED || name == IMPORT_CALLED {
+        return true;
+    }
+    let Ok(name) = std::str::from_utf8(name) else {
+        return false;
+    };
+    PURE_GLOBALS.contains(&name)
+        || name
+            .strip_prefix("__")
+            .is_some_and(|builtin| PURE_BUILTINS.contains(&builtin))
+}
+
+/// Deeper than this, an expression is not followed (None).
+const MAX_DEPTH: usize = 512;
+/// Files imported from files imported from the inventory, at most this deep.
+const MAX_IMPORT_DEPTH: usize = 32;
+
+/// What an expression reaches beyond itself: the names it leaves free (each with
+/// the scope level it is resolved at) and the paths it imports, as written.
+#[derive(Default)]
+struct Reached<'t> {
+    names: Vec<(&'t [u8], usize)>,
+    imports: Vec<Vec<u8>>,
+}
+
+/// The walk of one expression: the names bound inside it so far.
+struct Walk<'t> {
+    bound: Vec<&'t [u8]>,
+    level: usize,
+    reached: Reached<'t>,
+}
+
+impl<'t> Walk<'t> {
+    fn new(level: usize) -> Walk<'t> {
+        Walk {
+            bound: Vec::new(),
+            level,
+            reached: Reached::default(),
+        }
+    }
+
+    fn name(&mut self, name: &'t [u8]) {
+        if !self.bound.contains(&name) {
+            self.reached.names.push((name, self.level));
+        }
+    }
+
+    fn parts(&mut self, parts: &'t [StringPart], depth: usize) -> Option<()> {
+        for part in parts {
+            if let StringPart::Interpolation(expr) = part {
+                self.expr(expr, depth + 1)?;
+            }
+        }
+        Some(())
+    }
+
+    fn path(&mut self, path: &'t [AttrName], depth: usize) -> Option<()> {
+        for name in path {
+            if let AttrName::Dynamic(expr) = name {
+                self.expr(expr, depth + 1)?;
+            }
+        }
+        Some(())
+    }
+
+    /// The names a `let` or `rec` set binds (None: one is computed).
+    fn bound_by(bindings: &'t [Binding]) -> Option<Vec<&'t [u8]>> {
+        let mut names = Vec::new();
+        for binding in bindings {
+            match binding {
+                Binding::Assign { path, .. } => match path.first()? {
+                    AttrName::Static { name, .. } => names.push(name.as_slice()),
+                    AttrName::Dynamic(_) => return None,
+                },
+                Binding::Inherit {
+                    names: inherited, ..
+                } => {
+                    for name in inherited {
+                        match name {
+                            AttrName::Static { name, .. } => names.push(name.as_slice()),
+                            AttrName::Dynamic(_) => return None,
+                        }
+                    }
+                }
+            }
+        }
+        Some(names)
+    }
+
+    /// The bindings of a set or `let`; `recursive`: their names are bound in
+    /// their values (an `inherit` without a source still names the scope around).
+    fn bindings(
+        &mut self,
+        bindings: &'t [Binding],
+        recursive: bool,
+        depth: usize,
+    ) -> Option<usize> {
+        let mark = self.bound.len();
+        for binding in bindings {
+            if let Binding::Inherit {
+                from: None, names, ..
+            } = binding
+            {
+                for name in names {
+                    match name {
+                        AttrName::Static { name, .. } => self.name(name),
+                        AttrName::Dynamic(_) => return None,
+                    }
+                }
+            }
+        }
+        if recursive {
+            let names = Walk::bound_by(bindings)?;
+            self.bound.extend(names);
+        }
+        for binding in bindings {
+            match binding {
+                Binding::Assign { path, value, .. } => {
+                    // a set's first name may be computed; a `let`'s may not
+                    // (`bound_by` refused it)
+                    self.path(path, depth)?;
+                    self.expr(value, depth + 1)?;
+                }
+                Binding::Inherit {
+                    from: Some(from), ..
+                } => self.expr(from, depth + 1)?,
+                Binding::Inherit { from: None, .. } => {}
+            }
+        }
+        Some(mark)
+    }
+
+    fn expr(&mut self, expr: &'t Expr, depth: usize) -> Option<()> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        match &expr.kind {
+            ExprKind::Integer(_) | ExprKind::Float(_) | ExprKind::Uri(_) => Some(()),
+            // a path is a value: nothing is read until something reads it, and
+            // what reads it (a builtin here, a module later) is followed there
+            ExprKind::String(parts) | ExprKind::Path(parts) => self.parts(parts, depth),
+            ExprKind::Variable(name) => {
+                self.name(name.as_bytes());
+                Some(())
+            }
+            ExprKind::Select {
+                expr: from,
+                path,
+                default,
+            } => {
+                let mut rest: &[AttrName] = path;
+                match (&from.kind, path.first()) {
+                    (ExprKind::Variable(name), Some(first))
+                        if name == "builtins" && !self.bound.contains(&b"builtins".as_slice()) =>
+                    {
+                        let AttrName::Static { name, .. } = first else {
+                            return None;
+                        };
+                        if !std::str::from_utf8(name)
+                            .is_ok_and(|name| PURE_BUILTINS.contains(&name))
+                        {
+                            return None;
+                        }
+                        self.name(BUILTINS_SELECTED);
+                        rest = &path[1..];
+                    }
+                    _ => self.expr(from, depth + 1)?,
+                }
+                self.path(rest, depth)?;
+                match default {
+                    Some(default) => self.expr(default, depth + 1),
+                    None => Some(()),
+                }
+            }
+            ExprKind::HasAttr { expr: from, path } => {
+                self.expr(from, depth + 1)?;
+                self.path(path, depth)
+            }
+            ExprKind::Attrs {
+                recursive,
+                bindings,
+            } => {
+                let mark = self.bindings(bindings, *recursive, depth)?;
+                self.bound.truncate(mark);
+                Some(())
+            }
+            ExprKind::List(items) => {
+                for item in items {
+                    self.expr(item, depth + 1)?;
+                }
+                Some(())
+            }
+            ExprKind::Let { bindings, body } => {
+                let mark = self.bindings(bindings, true, depth)?;
+                let body = self.expr(body, depth + 1);
+                self.bound.truncate(mark);
+                body
+            }
+            // the names a `with` gives are known only from its value
+            ExprKind::LegacyLet { .. } | ExprKind::With { .. } | ExprKind::Error => None,
+            ExprKind::If {
+                condition,
+                then,
+                otherwise,
+            } => {
+                self.expr(condition, depth + 1)?;
+                self.expr(then, depth + 1)?;
+                self.expr(otherwise, depth + 1)
+            }
+            ExprKind::Assert { condition, body } => {
+                self.expr(condition, depth + 1)?;
+                self.expr(body, depth + 1)
+            }
+            ExprKind::Lambda { param, body } => {
+                let mark = self.bound.len();
+                let mut defaults = Vec::new();
+                match &**param {
+                    Param::Identifier { name, .. } => self.bound.push(name.as_bytes()),
+                    Param::Formals { formals, at, .. } => {
+                        for formal in formals {
+                            self.bound.push(formal.name.as_bytes());
+                            defaults.extend(formal.default.as_ref());
+                        }
+                        if let Some((name, _)) = at {
+                            self.bound.push(name.as_bytes());
+                        }
+                    }
+                }
+                let walked = defaults
+                    .into_iter()
+                    .try_for_each(|default| self.expr(default, depth + 1))
+                    .and_then(|()| self.expr(body, depth + 1));
+                self.bound.truncate(mark);
+                walked
+            }
+            ExprKind::Apply {
+                function,
+                arguments,
+            } => {
+                let mut arguments: &[Expr] = arguments;
+                match (&function.kind, arguments.first()) {
+                    // `import ./file.nix`: the file is followed where it is named
+                    (ExprKind::Variable(name), Some(first))
+                        if name == "import" && !self.bound.contains(&b"import".as_slice()) =>
+                    {
+                        let ExprKind::Path(parts) = &first.kind else {
+                            return None;
+                        };
+                        let mut written = Vec::new();
+                        for part in parts {
+                            match part {
+                                StringPart::Literal(bytes) => written.extend_from_slice(bytes),
+                                StringPart::Interpolation(_) => return None,
+                            }
+                        }
+                        self.name(IMPORT_CALLED);
+                        self.reached.imports.push(written);
+                        arguments = &arguments[1..];
+                    }
+                    _ => self.expr(function, depth + 1)?,
+                }
+                for argument in arguments {
+                    self.expr(argument, depth + 1)?;
+                }
+                Some(())
+            }
+            ExprKind::Unary { op, expr: operand } => {
+                // `-x` is `__sub 0 x`, which a `let` may bind
+                if *op == UnaryOp::Negate {
+                    self.name(b"__sub");
+                }
+                self.expr(operand, depth + 1)
+            }
+            ExprKind::Binary {
+                op, left, right, ..
+            } => {
+                // the operators Nix calls a global for, which a `let` may bind
+                let called: &'static [u8] = match op {
+                    BinaryOp::Subtract => b"__sub",
+                    BinaryOp::Multiply => b"__mul",
+                    BinaryOp::Divide => b"__div",
+                    BinaryOp::Less
+                    | BinaryOp::LessEqual
+                    | BinaryOp::Greater
+                    | BinaryOp::GreaterEqual => b"__lessThan",
+                    _ => b"",
+                };
+                if !called.is_empty() {
+                    self.name(called);
+                }
+                self.expr(left, depth + 1)?;
+                self.expr(right, depth + 1)
+            }
+        }
+    }
+}
+
+/// What `expr` reaches, its names resolved at `level` (None: it reaches what
+/// cannot be followed).
+fn reached(expr: &Expr, level: usize) -> Option<Reached<'_>> {
+    let mut walk = Walk::new(level);
+    walk.expr(expr, 0)?;
+    Some(walk.reached)
+}
+
+/// One binding of a `let` of the inventory: where it is, and what it reaches
+/// (None: something that cannot be followed).
+struct LetBinding<'t> {
+    span: Span,
+    reached: Option<Reached<'t>>,
+}
+
+/// The `let`s above the inventory's set, outermost first: each one's bindings,
+/// and by name the bindings that bind it (`a.b = 1; a.c = 2;` bind `a` twice).
+struct Scopes<'t> {
+    bindings: Vec<Vec<LetBinding<'t>>>,
+    names: Vec<rustc_hash::FxHashMap<&'t [u8], Vec<usize>>>,
+}
+
+impl<'t> Scopes<'t> {
+    /// The `let`s around `expr` and the expression inside them.
+    fn peel(mut expr: &'t Expr) -> Option<(Scopes<'t>, &'t Expr)> {
+        let mut scopes = Scopes {
+            bindings: Vec::new(),
+            names: Vec::new(),
+        };
+        while let ExprKind::Let { bindings, body } = &expr.kind {
+            // a binding of this `let` sees it and every one around it; an
+            // `inherit x;` names the scope around
+            let level = scopes.bindings.len();
+            let mut made = Vec::with_capacity(bindings.len());
+            let mut names: rustc_hash::FxHashMap<&[u8], Vec<usize>> = Default::default();
+            for (index, binding) in bindings.iter().enumerate() {
+                let (span, reached) = match binding {
+                    Binding::Assign { path, value, span } => {
+                        let AttrName::Static { name, .. } = path.first()? else {
+                            return None;
+                        };
+                        names.entry(name.as_slice()).or_default().push(index);
+                        let mut walk = Walk::new(level + 1);
+                        let walked = walk.path(&path[1..], 0).and_then(|()| walk.expr(value, 0));
+                        (*span, walked.map(|()| walk.reached))
+                    }
+                    Binding::Inherit {
+                        from,
+                        names: inherited,
+                        span,
+                    } => {
+                        let mut reached = Reached::default();
+                        for name in inherited {
+                            let AttrName::Static { name, .. } = name else {
+                                return None;
+                            };
+                            names.entry(name.as_slice()).or_default().push(index);
+                            if from.is_none() {
+                                reached.names.push((name.as_slice(), level));
+                            }
+                        }
+                        let reached = match from {
+                            Some(from) => self::reached(from, level + 1),
+                            None => Some(reached),
+                        };
+                        (*span, reached)
+                    }
+                };
+                made.push(LetBinding { span, reached });
+            }
+            scopes.bindings.push(made);
+            scopes.names.push(names);
+            expr = body;
+        }
+        Some((scopes, expr))
+    }
+
+    /// The innermost binding of `name` visible at `level` (a scope index and its
+    /// bindings of the name).
+    fn resolve(&self, name: &[u8], level: usize) -> Option<(usize, &[usize])> {
+        (0..level.min(self.names.len()))
+            .rev()
+            .find_map(|scope| Some((scope, self.names[scope].get(name)?.as_slice())))
+    }
+}
+
+/// What one entry (or top-level field) reaches, closed over the `let`s: the
+/// bindings (scope, index) and the paths imported (resolved).
+#[derive(Default)]
+struct Closure {
+    bindings: BTreeSet<(usize, usize)>,
+    imports: BTreeSet<Vec<u8>>,
+}
+
+/// The digests of an inventory made here.
+pub(super) struct Reach {
+    /// The fleet-wide rest (every top-level field but `nodes`, and the node
+    /// names); None when a field reaches what cannot be followed.
+    pub fleet: Option<String>,
+    /// Each node's, by name; None where the entry reaches what cannot be followed.
+    pub nodes: Vec<(String, Option<String>)>,
+}
+
+/// The inventory `inventory`'s digests by what its entries reach (None: it is not
+/// written as `let`s above a set whose `nodes` is a set of entries written out).
+/// `machine` parses the inventory and the files it imports (through the
+/// recording loader); `loader` says which paths are directories.
+pub(super) fn digests(
+    root: &Path,
+    machine: &mut Machine,
+    loader: &dyn lang::Loader,
+    inventory: &Path,
+) -> Option<Reach> {
+    let (file, expr) = machine.parse_file(inventory).ok()?;
+    let source = machine.sources.get(file)?.clone();
+    let (scopes, body) = Scopes::peel(&expr)?;
+    let level = scopes.bindings.len();
+    let fields = top_fields(body)?;
+    let name = shown(root, inventory);
+    let mut files = Files {
+        root,
+        loader,
+        digests: Default::default(),
+    };
+    let mut nodes = None;
+    let mut fleet = Some(Vec::new());
+    for (field, span, value) in &fields {
+        if *field == b"nodes" {
+            nodes = Some(super::entries::fields((*value)?)?);
+            continue;
+        }
+        let digest = value
+            .and_then(|value| reached(value, level))
+            .or_else(|| {
+                // `inherit x;` of the set: the name, in the scope the set is in
+                value.is_none().then(|| Reached {
+                    names: vec![(*field, level)],
+                    imports: Vec::new(),
+                })
+            })
+            .and_then(|reached| {
+                let closure = close(&scopes, reached, inventory, machine, &mut files)?;
+                Some(digest(&name, &source, *span, &scopes, &closure, &files))
+            });
+        match (&mut fleet, digest) {
+            (Some(bytes), Some(digest)) => {
+                part(bytes, b"field", field);
+                part(bytes, b"digest", digest.as_bytes());
+            }
+            _ => fleet = None,
+        }
+    }
+    let nodes = nodes?;
+    let mut digests = Vec::with_capacity(nodes.len());
+    for (node, span, entry) in &nodes {
+        if let Some(bytes) = &mut fleet {
+            part(bytes, b"node", node);
+        }
+        let digest = reached(entry, level)
+            .and_then(|reached| close(&scopes, reached, inventory, machine, &mut files))
+            .map(|closure| digest(&name, &source, *span, &scopes, &closure, &files));
+        digests.push((String::from_utf8_lossy(node).into_owned(), digest));
+    }
+    Some(Reach {
+        fleet: fleet.map(|bytes| plan::sha256_digest(&bytes)),
+        nodes: digests,
+    })
+}
+
+/// The fields of the inventory's set: each with its one static name, where its
+/// binding is, and its value (None for an `inherit x;`, which names `x` of the
+/// scope around). None: not a set written out, or a name bound twice.
+#[allow(clippy::type_complexity)]
+fn top_fields(expr: &Expr) -> Option<Vec<(&[u8], Span, Option<&Expr>)>> {
+    let ExprKind::Attrs {
+        recursive: false,
+        bindings,
+    } = &expr.kind
+    else {
+        return None;
+    };
+    let mut fields = Vec::with_capacity(bindings.len());
+    for binding in bindings {
+        match binding {
+            Binding::Assign { path, value, span } => {
+                let [AttrName::Static { name, .. }] = path.as_slice() else {
+                    return None;
+                };
+                fields.push((name.as_slice(), *span, Some(value)));
+            }
+            Binding::Inherit {
+                from: None,
+                names,
+                span,
+            } => {
+                for name in names {
+                    let AttrName::Static { name, .. } = name else {
+                        return None;
+                    };
+                    fields.push((name.as_slice(), *span, None));
+                }
+            }
+            Binding::Inherit { from: Some(_), .. } => return None,
+        }
+    }
+    fields.sort_by(|a, b| a.0.cmp(b.0));
+    fields
+        .windows(2)
+        .all(|pair| pair[0].0 != pair[1].0)
+        .then_some(fields)
+}
+
+/// `reached` closed over the `let`s: every binding its names reach, and theirs;
+/// every file it imports (None: it reaches a name that is not bound by a `let`
+/// nor a pure global, or a binding or file that reaches what cannot be followed).
+fn close(
+    scopes: &Scopes<'_>,
+    reached: Reached<'_>,
+    inventory: &Path,
+    machine: &mut Machine,
+    files: &mut Files<'_>,
+) -> Option<Closure> {
+    let mut closure = Closure::default();
+    let mut names = reached.names;
+    for import in &reached.imports {
+        closure
+            .imports
+            .insert(files.import(inventory, import, machine, 0)?);
+    }
+    while let Some((name, level)) = names.pop() {
+        let looked_up = match name {
+            BUILTINS_SELECTED => b"builtins".as_slice(),
+            IMPORT_CALLED => b"import".as_slice(),
+            name => name,
+        };
+        let Some((scope, bound)) = scopes.resolve(looked_up, level) else {
+            if pure_global(name) {
+                continue;
+            }
+            return None;
+        };
+        // an `import` a `let` binds is not the builtin: what it reads is unknown
+        if name == IMPORT_CALLED {
+            return None;
+        }
+        for &index in bound {
+            if !closure.bindings.insert((scope, index)) {
+                continue;
+            }
+            let reached = scopes.bindings[scope][index].reached.as_ref()?;
+            names.extend(reached.names.iter().copied());
+            for import in &reached.imports {
+                closure
+                    .imports
+                    .insert(files.import(inventory, import, machine, 0)?);
+            }
+        }
+    }
+    Some(closure)
+}
+
+/// The files imported, each digested once: by its path (absolute, as the
+/// evaluator names it) the digest of its text and of the files it imports (None:
+/// it cannot be read, is outside the repository, or reaches what cannot be
+/// followed).
+struct Files<'a> {
+    root: &'a Path,
+    loader: &'a dyn lang::Loader,
+    digests: rustc_hash::FxHashMap<Vec<u8>, Option<String>>,
+}
+
+impl Files<'_> {
+    /// The path `written` (as written in the file `from`) imports, with the
+    /// digest it is kept under in [`Files::digests`] (None: see [`Files`]).
+    fn import(
+        &mut self,
+        from: &Path,
+        written: &[u8],
+        machine: &mut Machine,
+        depth: usize,
+    ) -> Option<Vec<u8>> {
+        if depth > MAX_IMPORT_DEPTH || !(written.starts_with(b"./") || written.starts_with(b"../"))
+        {
+            return None;
+        }
+        let mut joined = lang::compile::path_bytes(from.parent()?);
+        joined.push(b'/');
+        joined.extend_from_slice(written);
+        let mut path = lang::compile::canonical_path(&joined);
+        let root = lang::compile::path_bytes(self.root);
+        if !path.starts_with(&root) || path.get(root.len()).is_some_and(|byte| *byte != b'/') {
+            return None;
+        }
+        if self.loader.kind(&lang::compile::host_path(&path)) == Some(FileKind::Directory) {
+            path.extend_from_slice(b"/default.nix");
+        }
+        match self.digests.get(&path) {
+            Some(Some(_)) => return Some(path),
+            // refused, or being digested (an import cycle, which evaluation reports)
+            Some(None) => return None,
+            None => {}
+        }
+        self.digests.insert(path.clone(), None);
+        let file_path = lang::compile::host_path(&path);
+        let (file, expr) = machine.parse_file(&file_path).ok()?;
+        let text = machine.sources.get(file)?.text.clone();
+        // a file imported is evaluated in no scope but the globals
+        let reached = reached(&expr, 0)?;
+        if reached.names.iter().any(|(name, _)| !pure_global(name)) {
+            return None;
+        }
+        let mut bytes = Vec::new();
+        // named as positions name it: relative to the repository
+        part(&mut bytes, b"file", &path[root.len()..]);
+        part(&mut bytes, b"text", &text);
+        let mut imported = BTreeSet::new();
+        for import in &reached.imports {
+            imported.insert(self.import(&file_path, import, machine, depth + 1)?);
+        }
+        for import in &imported {
+            part(
+                &mut bytes,
+                b"import",
+                self.digests.get(import)?.as_ref()?.as_bytes(),
+            );
+        }
+        self.digests
+            .insert(path.clone(), Some(plan::sha256_digest(&bytes)));
+        Some(path)
+    }
+}
+
+/// The digest of the binding at `span` (an entry or field) that reaches
+/// `closure`: its text and where it starts, and the same of every binding it
+/// reaches, and the digests of the files it imports.
+fn digest(
+    name: &str,
+    source: &SourceFile,
+    span: Span,
+    scopes: &Scopes<'_>,
+    closure: &Closure,
+    files: &Files<'_>,
+) -> String {
+    let mut bytes = Vec::with_capacity(256);
+    let located = |tag: &[u8], span: Span, bytes: &mut Vec<u8>| {
+        let (line, column) = source.line_column(span.start);
+        let text = source
+            .text
+            .get(span.start as usize..span.end as usize)
+            .unwrap_or_default();
+        part(bytes, tag, format!("{name}:{line}:{column}").as_bytes());
+        part(bytes, b"text", text);
+    };
+    located(b"reach", span, &mut bytes);
+    for &(scope, index) in &closure.bindings {
+        part(&mut bytes, b"scope", scope.to_string().as_bytes());
+        located(b"let", scopes.bindings[scope][index].span, &mut bytes);
+    }
+    for import in &closure.imports {
+        let digest = files
+            .digests
+            .get(import)
+            .and_then(Option::as_deref)
+            .unwrap_or_default();
+        part(&mut bytes, b"import", digest.as_bytes());
+    }
+    plan::sha256_digest(&bytes)
+}
+
+/// A tag and a length-prefixed payload, so that no two sequences feed the same
+/// bytes.
+fn part(bytes: &mut Vec<u8>, tag: &[u8], payload: &[u8]) {
+    bytes.extend_from_slice(tag);
+    bytes.push(0);
+    bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(payload);
+}
+
+/// The inventory's path as digests name it: relative to the repository.
+fn shown(root: &Path, inventory: &Path) -> String {
+    inventory
+        .strip_prefix(root)
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| inventory.to_path_buf())
+        .display()
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::rc::Rc;
+
+    use super::{PURE_BUILTINS, PURE_GLOBALS, Reach, digests};
+
+    /// The reach digests of `mesh.nix` written as `inventory` (beside `files`)
+    /// in a new repository.
+    fn reach(inventory: &str, files: &[(&str, &str)]) -> Option<Reach> {
+        let directory = tempfile::tempdir().expect("a temporary directory");
+        let root = directory.path().canonicalize().expect("its name");
+        for (name, text) in files {
+            let path = root.join(name);
+            std::fs::create_dir_all(path.parent().expect("a parent")).expect("directories");
+            std::fs::write(path, text).expect("a file");
+        }
+        let inventory_path = root.join("mesh.nix");
+        std::fs::write(&inventory_path, inventory).expect("the inventory");
+        lang::eval::run_with_stack(move || {
+            let loader = Rc::new(crate::stdlib::MeshLoader::new(root.clone()));
+            let mut machine =
+                lang::Machine::new(loader.clone(), vec![root.clone()], lang::Limits::default());
+            digests(&root, &mut machine, &*loader, &inventory_path)
+        })
+        .expect("an evaluation thread")
+    }
+
+    fn node<'r>(reach: &'r Reach, name: &str) -> Option<&'r str> {
+        reach
+            .nodes
+            .iter()
+            .find(|(node, _)| node == name)
+            .unwrap_or_else(|| panic!("no node {name}"))
+            .1
+            .as_deref()
+    }
+
+    const FLEET: &str = "let\n  admins = [ \"alice\" ];\n  ports = { web = 80; };\n  unused = 1;\nin\n{\n  registry = \"r\";\n  nodes = {\n    a = { accounts = admins; port = ports.web; };\n    b = { address = \"10.0.0.2\"; };\n  };\n}\n";
+
+    #[test]
+    fn an_entry_is_digested_by_its_text_and_the_bindings_it_reaches() {
+        let before = reach(FLEET, &[]).expect("digested");
+        let (a, b) = (node(&before, "a").unwrap(), node(&before, "b").unwrap());
+        assert!(before.fleet.is_some());
+        // a binding `a` reaches: `a` changes, `b` does not
+        let after = reach(&FLEET.replace("\"alice\"", "\"bob\""), &[]).expect("digested");
+        assert_ne!(node(&after, "a").unwrap(), a);
+        assert_eq!(node(&after, "b").unwrap(), b);
+        assert_eq!(after.fleet, before.fleet);
+        // a binding nothing reaches: nothing changes
+        let after = reach(&FLEET.replace("unused = 1;", "unused = 2;"), &[]).expect("digested");
+        assert_eq!(node(&after, "a").unwrap(), a);
+        assert_eq!(node(&after, "b").unwrap(), b);
+        assert_eq!(after.fleet, before.fleet);
+        // a field beside the nodes: the fleet's digest
+        let after = reach(&FLEET.replace("registry = \"r\"", "registry = \"s\""), &[]).unwrap();
+        assert_ne!(after.fleet, before.fleet);
+        assert_eq!(node(&after, "a").unwrap(), a);
+        // a line above a reached binding moves it: `a` changes
+        let after = reach(&FLEET.replace("let\n", "let\n\n"), &[]).expect("digested");
+        assert_ne!(node(&after, "a").unwrap(), a);
+    }
+
+    #[test]
+    fn names_resolve_as_the_evaluator_resolves_them() {
+        // bound inside the entry: no binding of the `let` is reached
+        let local = "let admins = 1; in { nodes = { a = { x = (admins: admins) 2; y = let admins = 3; in admins; }; }; }";
+        let changed = local.replace("admins = 1;", "admins = 5;");
+        let (one, two) = (reach(local, &[]).unwrap(), reach(&changed, &[]).unwrap());
+        assert_eq!(node(&one, "a"), node(&two, "a"));
+        // a `let` that binds `true`, `builtins`, or an operator's global is reached
+        for (text, from, to) in [
+            (
+                "let true = 1; in { nodes = { a = { x = true; }; }; }",
+                "true = 1",
+                "true = 2",
+            ),
+            (
+                "let builtins = { map = 1; }; in { nodes = { a = { x = builtins.map; }; }; }",
+                "map = 1",
+                "map = 2",
+            ),
+            (
+                "let __sub = a: b: 7; in { nodes = { a = { x = 3 - 1; }; }; }",
+                "7",
+                "8",
+            ),
+            (
+                "let __sub = a: b: 7; in { nodes = { a = { x = -1; }; }; }",
+                "7",
+                "8",
+            ),
+            (
+                "let __lessThan = a: b: true; in { nodes = { a = { x = 3 < 1; }; }; }",
+                "true;",
+                "false;",
+            ),
+            (
+                "let f = { a ? d }: a; d = 1; in { nodes = { a = { x = f { }; }; }; }",
+                "d = 1",
+                "d = 2",
+            ),
+            (
+                "let r = rec { inherit d; e = d; }; d = 1; in { nodes = { a = { x = r.e; }; }; }",
+                "d = 1",
+                "d = 2",
+            ),
+            (
+                "let inherit (s) d; s = { d = 1; }; in { nodes = { a = { x = d; }; }; }",
+                "d = 1",
+                "d = 2",
+            ),
+        ] {
+            let (one, two) = (reach(text, &[]), reach(&text.replace(from, to), &[]));
+            let (one, two) = (one.expect(text), two.expect(text));
+            assert!(node(&one, "a").is_some(), "{text}");
+            assert_ne!(node(&one, "a"), node(&two, "a"), "{text}");
+        }
+    }
+
+    #[test]
+    fn what_reads_prints_or_cannot_be_told_is_left_to_evaluation() {
+        for entry in [
+            "x = builtins.readFile ./f;",
+            "x = builtins.trace 1 2;",
+            "x = builtins;",
+            "x = builtins.getAttr \"readFile\" builtins ./f;",
+            "x = import (./. + \"/f\");",
+            "x = with { y = 1; }; y;",
+            "x = undefinedName;",
+            "x = builtins.${\"readFile\"} ./f;",
+        ] {
+            let text = format!("{{ nodes = {{ a = {{ {entry} }}; b = {{ }}; }}; }}");
+            let reach = reach(&text, &[("f", "1"), ("lib.nix", "1")]).expect(&text);
+            assert_eq!(node(&reach, "a"), None, "{entry}");
+            assert!(node(&reach, "b").is_some(), "{entry}");
+        }
+        // an `import` a `let` binds is not followed
+        let text = "let import = x: 1; in { nodes = { a = { x = import ./lib.nix; }; }; }";
+        assert_eq!(node(&reach(text, &[("lib.nix", "1")]).unwrap(), "a"), None);
+        // no `nodes` set written out: not digested here at all
+        assert!(reach("let n = { }; in { nodes = n; }", &[]).is_none());
+        assert!(reach("{ nodes = { }; } // { }", &[]).is_none());
+    }
+
+    #[test]
+    fn a_file_imported_by_a_path_written_out_is_digested_by_its_text() {
+        let text = "let shell = import ./lib/shell.nix; in { nodes = { a = { x = shell; }; b = { y = import ./lib; }; }; }";
+        let files = |shell: &str, inner: &str| {
+            reach(
+                text,
+                &[
+                    ("lib/shell.nix", shell),
+                    ("lib/default.nix", "import ./inner.nix"),
+                    ("lib/inner.nix", inner),
+                ],
+            )
+            .expect("digested")
+        };
+        let before = files("null", "1");
+        assert!(node(&before, "a").is_some() && node(&before, "b").is_some());
+        let after = files("\"/bin/sh\"", "1");
+        assert_ne!(node(&after, "a"), node(&before, "a"));
+        assert_eq!(node(&after, "b"), node(&before, "b"));
+        // a file the imported directory's default.nix imports
+        let after = files("null", "2");
+        assert_eq!(node(&after, "a"), node(&before, "a"));
+        assert_ne!(node(&after, "b"), node(&before, "b"));
+        // a file that reads another is left to evaluation
+        let reads = files("builtins.readFile ./inner.nix", "1");
+        assert_eq!(node(&reads, "a"), None);
+        // outside the repository
+        let text = "{ nodes = { a = { x = import ../outside.nix; }; }; }";
+        assert_eq!(node(&reach(text, &[]).unwrap(), "a"), None);
+    }
+
+    /// Every name the lists call pure is a builtin of the evaluator.
+    #[test]
+    fn the_pure_names_are_the_evaluators() {
+        let loader = Rc::new(lang::MemoryLoader::default());
+        let mut machine = lang::Machine::new(loader, Vec::new(), lang::Limits::default());
+        for name in PURE_BUILTINS {
+            let expr = format!("builtins ? {name:?}");
+            let value = machine.eval_source("t", None, expr.as_bytes().into(), Path::new("/"));
+            assert!(
+                matches!(value, Ok(lang::Value::Bool(true))),
+                "builtins.{name}: {value:?}"
+            );
+        }
+        for name in PURE_GLOBALS {
+            let expr = format!("let f = x: x; in f {name}");
+            let value = machine.eval_source("t", None, expr.as_bytes().into(), Path::new("/"));
+            assert!(value.is_ok(), "{name}: {value:?}");
+        }
+    }
+}
