@@ -41,4 +41,5 @@ problems::codes! {
     BrokerUnreachable = "E543", "the broker cannot be reached";
     QueueUnusable = "E544", "the node's queue cannot be used";
     ReceivedPlanUnanswered = "E545", "a received plan was given up without an answer";
+    PublishedBeforeLastApply = "E546", "a received plan was published before the plan this node applied last";
 }

@@ -37,6 +37,11 @@ pub struct Config {
     pub artifacts: PathBuf,
     pub dry_run: bool,
     pub format: OutputFormat,
+    /// When the plan was published (milliseconds since the Unix epoch, the publisher's
+    /// clock), for a plan the listener received stamped; `None` for a local apply
+    /// (`mesh-apply PLAN`, `--rollback`, `meshc deploy`) and an unstamped message.
+    /// A stamp older than the record's mark is refused (E546, `crate::order`).
+    pub published_ms: Option<u64>,
 }
 
 /// Where the plan to apply comes from.
@@ -183,6 +188,7 @@ fn validate(raw: RawArguments) -> Result<Command, String> {
         artifacts,
         dry_run: raw.dry_run,
         format: raw.format,
+        published_ms: None,
     }))
 }
 

@@ -30,6 +30,7 @@ pub mod identity;
 pub mod link;
 pub mod listen;
 pub mod needs;
+pub mod order;
 pub mod problem;
 pub mod record;
 pub mod report;

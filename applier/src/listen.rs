@@ -5,8 +5,11 @@
 //! finished, its record was written and the report was confirmed. A plan equal to
 //! the last applied one (by digest, from the applied record on disk, so it holds
 //! across restarts) is acknowledged without work; that is what makes a redelivery
-//! after a dropped connection harmless. Malformed messages are rejected without
-//! requeue. Knows messages and the record, not how shapes are applied.
+//! after a dropped connection harmless. A plan published before the newest plan the
+//! node applied (the record's mark) is refused by the apply itself, under the node's
+//! lock (E546, `crate::order`), answered `failed` and acknowledged. Malformed
+//! messages are rejected without requeue. Knows messages and the record, not how
+//! shapes are applied.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -189,7 +192,11 @@ fn human_line(report: &StatusReport) -> String {
                 .iter()
                 .map(|error| format!("error[{}]: {}", error.code, error.message))
                 .collect();
-            format!("failed {plan}: {}; {}", counts(), errors.join("; "))
+            // a plan refused before anything changed has no counts to show
+            match counts() {
+                counts if counts.is_empty() => format!("failed {plan}: {}", errors.join("; ")),
+                counts => format!("failed {plan}: {counts}; {}", errors.join("; ")),
+            }
         }
         Outcome::Rejected => format!(
             "rejected message {}: {}",
@@ -272,6 +279,7 @@ pub fn handle(config: &ListenConfig, incoming: &Incoming) -> (StatusReport, bool
             artifacts: config.artifacts.clone(),
             dry_run: false,
             format: OutputFormat::Json,
+            published_ms: incoming.published_ms,
         },
         &incoming.body,
     );

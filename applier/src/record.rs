@@ -1,7 +1,8 @@
 //! The applied record, `ROOT/var/lib/mesh/applied.json`: which node this is, which plan
-//! was applied, and every shape mesh may have put on the host with its digest and what
-//! was done to it. Withdrawal is computed from it. Must stay readable after a crash:
-//! it is only ever replaced atomically and durably.
+//! was applied, every shape mesh may have put on the host with its digest and what
+//! was done to it, and the time of the newest plan applied (`newest_ms`, the mark
+//! `crate::order` keeps). Withdrawal is computed from it. Must stay readable after a
+//! crash: it is only ever replaced atomically and durably.
 
 use std::path::PathBuf;
 
@@ -146,6 +147,10 @@ pub struct Record {
     /// The step that failed when the failure belongs to no shape (a flush, an account
     /// reload); no shape is blamed for it.
     pub failed_step: Option<String>,
+    /// The high-water mark of the plans this node applied, in milliseconds since the
+    /// Unix epoch (`crate::order`): a received plan published before it is refused.
+    /// `None` in a record written before there was one (no mark: nothing refused).
+    pub newest_ms: Option<u64>,
 }
 
 impl Record {
@@ -191,6 +196,11 @@ impl Record {
                 .get("failed_step")
                 .and_then(Value::as_str)
                 .map(str::to_string),
+            // absent in older records; present, it must be a time
+            newest_ms: match value.get("newest_ms") {
+                None | Some(Value::Null) => None,
+                Some(mark) => Some(mark.as_u64()?),
+            },
         })
     }
 
@@ -208,6 +218,11 @@ impl Record {
         write_key(&mut out, "  ", "format");
         write_string(&mut out, RECORD_FORMAT);
         out.extend_from_slice(b",\n");
+        if let Some(mark) = self.newest_ms {
+            write_key(&mut out, "  ", "newest_ms");
+            out.extend_from_slice(mark.to_string().as_bytes());
+            out.extend_from_slice(b",\n");
+        }
         write_key(&mut out, "  ", "node");
         write_string(&mut out, &self.node);
         out.extend_from_slice(b",\n");
@@ -321,6 +336,9 @@ mod tests {
         if let (Some(step), Value::Object(object)) = (&record.failed_step, &mut value) {
             object.insert("failed_step".to_string(), json!(step));
         }
+        if let (Some(mark), Value::Object(object)) = (record.newest_ms, &mut value) {
+            object.insert("newest_ms".to_string(), json!(mark));
+        }
         let mut bytes = serde_json::to_vec_pretty(&value).unwrap();
         bytes.push(b'\n');
         bytes
@@ -346,13 +364,19 @@ mod tests {
             source: None,
             ..entry.clone()
         };
-        for (shapes, withdrawn, failed_step) in [
-            (vec![], vec![], None),
-            (vec![entry.clone(), bare.clone()], vec![bare.clone()], None),
+        for (shapes, withdrawn, failed_step, newest_ms) in [
+            (vec![], vec![], None, None),
+            (
+                vec![entry.clone(), bare.clone()],
+                vec![bare.clone()],
+                None,
+                Some(1_700_000_000_123),
+            ),
             (
                 vec![entry],
                 vec![],
                 Some("flush the written files".to_string()),
+                Some(u64::MAX),
             ),
         ] {
             let record = Record {
@@ -362,6 +386,7 @@ mod tests {
                 shapes,
                 withdrawn,
                 failed_step,
+                newest_ms,
             };
             assert_eq!(
                 String::from_utf8(record.to_json_bytes()).unwrap(),
@@ -369,6 +394,44 @@ mod tests {
             );
             let parsed: Value = serde_json::from_slice(&record.to_json_bytes()).unwrap();
             assert_eq!(Record::from_json(&parsed), Some(record));
+        }
+    }
+
+    /// A record written before the mark existed (no `newest_ms`) still loads, with no
+    /// mark; one with a mark keeps it through a write and a read; a mark that is not
+    /// a time makes the record unreadable rather than silently unmarked.
+    #[test]
+    fn the_newest_mark_is_optional_and_round_trips() {
+        let older = br#"{"format": "mesh-applied/1", "node": "db1", "plan": "sha256:cd",
+            "state": "applied", "shapes": [], "withdrawn": []}"#;
+        let value: Value = serde_json::from_slice(older).unwrap();
+        let record = Record::from_json(&value).expect("an older record loads");
+        assert_eq!(record.newest_ms, None);
+        assert!(
+            !String::from_utf8(record.to_json_bytes())
+                .unwrap()
+                .contains("newest_ms")
+        );
+
+        let marked = Record {
+            newest_ms: Some(1_767_225_600_042),
+            ..record
+        };
+        let written = marked.to_json_bytes();
+        assert!(
+            String::from_utf8(written.clone())
+                .unwrap()
+                .contains("\"newest_ms\": 1767225600042,\n"),
+            "{}",
+            String::from_utf8_lossy(&written)
+        );
+        let parsed: Value = serde_json::from_slice(&written).unwrap();
+        assert_eq!(Record::from_json(&parsed), Some(marked));
+
+        for not_a_time in [json!("1767225600042"), json!(-1), json!(1.5)] {
+            let mut value = value.clone();
+            value["newest_ms"] = not_a_time.clone();
+            assert_eq!(Record::from_json(&value), None, "{not_a_time}");
         }
     }
 }

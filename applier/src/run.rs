@@ -1,7 +1,8 @@
 //! One run of `mesh-apply`: read and check the plan, refuse before changing anything
-//! (wrong node, undeclared needs, undecryptable secrets, bad artifacts, things in the
-//! way), then withdraw and apply in dependency order, stop at the first failure, and
-//! record exactly what was done. Knows the order of phases, not how a kind is applied.
+//! (wrong node, a received plan older than the last applied, undeclared needs,
+//! undecryptable secrets, bad artifacts, things in the way), then withdraw and apply
+//! in dependency order, stop at the first failure, and record exactly what was done.
+//! Knows the order of phases, not how a kind is applied.
 
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
@@ -104,6 +105,11 @@ fn run_checked(config: &Config, bytes: &[u8], report: &mut Report) -> Result<(),
     };
     let record = Record::load(&host).map_err(|problem| vec![problem])?;
     check_node(config, record.as_ref(), &plan).map_err(|problem| vec![problem])?;
+    // checked on the record read under the node's lock (a host with a record has its
+    // lock file), which is held until this run's own record is written: no other
+    // apply comes between the check and its use
+    crate::order::check(record.as_ref(), &plan, config.published_ms)
+        .map_err(|problem| vec![problem])?;
     let identities = crate::identity::load(config.identity_path.as_deref(), &host)
         .map_err(|problem| vec![problem])?;
     let accounts = load_accounts(&host).map_err(|problem| vec![problem])?;
@@ -143,13 +149,19 @@ fn run_checked(config: &Config, bytes: &[u8], report: &mut Report) -> Result<(),
         return generations::remember(&host, &plan, bytes, config.keep_generations)
             .map_err(|problem| vec![problem]);
     }
+    // in the record from its first write: a failed or killed apply still refuses older plans
+    let newest_ms = crate::order::next_mark(
+        record.as_ref().and_then(|record| record.newest_ms),
+        config.published_ms,
+        transport::message::now_ms(),
+    );
     if !nothing_to_do {
-        interrupted_record(&plan, record.as_ref(), &prepared)
+        interrupted_record(&plan, record.as_ref(), &prepared, newest_ms)
             .store(&host)
             .map_err(|problem| vec![problem])?;
     }
     let executed = execute(&plan, &host, config, &prepared, accounts);
-    let final_record = final_record(&plan, record.as_ref(), &prepared, &executed);
+    let final_record = final_record(&plan, &prepared, &executed, newest_ms);
     let stored = final_record.store(&host);
     report.results = executed_results(&plan, &prepared, &executed);
     report.notes.extend(executed.notes.iter().cloned());
@@ -764,9 +776,14 @@ fn entry_for(shape: &Shape, digest: Option<String>, result: &str) -> RecordEntry
     }
 }
 
-/// Written before the first change: the plan's shapes as pending (or unchanged), and
-/// what the previous record had that this run may withdraw.
-fn interrupted_record(plan: &Plan, previous: Option<&Record>, prepared: &Prepared) -> Record {
+/// Written before the first change: the plan's shapes as pending (or unchanged), what
+/// the previous record had that this run may withdraw, and the run's mark.
+fn interrupted_record(
+    plan: &Plan,
+    previous: Option<&Record>,
+    prepared: &Prepared,
+    newest_ms: u64,
+) -> Record {
     let mut shapes: Vec<RecordEntry> = plan
         .shapes()
         .iter()
@@ -794,6 +811,7 @@ fn interrupted_record(plan: &Plan, previous: Option<&Record>, prepared: &Prepare
             .map(|record| record.withdrawn.clone())
             .unwrap_or_default(),
         failed_step: None,
+        newest_ms: Some(newest_ms),
     }
 }
 
@@ -807,13 +825,9 @@ fn previous_entry(entry: &RecordEntry) -> RecordEntry {
     carried
 }
 
-/// Written after the run: exactly what was done, and what may still be on the host.
-fn final_record(
-    plan: &Plan,
-    _previous: Option<&Record>,
-    prepared: &Prepared,
-    executed: &Executed,
-) -> Record {
+/// Written after the run: exactly what was done, what may still be on the host, and
+/// the run's mark (the one its interrupted record had).
+fn final_record(plan: &Plan, prepared: &Prepared, executed: &Executed, newest_ms: u64) -> Record {
     let mut shapes = Vec::new();
     for (index, shape) in plan.shapes().iter().enumerate() {
         match executed.statuses.get(index) {
@@ -869,5 +883,6 @@ fn final_record(
             Some((FailedAt::Step(step), _)) => Some(step.clone()),
             _ => None,
         },
+        newest_ms: Some(newest_ms),
     }
 }

@@ -39,6 +39,7 @@ fn a_concurrent_reader_sees_only_whole_versions() {
         artifacts: root.artifacts.clone(),
         dry_run: false,
         format: applier::OutputFormat::Json,
+        published_ms: None,
     };
     let first = applier::run(&config(&plan_paths[0]));
     assert!(first.succeeded());

@@ -12,7 +12,10 @@
 //! - with the generated permissions, node A reading B's queue or publishing B's status
 //!   is refused (ACCESS_REFUSED), and each user can still do its own job;
 //! - malformed messages are rejected without requeue, reported, and the listener goes
-//!   on.
+//!   on;
+//! - a plan that waited in the queue while a newer one was applied on the node (by
+//!   hand, or after the listener's ack of it was lost) is refused with E546 when it
+//!   arrives, not applied over the newer one.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader};
@@ -1018,6 +1021,219 @@ fn malformed_messages_are_rejected_reported_and_the_listener_goes_on() {
     );
     assert_eq!(reports.len(), 1);
     assert_eq!(reports[0].outcome, Outcome::AlreadyApplied, "{reports:#?}");
+    broker.wait_drained(&[names::node_queue("db1")], Duration::from_secs(10));
+}
+
+/// `mesh-apply PLAN` run on the node by hand (as `meshc deploy` runs it over SSH).
+fn apply_by_hand(binaries: &Binaries, directory: &Path, node_root: &Path, plan: &Plan) {
+    let plan_path = directory.join(format!(
+        "by-hand-{}.json",
+        plan.digest().trim_start_matches("sha256:")
+    ));
+    std::fs::write(&plan_path, plan.to_json_bytes()).expect("plan file");
+    let output = Command::new(&binaries.apply)
+        .arg(&plan_path)
+        .arg("--identity")
+        .arg(identity(plan.node()))
+        .arg("--root")
+        .arg(node_root)
+        .args(["--node", plan.node(), "--format", "json"])
+        .output()
+        .expect("mesh-apply runs");
+    succeeded(&output, "mesh-apply PLAN");
+}
+
+fn error_codes(report: &StatusReport) -> Vec<&str> {
+    report
+        .errors
+        .iter()
+        .map(|error| error.code.as_str())
+        .collect()
+}
+
+/// The listener was down; the operator published a plan (`meshc publish`), then
+/// applied a newer one on the node by hand. The queue holds the older plan, and a
+/// queue's order is all a listener had to go by: it applied the older plan over the
+/// newer one when it started, a silent rollback. Now the published plan carries when
+/// it was published, the node's record when it applied last, and the older plan is
+/// answered `failed` with E546 and acknowledged; the node keeps the newer plan, and a
+/// plan published after it is applied.
+#[test]
+fn a_plan_published_before_a_newer_one_applied_by_hand_is_refused_when_it_arrives() {
+    let binaries = binaries();
+    let broker = Broker::fresh("order");
+    let temporary = tempfile::tempdir().expect("temporary directory");
+    let (out, manifest) = build_homelab(&binaries, temporary.path());
+    let published = manifest["nodes"]["db1"]
+        .as_str()
+        .expect("digest")
+        .to_string();
+    broker.observer("test.status", names::ALL_STATUS_KEY);
+    let db1_root = root(temporary.path(), "db1");
+
+    // the listener is down: the plan waits in the node's queue
+    let output = Command::new(&binaries.meshc)
+        .arg("publish")
+        .arg("--out")
+        .arg(&out)
+        .args(["--amqp", &broker.url(), "--node", "db1"])
+        .output()
+        .expect("meshc publish runs");
+    succeeded(&output, "meshc publish");
+    // a newer plan applied on the node by hand, after the publish
+    let by_hand = small_plan("db1", "applied by hand\n");
+    apply_by_hand(&binaries, temporary.path(), &db1_root, &by_hand);
+    assert_eq!(applied_digest(&db1_root).as_deref(), Some(by_hand.digest()));
+
+    let process = listener(&binaries, &broker.url(), "db1", &identity("db1"), &db1_root);
+    let reports = collect(
+        &broker,
+        "test.status",
+        Duration::from_secs(60),
+        status,
+        |reports| !reports.is_empty(),
+    );
+    let [report] = reports.as_slice() else {
+        panic!("one report: {reports:#?}")
+    };
+    assert_eq!(report.outcome, Outcome::Failed, "{report:#?}");
+    assert_eq!(report.plan.as_deref(), Some(published.as_str()));
+    assert_eq!(error_codes(report), ["E546"], "{report:#?}");
+    assert!(
+        report.errors[0]
+            .message
+            .contains("before the plan this node applied last"),
+        "{report:#?}"
+    );
+    // the node keeps the plan applied by hand
+    assert_eq!(applied_digest(&db1_root).as_deref(), Some(by_hand.digest()));
+    assert_eq!(
+        std::fs::read_to_string(db1_root.join("srv/db1/version")).expect("file"),
+        "applied by hand\n"
+    );
+    // answered and acknowledged, not requeued
+    broker.wait_drained(&[names::node_queue("db1")], Duration::from_secs(10));
+    let printed = printed_reports(&process);
+    assert_eq!(printed.as_slice(), std::slice::from_ref(report));
+
+    // a plan published afterwards is applied
+    let later = small_plan("db1", "published later\n");
+    let mut client = broker.client();
+    client.publish(&plan_message(&later)).expect("published");
+    client.close();
+    let reports = collect(
+        &broker,
+        "test.status",
+        Duration::from_secs(60),
+        status,
+        |reports| !reports.is_empty(),
+    );
+    let [report] = reports.as_slice() else {
+        panic!("one report: {reports:#?}")
+    };
+    assert_eq!(report.outcome, Outcome::Applied, "{report:#?}");
+    assert_eq!(applied_digest(&db1_root).as_deref(), Some(later.digest()));
+    assert_eq!(
+        std::fs::read_to_string(db1_root.join("srv/db1/version")).expect("file"),
+        "published later\n"
+    );
+}
+
+/// Takes one message from `queue` without acknowledging it, gives it to `work`, then
+/// closes the connection without the ack: the broker puts the message back, with the
+/// properties it was published with, as when a listener's connection drops between
+/// its apply and its ack.
+fn take_without_ack(url: &str, queue: &str, work: impl FnOnce(&transport::Incoming)) {
+    use lapin::options::BasicGetOptions;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async {
+        let connection = lapin::Connection::connect(url, lapin::ConnectionProperties::default())
+            .await
+            .expect("connects");
+        let channel = connection.create_channel().await.expect("a channel");
+        let message = channel
+            .basic_get(queue.into(), BasicGetOptions { no_ack: false })
+            .await
+            .expect("basic.get")
+            .expect("a message in the queue");
+        let delivery = &message.delivery;
+        let incoming = transport::Incoming {
+            body: delivery.data.clone(),
+            routing_key: delivery.routing_key.to_string(),
+            message_id: delivery
+                .properties
+                .message_id()
+                .as_ref()
+                .map(ToString::to_string),
+            published_ms: transport::connection::published_ms(&delivery.properties),
+            ..transport::Incoming::default()
+        };
+        work(&incoming);
+        connection
+            .close(200, "the ack is lost".into())
+            .await
+            .expect("closed");
+    });
+}
+
+/// A listener applied a plan and its ack was lost with its connection; meanwhile the
+/// operator applied a newer plan by hand. The broker redelivers the first plan, with
+/// the stamp it was published with: it is refused (E546), not applied again over the
+/// newer one.
+#[test]
+fn a_plan_redelivered_after_a_lost_ack_does_not_undo_a_newer_apply() {
+    let binaries = binaries();
+    let broker = Broker::fresh("lost-ack");
+    let temporary = tempfile::tempdir().expect("temporary directory");
+    broker.observer("test.status", names::ALL_STATUS_KEY);
+    let mut client = broker.client();
+    client.declare_topology(&["db1"]).expect("topology");
+    let first = small_plan("db1", "first\n");
+    client.publish(&plan_message(&first)).expect("published");
+    client.close();
+    let db1_root = root(temporary.path(), "db1");
+
+    // the listener's apply of it, whose ack is lost
+    let config = applier::listen::ListenConfig {
+        node: "db1".to_string(),
+        identity_path: identity("db1"),
+        root: Some(db1_root.clone()),
+        artifacts: db1_root.join("var/lib/mesh/artifacts"),
+        url: broker.url(),
+        format: applier::OutputFormat::Json,
+        print: false,
+    };
+    take_without_ack(&broker.url(), &names::node_queue("db1"), |incoming| {
+        assert!(incoming.published_ms.is_some(), "{incoming:?}");
+        let (report, _) = applier::listen::handle(&config, incoming);
+        assert_eq!(report.outcome, Outcome::Applied, "{report:#?}");
+    });
+    assert_eq!(applied_digest(&db1_root).as_deref(), Some(first.digest()));
+    let by_hand = small_plan("db1", "applied by hand\n");
+    apply_by_hand(&binaries, temporary.path(), &db1_root, &by_hand);
+
+    let _process = listener(&binaries, &broker.url(), "db1", &identity("db1"), &db1_root);
+    let reports = collect(
+        &broker,
+        "test.status",
+        Duration::from_secs(60),
+        status,
+        |reports| !reports.is_empty(),
+    );
+    let [report] = reports.as_slice() else {
+        panic!("one report: {reports:#?}")
+    };
+    assert_eq!(report.outcome, Outcome::Failed, "{report:#?}");
+    assert_eq!(report.plan.as_deref(), Some(first.digest()));
+    assert_eq!(error_codes(report), ["E546"], "{report:#?}");
+    assert_eq!(applied_digest(&db1_root).as_deref(), Some(by_hand.digest()));
+    assert_eq!(
+        std::fs::read_to_string(db1_root.join("srv/db1/version")).expect("file"),
+        "applied by hand\n"
+    );
     broker.wait_drained(&[names::node_queue("db1")], Duration::from_secs(10));
 }
 

@@ -273,6 +273,7 @@ pub(crate) fn incoming_of(delivery: &lapin::message::Delivery) -> Incoming {
             .map(ToString::to_string),
         kind: delivery.properties.kind().as_ref().map(ToString::to_string),
         redelivered: delivery.redelivered,
+        published_ms: connection::published_ms(&delivery.properties),
     }
 }
 

@@ -14,11 +14,11 @@ use lapin::options::{
     QueueDeclareOptions,
 };
 use lapin::tcp::{AMQPUriTcpExt, AsyncTcpStream, TLSConfig};
-use lapin::types::FieldTable;
+use lapin::types::{AMQPValue, FieldTable};
 use lapin::uri::{AMQPScheme, AMQPUri};
 use lapin::{BasicProperties, Channel, Connection, ConnectionProperties, ExchangeKind};
 
-use crate::message::Outgoing;
+use crate::message::{Outgoing, PUBLISHED_MS_HEADER};
 use crate::names;
 
 /// What went wrong talking to the broker, in words for the operator.
@@ -393,13 +393,31 @@ async fn declare_bound_queue(
     Ok(())
 }
 
-/// The AMQP properties of an outgoing message: persistent, JSON, typed.
+/// The AMQP properties of an outgoing message: persistent, JSON, typed, and stamped
+/// with when it is published by this machine's clock (see [`properties_at`]).
 pub fn properties(outgoing: &Outgoing, app: &str) -> BasicProperties {
+    properties_at(outgoing, app, crate::message::now_ms())
+}
+
+/// The AMQP properties of `outgoing` published at `published_ms` (milliseconds since
+/// the Unix epoch): the standard `timestamp` property in seconds, and the header
+/// [`PUBLISHED_MS_HEADER`] in milliseconds, which is what a listener orders plans by
+/// (a redelivered message keeps both).
+pub fn properties_at(outgoing: &Outgoing, app: &str, published_ms: u64) -> BasicProperties {
+    let mut headers = FieldTable::default();
+    headers.insert(
+        PUBLISHED_MS_HEADER.into(),
+        // AMQP 0-9-1 as RabbitMQ speaks it has no unsigned 64-bit field: a signed one
+        // holds every time until the year 292,278,994
+        AMQPValue::LongLongInt(i64::try_from(published_ms).unwrap_or(i64::MAX)),
+    );
     let mut properties = BasicProperties::default()
         .with_delivery_mode(2)
         .with_content_type("application/json".into())
         .with_type(outgoing.kind.as_str().into())
-        .with_app_id(app.into());
+        .with_app_id(app.into())
+        .with_timestamp(published_ms / 1000)
+        .with_headers(headers);
     if let Some(message_id) = &outgoing.message_id {
         properties = properties.with_message_id(message_id.as_str().into());
     }
@@ -407,6 +425,24 @@ pub fn properties(outgoing: &Outgoing, app: &str) -> BasicProperties {
         properties = properties.with_correlation_id(correlation_id.as_str().into());
     }
     properties
+}
+
+/// When a received message was published: its [`PUBLISHED_MS_HEADER`], if it has one
+/// holding a time (any unsigned or non-negative integer field, as another client may
+/// encode it); `None` otherwise (an older publisher's message).
+pub fn published_ms(properties: &BasicProperties) -> Option<u64> {
+    let value = properties
+        .headers()
+        .as_ref()?
+        .inner()
+        .get(PUBLISHED_MS_HEADER)?;
+    match value {
+        AMQPValue::LongLongInt(number) => u64::try_from(*number).ok(),
+        AMQPValue::LongInt(number) => u64::try_from(*number).ok(),
+        AMQPValue::LongUInt(number) => Some(u64::from(*number)),
+        AMQPValue::Timestamp(number) => Some(*number),
+        _ => None,
+    }
 }
 
 /// Publishes to the `mesh` exchange (mandatory, so an unroutable message is an error
@@ -479,6 +515,41 @@ mod tests {
     use super::*;
     use std::io::Read;
     use std::time::Instant;
+
+    /// Every message is stamped with when it is published: the AMQP `timestamp` in
+    /// seconds and the header in milliseconds, which a receiver reads back; a message
+    /// without the header, or with one that holds no time, has no stamp.
+    #[test]
+    fn messages_carry_when_they_were_published() {
+        let plan = Outgoing::plan("db1", "sha256:ab", b"{}".to_vec());
+        let stamped = properties_at(&plan, "meshc publish", 1_700_000_000_123);
+        assert_eq!(*stamped.timestamp(), Some(1_700_000_000));
+        assert_eq!(published_ms(&stamped), Some(1_700_000_000_123));
+        assert_eq!(
+            stamped.message_id().as_ref().map(|id| id.as_str()),
+            Some("sha256:ab")
+        );
+
+        let before = crate::message::now_ms();
+        let now = published_ms(&properties(&plan, "meshc publish")).expect("stamped");
+        assert!(before <= now && now <= crate::message::now_ms(), "{now}");
+
+        assert_eq!(published_ms(&BasicProperties::default()), None);
+        for (value, expected) in [
+            (AMQPValue::LongLongInt(-1), None),
+            (AMQPValue::LongString("1700000000123".into()), None),
+            (AMQPValue::LongUInt(7), Some(7)),
+            (
+                AMQPValue::Timestamp(1_700_000_000_123),
+                Some(1_700_000_000_123),
+            ),
+        ] {
+            let mut headers = FieldTable::default();
+            headers.insert(PUBLISHED_MS_HEADER.into(), value.clone());
+            let properties = BasicProperties::default().with_headers(headers);
+            assert_eq!(published_ms(&properties), expected, "{value:?}");
+        }
+    }
 
     /// A peer that accepts connections and never says a word, as a port another
     /// program took over: what it read of each connection until that connection

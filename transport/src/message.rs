@@ -11,6 +11,11 @@ pub const STATUS_FORMAT: &str = "mesh-status/1";
 pub const BUILD_REQUEST_FORMAT: &str = "mesh-build-request/1";
 pub const BUILD_RESULT_FORMAT: &str = "mesh-build-result/1";
 
+/// The header every message is published with: when it was published, in
+/// milliseconds since the Unix epoch by the publisher's clock (the AMQP `timestamp`
+/// property says the same in seconds). A listener orders plans by it.
+pub const PUBLISHED_MS_HEADER: &str = "mesh-published-ms";
+
 /// A message as a consumer receives it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Incoming {
@@ -22,6 +27,9 @@ pub struct Incoming {
     pub kind: Option<String>,
     /// The broker delivered it before and it was not acknowledged.
     pub redelivered: bool,
+    /// When it was published ([`PUBLISHED_MS_HEADER`]), by the publisher's clock;
+    /// `None` for a message without the header (an older publisher's).
+    pub published_ms: Option<u64>,
 }
 
 /// A message to publish to the `mesh` exchange (always persistent, always confirmed).
@@ -295,13 +303,25 @@ pub fn utc_timestamp(seconds_since_epoch: u64) -> String {
     )
 }
 
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ` for a time given in milliseconds since the Unix epoch
+/// (UTC): two stamps of one second still read apart.
+pub fn utc_timestamp_ms(milliseconds_since_epoch: u64) -> String {
+    let seconds = utc_timestamp(milliseconds_since_epoch / 1000);
+    let second = seconds.trim_end_matches('Z');
+    format!("{second}.{:03}Z", milliseconds_since_epoch % 1000)
+}
+
 /// The current time as [`utc_timestamp`] writes it.
 pub fn now_utc() -> String {
-    let seconds = std::time::SystemTime::now()
+    utc_timestamp(now_ms() / 1000)
+}
+
+/// The current time in milliseconds since the Unix epoch (0 for a clock set before it).
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map(|elapsed| elapsed.as_secs())
-        .unwrap_or_default();
-    utc_timestamp(seconds)
+        .map(|elapsed| u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or_default()
 }
 
 /// Howard Hinnant's days-to-civil: (year, month, day) of a day count since 1970-01-01.
@@ -332,6 +352,11 @@ mod tests {
         assert_eq!(utc_timestamp(0), "1970-01-01T00:00:00Z");
         assert_eq!(utc_timestamp(951_782_400), "2000-02-29T00:00:00Z");
         assert_eq!(utc_timestamp(1_700_000_000), "2023-11-14T22:13:20Z");
+        assert_eq!(
+            utc_timestamp_ms(1_700_000_000_007),
+            "2023-11-14T22:13:20.007Z"
+        );
+        assert_eq!(utc_timestamp_ms(999), "1970-01-01T00:00:00.999Z");
     }
 
     #[test]
