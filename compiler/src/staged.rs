@@ -284,9 +284,14 @@ impl StagedBuild {
                     .ok_or_else(|| output_error(&nodes_path, std::io::ErrorKind::NotFound.into()))?
             }
         };
+        // from here on the plans are in place: a failure leaves the old manifest,
+        // never the staged one beside it
         let names = match self.listed_before(&nodes, &staged) {
             Some(names) => names,
-            None => nodes.names().map_err(|e| output_error(&nodes_path, e))?,
+            None => nodes.names().map_err(|e| {
+                drop_manifest();
+                output_error(&nodes_path, e)
+            })?,
         };
         // looked up by hash: once for each of the directory's names
         let planned: std::collections::HashSet<&str, rustc_hash::FxBuildHasher> =
@@ -298,9 +303,10 @@ impl StagedBuild {
                 && let Some(node) = file_name.strip_suffix(".json")
                 && !planned.contains(node)
             {
-                nodes
-                    .remove(file_name)
-                    .map_err(|e| output_error(&nodes_path.join(file_name), e))?;
+                nodes.remove(file_name).map_err(|e| {
+                    drop_manifest();
+                    output_error(&nodes_path.join(file_name), e)
+                })?;
             } else if let Some(file_name) = name.to_str()
                 && Beneath::is_temporary_name(file_name)
             {

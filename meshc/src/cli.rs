@@ -172,11 +172,6 @@ impl LimitsArgs {
     }
 }
 
-/// The build output of a repository when none is named: `REPO/build`, refused
-/// (E409) when it is a symbolic link. Whoever commits to the repository chooses
-/// what `build` is, and a link there would have `meshc build` write plans (and
-/// remove stale ones) wherever it points, and `meshc diff` read its old plans from
-/// there. A link the operator names with `--out` is followed.
 /// The user's state directory: `$XDG_STATE_HOME`, else `~/.local/state`. A
 /// relative value is ignored, as the XDG specification says (it would put state in
 /// the working directory, which may be a repository); None when neither is set.
@@ -192,6 +187,11 @@ pub fn state_directory() -> Option<PathBuf> {
         })
 }
 
+/// The build output of a repository when none is named: `REPO/build`, refused
+/// (E409) when it is a symbolic link. Whoever commits to the repository chooses
+/// what `build` is, and a link there would have `meshc build` write plans (and
+/// remove stale ones) wherever it points, and `meshc diff` read its old plans from
+/// there. A link the operator names with `--out` is followed.
 pub fn default_output(
     repository: &Path,
     color: ColorWhen,

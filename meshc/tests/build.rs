@@ -229,6 +229,40 @@ fn removed_node_loses_its_stale_plan() {
     assert_eq!(nodes, ["app1", "db1", "gateway", "mq1"]);
 }
 
+/// A stale plan that cannot be removed (here a directory named like one) fails the
+/// build after its plans are in place: the manifest staged for it is removed, not
+/// left beside the old one for no build to remove.
+#[test]
+fn a_stale_plan_that_cannot_be_removed_leaves_no_staged_manifest() {
+    let (temporary, repository) = support::homelab_copy();
+    let out = temporary.path().join("out");
+    assert_built(&support::build(&repository, &out));
+    std::fs::create_dir_all(out.join("nodes/ghost.json/inside")).expect("a directory");
+    let inventory = repository.join("mesh.nix");
+    let text = std::fs::read_to_string(&inventory).expect("mesh.nix");
+    std::fs::write(
+        &inventory,
+        text.replacen("title = \"app2\"", "title = \"two\"", 1),
+    )
+    .expect("write mesh.nix");
+    let output = support::build(&repository, &out);
+    assert!(!output.status.success(), "the build failed");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("ghost.json"), "{stderr}");
+    let left: Vec<String> = std::fs::read_dir(&out)
+        .expect("the output")
+        .map(|entry| {
+            entry
+                .expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .filter(|name| name.ends_with(".new"))
+        .collect();
+    assert!(left.is_empty(), "staged files left: {left:?}");
+}
+
 #[test]
 fn stale_removal_through_symlinked_nodes_refused() {
     let (temporary, repository) = support::homelab_copy();
