@@ -244,6 +244,12 @@ impl Compiler<'_> {
         let Some((last, prefix)) = path.split_last() else {
             return;
         };
+        // a value merged into a `rec` set (`a = rec { true = 1; }; a.b = { ... };`)
+        // is in that set's scope, which is not pushed yet: it is off the spine, so
+        // that it is never taken for plain data where a name of the set binds
+        // `true`, `false` or `null`
+        let spine = self.spine;
+        let mut recursive = set.recursive;
         let mut current = set;
         for name in prefix {
             match name {
@@ -258,7 +264,10 @@ impl Compiler<'_> {
                     });
                     self.nest_literal(entry);
                     match entry {
-                        Entry::Nested { set, .. } => current = set.as_mut(),
+                        Entry::Nested { set, .. } => {
+                            current = set.as_mut();
+                            recursive |= current.recursive;
+                        }
                         other => {
                             let first = other.span();
                             self.duplicate(name, first, *name_span);
@@ -287,6 +296,22 @@ impl Compiler<'_> {
                 }
             }
         }
+        if recursive {
+            self.spine = false;
+        }
+        self.add_last(current, last, value, span, in_let);
+        self.spine = spine;
+    }
+
+    /// The last name of an assignment's path, bound in `current` to `value`.
+    fn add_last<'e>(
+        &mut self,
+        current: &mut SetBuilder<'e>,
+        last: &'e AttrName,
+        value: &'e Expr,
+        span: Span,
+        in_let: bool,
+    ) {
         match last {
             AttrName::Static {
                 name,
@@ -331,7 +356,14 @@ impl Compiler<'_> {
                                 if let Entry::Nested { set: nested, .. } = existing {
                                     // later Nix merges dynamic attributes too; 2.8 dropped them
                                     let mut incoming = SetBuilder::new(false);
-                                    self.add_bindings(&mut incoming, bindings, false);
+                                    // merged into a `rec` set: in its scope, off the spine
+                                    if nested.recursive {
+                                        self.off_spine(|compiler| {
+                                            compiler.add_bindings(&mut incoming, bindings, false)
+                                        });
+                                    } else {
+                                        self.add_bindings(&mut incoming, bindings, false);
+                                    }
                                     self.merge_sets(nested, incoming);
                                 }
                             }
