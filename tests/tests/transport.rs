@@ -1043,6 +1043,22 @@ fn apply_by_hand(binaries: &Binaries, directory: &Path, node_root: &Path, plan: 
     succeeded(&output, "mesh-apply PLAN");
 }
 
+/// The one status report the listener publishes next (on `test.status`, within a
+/// minute).
+fn the_one_report(broker: &Broker) -> StatusReport {
+    let reports = collect(
+        broker,
+        "test.status",
+        Duration::from_secs(60),
+        status,
+        |reports| !reports.is_empty(),
+    );
+    let [report] = reports.as_slice() else {
+        panic!("one report: {reports:#?}")
+    };
+    report.clone()
+}
+
 fn error_codes(report: &StatusReport) -> Vec<&str> {
     report
         .errors
@@ -1086,19 +1102,10 @@ fn a_plan_published_before_a_newer_one_applied_by_hand_is_refused_when_it_arrive
     assert_eq!(applied_digest(&db1_root).as_deref(), Some(by_hand.digest()));
 
     let process = listener(&binaries, &broker.url(), "db1", &identity("db1"), &db1_root);
-    let reports = collect(
-        &broker,
-        "test.status",
-        Duration::from_secs(60),
-        status,
-        |reports| !reports.is_empty(),
-    );
-    let [report] = reports.as_slice() else {
-        panic!("one report: {reports:#?}")
-    };
+    let report = the_one_report(&broker);
     assert_eq!(report.outcome, Outcome::Failed, "{report:#?}");
     assert_eq!(report.plan.as_deref(), Some(published.as_str()));
-    assert_eq!(error_codes(report), ["E546"], "{report:#?}");
+    assert_eq!(error_codes(&report), ["E546"], "{report:#?}");
     assert!(
         report.errors[0]
             .message
@@ -1114,7 +1121,7 @@ fn a_plan_published_before_a_newer_one_applied_by_hand_is_refused_when_it_arrive
     // answered and acknowledged, not requeued
     broker.wait_drained(&[names::node_queue("db1")], Duration::from_secs(10));
     let printed = printed_reports(&process);
-    assert_eq!(printed.as_slice(), std::slice::from_ref(report));
+    assert_eq!(printed.as_slice(), std::slice::from_ref(&report));
 
     // a plan published afterwards is applied
     let later = small_plan("db1", "published later\n");
@@ -1216,19 +1223,10 @@ fn a_plan_redelivered_after_a_lost_ack_does_not_undo_a_newer_apply() {
     apply_by_hand(&binaries, temporary.path(), &db1_root, &by_hand);
 
     let _process = listener(&binaries, &broker.url(), "db1", &identity("db1"), &db1_root);
-    let reports = collect(
-        &broker,
-        "test.status",
-        Duration::from_secs(60),
-        status,
-        |reports| !reports.is_empty(),
-    );
-    let [report] = reports.as_slice() else {
-        panic!("one report: {reports:#?}")
-    };
+    let report = the_one_report(&broker);
     assert_eq!(report.outcome, Outcome::Failed, "{report:#?}");
     assert_eq!(report.plan.as_deref(), Some(first.digest()));
-    assert_eq!(error_codes(report), ["E546"], "{report:#?}");
+    assert_eq!(error_codes(&report), ["E546"], "{report:#?}");
     assert_eq!(applied_digest(&db1_root).as_deref(), Some(by_hand.digest()));
     assert_eq!(
         std::fs::read_to_string(db1_root.join("srv/db1/version")).expect("file"),

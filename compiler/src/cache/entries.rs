@@ -270,31 +270,12 @@ where
 }
 
 /// The bindings of a set written out (without `rec`), each by its one static name,
-/// each name once (None: it is not such a set).
+/// each name once (None: it is not such a set, or it inherits).
 pub(super) fn fields(expr: &lang::syntax::Expr) -> Option<Vec<(&[u8], Span, &lang::syntax::Expr)>> {
-    use lang::syntax::{AttrName, Binding, ExprKind};
-    let ExprKind::Attrs {
-        recursive: false,
-        bindings,
-    } = &expr.kind
-    else {
-        return None;
-    };
-    let mut fields = Vec::with_capacity(bindings.len());
-    for binding in bindings {
-        let Binding::Assign { path, value, span } = binding else {
-            return None;
-        };
-        let [AttrName::Static { name, .. }] = path.as_slice() else {
-            return None;
-        };
-        fields.push((name.as_slice(), *span, value));
-    }
-    fields.sort_by(|a, b| a.0.cmp(b.0));
-    fields
-        .windows(2)
-        .all(|pair| pair[0].0 != pair[1].0)
-        .then_some(fields)
+    super::reach::top_fields(expr)?
+        .into_iter()
+        .map(|(name, span, value)| Some((name, span, value?)))
+        .collect()
 }
 
 /// Whether `expr` is plain data: its value is a function of its text alone. Numbers,

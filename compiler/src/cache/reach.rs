@@ -601,11 +601,12 @@ pub(super) fn digests(
     })
 }
 
-/// The fields of the inventory's set: each with its one static name, where its
-/// binding is, and its value (None for an `inherit x;`, which names `x` of the
-/// scope around). None: not a set written out, or a name bound twice.
+/// The fields of a set written out (without `rec`): each with its one static
+/// name, where its binding is, and its value (None for an `inherit x;`, which
+/// names `x` of the scope around), in name order. None: not such a set, or a name
+/// bound twice.
 #[allow(clippy::type_complexity)]
-fn top_fields(expr: &Expr) -> Option<Vec<(&[u8], Span, Option<&Expr>)>> {
+pub(super) fn top_fields(expr: &Expr) -> Option<Vec<(&[u8], Span, Option<&Expr>)>> {
     let ExprKind::Attrs {
         recursive: false,
         bindings,
