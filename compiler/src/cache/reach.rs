@@ -157,9 +157,49 @@ struct Reached<'t> {
     imports: Vec<Vec<u8>>,
 }
 
+/// Names bound inside a walk so far: a stack (to leave a scope) counted by name
+/// (a lookup costs the same however many are bound).
+#[derive(Default)]
+struct Bound<'t> {
+    stack: Vec<&'t [u8]>,
+    counts: rustc_hash::FxHashMap<&'t [u8], u32>,
+}
+
+impl<'t> Bound<'t> {
+    fn len(&self) -> usize {
+        self.stack.len()
+    }
+
+    fn push(&mut self, name: &'t [u8]) {
+        self.stack.push(name);
+        *self.counts.entry(name).or_default() += 1;
+    }
+
+    fn extend(&mut self, names: impl IntoIterator<Item = &'t [u8]>) {
+        for name in names {
+            self.push(name);
+        }
+    }
+
+    fn contains(&self, name: &[u8]) -> bool {
+        self.counts.get(name).is_some_and(|count| *count > 0)
+    }
+
+    /// Leaves the scopes entered since the stack was `mark` long.
+    fn truncate(&mut self, mark: usize) {
+        while self.stack.len() > mark {
+            if let Some(name) = self.stack.pop()
+                && let Some(count) = self.counts.get_mut(name)
+            {
+                *count -= 1;
+            }
+        }
+    }
+}
+
 /// The walk of one expression: the names bound inside it so far.
 struct Walk<'t> {
-    bound: Vec<&'t [u8]>,
+    bound: Bound<'t>,
     level: usize,
     reached: Reached<'t>,
 }
@@ -167,14 +207,14 @@ struct Walk<'t> {
 impl<'t> Walk<'t> {
     fn new(level: usize) -> Walk<'t> {
         Walk {
-            bound: Vec::new(),
+            bound: Bound::default(),
             level,
             reached: Reached::default(),
         }
     }
 
     fn name(&mut self, name: &'t [u8]) {
-        if !self.bound.contains(&name) {
+        if !self.bound.contains(name) {
             self.reached.names.push((name, self.level));
         }
     }
@@ -229,6 +269,9 @@ impl<'t> Walk<'t> {
         recursive: bool,
         depth: usize,
     ) -> Option<usize> {
+        if merges_a_rec(bindings) {
+            return None;
+        }
         let mark = self.bound.len();
         for binding in bindings {
             if let Binding::Inherit {
@@ -285,7 +328,7 @@ impl<'t> Walk<'t> {
                 let mut rest: &[AttrName] = path;
                 match (&from.kind, path.first()) {
                     (ExprKind::Variable(name), Some(first))
-                        if name == "builtins" && !self.bound.contains(&b"builtins".as_slice()) =>
+                        if name == "builtins" && !self.bound.contains(b"builtins") =>
                     {
                         let AttrName::Static { name, .. } = first else {
                             return None;
@@ -375,7 +418,7 @@ impl<'t> Walk<'t> {
                 match (&function.kind, arguments.first()) {
                     // `import ./file.nix`: the file is followed where it is named
                     (ExprKind::Variable(name), Some(first))
-                        if name == "import" && !self.bound.contains(&b"import".as_slice()) =>
+                        if name == "import" && !self.bound.contains(b"import") =>
                     {
                         let ExprKind::Path(parts) = &first.kind else {
                             return None;
@@ -429,12 +472,54 @@ impl<'t> Walk<'t> {
     }
 }
 
+/// Whether `bindings` bind one name twice where one of them is a `rec` set
+/// literal: merged (`s = { x = 1; }; s = rec { y = x; };`, or `s.x = 1;` first),
+/// Nix drops the `rec`, and the literal's names no longer bind in its values;
+/// merged into (`s = rec { ... }; s.b = ...;`), its names bind in values written
+/// outside it. Neither is followed.
+fn merges_a_rec<'b>(bindings: &'b [Binding]) -> bool {
+    let mut first_names: rustc_hash::FxHashMap<&'b [u8], (u32, bool)> = Default::default();
+    let mut count = |name: &'b [u8], rec: bool| {
+        let seen = first_names.entry(name).or_default();
+        seen.0 += 1;
+        seen.1 |= rec;
+    };
+    for binding in bindings {
+        match binding {
+            Binding::Assign { path, value, .. } => {
+                if let Some(AttrName::Static { name, .. }) = path.first() {
+                    let rec = path.len() == 1
+                        && matches!(
+                            value.kind,
+                            ExprKind::Attrs {
+                                recursive: true,
+                                ..
+                            }
+                        );
+                    count(name, rec);
+                }
+            }
+            Binding::Inherit { names, .. } => {
+                for name in names {
+                    if let AttrName::Static { name, .. } = name {
+                        count(name, false);
+                    }
+                }
+            }
+        }
+    }
+    first_names.values().any(|(count, rec)| *count > 1 && *rec)
+}
+
 /// What `expr` reaches, its names resolved at `level` (None: it reaches what
-/// cannot be followed).
+/// cannot be followed), each name once.
 fn reached(expr: &Expr, level: usize) -> Option<Reached<'_>> {
     let mut walk = Walk::new(level);
     walk.expr(expr, 0)?;
-    Some(walk.reached)
+    let mut reached = walk.reached;
+    reached.names.sort_unstable();
+    reached.names.dedup();
+    Some(reached)
 }
 
 /// One binding of a `let` of the inventory: where it is, and what it reaches
@@ -462,6 +547,7 @@ impl<'t> Scopes<'t> {
             // a binding of this `let` sees it and every one around it; an
             // `inherit x;` names the scope around
             let level = scopes.bindings.len();
+            let merged_rec = merges_a_rec(bindings);
             let mut made = Vec::with_capacity(bindings.len());
             let mut names: rustc_hash::FxHashMap<&[u8], Vec<usize>> = Default::default();
             for (index, binding) in bindings.iter().enumerate() {
@@ -497,6 +583,12 @@ impl<'t> Scopes<'t> {
                         (*span, reached)
                     }
                 };
+                // each name once; none of a `let` that merges a `rec` set
+                let reached = reached.filter(|_| !merged_rec).map(|mut reached| {
+                    reached.names.sort_unstable();
+                    reached.names.dedup();
+                    reached
+                });
                 made.push(LetBinding { span, reached });
             }
             scopes.bindings.push(made);
@@ -1192,6 +1284,32 @@ mod tests {
         let poisoned =
             "let p = [ q ]; q = [ p (builtins.readFile ./f) ]; in { nodes = { a = { x = p; }; }; }";
         assert_eq!(node(&reach(poisoned, &[("f", "1")]).unwrap(), "a"), None);
+    }
+
+    /// A `rec` set merged with another binding of its name loses its `rec` in Nix
+    /// (or, merged into, binds in values written outside it): its names cannot be
+    /// told from the text, and neither an entry nor a binding that holds such a
+    /// merge is followed.
+    #[test]
+    fn a_rec_set_merged_with_another_binding_is_not_followed() {
+        for text in [
+            "let x2 = 1; in { nodes = { a = { t = { s = { x = 1; }; s = rec { x2 = 2; y = x2; }; }; }; }; }",
+            "let x2 = 1; in { nodes = { a = { t = { s.x = 1; s = rec { x2 = 2; y = x2; }; }; }; }; }",
+            "let x2 = 1; s = { x = 1; }; s = rec { x2 = 2; y = x2; }; in { nodes = { a = { t = s; }; }; }",
+            "let x2 = 1; s.x = 1; s = rec { x2 = 2; y = x2; }; in { nodes = { a = { t = s; }; }; }",
+            "let v = 1; in { nodes = { a = { s = rec { v = 2; }; s.b = { x = v; }; }; }; }",
+        ] {
+            let reach = reach(text, &[]).expect(text);
+            assert_eq!(node(&reach, "a"), None, "{text}");
+        }
+        // a `rec` set bound once is followed, its names bound in its values
+        let once = "let x2 = 1; in { nodes = { a = { s = rec { x2 = 2; y = x2; }; }; }; }";
+        let (one, two) = (
+            reach(once, &[]).unwrap(),
+            reach(&once.replace("x2 = 1", "x2 = 5"), &[]).unwrap(),
+        );
+        assert!(node(&one, "a").is_some());
+        assert_eq!(node(&one, "a"), node(&two, "a"));
     }
 
     /// A file imported in a branch evaluation may never take is read only when it
