@@ -7,7 +7,9 @@
 //! it imports by a path written out (each a function of its own text). Such an
 //! entry is digested so, unevaluated. One that reaches anything else (a builtin
 //! that reads a file or traces, `import` of a computed path, a name a `with`
-//! could give) is not digested here (None): the caller evaluates it.
+//! could give, a `rec` set merged with another binding, whose names Nix binds
+//! otherwise than it reads) is not digested here (None): the caller evaluates it.
+//! Each binding reached is digested once, with what it reaches ([`Merkle`]).
 //!
 //! Invariant: a digest made here changes whenever the entry's value or the
 //! position of anything in it could; an entry is never given one otherwise.
