@@ -39,6 +39,10 @@ const STARTUP_LOW: &[&str] = &[
     "path",
     "prefix",
     "builtins",
+    // Nix's base environment binds these right after `builtins` (primops.cc)
+    "true",
+    "false",
+    "null",
     "currentTime",
     "currentSystem",
     "nixVersion",
