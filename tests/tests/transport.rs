@@ -1128,16 +1128,7 @@ fn a_plan_published_before_a_newer_one_applied_by_hand_is_refused_when_it_arrive
     let mut client = broker.client();
     client.publish(&plan_message(&later)).expect("published");
     client.close();
-    let reports = collect(
-        &broker,
-        "test.status",
-        Duration::from_secs(60),
-        status,
-        |reports| !reports.is_empty(),
-    );
-    let [report] = reports.as_slice() else {
-        panic!("one report: {reports:#?}")
-    };
+    let report = the_one_report(&broker);
     assert_eq!(report.outcome, Outcome::Applied, "{report:#?}");
     assert_eq!(applied_digest(&db1_root).as_deref(), Some(later.digest()));
     assert_eq!(
@@ -1166,18 +1157,7 @@ fn take_without_ack(url: &str, queue: &str, work: impl FnOnce(&transport::Incomi
             .await
             .expect("basic.get")
             .expect("a message in the queue");
-        let delivery = &message.delivery;
-        let incoming = transport::Incoming {
-            body: delivery.data.clone(),
-            routing_key: delivery.routing_key.to_string(),
-            message_id: delivery
-                .properties
-                .message_id()
-                .as_ref()
-                .map(ToString::to_string),
-            published_ms: transport::connection::published_ms(&delivery.properties),
-            ..transport::Incoming::default()
-        };
+        let incoming = transport::client::incoming_of(&message.delivery);
         work(&incoming);
         connection
             .close(200, "the ack is lost".into())

@@ -257,7 +257,7 @@ impl Client {
 }
 
 /// The parts of a delivery the handlers see.
-pub(crate) fn incoming_of(delivery: &lapin::message::Delivery) -> Incoming {
+pub fn incoming_of(delivery: &lapin::message::Delivery) -> Incoming {
     Incoming {
         body: delivery.data.clone(),
         routing_key: delivery.routing_key.to_string(),

@@ -146,6 +146,23 @@ pub fn digest_inventory(
     digests
 }
 
+/// A tag and a length-prefixed payload added to `bytes`, so that no two sequences
+/// feed a digest the same bytes.
+pub(super) fn part(bytes: &mut Vec<u8>, tag: &[u8], payload: &[u8]) {
+    bytes.extend_from_slice(tag);
+    bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(payload);
+}
+
+/// The inventory's path as digests name it: relative to the repository.
+pub(super) fn shown(root: &Path, inventory: &Path) -> String {
+    inventory
+        .strip_prefix(root)
+        .unwrap_or(inventory)
+        .display()
+        .to_string()
+}
+
 /// An evaluator for the inventory with the session's limits and cancel flag, whose
 /// trees are kept in `parses`.
 pub(super) fn inventory_machine(
@@ -182,11 +199,7 @@ fn literal_digests(root: &Path, machine: &mut Machine, inventory: &Path) -> Opti
     let (file, expr) = machine.parse_file(inventory).ok()?;
     crate::phases::mark("inventory parsed");
     let source = machine.sources.get(file)?.clone();
-    let name = inventory
-        .strip_prefix(root)
-        .unwrap_or(inventory)
-        .display()
-        .to_string();
+    let name = shown(root, inventory);
     // what is digested of a binding: where it starts, then its text
     let located = |span: Span, prefix: &mut String| -> Option<&[u8]> {
         use std::fmt::Write;
@@ -337,10 +350,7 @@ impl<'a> Digester<'a> {
 
     /// A tag and a length-prefixed payload, so that no two values feed the same bytes.
     fn bytes(&mut self, tag: &[u8], payload: &[u8]) {
-        self.bytes.extend_from_slice(tag);
-        self.bytes
-            .extend_from_slice(&(payload.len() as u64).to_le_bytes());
-        self.bytes.extend_from_slice(payload);
+        part(&mut self.bytes, tag, payload);
     }
 
     fn position(&mut self, machine: &Machine, span: Option<Span>) {

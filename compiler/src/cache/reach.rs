@@ -15,7 +15,9 @@
 //! position of anything in it could; an entry is never given one otherwise.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use super::entries::part;
 
 use lang::syntax::{AttrName, BinaryOp, Binding, Expr, ExprKind, Param, StringPart, UnaryOp};
 use lang::{FileKind, Machine, SourceFile, Span};
@@ -480,6 +482,25 @@ impl<'t> Walk<'t> {
 /// merged into (`s = rec { ... }; s.b = ...;`), its names bind in values written
 /// outside it. Neither is followed.
 fn merges_a_rec<'b>(bindings: &'b [Binding]) -> bool {
+    let holds_a_rec = bindings.iter().any(|binding| {
+        matches!(
+            binding,
+            Binding::Assign {
+                value: Expr {
+                    kind: ExprKind::Attrs {
+                        recursive: true,
+                        ..
+                    },
+                    ..
+                },
+                ..
+            }
+        )
+    });
+    // most sets hold none: nothing is counted for them
+    if !holds_a_rec {
+        return false;
+    }
     let mut first_names: rustc_hash::FxHashMap<&'b [u8], (u32, bool)> = Default::default();
     let mut count = |name: &'b [u8], rec: bool| {
         let seen = first_names.entry(name).or_default();
@@ -633,7 +654,7 @@ pub(super) fn digests(
     let (scopes, body) = Scopes::peel(&expr)?;
     let level = scopes.bindings.len();
     let fields = top_fields(body)?;
-    let name = shown(root, inventory);
+    let name = super::entries::shown(root, inventory);
     let mut reach = Merkle {
         scopes: &scopes,
         source: &source,
@@ -1063,25 +1084,6 @@ impl Files<'_> {
             .insert(path.clone(), Some(plan::sha256_digest(&bytes)));
         Some(path)
     }
-}
-
-/// A tag and a length-prefixed payload, so that no two sequences feed the same
-/// bytes.
-fn part(bytes: &mut Vec<u8>, tag: &[u8], payload: &[u8]) {
-    bytes.extend_from_slice(tag);
-    bytes.push(0);
-    bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    bytes.extend_from_slice(payload);
-}
-
-/// The inventory's path as digests name it: relative to the repository.
-fn shown(root: &Path, inventory: &Path) -> String {
-    inventory
-        .strip_prefix(root)
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| inventory.to_path_buf())
-        .display()
-        .to_string()
 }
 
 #[cfg(test)]
