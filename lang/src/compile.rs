@@ -84,9 +84,12 @@ pub fn compile_file(
     compiler.finish(ir)
 }
 
+/// Cloned cheaply: a value lowered later keeps the scopes it was written in (see
+/// `deferred`).
+#[derive(Clone)]
 enum Scope {
     /// Names bound by a `let`, a `rec` set or a function, with their slots.
-    Frame(scope::Frame),
+    Frame(Rc<scope::Frame>),
     With,
 }
 
@@ -108,6 +111,9 @@ struct Compiler<'a> {
     plain: bool,
     /// The file's text, when `root` is a skimmed tree.
     skimmed_text: Option<std::sync::Arc<[u8]>>,
+    /// The scopes last kept for a deferred value, shared by the next one deferred
+    /// in the same scopes (an inventory's entries).
+    kept_scopes: Option<Rc<[Scope]>>,
 }
 
 fn node(kind: IrKind, span: Span) -> Rc<Ir> {
@@ -137,6 +143,7 @@ impl<'a> Compiler<'a> {
             spine: false,
             plain: false,
             skimmed_text: None,
+            kept_scopes: None,
         }
     }
 

@@ -1,14 +1,16 @@
-//! Plain data lowered when it is first evaluated, not when its file is compiled.
-//! A file whose top is a set or list literal (an inventory, a file of data), or a
-//! `let` around one, holds its values on a *spine* of nested set and list
-//! literals (and `let` bodies; never a `let`'s bindings). A value on the spine
-//! that is plain data (numbers, strings without interpolation, `true`, `false` and
-//! `null` where they are the builtins, and set and list literals of plain data
-//! whose names cannot collide) needs no scope and cannot fail to compile, so it is
-//! kept as its syntax tree and lowered on first use: a 10,000-entry inventory whose
-//! build reads one entry lowers one entry. Invariant: a deferred value evaluates to
-//! exactly what lowering it with the file would have given (the same code lowers
-//! it, with the same symbols); only the time of lowering moves.
+//! Values lowered when first evaluated, not when their file is compiled. A file
+//! whose top is a set or list literal (an inventory, a file of data), or a `let`
+//! around one, holds its values on a *spine* of nested set and list literals (and
+//! `let` bodies; never a `let`'s bindings). A value on the spine that cannot fail
+//! to compile where it is written is kept as its syntax tree and lowered on first
+//! use: a 10,000-entry inventory whose build reads one entry lowers one entry. Such
+//! a value is plain data (numbers, strings, set and list literals whose names
+//! cannot collide) or code over it that names only what is in scope: variables
+//! bound there or builtins, selections by static names, calls, operators,
+//! interpolation, `if` (an inventory's `modules = base ++ [ ... ]`). It keeps the
+//! scopes it is written in. Invariant: a deferred value lowers to exactly the code
+//! lowering it with the file would have given (the same code lowers it, in the same
+//! scopes, with the same symbols), with no error; only the time of lowering moves.
 
 use std::cell::OnceCell;
 use std::sync::Arc;
@@ -24,20 +26,31 @@ use crate::skim::SMALLEST;
 /// it never walks without bound).
 const DEEPEST: usize = 64;
 
-/// A value kept as its syntax tree: the file's tree, in which it is the set or list
-/// literal at `at`, and its code once lowered. `set`: a set literal bound by a
-/// name, lowered as such a binding is (a set under the name's span).
+/// A value kept as its syntax tree: the file's tree, in which it is the value at
+/// `at`, and its code once lowered. `set`: a set literal bound by a name, lowered
+/// as such a binding is (a set under the name's span).
 pub struct DeferredIr {
     root: Arc<Expr>,
     /// The file's text when `root` is skimmed: a hollow set is parsed from it.
     text: Option<Arc<[u8]>>,
     at: Span,
     set: bool,
+    /// The scopes the value is written in (none at a file's top).
+    scopes: Option<Rc<[Scope]>>,
     lowered: OnceCell<Rc<Ir>>,
 }
 
-/// Spans of bindings' values and their names, as [`Compiled::binding_names`].
+/// Spans and names, as [`Compiled::binding_names`] and
+/// [`Compiled::reference_names`].
 pub type BindingNames = Vec<(Span, crate::name::Name)>;
+
+/// What lowering a deferred value found: its code, and the names of its bindings
+/// and of the variables it names, as compiling the file would have returned them.
+pub struct Lowered<'d> {
+    pub ir: &'d Rc<Ir>,
+    pub binding_names: BindingNames,
+    pub reference_names: BindingNames,
+}
 
 /// Whether the children of `expr` stay on the spine: it is a set (not `rec`) or
 /// list literal.
@@ -68,15 +81,14 @@ impl DeferredIr {
 
     /// Lowers the value at `span` (the deferred node's span) with `globals` and
     /// `symbols`, the ones its file was compiled with; None if the tree has no such
-    /// value (never: the span was taken from it). Its own plain values on the spine
-    /// are deferred again. Binding names are returned as compiling the file would
-    /// have returned them.
+    /// value or it does not lower without error (never: the span was taken from
+    /// it, and it was checked). Its own values on the spine are deferred again.
     pub fn lower(
         &self,
         span: Span,
         globals: &dyn GlobalScope,
         symbols: &SymbolOrder,
-    ) -> Option<(&Rc<Ir>, BindingNames)> {
+    ) -> Option<Lowered<'_>> {
         let found = find(&self.root, self.at)?;
         // a hollow set of a skimmed tree is parsed now, and what it holds is deferred
         // in its own tree
@@ -100,13 +112,20 @@ impl DeferredIr {
         compiler.root = Some(root.clone());
         compiler.skimmed_text = text;
         compiler.spine = true;
-        // what a plain value holds is plain
+        // what a deferred value holds was checked with it
         compiler.plain = true;
+        if let Some(scopes) = &self.scopes {
+            compiler.scopes = scopes.to_vec();
+        }
         let ir = compiler.lower_value(expr, span, self.set);
         if !compiler.errors.is_empty() {
             return None;
         }
-        Some((self.lowered.get_or_init(|| ir), compiler.binding_names))
+        Some(Lowered {
+            ir: self.lowered.get_or_init(|| ir),
+            binding_names: compiler.binding_names,
+            reference_names: compiler.reference_names,
+        })
     }
 }
 
@@ -151,7 +170,8 @@ fn binding_span(binding: &Binding) -> Span {
 
 impl Compiler<'_> {
     /// Lowers `expr`, a binding's value or a list's item: deferred when its set or
-    /// list is on the spine and it is plain data of some size.
+    /// list is on the spine and it is a value of some size that cannot fail to
+    /// compile here.
     pub(super) fn value(&mut self, expr: &Expr) -> Rc<Ir> {
         if self.deferrable(expr) {
             return self.deferred(expr, expr.span, false);
@@ -163,9 +183,8 @@ impl Compiler<'_> {
     pub(super) fn deferrable(&self, expr: &Expr) -> bool {
         self.spine
             && self.root.is_some()
-            && on_spine(expr)
             && expr.span.end.saturating_sub(expr.span.start) >= SMALLEST
-            && (self.plain || self.is_plain(expr, 0))
+            && (self.plain || self.closed(expr, 0))
     }
 
     /// The node of `expr` deferred, under `span` (see [`DeferredIr`] for `set`);
@@ -180,9 +199,34 @@ impl Compiler<'_> {
             text: self.skimmed_text.clone(),
             at: expr.span,
             set,
+            scopes: self.kept_scopes(),
             lowered: OnceCell::new(),
         };
         node(IrKind::Deferred(Rc::new(deferred)), span)
+    }
+
+    /// The scopes, kept for a value lowered later: shared with the last value kept
+    /// while they are the same scopes (an inventory's entries share one copy).
+    fn kept_scopes(&mut self) -> Option<Rc<[Scope]>> {
+        if self.scopes.is_empty() {
+            return None;
+        }
+        let same = |kept: &[Scope]| {
+            kept.len() == self.scopes.len()
+                && kept.iter().zip(&self.scopes).all(|pair| match pair {
+                    (Scope::Frame(kept), Scope::Frame(now)) => Rc::ptr_eq(kept, now),
+                    (Scope::With, Scope::With) => true,
+                    _ => false,
+                })
+        };
+        match &self.kept_scopes {
+            Some(kept) if same(kept) => Some(kept.clone()),
+            _ => {
+                let kept: Rc<[Scope]> = self.scopes.iter().cloned().collect();
+                self.kept_scopes = Some(kept.clone());
+                Some(kept)
+            }
+        }
     }
 
     /// Lowers a value as it is lowered where it is written: a set literal bound by
@@ -194,39 +238,66 @@ impl Compiler<'_> {
                 self.add_bindings(&mut builder, bindings, false);
                 self.compile_set(builder, span)
             }
-            _ => self.lower(expr),
+            // as `value` lowers it: what is not a literal holds no spine
+            _ => self.expr(expr),
         }
     }
 
-    /// Whether `expr` is plain data here (false too when it is nested deeper than
-    /// [`DEEPEST`]).
-    fn is_plain(&self, expr: &Expr, depth: usize) -> bool {
+    /// Whether `expr` cannot fail to compile here (false too when it is nested
+    /// deeper than [`DEEPEST`]): plain data, and code over it that names only what
+    /// is in scope, without a function, `let`, `with`, `rec`, `inherit`, path or
+    /// computed name (each of which could report an error or bind names).
+    fn closed(&self, expr: &Expr, depth: usize) -> bool {
         if depth > DEEPEST {
             return false;
         }
+        let closed = |expr: &Expr| self.closed(expr, depth + 1);
         match &expr.kind {
             ExprKind::Integer(_) | ExprKind::Float(_) | ExprKind::Uri(_) => true,
-            ExprKind::String(parts) => parts
-                .iter()
-                .all(|part| matches!(part, StringPart::Literal(_))),
-            // the builtins, unless a `let`, a function or a `rec` set here binds them
+            ExprKind::String(parts) => parts.iter().all(|part| match part {
+                StringPart::Literal(_) => true,
+                StringPart::Interpolation(inner) => closed(inner),
+            }),
+            // `__curPos` is a position, and an unbound name is an error
             ExprKind::Variable(name) => {
-                matches!(name.as_str(), "true" | "false" | "null")
-                    && !self.is_shadowed(name.as_bytes())
+                name != "__curPos" && self.lookup(name.as_bytes()).is_some()
             }
-            ExprKind::List(items) => items.iter().all(|item| self.is_plain(item, depth + 1)),
+            ExprKind::List(items) => items.iter().all(closed),
             ExprKind::Attrs {
                 recursive: false,
                 bindings,
             } => {
                 bindings.iter().all(|binding| match binding {
                     Binding::Assign { path, value, .. } => {
-                        path.iter().all(|name| static_name(name).is_some())
-                            && self.is_plain(value, depth + 1)
+                        path.iter().all(|name| static_name(name).is_some()) && closed(value)
                     }
                     Binding::Inherit { .. } => false,
                 }) && collision_free(bindings)
             }
+            ExprKind::Select {
+                expr: inner,
+                path,
+                default,
+            } => {
+                closed(inner)
+                    && path.iter().all(|name| static_name(name).is_some())
+                    && default.as_deref().is_none_or(closed)
+            }
+            ExprKind::HasAttr { expr: inner, path } => {
+                closed(inner) && path.iter().all(|name| static_name(name).is_some())
+            }
+            ExprKind::Apply {
+                function,
+                arguments,
+            } => closed(function) && arguments.iter().all(closed),
+            ExprKind::Unary { expr: inner, .. } => closed(inner),
+            ExprKind::Binary { left, right, .. } => closed(left) && closed(right),
+            ExprKind::If {
+                condition,
+                then,
+                otherwise,
+            } => closed(condition) && closed(then) && closed(otherwise),
+            ExprKind::Assert { condition, body } => closed(condition) && closed(body),
             _ => false,
         }
     }
@@ -324,11 +395,12 @@ mod tests {
         String::from_utf8(bytes).unwrap_or_default()
     }
 
-    /// Only plain data of some size on a file's spine is deferred: not code, not a
-    /// value whose names would be merged, not `true` where a `rec` set or a `let`
-    /// binds it, nothing in a `let`'s bindings.
+    /// Only values of some size on a file's spine that cannot fail to compile are
+    /// deferred: plain data and code naming what is in scope, not a value with a
+    /// function, `let`, `with`, path or `inherit`, not a value whose names would be
+    /// merged, not `true` where a `rec` set binds it, nothing in a `let`'s bindings.
     #[test]
-    fn plain_values_on_a_files_spine_are_deferred_and_nothing_else() {
+    fn values_that_cannot_fail_to_compile_on_a_files_spine_are_deferred_and_nothing_else() {
         let mut machine = machine(&[]);
         let ir = compiled(
             &mut machine,
@@ -336,22 +408,45 @@ mod tests {
               big = { a = 1; b = "two"; c = [ true false null ]; d.e = 4; f = "a longer string"; };
               small = { a = 1; };
               code = { a = 1; b = 2; c = 3; d = builtins.length [ ]; e = "a longer string"; };
-              interpolated = { a = 1; b = 2; c = 3; d = "${"x"}"; e = "a longer string"; };
+              interpolated = { a = 1; b = 2; c = 3; d = "${"x"} and y"; e = "a longer string"; };
+              call = builtins.concatStringsSep "," [ "a longer string" "and another one" ];
+              function = { a = 1; b = 2; c = 3; d = x: x; e = "a longer string"; };
+              with_ = { a = 1; b = 2; c = 3; d = with builtins; length [ ]; e = "a longer string"; };
+              path = { a = 1; b = 2; c = 3; d = ./x; e = "a longer string, and longer"; };
+              let_ = { a = 1; b = 2; c = 3; d = let y = 1; in y; e = "a longer string"; };
+              inherits = { inherit (builtins) length; a = 1; b = 2; e = "a longer string"; };
+              position = { a = 1; b = 2; c = 3; d = __curPos; e = "a longer string"; };
               merged = { a = { x = 1; y = 2; z = 3; w = "a longer string"; }; a.v = 5; };
               shadowed = rec { true = 1; e = { a = true; b = 1; c = 2; d = 3; e = "a longer string"; }; };
               list = [ { a = 1; b = 2; c = 3; d = 4; e = "a longer string, and longer"; } 1 ];
             }"#,
         );
         let top = attrs(&ir);
-        assert!(
-            is_deferred(value_of(top, "big")),
-            "{:?}",
-            value_of(top, "big").kind
-        );
-        assert!(is_deferred(value_of(top, "list")));
-        for eager in ["small", "code", "interpolated", "merged", "shadowed"] {
+        for deferred in ["big", "code", "interpolated", "call", "list"] {
+            assert!(
+                is_deferred(value_of(top, deferred)),
+                "{deferred}: {:?}",
+                value_of(top, deferred).kind
+            );
+        }
+        for eager in [
+            "small", "function", "with_", "path", "let_", "inherits", "position", "merged",
+            "shadowed",
+        ] {
             assert!(!is_deferred(value_of(top, eager)), "{eager} was deferred");
         }
+        // a name bound nowhere is reported when the file is compiled, not when the
+        // value is first used
+        let undefined = r#"{ d = { a = 1; b = nowhere; e = "a longer string, and longer"; }; }"#;
+        let errors = machine
+            .compile_source(
+                "/d/undefined.nix",
+                None,
+                undefined.as_bytes().into(),
+                Path::new("/d"),
+            )
+            .expect_err("an undefined variable");
+        assert_eq!(errors[0].code, crate::codes::UNDEFINED_VARIABLE);
         let shadowed = attrs(value_of(top, "shadowed"));
         assert!(!is_deferred(value_of(shadowed, "e")));
         // a duplicate in plain data is reported when the file is compiled
@@ -381,7 +476,8 @@ mod tests {
         let ir = compiled(&mut machine, &merged);
         assert!(is_deferred(value_of(attrs(&ir), "d")));
         // a `let`'s body is on the spine (an inventory written as `let ... in
-        // { ... }`), its bindings are not, and a name it binds is not plain
+        // { ... }`), its bindings are not; a value naming what it binds is deferred
+        // with its scopes (`true` here is the `let`'s)
         let ir = compiled(
             &mut machine,
             r#"let x = { a = 1; b = 2; c = 3; d = 4; e = "a longer string, and longer"; }; true = 1; in
@@ -397,7 +493,7 @@ mod tests {
             panic!("not a let: {body:?}");
         };
         assert!(is_deferred(value_of(attrs(body), "a")));
-        assert!(!is_deferred(value_of(attrs(body), "t")));
+        assert!(is_deferred(value_of(attrs(body), "t")));
         // and evaluates as it is written
         let value = machine
             .eval_root(&ir)
@@ -408,43 +504,61 @@ mod tests {
         );
     }
 
-    /// Reading one entry of a set of many lowers that entry, and not the others.
+    /// Reading one entry of a set of many lowers that entry, and not the others:
+    /// entries of plain data, and entries that are code naming a `let` above them
+    /// (an inventory as operators write one).
     #[test]
     fn reading_one_entry_lowers_that_entry_alone() {
-        let entries: String = (0..50)
+        let plain: String = (0..50)
             .map(|n| format!("n{n} = {{ key = \"key number {n}\"; address = \"10.0.0.{n}\"; modules = [ \"a\" ]; }};\n"))
             .collect();
-        let mut machine = machine(&[]);
-        let ir = compiled(&mut machine, &format!("{{ nodes = {{ {entries} }}; }}"));
-        let nodes = value_of(attrs(&ir), "nodes");
-        let IrKind::Deferred(deferred) = &nodes.kind else {
-            panic!("nodes not deferred: {nodes:?}");
-        };
-        let top = machine.eval_root(&ir).unwrap_or_else(|e| panic!("{e:?}"));
-        let Value::Attrs(top) = top else {
-            panic!("not a set")
-        };
-        assert!(deferred.get().is_none(), "nodes lowered before it was read");
-        let nodes_value = top.get(b"nodes").cloned().unwrap_or(Value::Null);
-        let Ok(Value::Attrs(set)) = machine.force(&nodes_value, crate::Span::default()) else {
-            panic!("nodes is not a set");
-        };
-        let entry = set.get(b"n7").cloned().unwrap_or(Value::Null);
-        assert_eq!(
-            printed(&mut machine, &entry),
-            r#"{ address = "10.0.0.7"; key = "key number 7"; modules = [ "a" ]; }"#
-        );
-        let lowered = attrs(
-            deferred
-                .get()
-                .unwrap_or_else(|| panic!("nodes not lowered")),
-        );
-        for n in 0..50 {
-            let name = format!("n{n}");
-            let IrKind::Deferred(entry) = &value_of(lowered, &name).kind else {
-                panic!("{name} not deferred");
+        let code: String = (0..50)
+            .map(|n| format!("n{n} = {{ key = \"key number {n}\"; address = \"${{net}}.{n}\"; modules = base ++ [ \"b\" ]; }};\n"))
+            .collect();
+        let cases = [
+            (
+                format!("{{ nodes = {{ {plain} }}; }}"),
+                r#"{ address = "10.0.0.7"; key = "key number 7"; modules = [ "a" ]; }"#,
+            ),
+            (
+                format!("let base = [ \"a\" ]; net = \"10.0.0\"; in {{ nodes = {{ {code} }}; }}"),
+                r#"{ address = "10.0.0.7"; key = "key number 7"; modules = [ "a" "b" ]; }"#,
+            ),
+        ];
+        for (text, expected) in cases {
+            let mut machine = machine(&[]);
+            let ir = compiled(&mut machine, &text);
+            let body = match &ir.kind {
+                IrKind::Let { body, .. } => body,
+                _ => &ir,
             };
-            assert_eq!(entry.get().is_some(), n == 7, "{name}");
+            let nodes = value_of(attrs(body), "nodes");
+            let IrKind::Deferred(deferred) = &nodes.kind else {
+                panic!("nodes not deferred: {nodes:?}");
+            };
+            let top = machine.eval_root(&ir).unwrap_or_else(|e| panic!("{e:?}"));
+            let Value::Attrs(top) = top else {
+                panic!("not a set")
+            };
+            assert!(deferred.get().is_none(), "nodes lowered before it was read");
+            let nodes_value = top.get(b"nodes").cloned().unwrap_or(Value::Null);
+            let Ok(Value::Attrs(set)) = machine.force(&nodes_value, crate::Span::default()) else {
+                panic!("nodes is not a set");
+            };
+            let entry = set.get(b"n7").cloned().unwrap_or(Value::Null);
+            assert_eq!(printed(&mut machine, &entry), expected);
+            let lowered = attrs(
+                deferred
+                    .get()
+                    .unwrap_or_else(|| panic!("nodes not lowered")),
+            );
+            for n in 0..50 {
+                let name = format!("n{n}");
+                let IrKind::Deferred(entry) = &value_of(lowered, &name).kind else {
+                    panic!("{name} not deferred");
+                };
+                assert_eq!(entry.get().is_some(), n == 7, "{name}");
+            }
         }
     }
 

@@ -18,7 +18,8 @@ impl Compiler<'_> {
                 let parameter = Name::new(parameter.as_bytes());
                 let mut names = NameMap::with_capacity_and_hasher(1, Default::default());
                 names.insert(parameter, 0);
-                self.scopes.push(Scope::Frame(scope::Frame::new(names)));
+                self.scopes
+                    .push(Scope::Frame(Rc::new(scope::Frame::new(names))));
                 let body = self.expr(body);
                 self.scopes.pop();
                 Rc::new(LambdaIr {
@@ -60,7 +61,8 @@ impl Compiler<'_> {
                         names.insert(key, formals.len() as u32);
                     }
                 }
-                self.scopes.push(Scope::Frame(scope::Frame::new(names)));
+                self.scopes
+                    .push(Scope::Frame(Rc::new(scope::Frame::new(names))));
                 let compiled_formals = formals
                     .iter()
                     .zip(interned)

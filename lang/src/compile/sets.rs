@@ -490,7 +490,8 @@ impl Compiler<'_> {
                 .enumerate()
                 .map(|(slot, (name, _))| (*name, slot as u32))
                 .collect();
-            self.scopes.push(Scope::Frame(scope::Frame::new(names)));
+            self.scopes
+                .push(Scope::Frame(Rc::new(scope::Frame::new(names))));
         }
         let mut statics = Vec::with_capacity(entries.len());
         for (name, entry) in entries {
@@ -562,7 +563,8 @@ impl Compiler<'_> {
             .enumerate()
             .map(|(slot, (name, _))| (*name, slot as u32))
             .collect();
-        self.scopes.push(Scope::Frame(scope::Frame::new(names)));
+        self.scopes
+            .push(Scope::Frame(Rc::new(scope::Frame::new(names))));
         let mut bindings = Vec::with_capacity(entries.len());
         for (name, entry) in entries {
             let inherited_plain = matches!(entry, Entry::Inherited { from: None, .. });

@@ -226,9 +226,10 @@ impl Machine {
             return Ok(ir);
         }
         match deferred.lower(span, &*self.globals, &self.symbols) {
-            Some((ir, names)) => {
-                self.binding_names.extend(names);
-                Ok(ir)
+            Some(lowered) => {
+                self.binding_names.extend(lowered.binding_names);
+                self.reference_names.extend(lowered.reference_names);
+                Ok(lowered.ir)
             }
             None => Err(Box::new(
                 Diagnostic::bug("a deferred value could not be lowered")
