@@ -114,6 +114,9 @@ struct Compiler<'a> {
     /// The scopes last kept for a deferred value, shared by the next one deferred
     /// in the same scopes (an inventory's entries).
     kept_scopes: Option<Rc<[Scope]>>,
+    /// What `deferred`'s walk found of values that could be deferred, by their
+    /// node's address and the number of scopes around them.
+    verdicts: std::cell::RefCell<std::collections::HashMap<(usize, usize), deferred::Verdict>>,
 }
 
 fn node(kind: IrKind, span: Span) -> Rc<Ir> {
@@ -144,6 +147,7 @@ impl<'a> Compiler<'a> {
             plain: false,
             skimmed_text: None,
             kept_scopes: None,
+            verdicts: Default::default(),
         }
     }
 

@@ -179,27 +179,43 @@ impl Compiler<'_> {
         self.expr(expr)
     }
 
-    /// Whether `expr`, a value of a set or list being lowered, is deferred.
+    /// Whether `expr`, a value of a set or list being lowered, is deferred: a value
+    /// on the spine, written in [`SMALLEST`] bytes or more, that evaluating would
+    /// suspend anyway (a variable, a constant or a selection is shared or copied
+    /// where it is bound, never deferred), that cannot fail to compile here, and,
+    /// if it names what the scopes bind, in at most [`DEEPEST`] of them.
     pub(super) fn deferrable(&self, expr: &Expr) -> bool {
         self.spine
             && self.root.is_some()
             && expr.span.end.saturating_sub(expr.span.start) >= SMALLEST
-            && (self.plain || self.closed(expr, 0))
+            && suspended(expr)
+            && (self.plain || {
+                let verdict = self.verdict(expr);
+                // a copy of the scopes is kept: of a bounded number of them
+                verdict.deferrable() && (!verdict.scoped() || self.scopes.len() <= DEEPEST)
+            })
     }
 
     /// The node of `expr` deferred, under `span` (see [`DeferredIr`] for `set`);
     /// lowered now when there is no file's tree to keep (never: only a file's
     /// compiler defers).
     pub(super) fn deferred(&mut self, expr: &Expr, span: Span, set: bool) -> Rc<Ir> {
-        let Some(root) = &self.root else {
+        let Some(root) = self.root.clone() else {
             return self.lower_value(expr, span, set);
         };
+        // a value that names what a frame or a `with` binds keeps the scopes; what
+        // a deferred value holds was lowered in the scopes its value kept
+        let scoped = if self.plain {
+            !self.scopes.is_empty()
+        } else {
+            self.verdict(expr).scoped()
+        };
         let deferred = DeferredIr {
-            root: root.clone(),
+            root,
             text: self.skimmed_text.clone(),
             at: expr.span,
             set,
-            scopes: self.kept_scopes(),
+            scopes: if scoped { self.kept_scopes() } else { None },
             lowered: OnceCell::new(),
         };
         node(IrKind::Deferred(Rc::new(deferred)), span)
@@ -243,63 +259,176 @@ impl Compiler<'_> {
         }
     }
 
-    /// Whether `expr` cannot fail to compile here (false too when it is nested
-    /// deeper than [`DEEPEST`]): plain data, and code over it that names only what
-    /// is in scope, without a function, `let`, `with`, `rec`, `inherit`, path or
-    /// computed name (each of which could report an error or bind names).
-    fn closed(&self, expr: &Expr, depth: usize) -> bool {
-        if depth > DEEPEST {
-            return false;
+    /// Whether `expr` cannot fail to compile here, and whether it names what a
+    /// frame or a `with` binds: plain data, and code over it that names only what is
+    /// in scope, without a function, `let`, `with`, `rec`, `inherit`, path or
+    /// computed name (each of which could report an error or bind names). The
+    /// verdict on a value that could be deferred is kept, so the values a walk went
+    /// through are not walked again when they are asked about in their turn: every
+    /// value is walked about once (the walk goes as deep as the tree, which the
+    /// parser bounds, as lowering it does).
+    fn verdict(&self, expr: &Expr) -> Verdict {
+        let kept = expr.span.end.saturating_sub(expr.span.start) >= SMALLEST && suspended(expr);
+        let key = (expr as *const Expr as usize, self.scopes.len());
+        if kept && let Some(verdict) = self.verdicts.borrow().get(&key) {
+            return *verdict;
         }
-        let closed = |expr: &Expr| self.closed(expr, depth + 1);
-        match &expr.kind {
-            ExprKind::Integer(_) | ExprKind::Float(_) | ExprKind::Uri(_) => true,
-            ExprKind::String(parts) => parts.iter().all(|part| match part {
-                StringPart::Literal(_) => true,
-                StringPart::Interpolation(inner) => closed(inner),
-            }),
-            // `__curPos` is a position, and an unbound name is an error
-            ExprKind::Variable(name) => {
-                name != "__curPos" && self.lookup(name.as_bytes()).is_some()
+        let verdict = self.verdict_of(expr);
+        if kept {
+            self.verdicts.borrow_mut().insert(key, verdict);
+        }
+        verdict
+    }
+
+    fn verdict_of(&self, expr: &Expr) -> Verdict {
+        let all = |exprs: &mut dyn Iterator<Item = &Expr>| {
+            let mut verdict = Verdict {
+                kind: Kind::Plain,
+                depth: 0,
+            };
+            for expr in exprs {
+                verdict = verdict.and(self.verdict(expr));
+                if verdict.kind == Kind::Open {
+                    break;
+                }
             }
-            ExprKind::List(items) => items.iter().all(closed),
+            verdict.nested()
+        };
+        let leaf = |kind| Verdict { kind, depth: 0 };
+        match &expr.kind {
+            ExprKind::Integer(_) | ExprKind::Float(_) | ExprKind::Uri(_) => leaf(Kind::Plain),
+            ExprKind::String(parts) => all(&mut parts.iter().filter_map(|part| match part {
+                StringPart::Literal(_) => None,
+                StringPart::Interpolation(inner) => Some(&**inner),
+            })),
+            // `__curPos` is a position, and an unbound name is an error
+            ExprKind::Variable(name) if name == "__curPos" => leaf(Kind::Open),
+            ExprKind::Variable(name) => leaf(match self.lookup(name.as_bytes()) {
+                Some(IrKind::Const(_)) => Kind::Plain,
+                Some(_) => Kind::Scoped,
+                None => Kind::Open,
+            }),
+            ExprKind::List(items) => all(&mut items.iter()),
             ExprKind::Attrs {
                 recursive: false,
                 bindings,
             } => {
-                bindings.iter().all(|binding| match binding {
-                    Binding::Assign { path, value, .. } => {
-                        path.iter().all(|name| static_name(name).is_some()) && closed(value)
+                let simple = bindings.iter().all(|binding| match binding {
+                    Binding::Assign { path, .. } => {
+                        path.iter().all(|name| static_name(name).is_some())
                     }
                     Binding::Inherit { .. } => false,
-                }) && collision_free(bindings)
+                });
+                if !simple || !collision_free(bindings) {
+                    return leaf(Kind::Open);
+                }
+                all(&mut bindings.iter().filter_map(|binding| match binding {
+                    Binding::Assign { value, .. } => Some(value),
+                    Binding::Inherit { .. } => None,
+                }))
             }
             ExprKind::Select {
                 expr: inner,
                 path,
                 default,
-            } => {
-                closed(inner)
-                    && path.iter().all(|name| static_name(name).is_some())
-                    && default.as_deref().is_none_or(closed)
+            } if path.iter().all(|name| static_name(name).is_some()) => {
+                all(&mut std::iter::once(&**inner).chain(default.as_deref()))
             }
-            ExprKind::HasAttr { expr: inner, path } => {
-                closed(inner) && path.iter().all(|name| static_name(name).is_some())
+            ExprKind::HasAttr { expr: inner, path }
+                if path.iter().all(|name| static_name(name).is_some()) =>
+            {
+                all(&mut std::iter::once(&**inner))
             }
             ExprKind::Apply {
                 function,
                 arguments,
-            } => closed(function) && arguments.iter().all(closed),
-            ExprKind::Unary { expr: inner, .. } => closed(inner),
-            ExprKind::Binary { left, right, .. } => closed(left) && closed(right),
+            } => all(&mut std::iter::once(&**function).chain(arguments.iter())),
+            ExprKind::Unary { expr: inner, .. } => all(&mut std::iter::once(&**inner)),
+            ExprKind::Binary { left, right, .. } => all(&mut [&**left, &**right].into_iter()),
             ExprKind::If {
                 condition,
                 then,
                 otherwise,
-            } => closed(condition) && closed(then) && closed(otherwise),
-            ExprKind::Assert { condition, body } => closed(condition) && closed(body),
-            _ => false,
+            } => all(&mut [&**condition, &**then, &**otherwise].into_iter()),
+            ExprKind::Assert { condition, body } => all(&mut [&**condition, &**body].into_iter()),
+            _ => leaf(Kind::Open),
         }
+    }
+}
+
+/// What [`Compiler::verdict`] found of a value: its [`Kind`], and how deeply its
+/// parts are nested (counted up to just past [`DEEPEST`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Verdict {
+    kind: Kind,
+    depth: u8,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Kind {
+    /// It cannot fail to compile, and names nothing a frame or `with` binds.
+    Plain,
+    /// It cannot fail to compile, and names what a frame or `with` binds.
+    Scoped,
+    /// It could fail to compile, or binds names, or reads its place: lowered with
+    /// its file.
+    Open,
+}
+
+impl Verdict {
+    /// The verdict on a value made of this and `other`.
+    fn and(self, other: Verdict) -> Verdict {
+        Verdict {
+            kind: self.kind.max(other.kind),
+            depth: self.depth.max(other.depth),
+        }
+    }
+
+    /// The verdict on a value whose parts are this.
+    fn nested(self) -> Verdict {
+        Verdict {
+            kind: self.kind,
+            depth: self.depth.saturating_add(1).min(DEEPEST as u8 + 1),
+        }
+    }
+
+    /// Whether the value may be deferred: it cannot fail to compile, and it is
+    /// nested no deeper than [`DEEPEST`] (so that lowering it later never recurses
+    /// without bound).
+    fn deferrable(self) -> bool {
+        self.kind != Kind::Open && usize::from(self.depth) <= DEEPEST
+    }
+
+    fn scoped(self) -> bool {
+        self.kind == Kind::Scoped
+    }
+}
+
+/// Whether evaluating `expr` where a set's value or a list's item is (delayed,
+/// not bound) always suspends it: set and list literals, calls, `if`, `assert`,
+/// `!`, `?`, interpolation and the operators never computed at once (`++`, `//`,
+/// `&&`, `||`, `->`). A variable or a constant is shared, a selection already
+/// evaluated copied, and arithmetic on integers already there computed: deferring
+/// those would change what is shared and count a step more.
+fn suspended(expr: &Expr) -> bool {
+    match &expr.kind {
+        ExprKind::Attrs {
+            recursive: false, ..
+        }
+        | ExprKind::List(_)
+        | ExprKind::Apply { .. }
+        | ExprKind::If { .. }
+        | ExprKind::Assert { .. }
+        | ExprKind::HasAttr { .. }
+        | ExprKind::Unary {
+            op: UnaryOp::Not, ..
+        } => true,
+        ExprKind::String(parts) => !matches!(parts.as_slice(), [] | [StringPart::Literal(_)]),
+        ExprKind::Binary { op, .. } => matches!(
+            op,
+            BinaryOp::Concat | BinaryOp::Update | BinaryOp::And | BinaryOp::Or | BinaryOp::Implies
+        ),
+        _ => false,
     }
 }
 
@@ -560,6 +689,76 @@ mod tests {
                 assert_eq!(entry.get().is_some(), n == 7, "{name}");
             }
         }
+    }
+
+    /// The output and the steps of `text` evaluated as a file, with at most
+    /// `max_steps` steps (None when that is not enough).
+    fn within_steps(text: &str, max_steps: u64) -> Option<String> {
+        let limits = Limits {
+            max_steps: Some(max_steps),
+            ..Limits::default()
+        };
+        let mut machine = Machine::new(Rc::new(MemoryLoader::new()), vec!["/d".into()], limits);
+        let value = machine
+            .eval_source("/d/top.nix", None, text.as_bytes().into(), Path::new("/d"))
+            .ok()?;
+        machine
+            .print_strict(&value)
+            .ok()
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    /// The fewest steps `text` evaluates in, and what it prints then.
+    fn fewest_steps(text: &str) -> (u64, String) {
+        (1..10_000)
+            .find_map(|steps| within_steps(text, steps).map(|printed| (steps, printed)))
+            .unwrap_or_else(|| panic!("{text} does not evaluate"))
+    }
+
+    /// Writing a value in more bytes (a comment inside it) makes it large enough to
+    /// defer, and changes nothing: not what prints (a list shared by a variable
+    /// still prints as `«repeated»`), nor the steps evaluation takes (a variable, a
+    /// selection, a string or integer arithmetic is never deferred: a thunk would
+    /// take a step more), whether the value is deferred or not.
+    #[test]
+    fn writing_a_value_large_enough_to_defer_changes_nothing() {
+        let pad = "/* a comment long enough to make the value sixty-four bytes or more */";
+        let programs = [
+            "let l = [ 1 2 ]; in { a = l; b = (PAD l); }",
+            "let l = [ 1 2 ]; in [ l (PAD l) ]",
+            "let s = { a = { b = 3; }; }; in { e = s.a.b or PAD 0; }",
+            "let n = 3; in { a = n + PAD 1; b = n - PAD 1; c = n < PAD 4; }",
+            "let x = 1; y = 2; in [ x y (PAD \"a string\") ]",
+            "let base = [ 1 ]; in { a = base ++ PAD [ 2 ]; b = { x = base; y = PAD base; }; }",
+            "let f = x: { inherit x; }; in { a = f PAD 1; b = [ (f PAD 2) ]; }",
+            "let t = true; in { a = if t then PAD \"yes\" else \"no\"; b = !PAD t; c = { } ? PAD x; }",
+            "let s = \"x\"; in { a = \"${s} and ${PAD s}\"; b = [ \"${s}\" ] ++ [ PAD s ]; }",
+        ];
+        for program in programs {
+            let short = program.replace("PAD ", "");
+            let long = program.replace("PAD", pad);
+            assert_eq!(fewest_steps(&long), fewest_steps(&short), "{long}");
+        }
+        // the long values are deferred where evaluation would suspend them anyway
+        let mut machine = machine(&[]);
+        let long = programs[5].replace("PAD", pad);
+        let ir = compiled(&mut machine, &long);
+        let IrKind::Let { body, .. } = &ir.kind else {
+            panic!("not a let: {ir:?}");
+        };
+        assert!(is_deferred(value_of(attrs(body), "a")));
+        let IrKind::Deferred(b) = &value_of(attrs(body), "b").kind else {
+            panic!("b not deferred");
+        };
+        let value = machine
+            .eval_root(&ir)
+            .unwrap_or_else(|error| panic!("{error:?}"));
+        printed(&mut machine, &value);
+        let b = b.get().unwrap_or_else(|| panic!("b not lowered"));
+        assert!(
+            !is_deferred(value_of(attrs(&b), "y")),
+            "a variable deferred"
+        );
     }
 
     /// A file of data evaluates, deferred, to what it evaluates to lowered at once
