@@ -755,10 +755,7 @@ mod tests {
             .unwrap_or_else(|error| panic!("{error:?}"));
         printed(&mut machine, &value);
         let b = b.get().unwrap_or_else(|| panic!("b not lowered"));
-        assert!(
-            !is_deferred(value_of(attrs(&b), "y")),
-            "a variable deferred"
-        );
+        assert!(!is_deferred(value_of(attrs(b), "y")), "a variable deferred");
     }
 
     /// A file of data evaluates, deferred, to what it evaluates to lowered at once
