@@ -111,6 +111,9 @@ struct Compiler<'a> {
     plain: bool,
     /// The file's text, when `root` is a skimmed tree.
     skimmed_text: Option<std::sync::Arc<[u8]>>,
+    /// How many set values, list items and `let` bodies on the spine are being
+    /// lowered around what is lowered now (see `deferred`).
+    spine_depth: usize,
     /// The scopes last kept for a deferred value, shared by the next one deferred
     /// in the same scopes (an inventory's entries).
     kept_scopes: Option<Rc<[Scope]>>,
@@ -146,6 +149,7 @@ impl<'a> Compiler<'a> {
             spine: false,
             plain: false,
             skimmed_text: None,
+            spine_depth: 0,
             kept_scopes: None,
             verdicts: Default::default(),
         }

@@ -22,8 +22,10 @@ use super::*;
 /// size hollow, knowing they are deferred).
 use crate::skim::SMALLEST;
 
-/// Plain data nested deeper than this is lowered with its file (so that checking
-/// it never walks without bound).
+/// A value nested deeper than this is lowered with its file, and so is one that
+/// names what more scopes than this bind (a deferred value keeps a copy of them),
+/// and one further down the spine than this (it is found again from the file's
+/// top: deeper ones would make that quadratic).
 const DEEPEST: usize = 64;
 
 /// A value kept as its syntax tree: the file's tree, in which it is the value at
@@ -37,6 +39,8 @@ pub struct DeferredIr {
     set: bool,
     /// The scopes the value is written in (none at a file's top).
     scopes: Option<Rc<[Scope]>>,
+    /// How far down the spine it is (see `Compiler::spine_depth`).
+    depth: usize,
     lowered: OnceCell<Rc<Ir>>,
 }
 
@@ -117,6 +121,7 @@ impl DeferredIr {
         if let Some(scopes) = &self.scopes {
             compiler.scopes = scopes.to_vec();
         }
+        compiler.spine_depth = self.depth;
         let ir = compiler.lower_value(expr, span, self.set);
         if !compiler.errors.is_empty() {
             return None;
@@ -176,7 +181,10 @@ impl Compiler<'_> {
         if self.deferrable(expr) {
             return self.deferred(expr, expr.span, false);
         }
-        self.expr(expr)
+        self.spine_depth += 1;
+        let ir = self.expr(expr);
+        self.spine_depth -= 1;
+        ir
     }
 
     /// Whether `expr`, a value of a set or list being lowered, is deferred: a value
@@ -187,6 +195,8 @@ impl Compiler<'_> {
     pub(super) fn deferrable(&self, expr: &Expr) -> bool {
         self.spine
             && self.root.is_some()
+            // a deferred value is found again from the file's top, down the spine
+            && self.spine_depth < DEEPEST
             && expr.span.end.saturating_sub(expr.span.start) >= SMALLEST
             && suspended(expr)
             && (self.plain || {
@@ -216,6 +226,7 @@ impl Compiler<'_> {
             at: expr.span,
             set,
             scopes: if scoped { self.kept_scopes() } else { None },
+            depth: self.spine_depth + 1,
             lowered: OnceCell::new(),
         };
         node(IrKind::Deferred(Rc::new(deferred)), span)
@@ -343,8 +354,30 @@ impl Compiler<'_> {
                 function,
                 arguments,
             } => all(&mut std::iter::once(&**function).chain(arguments.iter())),
-            ExprKind::Unary { expr: inner, .. } => all(&mut std::iter::once(&**inner)),
-            ExprKind::Binary { left, right, .. } => all(&mut [&**left, &**right].into_iter()),
+            // Nix reads `-x` as `__sub 0 x`, `a - b` as `__sub a b` and so on: a
+            // call of whatever the name means where it is written
+            ExprKind::Unary { op, expr: inner } => {
+                let operator = match op {
+                    UnaryOp::Not => None,
+                    UnaryOp::Negate => Some(&b"__sub"[..]),
+                };
+                all(&mut std::iter::once(&**inner)).and(self.operator(operator))
+            }
+            ExprKind::Binary {
+                op, left, right, ..
+            } => {
+                let operator = match op {
+                    BinaryOp::Subtract => Some(&b"__sub"[..]),
+                    BinaryOp::Multiply => Some(&b"__mul"[..]),
+                    BinaryOp::Divide => Some(&b"__div"[..]),
+                    BinaryOp::Less
+                    | BinaryOp::Greater
+                    | BinaryOp::LessEqual
+                    | BinaryOp::GreaterEqual => Some(&b"__lessThan"[..]),
+                    _ => None,
+                };
+                all(&mut [&**left, &**right].into_iter()).and(self.operator(operator))
+            }
             ExprKind::If {
                 condition,
                 then,
@@ -353,6 +386,18 @@ impl Compiler<'_> {
             ExprKind::Assert { condition, body } => all(&mut [&**condition, &**body].into_iter()),
             _ => leaf(Kind::Open),
         }
+    }
+}
+
+impl Compiler<'_> {
+    /// The verdict on an operator Nix reads as a call of `name`: scoped where the
+    /// program binds the name (the call is of that binding).
+    fn operator(&self, name: Option<&[u8]>) -> Verdict {
+        let kind = match name {
+            Some(name) if self.is_shadowed(name) => Kind::Scoped,
+            _ => Kind::Plain,
+        };
+        Verdict { kind, depth: 0 }
     }
 }
 
@@ -733,6 +778,8 @@ mod tests {
             "let f = x: { inherit x; }; in { a = f PAD 1; b = [ (f PAD 2) ]; }",
             "let t = true; in { a = if t then PAD \"yes\" else \"no\"; b = !PAD t; c = { } ? PAD x; }",
             "let s = \"x\"; in { a = \"${s} and ${PAD s}\"; b = [ \"${s}\" ] ++ [ PAD s ]; }",
+            // operators Nix reads as calls of what the program binds
+            "let __sub = a: b: a + b; __lessThan = a: b: \"lt\"; in { e = [ (PAD -3) (5 - PAD 1) (1 < PAD 2) ]; }",
         ];
         for program in programs {
             let short = program.replace("PAD ", "");

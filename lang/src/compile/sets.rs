@@ -581,7 +581,9 @@ impl Compiler<'_> {
             bindings.push(BindingIr { value, outer });
         }
         let outside = std::mem::replace(&mut self.spine, spine);
+        self.spine_depth += 1;
         let body = self.expr(body);
+        self.spine_depth -= 1;
         self.spine = outside;
         self.scopes.pop();
         node(
