@@ -1914,8 +1914,9 @@ impl BuildCache {
         let Store::Output(out_directory) = &self.store else {
             return Ok(());
         };
-        // what was reused was judged by other bytes than the ones evaluated
-        if self.recorder.moved().is_some() {
+        // what was reused was judged by other bytes than the ones evaluated, or
+        // something was read that the process's limits kept it from reading
+        if !self.recorder.keeps_a_record() {
             return remove(out_directory);
         }
         let finished = std::mem::take(
@@ -2034,7 +2035,7 @@ impl BuildCache {
     /// The caller must not keep it when the compilation was cancelled or ran out of
     /// its budget (its records are then incomplete).
     pub fn remember(&self, compilation: &crate::pipeline::Compilation) -> Option<Remembered> {
-        if !self.in_memory() || self.recorder.moved().is_some() {
+        if !self.in_memory() || !self.recorder.keeps_a_record() {
             return None;
         }
         let layout = self.layout.clone()?;

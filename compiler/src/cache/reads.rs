@@ -59,6 +59,10 @@ pub struct Recorder {
     /// on disk between the two): what it reused may not match what it read, and
     /// it keeps no record.
     moved: Mutex<Option<PathBuf>>,
+    /// A read failed for the process's own limits (too many open files, no
+    /// memory): its answer says nothing of the file, so the compilation keeps no
+    /// record, and an answer like it is never taken for a change of the file.
+    limited: std::sync::atomic::AtomicBool,
     /// Large files as this compilation first read them, with their sha256 once
     /// asked: a file read again (the cache reads the inventory, then a thread of its
     /// own parses it, then every worker imports it) is given the same bytes, not
@@ -152,13 +156,16 @@ impl Recorder {
         if path.starts_with(stdlib::VIRTUAL_ROOT) {
             return;
         }
+        self.notice_limits(&answer);
         let differs = match self
             .checked
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .entry((question, path.to_path_buf()))
         {
-            std::collections::btree_map::Entry::Occupied(occupied) => *occupied.get() != answer,
+            std::collections::btree_map::Entry::Occupied(occupied) => {
+                differs(occupied.get(), &answer)
+            }
             std::collections::btree_map::Entry::Vacant(vacant) => {
                 vacant.insert(answer);
                 false
@@ -196,14 +203,29 @@ impl Recorder {
         self.lock_moved().get_or_insert_with(|| path.to_path_buf());
     }
 
+    /// Whether the compilation may keep a record: nothing it read was answered
+    /// otherwise than the check was ([`Recorder::moved`]), and no read failed
+    /// for the process's own limits.
+    pub fn keeps_a_record(&self) -> bool {
+        self.moved().is_none() && !self.limited.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn notice_limits(&self, answer: &str) {
+        if answer == LIMITED {
+            self.limited
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
     fn record(&self, question: Question, path: &Path, owner: Owner, answer: String) {
         let key = (question, path.to_path_buf());
+        self.notice_limits(&answer);
         if self
             .checked
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .get(&key)
-            .is_some_and(|checked| *checked != answer)
+            .is_some_and(|checked| differs(checked, &answer))
         {
             self.answered_otherwise(path);
         }
@@ -219,7 +241,7 @@ impl Recorder {
                     *existing = Owner::Shared;
                 }
                 // two parts were answered differently: the record could hold only one
-                if *recorded != answer {
+                if differs(recorded, &answer) {
                     self.answered_otherwise(path);
                 }
             }
@@ -409,9 +431,33 @@ impl Loader for KeptLoader {
     }
 }
 
-/// What a read that failed answered.
+/// What a read that failed answered: [`LIMITED`] when it failed for the
+/// process's own limits.
 fn error_answer(error: &io::Error) -> String {
-    format!("error {:?}", error.kind())
+    let limits = [
+        rustix::io::Errno::MFILE,
+        rustix::io::Errno::NFILE,
+        rustix::io::Errno::NOMEM,
+    ];
+    let limited = error.kind() == io::ErrorKind::OutOfMemory
+        || error
+            .raw_os_error()
+            .is_some_and(|code| limits.iter().any(|limit| limit.raw_os_error() == code));
+    if limited {
+        LIMITED.to_string()
+    } else {
+        format!("error {:?}", error.kind())
+    }
+}
+
+/// The answer of a read that failed for the process's own limits (too many open
+/// files, no memory), which says nothing of the file read.
+const LIMITED: &str = "error: the process's limits";
+
+/// Whether two answers to one question say the file differs: an answer of the
+/// process's limits ([`LIMITED`]) says nothing of the file.
+fn differs(one: &str, other: &str) -> bool {
+    one != other && one != LIMITED && other != LIMITED
 }
 
 /// Whether two byte strings are the same (the same bytes kept, mostly).
@@ -551,6 +597,67 @@ mod tests {
         fn list(&self, path: &Path) -> io::Result<lang::Entries> {
             self.0.borrow().list(path)
         }
+    }
+
+    /// Files no read can open: the process has no descriptor left (`ulimit -n`).
+    struct Exhausted;
+
+    impl Loader for Exhausted {
+        fn read(&self, _: &Path, _: u64) -> io::Result<Vec<u8>> {
+            Err(io::Error::from_raw_os_error(
+                rustix::io::Errno::MFILE.raw_os_error(),
+            ))
+        }
+
+        fn kind(&self, _: &Path) -> Option<FileKind> {
+            None
+        }
+
+        fn list(&self, _: &Path) -> io::Result<lang::Entries> {
+            self.read(Path::new("/"), 0).map(|_| Vec::new())
+        }
+    }
+
+    /// A read that fails for the process's own limits (too many open files) is
+    /// not taken for a change of the file (no false E125), and the build keeps
+    /// no record: what it read may have been shaped by the failure.
+    #[test]
+    fn a_read_the_process_limits_kept_from_opening_is_no_change_and_leaves_no_record() {
+        let path = Path::new("/r/mesh.nix");
+        let access = super::Access {
+            question: super::Question::Read,
+            path: path.to_path_buf(),
+            owner: super::Owner::Shared,
+            answer: "anything".to_string(),
+        };
+        let doing = Rc::new(std::cell::RefCell::new(Doing::Other));
+        let files = Rc::new(Changing(Default::default()));
+        files.write(path, b"{ nodes = { }; }");
+        // the check read the file, a worker could not open it
+        let recorder = Arc::new(Recorder::default());
+        KeptLoader::new(files.clone(), recorder.clone()).answer_now(&access);
+        assert!(recorder.keeps_a_record());
+        let worker = RecordingLoader::new(Rc::new(Exhausted), recorder.clone(), doing.clone());
+        assert!(worker.read_source(path, u64::MAX).is_err());
+        assert_eq!(recorder.moved(), None);
+        assert!(!recorder.keeps_a_record());
+        // the check could not open it, a worker read it
+        let recorder = Arc::new(Recorder::default());
+        KeptLoader::new(Rc::new(Exhausted), recorder.clone()).answer_now(&access);
+        let worker = RecordingLoader::new(files.clone(), recorder.clone(), doing.clone());
+        worker.read(path, u64::MAX).unwrap();
+        assert_eq!(recorder.moved(), None);
+        assert!(!recorder.keeps_a_record());
+        // two workers, one of them out of descriptors
+        let recorder = Arc::new(Recorder::default());
+        RecordingLoader::new(files.clone(), recorder.clone(), doing.clone())
+            .read(path, u64::MAX)
+            .unwrap();
+        assert!(recorder.keeps_a_record());
+        let _ = RecordingLoader::new(Rc::new(Exhausted), recorder.clone(), doing.clone())
+            .read(path, u64::MAX);
+        assert_eq!(recorder.moved(), None);
+        assert!(!recorder.keeps_a_record());
     }
 
     /// A small file changed between the check of the last record's accesses and
