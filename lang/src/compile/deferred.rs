@@ -197,8 +197,7 @@ impl Compiler<'_> {
             && self.root.is_some()
             // a deferred value is found again from the file's top, down the spine
             && self.spine_depth < DEEPEST
-            && expr.span.end.saturating_sub(expr.span.start) >= SMALLEST
-            && suspended(expr)
+            && candidate(expr)
             && (self.plain || {
                 let verdict = self.verdict(expr);
                 // a copy of the scopes is kept: of a bounded number of them
@@ -279,7 +278,7 @@ impl Compiler<'_> {
     /// value is walked about once (the walk goes as deep as the tree, which the
     /// parser bounds, as lowering it does).
     fn verdict(&self, expr: &Expr) -> Verdict {
-        let kept = expr.span.end.saturating_sub(expr.span.start) >= SMALLEST && suspended(expr);
+        let kept = candidate(expr);
         let key = (expr as *const Expr as usize, self.scopes.len());
         if kept && let Some(verdict) = self.verdicts.borrow().get(&key) {
             return *verdict;
@@ -449,6 +448,12 @@ impl Verdict {
     }
 }
 
+/// Whether `expr` could be deferred were it on the spine and checked: written in
+/// [`SMALLEST`] bytes or more, and suspended by evaluation anyway.
+fn candidate(expr: &Expr) -> bool {
+    expr.span.end.saturating_sub(expr.span.start) >= SMALLEST && suspended(expr)
+}
+
 /// Whether evaluating `expr` where a set's value or a list's item is (delayed,
 /// not bound) always suspends it: set and list literals, calls, `if`, `assert`,
 /// `!`, `?`, interpolation and the operators never computed at once (`++`, `//`,
@@ -543,6 +548,14 @@ mod tests {
         ir
     }
 
+    /// The code of the first error compiling `text` reports (it must report one).
+    fn first_error(machine: &mut Machine, text: &str) -> crate::codes::Code {
+        let errors = machine
+            .compile_source("/d/bad.nix", None, text.as_bytes().into(), Path::new("/d"))
+            .expect_err(text);
+        errors[0].code
+    }
+
     fn attrs(ir: &Ir) -> &AttrsIr {
         match &ir.kind {
             IrKind::Attrs(attrs) => attrs,
@@ -612,40 +625,25 @@ mod tests {
         // a name bound nowhere is reported when the file is compiled, not when the
         // value is first used
         let undefined = r#"{ d = { a = 1; b = nowhere; e = "a longer string, and longer"; }; }"#;
-        let errors = machine
-            .compile_source(
-                "/d/undefined.nix",
-                None,
-                undefined.as_bytes().into(),
-                Path::new("/d"),
-            )
-            .expect_err("an undefined variable");
-        assert_eq!(errors[0].code, crate::codes::UNDEFINED_VARIABLE);
+        assert_eq!(
+            first_error(&mut machine, undefined),
+            crate::codes::UNDEFINED_VARIABLE
+        );
         let shadowed = attrs(value_of(top, "shadowed"));
         assert!(!is_deferred(value_of(shadowed, "e")));
         // a duplicate in plain data is reported when the file is compiled
         let duplicate =
             r#"{ d = { a.b = 1; a.c = 2; a.b.c = 3; e = "a longer string, and longer"; }; }"#;
-        let errors = machine
-            .compile_source(
-                "/d/dup.nix",
-                None,
-                duplicate.as_bytes().into(),
-                Path::new("/d"),
-            )
-            .expect_err("a duplicate attribute");
-        assert_eq!(errors[0].code, crate::codes::DUPLICATE_ATTRIBUTE);
+        assert_eq!(
+            first_error(&mut machine, duplicate),
+            crate::codes::DUPLICATE_ATTRIBUTE
+        );
         let many: String = (0..12).map(|n| format!("b{n} = \"value {n}\"; ")).collect();
         let duplicate = format!("{{ d = {{ {many} a.b = 1; z.y = 2; a.b.c = 3; }}; }}");
-        let errors = machine
-            .compile_source(
-                "/d/dup2.nix",
-                None,
-                duplicate.as_bytes().into(),
-                Path::new("/d"),
-            )
-            .expect_err("a duplicate attribute among many");
-        assert_eq!(errors[0].code, crate::codes::DUPLICATE_ATTRIBUTE);
+        assert_eq!(
+            first_error(&mut machine, &duplicate),
+            crate::codes::DUPLICATE_ATTRIBUTE
+        );
         let merged = format!("{{ d = {{ {many} a.b = 1; z.y = 2; a.c.d = 3; }}; }}");
         let ir = compiled(&mut machine, &merged);
         assert!(is_deferred(value_of(attrs(&ir), "d")));
