@@ -6,7 +6,9 @@
 //! its plans would be the diff's baseline, so a change made to look like no change,
 //! or would be published. Such a build was not written by this user's `meshc`, and
 //! is refused (E422) unless it is named (`--against DIR`, `--out DIR`).
-//! Records only digests; where there is no state directory, nothing is checked.
+//! Records only digests. Where there is no state directory (neither
+//! `XDG_STATE_HOME` nor `HOME` names one), no build can be known as the user's:
+//! a default output holding a build is refused, and `meshc build` says so.
 
 use std::path::{Path, PathBuf};
 
@@ -32,10 +34,11 @@ pub fn is_default_output(root: &Path, out: &Path) -> bool {
 
 /// Records that this user's build wrote the manifest whose digest is `manifest`
 /// into `out`, a repository's default output. False when the record could not be
-/// written (the next `diff` would then refuse the build: the caller says so).
+/// written, or there is no state directory to write it in (the next `diff` would
+/// then refuse the build: the caller says so).
 pub fn remember(out: &Path, manifest: &str) -> bool {
     let Some(record) = record_of(out) else {
-        return true;
+        return false;
     };
     if std::fs::read(&record).is_ok_and(|recorded| recorded == manifest.as_bytes()) {
         return true;
@@ -57,16 +60,16 @@ pub fn remember(out: &Path, manifest: &str) -> bool {
 const MANIFEST_LIMIT: u64 = 1 << 30;
 
 /// Whether `out` holds a build, and it is the one this user's last build into it
-/// recorded (true when there is no build, or no state directory to ask). The
-/// record is looked up first; the manifest is read without following a link and
-/// only up to [`MANIFEST_LIMIT`].
+/// recorded (true when there is no build; false when there is one and no state
+/// directory to ask). The record is looked up first; the manifest is read without
+/// following a link and only up to [`MANIFEST_LIMIT`].
 pub fn recorded(out: &Path) -> bool {
     let path = out.join("manifest.json");
     let Ok(metadata) = std::fs::symlink_metadata(&path) else {
         return true;
     };
     let Some(record) = record_of(out) else {
-        return true;
+        return false;
     };
     let Ok(recorded) = std::fs::read(&record) else {
         return false;
@@ -85,8 +88,8 @@ pub fn recorded(out: &Path) -> bool {
 
 /// E422 when `out`, the default output of the repository, holds a build whose
 /// manifest is not the one this user's last build of it wrote (a build there that
-/// no one made here, or made by another user). Nothing to check when it holds no
-/// build, or when there is no state directory.
+/// no one made here, or made by another user, or any build when there is no state
+/// directory to tell). Nothing to check when it holds no build.
 pub fn check(out: &Path, color: ColorWhen) -> Result<(), Failure> {
     if recorded(out) {
         return Ok(());

@@ -939,3 +939,62 @@ fn the_record_of_a_build_is_kept_outside_the_checkout_and_read_with_care() {
         text(&linked.stderr)
     );
 }
+
+/// `meshc` in `repository` with neither `XDG_STATE_HOME` nor `HOME` set (a CI
+/// runner's or a service's environment): no build can be recorded as the user's.
+fn meshc_without_state(repository: &Path, arguments: &[&str]) -> Output {
+    Command::new(MESHC)
+        .args(arguments)
+        .current_dir(repository)
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("HOME")
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("meshc runs")
+}
+
+/// With no state directory, a build in the default output is nobody's: `diff`,
+/// `publish` and `broker-permissions` refuse it (E422) unless it is named, and
+/// `meshc build` makes it from nothing instead of taking a cache that came with
+/// the repository at its word. Before, nothing was checked there: a committed
+/// `build/` whose cache said "nothing changed" was kept as it was, its plans
+/// the diff's baseline and what `publish` sent.
+#[test]
+fn without_a_state_directory_a_default_build_is_nobodys() {
+    let (temporary, repository) = support::homelab_copy();
+    let state = temporary.path().join("state");
+    assert_built(&meshc_in(&repository, &state, &["build"]));
+    // a checkout whose `build/` (plans and cache) came with it, its record of
+    // the repository removed so that it is taken as one of this repository
+    let checkout = temporary.path().join("checkout");
+    support::copy_tree(&repository, &checkout);
+    std::fs::remove_file(checkout.join("build/.mesh-repository")).expect("remove");
+    for arguments in [
+        &["diff"][..],
+        &["publish", "--amqp", "amqp://127.0.0.1:1"][..],
+        &["broker-permissions"][..],
+    ] {
+        let refused = meshc_without_state(&checkout, arguments);
+        let said = text(&refused.stderr);
+        assert_eq!(refused.status.code(), Some(1), "{arguments:?}: {said}");
+        assert!(said.contains("E422"), "{arguments:?}: {said}");
+    }
+    let named = meshc_without_state(&checkout, &["diff", "--against", "build"]);
+    assert_eq!(named.status.code(), Some(0), "{}", text(&named.stderr));
+    // the build is made, not taken from the cache that came with the checkout,
+    // and says it could not be recorded
+    let built = meshc_without_state(&checkout, &["build"]);
+    assert_built(&built);
+    let said = text(&built.stderr);
+    assert!(
+        said.contains("building from nothing") && !said.contains("nothing changed"),
+        "{said}"
+    );
+    assert!(said.contains("could not be recorded"), "{said}");
+    let refused = meshc_without_state(&checkout, &["diff"]);
+    assert!(
+        text(&refused.stderr).contains("E422"),
+        "{}",
+        text(&refused.stderr)
+    );
+}

@@ -80,10 +80,17 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
     let default_output = crate::made_here::is_default_output(&root, &out);
     let brought = default_output && !crate::made_here::recorded(&out);
     if brought {
-        say!(
-            "note: the build in `{}` was not made by your `meshc build`: building from nothing",
-            out.display()
-        );
+        if crate::cli::state_directory().is_none() {
+            say!(
+                "note: neither `XDG_STATE_HOME` nor `HOME` is set, so the build in `{}` cannot be known as one your `meshc build` made: building from nothing",
+                out.display()
+            );
+        } else {
+            say!(
+                "note: the build in `{}` was not made by your `meshc build`: building from nothing",
+                out.display()
+            );
+        }
     }
     let cache = if arguments.no_cache || brought {
         if let Err(diagnostic) = compiler::cache::remove(&out) {
@@ -260,7 +267,7 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
 fn unrecorded(remembered: bool) {
     if !remembered {
         say!(
-            "warning: this build could not be recorded as yours (`$XDG_STATE_HOME/mesh/builds`, else `~/.local/state/mesh/builds`, is not writable): `meshc diff` and `meshc publish` will refuse it (E422) until it can"
+            "warning: this build could not be recorded as yours (`$XDG_STATE_HOME/mesh/builds`, else `~/.local/state/mesh/builds`, is not writable, or neither `XDG_STATE_HOME` nor `HOME` is set): `meshc diff` and `meshc publish` will refuse it (E422) until it can"
         );
     }
 }
