@@ -213,6 +213,11 @@ pub enum ValueChange {
     Unmade,
     /// A side records no id: made before ids were kept.
     Unknown,
+    /// The last build recorded an id and this one finds none. No `meshc` command
+    /// removes an id, so the value beside it was changed outside `meshc` (an id
+    /// deleted, not only a value replaced, to pass as one made before ids).
+    #[serde(rename = "id-removed")]
+    IdRemoved,
 }
 
 impl ValueChange {
@@ -237,6 +242,7 @@ impl ValueChange {
                 }
             }
             (Identity::Known(_), Identity::Known(_)) => ValueChange::New,
+            (Identity::Known(_), Identity::Unknown) => ValueChange::IdRemoved,
             _ => ValueChange::Unknown,
         }
     }
@@ -603,6 +609,10 @@ fn sealed_change(
         (ValueChange::Same, _) => None,
         (ValueChange::Replaced, _) => Some(
             "no meshc command seals a value anew to the same key: the sealed file was replaced outside meshc and may hold a value whoever replaced it knows; check who changed `secrets/`"
+                .to_string(),
+        ),
+        (ValueChange::IdRemoved, _) => Some(
+            "the last build recorded an id for this value and this one finds none; no meshc command removes an id: the sealed file was changed outside meshc and may hold a value whoever changed it knows; check who changed `secrets/`"
                 .to_string(),
         ),
         (ValueChange::Unknown, _) => Some(
@@ -1118,6 +1128,7 @@ fn render_human_unredacted(diff: &FleetDiff, color: bool) -> String {
                             ValueChange::Unknown => {
                                 "value identity unknown: made before ids were kept"
                             }
+                            ValueChange::IdRemoved => "value id removed since the last build",
                         };
                         let of = of.map(|of| format!(" ({})", of.name())).unwrap_or_default();
                         out.push_str(&format!("      {}: {what}{of}\n", esc(field)));

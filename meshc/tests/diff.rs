@@ -302,24 +302,7 @@ fn modes_owners_and_json_content() {
 #[test]
 fn a_sealed_value_replaced_under_its_id_is_not_the_same_value() {
     let scenario = Scenario::new();
-    let sealed = scenario
-        .repository
-        .join("secrets/needs/db1/postgres/superuser.age");
-    let recipient = std::fs::read_to_string(
-        scenario
-            .repository
-            .join("secrets/needs/db1/postgres/superuser.recipient"),
-    )
-    .expect("the recipient");
-    let known = scenario._temporary.path().join("known");
-    std::fs::write(&known, "a password the replacer knows").expect("write");
-    let replaced = Command::new("age")
-        .args(["-a", "-r", recipient.trim(), "-o"])
-        .arg(&sealed)
-        .arg(&known)
-        .output()
-        .expect("age runs");
-    assert!(replaced.status.success(), "{replaced:?}");
+    replace_superuser_password(&scenario);
 
     let output = scenario.diff(&[]);
     let text = String::from_utf8_lossy(&output.stdout);
@@ -345,6 +328,70 @@ fn a_sealed_value_replaced_under_its_id_is_not_the_same_value() {
         .clone();
     assert_eq!(field["value"], "replaced", "{field}");
     assert_eq!(field["resealed"], false, "{field}");
+    assert_no_secret(&scenario, &[&output, &json]);
+}
+
+/// Seals a password of the test's choosing to db1's key in place of its
+/// superuser password, as whoever can commit to `secrets/` could.
+fn replace_superuser_password(scenario: &Scenario) {
+    let sealed = scenario
+        .repository
+        .join("secrets/needs/db1/postgres/superuser.age");
+    let recipient = std::fs::read_to_string(
+        scenario
+            .repository
+            .join("secrets/needs/db1/postgres/superuser.recipient"),
+    )
+    .expect("the recipient");
+    let known = scenario._temporary.path().join("known");
+    std::fs::write(&known, "a password the replacer knows").expect("write");
+    let replaced = Command::new("age")
+        .args(["-a", "-r", recipient.trim(), "-o"])
+        .arg(&sealed)
+        .arg(&known)
+        .output()
+        .expect("age runs");
+    assert!(replaced.status.success(), "{replaced:?}");
+}
+
+/// The same replacement with the value's id deleted beside it: the last build
+/// recorded an id, so the value is not one "made before ids were kept" (which the
+/// diff said, with a mild warning) but one changed outside `meshc`.
+#[test]
+fn a_sealed_value_replaced_with_its_id_deleted_is_flagged() {
+    let scenario = Scenario::new();
+    replace_superuser_password(&scenario);
+    std::fs::remove_file(
+        scenario
+            .repository
+            .join("secrets/needs/db1/postgres/superuser.value"),
+    )
+    .expect("remove the id");
+
+    let output = scenario.diff(&[]);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(!text.contains("made before ids were kept"), "{text}");
+    assert!(
+        text.contains("sealed: value id removed since the last build (need)"),
+        "{text}"
+    );
+    assert!(text.contains("check who changed `secrets/`"), "{text}");
+    let json = scenario.diff(&["--format", "json"]);
+    let parsed: serde_json::Value =
+        serde_json::from_slice(&json.stdout).expect("--format json is JSON");
+    let values: Vec<&serde_json::Value> = parsed["nodes"]
+        .as_array()
+        .expect("nodes")
+        .iter()
+        .flat_map(|node| node["changes"].as_array().expect("changes"))
+        .flat_map(|change| change["fields"].as_array().expect("fields"))
+        .filter(|field| field["kind"] == "sealed")
+        .map(|field| &field["value"])
+        .collect();
+    assert!(
+        values.contains(&&serde_json::json!("id-removed")),
+        "{parsed:#}"
+    );
     assert_no_secret(&scenario, &[&output, &json]);
 }
 
