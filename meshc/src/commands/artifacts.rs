@@ -20,7 +20,7 @@ use crate::terminal::{self, Failure};
     after_help = "\
 Examples:
   meshc artifacts build
-  meshc artifacts build --remote --amqp amqp://operator:secret@broker:5672/%2f"
+  MESH_AMQP_URL=amqp://operator:secret@broker:5672/%2f meshc artifacts build --remote"
 )]
 pub struct ArtifactsArgs {
     #[command(subcommand)]
