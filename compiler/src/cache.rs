@@ -669,8 +669,6 @@ pub enum Start {
         nodes: usize,
         shapes: usize,
         read: usize,
-        /// The digest of the output's manifest (which the build leaves as it is).
-        manifest: Option<String>,
     },
     /// Build, reusing what the cache allows.
     Build(Arc<BuildCache>),
@@ -1407,7 +1405,6 @@ fn start(
             nodes: previous.node_count,
             shapes: previous.shapes,
             read,
-            manifest: previous.out.get(crate::staged::MANIFEST).cloned(),
         };
     }
     // the build compiles: the workers will want the inventory's tree, which no

@@ -1,14 +1,19 @@
 //! Which default builds (`REPO/build`) this user's `meshc` made: a record per
 //! output, under `$XDG_STATE_HOME/mesh/builds` (else `~/.local/state/mesh/builds`),
-//! of the digest of the manifest the last build wrote there. `meshc diff` and
-//! `meshc publish` read `REPO/build` when no directory is named, and the
-//! repository could hold one of its own (a `build/` committed beside `mesh.nix`):
-//! its plans would be the diff's baseline, so a change made to look like no change,
-//! or would be published. Such a build was not written by this user's `meshc`, and
-//! is refused (E422) unless it is named (`--against DIR`, `--out DIR`).
-//! Records only digests. Where there is no state directory (neither
-//! `XDG_STATE_HOME` nor `HOME` names one), no build can be known as the user's:
-//! a default output holding a build is refused, and `meshc build` says so.
+//! of the digest of the manifest the last build wrote there and the stamp of the
+//! build cache it left. `meshc diff` and `meshc publish` read `REPO/build` when no
+//! directory is named, and the repository could hold one of its own (a `build/`
+//! committed beside `mesh.nix`): its plans would be the diff's baseline, so a
+//! change made to look like no change, or would be published; its cache could have
+//! `meshc build` keep plans it did not make. Such a build was not written by this
+//! user's `meshc`: it is refused (E422) unless it is named (`--against DIR`, `--out
+//! DIR`), and built from nothing. Where there is no state directory (neither
+//! `XDG_STATE_HOME` nor `HOME` names one), no build can be known as the user's.
+//!
+//! Invariant: a default output's cache is used only when the record names both its
+//! manifest's bytes and the very cache file the user's build left (its device,
+//! inode, size and times: a manifest is reproducible by anyone who has the
+//! sources, and a cache the checkout brought is another file).
 
 use std::path::{Path, PathBuf};
 
@@ -32,22 +37,46 @@ pub fn is_default_output(root: &Path, out: &Path) -> bool {
     }
 }
 
+/// The stamp of `out`'s build cache as the record keeps it: `none` when there is
+/// none; `None` when it cannot be a cache of this user's build (not a regular
+/// file). Not followed if a link.
+fn cache_stamp(out: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    match std::fs::symlink_metadata(out.join(compiler::cache::CACHE_FILE)) {
+        Ok(metadata) if metadata.is_file() => Some(format!(
+            "cache {} {} {} {}.{:09} {}.{:09}",
+            metadata.dev(),
+            metadata.ino(),
+            metadata.size(),
+            metadata.mtime(),
+            metadata.mtime_nsec(),
+            metadata.ctime(),
+            metadata.ctime_nsec()
+        )),
+        Ok(_) => None,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Some("none".to_string()),
+        Err(_) => None,
+    }
+}
+
 /// Records that this user's build wrote the manifest whose digest is `manifest`
-/// into `out`, a repository's default output. False when the record could not be
-/// written, or there is no state directory to write it in (the next `diff` would
-/// then refuse the build: the caller says so).
+/// into `out`, a repository's default output, and left the cache `out` holds now
+/// (called once the cache is saved or removed). False when the record could not
+/// be written, or there is no state directory to write it in (the next `diff`
+/// would then refuse the build: the caller says so).
 pub fn remember(out: &Path, manifest: &str) -> bool {
-    let Some(record) = record_of(out) else {
+    let (Some(record), Some(cache)) = (record_of(out), cache_stamp(out)) else {
         return false;
     };
-    if std::fs::read(&record).is_ok_and(|recorded| recorded == manifest.as_bytes()) {
+    let text = format!("{manifest}\n{cache}\n");
+    if std::fs::read(&record).is_ok_and(|recorded| recorded == text.as_bytes()) {
         return true;
     }
     record.parent().is_some_and(|directory| {
         std::fs::create_dir_all(directory).is_ok()
             && tempfile::NamedTempFile::new_in(directory)
                 .and_then(|mut file| {
-                    std::io::Write::write_all(&mut file, manifest.as_bytes())?;
+                    std::io::Write::write_all(&mut file, text.as_bytes())?;
                     file.persist(&record).map_err(|error| error.error)
                 })
                 .is_ok()
@@ -59,31 +88,68 @@ pub fn remember(out: &Path, manifest: &str) -> bool {
 /// this user made.
 const MANIFEST_LIMIT: u64 = 1 << 30;
 
-/// Whether `out` holds a build, and it is the one this user's last build into it
-/// recorded (true when there is no build; false when there is one and no state
-/// directory to ask). The record is looked up first; the manifest is read without
-/// following a link and only up to [`MANIFEST_LIMIT`].
+/// Whether `out` holds no build, or holds the one this user's last build into it
+/// recorded, by its manifest (what `diff` and `publish` read; each plan is checked
+/// against the manifest's digest of it). False when there is a build and no state
+/// directory to ask. An output without a manifest holds no build unless it holds
+/// plans or a cache (which only a build leaves, with its manifest). The record is
+/// looked up first; the manifest is read without following a link and only up to
+/// [`MANIFEST_LIMIT`].
 pub fn recorded(out: &Path) -> bool {
+    record_matches(out).is_some()
+}
+
+/// Whether `out`'s build is this user's, its cache included: what `meshc build`
+/// asks before it uses anything the output holds.
+pub fn recorded_with_cache(out: &Path) -> bool {
+    match record_matches(out) {
+        Some(Found::Nothing) => true,
+        Some(Found::Recorded { cache }) => cache.is_some() && cache == cache_stamp(out),
+        None => false,
+    }
+}
+
+/// What an output holds, to its record.
+enum Found {
+    /// No build: nothing to trust or distrust.
+    Nothing,
+    /// The manifest the record names, and the cache's stamp the record keeps
+    /// (`None` in a record of a `meshc` that kept none: the cache is not trusted).
+    Recorded { cache: Option<String> },
+}
+
+/// What `out` holds when it is nothing or the build the record names by its
+/// manifest; `None` otherwise.
+fn record_matches(out: &Path) -> Option<Found> {
     let path = out.join("manifest.json");
     let Ok(metadata) = std::fs::symlink_metadata(&path) else {
-        return true;
+        return holds_nothing_built(out).then_some(Found::Nothing);
     };
-    let Some(record) = record_of(out) else {
-        return false;
-    };
-    let Ok(recorded) = std::fs::read(&record) else {
-        return false;
-    };
+    let recorded = std::fs::read_to_string(record_of(out)?).ok()?;
+    let mut lines = recorded.lines();
+    let manifest_digest = lines.next()?;
     if !metadata.is_file() || metadata.len() > MANIFEST_LIMIT {
-        return false;
+        return None;
     }
-    let manifest = std::fs::File::open(&path).and_then(|file| {
-        use std::io::Read;
-        let mut bytes = Vec::new();
-        file.take(MANIFEST_LIMIT).read_to_end(&mut bytes)?;
-        Ok(bytes)
-    });
-    manifest.is_ok_and(|manifest| plan::sha256_digest(&manifest).as_bytes() == recorded)
+    let manifest = std::fs::File::open(&path)
+        .and_then(|file| {
+            use std::io::Read;
+            let mut bytes = Vec::new();
+            file.take(MANIFEST_LIMIT).read_to_end(&mut bytes)?;
+            Ok(bytes)
+        })
+        .ok()?;
+    (plan::sha256_digest(&manifest) == manifest_digest).then(|| Found::Recorded {
+        cache: lines.next().map(str::to_string),
+    })
+}
+
+/// An output with neither plans nor a cache (a new one, or one a build never
+/// finished in: plans and cache appear only with the manifest).
+fn holds_nothing_built(out: &Path) -> bool {
+    ["nodes", compiler::cache::CACHE_FILE]
+        .iter()
+        .all(|name| std::fs::symlink_metadata(out.join(name)).is_err())
 }
 
 /// E422 when `out`, the default output of the repository, holds a build whose

@@ -1045,3 +1045,90 @@ fn without_a_state_directory_a_default_build_is_nobodys() {
         text(&refused.stderr)
     );
 }
+
+/// A `build/` that came without a manifest but with a cache and plans (a build's
+/// manifest removed) is not the user's either: `meshc build` took its cache at
+/// its word and reused its plans (a repository could have its own plan kept and
+/// recorded as the user's), and `broker-permissions` accepted the result.
+#[test]
+fn a_build_that_came_without_its_manifest_is_built_from_nothing() {
+    let (temporary, repository) = support::homelab_copy();
+    // someone else's build of these very sources, at this path, its manifest gone
+    assert_built(&meshc_in(
+        &repository,
+        &temporary.path().join("their-state"),
+        &["build"],
+    ));
+    std::fs::remove_file(repository.join("build/manifest.json")).expect("remove");
+    let state = temporary.path().join("state");
+    let refused = meshc_in(&repository, &state, &["broker-permissions"]);
+    assert!(
+        text(&refused.stderr).contains("E422"),
+        "{}",
+        text(&refused.stderr)
+    );
+    let built = meshc_in(&repository, &state, &["build"]);
+    assert_built(&built);
+    let said = text(&built.stderr);
+    assert!(
+        said.contains("building from nothing") && !said.contains("reused)"),
+        "{said}"
+    );
+    let own = meshc_in(&repository, &state, &["diff"]);
+    assert_eq!(own.status.code(), Some(0), "{}", text(&own.stderr));
+}
+
+/// The record names the cache's bytes as well as the manifest's: a build's
+/// manifest can be made again by anyone who has the sources (builds are
+/// reproducible), so a `build/` holding the user's very manifest beside a cache of
+/// someone else's (which could say which plans to keep) is built from nothing.
+/// Before, a manifest that matched the record was enough for its cache to be used.
+#[test]
+fn a_cache_beside_the_users_manifest_is_the_users_only_if_it_is_the_one_recorded() {
+    let (temporary, repository) = support::homelab_copy();
+    let state = temporary.path().join("state");
+    assert_built(&meshc_in(&repository, &state, &["build"]));
+    let manifest = std::fs::read(repository.join("build/manifest.json")).expect("manifest");
+    let again = meshc_in(&repository, &state, &["build"]);
+    assert!(
+        text(&again.stderr).contains("nothing changed"),
+        "{}",
+        text(&again.stderr)
+    );
+    // the same sources built again, from nothing, by someone else at this path
+    std::fs::remove_dir_all(repository.join("build")).expect("remove");
+    assert_built(&meshc_in(
+        &repository,
+        &temporary.path().join("their-state"),
+        &["build"],
+    ));
+    assert_eq!(
+        std::fs::read(repository.join("build/manifest.json")).expect("manifest"),
+        manifest,
+        "a build is reproducible"
+    );
+    // `diff` reads the manifest, whose every plan it checks: the user's
+    let diff = meshc_in(&repository, &state, &["diff"]);
+    assert_eq!(diff.status.code(), Some(0), "{}", text(&diff.stderr));
+    // `build` would use the cache: not the user's
+    let built = meshc_in(&repository, &state, &["build"]);
+    assert_built(&built);
+    let said = text(&built.stderr);
+    assert!(
+        said.contains("building from nothing") && !said.contains("nothing changed"),
+        "{said}"
+    );
+    // which the user's builds then are (the first keeps its cache, the next uses it)
+    let next = meshc_in(&repository, &state, &["build"]);
+    assert!(
+        !text(&next.stderr).contains("building from nothing"),
+        "{}",
+        text(&next.stderr)
+    );
+    let again = meshc_in(&repository, &state, &["build"]);
+    assert!(
+        text(&again.stderr).contains("nothing changed"),
+        "{}",
+        text(&again.stderr)
+    );
+}

@@ -78,7 +78,7 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
     // repository) is built from nothing: its cache could claim its plans are the
     // ones the repository makes, and a build that reused them would record them
     let default_output = crate::made_here::is_default_output(&root, &out);
-    let brought = default_output && !crate::made_here::recorded(&out);
+    let brought = default_output && !crate::made_here::recorded_with_cache(&out);
     if brought {
         if crate::cli::state_directory().is_none() {
             say!(
@@ -106,11 +106,9 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
                 nodes,
                 shapes,
                 read,
-                manifest,
             } => {
-                if let Some(manifest) = manifest.filter(|_| default_output) {
-                    unrecorded(crate::made_here::remember(&out, &manifest));
-                }
+                // nothing to record: the record names these very files already
+                // (else the output was taken for one brought, and built)
                 if arguments.timings {
                     say!("cache: evaluated: none");
                     say!("cache: compiled again: none");
@@ -186,9 +184,6 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
         }
     };
     compiler::phases::mark("plans committed");
-    if default_output {
-        unrecorded(crate::made_here::remember(&out, &written.manifest));
-    }
     let shape_count = written.shapes;
     if let Err(diagnostic) = compiler::record_repository(&out, &compilation.root) {
         return Err(terminal::fail(&diagnostic, &compilation.sources, color));
@@ -219,6 +214,10 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
         if let Err(diagnostic) = saved {
             return Err(terminal::fail(&diagnostic, &compilation.sources, color));
         }
+    }
+    // the manifest and the cache are what they stay: recorded as this user's
+    if default_output {
+        unrecorded(crate::made_here::remember(&out, &written.manifest));
     }
     let reused = match &cache {
         Some(_) if from_nothing => format!(" (0 of {} reused)", written.nodes),
