@@ -575,16 +575,21 @@ fn throw(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<V
 /// Evaluates the second argument; if that fails, the first (a message) joins the
 /// error's trace, as `--show-trace` shows it in Nix.
 fn add_error_context(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
+    // as Nix: the context is made a string only when the value fails, and a
+    // context that is none is that error instead (one `tryEval` does not catch)
     machine.force(&arguments[1], span).map_err(|mut error| {
-        if let Ok(message) = machine.coerce_to_string(&arguments[0], span, false, false)
-            && error.trace.len() < 64
-        {
-            error.trace.push(crate::diagnostic::Label::new(
-                span,
-                String::from_utf8_lossy(&message).into_owned(),
-            ));
+        match machine.coerce_to_string(&arguments[0], span, false, false) {
+            Ok(message) => {
+                if error.trace.len() < 64 {
+                    error.trace.push(crate::diagnostic::Label::new(
+                        span,
+                        String::from_utf8_lossy(&message).into_owned(),
+                    ));
+                }
+                error
+            }
+            Err(coercion) => coercion,
         }
-        error
     })
 }
 
