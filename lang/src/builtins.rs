@@ -10,6 +10,7 @@ mod lists;
 mod newer;
 mod posix_regex;
 pub(crate) mod regex;
+mod stable_sort;
 mod strings;
 mod versions;
 

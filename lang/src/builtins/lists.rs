@@ -661,7 +661,7 @@ fn sort_plain(items: &mut [Value], reversed: bool) -> bool {
 /// `sort lessThan`: integers and strings (the usual lists) by a stable sort of their
 /// own, anything else through `lessThan`'s comparison. All give what the stable
 /// merge sort with `lessThan` gives, since it is a strict weak order on them.
-fn sort_less_than(machine: &mut Machine, items: &mut Vec<Value>, span: Span) -> EvalResult<()> {
+fn sort_less_than(machine: &mut Machine, items: &mut [Value], span: Span) -> EvalResult<()> {
     if items.iter().all(|item| matches!(item, Value::Int(_))) {
         items.sort_by_key(|item| match item {
             Value::Int(number) => *number,
@@ -681,55 +681,8 @@ fn sort_less_than(machine: &mut Machine, items: &mut Vec<Value>, span: Span) -> 
     })
 }
 
-/// Stable merge sort with a fallible comparator: `less(a, b)` means a goes first.
-fn merge_sort(
-    machine: &mut Machine,
-    items: &mut Vec<Value>,
-    less: &mut Less<'_>,
-) -> EvalResult<()> {
-    let length = items.len();
-    if length < 2 {
-        return Ok(());
-    }
-    // insertion sort for short runs, then bottom-up merges
-    const RUN: usize = 16;
-    let mut start = 0;
-    while start < length {
-        let end = (start + RUN).min(length);
-        for index in start + 1..end {
-            let mut position = index;
-            while position > start && less(machine, &items[position], &items[position - 1])? {
-                items.swap(position, position - 1);
-                position -= 1;
-            }
-        }
-        start = end;
-    }
-    let mut width = RUN;
-    let mut buffer: Vec<Value> = Vec::with_capacity(length);
-    while width < length {
-        buffer.clear();
-        let mut left_start = 0;
-        while left_start < length {
-            let middle = (left_start + width).min(length);
-            let right_end = (left_start + 2 * width).min(length);
-            let (mut left, mut right) = (left_start, middle);
-            while left < middle && right < right_end {
-                // take from the right only when it is strictly less: stability
-                if less(machine, &items[right], &items[left])? {
-                    buffer.push(items[right].clone());
-                    right += 1;
-                } else {
-                    buffer.push(items[left].clone());
-                    left += 1;
-                }
-            }
-            buffer.extend_from_slice(&items[left..middle]);
-            buffer.extend_from_slice(&items[right..right_end]);
-            left_start = right_end;
-        }
-        std::mem::swap(items, &mut buffer);
-        width *= 2;
-    }
-    Ok(())
+/// `items` in the order Nix's `std::stable_sort` gives them, `less(a, b)` meaning
+/// a goes first (see `stable_sort`).
+fn merge_sort(machine: &mut Machine, items: &mut [Value], less: &mut Less<'_>) -> EvalResult<()> {
+    super::stable_sort::stable_sort(items, &mut |left, right| less(machine, left, right))
 }
