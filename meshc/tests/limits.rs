@@ -348,3 +348,35 @@ fn to_json_counts_the_text_of_a_set_with_to_string() {
     let output = meshc(&["eval", "--max-memory", "100M", "--expr", expression]);
     assert_failed_with(&output, "E046", "more than 100 MiB");
 }
+
+/// `toXML` of a value nested deep (whose output grows with the square of its depth,
+/// in Nix too) stops at the memory bound in about the bound's memory. Its buffer
+/// grew by doubling, each growth a copy into one twice its size that the allocator
+/// then kept: under `--max-memory 200M` this took 540 MB before E046. It writes in
+/// chunks now, holding at most half the bound (the other half for the string made
+/// of them). Peak memory is the child's maximum resident set, read by `python3`.
+#[test]
+fn to_xml_of_a_deep_value_stops_at_the_memory_bound_in_its_memory() {
+    let expression = "let f = n: if n == 0 then 1 else [ (f (n - 1)) ]; \
+                      in builtins.stringLength (builtins.toXML (f 15000))";
+    let measure = "import resource, subprocess, sys\n\
+        child = subprocess.run(sys.argv[1:], capture_output=True)\n\
+        print(child.returncode)\n\
+        print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n\
+        print(child.stderr.decode())\n";
+    let output = Command::new("python3")
+        .args(["-c", measure, MESHC])
+        .args(["eval", "--max-memory", "200M", "--expr", expression])
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("python3 runs (scripts/test installs it)");
+    let text = String::from_utf8_lossy(&output.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.first(), Some(&"1"), "{text}");
+    assert!(text.contains("E046"), "{text}");
+    let peak_kib: u64 = lines[1].parse().expect("a peak");
+    assert!(
+        peak_kib < 200 * 1024,
+        "toXML stopped at the bound with {peak_kib} KiB at its peak"
+    );
+}

@@ -27,45 +27,122 @@ pub(super) fn builtins() -> Vec<Builtin> {
 // ---- toXML --------------------------------------------------------------------
 
 /// Nix's `XMLWriter`: two spaces per level, attributes sorted by name.
+///
+/// Invariant: what it holds is written once into the string it makes, so it never
+/// holds more than half of what the memory bound left when it began (the output,
+/// then its copy). It writes into chunks, not one buffer grown by doubling: each
+/// growth copied the buffer into one twice its size, and the allocator keeps what
+/// is freed (`meshc eval`), so a deep value's output took three times the bound.
 struct XmlWriter {
+    /// The chunk being written, and those written before it.
     out: Vec<u8>,
+    full: Vec<Vec<u8>>,
+    /// Bytes written, in `full` and `out`.
+    written: usize,
     open: Vec<&'static str>,
-    /// How much of `out` has been counted against the memory bound and the step
-    /// budget (the bytes of a list shared at every level, written out again and
+    /// How much of the output has been counted against the memory bound and the
+    /// step budget (the bytes of a list shared at every level, written out again and
     /// again, or of deep indentation, grow without end as `toJSON`'s do).
     counted: usize,
     /// The size of a write the allocator could not make room for: nothing is
-    /// written after it, and the next count is E046. The buffer grows by doubling,
-    /// past what the memory bound counted: a failed growth is an error, not the
-    /// process's abort.
+    /// written after it, and the next count is E046. A failed growth is an error,
+    /// not the process's abort.
     failed: Option<usize>,
+    /// Whether `failed` is a write past `room` (E046 of the memory bound).
+    past_bound: bool,
+    /// The most it may hold: half of what the memory bound left.
+    room: usize,
 }
 
+/// The size of a chunk of the output (a write longer than that has one its size).
+const XML_CHUNK: usize = 1 << 20;
+
 impl XmlWriter {
+    fn new(room: usize) -> XmlWriter {
+        XmlWriter {
+            out: Vec::new(),
+            full: Vec::new(),
+            written: 0,
+            open: Vec::new(),
+            counted: 0,
+            failed: None,
+            past_bound: false,
+            room,
+        }
+    }
+
     /// Counts what was written since the last count, as `toJSON` counts its output.
     fn count(&mut self, machine: &mut Machine, span: Span) -> EvalResult<()> {
         if let Some(bytes) = self.failed {
-            return Err(machine.out_of_memory(bytes, span));
+            return Err(if self.past_bound {
+                machine.beyond_memory_bound(bytes, span)
+            } else {
+                machine.out_of_memory(bytes, span)
+            });
         }
-        let written = self.out.len() - self.counted;
-        self.counted = self.out.len();
+        let written = self.written - self.counted;
+        self.counted = self.written;
         machine.make_string(written, span)
+    }
+
+    /// Whether `bytes` more fit (else the write fails, and the next count says so).
+    fn fits(&mut self, bytes: usize) -> bool {
+        if self.failed.is_some() {
+            return false;
+        }
+        if self.written.saturating_add(bytes) > self.room {
+            self.failed = Some(bytes);
+            self.past_bound = true;
+            return false;
+        }
+        true
     }
 
     /// Appends `bytes`, or notes that there was no room for them.
     fn put(&mut self, bytes: &[u8]) {
-        if self.failed.is_some() {
+        if !self.fits(bytes.len()) {
             return;
         }
-        match self.out.try_reserve(bytes.len()) {
-            Ok(()) => self.out.extend_from_slice(bytes),
-            Err(_) => self.failed = Some(bytes.len()),
+        if self.out.capacity() - self.out.len() < bytes.len() {
+            let mut chunk = Vec::new();
+            if chunk.try_reserve_exact(bytes.len().max(XML_CHUNK)).is_err() {
+                self.failed = Some(bytes.len());
+                return;
+            }
+            let done = std::mem::replace(&mut self.out, chunk);
+            if !done.is_empty() {
+                self.full.push(done);
+            }
         }
+        self.out.extend_from_slice(bytes);
+        self.written += bytes.len();
     }
 
+    /// The output as one string, or E046 if there is no room for it.
+    fn finish(mut self, machine: &Machine, span: Span) -> EvalResult<Vec<u8>> {
+        if self.full.is_empty() {
+            return Ok(self.out);
+        }
+        let mut whole = Vec::new();
+        if whole.try_reserve_exact(self.written).is_err() {
+            return Err(machine.out_of_memory(self.written, span));
+        }
+        for chunk in self.full.drain(..) {
+            whole.extend_from_slice(&chunk);
+        }
+        whole.extend_from_slice(&self.out);
+        Ok(whole)
+    }
+
+    /// Two spaces per open element, written a run at a time (a value nested
+    /// thousands deep indents every line by thousands).
     fn indent(&mut self) {
-        for _ in 0..self.open.len() {
-            self.put(b"  ");
+        const SPACES: &[u8; 256] = &[b' '; 256];
+        let mut left = self.open.len().saturating_mul(2);
+        while left > 0 {
+            let run = left.min(SPACES.len());
+            self.put(&SPACES[..run]);
+            left -= run;
         }
     }
 
@@ -88,6 +165,9 @@ impl XmlWriter {
                 })
                 .sum::<usize>();
             let mut escaped = Vec::new();
+            if !self.fits(length) {
+                return;
+            }
             if escaped.try_reserve_exact(length).is_err() {
                 self.failed = Some(length);
                 return;
@@ -134,12 +214,8 @@ impl XmlWriter {
 }
 
 fn to_xml(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
-    let mut writer = XmlWriter {
-        out: b"<?xml version='1.0' encoding='utf-8'?>\n".to_vec(),
-        open: Vec::new(),
-        counted: 0,
-        failed: None,
-    };
+    let mut writer = XmlWriter::new(machine.memory_left() / 2);
+    writer.put(b"<?xml version='1.0' encoding='utf-8'?>\n");
     writer.open("expr", &[]);
     let mut derivations_seen = Vec::new();
     xml_value(
@@ -151,7 +227,8 @@ fn to_xml(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<
     )?;
     writer.close();
     writer.count(machine, span)?;
-    Ok(Value::String(crate::value::Bytes::from(writer.out)))
+    let whole = writer.finish(machine, span)?;
+    Ok(Value::String(crate::value::Bytes::from(whole)))
 }
 
 fn xml_attrs(

@@ -140,6 +140,20 @@ impl Machine {
         }
     }
 
+    /// How many bytes the memory bound leaves (`usize::MAX` without one): what a
+    /// buffer written as it grows may reach before it is counted.
+    pub(crate) fn memory_left(&self) -> usize {
+        self.limits.max_memory.map_or(usize::MAX, |max_memory| {
+            usize::try_from(max_memory.saturating_sub(self.memory)).unwrap_or(usize::MAX)
+        })
+    }
+
+    /// E046 for a buffer written as it grows that would pass the memory bound
+    /// (`bytes` more than [`Machine::memory_left`] allowed it).
+    pub(crate) fn beyond_memory_bound(&self, bytes: usize, span: Span) -> Box<Diagnostic> {
+        self.memory_exceeded(self.limits.max_memory, bytes, span)
+    }
+
     /// E046 for `bytes` the allocator could not give (a buffer that grows as it is
     /// written, whose growth failed before the memory bound was reached).
     pub(crate) fn out_of_memory(&self, bytes: usize, span: Span) -> Box<Diagnostic> {
