@@ -397,7 +397,161 @@ fn from_toml(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResu
     let table: toml::Table = text
         .parse()
         .map_err(|parse_error: toml::de::Error| invalid(parse_error.message().to_string()))?;
+    if let Some(feature) = toml_1_1_feature(text) {
+        return Err(invalid(format!(
+            "{feature} is TOML 1.1, which Nix's TOML 1.0 parser refuses"
+        )));
+    }
     convert(&toml::Value::Table(table)).map_err(invalid)
+}
+
+/// The first TOML 1.1 feature a document (one that parses) uses, if any: the parser
+/// takes TOML 1.1, and Nix's takes TOML 1.0 only, so a file it would refuse must be
+/// refused here too (a module that works with `meshc` and not with Nix, or the
+/// other way, is a surprise either way).
+fn toml_1_1_feature(text: &str) -> Option<&'static str> {
+    let tokens: Vec<toml_parser::lexer::Token> = toml_parser::Source::new(text).lex().collect();
+    let mut detector = Toml11 {
+        text,
+        nesting: Vec::new(),
+        found: None,
+    };
+    let mut errors: Option<toml_parser::ParseError> = None;
+    toml_parser::parser::parse_document(&tokens, &mut detector, &mut errors);
+    detector.found
+}
+
+/// What a TOML document's events are nested in, for [`toml_1_1_feature`].
+enum Nesting {
+    /// An inline table; `trailing` after a comma that no key followed yet.
+    Inline {
+        trailing: bool,
+    },
+    Array,
+}
+
+struct Toml11<'s> {
+    text: &'s str,
+    nesting: Vec<Nesting>,
+    found: Option<&'static str>,
+}
+
+impl Toml11<'_> {
+    fn raw(&self, span: toml_parser::Span) -> &str {
+        self.text.get(span.start()..span.end()).unwrap_or_default()
+    }
+
+    fn found(&mut self, feature: &'static str) {
+        self.found.get_or_insert(feature);
+    }
+
+    fn in_inline_table(&self) -> bool {
+        matches!(self.nesting.last(), Some(Nesting::Inline { .. }))
+    }
+}
+
+impl toml_parser::parser::EventReceiver for Toml11<'_> {
+    fn inline_table_open(
+        &mut self,
+        _span: toml_parser::Span,
+        _error: &mut dyn toml_parser::ErrorSink,
+    ) -> bool {
+        self.nesting.push(Nesting::Inline { trailing: false });
+        true
+    }
+
+    fn inline_table_close(
+        &mut self,
+        _span: toml_parser::Span,
+        _error: &mut dyn toml_parser::ErrorSink,
+    ) {
+        if let Some(Nesting::Inline { trailing: true }) = self.nesting.pop() {
+            self.found("a comma after an inline table's last value");
+        }
+    }
+
+    fn array_open(
+        &mut self,
+        _span: toml_parser::Span,
+        _error: &mut dyn toml_parser::ErrorSink,
+    ) -> bool {
+        self.nesting.push(Nesting::Array);
+        true
+    }
+
+    fn array_close(&mut self, _span: toml_parser::Span, _error: &mut dyn toml_parser::ErrorSink) {
+        self.nesting.pop();
+    }
+
+    fn value_sep(&mut self, _span: toml_parser::Span, _error: &mut dyn toml_parser::ErrorSink) {
+        if let Some(Nesting::Inline { trailing }) = self.nesting.last_mut() {
+            *trailing = true;
+        }
+    }
+
+    fn simple_key(
+        &mut self,
+        span: toml_parser::Span,
+        kind: Option<toml_parser::decoder::Encoding>,
+        _error: &mut dyn toml_parser::ErrorSink,
+    ) {
+        if let Some(Nesting::Inline { trailing }) = self.nesting.last_mut() {
+            *trailing = false;
+        }
+        if kind.is_none() && !self.raw(span).is_ascii() {
+            self.found("a bare key that is not ASCII");
+        }
+        if matches!(kind, Some(toml_parser::decoder::Encoding::BasicString))
+            && has_toml_1_1_escape(self.raw(span))
+        {
+            self.found("the escape `\\e` or `\\xHH`");
+        }
+    }
+
+    fn scalar(
+        &mut self,
+        span: toml_parser::Span,
+        kind: Option<toml_parser::decoder::Encoding>,
+        _error: &mut dyn toml_parser::ErrorSink,
+    ) {
+        if matches!(
+            kind,
+            Some(
+                toml_parser::decoder::Encoding::BasicString
+                    | toml_parser::decoder::Encoding::MlBasicString
+            )
+        ) && has_toml_1_1_escape(self.raw(span))
+        {
+            self.found("the escape `\\e` or `\\xHH`");
+        }
+    }
+
+    fn newline(&mut self, _span: toml_parser::Span, _error: &mut dyn toml_parser::ErrorSink) {
+        if self.in_inline_table() {
+            self.found("a line break inside an inline table");
+        }
+    }
+
+    fn comment(&mut self, _span: toml_parser::Span, _error: &mut dyn toml_parser::ErrorSink) {
+        if self.in_inline_table() {
+            self.found("a comment inside an inline table");
+        }
+    }
+}
+
+/// Whether a basic string's text (quotes included) holds `\e` or `\x`, escapes
+/// TOML 1.1 added.
+fn has_toml_1_1_escape(raw: &str) -> bool {
+    let mut bytes = raw.bytes();
+    while let Some(byte) = bytes.next() {
+        if byte == b'\\' {
+            match bytes.next() {
+                Some(b'e' | b'x') => return true,
+                _ => continue,
+            }
+        }
+    }
+    false
 }
 
 fn convert(value: &toml::Value) -> Result<Value, String> {
