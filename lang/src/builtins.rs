@@ -577,8 +577,19 @@ fn throw(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<V
 /// error's trace, as `--show-trace` shows it in Nix.
 fn add_error_context(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<Value> {
     // as Nix: the context is made a string only when the value fails, and a
-    // context that is none is that error instead (one `tryEval` does not catch)
+    // context that is none is that error instead (one `tryEval` does not catch);
+    // but a limit reached (steps, memory, depth) stays what it is, as the editor
+    // and the build tell a cut-short evaluation by it
     machine.force(&arguments[1], span).map_err(|mut error| {
+        if [
+            codes::BUDGET_EXCEEDED,
+            codes::MEMORY_EXCEEDED,
+            codes::TOO_DEEP,
+        ]
+        .contains(&error.code)
+        {
+            return error;
+        }
         match machine.coerce_to_string(&arguments[0], span, false, false) {
             Ok(message) => {
                 if error.trace.len() < 64 {

@@ -865,26 +865,14 @@ fn a_build_that_came_with_the_repository_is_refused_with_e422() {
     let own = meshc_in(&repository, &state, &["diff"]);
     assert_eq!(own.status.code(), Some(0), "{}", text(&own.stderr));
     // a second checkout whose `build/` came with it (what the first built, as if
-    // committed, its record of the repository removed so it is compared as one of
-    // this repository)
-    let checkout = temporary.path().join("checkout");
-    support::copy_tree(&repository, &checkout);
-    std::fs::remove_file(checkout.join("build/.mesh-repository")).expect("remove");
+    // committed)
+    let checkout = checkout_with_its_build(temporary.path(), &repository);
     let before = meshc_in(&checkout, &temporary.path().join("other-state"), &["diff"]);
     let said = text(&before.stderr);
-    assert_eq!(before.status.code(), Some(1), "{said}");
-    assert!(said.contains("E422") && said.contains("help:"), "{said}");
-    for arguments in [
-        &["publish", "--amqp", "amqp://127.0.0.1:1"][..],
-        &["broker-permissions"][..],
-    ] {
-        let refused = meshc_in(&checkout, &temporary.path().join("other-state"), arguments);
-        assert!(
-            text(&refused.stderr).contains("E422"),
-            "{arguments:?}: {}",
-            text(&refused.stderr)
-        );
-    }
+    assert!(said.contains("help:"), "{said}");
+    assert_each_refuses_with_e422(|arguments| {
+        meshc_in(&checkout, &temporary.path().join("other-state"), arguments)
+    });
     // named, it is the user's choice
     let named = meshc_in(
         &checkout,
@@ -987,6 +975,31 @@ fn the_record_of_a_build_is_kept_outside_the_checkout_and_read_with_care() {
     );
 }
 
+/// A copy of `repository` into `directory/checkout`, its `build/` with it as if
+/// committed, the build's record of its repository removed so that it is taken as
+/// one of the copy.
+fn checkout_with_its_build(directory: &Path, repository: &Path) -> PathBuf {
+    let checkout = directory.join("checkout");
+    support::copy_tree(repository, &checkout);
+    std::fs::remove_file(checkout.join("build/.mesh-repository")).expect("remove");
+    checkout
+}
+
+/// `diff`, `publish` and `broker-permissions`, run by `meshc`, each refuse the
+/// default build with E422.
+fn assert_each_refuses_with_e422(meshc: impl Fn(&[&str]) -> Output) {
+    for arguments in [
+        &["diff"][..],
+        &["publish", "--amqp", "amqp://127.0.0.1:1"][..],
+        &["broker-permissions"][..],
+    ] {
+        let refused = meshc(arguments);
+        let said = text(&refused.stderr);
+        assert_eq!(refused.status.code(), Some(1), "{arguments:?}: {said}");
+        assert!(said.contains("E422"), "{arguments:?}: {said}");
+    }
+}
+
 /// `meshc` in `repository` with neither `XDG_STATE_HOME` nor `HOME` set (a CI
 /// runner's or a service's environment): no build can be recorded as the user's.
 fn meshc_without_state(repository: &Path, arguments: &[&str]) -> Output {
@@ -1011,21 +1024,9 @@ fn without_a_state_directory_a_default_build_is_nobodys() {
     let (temporary, repository) = support::homelab_copy();
     let state = temporary.path().join("state");
     assert_built(&meshc_in(&repository, &state, &["build"]));
-    // a checkout whose `build/` (plans and cache) came with it, its record of
-    // the repository removed so that it is taken as one of this repository
-    let checkout = temporary.path().join("checkout");
-    support::copy_tree(&repository, &checkout);
-    std::fs::remove_file(checkout.join("build/.mesh-repository")).expect("remove");
-    for arguments in [
-        &["diff"][..],
-        &["publish", "--amqp", "amqp://127.0.0.1:1"][..],
-        &["broker-permissions"][..],
-    ] {
-        let refused = meshc_without_state(&checkout, arguments);
-        let said = text(&refused.stderr);
-        assert_eq!(refused.status.code(), Some(1), "{arguments:?}: {said}");
-        assert!(said.contains("E422"), "{arguments:?}: {said}");
-    }
+    // a checkout whose `build/` (plans and cache) came with it
+    let checkout = checkout_with_its_build(temporary.path(), &repository);
+    assert_each_refuses_with_e422(|arguments| meshc_without_state(&checkout, arguments));
     let named = meshc_without_state(&checkout, &["diff", "--against", "build"]);
     assert_eq!(named.status.code(), Some(0), "{}", text(&named.stderr));
     // the build is made, not taken from the cache that came with the checkout,
@@ -1078,7 +1079,8 @@ fn a_build_that_came_without_its_manifest_is_built_from_nothing() {
     assert_eq!(own.status.code(), Some(0), "{}", text(&own.stderr));
 }
 
-/// The record names the cache's bytes as well as the manifest's: a build's
+/// The record names the cache file itself (its stamp) as well as the manifest's
+/// bytes: a build's
 /// manifest can be made again by anyone who has the sources (builds are
 /// reproducible), so a `build/` holding the user's very manifest beside a cache of
 /// someone else's (which could say which plans to keep) is built from nothing.

@@ -29,8 +29,8 @@ pub(super) fn builtins() -> Vec<Builtin> {
 /// Nix's `XMLWriter`: two spaces per level, attributes sorted by name.
 ///
 /// Invariant: what it holds is written once into the string it makes, so it never
-/// holds more than half of what the memory bound left when it began (the output,
-/// then its copy). It writes into chunks, not one buffer grown by doubling: each
+/// writes more than half of what the memory bound left when it began (the output,
+/// then its copy), and its chunks hold no room beyond the last one's. It writes into chunks, not one buffer grown by doubling: each
 /// growth copied the buffer into one twice its size, and the allocator keeps what
 /// is freed (`meshc eval`), so a deep value's output took three times the bound.
 struct XmlWriter {
@@ -98,15 +98,28 @@ impl XmlWriter {
         true
     }
 
-    /// Appends `bytes`, or notes that there was no room for them.
+    /// Appends `bytes`, or notes that there was no room for them. A chunk is filled
+    /// before the next is begun, so chunks hold no more than is written in them;
+    /// the first is small (most outputs are), each next one twice the last, up to
+    /// [`XML_CHUNK`].
     fn put(&mut self, bytes: &[u8]) {
         if !self.fits(bytes.len()) {
             return;
         }
-        if self.out.capacity() - self.out.len() < bytes.len() {
+        let mut rest = bytes;
+        loop {
+            let room = self.out.capacity() - self.out.len();
+            let (now, later) = rest.split_at(rest.len().min(room));
+            self.out.extend_from_slice(now);
+            self.written += now.len();
+            if later.is_empty() {
+                return;
+            }
+            rest = later;
+            let size = self.out.capacity().saturating_mul(2).clamp(256, XML_CHUNK);
             let mut chunk = Vec::new();
-            if chunk.try_reserve_exact(bytes.len().max(XML_CHUNK)).is_err() {
-                self.failed = Some(bytes.len());
+            if chunk.try_reserve_exact(size).is_err() {
+                self.failed = Some(rest.len());
                 return;
             }
             let done = std::mem::replace(&mut self.out, chunk);
@@ -114,8 +127,6 @@ impl XmlWriter {
                 self.full.push(done);
             }
         }
-        self.out.extend_from_slice(bytes);
-        self.written += bytes.len();
     }
 
     /// The output as one string, or E046 if there is no room for it.

@@ -1,5 +1,5 @@
-//! Builtins over lists. `sort` is a stable merge sort that tolerates any
-//! comparator (a comparator that is not an order gives some order, never a panic).
+//! Builtins over lists. `sort` takes the steps of the C++ library's stable sort,
+//! which Nix calls (`stable_sort`): any comparator gives Nix's list, never a panic.
 
 use std::collections::BTreeSet;
 use std::rc::Rc;

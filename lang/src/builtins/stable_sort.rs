@@ -5,15 +5,16 @@
 //! comparator on the same pairs in the same order (what `trace` in it prints, which
 //! pair's error is raised), and never leaves the list.
 //!
-//! The algorithm (`__stable_sort` with its buffer of half the list): each half is
-//! sorted by insertion in chunks of seven, then merged pairwise into the buffer and
-//! back, doubling the width; the halves are then merged, forwards from the buffer
-//! when the first half is no longer than the second, else backwards. An insertion
-//! compares with the chunk's first element and moves there at once if less, or
-//! walks back while less than its predecessor: unguarded in C++, where a comparator
-//! that is no order can walk past the chunk's start. Here it walks into the chunks
-//! before (as C++ does) and stops at the list's first element (where C++ would
-//! read before the list).
+//! The algorithm (`__stable_sort` when its temporary buffer could be had; the
+//! halves are the same whether the buffer holds the list, as in GCC 12, or half of
+//! it, as later): each half is sorted by insertion in chunks of seven, then merged
+//! pairwise into the buffer and back, doubling the width; the halves are then
+//! merged, forwards from the buffer when the first half is no longer than the
+//! second, else backwards. An insertion compares with the chunk's first element and
+//! moves there at once if less, or walks back while less than its predecessor
+//! (unguarded in C++: the walk ends at the chunk's first element at the latest,
+//! being asked the same question again; the bound at the list's start is only a
+//! guard).
 
 /// `less(a, b)`: whether `a` goes before `b`; an error ends the sort.
 pub(super) fn stable_sort<T: Clone, E>(
