@@ -12,6 +12,7 @@ mod posix_regex;
 pub(crate) mod regex;
 mod stable_sort;
 mod strings;
+mod toml_1_1;
 mod versions;
 
 pub(crate) use lists::collect_list;
