@@ -9,6 +9,11 @@
 /// refused here too (a module that works with `meshc` and not with Nix, or the
 /// other way, is a surprise either way).
 pub(super) fn feature(text: &str) -> Option<&'static str> {
+    // each feature needs an inline table or an escape: a document with neither
+    // (most) is not lexed a second time
+    if !text.contains(['{', '\\']) {
+        return None;
+    }
     let tokens: Vec<toml_parser::lexer::Token> = toml_parser::Source::new(text).lex().collect();
     let mut detector = Toml11 {
         text,
