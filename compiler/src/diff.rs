@@ -691,7 +691,7 @@ fn field_changes(
                 if json_changes.is_empty() {
                     changes.push(FieldChange::Text {
                         field: name.clone(),
-                        unified: unified_diff(left, right, 3),
+                        unified: text_diff(left, right),
                     });
                 } else {
                     changes.push(FieldChange::Json {
@@ -702,7 +702,7 @@ fn field_changes(
             } else {
                 changes.push(FieldChange::Text {
                     field: name.clone(),
-                    unified: unified_diff(left, right, 3),
+                    unified: text_diff(left, right),
                 });
             }
             continue;
@@ -840,6 +840,21 @@ fn shortened(line: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// A unified diff of two texts by line, with `context` lines around each change.
+/// The unified diff of a file's text, every private key blotted out of each side
+/// before the two are compared: in the diff's lines, each after its `-`, `+` or
+/// space, a PEM block's lines no longer read as one block (a `-` ends it), and its
+/// body was printed. Two texts that differ only inside a private key say so.
+fn text_diff(old: &str, new: &str) -> String {
+    let (old, new) = (
+        crate::private_key::redact_private_keys(old),
+        crate::private_key::redact_private_keys(new),
+    );
+    if old == new {
+        return "@@ a private key changed (not shown) @@\n".to_string();
+    }
+    unified_diff(&old, &new, 3)
+}
+
 pub fn unified_diff(old: &str, new: &str, context: usize) -> String {
     let a: Vec<&str> = old.split_inclusive('\n').collect();
     let b: Vec<&str> = new.split_inclusive('\n').collect();

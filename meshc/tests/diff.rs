@@ -595,6 +595,51 @@ fn an_age_private_key_in_content_is_refused_and_never_printed() {
     }
 }
 
+/// A PEM private key in a file's content that changes: the diff shows neither
+/// key's body, human or JSON, whichever side of the diff a line is on. Before, only
+/// the `BEGIN` line was blotted out: the rendered diff was redacted as one text,
+/// where each of the key's lines starts with `-`, which ended the block.
+#[test]
+fn a_pem_private_key_that_changes_is_never_printed() {
+    let scenario = Scenario::new();
+    let pem = |body: [&str; 2]| {
+        format!(
+            "-----BEGIN PRIVATE KEY-----\\n{}\\n{}\\n-----END PRIVATE KEY-----\\n",
+            body[0], body[1]
+        )
+    };
+    let old = [
+        "MC4CAQAwBQYDK2VwBCIEIOldKeyFirstLineOfTheBodyAbcdefghijklmnopq",
+        "OldKeySecondLine0123456789",
+    ];
+    let new = [
+        "MC4CAQAwBQYDK2VwBCIEINewKeyFirstLineOfTheBodyAbcdefghijklmnopq",
+        "NewKeySecondLine0123456789",
+    ];
+    with_web_file(
+        &scenario,
+        &format!(
+            r#"(mesh.file {{ path = "/srv/web/tls.key"; content = "{}"; mode = "0600"; }})"#,
+            pem(old)
+        ),
+    );
+    scenario.edit("modules/web/module.nix", &pem(old), &pem(new));
+    for format in [&[][..], &["--format", "json"][..]] {
+        let output = scenario.diff(format);
+        let all = String::from_utf8_lossy(&[output.stdout, output.stderr].concat()).into_owned();
+        assert!(
+            all.contains("tls.key"),
+            "{format:?}: the change is not listed:\n{all}"
+        );
+        for line in old.iter().chain(&new) {
+            assert!(
+                !all.contains(&line[20..]),
+                "{format:?}: a private key's line is printed:\n{all}"
+            );
+        }
+    }
+}
+
 #[test]
 fn json_content_whose_values_compare_equal_shows_its_text() {
     let scenario = Scenario::new();
