@@ -88,12 +88,26 @@ pub fn redact(url: &str) -> String {
     let (scheme, rest) = url.split_at(start);
     let authority = rest.find('/').map_or(rest, |slash| &rest[..slash]);
     let Some(at) = authority.rfind('@').or_else(|| rest.rfind('@')) else {
-        return url.to_string();
+        return without_host(scheme, rest, authority);
     };
     let (credentials, after) = (&rest[..at], &rest[at + 1..]);
     match credentials.split_once(':') {
         Some((user, _)) => format!("{scheme}{user}:***@{after}"),
         None => url.to_string(),
+    }
+}
+
+/// A URL with no `@` whose authority is `NAME:WORD` where `WORD` is no port (not
+/// all digits): the host was left out (`amqp://user:$PASSWORD` without `@$HOST`),
+/// and `WORD` is taken for a password (hidden with the rest of the authority). A
+/// host with a port, or an IPv6 host in brackets, is shown as it is.
+fn without_host(scheme: &str, rest: &str, authority: &str) -> String {
+    let port_or_nothing = |word: &str| word.bytes().all(|byte| byte.is_ascii_digit());
+    match authority.split_once(':') {
+        Some((user, word)) if !authority.starts_with('[') && !port_or_nothing(word) => {
+            format!("{scheme}{user}:***{}", &rest[authority.len()..])
+        }
+        _ => format!("{scheme}{rest}"),
     }
 }
 
@@ -186,6 +200,22 @@ mod tests {
             ("u:PASS@broker", "u:***@broker"),
         ] {
             assert_eq!(redact(url), shown, "{url}");
+        }
+        // the host left out: what follows the user's `:` is no port, but a password
+        for (url, shown) in [
+            ("amqp://op:SecretPw", "amqp://op:***"),
+            ("amqp://op:SecretPw/%2f", "amqp://op:***/%2f"),
+            ("amqps://op:5ecret", "amqps://op:***"),
+        ] {
+            assert_eq!(redact(url), shown, "{url}");
+        }
+        for url in [
+            "amqp://broker:5672",
+            "amqp://broker:5672/%2f",
+            "amqp://broker:/%2f",
+            "amqp://[::1]:5672/%2f",
+        ] {
+            assert_eq!(redact(url), url, "a port is no password");
         }
         // a port and a `@` in the vhost: the host is hidden with what might be a password
         let shown = redact("amqp://broker:5672/a@b");
