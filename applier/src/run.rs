@@ -140,6 +140,21 @@ fn run_checked(config: &Config, bytes: &[u8], report: &mut Report) -> Result<(),
     });
     if lock.is_none() {
         lock = Some(Lock::acquire(&host).map_err(|problem| vec![problem])?);
+        // the record was read with no lock to take (a host mesh never touched):
+        // another run may have made the lock and applied its plan since, and this
+        // one, storing its record from what it read, would lose that run's shapes
+        // from the record (never withdrawn after); it stops, having changed nothing
+        let now = Record::load(&host).map_err(|problem| vec![problem])?;
+        if now != record {
+            return Err(vec![Problem::new(
+                Code::Locked,
+                format!(
+                    "another mesh-apply applied a plan to this host while this one read it (`{}` changed)",
+                    host.path(crate::record::RECORD_PATH).display()
+                ),
+                "apply again: nothing was changed by this run",
+            )]);
+        }
     }
     let _lock = lock;
     if nothing_to_do && already_recorded {

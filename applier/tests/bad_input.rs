@@ -566,6 +566,83 @@ fn a_second_apply_at_the_same_time_is_refused() {
     refused_plan(&root, &keys, &good_plan(), "E521");
 }
 
+/// On a host mesh never touched there is no lock to take before the record is
+/// read: a second apply that makes the lock and applies its plan while the first
+/// still prepares must not be lost from the record (its shapes were never
+/// withdrawn after). The first's `flock` is held back two seconds (`strace`
+/// injects the delay), the second applies in that window: the first then refuses
+/// (E521), having changed nothing, and the record is the second's. Before, the
+/// first applied and stored its record from what it had read, without `/srv/y`.
+#[test]
+fn an_apply_that_came_in_before_the_first_lock_was_made_stays_recorded() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    let plans = tempfile::tempdir().expect("tempdir");
+    let first = write_plan(
+        plans.path(),
+        "x.json",
+        &Plan::new("db1", vec![directory("/srv/x", "root", "0755")]),
+    );
+    let second = Plan::new(
+        "db1",
+        vec![
+            directory("/srv/y", "root", "0755"),
+            file("/srv/y/from-y", "y\n", "root", "0644"),
+        ],
+    );
+    let mut delayed = Command::new("strace");
+    delayed
+        .args([
+            "-f",
+            "-o",
+            "/dev/null",
+            "-e",
+            "inject=flock:delay_enter=2000000:when=1",
+        ])
+        .arg(BINARY)
+        .arg(&first)
+        .arg("--identity")
+        .arg(&keys.identity);
+    rooted(&mut delayed, &root, "json");
+    let running = delayed
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("strace runs (it is installed by scripts/test)");
+    // the first has read the record (none) and made the lock file it now waits to lock
+    let started = std::time::Instant::now();
+    while !root.host("/var/lib/mesh/lock").exists() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "the first apply never made its lock file"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    apply_ok(&root, &second, &keys);
+    let output = running.wait_with_output().expect("the first apply ends");
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap_or(Value::Null);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        error_codes(&report).contains(&"E521".to_string()),
+        "{report:#}"
+    );
+    assert!(
+        !root.host("/srv/x").exists(),
+        "the first apply changed the host"
+    );
+    let record = std::fs::read_to_string(root.host("/var/lib/mesh/applied.json")).expect("record");
+    assert!(
+        record.contains("/srv/y/from-y"),
+        "the second apply is lost from the record:\n{record}"
+    );
+}
+
 /// The lock file is root's alone (0600): `flock` needs only a descriptor, and any
 /// user could open the 0644 file it was made as and hold it, refusing every apply
 /// after (E521) for as long as they liked. One left readable by an earlier
