@@ -87,8 +87,12 @@ pub fn enable(host: &Host, unit: &str) -> Result<(), Problem> {
         .map_err(|error| Problem::filesystem("create the link", &host.path(&link), &error))
 }
 
-/// Disables a unit: removes its wants link, and the wants directory if that left it
-/// empty (as `systemctl disable` does).
+/// Disables a unit mesh enabled: removes its wants link, and the wants directory if
+/// that left it empty (as `systemctl disable` does). Only a link to the unit file
+/// mesh wrote is its own (what `enable` makes, and `systemctl enable` of that file):
+/// a link to another unit of the name (the distribution's `ssh.service`, enabled
+/// before a plan declared the name and taken for enabled then) stays, and that unit
+/// with it.
 pub fn disable(host: &Host, unit: &str) -> Result<(), Problem> {
     let link = wants_link(unit);
     let shown = host.path(&link);
@@ -97,6 +101,12 @@ pub fn disable(host: &Host, unit: &str) -> Result<(), Problem> {
         Err(error) if confined::absent(&error) => return Ok(()),
         Err(error) => return Err(Problem::filesystem("remove", &shown, &error)),
     };
+    // no link, or a file there, is removed as before
+    if let Ok(target) = directory.read_link(unit)
+        && target != format!("{SYSTEM_UNIT_DIRECTORY}/{unit}").as_bytes()
+    {
+        return Ok(());
+    }
     directory
         .remove_file(unit)
         .map_err(|error| Problem::filesystem("remove", &shown, &error))?;

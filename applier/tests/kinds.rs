@@ -369,6 +369,39 @@ fn a_service_after_a_target_wants_it_and_only_orders_after_a_service() {
     assert!(!text.contains("Wants="), "nothing to want:\n{text}");
 }
 
+/// A service declared under the name of a unit the system had enabled already (the
+/// distribution's `ssh.service`, its wants link to `/lib/systemd/system`): mesh's
+/// unit file is withdrawn with the service, the distribution's link stays, and its
+/// unit starts at boot again. Before, withdrawal removed the link (and the wants
+/// directory it left empty): `ssh` was never started again.
+#[test]
+fn withdrawing_a_service_keeps_the_wants_link_mesh_did_not_make() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    let wants = root.host("/etc/systemd/system/multi-user.target.wants/ssh.service");
+    std::fs::create_dir_all(wants.parent().expect("a parent")).expect("mkdir");
+    std::os::unix::fs::symlink("/lib/systemd/system/ssh.service", &wants).expect("a link");
+    apply_ok(
+        &root,
+        &plan(vec![
+            user("app"),
+            service("ssh", &["/usr/sbin/sshd", "-D"], "app"),
+        ]),
+        &keys,
+    );
+    let report = apply_ok(&root, &plan(vec![user("app")]), &keys);
+    assert_eq!(
+        status_of(&report, "service", "ssh"),
+        "withdrawn",
+        "{report:#}"
+    );
+    assert!(!root.host("/etc/systemd/system/ssh.service").exists());
+    assert_eq!(
+        std::fs::read_link(&wants).expect("the distribution's link stays"),
+        std::path::Path::new("/lib/systemd/system/ssh.service")
+    );
+}
+
 #[test]
 fn service_unit_is_written_enabled_unchanged_and_withdrawn() {
     let root = TestRoot::new();
