@@ -168,7 +168,9 @@ fn withdraw(run: &Run<'_>, executed: &mut Executed) -> Result<bool, Failure> {
                 units_changed = true;
                 container::withdraw(&entry.identity, run.host)
             }
-            Kind::File | Kind::Secret | Kind::Link if !withdrawal.replaced => {
+            Kind::File | Kind::Secret | Kind::Link
+                if withdrawal.removes && !withdrawal.replaced =>
+            {
                 file::withdraw(run.host, &entry.identity)
             }
             _ => Ok(()),

@@ -370,6 +370,9 @@ pub(crate) struct Withdrawal {
     pub(crate) removes: bool,
     /// Another shape of the new plan owns the path: the new shape replaces it in place.
     pub(crate) replaced: bool,
+    /// The path is reached only through a link mesh did not make (one a local user
+    /// put on the way since): what is there is no longer mesh's, and is kept.
+    pub(crate) unreachable: bool,
 }
 
 pub(crate) struct Prepared {
@@ -425,10 +428,26 @@ fn prepare(
                     ),
                     replaced: entry.kind.is_path_kind()
                         && planned_paths.contains(entry.identity.as_str()),
+                    unreachable: false,
                 })
                 .collect()
         })
         .unwrap_or_default();
+    // a file, link or secret whose path now goes through a link mesh would not follow
+    // is kept, found here before anything changes: its removal would fail this run,
+    // and every run after it, at the withdrawal (E510), keeping the rest of the plan
+    // from the host
+    for withdrawal in &mut withdrawals {
+        let entry = &withdrawal.entry;
+        if matches!(entry.kind, Kind::File | Kind::Link | Kind::Secret)
+            && !withdrawal.replaced
+            && let Err(error) = host.fs().parent(&entry.identity)
+            && confined::is_symlink_refusal(&error)
+        {
+            withdrawal.removes = false;
+            withdrawal.unreachable = true;
+        }
+    }
     // units first (stop before their files go), then links, files, secrets; kept last
     withdrawals.sort_by_key(|withdrawal| match withdrawal.entry.kind {
         Kind::Service | Kind::Container => 0,
@@ -691,6 +710,11 @@ fn withdrawal_result(withdrawal: &Withdrawal) -> ShapeResult {
             "replaced by a new shape at the same path".to_string(),
         ),
         (true, false) => (Status::Withdrawn, String::new()),
+        (false, _) if withdrawal.unreachable => (
+            Status::Kept,
+            "its path now goes through a link mesh did not make: what is there is no longer mesh's"
+                .to_string(),
+        ),
         (false, _) => (Status::Kept, "no data is lost by withdrawal".to_string()),
     };
     ShapeResult {

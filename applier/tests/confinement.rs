@@ -778,6 +778,76 @@ fn a_users_link_in_a_directory_made_roots_is_not_followed() {
     );
 }
 
+/// Red team: a withdrawn file whose path a local user has since sent through her
+/// own link (alice's `work`, moved away, a link to `/tmp` in its place) failed every
+/// later apply at the withdrawal (E510), keeping the rest of the plan from the host
+/// for good. It is kept now, found before anything changes (no longer mesh's: the
+/// record forgets it), and the plan applies; nothing is removed through the link.
+#[test]
+fn a_withdrawn_file_behind_a_users_link_is_kept_and_the_plan_applies() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    with_alice(&root);
+    std::fs::create_dir_all(root.host("/home")).unwrap();
+    let home = directory("/home/alice", "alice", "0755");
+    apply_ok(
+        &root,
+        &plan(vec![
+            home.clone(),
+            directory("/home/alice/work", "alice", "0755"),
+            file("/home/alice/work/notes", "x\n", "alice", "0644"),
+        ]),
+        &keys,
+    );
+    // alice moves her `work` away and puts her own link in its place
+    std::fs::rename(
+        root.host("/home/alice/work"),
+        root.host("/home/alice/work.old"),
+    )
+    .unwrap();
+    let tmp = root.host("/tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    std::fs::write(tmp.join("notes"), "not mesh's\n").unwrap();
+    let link = root.host("/home/alice/work");
+    std::os::unix::fs::symlink("/tmp", &link).unwrap();
+    std::os::unix::fs::lchown(&link, Some(1000), Some(1000)).unwrap();
+    let next = plan(vec![
+        home,
+        file("/etc/important-fix", "fixed\n", "root", "0644"),
+    ]);
+    for _ in 0..2 {
+        let report = apply_ok(&root, &next, &keys);
+        assert_eq!(
+            std::fs::read_to_string(root.host("/etc/important-fix")).unwrap(),
+            "fixed\n",
+            "{report:#}"
+        );
+    }
+    let report = apply_ok(&root, &next, &keys);
+    assert_eq!(
+        status_of(&report, "file", "/etc/important-fix"),
+        "unchanged"
+    );
+    assert_eq!(
+        std::fs::read_to_string(tmp.join("notes")).unwrap(),
+        "not mesh's\n",
+        "removed through the link"
+    );
+    assert!(root.host("/home/alice/work.old/notes").exists());
+    // the record's shapes are mesh's: the kept file is not among them
+    let record: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(root.host("/var/lib/mesh/applied.json")).unwrap())
+            .unwrap();
+    let shapes = record["shapes"].as_array().expect("shapes");
+    assert!(
+        shapes
+            .iter()
+            .all(|shape| shape["identity"] != "/home/alice/work/notes"),
+        "{record:#}"
+    );
+    assert_eq!(shapes.len(), 2, "{record:#}");
+}
+
 /// Red team: a file whose owner changed was chowned in place, so a descriptor its
 /// old owner had opened for writing kept writing into what was now root's (alice's
 /// `run.sh`, made root's `0755`, ran her content until the next apply). A change of
