@@ -566,6 +566,55 @@ fn a_second_apply_at_the_same_time_is_refused() {
     refused_plan(&root, &keys, &good_plan(), "E521");
 }
 
+/// A plan of many short values (here 10,000,000 one-letter strings, 40 MB) is
+/// refused (E500) before it is parsed, in memory of the order of its bytes. Parsed
+/// whole, each value took some 50 bytes: a red team's 255 MiB plan of `"a",` peaked
+/// at 4.7 GB before its digest was found wrong (this one at about 700 MB).
+#[test]
+fn a_plan_of_many_short_values_is_refused_before_it_is_parsed() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    let plans = tempfile::tempdir().expect("tempdir");
+    let path = plans.path().join("plan.json");
+    let mut text = String::from(r#"{"format":"mesh-plan/1","node":"db1","shapes":["#);
+    text.push_str(&"\"a\",".repeat(10_000_000));
+    text.push_str(r#""a"],"digest":"sha256:0"}"#);
+    std::fs::write(&path, text).expect("written");
+    let measure = "import resource, subprocess, sys\n\
+        done = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE)\n\
+        print(done.returncode)\n\
+        print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n\
+        print(done.stdout.decode())\n";
+    let output = Command::new("python3")
+        .args(["-c", measure, BINARY])
+        .arg(&path)
+        .arg("--identity")
+        .arg(&keys.identity)
+        .arg("--root")
+        .arg(root.path())
+        .arg("--artifacts")
+        .arg(&root.artifacts)
+        .args(["--format", "json"])
+        .output()
+        .expect("python3 runs (scripts/test installs it)");
+    let printed = String::from_utf8_lossy(&output.stdout);
+    let mut lines = printed.lines();
+    assert_eq!(lines.next(), Some("1"), "{printed}");
+    let peak_kib: u64 = lines
+        .next()
+        .and_then(|line| line.parse().ok())
+        .expect("a peak");
+    let report: Value =
+        serde_json::from_str(&lines.collect::<Vec<_>>().join("\n")).expect("a report");
+    assert_eq!(error_codes(&report), vec!["E500".to_string()], "{report:#}");
+    assert!(report.to_string().contains("JSON values"), "{report:#}");
+    assert!(
+        peak_kib < 250 * 1024,
+        "mesh-apply peaked at {} MiB refusing a 40 MB plan",
+        peak_kib / 1024
+    );
+}
+
 /// On a host mesh never touched there is no lock to take before the record is
 /// read: a second apply that makes the lock and applies its plan while the first
 /// still prepares must not be lost from the record (its shapes were never

@@ -162,6 +162,13 @@ impl Plan {
     /// invalid values, a shape whose digest does not match its content, duplicate
     /// identities, shapes out of canonical order and shapes that conflict.
     pub fn read(bytes: &[u8]) -> Result<Plan, PlanError> {
+        // parsed whole, each JSON value takes some 50 bytes however short its text:
+        // 255 MiB of `"a",` took 4.7 GB before its digest was found wrong
+        if !json_values_at_most(bytes, MAX_PLAN_VALUES) {
+            return Err(malformed(&format!(
+                "it holds more than {MAX_PLAN_VALUES} JSON values, more than any plan does"
+            )));
+        }
         let value: Value = serde_json::from_slice(bytes).map_err(|error| PlanError::NotJson {
             reason: error.to_string(),
         })?;
@@ -478,6 +485,43 @@ pub fn ancestors(path: &str) -> impl Iterator<Item = &str> {
     })
 }
 
+/// The most JSON values a plan read may hold (objects, arrays, strings, numbers and
+/// the rest): a node's plan of 10,000 shapes holds about 150,000. Bounds what parsing
+/// a hostile or broken plan takes to some 100 MB beyond its bytes.
+pub const MAX_PLAN_VALUES: usize = 2_000_000;
+
+/// Whether the JSON text `bytes` holds at most `limit` values (keys counted too),
+/// counted from above without parsing: a value follows a `,`, a `:`, the `[` or `{`
+/// of its container, or is the whole text, so these outside strings, plus one, are
+/// at least as many as the values.
+fn json_values_at_most(bytes: &[u8], limit: usize) -> bool {
+    let mut count: usize = 1;
+    let mut in_string = false;
+    let mut escaped = false;
+    for &byte in bytes {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+        } else {
+            match byte {
+                b'"' => in_string = true,
+                b',' | b':' | b'[' | b'{' => {
+                    count += 1;
+                    if count > limit {
+                        return false;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    true
+}
+
 #[cfg(test)]
 mod assembled_bytes {
     use super::*;
@@ -581,5 +625,27 @@ mod assembled_bytes {
         );
         assert_eq!(Plan::digest_of_file(&spaced_inside), None);
         assert_eq!(Plan::digest_of_file(b""), None);
+    }
+}
+
+#[cfg(test)]
+mod value_bound {
+    use super::{MAX_PLAN_VALUES, Plan, PlanError, json_values_at_most};
+
+    /// Values are counted from above, and what is in a string is no value: a plan
+    /// of short values past the bound is refused before it is parsed.
+    #[test]
+    fn json_values_are_counted_from_above_outside_strings() {
+        assert!(json_values_at_most(b"1", 1));
+        assert!(!json_values_at_most(b"[1,2]", 2));
+        assert!(json_values_at_most(b"[1,2]", 3));
+        // `,`, `:`, `[` and `{` in strings (escaped quotes too) are text
+        assert!(json_values_at_most(br#"["a,b:[{", "c\",d"]"#, 3));
+        assert!(json_values_at_most(br#"{"k":[]}"#, 4));
+        let many = format!("[{}\"a\"]", "\"a\",".repeat(MAX_PLAN_VALUES));
+        assert!(matches!(
+            Plan::read(many.as_bytes()),
+            Err(PlanError::Malformed { reason }) if reason.contains("JSON values")
+        ));
     }
 }
