@@ -42,6 +42,11 @@ pub fn contains_private_key(text: &str) -> bool {
 /// not one: a key has 58 characters after it. Fast enough for every byte of every
 /// plan: two SIMD searches.
 pub fn holds_private_key(bytes: &[u8]) -> bool {
+    holds_age_private_key(bytes) || holds_pem_private_key(bytes)
+}
+
+/// [`holds_private_key`] for age keys.
+fn holds_age_private_key(bytes: &[u8]) -> bool {
     static FINDERS: std::sync::LazyLock<[memchr::memmem::Finder<'static>; 2]> =
         std::sync::LazyLock::new(|| {
             [
@@ -63,6 +68,39 @@ pub fn holds_private_key(bytes: &[u8]) -> bool {
 
 /// The bech32 characters of an age private key after its prefix (data and checksum).
 const KEY_DATA: usize = 58;
+
+/// Does `bytes` hold a PEM private key (`-----BEGIN ... PRIVATE KEY-----`, what
+/// `openssl genpkey` and `ssh-keygen` write) with a body? A header alone (a script
+/// looking for one, documentation) is not one: the shortest key's body (ed25519,
+/// PKCS #8) has 64 base64 characters. One SIMD search when there is none.
+fn holds_pem_private_key(bytes: &[u8]) -> bool {
+    static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"PRIVATE KEY"));
+    FINDER.find(bytes).is_some()
+        && pem_ranges(bytes)
+            .into_iter()
+            .any(|(start, end)| pem_body_length(&bytes[start..end]) >= PEM_BODY)
+}
+
+/// The fewest base64 characters a PEM private key's body has.
+const PEM_BODY: usize = 64;
+
+/// The base64 characters of a PEM block's body (`block` from its `BEGIN` line): from
+/// after the header's dashes to the next dash.
+fn pem_body_length(block: &[u8]) -> usize {
+    let after_header = block
+        .windows(5)
+        .skip(5)
+        .position(|window| window == b"-----")
+        .map_or(block.len(), |at| at + 10);
+    block
+        .get(after_header..)
+        .unwrap_or_default()
+        .iter()
+        .take_while(|byte| **byte != b'-')
+        .filter(|byte| byte.is_ascii_alphanumeric() || **byte == b'+' || **byte == b'/')
+        .count()
+}
 
 /// Where the PEM private keys in `text` start and end (byte ranges): from
 /// `-----BEGIN ... PRIVATE KEY-----` to the end of its `-----END ... -----` line, or
@@ -149,6 +187,28 @@ pub fn redact_private_keys(text: &str) -> Cow<'_, str> {
 
 #[cfg(test)]
 mod tests {
+    /// A PEM private key with its body is one, in a file's text or quoted; a header
+    /// alone, a public key or a certificate is not.
+    #[test]
+    fn a_pem_private_key_with_its_body_is_held() {
+        let body = "MC4CAQAwBQYDK2VwBCIEIJ+3tZ2XbJ0aYcQmUhoJpS9dSd9m8yG8ZVvZ3w2kq1Xb";
+        let key = format!("-----BEGIN PRIVATE KEY-----\n{body}\n-----END PRIVATE KEY-----\n");
+        assert!(holds_private_key(key.as_bytes()));
+        assert!(holds_private_key(key.replace('\n', "\\n").as_bytes()));
+        let openssh = format!(
+            "-----BEGIN OPENSSH PRIVATE KEY-----\n{body}\n{body}\n-----END OPENSSH PRIVATE KEY-----"
+        );
+        assert!(holds_private_key(openssh.as_bytes()));
+        assert!(!holds_private_key(
+            b"grep -q '-----BEGIN PRIVATE KEY-----' \"$file\""
+        ));
+        let public = format!("-----BEGIN PUBLIC KEY-----\n{body}\n-----END PUBLIC KEY-----\n");
+        assert!(!holds_private_key(public.as_bytes()));
+        let certificate =
+            format!("-----BEGIN CERTIFICATE-----\n{body}{body}\n-----END CERTIFICATE-----\n");
+        assert!(!holds_private_key(certificate.as_bytes()));
+    }
+
     use super::*;
 
     const KEY: &str = "AGE-SECRET-KEY-1QQPZRY9X8GF2TVDW0S3JN54KHCE6MUA7LQPZRY9X8GF2TVDW0S3JN54KHCE";

@@ -317,8 +317,8 @@ fn follows_plan_rules(
     None
 }
 
-/// The field of `resource` that holds an age private key (`AGE-SECRET-KEY-1...`),
-/// if one does: in its text, or in a file's content given as base64 (a `source`
+/// The field of `resource` that holds a private key (an age identity's
+/// `AGE-SECRET-KEY-1...`, a PEM or OpenSSH private key with its body), if one does: in its text, or in a file's content given as base64 (a `source`
 /// file). Plans are not secret: they are written to `OUT`, sent through the
 /// broker and kept on the node, and `meshc diff` shows a file's content only as
 /// changed, so a key read into one (`readFile` of an identity) would leak unseen.
@@ -349,7 +349,7 @@ fn holds_a_private_key(declaration: &ShapeDecl, field: &str, diagnostics: &mut V
     let diagnostic = Diagnostic::error(
         codes::INVALID_SHAPE,
         format!(
-            "`mesh.{}` of module `{}` would put an age private key into the plan, in its `{}`",
+            "`mesh.{}` of module `{}` would put a private key into the plan, in its `{}`",
             declaration.kind().name(),
             plan::display::escaped(&declaration.module),
             language_field(field)

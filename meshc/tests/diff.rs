@@ -595,16 +595,44 @@ fn an_age_private_key_in_content_is_refused_and_never_printed() {
     }
 }
 
-/// A PEM private key in a file's content that changes: the diff shows neither
-/// key's body, human or JSON, whichever side of the diff a line is on. Before, only
-/// the `BEGIN` line was blotted out: the rendered diff was redacted as one text,
-/// where each of the key's lines starts with `-`, which ended the block.
+/// A PEM private key in a file's content is refused (E400), as an age key is, and
+/// the refusal prints none of it. Before, the plan carried it.
+#[test]
+fn a_pem_private_key_in_content_is_refused_and_never_printed() {
+    let scenario = Scenario::new();
+    // as long as the shortest key's (ed25519, PKCS #8): 64 base64 characters
+    let body = "MC4CAQAwBQYDK2VwBCIEIOldKeyFirstLineOfTheBodyAbcdefghijklmnopqrs";
+    scenario.edit(
+        "modules/web/module.nix",
+        "<h1>${settings.title}</h1>",
+        &format!(
+            "<h1>${{settings.title}}</h1>\n        -----BEGIN PRIVATE KEY-----\n        {body}\n        -----END PRIVATE KEY-----"
+        ),
+    );
+    for format in [&[][..], &["--format", "json"][..]] {
+        let output = scenario.diff(format);
+        assert_eq!(output.status.code(), Some(1), "{format:?}");
+        let all = String::from_utf8_lossy(&[output.stdout, output.stderr].concat()).into_owned();
+        assert!(all.contains("E400"), "{format:?}:\n{all}");
+        assert!(
+            !all.contains(&body[20..]),
+            "{format:?}: the private key is printed:\n{all}"
+        );
+    }
+}
+
+/// Two builds whose plans hold a PEM private key that changed (forged, as a build
+/// of an older meshc or a hostile one would be: `meshc build` refuses them, E400):
+/// the diff shows neither key's body, human or JSON, whichever side of the diff a
+/// line is on. Before, only the `BEGIN` line was blotted out: the rendered diff was
+/// redacted as one text, where each of the key's lines starts with `-`, which ended
+/// the block.
 #[test]
 fn a_pem_private_key_that_changes_is_never_printed() {
     let scenario = Scenario::new();
     let pem = |body: [&str; 2]| {
         format!(
-            "-----BEGIN PRIVATE KEY-----\\n{}\\n{}\\n-----END PRIVATE KEY-----\\n",
+            "-----BEGIN PRIVATE KEY-----\n{}\n{}\n-----END PRIVATE KEY-----\n",
             body[0], body[1]
         )
     };
@@ -618,14 +646,33 @@ fn a_pem_private_key_that_changes_is_never_printed() {
     ];
     with_web_file(
         &scenario,
-        &format!(
-            r#"(mesh.file {{ path = "/srv/web/tls.key"; content = "{}"; mode = "0600"; }})"#,
-            pem(old)
-        ),
+        r#"(mesh.file { path = "/srv/web/tls.key"; content = "KEY"; mode = "0600"; })"#,
     );
-    scenario.edit("modules/web/module.nix", &pem(old), &pem(new));
+    let newer = scenario._temporary.path().join("new");
+    assert_built(&support::build(&scenario.repository, &newer));
+    for (build, body) in [(&scenario.old, old), (&newer, new)] {
+        let key = pem(body);
+        forge_plan(
+            build,
+            "app1",
+            |resource| match resource {
+                plan::Resource::File(mut file) if file.path == "/srv/web/tls.key" => {
+                    file.content = Some(key.clone());
+                    plan::Resource::File(file)
+                }
+                other => other,
+            },
+            str::to_string,
+        );
+    }
     for format in [&[][..], &["--format", "json"][..]] {
-        let output = scenario.diff(format);
+        let output = Command::new(MESHC)
+            .arg("diff")
+            .arg(&scenario.old)
+            .arg(&newer)
+            .args(format)
+            .output()
+            .expect("meshc runs");
         let all = String::from_utf8_lossy(&[output.stdout, output.stderr].concat()).into_owned();
         assert!(
             all.contains("tls.key"),

@@ -288,7 +288,7 @@ fn a_private_key_a_module_puts_into_a_plan_is_refused() {
         assert_eq!(output.status.code(), Some(1), "{shape}: {stderr}");
         assert!(stderr.contains("E400"), "{shape}: {stderr}");
         assert!(
-            stderr.contains(&format!("age private key into the plan, in its `{field}`")),
+            stderr.contains(&format!("a private key into the plan, in its `{field}`")),
             "{shape}: {stderr}"
         );
         assert_absent(&private, shape, &output);
