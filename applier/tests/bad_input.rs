@@ -585,16 +585,13 @@ fn a_plan_of_many_short_values_is_refused_before_it_is_parsed() {
         print(done.returncode)\n\
         print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n\
         print(done.stdout.decode())\n";
-    let output = Command::new("python3")
+    let mut measured = Command::new("python3");
+    measured
         .args(["-c", measure, BINARY])
         .arg(&path)
         .arg("--identity")
-        .arg(&keys.identity)
-        .arg("--root")
-        .arg(root.path())
-        .arg("--artifacts")
-        .arg(&root.artifacts)
-        .args(["--format", "json"])
+        .arg(&keys.identity);
+    let output = rooted(&mut measured, &root, "json")
         .output()
         .expect("python3 runs (scripts/test installs it)");
     let printed = String::from_utf8_lossy(&output.stdout);

@@ -839,7 +839,6 @@ fn shortened(line: &str) -> std::borrow::Cow<'_, str> {
     ))
 }
 
-/// A unified diff of two texts by line, with `context` lines around each change.
 /// The unified diff of a file's text, every private key blotted out of each side
 /// before the two are compared: in the diff's lines, each after its `-`, `+` or
 /// space, a PEM block's lines no longer read as one block (a `-` ends it), and its
@@ -855,6 +854,7 @@ fn text_diff(old: &str, new: &str) -> String {
     unified_diff(&old, &new, 3)
 }
 
+/// A unified diff of two texts by line, with `context` lines around each change.
 pub fn unified_diff(old: &str, new: &str, context: usize) -> String {
     let a: Vec<&str> = old.split_inclusive('\n').collect();
     let b: Vec<&str> = new.split_inclusive('\n').collect();

@@ -187,6 +187,8 @@ pub fn redact_private_keys(text: &str) -> Cow<'_, str> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     /// A PEM private key with its body is one, in a file's text or quoted; a header
     /// alone, a public key or a certificate is not.
     #[test]
@@ -208,8 +210,6 @@ mod tests {
             format!("-----BEGIN CERTIFICATE-----\n{body}{body}\n-----END CERTIFICATE-----\n");
         assert!(!holds_private_key(certificate.as_bytes()));
     }
-
-    use super::*;
 
     const KEY: &str = "AGE-SECRET-KEY-1QQPZRY9X8GF2TVDW0S3JN54KHCE6MUA7LQPZRY9X8GF2TVDW0S3JN54KHCE";
 

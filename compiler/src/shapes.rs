@@ -318,8 +318,9 @@ fn follows_plan_rules(
 }
 
 /// The field of `resource` that holds a private key (an age identity's
-/// `AGE-SECRET-KEY-1...`, a PEM or OpenSSH private key with its body), if one does: in its text, or in a file's content given as base64 (a `source`
-/// file). Plans are not secret: they are written to `OUT`, sent through the
+/// `AGE-SECRET-KEY-1...`, a PEM or OpenSSH private key with its body), if one
+/// does: in its text, or in a file's content given as base64 (a `source` file).
+/// Plans are not secret: they are written to `OUT`, sent through the
 /// broker and kept on the node, and `meshc diff` shows a file's content only as
 /// changed, so a key read into one (`readFile` of an identity) would leak unseen.
 fn private_key_field(resource: &plan::Resource) -> Option<&'static str> {
