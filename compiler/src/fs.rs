@@ -207,25 +207,11 @@ impl Loader for RealFs {
     /// it was resolved; its kind and size are the opened file's (a path that was a
     /// regular file when asked about may be a FIFO, or a huge file, by now).
     fn read_ahead(&self, path: &Path, max_len: u64) -> Option<Arc<[u8]>> {
-        use std::io::Read;
-        use std::os::unix::fs::OpenOptionsExt;
         let resolved = self.resolve(path).ok()?;
-        let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOFOLLOW;
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(flags.bits() as i32)
-            .open(resolved)
-            .ok()?;
-        let metadata = file.metadata().ok()?;
-        if !metadata.is_file() || metadata.len() > max_len {
-            return None;
-        }
-        let mut text = Vec::with_capacity(usize::try_from(metadata.len()).ok()?);
-        // a file that grew since is not read past the bound
-        file.take(max_len.saturating_add(1))
-            .read_to_end(&mut text)
-            .ok()?;
-        (text.len() as u64 <= max_len).then(|| Arc::from(text))
+        read_regular(&resolved, max_len)
+            .ok()
+            .flatten()
+            .map(Arc::from)
     }
 
     fn kind(&self, path: &Path) -> Option<FileKind> {
@@ -253,10 +239,62 @@ impl Loader for RealFs {
     }
 }
 
+/// The bytes of the regular file at `path`, read without following a link and
+/// without waiting on a FIFO: what is judged is the file opened, not what the
+/// path was when asked about (a link to a FIFO put there in between would have
+/// the read wait for ever). `Ok(None)` when it is no regular file or is larger
+/// than `limit` bytes.
+pub fn read_regular(path: &Path, limit: u64) -> io::Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOFOLLOW;
+    let file = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags.bits() as i32)
+        .open(path)
+    {
+        Ok(file) => file,
+        // a link where the file should be (`O_NOFOLLOW`)
+        Err(error) if error.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => {
+            return Ok(None);
+        }
+        Err(error) => return Err(error),
+    };
+    let metadata = file.metadata()?;
+    if !metadata.is_file() || metadata.len() > limit {
+        return Ok(None);
+    }
+    let mut bytes = Vec::new();
+    // a file that grew since is not read past the bound
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    Ok((bytes.len() as u64 <= limit).then_some(bytes))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
+
+    /// What `read_regular` tells apart beyond what reading ahead takes (see the
+    /// test after it for FIFOs, devices and large files): a missing file is an
+    /// error the caller can tell (`meshc diff` takes it for no build), a link or
+    /// a file one byte past the bound is none.
+    #[test]
+    fn read_regular_tells_a_missing_file_from_one_it_does_not_read() {
+        let directory = tempfile::tempdir().expect("a temporary directory");
+        let file = directory.path().join("manifest.json");
+        std::fs::write(&file, b"{}").expect("written");
+        assert_eq!(read_regular(&file, 2).expect("read"), Some(b"{}".to_vec()));
+        assert_eq!(read_regular(&file, 1).expect("read"), None);
+        let link = directory.path().join("link");
+        symlink(&file, &link).expect("a link");
+        assert_eq!(read_regular(&link, 1 << 20).expect("not followed"), None);
+        let missing = read_regular(&directory.path().join("missing"), 1 << 20);
+        assert_eq!(
+            missing.map_err(|error| error.kind()),
+            Err(io::ErrorKind::NotFound)
+        );
+    }
 
     /// Reading ahead takes only a regular file inside the repository no larger than
     /// asked, looked at once opened: a FIFO is not waited on (opening one for

@@ -121,7 +121,7 @@ enum Found {
 /// What `out` holds when it is nothing or the build the record names by its
 /// manifest; `None` otherwise.
 fn record_matches(out: &Path) -> Option<Found> {
-    let manifest = match read_regular(&out.join("manifest.json"), MANIFEST_LIMIT) {
+    let manifest = match compiler::read_regular(&out.join("manifest.json"), MANIFEST_LIMIT) {
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
             return holds_nothing_built(out).then_some(Found::Nothing);
         }
@@ -134,37 +134,6 @@ fn record_matches(out: &Path) -> Option<Found> {
     (plan::sha256_digest(&manifest) == manifest_digest).then(|| Found::Recorded {
         cache: lines.next().map(str::to_string),
     })
-}
-
-/// The bytes of the regular file at `path`, read without following a link and
-/// without waiting on a FIFO: what is judged is the file opened, not what the
-/// path was when asked about (a link to a FIFO put there in between would have
-/// the read wait for ever). `Ok(None)` when it is no regular file or is larger
-/// than `limit` bytes.
-fn read_regular(path: &Path, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOFOLLOW;
-    let file = match std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(flags.bits() as i32)
-        .open(path)
-    {
-        Ok(file) => file,
-        // a link where the file should be (`O_NOFOLLOW`)
-        Err(error) if error.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => {
-            return Ok(None);
-        }
-        Err(error) => return Err(error),
-    };
-    let metadata = file.metadata()?;
-    if !metadata.is_file() || metadata.len() > limit {
-        return Ok(None);
-    }
-    let mut bytes = Vec::new();
-    // a file that grew since is not read past the bound
-    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
-    Ok((bytes.len() as u64 <= limit).then_some(bytes))
 }
 
 /// An output with neither plans nor a cache (a new one, or one a build never
@@ -194,50 +163,4 @@ pub fn check(out: &Path, color: ColorWhen) -> Result<(), Failure> {
         "run `meshc build` to make the repository's build yourself (a `build/` committed to the repository is not to be trusted: remove it from version control); to use a build you trust, name it (`meshc diff --against DIR`, `meshc publish --out DIR`). Builds are recorded in `$XDG_STATE_HOME/mesh/builds` (else `~/.local/state/mesh/builds`), which must be writable",
     );
     Err(terminal::fail_alone(&diagnostic, color))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::read_regular;
-
-    /// What the manifest is judged by is the file opened: a FIFO is no manifest
-    /// and is not waited on (a plain open waits for a writer for ever), a link is
-    /// not followed, a file past the bound is not read, a missing one says so.
-    #[test]
-    fn only_a_regular_file_within_the_bound_is_read() {
-        let directory = tempfile::tempdir().expect("a temporary directory");
-        let file = directory.path().join("manifest.json");
-        std::fs::write(&file, b"{}").expect("written");
-        assert_eq!(read_regular(&file, 2).expect("read"), Some(b"{}".to_vec()));
-        assert_eq!(read_regular(&file, 1).expect("read"), None);
-
-        let fifo = directory.path().join("fifo");
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            &fifo,
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o600),
-            0,
-        )
-        .expect("a FIFO");
-        let (done, finished) = std::sync::mpsc::channel();
-        let reading = fifo.clone();
-        std::thread::spawn(move || {
-            let _ = done.send(read_regular(&reading, 1 << 20).map_err(|error| error.kind()));
-        });
-        let read = finished
-            .recv_timeout(std::time::Duration::from_secs(10))
-            .expect("a FIFO is not waited on");
-        assert_eq!(read, Ok(None));
-
-        let link = directory.path().join("link");
-        std::os::unix::fs::symlink(&file, &link).expect("a link");
-        assert_eq!(read_regular(&link, 1 << 20).expect("not followed"), None);
-
-        let missing = read_regular(&directory.path().join("missing"), 1 << 20);
-        assert_eq!(
-            missing.map_err(|error| error.kind()),
-            Err(std::io::ErrorKind::NotFound)
-        );
-    }
 }

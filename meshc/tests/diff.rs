@@ -51,6 +51,17 @@ impl Scenario {
     }
 }
 
+/// `meshc diff OLD NEW EXTRA...`: two build outputs compared.
+fn diff_between(old: &Path, new: &Path, extra: &[&str]) -> Output {
+    Command::new(MESHC)
+        .arg("diff")
+        .arg(old)
+        .arg(new)
+        .args(extra)
+        .output()
+        .expect("meshc runs")
+}
+
 fn check_golden(name: &str, output: &Output) {
     assert!(
         output.status.code() == Some(2) || output.status.success(),
@@ -405,12 +416,7 @@ fn two_build_outputs_compare_like_a_repository() {
     );
     let new = scenario._temporary.path().join("new");
     assert_built(&support::build(&scenario.repository, &new));
-    let between = Command::new(MESHC)
-        .arg("diff")
-        .arg(&scenario.old)
-        .arg(&new)
-        .output()
-        .expect("meshc runs");
+    let between = diff_between(&scenario.old, &new, &[]);
     let against = scenario.diff(&[]);
     assert!(between.status.success());
     assert_eq!(between.stdout, against.stdout);
@@ -490,13 +496,7 @@ fn diff_escapes_control_characters() {
         str::to_string,
     );
     for format in [&[][..], &["--format", "json"][..]] {
-        let output = Command::new(MESHC)
-            .arg("diff")
-            .arg(&scenario.old)
-            .arg(&hostile)
-            .args(format)
-            .output()
-            .expect("meshc runs");
+        let output = diff_between(&scenario.old, &hostile, format);
         let stdout = String::from_utf8(output.stdout).expect("UTF-8");
         assert!(output.status.success(), "{format:?}");
         assert!(
@@ -510,12 +510,7 @@ fn diff_escapes_control_characters() {
             );
         }
     }
-    let plain = Command::new(MESHC)
-        .arg("diff")
-        .arg(&scenario.old)
-        .arg(&hostile)
-        .output()
-        .expect("meshc runs");
+    let plain = diff_between(&scenario.old, &hostile, &[]);
     let stdout = String::from_utf8_lossy(&plain.stdout);
     assert!(
         stdout.contains("\\u{1b}[2J\\u{1b}[Hno changes\\u{9b}31m\\u{202e}\\u{200b}\\u{feff}"),
@@ -534,12 +529,7 @@ fn diff_refuses_a_plan_whose_module_holds_an_escape_and_says_so_escaped() {
         |resource| resource,
         |module| format!("{module}\u{1b}[2K\rall nodes up to date"),
     );
-    let output = Command::new(MESHC)
-        .arg("diff")
-        .arg(&scenario.old)
-        .arg(&hostile)
-        .output()
-        .expect("meshc runs");
+    let output = diff_between(&scenario.old, &hostile, &[]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("E408"), "{stderr}");
@@ -659,13 +649,7 @@ fn a_pem_private_key_that_changes_is_never_printed() {
         );
     }
     for format in [&[][..], &["--format", "json"][..]] {
-        let output = Command::new(MESHC)
-            .arg("diff")
-            .arg(&scenario.old)
-            .arg(&newer)
-            .args(format)
-            .output()
-            .expect("meshc runs");
+        let output = diff_between(&scenario.old, &newer, format);
         let all = String::from_utf8_lossy(&[output.stdout, output.stderr].concat()).into_owned();
         assert!(
             all.contains("tls.key"),
