@@ -636,6 +636,9 @@ pub fn apply(
         .fs()
         .parent(node_path)
         .map_err(|error| Problem::filesystem("open the directory of", &host_path, &error))?;
+    parent
+        .may_hold(uid)
+        .map_err(|error| Problem::filesystem("unpack into", &host_path, &error))?;
     let staging_name = staging_name_for(&name);
     // what a killed run leaves: the staging tree, or the old tree moved aside, the
     // shape's owner's once its directories were finished

@@ -30,6 +30,7 @@ problems::codes! {
     Locked = "E521", "another mesh-apply is running";
     ConfinementUnavailable = "E522", "paths cannot be confined beneath the root on this kernel";
     UnsafeAccountFile = "E523", "an account file is not a plain file reached without symlinks";
+    UnsafeOwnership = "E524", "a path in a user's directory is someone else's";
     GenerationFailed = "E535", "the kept generations cannot be read or written";
     NoSuchGeneration = "E536", "there is no such generation";
     NoBaseSystem = "E537", "the root has no base system";

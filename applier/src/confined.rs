@@ -7,18 +7,21 @@
 //! from the process's working directory or from `/` once the root is opened, but the
 //! operator's own paths ([`Directory::open_path`], [`open_named_without_symlinks`]).
 //!
-//! Two resolutions. On the live host, `openat2` with `RESOLVE_NO_SYMLINKS` for the walk
-//! to a path's parent (a symlink on the way is refused). Under `--root`, the same
-//! `openat2` first, and where it meets a symlink a walk one name at a time
-//! (`openat` with `O_NOFOLLOW` from the directory opened last): a symlink is followed
-//! only when the directory holding it, checked on its opened descriptor, is root's and
-//! writable by root only, so nobody but root can have put it there; its target is read
-//! as if the tree were `/` (an absolute target means a path inside the root, `..` stops
-//! at it, as in a chroot), and at most [`MAX_SYMLINKS`] are followed. A symlink anywhere
-//! else is refused ([`UntrustedSymlink`]): a user who owns a directory in the tree could
-//! otherwise swap it for a link and send what the plan makes for them to another
-//! directory of the root. Without `openat2` (Linux before 5.6) the layer fails closed:
-//! see [`Confined::open`].
+//! Every path is walked one name at a time from the root's handle (`openat` with
+//! `O_NOFOLLOW|O_DIRECTORY` in the directory opened before), each directory checked on
+//! its descriptor: a directory a user other than root owns leads only into one she owns
+//! ([`UnsafeOwnership`], systemd's "unsafe path transition": she may have moved root's
+//! directory there), and mesh neither changes in place anything someone else owns
+//! there nor makes a directory there someone else's. A symlink on the way is refused on the live host (`ELOOP`).
+//! Under `--root` it is followed only when the directory holding it, checked on its
+//! opened descriptor, is root's and writable by root only, so nobody but root can have
+//! put it there; its target is read as if the tree were `/` (an absolute target means
+//! a path inside the root, `..` stops at it, as in a chroot), and at most
+//! [`MAX_SYMLINKS`] are followed. A symlink anywhere else is refused
+//! ([`UntrustedSymlink`]): a user who owns a directory in the tree could otherwise swap
+//! it for a link and send what the plan makes for them to another directory of the
+//! root. `openat2` (Linux 5.6) is still required, for the operator's named files, and
+//! the layer fails closed without it: see [`Confined::open`].
 
 use std::collections::HashMap;
 use std::ffi::{CString, OsStr};
@@ -38,7 +41,7 @@ pub enum Resolution {
     /// `--root`: a symlink is followed, as if the root were `/`, only where nobody but
     /// root can have put it (see [`UntrustedSymlink`]); anywhere else it is refused.
     InRoot,
-    /// The live host: no symlink on the way to a path's parent (`RESOLVE_NO_SYMLINKS`).
+    /// The live host: no symlink on the way to a path's parent.
     NoSymlinks,
 }
 
@@ -165,6 +168,98 @@ pub fn is_unavailable(error: &io::Error) -> bool {
     )
 }
 
+/// Something someone else owns in a directory a user other than root owns: that user
+/// may have moved it there (`mv` of root's `0700` directory into her home) or may swap
+/// it at any time, so mesh neither walks into it, nor changes it in place, nor makes a
+/// directory there someone else's, which it could not walk into after (systemd's
+/// "unsafe path transition"). A file someone else owns may be made there: it is
+/// written anew, never changed in place, and nothing is reached through it.
+#[derive(Debug)]
+pub struct UnsafeOwnership {
+    /// The node path walked into (`/home/alice/work`), or `None` for the name an
+    /// operation was given (the caller's message names it).
+    pub path: Option<String>,
+    /// Who owns the directory holding it.
+    pub directory_owner: u32,
+    /// Who owns it (`found`) or would own it.
+    pub owner: u32,
+    /// Found there (walked into or about to be changed), or wanted by the plan.
+    pub found: bool,
+}
+
+impl std::fmt::Display for UnsafeOwnership {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (owner, holder) = (self.owner, self.directory_owner);
+        match (&self.path, self.found) {
+            (Some(path), _) => write!(
+                formatter,
+                "on the way, `{path}` is owned by uid {owner} but lies in a directory owned by uid {holder}, who may have put it there or may swap it at any time"
+            ),
+            (None, true) => write!(
+                formatter,
+                "it is owned by uid {owner} but lies in a directory owned by uid {holder}, who may have put it there"
+            ),
+            (None, false) => write!(
+                formatter,
+                "it would be owned by uid {owner} in a directory owned by uid {holder}, who could swap it for anything of theirs"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for UnsafeOwnership {}
+
+/// The [`UnsafeOwnership`] in `error`, if that is what it is.
+pub fn unsafe_ownership(error: &io::Error) -> Option<&UnsafeOwnership> {
+    error
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<UnsafeOwnership>())
+}
+
+/// Whether `owner` may own what mesh acts on in a directory `directory_owner` owns:
+/// anyone in root's, only the directory's owner in anyone else's.
+fn may_own(directory_owner: u32, owner: u32) -> bool {
+    directory_owner == 0 || directory_owner == owner
+}
+
+fn ownership_error(ownership: UnsafeOwnership) -> io::Error {
+    io::Error::new(io::ErrorKind::PermissionDenied, ownership)
+}
+
+/// Refuses `owner` for a directory mesh makes or changes in a directory `holder` owns.
+fn check_new_owner(holder: &Entry, owner: u32) -> io::Result<()> {
+    if may_own(holder.uid, owner) {
+        return Ok(());
+    }
+    Err(ownership_error(UnsafeOwnership {
+        path: None,
+        directory_owner: holder.uid,
+        owner,
+        found: false,
+    }))
+}
+
+/// Refuses to change in place what is found in a directory `holder` owns when it is
+/// someone else's.
+fn check_found_owner(holder: &Entry, found: &Entry) -> io::Result<()> {
+    if may_own(holder.uid, found.uid) {
+        return Ok(());
+    }
+    Err(ownership_error(UnsafeOwnership {
+        path: None,
+        directory_owner: holder.uid,
+        owner: found.uid,
+        found: true,
+    }))
+}
+
+/// Whether a path could not be resolved, or a change made, without acting where a
+/// local user could have steered it: a symlink refused ([`is_symlink_refusal`]) or
+/// someone else's entry in a user's directory ([`UnsafeOwnership`]).
+pub fn is_unsafe_path(error: &io::Error) -> bool {
+    is_symlink_refusal(error) || unsafe_ownership(error).is_some()
+}
+
 /// An [`UntrustedSymlink`]: the link `name` in the directory walked as `directory`.
 fn untrusted<'a>(directory: impl Iterator<Item = &'a [u8]>, name: &[u8]) -> io::Error {
     let mut holder = String::new();
@@ -273,7 +368,7 @@ impl Confined {
     }
 
     /// `openat2(root, relative)` for a directory, never through a symlink, retried when
-    /// the kernel saw a rename race (`EAGAIN`).
+    /// the kernel saw a rename race (`EAGAIN`): the probe of [`Confined::open`].
     fn open_without_symlinks(&self, relative: &str) -> io::Result<OwnedFd> {
         let mut attempts = 0;
         loop {
@@ -290,37 +385,27 @@ impl Confined {
         }
     }
 
-    /// The directory at the components `parts` beneath the root. Without a symlink on
-    /// the way this is one `openat2`; under `--root`, a symlink met there sends the
-    /// path through [`Confined::walk_in_root`].
+    /// The directory at the components `parts` beneath the root: [`Confined::walk`],
+    /// following a symlink only under `--root`.
     fn open_components(&self, parts: &[&str]) -> io::Result<OwnedFd> {
-        let relative = if parts.is_empty() {
-            ".".to_string()
-        } else {
-            parts.join("/")
-        };
-        match (self.open_without_symlinks(&relative), self.resolution) {
-            (Err(error), Resolution::InRoot)
-                if error.raw_os_error() == Some(Errno::LOOP.raw_os_error()) =>
-            {
-                self.walk_in_root(parts)
-            }
-            (result, _) => result,
-        }
+        self.walk(parts, self.resolution == Resolution::InRoot)
     }
 
     /// Walks `parts` from the root one name at a time, each opened with
-    /// `O_NOFOLLOW|O_DIRECTORY` in the directory opened before it. A symlink is
-    /// followed only when the directory holding it is root's and writable by root only
-    /// (checked on that directory's descriptor, which the walk holds: nobody but root
-    /// can have put the link there or change it); its target is walked the same way,
-    /// an absolute one from the root, `..` back to the directory walked before (never
-    /// above the root). Anywhere else a symlink is an [`UntrustedSymlink`]; past
-    /// [`MAX_SYMLINKS`] it is `ELOOP`. The directories are walked down from the root's
-    /// handle only, so `..` never leaves the root.
-    fn walk_in_root(&self, parts: &[&str]) -> io::Result<OwnedFd> {
-        // the directories walked beneath the root, with their names
-        let mut walked: Vec<(Vec<u8>, OwnedFd)> = Vec::new();
+    /// `O_NOFOLLOW|O_DIRECTORY` in the directory opened before it, and checked on its
+    /// descriptor: a directory owned by a user other than root may only lead into one
+    /// she owns ([`UnsafeOwnership`]; the root itself is the operator's and trusted).
+    /// A symlink is refused (`ELOOP`) unless `follow`, and then followed only when the
+    /// directory holding it is root's and writable by root only (checked on that
+    /// directory's descriptor, which the walk holds: nobody but root can have put the
+    /// link there or change it); its target is walked the same way, an absolute one
+    /// from the root, `..` back to the directory walked before (never above the root).
+    /// Anywhere else a symlink is an [`UntrustedSymlink`]; past [`MAX_SYMLINKS`] it is
+    /// `ELOOP`. The directories are walked down from the root's handle only, so `..`
+    /// never leaves the root.
+    fn walk(&self, parts: &[&str], follow: bool) -> io::Result<OwnedFd> {
+        // the directories walked beneath the root, with their names and owners
+        let mut walked: Vec<(Vec<u8>, OwnedFd, u32)> = Vec::new();
         // the names still to walk, the next one last
         let mut pending: Vec<Vec<u8>> = parts
             .iter()
@@ -339,7 +424,7 @@ impl Confined {
             }
             let current = walked
                 .last()
-                .map_or(self.root.as_fd(), |(_, fd)| fd.as_fd());
+                .map_or(self.root.as_fd(), |(_, fd, _)| fd.as_fd());
             let c_name = CString::new(name.as_slice())
                 .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL byte"))?;
             let opened = rustix::fs::openat(
@@ -349,7 +434,25 @@ impl Confined {
                 Mode::empty(),
             );
             match opened {
-                Ok(fd) => walked.push((name, fd)),
+                Ok(fd) => {
+                    let owner = rustix::fs::fstat(&fd)?.st_uid;
+                    if let Some((_, _, holder)) = walked.last()
+                        && !may_own(*holder, owner)
+                    {
+                        let mut path = String::new();
+                        for part in walked.iter().map(|(name, _, _)| name).chain([&name]) {
+                            path.push('/');
+                            path.push_str(&String::from_utf8_lossy(part));
+                        }
+                        return Err(ownership_error(UnsafeOwnership {
+                            path: Some(path),
+                            directory_owner: *holder,
+                            owner,
+                            found: true,
+                        }));
+                    }
+                    walked.push((name, fd, owner));
+                }
                 // a symlink (or something that is not a directory)
                 Err(Errno::LOOP | Errno::NOTDIR) => {
                     // the holder first: once it is root's and writable by root only,
@@ -362,11 +465,14 @@ impl Confined {
                     if link.kind != EntryKind::Symlink {
                         return Err(Errno::NOTDIR.into());
                     }
+                    if !follow {
+                        return Err(Errno::LOOP.into());
+                    }
                     // and the link is root's too: a directory that was someone
                     // else's (and made root's since, by a plan) may still hold
                     // their links, which only root could have made otherwise
                     if holder.uid != 0 || holder.mode & 0o022 != 0 || link.uid != 0 {
-                        let names = walked.iter().map(|(name, _)| name.as_slice());
+                        let names = walked.iter().map(|(name, _, _)| name.as_slice());
                         return Err(untrusted(names, &name));
                     }
                     let target =
@@ -391,7 +497,7 @@ impl Confined {
             }
         }
         match walked.pop() {
-            Some((_, fd)) => Ok(fd),
+            Some((_, fd, _)) => Ok(fd),
             None => Ok(rustix::fs::openat(
                 &self.root,
                 c".",
@@ -411,13 +517,7 @@ impl Confined {
     /// resolution (for files a host tool will open by name: it would follow them).
     pub fn directory_without_symlinks(&self, node_path: &str) -> io::Result<Directory> {
         let parts = components(node_path)?;
-        let relative = if parts.is_empty() {
-            ".".to_string()
-        } else {
-            parts.join("/")
-        };
-        self.open_without_symlinks(&relative)
-            .map(|fd| Directory { fd })
+        self.walk(&parts, false).map(|fd| Directory { fd })
     }
 
     /// The parent directory of `node_path`, opened, and the final name in it. Every
@@ -492,12 +592,16 @@ impl Confined {
     }
 
     /// Creates `node_path` and its missing ancestors as directories (`mode`, owned by
-    /// whoever runs the applier), each made with `mkdirat` in its resolved parent.
+    /// whoever runs the applier: root, so never in a user's directory), each made with
+    /// `mkdirat` in its resolved parent.
     pub fn create_directories(&self, node_path: &str, mode: u32) -> io::Result<Directory> {
         let parts = components(node_path)?;
         for end in 1..=parts.len() {
             let prefix = parts.get(..end).unwrap_or_default().join("/");
             let (parent, name) = self.parent(&prefix)?;
+            if parent.entry(&name)?.is_none() {
+                parent.may_hold(rustix::process::geteuid().as_raw())?;
+            }
             parent.create_directory(&name, mode)?;
         }
         self.directory(node_path)
@@ -775,23 +879,53 @@ impl Directory {
         Ok(File::from(fd))
     }
 
-    /// Opens `name` (a directory when `directory`, else a regular file) without
-    /// following it and sets owner and mode on the descriptor.
-    pub fn set_owner_and_mode(
+    /// Makes the directory `name` here when it is absent (`mkdirat`, `0700`), opens it
+    /// without following it and sets owner and mode on the descriptor. Not when this
+    /// directory is a user's and what is there, or what it would become, is someone
+    /// else's ([`UnsafeOwnership`]). A directory found there is judged by its owner,
+    /// unless it is the one just made (the applier's own and empty when opened: she
+    /// may have renamed something to the name in between, which is then judged as
+    /// found), or the one `judged` names (device, inode) as judged before this run
+    /// changed anything: a tree given from one user to another has its parent changed
+    /// first, and its subdirectories are still the old owner's.
+    pub fn make_directory(
         &self,
         name: &str,
-        directory: bool,
-        mode: u32,
-        uid: u32,
-        gid: u32,
+        (mode, uid, gid): (u32, u32, u32),
+        judged: Option<(u64, u64)>,
     ) -> io::Result<()> {
-        if directory {
-            let opened = self.open_directory(name)?;
-            set_owner_and_mode(&opened.fd, mode, uid, gid)
-        } else {
-            let file = self.open_regular(name)?;
-            set_owner_and_mode(&file, mode, uid, gid)
+        let holder = self.own_entry()?;
+        check_new_owner(&holder, uid)?;
+        let made = match rustix::fs::mkdirat(
+            &self.fd,
+            c_name(name)?.as_c_str(),
+            Mode::from_raw_mode(0o700),
+        ) {
+            Ok(()) => true,
+            Err(Errno::EXIST) => false,
+            Err(error) => return Err(error.into()),
+        };
+        let opened = self.open_directory(name)?;
+        let found = opened.own_entry()?;
+        let own = found.uid == rustix::process::geteuid().as_raw();
+        let fresh = made && own && opened.names()?.is_empty();
+        if !fresh && judged != Some((found.device, found.inode)) {
+            check_found_owner(&holder, &found)?;
         }
+        set_owner_and_mode(&opened.fd, mode, uid, gid)
+    }
+
+    /// Refuses ([`UnsafeOwnership`]) `found`, found here, when this directory is a
+    /// user's and `found` someone else's: she may have moved it here.
+    pub fn may_have_found(&self, found: &Entry) -> io::Result<()> {
+        check_found_owner(&self.own_entry()?, found)
+    }
+
+    /// Refuses ([`UnsafeOwnership`]) to make a directory here that `uid` owns when this
+    /// directory is a user's and `uid` someone else: mesh could not walk into it after
+    /// (for a tree made beneath a descriptor and renamed here whole, as an archive is).
+    pub fn may_hold(&self, uid: u32) -> io::Result<()> {
+        check_new_owner(&self.own_entry()?, uid)
     }
 
     /// Sets owner and mode of this directory itself.
@@ -802,7 +936,9 @@ impl Directory {
     /// Sets owner and mode of the regular file `name` in place, on its descriptor, when
     /// it is the inode's only name. Returns `false` (and changes nothing) when the inode
     /// has other hard links: one of them may be a file elsewhere that a local user linked
-    /// here, which must not be chowned or chmodded; the caller rewrites it instead.
+    /// here, which must not be chowned or chmodded; the caller rewrites it instead. So
+    /// too when this directory is a user's and the file someone else's
+    /// ([`UnsafeOwnership`]: she may have moved it here).
     pub fn set_owner_and_mode_of_sole_file(
         &self,
         name: &str,
@@ -810,8 +946,10 @@ impl Directory {
         uid: u32,
         gid: u32,
     ) -> io::Result<bool> {
+        let holder = self.own_entry()?;
         let file = self.open_regular(name)?;
-        if Entry::of(&rustix::fs::fstat(&file)?).links != 1 {
+        let found = Entry::of(&rustix::fs::fstat(&file)?);
+        if found.links != 1 || check_found_owner(&holder, &found).is_err() {
             return Ok(false);
         }
         set_owner_and_mode(&file, mode, uid, gid)?;
@@ -1168,6 +1306,115 @@ mod tests {
         assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
     }
 
+    /// alice (uid 1000) owns `ROOT/home/alice`, which holds her `work` and root's
+    /// `0700` `vault` with root's `notes`: what she can arrange with `mv` alone.
+    fn users_home() -> (tempfile::TempDir, PathBuf) {
+        let (parent, root, _outside) = sealed();
+        let home = root.join("home/alice");
+        std::fs::create_dir_all(home.join("work")).unwrap();
+        std::fs::create_dir_all(home.join("vault")).unwrap();
+        std::fs::write(home.join("vault/notes"), "root's\n").unwrap();
+        for path in [&home, &home.join("work")] {
+            std::os::unix::fs::chown(path, Some(1000), Some(1000)).unwrap();
+        }
+        std::os::unix::fs::chown(home.join("vault"), Some(0), Some(0)).unwrap();
+        std::fs::set_permissions(
+            home.join("vault"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o700),
+        )
+        .unwrap();
+        (parent, root)
+    }
+
+    fn ownership(error: &io::Error) -> &UnsafeOwnership {
+        unsafe_ownership(error).unwrap_or_else(|| panic!("not an ownership refusal: {error}"))
+    }
+
+    #[test]
+    fn a_walk_from_a_users_directory_goes_only_into_one_she_owns() {
+        let (_parent, root) = users_home();
+        for resolution in [Resolution::InRoot, Resolution::NoSymlinks] {
+            let confined = Confined::open(&root, resolution).unwrap();
+            // root's directories lead anywhere, hers lead into hers
+            confined.directory("/home/alice/work").unwrap();
+            let (work, _) = confined.parent("/home/alice/work/notes").unwrap();
+            assert_eq!(work.own_entry().unwrap().uid, 1000);
+            for path in ["/home/alice/vault", "/home/alice/vault/x"] {
+                let error = confined.directory(path).unwrap_err();
+                let refused = ownership(&error);
+                assert_eq!(refused.path.as_deref(), Some("/home/alice/vault"), "{path}");
+                assert_eq!((refused.directory_owner, refused.owner), (1000, 0));
+                assert!(is_unsafe_path(&error) && !is_symlink_refusal(&error));
+            }
+            let error = confined.parent("/home/alice/vault/notes").unwrap_err();
+            assert!(unsafe_ownership(&error).is_some(), "{error}");
+            let error = confined.read("/home/alice/vault/notes").unwrap_err();
+            assert!(unsafe_ownership(&error).is_some(), "{error}");
+            let error = confined
+                .directory_without_symlinks("/home/alice/vault")
+                .unwrap_err();
+            assert!(unsafe_ownership(&error).is_some(), "{error}");
+        }
+    }
+
+    #[test]
+    fn nothing_in_a_users_directory_is_changed_or_made_someone_elses() {
+        let (_parent, root) = users_home();
+        let confined = Confined::open(&root, Resolution::NoSymlinks).unwrap();
+        let home = confined.directory("/home/alice").unwrap();
+        // root's directory, moved into her home: not made hers, not changed
+        let error = home
+            .make_directory("vault", (0o755, 1000, 1000), None)
+            .unwrap_err();
+        let refused = ownership(&error);
+        assert!(refused.found && refused.path.is_none(), "{error}");
+        // nor when what inspection judged (her `work`) is not what is there now
+        let work = identity(&root.join("home/alice/work"));
+        let error = home
+            .make_directory("vault", (0o755, 1000, 1000), Some(work))
+            .unwrap_err();
+        assert!(ownership(&error).found, "{error}");
+        let vault = std::fs::metadata(root.join("home/alice/vault")).unwrap();
+        assert_eq!(
+            (
+                std::os::unix::fs::MetadataExt::uid(&vault),
+                std::os::unix::fs::MetadataExt::mode(&vault) & 0o7777
+            ),
+            (0, 0o700)
+        );
+        // hers stays changeable, for her, and is not made root's
+        home.make_directory("work", (0o700, 1000, 1000), None)
+            .unwrap();
+        home.make_directory("new", (0o750, 1000, 1000), None)
+            .unwrap();
+        let new = root.join("home/alice/new");
+        assert_eq!(owner(&new), (1000, 1000));
+        let error = home
+            .make_directory("work", (0o700, 0, 0), None)
+            .unwrap_err();
+        assert!(!ownership(&error).found, "{error}");
+        // no new directory of root's there (nor an archive's tree), which the walk
+        // would refuse after; a file of root's may be made, and is written anew
+        let error = home.make_directory("x", (0o755, 0, 0), None).unwrap_err();
+        assert_eq!(ownership(&error).owner, 0);
+        assert!(!root.join("home/alice/x").exists());
+        assert!(home.may_hold(0).is_err() && home.may_hold(1000).is_ok());
+        home.create_fresh("y", 0o644, 0, 0).unwrap();
+        // in root's directories anyone's may be made
+        let etc = confined.directory("/etc").unwrap();
+        etc.create_fresh("alices", 0o644, 1000, 1000).unwrap();
+        // a file of someone else's found there is not changed in place (it is
+        // written anew by the caller)
+        std::fs::write(root.join("home/alice/roots"), "root's\n").unwrap();
+        assert!(
+            !home
+                .set_owner_and_mode_of_sole_file("roots", 0o644, 1000, 1000)
+                .unwrap()
+        );
+        let roots = std::fs::metadata(root.join("home/alice/roots")).unwrap();
+        assert_eq!(std::os::unix::fs::MetadataExt::uid(&roots), 0);
+    }
+
     /// Device and inode of what a path is.
     fn identity(path: &Path) -> (u64, u64) {
         let metadata = std::fs::metadata(path).unwrap();
@@ -1278,10 +1525,14 @@ mod tests {
             directory.entry(&name).unwrap().map(|entry| entry.kind),
             Some(EntryKind::Symlink)
         );
-        confined
+        confined.create_directories("/srv/real", 0o755).unwrap();
+        assert!(root.join("srv/real").is_dir());
+        // and in alice's home, none of root's (E524): she could swap it at once
+        let error = confined
             .create_directories("/home/alice/real", 0o755)
-            .unwrap();
-        assert!(root.join("home/alice/real").is_dir());
+            .unwrap_err();
+        assert!(unsafe_ownership(&error).is_some(), "{error}");
+        assert!(!root.join("home/alice/real").exists());
     }
 
     fn owner(path: &Path) -> (u32, u32) {
@@ -1350,7 +1601,12 @@ mod tests {
         assert!(directory.open_regular(&name).is_err());
         assert!(
             directory
-                .set_owner_and_mode(&name, false, 0o600, 0, 0)
+                .set_owner_and_mode_of_sole_file(&name, 0o600, 0, 0)
+                .is_err()
+        );
+        assert!(
+            directory
+                .make_directory(&name, (0o700, 0, 0), None)
                 .is_err()
         );
         assert_eq!(
@@ -1445,15 +1701,17 @@ mod tests {
         .unwrap();
         let confined = Confined::open(&root, Resolution::InRoot).unwrap();
         let (directory, name) = confined.parent("/etc/secret").unwrap();
-        directory
-            .set_owner_and_mode(&name, false, 0o600, 0, 3000)
-            .unwrap();
+        assert!(
+            directory
+                .set_owner_and_mode_of_sole_file(&name, 0o600, 0, 3000)
+                .unwrap()
+        );
         let entry = directory.entry(&name).unwrap().unwrap();
         assert_eq!((entry.mode, entry.uid, entry.gid), (0o600, 0, 3000));
         // and a setgid directory keeps its bit after a change of group
         directory.create_directory("shared", 0o700).unwrap();
         directory
-            .set_owner_and_mode("shared", true, 0o2770, 0, 2000)
+            .make_directory("shared", (0o2770, 0, 2000), None)
             .unwrap();
         let entry = directory.entry("shared").unwrap().unwrap();
         assert_eq!((entry.mode, entry.uid, entry.gid), (0o2770, 0, 2000));

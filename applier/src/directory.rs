@@ -6,10 +6,13 @@
 use crate::Planned;
 use crate::accounts::Accounts;
 use crate::codes::Code;
-use crate::confined::{Directory, EntryKind};
+use crate::confined::{Directory, EntryKind, absent};
 use crate::host::Host;
 use crate::problem::Problem;
 
+/// What applying the directory would change, and the device and inode of the
+/// directory found, judged safe to change: in a user's directory it must be hers
+/// (E524), refused here before anything changes.
 pub fn inspect(
     host: &Host,
     node_path: &str,
@@ -17,11 +20,24 @@ pub fn inspect(
     owner: &str,
     group: &str,
     accounts: &Accounts,
-) -> Result<Planned, Problem> {
+) -> Result<(Planned, Option<(u64, u64)>), Problem> {
     let shown = host.path(node_path);
-    let entry = match host.fs().entry(node_path) {
+    let found = host
+        .fs()
+        .parent_for_reading(node_path)
+        .and_then(|(holder, name)| {
+            let Some(entry) = holder.entry(&name)? else {
+                return Ok(None);
+            };
+            if entry.kind == EntryKind::Directory {
+                holder.may_have_found(&entry)?;
+            }
+            Ok(Some(entry))
+        });
+    let entry = match found {
         Ok(Some(entry)) => entry,
-        Ok(None) => return Ok(Planned::Create),
+        Ok(None) => return Ok((Planned::Create, None)),
+        Err(error) if absent(&error) => return Ok((Planned::Create, None)),
         Err(error) => return Err(Problem::filesystem("inspect", &shown, &error)),
     };
     if entry.kind != EntryKind::Directory {
@@ -44,21 +60,22 @@ pub fn inspect(
     if accounts.gid(group) != Some(entry.gid) {
         details.push(format!("group -> `{group}`"));
     }
-    Ok(if details.is_empty() {
+    let planned = if details.is_empty() {
         Planned::Unchanged
     } else {
         Planned::change(details)
-    })
+    };
+    Ok((planned, Some((entry.device, entry.inode))))
 }
 
 /// Creates the directory if absent, then sets owner and mode on it (never through a
-/// symlink). Returns its parent, for the caller's flush.
+/// symlink; `judged` is what inspection found, see [`Directory::make_directory`]).
+/// Returns its parent, for the caller's flush.
 pub fn apply(
     host: &Host,
     node_path: &str,
-    mode: u32,
-    uid: u32,
-    gid: u32,
+    (mode, uid, gid): (u32, u32, u32),
+    judged: Option<(u64, u64)>,
 ) -> Result<Directory, Problem> {
     let shown = host.path(node_path);
     let (parent, name) = host
@@ -66,10 +83,7 @@ pub fn apply(
         .parent(node_path)
         .map_err(|error| Problem::filesystem("create the directory", &shown, &error))?;
     parent
-        .create_directory(&name, 0o700)
-        .map_err(|error| Problem::filesystem("create the directory", &shown, &error))?;
-    parent
-        .set_owner_and_mode(&name, true, mode, uid, gid)
+        .make_directory(&name, (mode, uid, gid), judged)
         .map_err(|error| Problem::filesystem("set owner and mode of", &shown, &error))?;
     Ok(parent)
 }

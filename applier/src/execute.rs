@@ -249,8 +249,18 @@ fn directories(run: &Run<'_>, accounts: &Accounts, executed: &mut Executed) -> R
             if run.changes(index) {
                 let (uid, gid) = owner_ids(shape, accounts, &wanted.owner, &wanted.group)
                     .map_err(|problem| (FailedAt::Shape(index), problem))?;
-                let parent = directory::apply(run.host, &wanted.path, wanted.mode_bits(), uid, gid)
-                    .map_err(fail_at(index, shape))?;
+                let judged = run
+                    .prepared
+                    .inspections
+                    .get(index)
+                    .and_then(|inspection| inspection.judged);
+                let parent = directory::apply(
+                    run.host,
+                    &wanted.path,
+                    (wanted.mode_bits(), uid, gid),
+                    judged,
+                )
+                .map_err(fail_at(index, shape))?;
                 touched(&mut flusher, run, &parent, STEP)?;
             }
             run.mark(executed, index);

@@ -47,6 +47,11 @@ impl Needs<'_> {
             Ok(None) => HostPath::Missing,
             // a parent on the way that the layer refuses: reported at that parent
             Err(error) if crate::confined::is_symlink_refusal(&error) => HostPath::Symlink,
+            // someone else's directory in a user's (E524): there, and the shape's own
+            // inspection refuses it
+            Err(error) if crate::confined::unsafe_ownership(&error).is_some() => {
+                HostPath::Directory
+            }
             Err(_) => HostPath::Missing,
         };
         self.cache.insert(node_path.to_string(), state.clone());

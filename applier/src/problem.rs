@@ -123,6 +123,13 @@ impl Problem {
                 "replace the symlink with the directory it stands for, or move it to a directory owned by root and writable by root only; whoever may write where it is could have placed it to send mesh's changes elsewhere in the root",
             );
         }
+        if let Some(ownership) = crate::confined::unsafe_ownership(error) {
+            return Problem::new(
+                Code::UnsafeOwnership,
+                format!("cannot {doing} `{}`: {ownership}", path.display()),
+                "in a directory a user owns, mesh acts only on what that user owns: give the path to the directory's owner in the plan, or move it out of that directory; if someone else's file or directory was moved there, look at it and move it back by hand",
+            );
+        }
         if crate::confined::is_symlink_refusal(error) {
             return Problem::new(
                 Code::UnsafeHostPath,

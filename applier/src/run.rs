@@ -361,6 +361,10 @@ pub(crate) struct Inspection {
     pub(crate) planned: Planned,
     /// For files and secrets: the content must be rewritten (else owner/mode only).
     pub(crate) rewrite: bool,
+    /// For a directory found: its device and inode, judged here to be its holder's
+    /// owner's or in root's directory (E524), so it may be changed once this run has
+    /// changed the holder's owner (a tree given from one user to another).
+    pub(crate) judged: Option<(u64, u64)>,
 }
 
 /// A shape of the previous record that is gone from the plan.
@@ -433,16 +437,17 @@ fn prepare(
                 .collect()
         })
         .unwrap_or_default();
-    // a file, link or secret whose path now goes through a link mesh would not follow
-    // is kept, found here before anything changes: its removal would fail this run,
-    // and every run after it, at the withdrawal (E510), keeping the rest of the plan
-    // from the host
+    // a file, link or secret whose path now goes through a link mesh would not follow,
+    // or from a user's directory into someone else's (she may have swapped it in), is
+    // kept, found here before anything changes: what is there may not be what mesh
+    // made, and its removal would fail this run, and every run after it, at the
+    // withdrawal (E510, E524), keeping the rest of the plan from the host
     for withdrawal in &mut withdrawals {
         let entry = &withdrawal.entry;
         if matches!(entry.kind, Kind::File | Kind::Link | Kind::Secret)
             && !withdrawal.replaced
             && let Err(error) = host.fs().parent(&entry.identity)
-            && confined::is_symlink_refusal(&error)
+            && confined::is_unsafe_path(&error)
         {
             withdrawal.removes = false;
             withdrawal.unreachable = true;
@@ -509,6 +514,7 @@ fn prepare(
                 inspections.push(Inspection {
                     planned: Planned::Unchanged,
                     rewrite: false,
+                    judged: None,
                 });
             }
         }
@@ -621,17 +627,25 @@ fn inspect(
     let simple = |planned: Planned| Inspection {
         planned,
         rewrite: false,
+        judged: None,
     };
     match shape.resource() {
         Resource::User(user) => Ok(simple(user::inspect(user, accounts))),
-        Resource::Directory(directory) => Ok(simple(directory::inspect(
-            host,
-            &directory.path,
-            directory.mode_bits(),
-            &directory.owner,
-            &directory.group,
-            accounts,
-        )?)),
+        Resource::Directory(directory) => {
+            let (planned, judged) = directory::inspect(
+                host,
+                &directory.path,
+                directory.mode_bits(),
+                &directory.owner,
+                &directory.group,
+                accounts,
+            )?;
+            Ok(Inspection {
+                planned,
+                rewrite: false,
+                judged,
+            })
+        }
         Resource::File(file) => {
             let content = file.content_bytes();
             let wanted = WantedFile {
@@ -642,7 +656,11 @@ fn inspect(
                 group: &file.group,
             };
             let FileInspection { planned, rewrite } = file::inspect(host, &wanted, accounts, true)?;
-            Ok(Inspection { planned, rewrite })
+            Ok(Inspection {
+                planned,
+                rewrite,
+                judged: None,
+            })
         }
         Resource::Secret(secret) => {
             let wanted = WantedFile {
@@ -654,7 +672,11 @@ fn inspect(
             };
             let FileInspection { planned, rewrite } =
                 file::inspect(host, &wanted, accounts, false)?;
-            Ok(Inspection { planned, rewrite })
+            Ok(Inspection {
+                planned,
+                rewrite,
+                judged: None,
+            })
         }
         Resource::Link(link) => Ok(simple(link::inspect(host, &link.path, &link.target)?)),
         Resource::Archive(archive) => {
@@ -712,7 +734,7 @@ fn withdrawal_result(withdrawal: &Withdrawal) -> ShapeResult {
         (true, false) => (Status::Withdrawn, String::new()),
         (false, _) if withdrawal.unreachable => (
             Status::Kept,
-            "its path now goes through a link mesh did not make: what is there is no longer mesh's"
+            "its path now goes through a link mesh did not make, or through someone else's directory in a user's: what is there is no longer mesh's"
                 .to_string(),
         ),
         (false, _) => (Status::Kept, "no data is lost by withdrawal".to_string()),

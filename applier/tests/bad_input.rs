@@ -989,15 +989,24 @@ fn user_data_at_scratch_names_is_refused_and_kept() {
     );
 }
 
+/// A directory root owns and group 1000 (a local user's) may write: `0775`.
+fn shared_with_group_1000(root: &TestRoot, node_path: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let directory = root.host(node_path);
+    std::fs::create_dir_all(&directory).expect("mkdir");
+    std::os::unix::fs::chown(&directory, Some(0), Some(1000)).expect("chown");
+    std::fs::set_permissions(&directory, std::fs::Permissions::from_mode(0o775)).expect("chmod");
+    directory
+}
+
 /// A withdrawn file's temp name is removed only when it is provably mesh's: a local
-/// user's file there, in a directory they own, survives the withdrawal.
+/// user's file there, in a directory they may write (root's, their group's to write:
+/// in one they own, root's `conf` would be refused, E524), survives the withdrawal.
 #[test]
 fn a_withdrawal_keeps_user_data_at_the_temp_name() {
     let root = TestRoot::new();
     let keys = Keys::new();
-    let www = root.host("/srv/www");
-    std::fs::create_dir_all(&www).expect("mkdir");
-    std::os::unix::fs::chown(&www, Some(1000), Some(1000)).expect("chown");
+    let www = shared_with_group_1000(&root, "/srv/www");
     apply_ok(
         &root,
         &Plan::new("db1", vec![file("/srv/www/conf", "x", "root", "0644")]),
@@ -1020,15 +1029,14 @@ fn a_withdrawal_keeps_user_data_at_the_temp_name() {
 /// leftover for being root-owned and removed with everything in it (red team,
 /// 7-scratch-rename-rootdir.sh). Where others may write, no directory at a scratch name
 /// is taken as mesh's: E520 before anything changes, and the vault is kept. Removed
-/// by hand, the archive is applied.
+/// by hand, the archive is applied. (Her directory is root's and her group's to write
+/// here: in one she owns, root's archive would be refused, E524.)
 #[test]
 fn a_root_directory_renamed_to_a_scratch_name_is_refused_and_kept() {
     use std::os::unix::fs::PermissionsExt;
     let root = TestRoot::new();
     let keys = Keys::new();
-    let www = root.host("/srv/www");
-    std::fs::create_dir_all(&www).expect("mkdir");
-    std::os::unix::fs::chown(&www, Some(1000), Some(1000)).expect("chown");
+    let www = shared_with_group_1000(&root, "/srv/www");
     let artifact = root.add_artifact(&tar_bytes(&[("index.html", "hi")], &[]));
     let plan = Plan::new("db1", vec![archive("/srv/www/site", &artifact, "root")]);
     for scratch in [".site.mesh-unpack", ".site.mesh-old"] {

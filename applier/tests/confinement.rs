@@ -744,38 +744,31 @@ fn a_users_directory_swapped_for_a_symlink_gives_her_no_other_directory_of_the_r
 /// Red team: under `--root`, a directory a plan makes root's (here alice's `bin`,
 /// chowned to root in place) still holds the links alice made there, and the walk
 /// trusted any link in a directory only root may write: her `alt -> /etc` then sent
-/// the next plan's `/home/alice/bin/alt/ssh`, made hers, to the root's `/etc/ssh`.
+/// the next plan's `/srv/alice/bin/alt/ssh`, made hers, to the root's `/etc/ssh`.
+/// (In her home that plan is now refused sooner, E524; her `/srv/bin`, in root's
+/// `/srv`, may be made root's.)
 /// A link must now be root's as well (E510), and nothing of `/etc` changes.
 #[test]
 fn a_users_link_in_a_directory_made_roots_is_not_followed() {
     let root = TestRoot::new();
     let keys = Keys::new();
     with_alice(&root);
-    std::fs::create_dir_all(root.host("/home/alice/bin")).unwrap();
-    for path in ["/home/alice", "/home/alice/bin"] {
-        std::os::unix::fs::chown(root.host(path), Some(1000), Some(1000)).unwrap();
-    }
-    let link = root.host("/home/alice/bin/alt");
+    std::fs::create_dir_all(root.host("/srv/bin")).unwrap();
+    std::os::unix::fs::chown(root.host("/srv/bin"), Some(1000), Some(1000)).unwrap();
+    let link = root.host("/srv/bin/alt");
     std::os::unix::fs::symlink("/etc", &link).unwrap();
     std::os::unix::fs::lchown(&link, Some(1000), Some(1000)).unwrap();
     // the first plan makes her `bin` root's, and keeps it
-    let mut shapes = vec![directory("/home/alice/bin", "root", "0755")];
+    let mut shapes = vec![directory("/srv/bin", "root", "0755")];
     let report = apply_ok(&root, &plan(shapes.clone()), &keys);
-    assert_eq!(
-        owner_of(&root.host("/home/alice/bin")),
-        (0, 0),
-        "{report:#}"
-    );
+    assert_eq!(owner_of(&root.host("/srv/bin")), (0, 0), "{report:#}");
     let etc_before = snapshot(&root.host("/etc"), &[]);
     // the next one makes a directory for her through her link
-    shapes.push(directory("/home/alice/bin/alt/ssh", "alice", "0755"));
+    shapes.push(directory("/srv/bin/alt/ssh", "alice", "0755"));
     let report = apply_fails(&root, &plan(shapes), &keys);
     assert!(!root.host("/etc/ssh").exists(), "{report:#}");
     assert_same_tree(&etc_before, &snapshot(&root.host("/etc"), &[]), "/etc");
-    assert_link_refused(
-        &report,
-        "`/home/alice/bin/alt` is a symlink in `/home/alice/bin`",
-    );
+    assert_link_refused(&report, "`/srv/bin/alt` is a symlink in `/srv/bin`");
 }
 
 /// Red team: a withdrawn file whose path a local user has since sent through her
@@ -846,6 +839,211 @@ fn a_withdrawn_file_behind_a_users_link_is_kept_and_the_plan_applies() {
         "{record:#}"
     );
     assert_eq!(shapes.len(), 2, "{record:#}");
+}
+
+/// Runs `command` with `sh` as alice (uid and gid 1000, no other group): what she can
+/// do by herself.
+fn as_alice(command: &str) {
+    let status = std::process::Command::new("setpriv")
+        .args(["--reuid=1000", "--regid=1000", "--clear-groups", "sh", "-c"])
+        .arg(command)
+        .status()
+        .unwrap();
+    assert!(status.success(), "as alice: {command}");
+}
+
+/// alice's home (`ROOT/home/alice`, hers, `0755`) holding root's `0700` `vault` with
+/// root's `0600` `notes` (left there by root, or moved in by root from elsewhere).
+fn home_with_roots_vault(root: &TestRoot) -> PathBuf {
+    with_alice(root);
+    let vault = root.host("/home/alice/vault");
+    std::fs::create_dir_all(&vault).unwrap();
+    std::fs::write(vault.join("notes"), "root's\n").unwrap();
+    std::fs::set_permissions(vault.join("notes"), std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::set_permissions(&vault, std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::os::unix::fs::chown(root.host("/home/alice"), Some(1000), Some(1000)).unwrap();
+    vault
+}
+
+/// Red team: alice moved root's `0700` `vault`, in her home, onto the path of the
+/// directory the plan gives her (`mv vault work` needs only her home's write bit), and
+/// the apply chowned root's directory to her. A directory found in a user's directory
+/// that is someone else's is not changed in place now (E524), nor is anything walked
+/// beneath it.
+#[test]
+fn roots_directory_moved_onto_a_users_planned_directory_is_not_made_hers() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    let vault = home_with_roots_vault(&root);
+    let work = root.host("/home/alice/work");
+    as_alice(&format!("mv {} {}", vault.display(), work.display()));
+    let home = directory("/home/alice", "alice", "0755");
+    let hers = directory("/home/alice/work", "alice", "0755");
+    // refused before anything changes, when the directory and a path beneath it are
+    // inspected (and when it is changed, should she swap it in after that: the
+    // confined layer's unit tests)
+    for shapes in [
+        vec![home.clone(), hers.clone()],
+        vec![
+            home,
+            hers,
+            file("/home/alice/work/todo", "hers\n", "alice", "0644"),
+        ],
+    ] {
+        let report = apply_fails(&root, &plan(shapes), &keys);
+        assert_eq!(owner_of(&work), (0, 0), "{report:#}");
+        let mode = std::fs::metadata(&work).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(mode, 0o700, "{report:#}");
+        assert!(!work.join("todo").exists(), "{report:#}");
+        assert_eq!(
+            std::fs::read_to_string(work.join("notes")).unwrap(),
+            "root's\n"
+        );
+        let codes = error_codes(&report);
+        assert!(
+            !codes.is_empty() && codes.iter().all(|code| code == "E524"),
+            "{report:#}"
+        );
+        assert!(
+            report
+                .to_string()
+                .contains("owned by uid 0 but lies in a directory owned by uid 1000"),
+            "{report:#}"
+        );
+    }
+}
+
+/// Red team: after plan A made alice's `work/notes`, she swapped `work` for root's
+/// `vault` holding a `notes` she cannot remove, and plan B's withdrawal of `notes`
+/// deleted root's file. The withdrawal now finds, before anything changes, that the
+/// path leads from her home into root's directory: the file is kept (no longer mesh's)
+/// and the rest of the plan applies.
+#[test]
+fn a_withdrawal_through_roots_directory_swapped_into_a_users_deletes_nothing_of_roots() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    let vault = home_with_roots_vault(&root);
+    let home = directory("/home/alice", "alice", "0755");
+    apply_ok(
+        &root,
+        &plan(vec![
+            home.clone(),
+            directory("/home/alice/work", "alice", "0755"),
+            file("/home/alice/work/notes", "hers\n", "alice", "0644"),
+        ]),
+        &keys,
+    );
+    let work = root.host("/home/alice/work");
+    // she cannot remove root's file herself
+    let removal = std::process::Command::new("setpriv")
+        .args(["--reuid=1000", "--regid=1000", "--clear-groups", "rm", "-f"])
+        .arg(vault.join("notes"))
+        .status()
+        .unwrap();
+    assert!(!removal.success());
+    as_alice(&format!(
+        "mv {work} {work}.old && mv {vault} {work}",
+        work = work.display(),
+        vault = vault.display()
+    ));
+    let report = apply_ok(
+        &root,
+        &plan(vec![
+            home,
+            file("/etc/important-fix", "fixed\n", "root", "0644"),
+        ]),
+        &keys,
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.join("notes")).unwrap(),
+        "root's\n",
+        "{report:#}"
+    );
+    assert_eq!(status_of(&report, "file", "/home/alice/work/notes"), "kept");
+    assert_eq!(
+        std::fs::read_to_string(root.host("/etc/important-fix")).unwrap(),
+        "fixed\n"
+    );
+    assert!(root.host("/home/alice/work.old/notes").exists());
+}
+
+/// A plan that would make a directory root's inside a user's directory is refused
+/// (E524): she could swap it for anything of hers at once, and mesh could not walk
+/// into it after. Her own paths there are made, and anyone's in root's directories; a
+/// file of root's may be made in hers (it is only ever written anew).
+#[test]
+fn a_plan_making_roots_directory_in_a_users_directory_is_refused() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    with_alice(&root);
+    std::fs::create_dir_all(root.host("/home")).unwrap();
+    let home = directory("/home/alice", "alice", "0755");
+    let report = apply_fails(
+        &root,
+        &plan(vec![
+            home.clone(),
+            directory("/home/alice/bin", "root", "0755"),
+        ]),
+        &keys,
+    );
+    assert_eq!(
+        status_of(&report, "directory", "/home/alice/bin"),
+        "failed",
+        "{report:#}"
+    );
+    assert_eq!(error_codes(&report), vec!["E524"], "{report:#}");
+    assert!(!root.host("/home/alice/bin").exists(), "{report:#}");
+    let shapes = vec![
+        home,
+        directory("/home/alice/work", "alice", "0755"),
+        file("/home/alice/work/notes", "hers\n", "alice", "0644"),
+        file("/home/alice/.profile", "# root's\n", "root", "0644"),
+        directory("/srv/alices", "alice", "0755"),
+    ];
+    apply_ok(&root, &plan(shapes.clone()), &keys);
+    assert_eq!(owner_of(&root.host("/home/alice/work/notes")), (1000, 1000));
+    assert_eq!(owner_of(&root.host("/home/alice/.profile")), (0, 0));
+    assert_eq!(owner_of(&root.host("/srv/alices")), (1000, 1000));
+    // and applied again, nothing changes
+    let report = apply_ok(&root, &plan(shapes), &keys);
+    assert_eq!(summary(&report, "unchanged"), 5, "{report:#}");
+}
+
+/// A tree a plan gives from one user to another: its top directory is changed first,
+/// and then holds the old owner's subdirectory, which the rule of E524 alone would
+/// refuse; it was judged before anything changed (hers, in her directory), and that
+/// same directory is given on.
+#[test]
+fn a_users_tree_given_to_another_user_changes_hands_whole() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    std::fs::write(
+        root.host("/etc/passwd"),
+        "root:x:0:0:root:/root:/bin/sh\nalice:x:1000:1000::/home/alice:/bin/sh\nbob:x:1001:1001::/home/bob:/bin/sh\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.host("/etc/group"),
+        "root:x:0:\nalice:x:1000:\nbob:x:1001:\n",
+    )
+    .unwrap();
+    let tree = |owner: &str| {
+        plan(vec![
+            directory("/srv/team", owner, "0755"),
+            directory("/srv/team/docs", owner, "0755"),
+            file("/srv/team/docs/plan", "the plan\n", owner, "0644"),
+        ])
+    };
+    apply_ok(&root, &tree("alice"), &keys);
+    assert_eq!(owner_of(&root.host("/srv/team/docs")), (1000, 1000));
+    let report = apply_ok(&root, &tree("bob"), &keys);
+    for path in ["/srv/team", "/srv/team/docs", "/srv/team/docs/plan"] {
+        assert_eq!(
+            owner_of(&root.host(path)),
+            (1001, 1001),
+            "{path}: {report:#}"
+        );
+    }
 }
 
 /// Red team: a file whose owner changed was chowned in place, so a descriptor its

@@ -83,13 +83,19 @@ fn build(choices: &Choices, fixed: &Fixed, root: &TestRoot) -> (Plan, Vec<String
         shapes.push(user("u2"));
     }
     let mut present_directories = [false; 3];
+    let mut owners = ["root"; 3];
     for (number, choice) in choices.directories.iter().enumerate() {
         let parent_ok = number != 2 || present_directories[0];
         if let (Some((owner_choice, mode_choice)), true) = (choice, parent_ok) {
             present_directories[number] = true;
+            // in a user's directory only hers (E524): `sub` is `d1`'s owner's then
+            owners[number] = match number {
+                2 if owners[0] != "root" => owners[0],
+                _ => owner(*owner_choice),
+            };
             shapes.push(directory(
                 DIRECTORIES[number],
-                owner(*owner_choice),
+                owners[number],
                 if *mode_choice == 0 { "0755" } else { "0700" },
             ));
         }
