@@ -12,12 +12,12 @@
 //! its descriptor: a directory a user other than root owns leads only into one she owns
 //! ([`UnsafeOwnership`], systemd's "unsafe path transition": she may have moved root's
 //! directory there), and mesh neither changes in place anything someone else owns
-//! there nor makes a directory there someone else's. A symlink on the way is refused on the live host (`ELOOP`).
-//! Under `--root` it is followed only when the directory holding it, checked on its
-//! opened descriptor, is root's and writable by root only, so nobody but root can have
-//! put it there; its target is read as if the tree were `/` (an absolute target means
-//! a path inside the root, `..` stops at it, as in a chroot), and at most
-//! [`MAX_SYMLINKS`] are followed. A symlink anywhere else is refused
+//! there nor makes a directory there someone else's. A symlink on the way is refused
+//! on the live host (`ELOOP`). Under `--root` it is followed only when the directory
+//! holding it, checked on its opened descriptor, is root's and writable by root only,
+//! so nobody but root can have put it there; its target is read as if the tree were
+//! `/` (an absolute target means a path inside the root, `..` stops at it, as in a
+//! chroot), and at most [`MAX_SYMLINKS`] are followed. A symlink anywhere else is refused
 //! ([`UntrustedSymlink`]): a user who owns a directory in the tree could otherwise swap
 //! it for a link and send what the plan makes for them to another directory of the
 //! root. `openat2` (Linux 5.6) is still required, for the operator's named files, and

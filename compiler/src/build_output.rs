@@ -2,12 +2,61 @@
 //! `meshc diff`, `meshc publish` and `meshc deploy` read it: E408, the one diagnostic
 //! for an output that cannot be read as `meshc build` wrote it, and the manifest's
 //! plan digest of each node. Must not decide what to tell the user to do: the help
-//! line is the reading command's.
+//! line is the reading command's. Every file is read beneath a handle on the output
+//! opened once ([`BuildOutput`]): a regular file only, never through a link and never
+//! waiting on a FIFO, as `meshc build` writes them.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use lang::{Diagnostic, codes};
+
+use crate::confined::Beneath;
+
+/// A build output directory, opened once (the directory itself is the user's to
+/// name and may be reached through a link; nothing below it is).
+#[derive(Debug)]
+pub struct BuildOutput {
+    directory: Beneath,
+}
+
+impl BuildOutput {
+    /// Opens the output `out`; a failure is E408 with the help line `help`.
+    pub fn open(out: &Path, help: &str) -> Result<BuildOutput, Diagnostic> {
+        let directory = Beneath::open(out, false).map_err(|e| unreadable(out, e, help))?;
+        Ok(BuildOutput { directory })
+    }
+
+    pub fn path(&self) -> &Path {
+        self.directory.path()
+    }
+
+    /// The bytes of the output's regular file `relative` (`manifest.json`); a
+    /// missing one, a link, a FIFO or anything but a regular file is E408.
+    pub fn read(&self, relative: &str, help: &str) -> Result<Vec<u8>, Diagnostic> {
+        let path = self.path().join(relative);
+        match self.directory.read(Path::new(relative)) {
+            Ok(Some(bytes)) => Ok(bytes),
+            Ok(None) => Err(unreadable(&path, "there is no such file", help)),
+            Err(error) => Err(unreadable(&path, error, help)),
+        }
+    }
+
+    /// The bytes of the plan file of `node` (a node name, as [`Manifest`] checks
+    /// them), `nodes/NODE.json`.
+    pub fn plan_file(&self, node: &str, help: &str) -> Result<Vec<u8>, Diagnostic> {
+        self.read(&format!("nodes/{node}.json"), help)
+    }
+
+    /// The output's manifest.
+    pub fn manifest(&self, help: &str) -> Result<Manifest, Diagnostic> {
+        Manifest::parse(
+            &self.path().join("manifest.json"),
+            &self.read("manifest.json", help)?,
+            help,
+        )
+    }
+}
 
 /// E408: the file at `path` of a build output cannot be read as `meshc build` wrote
 /// it, because of `reason`; `help` says what to do, which depends on the command.
@@ -35,13 +84,17 @@ pub struct Manifest {
 }
 
 impl Manifest {
-    /// Reads `OUT/manifest.json` of the build output `out`; a failure is E408 with
-    /// the help line `help`.
+    /// Reads `OUT/manifest.json` of the build output `out` ([`BuildOutput`]); a
+    /// failure is E408 with the help line `help`.
     pub fn read(out: &Path, help: &str) -> Result<Manifest, Diagnostic> {
-        let path = out.join("manifest.json");
-        let bytes = std::fs::read(&path).map_err(|e| unreadable(&path, e, help))?;
+        BuildOutput::open(out, help)?.manifest(help)
+    }
+
+    /// The manifest in `bytes`, read from `path`.
+    fn parse(path: &Path, bytes: &[u8], help: &str) -> Result<Manifest, Diagnostic> {
+        let path = path.to_path_buf();
         let value: serde_json::Value =
-            serde_json::from_slice(&bytes).map_err(|e| unreadable(&path, e, help))?;
+            serde_json::from_slice(bytes).map_err(|e| unreadable(&path, e, help))?;
         if value["format"] != crate::emit::MANIFEST_FORMAT {
             return Err(unreadable(
                 &path,

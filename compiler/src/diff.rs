@@ -11,13 +11,13 @@
 //! reads it.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
 
 use lang::Diagnostic;
 use plan::{Kind, Plan, Resource, Shape};
 
-use crate::build_output::Manifest;
+use crate::build_output::BuildOutput;
 use crate::sealed_value::{self, Identity, NodeValues, Of, SealedValue};
 use crate::staged::PlanSink;
 
@@ -31,7 +31,7 @@ pub struct Snapshot {
 }
 
 enum Source {
-    Directory(PathBuf),
+    Directory(BuildOutput),
     Memory(BTreeMap<String, Plan>),
 }
 
@@ -45,12 +45,13 @@ fn unreadable(path: &Path, reason: impl std::fmt::Display) -> Diagnostic {
 impl Snapshot {
     /// A build output directory (its manifest now, plans when they are needed).
     pub fn read(directory: &Path) -> Result<Snapshot, Diagnostic> {
-        let manifest = Manifest::read(directory, UNREADABLE_HELP)?;
+        let output = BuildOutput::open(directory, UNREADABLE_HELP)?;
+        let manifest = output.manifest(UNREADABLE_HELP)?;
         Ok(Snapshot {
             keys: manifest.strings_of("keys"),
             secrets: sealed_value::from_manifest(manifest.field("secrets")),
             digests: manifest.digests,
-            plans: Source::Directory(directory.to_path_buf()),
+            plans: Source::Directory(output),
         })
     }
 
@@ -106,11 +107,10 @@ impl Snapshot {
     /// `meshc build` writes it is checked by one hash of its bytes; any other form is
     /// read in full.
     fn verify(&self, node: &str) -> Result<(), Diagnostic> {
-        let Source::Directory(directory) = &self.plans else {
+        let Source::Directory(output) = &self.plans else {
             return Ok(());
         };
-        let path = directory.join("nodes").join(format!("{node}.json"));
-        let bytes = std::fs::read(&path).map_err(|e| unreadable(&path, e))?;
+        let bytes = output.plan_file(node, UNREADABLE_HELP)?;
         match self.digests.get(node) {
             Some(digest) if plan::Plan::digest_of_file(&bytes) == Some(digest.as_str()) => Ok(()),
             _ => self.plan(node).map(drop),
@@ -123,9 +123,9 @@ impl Snapshot {
                 .get(node)
                 .cloned()
                 .ok_or_else(|| unreadable(Path::new(node), "no such node")),
-            Source::Directory(directory) => {
-                let path = directory.join("nodes").join(format!("{node}.json"));
-                let bytes = std::fs::read(&path).map_err(|e| unreadable(&path, e))?;
+            Source::Directory(output) => {
+                let path = output.path().join("nodes").join(format!("{node}.json"));
+                let bytes = output.plan_file(node, UNREADABLE_HELP)?;
                 let plan = Plan::read(&bytes).map_err(|e| unreadable(&path, e))?;
                 if plan.node() != node {
                     return Err(unreadable(

@@ -46,7 +46,8 @@ pub fn broker_unavailable(error: &transport::connection::Error) -> Box<Diagnosti
 /// nodes by name.
 pub fn read_output(out: &Path, only: &[String]) -> Result<Vec<PlanMessage>, Box<Diagnostic>> {
     let manifest_path = out.join("manifest.json");
-    let manifest = compiler::Manifest::read(out, &help(out)).map_err(Box::new)?;
+    let output = compiler::BuildOutput::open(out, &help(out)).map_err(Box::new)?;
+    let manifest = output.manifest(&help(out)).map_err(Box::new)?;
     let nodes = &manifest.digests;
     for name in only {
         if !nodes.contains_key(name) {
@@ -73,7 +74,7 @@ pub fn read_output(out: &Path, only: &[String]) -> Result<Vec<PlanMessage>, Box<
         transport::names::check_node(node)
             .map_err(|error| unreadable(&manifest_path, error, out))?;
         let path = out.join("nodes").join(format!("{node}.json"));
-        let bytes = std::fs::read(&path).map_err(|error| unreadable(&path, error, out))?;
+        let bytes = output.plan_file(node, &help(out)).map_err(Box::new)?;
         let plan = Plan::read(&bytes).map_err(|error| unreadable(&path, error, out))?;
         if plan.node() != node || plan.digest() != digest {
             return Err(unreadable(

@@ -441,6 +441,71 @@ fn an_unreadable_build_is_reported_as_e408() {
     assert!(stderr.contains("nodes/app1.json"), "{stderr}");
 }
 
+/// `meshc diff OLD NEW`, killed after 30 s: the output, or `None` when it had to be.
+fn diff_between_in_time(old: &Path, new: &Path) -> Option<Output> {
+    let mut child = Command::new(MESHC)
+        .arg("diff")
+        .arg(old)
+        .arg(new)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("meshc runs");
+    let started = std::time::Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(30) {
+            child.kill().ok();
+            child.wait().ok();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    Some(child.wait_with_output().expect("output"))
+}
+
+/// A build output's files are read as `meshc build` writes them: regular files
+/// beneath the output, never through a link and never waiting on a FIFO. A plan
+/// swapped for a FIFO had `meshc diff` wait for ever (`std::fs::read` by name), and a
+/// manifest swapped for a link was read through it; both are E408 now, at once.
+#[test]
+fn a_build_whose_files_are_links_or_fifos_is_e408_at_once() {
+    let scenario = Scenario::new();
+    scenario.edit(
+        "mesh.nix",
+        "settings.web.title = \"app1\";",
+        "settings.web.title = \"shop front\";",
+    );
+    let new = scenario._temporary.path().join("new");
+    assert_built(&support::build(&scenario.repository, &new));
+    let plan = scenario.old.join("nodes/app1.json");
+    let kept = scenario._temporary.path().join("app1.json");
+    std::fs::rename(&plan, &kept).expect("move the plan");
+    let made = Command::new("mkfifo").arg(&plan).status().expect("mkfifo");
+    assert!(made.success());
+    let output = diff_between_in_time(&scenario.old, &new).expect("meshc diff waited on a FIFO");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("E408") && stderr.contains("nodes/app1.json"),
+        "{stderr}"
+    );
+    // the plan back, and the manifest a link to a copy of itself
+    std::fs::remove_file(&plan).expect("remove the FIFO");
+    std::fs::rename(&kept, &plan).expect("restore the plan");
+    assert!(diff_between(&scenario.old, &new, &[]).status.code() != Some(1));
+    let manifest = scenario.old.join("manifest.json");
+    let copy = scenario._temporary.path().join("manifest.json");
+    std::fs::rename(&manifest, &copy).expect("move the manifest");
+    std::os::unix::fs::symlink(&copy, &manifest).expect("link");
+    let output = diff_between(&scenario.old, &new, &[]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("E408") && stderr.contains("manifest.json"),
+        "{stderr}"
+    );
+}
+
 /// Rewrites the plan of `node` in the build `directory` with `edit` applied to each
 /// resource, re-digested and re-listed in the manifest, as a hostile build would be.
 fn forge_plan(

@@ -128,23 +128,25 @@ pub fn run(arguments: DeployArgs, color: ColorWhen) -> Result<ExitCode, Failure>
     let selected = crate::deploy::select(&targets, &arguments.on)
         .map_err(|diagnostic| terminal::fail_alone(&diagnostic, color))?;
     // every plan is read and checked before the first is sent
-    let manifest = if arguments.rollback {
+    let built = if arguments.rollback {
         None
     } else {
-        Some(
-            compiler::Manifest::read(&out, CHANGED_HELP)
-                .map_err(|diagnostic| terminal::fail_alone(&diagnostic, color))?,
-        )
+        let output = compiler::BuildOutput::open(&out, CHANGED_HELP)
+            .map_err(|diagnostic| terminal::fail_alone(&diagnostic, color))?;
+        let manifest = output
+            .manifest(CHANGED_HELP)
+            .map_err(|diagnostic| terminal::fail_alone(&diagnostic, color))?;
+        Some((output, manifest))
     };
     let mut jobs = Vec::new();
     for node in selected {
         let Some(target) = targets.get(&node).cloned() else {
             continue;
         };
-        let plan = match &manifest {
+        let plan = match &built {
             None => None,
-            Some(manifest) => Some(
-                read_plan(&out, manifest, &node)
+            Some((output, manifest)) => Some(
+                read_plan(output, manifest, &node)
                     .map_err(|diagnostic| terminal::fail_alone(&diagnostic, color))?,
             ),
         };
@@ -180,11 +182,11 @@ const CHANGED_HELP: &str = "nothing was sent: the build output changed after `me
 /// E408), with a note when it unpacks archives (their artifacts must already be on
 /// the node: deploy does not copy them). The bytes returned are the bytes checked.
 fn read_plan(
-    out: &std::path::Path,
+    output: &compiler::BuildOutput,
     manifest: &compiler::Manifest,
     node: &str,
 ) -> Result<Vec<u8>, Diagnostic> {
-    let path = out.join("nodes").join(format!("{node}.json"));
+    let path = output.path().join("nodes").join(format!("{node}.json"));
     let Some(recorded) = manifest.digests.get(node) else {
         return Err(compiler::build_unreadable(
             &path,
@@ -194,8 +196,7 @@ fn read_plan(
             ),
         ));
     };
-    let bytes = std::fs::read(&path)
-        .map_err(|error| compiler::build_unreadable(&path, error, CHANGED_HELP))?;
+    let bytes = output.plan_file(node, CHANGED_HELP)?;
     if plan::Plan::digest_of_file(&bytes) != Some(recorded.as_str()) {
         return Err(compiler::build_unreadable(
             &path,
