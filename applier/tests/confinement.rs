@@ -891,26 +891,31 @@ fn roots_directory_moved_onto_a_users_planned_directory_is_not_made_hers() {
         ],
     ] {
         let report = apply_fails(&root, &plan(shapes), &keys);
-        assert_eq!(owner_of(&work), (0, 0), "{report:#}");
-        let mode = std::fs::metadata(&work).unwrap().permissions().mode() & 0o7777;
-        assert_eq!(mode, 0o700, "{report:#}");
+        assert_vault_refused_as_it_was(
+            &report,
+            &work,
+            "owned by uid 0 but lies in a directory owned by uid 1000",
+        );
         assert!(!work.join("todo").exists(), "{report:#}");
         assert_eq!(
             std::fs::read_to_string(work.join("notes")).unwrap(),
             "root's\n"
         );
-        let codes = error_codes(&report);
-        assert!(
-            !codes.is_empty() && codes.iter().all(|code| code == "E524"),
-            "{report:#}"
-        );
-        assert!(
-            report
-                .to_string()
-                .contains("owned by uid 0 but lies in a directory owned by uid 1000"),
-            "{report:#}"
-        );
     }
+}
+
+/// The apply of `report` was refused with E524 only, saying `why`, and root's `0700`
+/// vault at `work` is still root's and `0700`.
+fn assert_vault_refused_as_it_was(report: &serde_json::Value, work: &Path, why: &str) {
+    assert_eq!(owner_of(work).0, 0, "{report:#}");
+    let mode = std::fs::metadata(work).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(mode, 0o700, "{report:#}");
+    let codes = error_codes(report);
+    assert!(
+        !codes.is_empty() && codes.iter().all(|code| code == "E524"),
+        "{report:#}"
+    );
+    assert!(report.to_string().contains(why), "{report:#}");
 }
 
 /// Red team: after plan A made alice's `work/notes`, she swapped `work` for root's
@@ -1049,21 +1054,7 @@ fn a_directory_swapped_in_a_group_writable_directory_is_not_taken_for_the_one_me
     assert!(swapped.success());
     // the same plan: refused before anything changes, root's directory stays root's
     let report = apply_fails(&root, &plan_a, &keys);
-    // (its group is the setgid directory's)
-    assert_eq!(owner_of(&work).0, 0, "{report:#}");
-    let mode = std::fs::metadata(&work).unwrap().permissions().mode() & 0o7777;
-    assert_eq!(mode, 0o700, "{report:#}");
-    let codes = error_codes(&report);
-    assert!(
-        !codes.is_empty() && codes.iter().all(|code| code == "E524"),
-        "{report:#}"
-    );
-    assert!(
-        report
-            .to_string()
-            .contains("not the directory mesh left there"),
-        "{report:#}"
-    );
+    assert_vault_refused_as_it_was(&report, &work, "not the directory mesh left there");
     // a plan without them: the file beneath is kept, root's notes with it
     let report = apply_ok(
         &root,

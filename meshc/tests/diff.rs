@@ -38,6 +38,18 @@ impl Scenario {
         std::fs::write(&path, text.replacen(from, to, 1)).expect("writable");
     }
 
+    /// The web title changed and the repository built into `DIR/new`.
+    fn changed_and_built(&self) -> PathBuf {
+        self.edit(
+            "mesh.nix",
+            "settings.web.title = \"app1\";",
+            "settings.web.title = \"shop front\";",
+        );
+        let new = self._temporary.path().join("new");
+        assert_built(&support::build(&self.repository, &new));
+        new
+    }
+
     fn diff(&self, extra: &[&str]) -> Output {
         Command::new(MESHC)
             .arg("diff")
@@ -409,13 +421,7 @@ fn a_sealed_value_replaced_with_its_id_deleted_is_flagged() {
 #[test]
 fn two_build_outputs_compare_like_a_repository() {
     let scenario = Scenario::new();
-    scenario.edit(
-        "mesh.nix",
-        "settings.web.title = \"app1\";",
-        "settings.web.title = \"shop front\";",
-    );
-    let new = scenario._temporary.path().join("new");
-    assert_built(&support::build(&scenario.repository, &new));
+    let new = scenario.changed_and_built();
     let between = diff_between(&scenario.old, &new, &[]);
     let against = scenario.diff(&[]);
     assert!(between.status.success());
@@ -470,13 +476,7 @@ fn diff_between_in_time(old: &Path, new: &Path) -> Option<Output> {
 #[test]
 fn a_build_whose_files_are_links_or_fifos_is_e408_at_once() {
     let scenario = Scenario::new();
-    scenario.edit(
-        "mesh.nix",
-        "settings.web.title = \"app1\";",
-        "settings.web.title = \"shop front\";",
-    );
-    let new = scenario._temporary.path().join("new");
-    assert_built(&support::build(&scenario.repository, &new));
+    let new = scenario.changed_and_built();
     let plan = scenario.old.join("nodes/app1.json");
     let kept = scenario._temporary.path().join("app1.json");
     std::fs::rename(&plan, &kept).expect("move the plan");
