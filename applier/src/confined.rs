@@ -209,40 +209,11 @@ impl std::fmt::Display for UnsafeOwnership {
 
 impl std::error::Error for UnsafeOwnership {}
 
-/// A directory that is not the one mesh left at its path, in a directory whose group or
-/// others may write: whoever may write there may have renamed another directory (root's,
-/// or a group member's private one) to the name. Known from the device and inode the
-/// record keeps, so only once mesh made or judged the directory there.
-#[derive(Debug)]
-pub struct ReplacedDirectory {
-    /// Who owns the directory found.
-    pub owner: u32,
-}
-
-impl std::fmt::Display for ReplacedDirectory {
-    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            formatter,
-            "it is not the directory mesh left there (this one is uid {}'s), and its directory's group or others may write it: any of them may have renamed another directory to the name",
-            self.owner
-        )
-    }
-}
-
-impl std::error::Error for ReplacedDirectory {}
-
 /// The [`UnsafeOwnership`] in `error`, if that is what it is.
 pub fn unsafe_ownership(error: &io::Error) -> Option<&UnsafeOwnership> {
     error
         .get_ref()
         .and_then(|inner| inner.downcast_ref::<UnsafeOwnership>())
-}
-
-/// Whether `error` is a [`ReplacedDirectory`].
-pub fn is_replaced_directory(error: &io::Error) -> bool {
-    error
-        .get_ref()
-        .is_some_and(|inner| inner.is::<ReplacedDirectory>())
 }
 
 /// Whether `owner` may own what mesh acts on in a directory `directory_owner` owns:
@@ -286,7 +257,7 @@ fn check_found_owner(holder: &Entry, found: &Entry) -> io::Result<()> {
 /// local user could have steered it: a symlink refused ([`is_symlink_refusal`]) or
 /// someone else's entry in a user's directory ([`UnsafeOwnership`]).
 pub fn is_unsafe_path(error: &io::Error) -> bool {
-    is_symlink_refusal(error) || unsafe_ownership(error).is_some() || is_replaced_directory(error)
+    is_symlink_refusal(error) || unsafe_ownership(error).is_some()
 }
 
 /// An [`UntrustedSymlink`]: the link `name` in the directory walked as `directory`.
@@ -916,14 +887,13 @@ impl Directory {
     /// may have renamed something to the name in between, which is then judged as
     /// found), or the one `judged` names (device, inode) as judged before this run
     /// changed anything: a tree given from one user to another has its parent changed
-    /// first, and its subdirectories are still the old owner's. Returns the device and
-    /// inode of the directory changed.
+    /// first, and its subdirectories are still the old owner's.
     pub fn make_directory(
         &self,
         name: &str,
         (mode, uid, gid): (u32, u32, u32),
         judged: Option<(u64, u64)>,
-    ) -> io::Result<(u64, u64)> {
+    ) -> io::Result<()> {
         let holder = self.own_entry()?;
         check_new_owner(&holder, uid)?;
         let made = match rustix::fs::mkdirat(
@@ -942,28 +912,13 @@ impl Directory {
         if !fresh && judged != Some((found.device, found.inode)) {
             check_found_owner(&holder, &found)?;
         }
-        set_owner_and_mode(&opened.fd, mode, uid, gid)?;
-        Ok((found.device, found.inode))
+        set_owner_and_mode(&opened.fd, mode, uid, gid)
     }
 
     /// Refuses ([`UnsafeOwnership`]) `found`, found here, when this directory is a
     /// user's and `found` someone else's: she may have moved it here.
     pub fn may_have_found(&self, found: &Entry) -> io::Result<()> {
         check_found_owner(&self.own_entry()?, found)
-    }
-
-    /// Refuses ([`ReplacedDirectory`]) `found`, found here, when it is not the
-    /// directory `recorded` names (device, inode) and this directory's group or others
-    /// may write it: any of them may have renamed another directory to the name (the
-    /// owner is judged by [`Directory::may_have_found`]).
-    pub fn is_the_one_recorded(&self, found: &Entry, recorded: (u64, u64)) -> io::Result<()> {
-        if (found.device, found.inode) == recorded || self.own_entry()?.mode & 0o022 == 0 {
-            return Ok(());
-        }
-        Err(io::Error::new(
-            io::ErrorKind::PermissionDenied,
-            ReplacedDirectory { owner: found.uid },
-        ))
     }
 
     /// Refuses ([`UnsafeOwnership`]) to make a directory here that `uid` owns when this

@@ -11,17 +11,15 @@ use crate::host::Host;
 use crate::problem::Problem;
 
 /// What applying the directory would change, and the device and inode of the
-/// directory found, judged safe to change (refused here, E524, before anything
-/// changes): in a user's directory it must be hers; in a directory its group or others
-/// may write, where anyone who may write could have renamed another directory to the
-/// name, it must be the one the record names (`recorded`, the device and inode mesh
-/// left there), when the record names one.
+/// directory found, judged safe to change: in a user's directory it must be hers
+/// (E524), refused here before anything changes.
 pub fn inspect(
     host: &Host,
     node_path: &str,
-    (mode, owner, group): (u32, &str, &str),
+    mode: u32,
+    owner: &str,
+    group: &str,
     accounts: &Accounts,
-    recorded: Option<(u64, u64)>,
 ) -> Result<(Planned, Option<(u64, u64)>), Problem> {
     let shown = host.path(node_path);
     let found = host
@@ -33,9 +31,6 @@ pub fn inspect(
             };
             if entry.kind == EntryKind::Directory {
                 holder.may_have_found(&entry)?;
-                if let Some(recorded) = recorded {
-                    holder.is_the_one_recorded(&entry, recorded)?;
-                }
             }
             Ok(Some(entry))
         });
@@ -75,22 +70,22 @@ pub fn inspect(
 
 /// Creates the directory if absent, then sets owner and mode on it (never through a
 /// symlink; `judged` is what inspection found, see [`Directory::make_directory`]).
-/// Returns its parent, for the caller's flush, and its device and inode.
+/// Returns its parent, for the caller's flush.
 pub fn apply(
     host: &Host,
     node_path: &str,
     (mode, uid, gid): (u32, u32, u32),
     judged: Option<(u64, u64)>,
-) -> Result<(Directory, (u64, u64)), Problem> {
+) -> Result<Directory, Problem> {
     let shown = host.path(node_path);
     let (parent, name) = host
         .fs()
         .parent(node_path)
         .map_err(|error| Problem::filesystem("create the directory", &shown, &error))?;
-    let inode = parent
+    parent
         .make_directory(&name, (mode, uid, gid), judged)
         .map_err(|error| Problem::filesystem("set owner and mode of", &shown, &error))?;
-    Ok((parent, inode))
+    Ok(parent)
 }
 
 /// Is there a real directory (not a symlink) at `node_path`?

@@ -43,9 +43,6 @@ pub struct Executed {
     pub withdrawals_done: usize,
     pub failure: Option<(FailedAt, Problem)>,
     pub notes: Vec<Problem>,
-    /// Per plan shape: the device and inode of the directory a directory shape made
-    /// or changed, from the descriptor that was changed (the record keeps them).
-    pub inodes: Vec<Option<(u64, u64)>>,
 }
 
 impl Executed {
@@ -121,7 +118,6 @@ pub fn execute(
         withdrawals_done: 0,
         failure: None,
         notes: Vec::new(),
-        inodes: vec![None; plan.shapes().len()],
     };
     let run = Run {
         plan,
@@ -258,16 +254,13 @@ fn directories(run: &Run<'_>, accounts: &Accounts, executed: &mut Executed) -> R
                     .inspections
                     .get(index)
                     .and_then(|inspection| inspection.judged);
-                let (parent, inode) = directory::apply(
+                let parent = directory::apply(
                     run.host,
                     &wanted.path,
                     (wanted.mode_bits(), uid, gid),
                     judged,
                 )
                 .map_err(fail_at(index, shape))?;
-                if let Some(slot) = executed.inodes.get_mut(index) {
-                    *slot = Some(inode);
-                }
                 touched(&mut flusher, run, &parent, STEP)?;
             }
             run.mark(executed, index);

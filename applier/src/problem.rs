@@ -130,13 +130,6 @@ impl Problem {
                 "in a directory a user owns, mesh acts only on what that user owns: give the path to the directory's owner in the plan, or move it out of that directory; if someone else's file or directory was moved there, look at it and move it back by hand",
             );
         }
-        if crate::confined::is_replaced_directory(error) {
-            return Problem::new(
-                Code::UnsafeOwnership,
-                format!("cannot {doing} `{}`: {error}", path.display()),
-                "look at it and at what is beside it: if someone else's directory was renamed to the name, move it back by hand; if you replaced it yourself, move it away and apply again (mesh makes the directory anew)",
-            );
-        }
         if crate::confined::is_symlink_refusal(error) {
             return Problem::new(
                 Code::UnsafeHostPath,

@@ -62,10 +62,6 @@ pub struct RecordEntry {
     /// What was done: `created`, `changed`, `unchanged`, `failed`, `pending` (may have
     /// been started), `previous` (on the host from an earlier apply, not reached).
     pub result: String,
-    /// For a directory: the device and inode of the directory mesh made or judged at
-    /// the path, to know it again where someone else may rename entries (`inode`,
-    /// absent in older records and for every other kind).
-    pub inode: Option<(u64, u64)>,
 }
 
 impl RecordEntry {
@@ -89,13 +85,6 @@ impl RecordEntry {
         write_key(out, &inner, "identity");
         write_string(out, &self.identity);
         out.extend_from_slice(b",\n");
-        if let Some((device, inode)) = self.inode {
-            write_key(out, &inner, "inode");
-            out.extend_from_slice(
-                format!("[\n{inner}  {device},\n{inner}  {inode}\n{inner}]").as_bytes(),
-            );
-            out.extend_from_slice(b",\n");
-        }
         write_key(out, &inner, "kind");
         write_string(out, self.kind.name());
         out.extend_from_slice(b",\n");
@@ -141,14 +130,6 @@ impl RecordEntry {
                 .get("source")
                 .and_then(|source| serde_json::from_value(source.clone()).ok()),
             result: value.get("result")?.as_str()?.to_string(),
-            // absent in older records; present, it must be two numbers
-            inode: match value.get("inode") {
-                None | Some(Value::Null) => None,
-                Some(pair) => match pair.as_array()?.as_slice() {
-                    [device, inode] => Some((device.as_u64()?, inode.as_u64()?)),
-                    _ => return None,
-                },
-            },
         })
     }
 }
@@ -335,18 +316,14 @@ mod tests {
     /// The record as the JSON tree it was once built as.
     fn tree(record: &Record) -> Vec<u8> {
         let entry = |entry: &RecordEntry| {
-            let mut value = json!({
+            json!({
                 "kind": entry.kind.name(),
                 "identity": entry.identity,
                 "digest": entry.digest,
                 "module": entry.module,
                 "source": entry.source.as_ref().map(|source| json!({"file": source.file, "line": source.line, "column": source.column})),
                 "result": entry.result,
-            });
-            if let (Some((device, inode)), Value::Object(object)) = (entry.inode, &mut value) {
-                object.insert("inode".to_string(), json!([device, inode]));
-            }
-            value
+            })
         };
         let mut value = json!({
             "format": RECORD_FORMAT,
@@ -380,7 +357,6 @@ mod tests {
                 column: 3,
             }),
             result: "created".to_string(),
-            inode: None,
         };
         let bare = RecordEntry {
             digest: None,
@@ -388,15 +364,10 @@ mod tests {
             source: None,
             ..entry.clone()
         };
-        let directory = RecordEntry {
-            kind: Kind::Directory,
-            inode: Some((u64::MAX, 42)),
-            ..entry.clone()
-        };
         for (shapes, withdrawn, failed_step, newest_ms) in [
             (vec![], vec![], None, None),
             (
-                vec![entry.clone(), bare.clone(), directory],
+                vec![entry.clone(), bare.clone()],
                 vec![bare.clone()],
                 None,
                 Some(1_700_000_000_123),

@@ -367,37 +367,6 @@ pub(crate) struct Inspection {
     pub(crate) judged: Option<(u64, u64)>,
 }
 
-/// Whether a directory on the way to `node_path` that the record knows by its inode
-/// (`claimed`) is another one now, in a directory its group or others may write
-/// ([`confined::Directory::is_the_one_recorded`]).
-fn beneath_a_replaced_directory(
-    host: &Host,
-    node_path: &str,
-    claimed: &HashMap<(Kind, String), RecordEntry>,
-) -> bool {
-    let mut ancestor = node_path;
-    while let Some((parent, _)) = confined::split(ancestor) {
-        ancestor = parent;
-        let Some(recorded) = claimed
-            .get(&(Kind::Directory, ancestor.to_string()))
-            .and_then(|entry| entry.inode)
-        else {
-            continue;
-        };
-        let replaced =
-            host.fs()
-                .parent_for_reading(ancestor)
-                .and_then(|(holder, name)| match holder.entry(&name)? {
-                    Some(found) => holder.is_the_one_recorded(&found, recorded),
-                    None => Ok(()),
-                });
-        if replaced.is_err_and(|error| confined::is_replaced_directory(&error)) {
-            return true;
-        }
-    }
-    false
-}
-
 /// A shape of the previous record that is gone from the plan.
 pub(crate) struct Withdrawal {
     pub(crate) entry: RecordEntry,
@@ -472,18 +441,13 @@ fn prepare(
     // or from a user's directory into someone else's (she may have swapped it in), is
     // kept, found here before anything changes: what is there may not be what mesh
     // made, and its removal would fail this run, and every run after it, at the
-    // withdrawal (E510, E524), keeping the rest of the plan from the host. So is one
-    // beneath a directory mesh left (the record has its inode) that another was renamed over, in
-    // a directory its group or others may write: what is beneath it is not mesh's
+    // withdrawal (E510, E524), keeping the rest of the plan from the host
     for withdrawal in &mut withdrawals {
         let entry = &withdrawal.entry;
         if matches!(entry.kind, Kind::File | Kind::Link | Kind::Secret)
             && !withdrawal.replaced
-            && (host
-                .fs()
-                .parent(&entry.identity)
-                .is_err_and(|error| confined::is_unsafe_path(&error))
-                || beneath_a_replaced_directory(host, &entry.identity, &claimed))
+            && let Err(error) = host.fs().parent(&entry.identity)
+            && confined::is_unsafe_path(&error)
         {
             withdrawal.removes = false;
             withdrawal.unreachable = true;
@@ -668,15 +632,13 @@ fn inspect(
     match shape.resource() {
         Resource::User(user) => Ok(simple(user::inspect(user, accounts))),
         Resource::Directory(directory) => {
-            let recorded = claimed
-                .get(&(Kind::Directory, directory.path.clone()))
-                .and_then(|entry| entry.inode);
             let (planned, judged) = directory::inspect(
                 host,
                 &directory.path,
-                (directory.mode_bits(), &directory.owner, &directory.group),
+                directory.mode_bits(),
+                &directory.owner,
+                &directory.group,
                 accounts,
-                recorded,
             )?;
             Ok(Inspection {
                 planned,
@@ -872,7 +834,6 @@ fn entry_for(shape: &Shape, digest: Option<String>, result: &str) -> RecordEntry
         module: Some(shape.module().to_string()),
         source: Some(shape.source().clone()),
         result: result.to_string(),
-        inode: None,
     }
 }
 
@@ -890,10 +851,7 @@ fn interrupted_record(
         .zip(&prepared.inspections)
         .map(|(shape, inspection)| {
             if inspection.planned.is_unchanged() {
-                RecordEntry {
-                    inode: inspection.judged,
-                    ..entry_for(shape, Some(shape.digest().to_string()), "unchanged")
-                }
+                entry_for(shape, Some(shape.digest().to_string()), "unchanged")
             } else {
                 entry_for(shape, None, "pending")
             }
@@ -934,16 +892,11 @@ fn final_record(plan: &Plan, prepared: &Prepared, executed: &Executed, newest_ms
     let mut shapes = Vec::new();
     for (index, shape) in plan.shapes().iter().enumerate() {
         match executed.statuses.get(index) {
-            Some(Some((status, _))) => shapes.push(RecordEntry {
-                // a directory's, as changed, or as judged when nothing changed
-                inode: executed.inodes.get(index).copied().flatten().or_else(|| {
-                    prepared
-                        .inspections
-                        .get(index)
-                        .and_then(|inspection| inspection.judged)
-                }),
-                ..entry_for(shape, Some(shape.digest().to_string()), status.name())
-            }),
+            Some(Some((status, _))) => shapes.push(entry_for(
+                shape,
+                Some(shape.digest().to_string()),
+                status.name(),
+            )),
             _ => {
                 let failed_here = matches!(&executed.failure, Some((FailedAt::Shape(failed), _)) if *failed == index);
                 if failed_here {

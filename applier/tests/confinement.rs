@@ -1014,63 +1014,6 @@ fn a_plan_making_roots_directory_in_a_users_directory_is_refused() {
     assert_eq!(summary(&report, "unchanged"), 5, "{report:#}");
 }
 
-/// Red team (after E524): in a directory root owns that a group may write
-/// (`root:team 2775`, as Debian's `/var/local`), every member may rename entries, so
-/// alice (in `team`) could swap the directory the plan made hers for root's `0700`
-/// `vault` beside it, and the apply chowned it to her; or the withdrawal of `notes`
-/// beneath it deleted root's. The record keeps the device and inode of each directory
-/// mesh made or judged; where its group or others may write, another directory at the
-/// path is refused (E524) before anything changes, and a withdrawal beneath it keeps
-/// the file.
-#[test]
-fn a_directory_swapped_in_a_group_writable_directory_is_not_taken_for_the_one_mesh_made() {
-    let root = TestRoot::new();
-    let keys = Keys::new();
-    with_alice(&root);
-    let shared = root.host("/srv/shared");
-    std::fs::create_dir_all(&shared).unwrap();
-    std::os::unix::fs::chown(&shared, Some(0), Some(2000)).unwrap();
-    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o2775)).unwrap();
-    let plan_a = plan(vec![
-        directory("/srv/shared/work", "alice", "0700"),
-        file("/srv/shared/work/notes", "hers\n", "alice", "0600"),
-    ]);
-    apply_ok(&root, &plan_a, &keys);
-    // root's vault beside it, and alice's swap, as a member of group 2000
-    let vault = shared.join("vault");
-    std::fs::create_dir_all(&vault).unwrap();
-    std::fs::write(vault.join("notes"), "root's\n").unwrap();
-    std::fs::set_permissions(&vault, std::fs::Permissions::from_mode(0o700)).unwrap();
-    let work = shared.join("work");
-    let swapped = std::process::Command::new("setpriv")
-        .args(["--reuid=1000", "--regid=1000", "--groups=2000", "sh", "-c"])
-        .arg(format!(
-            "mv {work} {work}.old && mv {vault} {work}",
-            work = work.display(),
-            vault = vault.display()
-        ))
-        .status()
-        .unwrap();
-    assert!(swapped.success());
-    // the same plan: refused before anything changes, root's directory stays root's
-    let report = apply_fails(&root, &plan_a, &keys);
-    assert_vault_refused_as_it_was(&report, &work, "not the directory mesh left there");
-    // a plan without them: the file beneath is kept, root's notes with it
-    let report = apply_ok(
-        &root,
-        &plan(vec![file("/etc/important-fix", "fixed\n", "root", "0644")]),
-        &keys,
-    );
-    assert_eq!(status_of(&report, "file", "/srv/shared/work/notes"), "kept");
-    assert_eq!(
-        std::fs::read_to_string(work.join("notes")).unwrap(),
-        "root's\n",
-        "{report:#}"
-    );
-    assert_eq!(owner_of(&work).0, 0);
-    assert!(shared.join("work.old/notes").exists());
-}
-
 /// A tree a plan gives from one user to another: its top directory is changed first,
 /// and then holds the old owner's subdirectory, which the rule of E524 alone would
 /// refuse; it was judged before anything changed (hers, in her directory), and that
