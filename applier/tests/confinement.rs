@@ -771,6 +771,25 @@ fn a_users_link_in_a_directory_made_roots_is_not_followed() {
     assert_link_refused(&report, "`/srv/bin/alt` is a symlink in `/srv/bin`");
 }
 
+/// Plan A of the withdrawal cases, applied: alice's home, her `work` and `work/notes`.
+/// Returns plan B, which keeps her home and adds a root fix.
+fn work_and_notes_applied(root: &TestRoot, keys: &Keys) -> Plan {
+    let home = directory("/home/alice", "alice", "0755");
+    apply_ok(
+        root,
+        &plan(vec![
+            home.clone(),
+            directory("/home/alice/work", "alice", "0755"),
+            file("/home/alice/work/notes", "hers\n", "alice", "0644"),
+        ]),
+        keys,
+    );
+    plan(vec![
+        home,
+        file("/etc/important-fix", "fixed\n", "root", "0644"),
+    ])
+}
+
 /// Red team: a withdrawn file whose path a local user has since sent through her
 /// own link (alice's `work`, moved away, a link to `/tmp` in its place) failed every
 /// later apply at the withdrawal (E510), keeping the rest of the plan from the host
@@ -782,16 +801,7 @@ fn a_withdrawn_file_behind_a_users_link_is_kept_and_the_plan_applies() {
     let keys = Keys::new();
     with_alice(&root);
     std::fs::create_dir_all(root.host("/home")).unwrap();
-    let home = directory("/home/alice", "alice", "0755");
-    apply_ok(
-        &root,
-        &plan(vec![
-            home.clone(),
-            directory("/home/alice/work", "alice", "0755"),
-            file("/home/alice/work/notes", "x\n", "alice", "0644"),
-        ]),
-        &keys,
-    );
+    let next = work_and_notes_applied(&root, &keys);
     // alice moves her `work` away and puts her own link in its place
     std::fs::rename(
         root.host("/home/alice/work"),
@@ -804,10 +814,6 @@ fn a_withdrawn_file_behind_a_users_link_is_kept_and_the_plan_applies() {
     let link = root.host("/home/alice/work");
     std::os::unix::fs::symlink("/tmp", &link).unwrap();
     std::os::unix::fs::lchown(&link, Some(1000), Some(1000)).unwrap();
-    let next = plan(vec![
-        home,
-        file("/etc/important-fix", "fixed\n", "root", "0644"),
-    ]);
     for _ in 0..2 {
         let report = apply_ok(&root, &next, &keys);
         assert_eq!(
@@ -928,16 +934,7 @@ fn a_withdrawal_through_roots_directory_swapped_into_a_users_deletes_nothing_of_
     let root = TestRoot::new();
     let keys = Keys::new();
     let vault = home_with_roots_vault(&root);
-    let home = directory("/home/alice", "alice", "0755");
-    apply_ok(
-        &root,
-        &plan(vec![
-            home.clone(),
-            directory("/home/alice/work", "alice", "0755"),
-            file("/home/alice/work/notes", "hers\n", "alice", "0644"),
-        ]),
-        &keys,
-    );
+    let next = work_and_notes_applied(&root, &keys);
     let work = root.host("/home/alice/work");
     // she cannot remove root's file herself
     let removal = std::process::Command::new("setpriv")
@@ -951,14 +948,7 @@ fn a_withdrawal_through_roots_directory_swapped_into_a_users_deletes_nothing_of_
         work = work.display(),
         vault = vault.display()
     ));
-    let report = apply_ok(
-        &root,
-        &plan(vec![
-            home,
-            file("/etc/important-fix", "fixed\n", "root", "0644"),
-        ]),
-        &keys,
-    );
+    let report = apply_ok(&root, &next, &keys);
     assert_eq!(
         std::fs::read_to_string(work.join("notes")).unwrap(),
         "root's\n",
