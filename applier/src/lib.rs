@@ -31,6 +31,7 @@ pub mod link;
 pub mod listen;
 pub mod needs;
 pub mod order;
+pub mod ownership;
 pub mod problem;
 pub mod record;
 pub mod report;

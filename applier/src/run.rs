@@ -467,6 +467,7 @@ fn prepare(
         .collect();
 
     let mut problems = needs::check(plan, host, accounts, &freed_paths);
+    problems.extend(crate::ownership::check(plan, host, accounts));
 
     let mut plaintexts = HashMap::new();
     for (index, shape) in plan.shapes().iter().enumerate() {

@@ -933,7 +933,8 @@ fn a_symlinked_default_artifact_directory_is_refused() {
     }
 }
 
-/// `/srv/www`, owned by a local user, with their data at the names mesh uses for
+/// `/srv/www`, root's and a local user's group's to write (in one she owns, root's
+/// shapes there would be refused, E524), with her data at the names mesh uses for
 /// scratch beside three shapes.
 fn user_data_at_scratch_names(root: &TestRoot) {
     let www = root.host("/srv/www");
@@ -949,10 +950,11 @@ fn user_data_at_scratch_names(root: &TestRoot) {
         .status()
         .expect("chown");
     assert!(status.success());
+    shared_with_group_1000(root, "/srv/www");
 }
 
 /// Data a local user keeps at `.NAME.mesh-unpack`, `.NAME.mesh-old` or `.NAME.mesh-new`
-/// in a directory they own is not mesh's leftover: the apply (and the dry run) is
+/// in a directory they may write is not mesh's leftover: the apply (and the dry run) is
 /// refused with E520 for each shape, before anything changes, and the data is kept.
 #[test]
 fn user_data_at_scratch_names_is_refused_and_kept() {

@@ -973,21 +973,25 @@ fn a_plan_making_roots_directory_in_a_users_directory_is_refused() {
     with_alice(&root);
     std::fs::create_dir_all(root.host("/home")).unwrap();
     let home = directory("/home/alice", "alice", "0755");
+    // refused before anything changes: her home is not made either
     let report = apply_fails(
         &root,
         &plan(vec![
             home.clone(),
             directory("/home/alice/bin", "root", "0755"),
+            file("/etc/motd", "hello\n", "root", "0644"),
         ]),
         &keys,
     );
-    assert_eq!(
-        status_of(&report, "directory", "/home/alice/bin"),
-        "failed",
+    assert_eq!(error_codes(&report), vec!["E524"], "{report:#}");
+    assert!(
+        report
+            .to_string()
+            .contains("`/home/alice/bin` would be owned by uid 0 inside `/home/alice`"),
         "{report:#}"
     );
-    assert_eq!(error_codes(&report), vec!["E524"], "{report:#}");
-    assert!(!root.host("/home/alice/bin").exists(), "{report:#}");
+    assert!(!root.host("/home/alice").exists(), "{report:#}");
+    assert!(!root.host("/etc/motd").exists(), "{report:#}");
     let shapes = vec![
         home,
         directory("/home/alice/work", "alice", "0755"),
@@ -1038,6 +1042,68 @@ fn a_users_tree_given_to_another_user_changes_hands_whole() {
             (1001, 1001),
             "{path}: {report:#}"
         );
+    }
+}
+
+/// Red team: plans whose owners, once applied, would have the walk go from a user's
+/// directory into someone else's were refused only halfway, after their first changes,
+/// on every run (a service's state directory holding root's `conf.d`), or applied once
+/// and refused ever after (`/srv/p` given to alice with root's `sub` left in it, or a
+/// tree given to bob past a directory the plan does not declare). They are refused
+/// before anything changes now.
+#[test]
+fn plans_that_would_leave_someone_elses_directory_in_a_users_change_nothing() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    std::fs::write(
+        root.host("/etc/passwd"),
+        "root:x:0:0:root:/root:/bin/sh\nalice:x:1000:1000::/home/alice:/bin/sh\nbob:x:1001:1001::/home/bob:/bin/sh\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.host("/etc/group"),
+        "root:x:0:\nalice:x:1000:\nbob:x:1001:\n",
+    )
+    .unwrap();
+    // root's `/srv/p/sub` and alice's `/srv/team/a/b`, `a` undeclared
+    std::fs::create_dir_all(root.host("/srv/p/sub")).unwrap();
+    std::fs::create_dir_all(root.host("/srv/team/a/b")).unwrap();
+    for path in ["/srv/team", "/srv/team/a", "/srv/team/a/b"] {
+        std::os::unix::fs::chown(root.host(path), Some(1000), Some(1000)).unwrap();
+    }
+    let motd = file("/etc/motd", "hello\n", "root", "0644");
+    for (shapes, refused) in [
+        (
+            vec![
+                directory("/var/lib/app", "alice", "0750"),
+                directory("/var/lib/app/conf.d", "root", "0750"),
+            ],
+            "`/var/lib/app/conf.d` would be owned by uid 0 inside `/var/lib/app`",
+        ),
+        (
+            vec![
+                directory("/srv/p", "alice", "0755"),
+                directory("/srv/p/sub", "root", "0755"),
+            ],
+            "`/srv/p/sub` would be owned by uid 0 inside `/srv/p`",
+        ),
+        (
+            vec![
+                directory("/srv/team", "bob", "0755"),
+                directory("/srv/team/a/b", "bob", "0755"),
+            ],
+            "`/srv/team/a` would be owned by uid 1000 inside `/srv/team`",
+        ),
+    ] {
+        let mut shapes = shapes;
+        shapes.push(motd.clone());
+        let report = apply_fails(&root, &plan(shapes), &keys);
+        assert_eq!(error_codes(&report), vec!["E524"], "{report:#}");
+        assert!(report.to_string().contains(refused), "{report:#}");
+        assert!(!root.host("/var/lib/app").exists(), "{report:#}");
+        assert!(!root.host("/etc/motd").exists(), "{report:#}");
+        assert_eq!(owner_of(&root.host("/srv/p")), (0, 0));
+        assert_eq!(owner_of(&root.host("/srv/team")), (1000, 1000));
     }
 }
 
