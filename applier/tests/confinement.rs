@@ -680,6 +680,20 @@ fn with_alice(root: &TestRoot) {
     std::fs::write(root.host("/etc/group"), "root:x:0:\nalice:x:1000:\n").unwrap();
 }
 
+/// [`with_alice`], and bob (uid and gid 1001).
+fn with_alice_and_bob(root: &TestRoot) {
+    std::fs::write(
+        root.host("/etc/passwd"),
+        "root:x:0:0:root:/root:/bin/sh\nalice:x:1000:1000::/home/alice:/bin/sh\nbob:x:1001:1001::/home/bob:/bin/sh\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.host("/etc/group"),
+        "root:x:0:\nalice:x:1000:\nbob:x:1001:\n",
+    )
+    .unwrap();
+}
+
 /// Red team: under `--root`, a symlink in the tree was followed wherever it was, as in a
 /// chroot. alice (uid 1000) owns `ROOT/home/alice`; after mesh's checks, while it made
 /// a user, she swapped `/home/alice/data` (hers) for a link to `/usr`, and the
@@ -1016,16 +1030,7 @@ fn a_plan_making_roots_directory_in_a_users_directory_is_refused() {
 fn a_users_tree_given_to_another_user_changes_hands_whole() {
     let root = TestRoot::new();
     let keys = Keys::new();
-    std::fs::write(
-        root.host("/etc/passwd"),
-        "root:x:0:0:root:/root:/bin/sh\nalice:x:1000:1000::/home/alice:/bin/sh\nbob:x:1001:1001::/home/bob:/bin/sh\n",
-    )
-    .unwrap();
-    std::fs::write(
-        root.host("/etc/group"),
-        "root:x:0:\nalice:x:1000:\nbob:x:1001:\n",
-    )
-    .unwrap();
+    with_alice_and_bob(&root);
     let tree = |owner: &str| {
         plan(vec![
             directory("/srv/team", owner, "0755"),
@@ -1055,16 +1060,7 @@ fn a_users_tree_given_to_another_user_changes_hands_whole() {
 fn plans_that_would_leave_someone_elses_directory_in_a_users_change_nothing() {
     let root = TestRoot::new();
     let keys = Keys::new();
-    std::fs::write(
-        root.host("/etc/passwd"),
-        "root:x:0:0:root:/root:/bin/sh\nalice:x:1000:1000::/home/alice:/bin/sh\nbob:x:1001:1001::/home/bob:/bin/sh\n",
-    )
-    .unwrap();
-    std::fs::write(
-        root.host("/etc/group"),
-        "root:x:0:\nalice:x:1000:\nbob:x:1001:\n",
-    )
-    .unwrap();
+    with_alice_and_bob(&root);
     // root's `/srv/p/sub` and alice's `/srv/team/a/b`, `a` undeclared
     std::fs::create_dir_all(root.host("/srv/p/sub")).unwrap();
     std::fs::create_dir_all(root.host("/srv/team/a/b")).unwrap();
