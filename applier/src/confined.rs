@@ -217,8 +217,10 @@ pub fn unsafe_ownership(error: &io::Error) -> Option<&UnsafeOwnership> {
 }
 
 /// Whether `owner` may own what mesh acts on in a directory `directory_owner` owns:
-/// anyone in root's, only the directory's owner in anyone else's.
-fn may_own(directory_owner: u32, owner: u32) -> bool {
+/// anyone in root's, only the directory's owner in anyone else's. The one statement
+/// of E524's rule: the walk, the changes and the plan's check before them
+/// (`crate::ownership`) all ask it.
+pub(crate) fn may_own(directory_owner: u32, owner: u32) -> bool {
     directory_owner == 0 || directory_owner == owner
 }
 

@@ -68,7 +68,7 @@ pub fn check(plan: &Plan, host: &Host, accounts: &Accounts) -> Vec<Problem> {
             let [(holder, Some(holder_owner)), (inner, Some(owner))] = pair else {
                 continue;
             };
-            if *holder_owner != 0 && owner != holder_owner {
+            if !confined::may_own(*holder_owner, *owner) {
                 problems.push(refused(shape, holder, *holder_owner, inner, *owner));
                 break;
             }

@@ -367,6 +367,16 @@ pub(crate) struct Inspection {
     pub(crate) judged: Option<(u64, u64)>,
 }
 
+impl From<FileInspection> for Inspection {
+    fn from(FileInspection { planned, rewrite }: FileInspection) -> Inspection {
+        Inspection {
+            planned,
+            rewrite,
+            judged: None,
+        }
+    }
+}
+
 /// A shape of the previous record that is gone from the plan.
 pub(crate) struct Withdrawal {
     pub(crate) entry: RecordEntry,
@@ -656,12 +666,7 @@ fn inspect(
                 owner: &file.owner,
                 group: &file.group,
             };
-            let FileInspection { planned, rewrite } = file::inspect(host, &wanted, accounts, true)?;
-            Ok(Inspection {
-                planned,
-                rewrite,
-                judged: None,
-            })
+            Ok(file::inspect(host, &wanted, accounts, true)?.into())
         }
         Resource::Secret(secret) => {
             let wanted = WantedFile {
@@ -671,13 +676,7 @@ fn inspect(
                 owner: &secret.owner,
                 group: &secret.group,
             };
-            let FileInspection { planned, rewrite } =
-                file::inspect(host, &wanted, accounts, false)?;
-            Ok(Inspection {
-                planned,
-                rewrite,
-                judged: None,
-            })
+            Ok(file::inspect(host, &wanted, accounts, false)?.into())
         }
         Resource::Link(link) => Ok(simple(link::inspect(host, &link.path, &link.target)?)),
         Resource::Archive(archive) => {

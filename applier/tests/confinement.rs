@@ -680,6 +680,15 @@ fn with_alice(root: &TestRoot) {
     std::fs::write(root.host("/etc/group"), "root:x:0:\nalice:x:1000:\n").unwrap();
 }
 
+/// The directories `paths` in the root, made if absent, each alice's (uid and gid
+/// 1000).
+fn alices(root: &TestRoot, paths: &[&str]) {
+    for path in paths {
+        std::fs::create_dir_all(root.host(path)).unwrap();
+        std::os::unix::fs::chown(root.host(path), Some(1000), Some(1000)).unwrap();
+    }
+}
+
 /// [`with_alice`], and bob (uid and gid 1001).
 fn with_alice_and_bob(root: &TestRoot) {
     std::fs::write(
@@ -705,10 +714,7 @@ fn a_users_directory_swapped_for_a_symlink_gives_her_no_other_directory_of_the_r
     let root = TestRoot::new();
     let keys = Keys::new();
     with_alice(&root);
-    std::fs::create_dir_all(root.host("/home/alice/data")).unwrap();
-    for path in ["/home/alice", "/home/alice/data"] {
-        std::os::unix::fs::chown(root.host(path), Some(1000), Some(1000)).unwrap();
-    }
+    alices(&root, &["/home/alice", "/home/alice/data"]);
     std::fs::create_dir_all(root.host("/usr/share/doc")).unwrap();
     let usr_before = snapshot(&root.host("/usr"), &[]);
     // alice's swap, as alice, when mesh-apply runs `useradd` for the plan's new user:
@@ -767,8 +773,7 @@ fn a_users_link_in_a_directory_made_roots_is_not_followed() {
     let root = TestRoot::new();
     let keys = Keys::new();
     with_alice(&root);
-    std::fs::create_dir_all(root.host("/srv/bin")).unwrap();
-    std::os::unix::fs::chown(root.host("/srv/bin"), Some(1000), Some(1000)).unwrap();
+    alices(&root, &["/srv/bin"]);
     let link = root.host("/srv/bin/alt");
     std::os::unix::fs::symlink("/etc", &link).unwrap();
     std::os::unix::fs::lchown(&link, Some(1000), Some(1000)).unwrap();
@@ -1063,10 +1068,7 @@ fn plans_that_would_leave_someone_elses_directory_in_a_users_change_nothing() {
     with_alice_and_bob(&root);
     // root's `/srv/p/sub` and alice's `/srv/team/a/b`, `a` undeclared
     std::fs::create_dir_all(root.host("/srv/p/sub")).unwrap();
-    std::fs::create_dir_all(root.host("/srv/team/a/b")).unwrap();
-    for path in ["/srv/team", "/srv/team/a", "/srv/team/a/b"] {
-        std::os::unix::fs::chown(root.host(path), Some(1000), Some(1000)).unwrap();
-    }
+    alices(&root, &["/srv/team", "/srv/team/a", "/srv/team/a/b"]);
     let motd = file("/etc/motd", "hello\n", "root", "0644");
     for (shapes, refused) in [
         (
