@@ -5,6 +5,11 @@
 //! line is the reading command's. Every file is read beneath a handle on the output
 //! opened once ([`BuildOutput`]): a regular file only, never through a link and never
 //! waiting on a FIFO, as `meshc build` writes them.
+//!
+//! Invariant: once the manifest has been kept ([`BuildOutput::keep_manifest`]),
+//! every read of it gives the bytes kept: what was judged of it (`meshc diff` and
+//! `meshc publish` ask whether this user's build wrote it) is what is used, and
+//! each plan is read against the digest those bytes give it.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -18,13 +23,41 @@ use crate::confined::Beneath;
 #[derive(Debug)]
 pub struct BuildOutput {
     directory: Beneath,
+    /// The manifest as it was read once and kept (`Some(None)`: there was none).
+    manifest: Option<Option<Vec<u8>>>,
 }
 
 impl BuildOutput {
     /// Opens the output `out`; a failure is E408 with the help line `help`.
     pub fn open(out: &Path, help: &str) -> Result<BuildOutput, Diagnostic> {
         let directory = Beneath::open(out, false).map_err(|e| unreadable(out, e, help))?;
-        Ok(BuildOutput { directory })
+        Ok(BuildOutput {
+            directory,
+            manifest: None,
+        })
+    }
+
+    /// Reads the manifest's bytes once and keeps them (None: there is none): from
+    /// now on the manifest is these bytes, whatever the directory holds later.
+    /// Anything but a regular file there (a link, a FIFO) is an error.
+    pub fn keep_manifest(&mut self) -> std::io::Result<Option<&[u8]>> {
+        if self.manifest.is_none() {
+            self.manifest = Some(self.directory.read(Path::new(MANIFEST))?);
+        }
+        Ok(self.manifest.as_ref().and_then(Option::as_deref))
+    }
+
+    /// Whether the output holds a manifest: the kept one, if one was kept.
+    pub fn has_manifest(&self) -> bool {
+        match &self.manifest {
+            Some(kept) => kept.is_some(),
+            None => self.holds(MANIFEST),
+        }
+    }
+
+    /// Whether the output holds anything named `name` (not followed if a link).
+    pub fn holds(&self, name: &str) -> bool {
+        self.directory.holds(name)
     }
 
     pub fn path(&self) -> &Path {
@@ -35,7 +68,11 @@ impl BuildOutput {
     /// missing one, a link, a FIFO or anything but a regular file is E408.
     pub fn read(&self, relative: &str, help: &str) -> Result<Vec<u8>, Diagnostic> {
         let path = self.path().join(relative);
-        match self.directory.read(Path::new(relative)) {
+        let read = match &self.manifest {
+            Some(kept) if relative == MANIFEST => Ok(kept.clone()),
+            _ => self.directory.read(Path::new(relative)),
+        };
+        match read {
             Ok(Some(bytes)) => Ok(bytes),
             Ok(None) => Err(unreadable(&path, "there is no such file", help)),
             Err(error) => Err(unreadable(&path, error, help)),
@@ -51,12 +88,15 @@ impl BuildOutput {
     /// The output's manifest.
     pub fn manifest(&self, help: &str) -> Result<Manifest, Diagnostic> {
         Manifest::parse(
-            &self.path().join("manifest.json"),
-            &self.read("manifest.json", help)?,
+            &self.path().join(MANIFEST),
+            &self.read(MANIFEST, help)?,
             help,
         )
     }
 }
+
+/// The manifest's name in a build output.
+const MANIFEST: &str = "manifest.json";
 
 /// E408: the file at `path` of a build output cannot be read as `meshc build` wrote
 /// it, because of `reason`; `help` says what to do, which depends on the command.
@@ -179,6 +219,60 @@ mod tests {
             "cannot read the build `/tmp/a\\u{1b}[2Jb/manifest.json`: it is not JSON"
         );
         assert_eq!(diagnostic.help.as_deref(), Some("build first"));
+    }
+
+    /// A manifest kept once is the one every later read gives, whatever takes its
+    /// place in the directory (what was judged is what is used); an output kept
+    /// without one has none, even when one appears later.
+    #[test]
+    fn a_kept_manifest_is_the_one_read_whatever_takes_its_place() {
+        let directory = tempfile::tempdir().expect("temporary directory");
+        let manifest = |node: &str| {
+            format!(
+                "{{\"format\":\"{}\",\"nodes\":{{\"{node}\":\"sha256:ab\"}}}}",
+                crate::emit::MANIFEST_FORMAT
+            )
+        };
+        let replace = |text: &str| {
+            let new = directory.path().join("manifest.json.new");
+            std::fs::write(&new, text).expect("written");
+            std::fs::rename(&new, directory.path().join(MANIFEST)).expect("renamed");
+        };
+        replace(&manifest("judged"));
+        let mut output = BuildOutput::open(directory.path(), "help").expect("opened");
+        let kept = output.keep_manifest().expect("read").map(<[u8]>::to_vec);
+        assert_eq!(kept.as_deref(), Some(manifest("judged").as_bytes()));
+        replace(&manifest("swapped"));
+        let read = output.manifest("help").expect("the kept manifest");
+        assert_eq!(read.digests.keys().collect::<Vec<_>>(), ["judged"]);
+        assert!(output.has_manifest());
+        // a fresh handle reads what is there now
+        let fresh = BuildOutput::open(directory.path(), "help").expect("opened");
+        assert_eq!(
+            fresh
+                .manifest("help")
+                .expect("read")
+                .digests
+                .keys()
+                .collect::<Vec<_>>(),
+            ["swapped"]
+        );
+
+        let empty = tempfile::tempdir().expect("temporary directory");
+        let mut output = BuildOutput::open(empty.path(), "help").expect("opened");
+        assert_eq!(output.keep_manifest().expect("read"), None);
+        std::fs::write(empty.path().join(MANIFEST), manifest("late")).expect("written");
+        assert!(!output.has_manifest());
+        let refused = output.manifest("help").err().expect("none was kept");
+        assert_eq!(refused.code, codes::BUILD_UNREADABLE);
+        assert!(output.holds(MANIFEST));
+        // a link is held, not followed, and never read as the manifest
+        let linked = tempfile::tempdir().expect("temporary directory");
+        std::os::unix::fs::symlink(empty.path().join(MANIFEST), linked.path().join(MANIFEST))
+            .expect("linked");
+        let mut output = BuildOutput::open(linked.path(), "help").expect("opened");
+        assert!(output.holds(MANIFEST));
+        assert!(output.keep_manifest().is_err());
     }
 
     /// A manifest naming a node that is not a name (it would become a path) is E408

@@ -855,12 +855,29 @@ fn damaged(out: &Path) -> Diagnostic {
 
 /// Reads `OUT/.mesh-cache`: None (with a note when there was something) unless it is
 /// whole and was made for `identity`.
-fn read_record(out: &Path, identity: &Identity, notes: &mut Vec<Diagnostic>) -> Option<Record> {
+fn read_record(
+    out: &Path,
+    identity: &Identity,
+    accept: &dyn Fn(&Stamp) -> bool,
+    notes: &mut Vec<Diagnostic>,
+) -> Option<Record> {
     let path = out.join(CACHE_FILE);
     // beneath the output, never through a link (as everything mesh reads in OUT)
     let read =
         Beneath::open(out, false).and_then(|output| output.read_stamped(Path::new(CACHE_FILE)));
     let (bytes, stamp) = match read {
+        // the file opened, not its path, is the one asked about
+        Ok(Some((_, stamp))) if !accept(&stamp) => {
+            notes.push(note(
+                codes::CACHE_FOREIGN,
+                format!(
+                    "the build cache `{}` is not the one your last build into this output left; building from nothing",
+                    path.display()
+                ),
+                "nothing to do: the build replaces it with one of its own",
+            ));
+            return None;
+        }
         Ok(Some(read)) => read,
         Ok(None) => return None,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return None,
@@ -1132,7 +1149,11 @@ impl OutWalk<'_, '_> {
 /// The secrets mode is not part of the key: `--locked` and a build that may make
 /// secrets differ only where a secret is missing, which is an error in one (and no
 /// cache is kept) and a change to `secrets/` in the other (which the cache sees).
-pub fn open(root: &Path, out: &Path) -> (Start, Vec<Diagnostic>) {
+///
+/// `accept` is asked about the stamp of the cache file opened (its device, inode,
+/// size and times): a file it refuses is not read (a default output's cache must
+/// be the one the record of the user's last build names).
+pub fn open(root: &Path, out: &Path, accept: &dyn Fn(&Stamp) -> bool) -> (Start, Vec<Diagnostic>) {
     let mut notes = Vec::new();
     // the repository as the compilation names it: `--repo .` and its absolute path
     // are one repository, and one cache
@@ -1161,7 +1182,7 @@ pub fn open(root: &Path, out: &Path) -> (Start, Vec<Diagnostic>) {
                 })
                 .ok()
         });
-        let mut previous = read_record(out, &identity, &mut notes);
+        let mut previous = read_record(out, &identity, accept, &mut notes);
         crate::phases::mark("cache record read");
         if digesting.is_some()
             && let Some(record) = &mut previous

@@ -486,6 +486,16 @@ impl Beneath {
         }
     }
 
+    /// Whether this directory holds an entry `name` of any kind (a link is not
+    /// followed; an entry that cannot be asked about counts as held).
+    pub fn holds(&self, name: &str) -> bool {
+        downward(Path::new(name)).is_err()
+            || !matches!(
+                rustix::fs::statat(&self.directory, name, AtFlags::SYMLINK_NOFOLLOW),
+                Err(rustix::io::Errno::NOENT)
+            )
+    }
+
     /// Whether the entry `name` of this directory is a directory (never through a
     /// link: a link to one is not).
     pub fn is_directory(&self, name: &str) -> io::Result<bool> {

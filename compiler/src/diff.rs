@@ -43,9 +43,17 @@ fn unreadable(path: &Path, reason: impl std::fmt::Display) -> Diagnostic {
 }
 
 impl Snapshot {
+    /// What E408 says to do when a build output cannot be read as a snapshot.
+    pub const UNREADABLE_HELP: &str = UNREADABLE_HELP;
+
     /// A build output directory (its manifest now, plans when they are needed).
     pub fn read(directory: &Path) -> Result<Snapshot, Diagnostic> {
-        let output = BuildOutput::open(directory, UNREADABLE_HELP)?;
+        Snapshot::of_output(BuildOutput::open(directory, UNREADABLE_HELP)?)
+    }
+
+    /// A build output already open (its manifest as kept, if it was kept: see
+    /// [`BuildOutput::keep_manifest`]).
+    pub fn of_output(output: BuildOutput) -> Result<Snapshot, Diagnostic> {
         let manifest = output.manifest(UNREADABLE_HELP)?;
         Ok(Snapshot {
             keys: manifest.strings_of("keys"),

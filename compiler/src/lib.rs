@@ -56,6 +56,7 @@ pub mod limits;
 
 pub use artifacts::store_in_repository;
 pub use build_output::{BuildOutput, Manifest, unreadable as build_unreadable};
+pub use confined::Stamp;
 pub use diff::{
     Changed, FleetDiff, Snapshot, diff, render_human as render_diff,
     render_json as render_diff_json,

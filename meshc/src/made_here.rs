@@ -13,7 +13,10 @@
 //! Invariant: a default output's cache is used only when the record names both its
 //! manifest's bytes and the very cache file the user's build left (its device,
 //! inode, size and times: a manifest is reproducible by anyone who has the
-//! sources, and a cache the checkout brought is another file).
+//! sources, and a cache the checkout brought is another file). What is judged is
+//! what is used: the manifest is read once, judged and kept for the reading
+//! command ([`open`]), and the cache's stamp is asked of the file the build opens,
+//! so a file put in the place of the judged one after the judgement is not read.
 
 use std::path::{Path, PathBuf};
 
@@ -41,22 +44,31 @@ pub fn is_default_output(root: &Path, out: &Path) -> bool {
 /// none; `None` when it cannot be a cache of this user's build (not a regular
 /// file). Not followed if a link.
 fn cache_stamp(out: &Path) -> Option<String> {
-    use std::os::unix::fs::MetadataExt;
     match std::fs::symlink_metadata(out.join(compiler::cache::CACHE_FILE)) {
-        Ok(metadata) if metadata.is_file() => Some(format!(
-            "cache {} {} {} {}.{:09} {}.{:09}",
-            metadata.dev(),
-            metadata.ino(),
-            metadata.size(),
-            metadata.mtime(),
-            metadata.mtime_nsec(),
-            metadata.ctime(),
-            metadata.ctime_nsec()
-        )),
-        Ok(_) => None,
+        Ok(metadata) => compiler::Stamp::of_metadata(&metadata).map(|stamp| described(&stamp)),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => Some("none".to_string()),
         Err(_) => None,
     }
+}
+
+/// A cache file's stamp as the record keeps it: its device, inode, size, and
+/// modification and change times.
+fn described(stamp: &compiler::Stamp) -> String {
+    let time = |nanoseconds: i128| {
+        format!(
+            "{}.{:09}",
+            nanoseconds.div_euclid(1_000_000_000),
+            nanoseconds.rem_euclid(1_000_000_000)
+        )
+    };
+    format!(
+        "cache {} {} {} {} {}",
+        stamp.0,
+        stamp.1,
+        stamp.2,
+        time(stamp.3),
+        time(stamp.4)
+    )
 }
 
 /// Records that this user's build wrote the manifest whose digest is `manifest`
@@ -88,25 +100,24 @@ pub fn remember(out: &Path, manifest: &str) -> bool {
 /// this user made.
 const MANIFEST_LIMIT: u64 = 1 << 30;
 
-/// Whether `out` holds no build, or holds the one this user's last build into it
-/// recorded, by its manifest (what `diff` and `publish` read; each plan is checked
-/// against the manifest's digest of it). False when there is a build and no state
-/// directory to ask. An output without a manifest holds no build unless it holds
-/// plans or a cache (which only a build leaves, with its manifest). The record is
-/// looked up first; the manifest is read without following a link and only up to
-/// [`MANIFEST_LIMIT`].
-pub fn recorded(out: &Path) -> bool {
-    record_matches(out).is_some()
-}
-
 /// Whether `out`'s build is this user's, its cache included: what `meshc build`
-/// asks before it uses anything the output holds.
-pub fn recorded_with_cache(out: &Path) -> bool {
-    match record_matches(out) {
-        Some(Found::Nothing) => true,
-        Some(Found::Recorded { cache }) => cache.is_some() && cache == cache_stamp(out),
-        None => false,
-    }
+/// asks before it uses anything the output holds. None when it is not; else the
+/// test the stamp of the cache file the build opens must pass for the cache to be
+/// used: the file the record names (none when the output holds no build, or the
+/// record no cache). The test is asked of the file opened, not of its path: a cache
+/// put in the recorded one's place after this is another file.
+pub fn recorded_with_cache(out: &Path) -> Option<impl Fn(&compiler::Stamp) -> bool + use<>> {
+    let cache = match record_matches(out)? {
+        Found::Nothing => None,
+        Found::Recorded { cache } => {
+            let cache = cache?;
+            if cache_stamp(out).as_ref() != Some(&cache) {
+                return None;
+            }
+            Some(cache)
+        }
+    };
+    Some(move |stamp: &compiler::Stamp| cache.as_deref() == Some(described(stamp).as_str()))
 }
 
 /// What an output holds, to its record.
@@ -119,38 +130,55 @@ enum Found {
 }
 
 /// What `out` holds when it is nothing or the build the record names by its
-/// manifest; `None` otherwise.
+/// manifest; `None` otherwise (or when it cannot be opened).
 fn record_matches(out: &Path) -> Option<Found> {
-    let manifest = match compiler::read_regular(&out.join("manifest.json"), MANIFEST_LIMIT) {
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-            return holds_nothing_built(out).then_some(Found::Nothing);
-        }
-        Err(_) => return None,
-        Ok(manifest) => manifest?,
+    let mut output = compiler::BuildOutput::open(out, "").ok()?;
+    judged(&mut output, out)
+}
+
+/// What the open output `output` (at `out`) holds, judged by its manifest, which
+/// it keeps: the bytes judged are the bytes read later (see
+/// [`compiler::BuildOutput::keep_manifest`]).
+fn judged(output: &mut compiler::BuildOutput, out: &Path) -> Option<Found> {
+    let manifest = match output.keep_manifest() {
+        Ok(None) => return holds_nothing_built(output).then_some(Found::Nothing),
+        Ok(Some(manifest)) if manifest.len() as u64 <= MANIFEST_LIMIT => manifest,
+        Ok(Some(_)) | Err(_) => return None,
     };
     let recorded = std::fs::read_to_string(record_of(out)?).ok()?;
     let mut lines = recorded.lines();
     let manifest_digest = lines.next()?;
-    (plan::sha256_digest(&manifest) == manifest_digest).then(|| Found::Recorded {
+    (plan::sha256_digest(manifest) == manifest_digest).then(|| Found::Recorded {
         cache: lines.next().map(str::to_string),
     })
 }
 
 /// An output with neither plans nor a cache (a new one, or one a build never
 /// finished in: plans and cache appear only with the manifest).
-fn holds_nothing_built(out: &Path) -> bool {
+fn holds_nothing_built(output: &compiler::BuildOutput) -> bool {
     ["nodes", compiler::cache::CACHE_FILE]
         .iter()
-        .all(|name| std::fs::symlink_metadata(out.join(name)).is_err())
+        .all(|name| !output.holds(name))
 }
 
-/// E422 when `out`, the default output of the repository, holds a build whose
-/// manifest is not the one this user's last build of it wrote (a build there that
-/// no one made here, or made by another user, or any build when there is no state
-/// directory to tell). Nothing to check when it holds no build.
-pub fn check(out: &Path, color: ColorWhen) -> Result<(), Failure> {
-    if recorded(out) {
-        return Ok(());
+/// The default output `out` of the repository opened for reading, its manifest
+/// kept as it was judged (see [`judged`]): None when there is no such directory.
+/// E422 when it holds a build whose manifest is not the one this user's last build
+/// of it wrote (a build there that no one made here, or made by another user, or
+/// any build when there is no state directory to tell). Nothing to check when it
+/// holds no build. A failure to open it is E408 with the help line `help`.
+pub fn open(
+    out: &Path,
+    help: &str,
+    color: ColorWhen,
+) -> Result<Option<compiler::BuildOutput>, Failure> {
+    let mut output = match compiler::BuildOutput::open(out, help) {
+        Ok(output) => output,
+        Err(_) if std::fs::symlink_metadata(out).is_err() => return Ok(None),
+        Err(diagnostic) => return Err(terminal::fail_alone(&diagnostic, color)),
+    };
+    if judged(&mut output, out).is_some() {
+        return Ok(Some(output));
     }
     let diagnostic = lang::Diagnostic::error(
         lang::codes::BUILD_NOT_MADE_HERE,

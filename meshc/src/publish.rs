@@ -17,7 +17,7 @@ fn unreadable(path: &Path, reason: impl std::fmt::Display, out: &Path) -> Box<Di
 }
 
 /// What E408 says to do when the build in `out` cannot be published.
-fn help(out: &Path) -> String {
+pub fn help(out: &Path) -> String {
     format!(
         "point `--out` at the output of a `meshc build` (a directory with manifest.json and nodes/), or build again with `meshc build --out {}`",
         out.display()
@@ -42,11 +42,19 @@ pub fn broker_unavailable(error: &transport::connection::Error) -> Box<Diagnosti
     Box::new(Diagnostic::error(codes::BROKER_UNAVAILABLE, error.to_string()).with_help(help))
 }
 
-/// The plans of the build in `out`, in node-name order; `only` (if not empty) picks
+/// The build output `out` opened for reading (E408 when it cannot be).
+pub fn open(out: &Path) -> Result<compiler::BuildOutput, Box<Diagnostic>> {
+    compiler::BuildOutput::open(out, &help(out)).map_err(Box::new)
+}
+
+/// The plans of the build `output`, in node-name order; `only` (if not empty) picks
 /// nodes by name.
-pub fn read_output(out: &Path, only: &[String]) -> Result<Vec<PlanMessage>, Box<Diagnostic>> {
+pub fn read_output(
+    output: &compiler::BuildOutput,
+    only: &[String],
+) -> Result<Vec<PlanMessage>, Box<Diagnostic>> {
+    let out = output.path();
     let manifest_path = out.join("manifest.json");
-    let output = compiler::BuildOutput::open(out, &help(out)).map_err(Box::new)?;
     let manifest = output.manifest(&help(out)).map_err(Box::new)?;
     let nodes = &manifest.digests;
     for name in only {
@@ -94,10 +102,14 @@ pub fn read_output(out: &Path, only: &[String]) -> Result<Vec<PlanMessage>, Box<
 
 /// Publishes; the table to print (one line per node) and whether every plan was
 /// confirmed.
-pub fn publish(out: &Path, url: &str, only: &[String]) -> Result<(String, bool), Box<Diagnostic>> {
-    let plans = read_output(out, only)?;
+pub fn publish(
+    output: &compiler::BuildOutput,
+    url: &str,
+    only: &[String],
+) -> Result<(String, bool), Box<Diagnostic>> {
+    let plans = read_output(output, only)?;
     if plans.is_empty() {
-        say!("the build in `{}` has no nodes", out.display());
+        say!("the build in `{}` has no nodes", output.path().display());
         return Ok((String::new(), true));
     }
     let published = transport::publish::publish_plans(url, &plans)
@@ -130,9 +142,13 @@ pub fn publish(out: &Path, url: &str, only: &[String]) -> Result<(String, bool),
     Ok((table, all))
 }
 
-/// The `rabbitmqctl` script for the nodes of the build in `out`.
-pub fn broker_permissions(out: &Path, vhost: &str) -> Result<String, Box<Diagnostic>> {
-    let plans = read_output(out, &[])?;
+/// The `rabbitmqctl` script for the nodes of the build `output`.
+pub fn broker_permissions(
+    output: &compiler::BuildOutput,
+    vhost: &str,
+) -> Result<String, Box<Diagnostic>> {
+    let out = output.path();
+    let plans = read_output(output, &[])?;
     let nodes: Vec<&str> = plans.iter().map(|plan| plan.node.as_str()).collect();
     let source = out.join("manifest.json");
     Ok(transport::permissions::script(

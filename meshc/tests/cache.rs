@@ -540,6 +540,44 @@ fn a_file_an_unread_entry_and_a_module_both_read_stays_charged_to_both() {
     assert_as_from_nothing(&repository, &out, &fresh);
 }
 
+/// The cache is judged on the file opened, not on its path: the file the caller
+/// accepts is used; one it refuses (a default output's cache that is not the one
+/// the record of the user's last build names) is not read, and is said (E123); a
+/// copy of the accepted one put in its place is another file, refused as well.
+#[test]
+fn a_cache_is_judged_by_the_file_opened_not_by_its_path() {
+    let (_temporary, repository, out) = built_once();
+    let cache = out.join(compiler::cache::CACHE_FILE);
+    let stamp_of = |path: &Path| {
+        compiler::Stamp::of_metadata(&std::fs::symlink_metadata(path).expect("the cache"))
+            .expect("a regular file")
+    };
+    let recorded = stamp_of(&cache);
+    let accept = |stamp: &compiler::Stamp| *stamp == recorded;
+    let unchanged =
+        |start: &compiler::cache::Start| matches!(start, compiler::cache::Start::Unchanged { .. });
+    let (start, notes) = compiler::cache::open(&repository, &out, &accept);
+    assert!(notes.is_empty(), "{notes:?}");
+    assert!(unchanged(&start), "the accepted cache says nothing changed");
+    let refused = |notes: &[lang::Diagnostic]| {
+        notes.len() == 1
+            && notes[0].code == lang::codes::CACHE_FOREIGN
+            && notes[0].message.contains("not the one your last build")
+    };
+    let (start, notes) = compiler::cache::open(&repository, &out, &|_| false);
+    assert!(refused(&notes), "{notes:?}");
+    assert!(!unchanged(&start), "a refused cache is not read");
+    // the same bytes in another file put in its place
+    let copy = out.join("copy");
+    let bytes = std::fs::read(&cache).expect("the cache");
+    std::fs::write(&copy, &bytes).expect("copied");
+    std::fs::rename(&copy, &cache).expect("put in its place");
+    assert_eq!(std::fs::read(&cache).expect("the copy"), bytes);
+    let (start, notes) = compiler::cache::open(&repository, &out, &accept);
+    assert!(refused(&notes), "{notes:?}");
+    assert!(!unchanged(&start));
+}
+
 #[test]
 fn a_changed_file_no_node_reads_rebuilds_nothing() {
     let (_temporary, repository, out) = built_once();

@@ -26,8 +26,8 @@ pub struct BrokerPermissionsArgs {
 }
 
 pub fn run(arguments: BrokerPermissionsArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
-    let out = arguments.output.directory(color)?;
-    let script = crate::publish::broker_permissions(&out, &arguments.vhost)
+    let output = arguments.output.open(color)?;
+    let script = crate::publish::broker_permissions(&output, &arguments.vhost)
         .map_err(|diagnostic| terminal::fail_alone(&diagnostic, color))?;
     terminal::print(script)?;
     Ok(ExitCode::SUCCESS)

@@ -78,7 +78,14 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
     // repository) is built from nothing: its cache could claim its plans are the
     // ones the repository makes, and a build that reused them would record them
     let default_output = crate::made_here::is_default_output(&root, &out);
-    let brought = default_output && !crate::made_here::recorded_with_cache(&out);
+    // the cache file a default output's record names, and only it, is opened
+    let recorded = if default_output {
+        crate::made_here::recorded_with_cache(&out)
+            .map(|accept| Box::new(accept) as Box<dyn Fn(&compiler::Stamp) -> bool>)
+    } else {
+        Some(Box::new(|_: &compiler::Stamp| true) as Box<dyn Fn(&compiler::Stamp) -> bool>)
+    };
+    let brought = recorded.is_none();
     if brought {
         if crate::cli::state_directory().is_none() {
             say!(
@@ -99,7 +106,8 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
         }
         None
     } else {
-        let (start, notes) = compiler::cache::open(&root, &out);
+        let accept = recorded.as_deref().unwrap_or(&|_: &compiler::Stamp| false);
+        let (start, notes) = compiler::cache::open(&root, &out, accept);
         terminal::report(&notes, &lang::Sources::new(), false, color);
         match start {
             compiler::cache::Start::Unchanged {

@@ -54,23 +54,32 @@ fn repository_and_build(
     color: ColorWhen,
 ) -> Result<(Snapshot, Snapshot), Failure> {
     let root = arguments.repository.root(color)?;
-    let against = match arguments.against.clone() {
-        Some(against) => against,
+    // the default output is judged by its manifest, and read as it was judged
+    let (against, judged) = match arguments.against.clone() {
+        Some(against) => (against, None),
         None => {
             let out = crate::cli::default_output(&root, color)?;
             // a build the repository brought would be the baseline of the diff
-            crate::made_here::check(&out, color)?;
-            out
+            let judged = crate::made_here::open(&out, compiler::Snapshot::UNREADABLE_HELP, color)?;
+            (out, Some(judged))
         }
     };
-    let built = against.join("manifest.json").exists();
+    let built = match &judged {
+        Some(judged) => judged
+            .as_ref()
+            .is_some_and(compiler::BuildOutput::has_manifest),
+        None => against.join("manifest.json").exists(),
+    };
     // its errors are said after the repository's, as before it was read first
     let old = if built {
         // the repository as the compilation names it (a canonical path)
         let compiled = root.canonicalize().unwrap_or_else(|_| root.clone());
         compiler::check_built_from(&against, &compiled)
             .map_err(|diagnostic| *diagnostic)
-            .and_then(|()| Snapshot::read(&against))
+            .and_then(|()| match judged.flatten() {
+                Some(output) => Snapshot::of_output(output),
+                None => Snapshot::read(&against),
+            })
     } else {
         Ok(Snapshot::empty())
     };

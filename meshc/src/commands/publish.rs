@@ -53,18 +53,22 @@ pub struct OutputArgs {
 
 impl OutputArgs {
     /// The output as given, else `REPO/build` of the repository found by walking up
-    /// (E100 when there is none).
-    pub fn directory(&self, color: ColorWhen) -> Result<PathBuf, Failure> {
+    /// (E100 when there is none), opened for reading (E408 when it cannot be). The
+    /// default output is read as it was judged to be this user's build (E422).
+    pub fn open(&self, color: ColorWhen) -> Result<compiler::BuildOutput, Failure> {
+        let fail = |diagnostic: Box<lang::Diagnostic>| terminal::fail_alone(&diagnostic, color);
         match &self.out {
-            Some(out) => Ok(out.clone()),
+            Some(out) => crate::publish::open(out).map_err(fail),
             None => {
                 let here = terminal::current_directory(color)?;
                 match compiler::find_root(&here) {
                     Some(root) => {
                         let out = crate::cli::default_output(&root, color)?;
                         // a build the repository brought is not published
-                        crate::made_here::check(&out, color)?;
-                        Ok(out)
+                        match crate::made_here::open(&out, &crate::publish::help(&out), color)? {
+                            Some(output) => Ok(output),
+                            None => crate::publish::open(&out).map_err(fail),
+                        }
                     }
                     None => Err(terminal::fail_alone(
                         &lang::Diagnostic::error(
@@ -86,8 +90,8 @@ impl OutputArgs {
 }
 
 pub fn run(arguments: PublishArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
-    let out = arguments.output.directory(color)?;
-    let (table, all) = crate::publish::publish(&out, &arguments.broker.amqp, &arguments.node)
+    let output = arguments.output.open(color)?;
+    let (table, all) = crate::publish::publish(&output, &arguments.broker.amqp, &arguments.node)
         .map_err(|diagnostic| terminal::fail_alone(&diagnostic, color))?;
     terminal::print(table)?;
     Ok(super::status(!all))
