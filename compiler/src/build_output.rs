@@ -39,10 +39,20 @@ impl BuildOutput {
 
     /// Reads the manifest's bytes once and keeps them (None: there is none): from
     /// now on the manifest is these bytes, whatever the directory holds later.
-    /// Anything but a regular file there (a link, a FIFO) is an error.
-    pub fn keep_manifest(&mut self) -> std::io::Result<Option<&[u8]>> {
+    /// Anything but a regular file there (a link, a FIFO), or one of more than
+    /// `limit` bytes (not read), is an error.
+    pub fn keep_manifest(&mut self, limit: u64) -> std::io::Result<Option<&[u8]>> {
         if self.manifest.is_none() {
-            self.manifest = Some(self.directory.read(Path::new(MANIFEST))?);
+            let read = self
+                .directory
+                .read_stamped_if(Path::new(MANIFEST), |stamp| match stamp.2 > limit {
+                    true => Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!("the manifest is larger than {limit} bytes"),
+                    )),
+                    false => Ok(()),
+                })?;
+            self.manifest = Some(read.map(|(bytes, _)| bytes));
         }
         Ok(self.manifest.as_ref().and_then(Option::as_deref))
     }
@@ -239,8 +249,15 @@ mod tests {
             std::fs::rename(&new, directory.path().join(MANIFEST)).expect("renamed");
         };
         replace(&manifest("judged"));
+        // one over the limit is refused, and nothing is kept
         let mut output = BuildOutput::open(directory.path(), "help").expect("opened");
-        let kept = output.keep_manifest().expect("read").map(<[u8]>::to_vec);
+        assert!(output.keep_manifest(8).is_err());
+        assert!(output.has_manifest());
+        let mut output = BuildOutput::open(directory.path(), "help").expect("opened");
+        let kept = output
+            .keep_manifest(1 << 20)
+            .expect("read")
+            .map(<[u8]>::to_vec);
         assert_eq!(kept.as_deref(), Some(manifest("judged").as_bytes()));
         replace(&manifest("swapped"));
         let read = output.manifest("help").expect("the kept manifest");
@@ -260,7 +277,7 @@ mod tests {
 
         let empty = tempfile::tempdir().expect("temporary directory");
         let mut output = BuildOutput::open(empty.path(), "help").expect("opened");
-        assert_eq!(output.keep_manifest().expect("read"), None);
+        assert_eq!(output.keep_manifest(1 << 20).expect("read"), None);
         std::fs::write(empty.path().join(MANIFEST), manifest("late")).expect("written");
         assert!(!output.has_manifest());
         let refused = output.manifest("help").err().expect("none was kept");
@@ -272,7 +289,7 @@ mod tests {
             .expect("linked");
         let mut output = BuildOutput::open(linked.path(), "help").expect("opened");
         assert!(output.holds(MANIFEST));
-        assert!(output.keep_manifest().is_err());
+        assert!(output.keep_manifest(1 << 20).is_err());
     }
 
     /// A manifest naming a node that is not a name (it would become a path) is E408

@@ -863,11 +863,19 @@ fn read_record(
 ) -> Option<Record> {
     let path = out.join(CACHE_FILE);
     // beneath the output, never through a link (as everything mesh reads in OUT)
-    let read =
-        Beneath::open(out, false).and_then(|output| output.read_stamped(Path::new(CACHE_FILE)));
+    // the file opened, not its path, is the one asked about, before it is read
+    let mut refused = false;
+    let read = Beneath::open(out, false).and_then(|output| {
+        output.read_stamped_if(Path::new(CACHE_FILE), |stamp| {
+            refused = !accept(stamp);
+            match refused {
+                true => Err(std::io::Error::other("not the cache asked for")),
+                false => Ok(()),
+            }
+        })
+    });
     let (bytes, stamp) = match read {
-        // the file opened, not its path, is the one asked about
-        Ok(Some((_, stamp))) if !accept(&stamp) => {
+        Err(_) if refused => {
             notes.push(note(
                 codes::CACHE_FOREIGN,
                 format!(

@@ -316,6 +316,17 @@ impl Beneath {
     /// The bytes of the regular file `relative` below with its stamp, taken from
     /// the file that was read; `None` if there is none.
     pub fn read_stamped(&self, relative: &Path) -> io::Result<Option<(Vec<u8>, Stamp)>> {
+        self.read_stamped_if(relative, |_| Ok(()))
+    }
+
+    /// [`Beneath::read_stamped`], the file opened first judged by its stamp
+    /// (`judge`'s error is returned and nothing is read: a file refused by its
+    /// size or identity costs no read).
+    pub fn read_stamped_if(
+        &self,
+        relative: &Path,
+        judge: impl FnOnce(&Stamp) -> io::Result<()>,
+    ) -> io::Result<Option<(Vec<u8>, Stamp)>> {
         downward(relative)?;
         let path = self.path.join(relative);
         let opened = match open_beneath(
@@ -333,9 +344,18 @@ impl Beneath {
                 format!("`{}` is not a regular file", path.display()),
             ));
         };
-        let mut file = std::fs::File::from(opened);
+        judge(&stamp)?;
+        let file = std::fs::File::from(opened);
         let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes)?;
+        // no more than the judged size: a file that grew since is not read past it
+        file.take(stamp.2.saturating_add(1))
+            .read_to_end(&mut bytes)?;
+        if bytes.len() as u64 > stamp.2 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("`{}` grew while it was read", path.display()),
+            ));
+        }
         Ok(Some((bytes, stamp)))
     }
 

@@ -140,10 +140,10 @@ fn record_matches(out: &Path) -> Option<Found> {
 /// it keeps: the bytes judged are the bytes read later (see
 /// [`compiler::BuildOutput::keep_manifest`]).
 fn judged(output: &mut compiler::BuildOutput, out: &Path) -> Option<Found> {
-    let manifest = match output.keep_manifest() {
+    let manifest = match output.keep_manifest(MANIFEST_LIMIT) {
         Ok(None) => return holds_nothing_built(output).then_some(Found::Nothing),
-        Ok(Some(manifest)) if manifest.len() as u64 <= MANIFEST_LIMIT => manifest,
-        Ok(Some(_)) | Err(_) => return None,
+        Ok(Some(manifest)) => manifest,
+        Err(_) => return None,
     };
     let recorded = std::fs::read_to_string(record_of(out)?).ok()?;
     let mut lines = recorded.lines();
@@ -162,23 +162,25 @@ fn holds_nothing_built(output: &compiler::BuildOutput) -> bool {
 }
 
 /// The default output `out` of the repository opened for reading, its manifest
-/// kept as it was judged (see [`judged`]): None when there is no such directory.
-/// E422 when it holds a build whose manifest is not the one this user's last build
-/// of it wrote (a build there that no one made here, or made by another user, or
-/// any build when there is no state directory to tell). Nothing to check when it
-/// holds no build. A failure to open it is E408 with the help line `help`.
+/// kept as it was judged (see [`judged`]); when there is no such directory, the
+/// E408 that says so (with the help line `help`), for the caller to report or to
+/// take as no build: the path is not opened again, so a build put there after this
+/// is never read unjudged. E422 when it holds a build whose manifest is not the one
+/// this user's last build of it wrote (a build there that no one made here, or
+/// made by another user, or any build when there is no state directory to tell).
+/// Nothing to check when it holds no build. Any other failure to open it is E408.
 pub fn open(
     out: &Path,
     help: &str,
     color: ColorWhen,
-) -> Result<Option<compiler::BuildOutput>, Failure> {
+) -> Result<Result<compiler::BuildOutput, lang::Diagnostic>, Failure> {
     let mut output = match compiler::BuildOutput::open(out, help) {
         Ok(output) => output,
-        Err(_) if std::fs::symlink_metadata(out).is_err() => return Ok(None),
+        Err(missing) if std::fs::symlink_metadata(out).is_err() => return Ok(Err(missing)),
         Err(diagnostic) => return Err(terminal::fail_alone(&diagnostic, color)),
     };
     if judged(&mut output, out).is_some() {
-        return Ok(Some(output));
+        return Ok(Ok(output));
     }
     let diagnostic = lang::Diagnostic::error(
         lang::codes::BUILD_NOT_MADE_HERE,

@@ -65,9 +65,10 @@ fn repository_and_build(
         }
     };
     let built = match &judged {
+        // a missing directory holds no build
         Some(judged) => judged
             .as_ref()
-            .is_some_and(compiler::BuildOutput::has_manifest),
+            .is_ok_and(compiler::BuildOutput::has_manifest),
         None => against.join("manifest.json").exists(),
     };
     // its errors are said after the repository's, as before it was read first
@@ -76,8 +77,9 @@ fn repository_and_build(
         let compiled = root.canonicalize().unwrap_or_else(|_| root.clone());
         compiler::check_built_from(&against, &compiled)
             .map_err(|diagnostic| *diagnostic)
-            .and_then(|()| match judged.flatten() {
-                Some(output) => Snapshot::of_output(output),
+            .and_then(|()| match judged {
+                Some(Ok(output)) => Snapshot::of_output(output),
+                Some(Err(missing)) => Err(missing),
                 None => Snapshot::read(&against),
             })
     } else {

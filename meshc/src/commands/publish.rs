@@ -65,10 +65,8 @@ impl OutputArgs {
                     Some(root) => {
                         let out = crate::cli::default_output(&root, color)?;
                         // a build the repository brought is not published
-                        match crate::made_here::open(&out, &crate::publish::help(&out), color)? {
-                            Some(output) => Ok(output),
-                            None => crate::publish::open(&out).map_err(fail),
-                        }
+                        crate::made_here::open(&out, &crate::publish::help(&out), color)?
+                            .map_err(|missing| fail(Box::new(missing)))
                     }
                     None => Err(terminal::fail_alone(
                         &lang::Diagnostic::error(
