@@ -106,7 +106,7 @@ pub fn record_repository(out: &Path, root: &Path) -> Result<(), Box<Diagnostic>>
 /// The repository the build output `out` was made from, if it says (builds made
 /// before meshc recorded it do not).
 pub fn built_from(out: &Path) -> Option<PathBuf> {
-    let bytes = std::fs::read(out.join(REPOSITORY_FILE)).ok()?;
+    let bytes = read_beneath(out, REPOSITORY_FILE, 1 << 20)?;
     let value: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
     if value["format"] != REPOSITORY_FORMAT {
         return None;
@@ -188,7 +188,7 @@ pub fn check_output_for(out: &Path, root: &Path) -> Result<(), Box<Diagnostic>> 
         .filter(|name| !own.contains(&name.as_os_str()))
         .map(|name| name.to_string_lossy().into_owned())
         .collect();
-    if foreign.is_empty() || is_manifest(&out.join(crate::staged::MANIFEST)) {
+    if foreign.is_empty() || is_manifest(out) {
         return Ok(());
     }
     let mut shown = foreign;
@@ -218,11 +218,23 @@ pub fn check_output_for(out: &Path, root: &Path) -> Result<(), Box<Diagnostic>> 
 }
 
 /// Whether `path` is the manifest of a build (of any repository, any age).
-fn is_manifest(path: &Path) -> bool {
-    std::fs::read(path)
-        .ok()
+fn is_manifest(out: &Path) -> bool {
+    read_beneath(out, crate::staged::MANIFEST, 1 << 30)
         .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
         .is_some_and(|manifest| manifest["format"] == crate::emit::MANIFEST_FORMAT)
+}
+
+/// The bytes of the regular file `name` in the directory `out`, read beneath a
+/// handle on it as everything in a build output is: None when there is no such
+/// file, or it is a link, a FIFO or anything but a regular file (never followed,
+/// never waited on), or it has more than `limit` bytes (not read).
+fn read_beneath(out: &Path, name: &str, limit: u64) -> Option<Vec<u8>> {
+    let output = crate::confined::Beneath::open(out, false).ok()?;
+    let read = output.read_stamped_if(Path::new(name), |stamp| match stamp.2 > limit {
+        true => Err(std::io::Error::other("larger than a build writes it")),
+        false => Ok(()),
+    });
+    read.ok()?.map(|(bytes, _)| bytes)
 }
 
 /// The canonical root of the repository at `root`, or E100 when `root` is not one

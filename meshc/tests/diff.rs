@@ -506,6 +506,73 @@ fn a_build_whose_files_are_links_or_fifos_is_e408_at_once() {
     );
 }
 
+/// `meshc ARGUMENTS` run in `directory`, given 30 s: None when it did not end by
+/// then (killed).
+fn meshc_in_time(directory: &Path, arguments: &[&str]) -> Option<Output> {
+    let mut child = Command::new(MESHC)
+        .args(arguments)
+        .current_dir(directory)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("meshc runs");
+    let started = std::time::Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(30) {
+            child.kill().ok();
+            child.wait().ok();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    Some(child.wait_with_output().expect("output"))
+}
+
+/// The record of the repository a build was made from (`OUT/.mesh-repository`)
+/// is read as the build's other files are: a FIFO put in its place had `meshc
+/// build` and `meshc diff` wait for ever (read by name), and a link was followed.
+/// Either is now no record: the build writes its own in its place, the diff says
+/// the build does not record its repository.
+#[test]
+fn a_repository_record_that_is_a_fifo_or_a_link_is_not_read() {
+    let (_temporary, repository) = support::homelab_copy();
+    let out = repository.join("build");
+    assert_built(&support::build(&repository, &out));
+    let record = out.join(".mesh-repository");
+    std::fs::remove_file(&record).expect("the record");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&record)
+            .status()
+            .expect("mkfifo")
+            .success()
+    );
+    let diff = meshc_in_time(&repository, &["diff"]).expect("meshc diff waited on a FIFO");
+    let said = String::from_utf8_lossy(&diff.stderr);
+    assert_eq!(diff.status.code(), Some(0), "{said}");
+    assert!(said.contains("does not record the repository"), "{said}");
+    let built = meshc_in_time(&repository, &["build"]).expect("meshc build waited on a FIFO");
+    assert_built(&built);
+    let kept = std::fs::symlink_metadata(&record).expect("a record");
+    assert!(kept.file_type().is_file(), "the build wrote its own record");
+    // a link to another repository's record is not followed
+    let elsewhere = _temporary.path().join("elsewhere.json");
+    std::fs::write(
+        &elsewhere,
+        r#"{"format":"mesh-repository/1","root":"/somewhere/else"}"#,
+    )
+    .expect("written");
+    std::fs::remove_file(&record).expect("the record");
+    std::os::unix::fs::symlink(&elsewhere, &record).expect("linked");
+    let diff = meshc_in_time(&repository, &["diff"]).expect("meshc diff ended");
+    let said = String::from_utf8_lossy(&diff.stderr);
+    assert_eq!(diff.status.code(), Some(0), "{said}");
+    assert!(
+        !said.contains("E420") && !said.contains("/somewhere/else"),
+        "{said}"
+    );
+}
+
 /// Rewrites the plan of `node` in the build `directory` with `edit` applied to each
 /// resource, re-digested and re-listed in the manifest, as a hostile build would be.
 fn forge_plan(
