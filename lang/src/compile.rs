@@ -119,7 +119,13 @@ struct Compiler<'a> {
     kept_scopes: Option<Rc<[Scope]>>,
     /// What `deferred`'s walk found of values that could be deferred, by their
     /// node's address and the number of scopes around them.
-    verdicts: std::cell::RefCell<std::collections::HashMap<(usize, usize), deferred::Verdict>>,
+    verdicts: std::cell::RefCell<
+        std::collections::HashMap<
+            (usize, usize),
+            deferred::Verdict,
+            std::hash::BuildHasherDefault<crate::symbols::NameHasher>,
+        >,
+    >,
 }
 
 fn node(kind: IrKind, span: Span) -> Rc<Ir> {

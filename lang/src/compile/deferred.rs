@@ -313,9 +313,9 @@ impl Compiler<'_> {
             })),
             // `__curPos` is a position, and an unbound name is an error
             ExprKind::Variable(name) if name == "__curPos" => leaf(Kind::Open),
-            ExprKind::Variable(name) => leaf(match self.lookup(name.as_bytes()) {
-                Some(IrKind::Const(_)) => Kind::Plain,
-                Some(_) => Kind::Scoped,
+            ExprKind::Variable(name) => leaf(match self.bound_as_constant(name.as_bytes()) {
+                Some(true) => Kind::Plain,
+                Some(false) => Kind::Scoped,
                 None => Kind::Open,
             }),
             ExprKind::List(items) => all(&mut items.iter()),

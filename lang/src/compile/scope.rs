@@ -75,6 +75,28 @@ impl Compiler<'_> {
         None
     }
 
+    /// How `name` is bound where it is written, without making its node: `Some(true)`
+    /// for a constant (a builtin), `Some(false)` for what a frame or a `with`
+    /// binds, None when nothing does (as [`Compiler::lookup`] decides).
+    pub(super) fn bound_as_constant(&self, name: &[u8]) -> Option<bool> {
+        let hash = name_hash(name);
+        let mut with = false;
+        for scope in self.scopes.iter().rev() {
+            match scope {
+                Scope::Frame(frame) => {
+                    if frame.get(name, hash).is_some() {
+                        return Some(false);
+                    }
+                }
+                Scope::With => with = true,
+            }
+        }
+        if self.globals.global(name).is_some() {
+            return Some(true);
+        }
+        with.then_some(false)
+    }
+
     /// Is `name` bound by the program (not a builtin)? Operators that Nix desugars
     /// into calls of `__sub` and friends honour such bindings.
     pub(super) fn is_shadowed(&self, name: &[u8]) -> bool {
