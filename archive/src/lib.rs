@@ -260,9 +260,50 @@ pub fn build_checked(directory: &Path) -> Result<Built, BuildError> {
     pack(directory, &found).map_err(BuildError::Other)
 }
 
+/// The most an artifact directory's files may hold in all: its archive is made in
+/// memory.
+pub const PACK_LIMIT: u64 = 2 << 30;
+
+/// The bytes of the file at `path`, of which there must be at most `size` (it was
+/// found with that many; one that grew is refused).
+fn read_at_most(path: &Path, size: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut content = Vec::new();
+    std::fs::File::open(path)?
+        .take(size.saturating_add(1))
+        .read_to_end(&mut content)?;
+    if content.len() as u64 > size {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "it grew while the artifact was made",
+        ));
+    }
+    Ok(content)
+}
+
 /// The reproducible archive of the entries found.
 fn pack(directory: &Path, found: &[Found]) -> Result<Built, String> {
+    pack_within(directory, found, PACK_LIMIT)
+}
+
+/// [`pack`], refusing before anything is read a directory whose files hold more
+/// than `limit` bytes in all.
+fn pack_within(directory: &Path, found: &[Found], limit: u64) -> Result<Built, String> {
     use std::os::unix::fs::PermissionsExt;
+    // the archive is made in memory: a directory of more than that is refused before
+    // anything is read (a sparse file of 20 GB would have the kernel kill the build)
+    let total = found
+        .iter()
+        .filter(|entry| entry.target.is_none() && entry.metadata.is_file())
+        .fold(0u64, |total, entry| {
+            total.saturating_add(entry.metadata.len())
+        });
+    if total > limit {
+        return Err(format!(
+            "`{}` holds {total} bytes of files, more than the {limit} an artifact may hold",
+            directory.display()
+        ));
+    }
     let mut builder = tar::Builder::new(Vec::new());
     for entry in found {
         let relative = &entry.relative;
@@ -302,7 +343,10 @@ fn pack(directory: &Path, found: &[Found]) -> Result<Built, String> {
                 .append(&header, std::io::empty())
                 .map_err(|e| e.to_string())?;
         } else if file_type.is_file() {
-            let content = std::fs::read(&path).map_err(|e| format!("`{}`: {e}", path.display()))?;
+            // no more than the size it was found with: a file that grew since is
+            // not read past it
+            let content = read_at_most(&path, metadata.len())
+                .map_err(|e| format!("`{}`: {e}", path.display()))?;
             let executable = metadata.permissions().mode() & 0o111 != 0;
             header.set_entry_type(tar::EntryType::Regular);
             header.set_mode(if executable { 0o755 } else { 0o644 });
@@ -379,6 +423,25 @@ pub fn write_durably(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An artifact is packed in memory: a directory whose files hold more than the
+    /// limit is refused from their sizes, before any is read (a sparse file of 20 GB
+    /// had the kernel kill the build), and one within it is packed.
+    #[test]
+    fn a_directory_over_the_limit_is_refused_before_it_is_read() {
+        let directory = tempfile::tempdir().expect("tempdir");
+        std::fs::write(directory.path().join("a"), "12345").expect("write");
+        std::fs::write(directory.path().join("b"), "678901").expect("write");
+        let found = found_entries(directory.path()).expect("found");
+        let refused = pack_within(directory.path(), &found, 10)
+            .err()
+            .expect("refused");
+        assert!(
+            refused.contains("holds 11 bytes of files, more than the 10"),
+            "{refused}"
+        );
+        assert!(pack_within(directory.path(), &found, 11).is_ok());
+    }
 
     fn link<'a>(path: &'a str, target: &'a str) -> TreeEntry<'a> {
         TreeEntry {

@@ -139,6 +139,11 @@ fn link_as_loop(
 }
 
 /// Refuses `..`, `/` and empty paths: everything here is relative and goes down.
+/// The most mesh reads of one file beneath a directory (a plan, a manifest, the
+/// build cache, a sealed secret, the lock): far more than any it writes, and a
+/// bound on what a sparse or hostile file can make it hold in memory.
+pub const READ_LIMIT: u64 = 1 << 30;
+
 fn downward(relative: &Path) -> io::Result<()> {
     let plain = relative
         .components()
@@ -344,6 +349,16 @@ impl Beneath {
                 format!("`{}` is not a regular file", path.display()),
             ));
         };
+        if stamp.2 > READ_LIMIT {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "`{}` has {} bytes, more than the {READ_LIMIT} mesh reads of a file",
+                    path.display(),
+                    stamp.2
+                ),
+            ));
+        }
         judge(&stamp)?;
         let file = std::fs::File::from(opened);
         let mut bytes = Vec::new();

@@ -245,9 +245,22 @@ impl Loader for RealFs {
 /// the read wait for ever). `Ok(None)` when it is no regular file or is larger
 /// than `limit` bytes.
 pub fn read_regular(path: &Path, limit: u64) -> io::Result<Option<Vec<u8>>> {
+    read_regular_file(path, limit, false)
+}
+
+/// [`read_regular`] through a link at `path` (the file it leads to is read): for a
+/// file the user named, which may be a link on purpose.
+pub fn read_regular_following(path: &Path, limit: u64) -> io::Result<Option<Vec<u8>>> {
+    read_regular_file(path, limit, true)
+}
+
+fn read_regular_file(path: &Path, limit: u64, follow: bool) -> io::Result<Option<Vec<u8>>> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
-    let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOFOLLOW;
+    let flags = match follow {
+        true => rustix::fs::OFlags::NONBLOCK,
+        false => rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOFOLLOW,
+    };
     let file = match std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(flags.bits() as i32)

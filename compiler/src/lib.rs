@@ -63,7 +63,7 @@ pub use diff::{
 };
 pub use emit::{MANIFEST_FORMAT, write as write_build};
 pub use explain::{error_page, error_page_codes, unknown_code_help};
-pub use fs::{Overlay, RealFs, read_regular};
+pub use fs::{Overlay, RealFs, read_regular, read_regular_following};
 pub use inspect::{
     ModuleDeclaration, ModuleListing, SettingDeclaration, list_modules, render_modules_markdown,
 };

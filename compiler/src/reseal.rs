@@ -264,7 +264,13 @@ const IDENTITY_FILE_LIMIT: u64 = 64 * 1024;
 /// at once, not read for ever).
 fn read_identity_file(path: &Path) -> Result<Zeroizing<Vec<u8>>, Diagnostic> {
     use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|error| unreadable(path, &error.to_string()))?;
+    use std::os::unix::fs::OpenOptionsExt;
+    // opened without waiting for a writer: a FIFO is refused below, not read
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(path)
+        .map_err(|error| unreadable(path, &error.to_string()))?;
     let metadata = file
         .metadata()
         .map_err(|error| unreadable(path, &error.to_string()))?;

@@ -81,7 +81,7 @@ pub fn remember(out: &Path, manifest: &str) -> bool {
         return false;
     };
     let text = format!("{manifest}\n{cache}\n");
-    if std::fs::read(&record).is_ok_and(|recorded| recorded == text.as_bytes()) {
+    if read_record(&record).is_some_and(|recorded| recorded == text) {
         return true;
     }
     record.parent().is_some_and(|directory| {
@@ -94,6 +94,16 @@ pub fn remember(out: &Path, manifest: &str) -> bool {
                 .is_ok()
     })
 }
+
+/// The record at `path`: a regular file of a few lines, read without following a
+/// link or waiting on a FIFO (None for anything else, or when there is none).
+fn read_record(path: &Path) -> Option<String> {
+    let bytes = compiler::read_regular(path, RECORD_LIMIT).ok()??;
+    String::from_utf8(bytes).ok()
+}
+
+/// A record is two lines: a digest and a cache's stamp.
+const RECORD_LIMIT: u64 = 4096;
 
 /// The largest manifest read to be digested (a 100,000-node fleet's is some tens
 /// of megabytes): a bigger file, or one that is not a regular file, is no build
@@ -145,7 +155,7 @@ fn judged(output: &mut compiler::BuildOutput, out: &Path) -> Option<Found> {
         Ok(Some(manifest)) => manifest,
         Err(_) => return None,
     };
-    let recorded = std::fs::read_to_string(record_of(out)?).ok()?;
+    let recorded = read_record(&record_of(out)?)?;
     let mut lines = recorded.lines();
     let manifest_digest = lines.next()?;
     (plan::sha256_digest(manifest) == manifest_digest).then(|| Found::Recorded {

@@ -509,9 +509,19 @@ fn a_build_whose_files_are_links_or_fifos_is_e408_at_once() {
 /// `meshc ARGUMENTS` run in `directory`, given 30 s: None when it did not end by
 /// then (killed).
 fn meshc_in_time(directory: &Path, arguments: &[&str]) -> Option<Output> {
+    meshc_in_time_with(directory, &[], arguments)
+}
+
+/// [`meshc_in_time`] with `environment` set.
+fn meshc_in_time_with(
+    directory: &Path,
+    environment: &[(&str, &Path)],
+    arguments: &[&str],
+) -> Option<Output> {
     let mut child = Command::new(MESHC)
         .args(arguments)
         .current_dir(directory)
+        .envs(environment.iter().copied())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -569,6 +579,90 @@ fn a_repository_record_that_is_a_fifo_or_a_link_is_not_read() {
     assert_eq!(diff.status.code(), Some(0), "{said}");
     assert!(
         !said.contains("E420") && !said.contains("/somewhere/else"),
+        "{said}"
+    );
+}
+
+/// What meshc reads beside the loader is read as a regular file of bounded size,
+/// never through a link and never waiting on a FIFO (red team): the record of the
+/// user's builds in the state directory, `mesh.lock` when the build cache digests it,
+/// and a build output's files. A FIFO at either of the first two had `meshc diff` and
+/// the second `meshc build` wait for ever; a sparse plan file of 20 GB was read whole.
+#[test]
+fn files_beside_the_repository_are_read_bounded_and_never_waited_on() {
+    let (temporary, repository) = support::homelab_copy();
+    let state = temporary.path().join("state");
+    let environment = [("XDG_STATE_HOME", state.as_path())];
+    let run = |arguments: &[&str]| {
+        meshc_in_time_with(&repository, &environment, arguments)
+            .unwrap_or_else(|| panic!("meshc {arguments:?} waited on a FIFO"))
+    };
+    assert_built(&run(&["build"]));
+    // the record of the user's build, a FIFO: the build is not known as theirs
+    let builds = state.join("mesh/builds");
+    let record = std::fs::read_dir(&builds)
+        .expect("the records")
+        .next()
+        .expect("one record")
+        .expect("an entry")
+        .path();
+    std::fs::remove_file(&record).expect("the record");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&record)
+            .status()
+            .expect("mkfifo")
+            .success()
+    );
+    let diff = run(&["diff"]);
+    assert_eq!(diff.status.code(), Some(1), "{}", text(&diff.stderr));
+    assert!(
+        text(&diff.stderr).contains("E422"),
+        "{}",
+        text(&diff.stderr)
+    );
+    std::fs::remove_file(&record).expect("the FIFO");
+    // `mesh.lock` a FIFO after a build into an output that keeps a build cache
+    // (which digests the lock first): the lock's own error, at once
+    assert_built(&run(&["build", "--out", "elsewhere"]));
+    let lock = repository.join("mesh.lock");
+    let pinned = std::fs::read(&lock).expect("the lock");
+    std::fs::remove_file(&lock).expect("the lock");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&lock)
+            .status()
+            .expect("mkfifo")
+            .success()
+    );
+    let built = run(&["build", "--out", "elsewhere"]);
+    assert_eq!(built.status.code(), Some(1), "{}", text(&built.stderr));
+    std::fs::remove_file(&lock).expect("the FIFO");
+    std::fs::write(&lock, pinned).expect("the lock back");
+    // a plan file of a build named by the user, sparse and larger than mesh reads
+    let against = temporary.path().join("against");
+    assert_built(&support::build(&repository, &against));
+    let plan = std::fs::OpenOptions::new()
+        .write(true)
+        .open(against.join("nodes/app1.json"))
+        .expect("the plan");
+    plan.set_len((1 << 30) + 1).expect("made sparse and large");
+    drop(plan);
+    // app1 changed, so its old plan is read to be compared
+    let inventory = repository.join("mesh.nix");
+    let edited = std::fs::read_to_string(&inventory)
+        .expect("the inventory")
+        .replacen(
+            "settings.web.title = \"app1\";",
+            "settings.web.title = \"shop front\";",
+            1,
+        );
+    std::fs::write(&inventory, edited).expect("edited");
+    let diff = run(&["diff", "--against", against.to_str().expect("UTF-8")]);
+    let said = text(&diff.stderr);
+    assert_eq!(diff.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("E408") && said.contains("more than"),
         "{said}"
     );
 }

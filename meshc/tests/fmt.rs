@@ -477,3 +477,37 @@ fn a_missing_path_is_e035_and_nothing_is_formatted() {
     assert!(stderr.contains("help: "), "{stderr}");
     assert_eq!(std::fs::read_to_string(&file).expect("read"), "{a=1;}\n");
 }
+
+/// A file named to `meshc fmt` is read as a regular file of bounded size: a FIFO is
+/// refused at once rather than waited on for a writer, and a sparse file larger
+/// than any module is refused before it is read (red team: 20 GB read whole).
+#[test]
+fn a_fifo_or_an_oversized_file_is_refused_at_once() {
+    let directory = tempfile::tempdir().expect("tempdir");
+    let fifo = directory.path().join("pipe.nix");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo")
+            .success()
+    );
+    let huge = directory.path().join("huge.nix");
+    std::fs::File::create(&huge)
+        .and_then(|file| file.set_len((64 << 20) + 1))
+        .expect("a sparse file");
+    for (name, refusal) in [
+        ("pipe.nix", "cannot read `pipe.nix`"),
+        ("huge.nix", "not a regular file of at most"),
+    ] {
+        let output = Command::new("timeout")
+            .args(["30", MESHC, "fmt", "--check", name])
+            .current_dir(directory.path())
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("meshc runs");
+        let said = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "waited on {name}? {said}");
+        assert!(said.contains(refusal), "{said}");
+    }
+}

@@ -391,6 +391,31 @@ fn a_wrong_identity_changes_nothing() {
         "{said}"
     );
     assert_eq!(rotation.store(), store);
+    // a FIFO: refused at once, not waited on for a writer (given 30 s, then killed)
+    let fifo = rotation.temporary.path().join("identity.fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo")
+            .success()
+    );
+    let output = Command::new("timeout")
+        .arg("30")
+        .arg(MESHC)
+        .args(["secrets", "reseal", "db1", "--identity"])
+        .arg(&fifo)
+        .arg("--repo")
+        .arg(&rotation.repository)
+        .output()
+        .expect("meshc runs");
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "waited on the FIFO? {said}");
+    assert!(
+        said.contains("E321") && said.contains("not a regular file"),
+        "{said}"
+    );
+    assert_eq!(rotation.store(), store);
     // a node that is not there
     let output = meshc(&[
         "secrets".as_ref(),

@@ -12,10 +12,13 @@ pub fn digest(root: &Path) -> Option<String> {
         bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
         bytes.extend_from_slice(payload);
     };
-    match std::fs::read(root.join("mesh.lock")) {
-        Ok(lock) => feed(b"lock", &lock),
+    // as the lock is read: a regular file, not through a link, never waiting on a
+    // FIFO, of bounded size (anything else is not digested: the build reads it, and
+    // says what is wrong)
+    match crate::fs::read_regular(&root.join("mesh.lock"), crate::confined::READ_LIMIT) {
+        Ok(Some(lock)) => feed(b"lock", &lock),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => feed(b"no lock", b""),
-        Err(_) => return None,
+        Ok(None) | Err(_) => return None,
     }
     let secrets = root.join("secrets");
     if std::fs::symlink_metadata(&secrets).is_ok() {
@@ -31,7 +34,8 @@ pub fn digest(root: &Path) -> Option<String> {
                 feed(b"directory", name.as_bytes());
             } else if kind.is_file() {
                 feed(b"file", name.as_bytes());
-                feed(b"bytes", &std::fs::read(entry.path()).ok()?);
+                let bytes = crate::fs::read_regular(entry.path(), crate::confined::READ_LIMIT);
+                feed(b"bytes", &bytes.ok()??);
             } else if kind.is_symlink() {
                 feed(b"link", name.as_bytes());
                 let target = std::fs::read_link(entry.path()).ok()?;

@@ -84,11 +84,27 @@ pub fn run(arguments: FmtArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
     ))
 }
 
+/// The most the formatter reads of one file: far more than any module, and a bound
+/// on what a sparse file can make it hold.
+const SOURCE_LIMIT: u64 = 64 << 20;
+
+/// The bytes of `file` (through a link, as the file it leads to is the one
+/// formatted): a regular file of at most [`SOURCE_LIMIT`] bytes, opened without
+/// waiting for a FIFO's writer.
+fn read_source(file: &Path) -> std::io::Result<Vec<u8>> {
+    compiler::read_regular_following(file, SOURCE_LIMIT)?.ok_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("it is not a regular file of at most {SOURCE_LIMIT} bytes"),
+        )
+    })
+}
+
 fn format_one(file: &Path, check: bool, color: ColorWhen) -> Result<Outcome, Failure> {
     let name = file.display().to_string();
     let mut sources = lang::Sources::new();
     let diagnostic_of = |message: String, code| lang::Diagnostic::error(code, message);
-    let text = match std::fs::read(file) {
+    let text = match read_source(file) {
         Ok(bytes) => match String::from_utf8(bytes) {
             Ok(text) => text,
             Err(_) => {
