@@ -648,7 +648,16 @@ fn trace(machine: &mut Machine, arguments: &[Value], span: Span) -> EvalResult<V
     let text = match &message {
         Value::String(bytes) => String::from_utf8_lossy(bytes).into_owned(),
         other => {
-            let printed = machine.print_strict(other)?;
+            // what printing refuses (a secret) is said where the trace is, not at
+            // a place printing does not know
+            let printed = machine.print_strict(other).map_err(|mut error| {
+                if let Some(label) = &mut error.primary
+                    && label.span == Span::default()
+                {
+                    label.span = span;
+                }
+                error
+            })?;
             String::from_utf8_lossy(&printed).into_owned()
         }
     };
