@@ -250,12 +250,14 @@ pub fn check_root(root: &Path) -> Result<PathBuf, Box<Diagnostic>> {
     })?;
     let inventory = root.join("mesh.nix");
     if !inventory.is_file() {
+        // something else at the name (a directory, a FIFO) is said as it is
+        let what = match std::fs::metadata(&inventory) {
+            Ok(_) => "its `mesh.nix` is not a regular file",
+            Err(_) => "it has no `mesh.nix`",
+        };
         return Err(Diagnostic::error(
             codes::NOT_A_REPOSITORY,
-            format!(
-                "`{}` is not a mesh repository: it has no `mesh.nix`",
-                root.display()
-            ),
+            format!("`{}` is not a mesh repository: {what}", root.display()),
         )
         .with_help(
             "run meshc in the repository (the directory with `mesh.nix`) or pass `--repo DIR`",
