@@ -24,7 +24,7 @@ pub struct Resolved {
 
 pub fn unknown_module(name: &str, span: Span, known: &[String], context: &str) -> Diagnostic {
     let help = did_you_mean(name, known.iter().map(String::as_str)).unwrap_or_else(|| {
-        "modules live in `modules/NAME/module.nix` or the standard library; check the name"
+        "modules live in `modules/NAME/module.nix` (a directory, not a link to one, holding a regular file `module.nix`) or the standard library; check the name"
             .to_string()
     });
     Diagnostic::error(

@@ -624,3 +624,23 @@ fn a_build_link_in_the_repository_is_refused() {
     assert_built(&output);
     assert!(elsewhere.join("manifest.json").is_file());
 }
+
+/// A module directory that is a link, or whose `module.nix` is not a regular file,
+/// is no module (modules are read beneath the repository, never through a link):
+/// the node that names it is told the module is unknown, and the help says what a
+/// module's directory must be (red team: it said only "check the name").
+#[test]
+fn a_module_that_is_a_link_is_unknown_and_the_help_says_why() {
+    let (temporary, repository) = support::homelab_copy();
+    let web = repository.join("modules/web");
+    let moved = temporary.path().join("web-elsewhere");
+    std::fs::rename(&web, &moved).expect("move the module");
+    std::os::unix::fs::symlink(&moved, &web).expect("link it back");
+    let output = support::build(&repository, &temporary.path().join("out"));
+    support::assert_coded(&output, "E101", "a linked module directory");
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        said.contains("unknown module `web`") && said.contains("not a link to one"),
+        "{said}"
+    );
+}
