@@ -12,6 +12,10 @@ use crate::confined::{self, Directory, Entry, EntryKind};
 use crate::host::Host;
 use crate::problem::Problem;
 
+/// The most mesh reads of an account file (`/etc/passwd`, `/etc/group`): far more
+/// than any host's, and a bound on what a sparse one makes it read.
+const ACCOUNTS_LIMIT: u64 = 64 << 20;
+
 /// The shadow suite's files in `/etc`: each may be absent, or must be a regular file (or
 /// a directory, which the tools fail on by themselves), never a symlink or a device.
 /// `useradd`/`usermod` open them by name (following symlinks), with their backups
@@ -126,7 +130,7 @@ impl Accounts {
 }
 
 fn read_lines(host: &Host, node_path: &str) -> io::Result<Vec<String>> {
-    match host.fs().read(node_path)? {
+    match host.fs().read(node_path, ACCOUNTS_LIMIT)? {
         Some(bytes) => Ok(String::from_utf8_lossy(&bytes)
             .lines()
             .map(str::to_string)

@@ -28,6 +28,15 @@ const LINKS_FOLLOWED: usize = 40;
 /// 15,000 deep took 80 s an apply. Real trees (a `node_modules`) stay far below.
 const DEEPEST_ENTRY: usize = 256;
 
+/// The longest path (or link target) of an entry, in bytes: `PATH_MAX` less its
+/// terminating zero. Nothing longer can be made on the host.
+const LONGEST_PATH: usize = 4095;
+
+/// The most steps following the archive's links may take in all (each a name
+/// looked up): far more than any real tree's links need, and a bound on an archive
+/// whose links lead through one another at length.
+const RESOLUTION_STEPS: usize = 1 << 22;
+
 /// The name an archive is unpacked under before it is swapped in (`.app.mesh-unpack`).
 pub fn staging_name_for(name: &str) -> String {
     format!(".{name}.mesh-unpack")
@@ -235,6 +244,13 @@ fn walk<R: Read>(reader: R, unpack: Option<&Unpack<'_>>) -> Result<String, Probl
         let shown = raw_path.display().to_string();
         let relative = normalize(&raw_path)
             .ok_or_else(|| unsafe_entry(&shown, "leaves the archive (`..` or an absolute path)"))?;
+        // no longer than a path the kernel takes (nor what keeping its ancestors costs)
+        if relative.as_os_str().len() > LONGEST_PATH {
+            return Err(unsafe_entry(
+                &format!("{}…", shown.chars().take(64).collect::<String>()),
+                &format!("has a path of more than {LONGEST_PATH} bytes, which cannot be made"),
+            ));
+        }
         // the directories it is in: its path's components but its own name
         if relative.components().count().saturating_sub(1) > DEEPEST_ENTRY {
             return Err(unsafe_entry(
@@ -272,8 +288,9 @@ fn walk<R: Read>(reader: R, unpack: Option<&Unpack<'_>>) -> Result<String, Probl
     }
     let mut symlinks: Vec<(&PathBuf, &PathBuf)> = seen.symlinks.iter().collect();
     symlinks.sort();
+    let mut steps = 0;
     for (link, target) in symlinks {
-        if let Err(reason) = resolve_in_archive(&seen, link, target) {
+        if let Err(reason) = resolve_in_archive(&seen, link, target, &mut steps) {
             return Err(unsafe_entry(&link.display().to_string(), &reason));
         }
     }
@@ -331,6 +348,14 @@ fn classify<R: Read>(
         tar::EntryType::Directory => EntryKind::Directory,
         tar::EntryType::Symlink => {
             let target = link_target(entry, shown)?;
+            if target.as_os_str().len() > LONGEST_PATH {
+                return Err(unsafe_entry(
+                    shown,
+                    &format!(
+                        "is a link whose target has more than {LONGEST_PATH} bytes, which cannot be made"
+                    ),
+                ));
+            }
             if !symlink_stays_inside(relative, &target) {
                 return Err(unsafe_entry(
                     shown,
@@ -426,7 +451,12 @@ fn symlink_stays_inside(link: &Path, target: &Path) -> bool {
 /// target that, once followed, leaves the tree (`up -> .` then `esc -> up/up/up/../..`
 /// passes a lexical check and points outside), an absolute one, and a loop. A name the
 /// archive does not have cannot be a link in the unpacked tree, so it is a plain step.
-fn resolve_in_archive(seen: &Seen, link: &Path, target: &Path) -> Result<(), String> {
+fn resolve_in_archive(
+    seen: &Seen,
+    link: &Path,
+    target: &Path,
+    steps: &mut usize,
+) -> Result<(), String> {
     let mut position: Vec<std::ffi::OsString> = link
         .parent()
         .map(|parent| {
@@ -447,6 +477,24 @@ fn resolve_in_archive(seen: &Seen, link: &Path, target: &Path) -> Result<(), Str
                     target.display()
                 ));
             }
+            continue;
+        }
+        *steps += 1;
+        if *steps > RESOLUTION_STEPS {
+            return Err(format!(
+                "is a link to `{}`, and the archive's links take more than {RESOLUTION_STEPS} steps to follow",
+                target.display()
+            ));
+        }
+        if position.len() > LONGEST_PATH {
+            return Err(format!(
+                "is a link to `{}`, which leads deeper than any path that can be made",
+                target.display()
+            ));
+        }
+        // no entry lies deeper than that: nothing there is one of the archive's links
+        if position.len() > DEEPEST_ENTRY {
+            position.push(part);
             continue;
         }
         let mut candidate: PathBuf = position.iter().collect();
@@ -798,6 +846,59 @@ fn discard(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An archive of one directory `a` and one link `l` to `target` (long names and
+    /// targets as GNU tar writes them), or of one file at `path`.
+    fn archive_with(link: Option<&str>, path: Option<&str>) -> Vec<u8> {
+        let mut builder = tar::Builder::new(Vec::new());
+        let mut header = tar::Header::new_gnu();
+        header.set_entry_type(tar::EntryType::Directory);
+        header.set_mode(0o755);
+        header.set_size(0);
+        builder
+            .append_data(&mut header, "a/", std::io::empty())
+            .expect("directory");
+        if let Some(target) = link {
+            let mut header = tar::Header::new_gnu();
+            header.set_entry_type(tar::EntryType::Symlink);
+            header.set_mode(0o777);
+            header.set_size(0);
+            builder.append_link(&mut header, "l", target).expect("link");
+        }
+        if let Some(path) = path {
+            let mut header = tar::Header::new_gnu();
+            header.set_entry_type(tar::EntryType::Regular);
+            header.set_mode(0o644);
+            header.set_size(2);
+            builder
+                .append_data(&mut header, path, &b"hi"[..])
+                .expect("file");
+        }
+        builder.into_inner().expect("archive")
+    }
+
+    /// A link whose target, or an entry whose path, is longer than the kernel takes
+    /// is refused as the archive is checked: no such thing can be made, and following
+    /// a link of 80,000 names took the check minutes (red team).
+    #[test]
+    fn a_link_target_or_a_path_longer_than_the_kernel_takes_is_refused() {
+        let within = "a/".repeat(1000) + "x";
+        assert!(walk(&archive_with(Some(&within), None)[..], None).is_ok());
+        let beyond = "a/".repeat(2048) + "x";
+        let refused =
+            walk(&archive_with(Some(&beyond), None)[..], None).expect_err("too long a target");
+        assert!(
+            refused.message.contains("more than 4095 bytes"),
+            "{refused:?}"
+        );
+        let deep = "b/".repeat(2048) + "file";
+        let refused =
+            walk(&archive_with(None, Some(&deep))[..], None).expect_err("too long a path");
+        assert!(
+            refused.message.contains("more than 4095 bytes"),
+            "{refused:?}"
+        );
+    }
 
     #[test]
     fn every_directory_is_finished_once_with_its_declared_mode() {

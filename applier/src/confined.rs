@@ -609,17 +609,31 @@ impl Confined {
         self.directory(node_path)
     }
 
-    /// Reads a whole file, `None` when absent. Refuses anything but a regular file.
-    pub fn read(&self, node_path: &str) -> io::Result<Option<Vec<u8>>> {
+    /// Reads a whole file of at most `limit` bytes, `None` when absent. Refuses
+    /// anything but a regular file, and a larger one before reading it (a sparse file
+    /// of gigabytes at the record, a generation or `/etc/group` was read whole).
+    pub fn read(&self, node_path: &str, limit: u64) -> io::Result<Option<Vec<u8>>> {
         let (directory, name) = match self.parent(node_path) {
             Ok(found) => found,
             Err(error) if absent(&error) => return Ok(None),
             Err(error) => return Err(error),
         };
         match directory.open_regular(&name) {
-            Ok(mut file) => {
+            Ok(file) => {
+                let too_large = || {
+                    io::Error::new(
+                        io::ErrorKind::FileTooLarge,
+                        format!("it is larger than {limit} bytes, more than mesh reads of it"),
+                    )
+                };
+                if file.metadata()?.len() > limit {
+                    return Err(too_large());
+                }
                 let mut bytes = Vec::new();
-                io::Read::read_to_end(&mut file, &mut bytes)?;
+                io::Read::read_to_end(&mut io::Read::take(file, limit + 1), &mut bytes)?;
+                if bytes.len() as u64 > limit {
+                    return Err(too_large());
+                }
                 Ok(Some(bytes))
             }
             Err(error) if absent(&error) => Ok(None),
@@ -1014,7 +1028,9 @@ impl Directory {
         if !self.others_may_write()? {
             return Ok(());
         }
-        if entry.kind == EntryKind::Directory {
+        // mesh leaves only files and symlinks at a file's scratch name: a directory,
+        // a FIFO or a socket there is someone's
+        if !matches!(entry.kind, EntryKind::File | EntryKind::Symlink) {
             return Err(foreign_scratch(name));
         }
         if entry.uid == 0 {
@@ -1293,6 +1309,26 @@ mod tests {
         (parent, root, outside)
     }
 
+    /// A file larger than the reader's limit is refused from its size, before it is
+    /// read (a sparse record, generation or `/etc/group` of gigabytes was read whole);
+    /// one within it is read.
+    #[test]
+    fn a_file_over_the_limit_is_refused_before_it_is_read() {
+        let (_parent, root, _outside) = sealed();
+        std::fs::write(root.join("etc/group"), "root:x:0:\n").unwrap();
+        let confined = Confined::open(&root, Resolution::InRoot).unwrap();
+        assert_eq!(
+            confined.read("/etc/group", 10).unwrap().as_deref(),
+            Some(&b"root:x:0:\n"[..])
+        );
+        let error = confined.read("/etc/group", 9).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::FileTooLarge, "{error}");
+        let sparse = std::fs::File::create(root.join("etc/passwd")).unwrap();
+        sparse.set_len(20 << 30).unwrap();
+        let error = confined.read("/etc/passwd", 64 << 20).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::FileTooLarge, "{error}");
+    }
+
     #[test]
     fn in_root_reads_an_absolute_link_as_a_path_inside_the_root() {
         let (_parent, root, outside) = sealed();
@@ -1350,7 +1386,9 @@ mod tests {
             }
             let error = confined.parent("/home/alice/vault/notes").unwrap_err();
             assert!(unsafe_ownership(&error).is_some(), "{error}");
-            let error = confined.read("/home/alice/vault/notes").unwrap_err();
+            let error = confined
+                .read("/home/alice/vault/notes", 1 << 20)
+                .unwrap_err();
             assert!(unsafe_ownership(&error).is_some(), "{error}");
             let error = confined
                 .directory_without_symlinks("/home/alice/vault")

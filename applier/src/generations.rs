@@ -71,7 +71,10 @@ fn numbers(host: &Host) -> Result<Vec<u64>, Problem> {
 
 /// The plan bytes of generation `number`.
 pub fn read(host: &Host, number: u64) -> Result<Vec<u8>, Problem> {
-    match host.fs().read(&node_path(number)) {
+    match host
+        .fs()
+        .read(&node_path(number), crate::record::STATE_LIMIT)
+    {
         Ok(Some(bytes)) => Ok(bytes),
         Ok(None) => Err(missing(host, number)),
         Err(error) => Err(problem("read", host, &error)),

@@ -44,10 +44,24 @@ pub fn load(named: Option<&Path>, host: &Host) -> Result<Identities, Problem> {
     };
     let (file, entry) = opened.map_err(|error| open_problem(&shown, named.is_none(), &error))?;
     check(&shown, &entry, rustix::process::geteuid().as_raw())?;
-    let text = read_wiped(file, entry.size)
+    // a few lines (`age-keygen` writes three): a larger file is no identity, and is
+    // not read (a sparse one of 200 GB had the applier reserve all of it)
+    if entry.size > IDENTITY_LIMIT {
+        return Err(Identities::unreadable(
+            &shown,
+            &format!(
+                "it has {} bytes; an identity file has at most {IDENTITY_LIMIT}",
+                entry.size
+            ),
+        ));
+    }
+    let text = read_wiped(io::Read::take(file, IDENTITY_LIMIT + 1), entry.size)
         .map_err(|error| Identities::unreadable(&shown, &error.to_string()))?;
     Identities::from_bytes(&shown, &text)
 }
+
+/// The most an identity file may hold: it is a few lines of keys and comments.
+const IDENTITY_LIMIT: u64 = 1 << 20;
 
 fn open_problem(shown: &Path, is_default: bool, error: &io::Error) -> Problem {
     if confined::is_symlink_refusal(error) {

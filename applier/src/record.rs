@@ -13,6 +13,11 @@ use crate::codes::Code;
 use crate::host::{Host, STATE_DIRECTORY};
 use crate::problem::{Origin, Problem};
 
+/// The most mesh reads of its own state files (the record, a generation): far more
+/// than a plan of the largest size holds, and a bound on what a sparse file there
+/// makes it read.
+pub const STATE_LIMIT: u64 = 1 << 30;
+
 pub const RECORD_FORMAT: &str = "mesh-applied/1";
 
 /// The record's node path.
@@ -162,7 +167,7 @@ impl Record {
     /// The record on `host`, if there is one (read through the confined layer).
     pub fn load(host: &Host) -> Result<Option<Record>, Problem> {
         let path = Record::path(host);
-        let bytes = match host.fs().read(RECORD_PATH) {
+        let bytes = match host.fs().read(RECORD_PATH, STATE_LIMIT) {
             Ok(Some(bytes)) => bytes,
             Ok(None) => return Ok(None),
             Err(error) => return Err(unreadable(&path, &error.to_string())),

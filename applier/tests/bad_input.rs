@@ -372,6 +372,25 @@ fn unreadable_identity_is_refused() {
     refused(&root, &keys, &path, &[], "E512");
 }
 
+/// An identity file larger than any is refused from its size, not read: a sparse
+/// one of 200 GB had the applier reserve all of it and abort (red team).
+#[test]
+fn an_identity_file_larger_than_any_is_refused_unread() {
+    use std::os::unix::fs::PermissionsExt;
+    let root = TestRoot::new();
+    let mut keys = Keys::new();
+    let huge = keys.directory.path().join("huge.txt");
+    std::fs::File::create(&huge)
+        .and_then(|file| file.set_len(200 << 30))
+        .expect("a sparse identity");
+    std::fs::set_permissions(&huge, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    keys.identity = huge;
+    let plans = tempfile::tempdir().expect("tempdir");
+    let path = write_plan(plans.path(), "plan.json", &good_plan());
+    let report = refused(&root, &keys, &path, &[], "E512");
+    assert!(report.to_string().contains("at most"), "{report:#}");
+}
+
 #[test]
 fn missing_artifact_is_refused() {
     let root = TestRoot::new();
@@ -1369,4 +1388,38 @@ fn a_file_past_the_file_size_limit_fails_with_a_report() {
         &outside_state(snapshot(root.path(), &[])),
         "a failed write changed the tree",
     );
+}
+
+/// Only a file or a symlink at a file's scratch name can be mesh's leftover: a FIFO
+/// of alice's at `.conf.mesh-new`, in a directory she may write, beside a file the
+/// plan gives her, was removed as one (red team). It is someone's (E520) and kept.
+#[test]
+fn a_fifo_at_a_scratch_name_is_not_taken_for_a_leftover() {
+    use std::os::unix::fs::FileTypeExt;
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    add_alice(&root);
+    let www = shared_with_group_1000(&root, "/srv/www");
+    let fifo = www.join(".conf.mesh-new");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo")
+            .success()
+    );
+    std::os::unix::fs::chown(&fifo, Some(1000), Some(1000)).expect("chown");
+    // the shape's owner, group and mode: only its kind says it is not mesh's
+    std::fs::set_permissions(&fifo, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+        .expect("chmod");
+    let plans = tempfile::tempdir().expect("tempdir");
+    let plan = Plan::new("db1", vec![file("/srv/www/conf", "x", "alice", "0600")]);
+    let path = write_plan(plans.path(), "plan.json", &plan);
+    // (the tree is not read whole to compare it: reading the FIFO would wait)
+    let (output, report) = run_apply(&root, &path, &keys, &[]);
+    assert_eq!(output.status.code(), Some(1), "{report:#}");
+    assert_eq!(error_codes(&report), vec!["E520"], "{report:#}");
+    let kept = std::fs::symlink_metadata(&fifo).expect("kept");
+    assert!(kept.file_type().is_fifo());
+    assert!(!www.join("conf").exists());
 }
