@@ -449,24 +449,8 @@ fn an_unreadable_build_is_reported_as_e408() {
 
 /// `meshc diff OLD NEW`, killed after 30 s: the output, or `None` when it had to be.
 fn diff_between_in_time(old: &Path, new: &Path) -> Option<Output> {
-    let mut child = Command::new(MESHC)
-        .arg("diff")
-        .arg(old)
-        .arg(new)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("meshc runs");
-    let started = std::time::Instant::now();
-    while child.try_wait().expect("wait").is_none() {
-        if started.elapsed() > std::time::Duration::from_secs(30) {
-            child.kill().ok();
-            child.wait().ok();
-            return None;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    Some(child.wait_with_output().expect("output"))
+    let (old, new) = (old.to_str().expect("UTF-8"), new.to_str().expect("UTF-8"));
+    meshc_in_time(Path::new("."), &["diff", old, new])
 }
 
 /// A build output's files are read as `meshc build` writes them: regular files
