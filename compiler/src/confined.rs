@@ -138,12 +138,12 @@ fn link_as_loop(
     }
 }
 
-/// Refuses `..`, `/` and empty paths: everything here is relative and goes down.
 /// The most mesh reads of one file beneath a directory (a plan, a manifest, the
 /// build cache, a sealed secret, the lock): far more than any it writes, and a
 /// bound on what a sparse or hostile file can make it hold in memory.
 pub const READ_LIMIT: u64 = 1 << 30;
 
+/// Refuses `..`, `/` and empty paths: everything here is relative and goes down.
 fn downward(relative: &Path) -> io::Result<()> {
     let plain = relative
         .components()
