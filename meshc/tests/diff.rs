@@ -464,8 +464,7 @@ fn a_build_whose_files_are_links_or_fifos_is_e408_at_once() {
     let plan = scenario.old.join("nodes/app1.json");
     let kept = scenario._temporary.path().join("app1.json");
     std::fs::rename(&plan, &kept).expect("move the plan");
-    let made = Command::new("mkfifo").arg(&plan).status().expect("mkfifo");
-    assert!(made.success());
+    support::fifo_in_place_of(&plan);
     let output = diff_between_in_time(&scenario.old, &new).expect("meshc diff waited on a FIFO");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
@@ -533,14 +532,7 @@ fn a_repository_record_that_is_a_fifo_or_a_link_is_not_read() {
     let out = repository.join("build");
     assert_built(&support::build(&repository, &out));
     let record = out.join(".mesh-repository");
-    std::fs::remove_file(&record).expect("the record");
-    assert!(
-        Command::new("mkfifo")
-            .arg(&record)
-            .status()
-            .expect("mkfifo")
-            .success()
-    );
+    support::fifo_in_place_of(&record);
     let diff = meshc_in_time(&repository, &["diff"]).expect("meshc diff waited on a FIFO");
     let said = String::from_utf8_lossy(&diff.stderr);
     assert_eq!(diff.status.code(), Some(0), "{said}");
@@ -590,14 +582,7 @@ fn files_beside_the_repository_are_read_bounded_and_never_waited_on() {
         .expect("one record")
         .expect("an entry")
         .path();
-    std::fs::remove_file(&record).expect("the record");
-    assert!(
-        Command::new("mkfifo")
-            .arg(&record)
-            .status()
-            .expect("mkfifo")
-            .success()
-    );
+    support::fifo_in_place_of(&record);
     let diff = run(&["diff"]);
     assert_eq!(diff.status.code(), Some(1), "{}", text(&diff.stderr));
     assert!(
@@ -611,14 +596,7 @@ fn files_beside_the_repository_are_read_bounded_and_never_waited_on() {
     assert_built(&run(&["build", "--out", "elsewhere"]));
     let lock = repository.join("mesh.lock");
     let pinned = std::fs::read(&lock).expect("the lock");
-    std::fs::remove_file(&lock).expect("the lock");
-    assert!(
-        Command::new("mkfifo")
-            .arg(&lock)
-            .status()
-            .expect("mkfifo")
-            .success()
-    );
+    support::fifo_in_place_of(&lock);
     let built = run(&["build", "--out", "elsewhere"]);
     assert_eq!(built.status.code(), Some(1), "{}", text(&built.stderr));
     std::fs::remove_file(&lock).expect("the FIFO");

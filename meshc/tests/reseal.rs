@@ -393,13 +393,7 @@ fn a_wrong_identity_changes_nothing() {
     assert_eq!(rotation.store(), store);
     // a FIFO: refused at once, not waited on for a writer (given 30 s, then killed)
     let fifo = rotation.temporary.path().join("identity.fifo");
-    assert!(
-        Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .expect("mkfifo")
-            .success()
-    );
+    support::fifo_in_place_of(&fifo);
     let output = Command::new("timeout")
         .arg("30")
         .arg(MESHC)

@@ -167,3 +167,18 @@ pub fn silent_broker_url(query: &str) -> String {
     });
     format!("amqp://guest:guest@127.0.0.1:{port}/%2f{query}")
 }
+
+/// A FIFO at `path` in place of what is there (if anything): what a hostile user
+/// puts where meshc reads a file, to have a read by name wait for ever.
+pub fn fifo_in_place_of(path: &Path) {
+    match std::fs::remove_file(path) {
+        Ok(()) => {}
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+        Err(error) => panic!("cannot remove `{}`: {error}", path.display()),
+    }
+    let made = Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success(), "mkfifo `{}` failed", path.display());
+}
