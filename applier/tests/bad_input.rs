@@ -1192,7 +1192,11 @@ fn leftover_scratch_names_where_only_root_writes_are_replaced() {
 /// red team's plan owned `/srv/.app.mesh-unpack` beside the archive `/srv/app`:
 /// the next change of the archive removed that directory and all it held, as its
 /// own leftover; a file at `.a.mesh-new` became `/srv/a`'s content on every run;
-/// and a file at `/var/lib/mesh/identity` would replace the node's key.
+/// and a file at `/var/lib/mesh/identity` would replace the node's key. Another gave
+/// `/var/lib` to a user: the apply stopped writing its record (E519), and every
+/// later apply was refused (E524: the way to the record passed from the user's
+/// directory into root's), even one giving `/var/lib` back. A link at
+/// `/var/lib/mesh` would point the applier's state elsewhere.
 #[test]
 fn shapes_at_the_appliers_scratch_or_state_are_refused() {
     for shape in [
@@ -1206,6 +1210,12 @@ fn shapes_at_the_appliers_scratch_or_state_are_refused() {
         ),
         file("/var/lib/mesh/applied.json", "{}\n", "root", "0644"),
         directory("/var/lib/mesh", "nobody", "0755"),
+        directory("/var/lib", "nobody", "0755"),
+        directory("/var", "nobody", "0755"),
+        directory("/var/lib", "root", "0777"),
+        link("/var/lib/mesh", "/srv"),
+        link("/var/lib", "/srv"),
+        file("/var", "x", "root", "0644"),
     ] {
         let root = TestRoot::new();
         let keys = Keys::new();

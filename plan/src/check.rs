@@ -127,8 +127,10 @@ pub fn node_path(text: &str) -> Result<(), String> {
 }
 
 /// The directory `mesh-apply` keeps its state in on every node, beside what modules
-/// keep there (credentials, grants, their data): a shape may declare it only as
-/// root's and writable by root only ([`state_directory`]).
+/// keep there (credentials, grants, their data): a shape may declare it, and the
+/// directories on the way to it, only as root's and writable by root only
+/// ([`state_directory`]), and nothing but a directory may stand there
+/// ([`shape_path`]).
 pub const STATE_DIRECTORY: &str = "/var/lib/mesh";
 
 /// The entries of [`STATE_DIRECTORY`] that are `mesh-apply`'s own: its record, its
@@ -142,13 +144,38 @@ pub const APPLIER_STATE: &[&str] = &[
     "/var/lib/mesh/generations",
 ];
 
-/// The path of a shape `mesh-apply` writes (a file, secret, link, directory or
-/// archive): a [`node_path`] that is not one of the applier's own files
-/// ([`APPLIER_STATE`]) or in one, and that has no component named as the applier
-/// names its scratch beside a path (`.NAME.mesh-new`, `.NAME.mesh-unpack`,
+/// The path of a shape `mesh-apply` writes that is not a directory (a file, secret,
+/// link or archive): a [`directory_path`] that is not [`STATE_DIRECTORY`] or on the
+/// way to it. A file or link there would stand where the applier's state is, an
+/// archive would replace the tree that holds it.
+pub fn shape_path(text: &str) -> Result<(), String> {
+    directory_path(text)?;
+    if text == STATE_DIRECTORY {
+        return Err(format!(
+            "`{text}` is where mesh-apply keeps its state: only a directory, root's, may stand there"
+        ));
+    }
+    if on_state_way(text) {
+        return Err(format!(
+            "`{text}` holds `{STATE_DIRECTORY}`, where mesh-apply keeps its state: only a directory, root's, may stand there"
+        ));
+    }
+    Ok(())
+}
+
+/// Is `path` [`STATE_DIRECTORY`] or a directory on the way to it (`/var`, `/var/lib`)?
+pub fn on_state_way(path: &str) -> bool {
+    STATE_DIRECTORY
+        .strip_prefix(path)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
+/// The path of a directory shape: a [`node_path`] that is not one of the applier's
+/// own files ([`APPLIER_STATE`]) or in one, and that has no component named as the
+/// applier names its scratch beside a path (`.NAME.mesh-new`, `.NAME.mesh-unpack`,
 /// `.NAME.mesh-old`), which it would take for its own leftover and replace or
 /// remove.
-pub fn shape_path(text: &str) -> Result<(), String> {
+pub fn directory_path(text: &str) -> Result<(), String> {
     node_path(text)?;
     let within = |owned: &str| {
         text == owned
@@ -170,15 +197,23 @@ pub fn shape_path(text: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// A directory shape at [`STATE_DIRECTORY`] keeps it root's and writable by root
-/// only: whoever else owned it or could write it could replace the applier's record
-/// and identity, or put links in its way.
+/// A directory shape at [`STATE_DIRECTORY`] or on the way to it keeps it root's and
+/// writable by root only: whoever else owned one or could write it could replace the
+/// applier's record and identity, or put links in its way; and the applier, which
+/// never passes from a user's directory into root's, could no longer reach its own
+/// record, so that every later apply, even one giving the directory back, would be
+/// refused.
 pub fn state_directory(path: &str, owner: &str, group: &str, mode: u32) -> Result<(), String> {
-    if path != STATE_DIRECTORY || (owner == "root" && group == "root" && mode & 0o022 == 0) {
+    if !on_state_way(path) || (owner == "root" && group == "root" && mode & 0o022 == 0) {
         return Ok(());
     }
+    if path == STATE_DIRECTORY {
+        return Err(format!(
+            "`{STATE_DIRECTORY}` holds mesh-apply's state: it may only be root's (owner and group `root`) and writable by root only"
+        ));
+    }
     Err(format!(
-        "`{STATE_DIRECTORY}` holds mesh-apply's state: it may only be root's (owner and group `root`) and writable by root only"
+        "`{path}` is on the way to `{STATE_DIRECTORY}`, where mesh-apply keeps its state: it may only be root's (owner and group `root`) and writable by root only"
     ))
 }
 
@@ -294,10 +329,17 @@ mod tests {
             "/srv/.app.mesh-old",
         ] {
             assert!(super::shape_path(refused).is_err(), "{refused}");
+            assert!(super::directory_path(refused).is_err(), "{refused}");
             assert!(super::node_path(refused).is_ok(), "{refused}");
         }
+        // a file, link, secret or archive at the state directory or on the way to
+        // it would stand in its place or replace the tree holding it; a directory
+        // may be declared there (as root's only, below)
+        for way in ["/var/lib/mesh", "/var/lib", "/var"] {
+            assert!(super::shape_path(way).is_err(), "{way}");
+            assert!(super::directory_path(way).is_ok(), "{way}");
+        }
         for allowed in [
-            "/var/lib/mesh",
             "/var/lib/mesh/grants/postgres",
             "/var/lib/mesh/identity.d",
             "/var/lib/mesh-data",
@@ -314,6 +356,17 @@ mod tests {
         assert!(super::state_directory("/var/lib/mesh", "root", "staff", 0o755).is_err());
         assert!(super::state_directory("/var/lib/mesh", "root", "root", 0o775).is_err());
         assert!(super::state_directory("/var/lib/mesh/x", "alice", "alice", 0o777).is_ok());
+        // the directories on the way are held to the same rule: a user's `/var/lib`
+        // left the applier unable to reach its record ever after
+        for way in ["/var/lib", "/var"] {
+            assert!(super::state_directory(way, "root", "root", 0o755).is_ok());
+            assert!(super::state_directory(way, "alice", "root", 0o755).is_err());
+            assert!(super::state_directory(way, "root", "staff", 0o755).is_err());
+            assert!(super::state_directory(way, "root", "root", 0o777).is_err());
+        }
+        for beside in ["/var/lib/mesh-data", "/var/li", "/va", "/srv"] {
+            assert!(super::state_directory(beside, "alice", "alice", 0o777).is_ok());
+        }
     }
 
     use proptest::prelude::*;

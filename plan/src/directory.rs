@@ -23,7 +23,7 @@ impl Directory {
     }
 
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
-        check::shape_path(&self.path).map_err(|reason| ("path", reason))?;
+        check::directory_path(&self.path).map_err(|reason| ("path", reason))?;
         check::account(&self.owner).map_err(|reason| ("owner", reason))?;
         check::account(&self.group).map_err(|reason| ("group", reason))?;
         let mode = check::mode(&self.mode).map_err(|reason| ("mode", reason))?;
