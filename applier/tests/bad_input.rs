@@ -952,6 +952,36 @@ fn a_symlinked_default_artifact_directory_is_refused() {
     }
 }
 
+/// An artifact directory inside the root that a user owns or others may write is
+/// refused (E539) before anything is read from it: the red team's user put a sparse
+/// 20 GB file at an artifact's name and the apply hashed it for 80 s with the node's
+/// lock held (terabytes would hold it for hours). Root's and root-only, it is used.
+#[test]
+fn an_artifact_directory_others_may_write_is_refused() {
+    let root = TestRoot::new();
+    let keys = Keys::new();
+    let artifact = root.add_artifact(&tar_bytes(&[("index.html", "hello")], &[]));
+    let plan = Plan::new("db1", vec![archive("/srv/site", &artifact, "root")]);
+    let permissions = |mode| std::os::unix::fs::PermissionsExt::from_mode(mode);
+    std::os::unix::fs::chown(&root.artifacts, Some(1000), Some(1000)).expect("chown");
+    let report = refused_plan(&root, &keys, &plan, "E539");
+    assert!(
+        only_error(&report, "E539").contains("owned by uid 1000"),
+        "{report:#}"
+    );
+    std::os::unix::fs::chown(&root.artifacts, Some(0), Some(0)).expect("chown");
+    std::fs::set_permissions(&root.artifacts, permissions(0o777)).expect("chmod");
+    let report = refused_plan(&root, &keys, &plan, "E539");
+    assert!(only_error(&report, "E539").contains("0777"), "{report:#}");
+    assert!(!root.host("/srv/site").exists());
+    std::fs::set_permissions(&root.artifacts, permissions(0o755)).expect("chmod");
+    apply_ok(&root, &plan, &keys);
+    assert_eq!(
+        std::fs::read_to_string(root.host("/srv/site/index.html")).expect("unpacked"),
+        "hello"
+    );
+}
+
 /// `/srv/www`, root's and a local user's group's to write (in one she owns, root's
 /// shapes there would be refused, E524), with her data at the names mesh uses for
 /// scratch beside three shapes.
@@ -1216,6 +1246,10 @@ fn shapes_at_the_appliers_scratch_or_state_are_refused() {
         link("/var/lib/mesh", "/srv"),
         link("/var/lib", "/srv"),
         file("/var", "x", "root", "0644"),
+        // red team: a link there had every later plan with an archive refused
+        link("/var/lib/mesh/artifacts", "/srv/arts"),
+        file("/var/lib/mesh/artifacts", "x", "root", "0644"),
+        directory("/var/lib/mesh/artifacts", "nobody", "0755"),
     ] {
         let root = TestRoot::new();
         let keys = Keys::new();

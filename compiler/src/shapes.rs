@@ -289,10 +289,10 @@ fn follows_plan_rules(
             "mesh-apply keeps its state there: declare it as root's and writable by root only (the defaults: owner and group `root`, mode \"0755\"), and give the module's data a directory beneath it"
         }
         (Kind::Directory, "owner") if plan::check::on_state_way(declaration.identity()) => {
-            "mesh-apply keeps its state in `/var/lib/mesh`, and reaches it only through root's directories: declare this one as root's and writable by root only (the defaults: owner and group `root`, mode \"0755\"), and give the module's data a directory beneath it"
+            "mesh-apply keeps its state in `/var/lib/mesh` and takes artifacts from `/var/lib/mesh/artifacts`, and reaches them only through root's directories: declare this one as root's and writable by root only (the defaults: owner and group `root`, mode \"0755\"), and give the module's data a directory beneath it"
         }
         (_, "path") if plan::check::on_state_way(declaration.identity()) => {
-            "mesh-apply keeps its state in `/var/lib/mesh`: only directories, root's, may be declared there and on the way to it (`/var/lib`, `/var`); give this shape a path of its own, such as one beneath `/var/lib/mesh` or `/srv`"
+            "mesh-apply keeps its state in `/var/lib/mesh` and takes artifacts from `/var/lib/mesh/artifacts`: only directories, root's, may be declared there and on the way to them (`/var/lib`, `/var`); give this shape a path of its own, such as one beneath `/var/lib/mesh` or `/srv`"
         }
         (_, "owner" | "group") => {
             "owners and groups are names, not numeric ids: declare the user with `mesh.user` and name it"
@@ -301,7 +301,7 @@ fn follows_plan_rules(
             "rename the file: its name holds a character that cannot be shown faithfully"
         }
         (_, "path" | "target") => {
-            "a path on the node is absolute and canonical (no `.`, `..`, `//` or trailing `/`) without control or bidirectional control characters, and leaves mesh-apply its own files (`/var/lib/mesh/applied.json`, `lock`, `identity`, `received.json`, `generations`), the directories that hold them (only a directory may be declared at `/var/lib/mesh`, `/var/lib` or `/var`) and the names it gives its scratch (`.NAME.mesh-new`, `.NAME.mesh-unpack`, `.NAME.mesh-old`)"
+            "a path on the node is absolute and canonical (no `.`, `..`, `//` or trailing `/`) without control or bidirectional control characters, and leaves mesh-apply its own files (`/var/lib/mesh/applied.json`, `lock`, `identity`, `received.json`, `generations`), the directories that hold them (only a directory may be declared at `/var/lib/mesh/artifacts`, `/var/lib/mesh`, `/var/lib` or `/var`) and the names it gives its scratch (`.NAME.mesh-new`, `.NAME.mesh-unpack`, `.NAME.mesh-old`)"
         }
         _ => "fix the field the message names (the rules are in the book's chapter on shapes)",
     };

@@ -133,6 +133,12 @@ pub fn node_path(text: &str) -> Result<(), String> {
 /// ([`shape_path`]).
 pub const STATE_DIRECTORY: &str = "/var/lib/mesh";
 
+/// Where `mesh-apply` takes archives' artifacts from unless told otherwise
+/// (`--artifacts`): held to the rules of [`STATE_DIRECTORY`], as whoever could write
+/// it or put a link there could have every apply of an archive refused, or hashing a
+/// sparse file of terabytes with the node's lock held.
+pub const ARTIFACT_DIRECTORY: &str = "/var/lib/mesh/artifacts";
+
 /// The entries of [`STATE_DIRECTORY`] that are `mesh-apply`'s own: its record, its
 /// lock, the node's identity, the plans it received and its generations. No shape
 /// may own them or anything in them.
@@ -150,24 +156,34 @@ pub const APPLIER_STATE: &[&str] = &[
 /// archive would replace the tree that holds it.
 pub fn shape_path(text: &str) -> Result<(), String> {
     directory_path(text)?;
-    if text == STATE_DIRECTORY {
-        return Err(format!(
-            "`{text}` is where mesh-apply keeps its state: only a directory, root's, may stand there"
-        ));
-    }
     if on_state_way(text) {
         return Err(format!(
-            "`{text}` holds `{STATE_DIRECTORY}`, where mesh-apply keeps its state: only a directory, root's, may stand there"
+            "{}: only a directory, root's, may stand there",
+            what_stands_there(text)
         ));
     }
     Ok(())
 }
 
-/// Is `path` [`STATE_DIRECTORY`] or a directory on the way to it (`/var`, `/var/lib`)?
+/// Is `path` [`ARTIFACT_DIRECTORY`], [`STATE_DIRECTORY`] or a directory on the way to
+/// them (`/var`, `/var/lib`)?
 pub fn on_state_way(path: &str) -> bool {
-    STATE_DIRECTORY
+    ARTIFACT_DIRECTORY
         .strip_prefix(path)
         .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
+/// What mesh-apply keeps at `path`, one of [`on_state_way`]'s, for a message.
+fn what_stands_there(path: &str) -> String {
+    match path {
+        STATE_DIRECTORY => format!("`{path}` is where mesh-apply keeps its state"),
+        ARTIFACT_DIRECTORY => {
+            format!("`{path}` is where mesh-apply takes archives' artifacts from")
+        }
+        _ => format!(
+            "`{path}` is on the way to `{STATE_DIRECTORY}`, where mesh-apply keeps its state"
+        ),
+    }
 }
 
 /// The path of a directory shape: a [`node_path`] that is not one of the applier's
@@ -213,7 +229,8 @@ pub fn state_directory(path: &str, owner: &str, group: &str, mode: u32) -> Resul
         ));
     }
     Err(format!(
-        "`{path}` is on the way to `{STATE_DIRECTORY}`, where mesh-apply keeps its state: it may only be root's (owner and group `root`) and writable by root only"
+        "{}: it may only be root's (owner and group `root`) and writable by root only",
+        what_stands_there(path)
     ))
 }
 
@@ -335,7 +352,12 @@ mod tests {
         // a file, link, secret or archive at the state directory or on the way to
         // it would stand in its place or replace the tree holding it; a directory
         // may be declared there (as root's only, below)
-        for way in ["/var/lib/mesh", "/var/lib", "/var"] {
+        for way in [
+            "/var/lib/mesh/artifacts",
+            "/var/lib/mesh",
+            "/var/lib",
+            "/var",
+        ] {
             assert!(super::shape_path(way).is_err(), "{way}");
             assert!(super::directory_path(way).is_ok(), "{way}");
         }
@@ -358,13 +380,21 @@ mod tests {
         assert!(super::state_directory("/var/lib/mesh/x", "alice", "alice", 0o777).is_ok());
         // the directories on the way are held to the same rule: a user's `/var/lib`
         // left the applier unable to reach its record ever after
-        for way in ["/var/lib", "/var"] {
+        for way in ["/var/lib/mesh/artifacts", "/var/lib", "/var"] {
             assert!(super::state_directory(way, "root", "root", 0o755).is_ok());
             assert!(super::state_directory(way, "alice", "root", 0o755).is_err());
             assert!(super::state_directory(way, "root", "staff", 0o755).is_err());
             assert!(super::state_directory(way, "root", "root", 0o777).is_err());
         }
-        for beside in ["/var/lib/mesh-data", "/var/li", "/va", "/srv"] {
+        for beside in [
+            "/var/lib/mesh-data",
+            "/var/li",
+            "/va",
+            "/srv",
+            "/var/lib/mesh/artifacts-old",
+            "/var/lib/mesh/artifacts/x",
+            "/var/lib/mesh/grants",
+        ] {
             assert!(super::state_directory(beside, "alice", "alice", 0o777).is_ok());
         }
     }
