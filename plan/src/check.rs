@@ -151,9 +151,9 @@ pub const APPLIER_STATE: &[&str] = &[
 ];
 
 /// The path of a shape `mesh-apply` writes that is not a directory (a file, secret,
-/// link or archive): a [`directory_path`] that is not [`STATE_DIRECTORY`] or on the
-/// way to it. A file or link there would stand where the applier's state is, an
-/// archive would replace the tree that holds it.
+/// link or archive): a [`directory_path`] that is none of [`on_state_way`]'s. A file
+/// or link there would stand where the applier's state or artifacts are, an archive
+/// would replace the tree that holds them.
 pub fn shape_path(text: &str) -> Result<(), String> {
     directory_path(text)?;
     if on_state_way(text) {
