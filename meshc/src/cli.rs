@@ -42,6 +42,9 @@ pub struct Cli {
     /// `NO_COLOR` is set to something
     #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto)]
     pub color: ColorWhen,
+    /// Show every frame of an error's trace, not only the first three
+    #[arg(long, global = true)]
+    pub trace: bool,
     #[command(subcommand)]
     pub command: Command,
 }

@@ -34,6 +34,7 @@ pub fn parse() -> cli::Cli {
 /// quietly.
 pub fn run(cli: cli::Cli) -> ExitCode {
     let color = cli.color;
+    terminal::show_full_traces(cli.trace);
     match commands::run(cli) {
         Ok(code) => code,
         Err(failure) => failure.exit_code(color),

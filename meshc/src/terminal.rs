@@ -166,12 +166,23 @@ pub fn traces(traces: &[lang::Traced], sources: &lang::Sources) {
     }
 }
 
+/// Whether `--trace` was given: every command that reports diagnostics shows their
+/// whole traces then, as the hint after a cut trace says.
+static FULL_TRACES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Sets what [`report`] does with traces for the rest of the process.
+pub fn show_full_traces(full: bool) {
+    FULL_TRACES.store(full, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Writes diagnostics to standard error; `trace` (or `--trace`) shows every frame.
 pub fn report(
     diagnostics: &[lang::Diagnostic],
     sources: &lang::Sources,
     trace: bool,
     color: ColorWhen,
 ) {
+    let trace = trace || FULL_TRACES.load(std::sync::atomic::Ordering::Relaxed);
     let mut stderr = std::io::stderr();
     let colour = color.colour(&stderr);
     for diagnostic in diagnostics {

@@ -105,3 +105,51 @@ fn traces_do_not_depend_on_the_number_of_workers() {
         );
     }
 }
+
+/// An error's trace is cut after three frames, with how many more there are and
+/// `--trace` to see them; `build` and `check` take `--trace` and then show every
+/// frame (a review found the hint a dead end: only `eval` took the flag).
+#[test]
+fn a_cut_trace_names_a_flag_build_and_check_take() {
+    let directory = tempfile::tempdir().expect("temporary directory");
+    std::fs::write(
+        directory.path().join("mesh.nix"),
+        format!("{{\n  nodes.a1 = {{ key = \"{KEY}\"; modules = [ \"app\" ]; }};\n}}\n"),
+    )
+    .expect("write mesh.nix");
+    std::fs::create_dir_all(directory.path().join("modules/app")).expect("mkdir");
+    std::fs::write(
+        directory.path().join("modules/app/module.nix"),
+        r#"{ mesh, ... }:
+let down = n: if n == 0 then throw "at the bottom" else down (n - 1); in
+{
+  description = "an app";
+  shapes = [ (mesh.file { path = "/etc/app.conf"; content = down 20; }) ];
+}
+"#,
+    )
+    .expect("write");
+    for command in ["build", "check"] {
+        let run = |extra: &[&str]| {
+            let output = Command::new(MESHC)
+                .arg(command)
+                .args(extra)
+                .arg("--repo")
+                .arg(directory.path())
+                .output()
+                .expect("meshc runs");
+            assert_eq!(output.status.code(), Some(1), "{output:?}");
+            String::from_utf8_lossy(&output.stderr).into_owned()
+        };
+        let frames = |stderr: &str| stderr.lines().filter(|line| line.contains("  … ")).count();
+        let cut = run(&[]);
+        assert!(
+            cut.contains("more frames (run with --trace to see them)"),
+            "{cut}"
+        );
+        let whole = run(&["--trace"]);
+        assert!(!whole.contains("more frames"), "{whole}");
+        assert!(frames(&whole) >= 20, "{command}: {whole}");
+        assert!(frames(&cut) < frames(&whole), "{command}: {cut}");
+    }
+}

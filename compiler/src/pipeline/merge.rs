@@ -52,15 +52,22 @@ pub(super) fn merge(repository: &Repository, results: Vec<WorkerResult>) -> Comp
         Some(path) => prelude::display_path(&path.display().to_string(), &repository.root),
         None => file.name.clone(),
     });
-    let mut diagnostics = global;
+    let mut diagnostics: Vec<(Option<String>, Diagnostic)> = global
+        .into_iter()
+        .map(|diagnostic| (None, diagnostic))
+        .collect();
     // by stage (E1xx resolution before E3xx links before E4xx shapes), then node by
     // node: a misspelt module on a provider (E101) comes before the consumer's E300
     // it causes, whichever node sorts first
-    let mut by_node: Vec<Diagnostic> = per_node
+    let mut by_node: Vec<(Option<String>, Diagnostic)> = per_node
         .into_iter()
-        .flat_map(|(_, diagnostics)| diagnostics)
+        .flat_map(|(node, diagnostics)| {
+            diagnostics
+                .into_iter()
+                .map(move |diagnostic| (Some(node.clone()), diagnostic))
+        })
         .collect();
-    by_node.sort_by_key(|diagnostic| diagnostic.code.as_str().as_bytes().get(1).copied());
+    by_node.sort_by_key(|(_, diagnostic)| diagnostic.code.as_str().as_bytes().get(1).copied());
     diagnostics.extend(by_node);
     Compilation {
         root: repository.root.clone(),
@@ -122,24 +129,84 @@ fn remap_diagnostic(diagnostic: &mut Diagnostic, mapping: &HashMap<FileId, FileI
 
 /// The diagnostics without repeats: a broken module is reported once, not once
 /// for every node that runs it; a budget that ran out once, not once for every
-/// node evaluated after.
-fn without_repeats(diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
-    let mut seen = HashSet::new();
+/// node evaluated after. One said while a node was compiled names the nodes it was
+/// said for, unless its message names them already: the same `throw` or `assert`
+/// in a module fails for some nodes and not others, by their settings, and an
+/// operator of fifty nodes must know whose to look at.
+fn without_repeats(diagnostics: Vec<(Option<String>, Diagnostic)>) -> Vec<Diagnostic> {
+    let mut kept: Vec<(Vec<String>, Diagnostic)> = Vec::new();
+    let mut index = HashMap::new();
     let mut exhausted = HashSet::new();
-    diagnostics
-        .into_iter()
-        .filter(|d| {
-            let exhaustion = d.code == codes::BUDGET_EXCEEDED || d.code == codes::MEMORY_EXCEEDED;
-            if exhaustion && !exhausted.insert(d.code) {
-                return false;
+    for (node, d) in diagnostics {
+        let exhaustion = d.code == codes::BUDGET_EXCEEDED || d.code == codes::MEMORY_EXCEEDED;
+        if exhaustion && !exhausted.insert(d.code) {
+            continue;
+        }
+        let key = (
+            d.code,
+            d.severity.as_str(),
+            d.message.clone(),
+            d.primary.as_ref().map(|label| label.span),
+            d.help.clone(),
+        );
+        let at = *index.entry(key).or_insert_with(|| {
+            kept.push((Vec::new(), d));
+            kept.len() - 1
+        });
+        if let (Some(node), Some((nodes, _))) = (node, kept.get_mut(at)) {
+            nodes.push(node);
+        }
+    }
+    kept.into_iter()
+        .map(|(nodes, mut diagnostic)| {
+            let named = nodes
+                .iter()
+                .any(|node| names_word(&diagnostic.message, node));
+            if !nodes.is_empty() && !named {
+                diagnostic.message.push_str(&for_nodes(&nodes));
             }
-            seen.insert((
-                d.code,
-                d.severity.as_str(),
-                d.message.clone(),
-                d.primary.as_ref().map(|label| label.span),
-                d.help.clone(),
-            ))
+            diagnostic
         })
         .collect()
+}
+
+/// Does `text` hold `word` other than inside a longer name (`app1` in
+/// "`nodes.app1.settings`" but not in "`app10`")?
+fn names_word(text: &str, word: &str) -> bool {
+    let part_of_name = |byte: u8| byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-';
+    text.match_indices(word).any(|(start, _)| {
+        let before = start.checked_sub(1).and_then(|at| text.as_bytes().get(at));
+        let after = text.as_bytes().get(start + word.len());
+        !before.is_some_and(|byte| part_of_name(*byte))
+            && !after.is_some_and(|byte| part_of_name(*byte))
+    })
+}
+
+/// ` (for node `a`)`, ` (for nodes `a` and `b`)`, ` (for node `a` and 11 others)`.
+fn for_nodes(nodes: &[String]) -> String {
+    match nodes {
+        [] => String::new(),
+        [one] => format!(" (for node `{one}`)"),
+        [one, two] => format!(" (for nodes `{one}` and `{two}`)"),
+        [one, two, three] => format!(" (for nodes `{one}`, `{two}` and `{three}`)"),
+        [first, rest @ ..] => format!(" (for node `{first}` and {} others)", rest.len()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{for_nodes, names_word};
+
+    #[test]
+    fn a_node_is_named_once_and_only_where_the_message_does_not_name_it() {
+        assert!(names_word("`nodes.app1.settings.port` is a string", "app1"));
+        assert!(names_word("not declared on node `app1`", "app1"));
+        assert!(!names_word("not declared on node `app10`", "app1"));
+        assert!(!names_word("module `web-app1` fails", "app1"));
+        let nodes: Vec<String> = ["a", "b", "c", "d"].map(String::from).to_vec();
+        assert_eq!(for_nodes(&nodes[..1]), " (for node `a`)");
+        assert_eq!(for_nodes(&nodes[..2]), " (for nodes `a` and `b`)");
+        assert_eq!(for_nodes(&nodes[..3]), " (for nodes `a`, `b` and `c`)");
+        assert_eq!(for_nodes(&nodes), " (for node `a` and 3 others)");
+    }
 }

@@ -34,9 +34,6 @@ pub struct EvalArgs {
     /// Print the value as JSON (`nix-instantiate --json`)
     #[arg(long)]
     pub json: bool,
-    /// Show every frame of an error's trace, not only the first three
-    #[arg(long)]
-    pub trace: bool,
     /// Where `import` and `readFile` may reach
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
@@ -77,7 +74,7 @@ pub fn run(arguments: EvalArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(EvalFailure::Write(error)) => Err(terminal::output_failure(error)),
         Err(EvalFailure::Diagnostics(diagnostics)) => {
-            terminal::report(&diagnostics, &outcome.sources, arguments.trace, color);
+            terminal::report(&diagnostics, &outcome.sources, false, color);
             Ok(ExitCode::from(1))
         }
     }
