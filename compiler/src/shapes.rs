@@ -44,6 +44,18 @@ impl ShapeDecl {
     }
 }
 
+/// A constructor and its set side by side in `shapes`, where one call was meant.
+fn unparenthesised_call(module: &str, span: Span) -> Diagnostic {
+    Diagnostic::error(
+        codes::NOT_A_SHAPE_LIST,
+        format!(
+            "`shapes` of module `{module}` holds a function and then a set where a shape was meant: in a list, `mesh.user {{ ... }}` without parentheses is two elements"
+        ),
+    )
+    .with_primary(span, "returned here")
+    .with_help("list elements are separated by spaces, so a call in a list needs parentheses: write `[ (mesh.user { name = \"alice\"; }) (mesh.file { ... }) ]`")
+}
+
 fn not_a_shape(module: &str, found: &Value, span: Span) -> Diagnostic {
     Diagnostic::error(
         codes::NOT_A_SHAPE_LIST,
@@ -170,6 +182,7 @@ pub fn node_shapes(
 ) -> EvalResult<Vec<ShapeDecl>> {
     let empty = Value::Attrs(Attrs::new());
     let mut by_identity = Declared::default();
+    let errors_before = error_count(diagnostics);
     for name in &resolved.modules {
         let Some(module) = modules.get(name) else {
             continue;
@@ -217,9 +230,21 @@ pub fn node_shapes(
             );
             continue;
         };
-        for item in items.iter() {
+        let mut elements = items.iter();
+        while let Some(item) = elements.next() {
+            let item = machine.force(item, field_span)?;
+            // `[ mesh.user { ... } ]`: Nix's lists are separated by spaces, so the
+            // call without parentheses is the constructor and then its argument
+            if item.is_function()
+                && let Some(next) = elements.as_slice().first()
+                && let Value::Attrs(_) = machine.force(next, field_span)?
+            {
+                diagnostics.push(unparenthesised_call(name, field_span));
+                elements.next();
+                continue;
+            }
             let Some(declaration) =
-                read_shape(machine, name, item, field_span, made, opaque, diagnostics)?
+                read_shape(machine, name, &item, field_span, made, opaque, diagnostics)?
             else {
                 continue;
             };
@@ -236,8 +261,12 @@ pub fn node_shapes(
         }
     }
     let shapes = by_identity.into_shapes();
-    check_needs(node, &shapes, diagnostics);
-    crate::after::check(&node.name, &shapes, diagnostics);
+    // a shape refused or in conflict is not among these: what needs it would be
+    // told to declare what was declared, so needs wait until every shape is taken
+    if error_count(diagnostics) == errors_before {
+        check_needs(node, &shapes, diagnostics);
+        crate::after::check(&node.name, &shapes, diagnostics);
+    }
     Ok(shapes)
 }
 
@@ -654,4 +683,11 @@ impl Needs<'_> {
                 .with_help(help),
         );
     }
+}
+
+fn error_count(diagnostics: &[Diagnostic]) -> usize {
+    diagnostics
+        .iter()
+        .filter(|diagnostic| diagnostic.severity == lang::Severity::Error)
+        .count()
 }
