@@ -179,9 +179,19 @@ impl Loader for RealFs {
         let metadata = file.metadata()?;
         let readable = metadata.is_file() || (pipe && metadata.file_type().is_fifo());
         if !readable {
+            let file_type = metadata.file_type();
+            let what = if file_type.is_dir() {
+                "a directory (`builtins.readDir` lists one; `import` of a directory reads its `default.nix`)"
+            } else if file_type.is_socket() {
+                "a socket"
+            } else if file_type.is_char_device() || file_type.is_block_device() {
+                "a device"
+            } else {
+                "not a regular file"
+            };
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                "it is not a regular file (a device or a socket is not read)",
+                format!("it is {what}: only regular files are read"),
             ));
         }
         if metadata.len() > max_len {

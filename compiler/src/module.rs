@@ -58,8 +58,47 @@ fn why_not(argument: &str) -> &'static str {
         }
         "node" | "settings" => "the module file itself is evaluated once for the whole fleet",
         "lib" => "there is no `lib` argument: the helpers are in the prelude, as `mesh.lib`",
-        _ => "no stage gives it",
+        other => nixos_habit(other).unwrap_or("no stage gives it"),
     }
+}
+
+/// What a NixOS module's argument or name is in mesh, for the names NixOS users
+/// reach for first.
+fn nixos_habit(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "lib" => {
+            "nixpkgs' `lib` helpers are `mesh.lib` here: write `{ mesh, ... }:` and use `mesh.lib.optionals`, or `let inherit (mesh) lib; in ...`"
+        }
+        "pkgs" => {
+            "mesh has no package set: a service runs a program already on the node, named by its absolute path (`exec = [ \"/usr/bin/redis-server\" ];`), and a container names an image"
+        }
+        "config" => {
+            "mesh has no `config` fixpoint: a module reads its own settings as `settings` and what other modules give it as `collected`, each taken by the field that needs it (`shapes = { settings, ... }: [ ... ];`)"
+        }
+        "options" => {
+            "a module declares what can be set in `settings`: `settings.port = mesh.option { type = mesh.types.port; default = 8080; description = \"...\"; };`"
+        }
+        "modulesPath" | "imports" => {
+            "modules are found by name in `modules/`: one that needs another says `requires = [ \"name\" ];`"
+        }
+        _ => return None,
+    })
+}
+
+/// An undefined `lib`, `pkgs`, `config` or `options` in a module file is a NixOS
+/// habit: its help says what mesh has instead, where the language's says to bind the
+/// name, which would be refused next (E109).
+fn with_habit_help(mut diagnostic: Diagnostic) -> Diagnostic {
+    if diagnostic.code == codes::UNDEFINED_VARIABLE
+        && let Some(name) = diagnostic
+            .message
+            .strip_prefix("undefined variable `")
+            .and_then(|rest| rest.strip_suffix('`'))
+        && let Some(habit) = nixos_habit(name)
+    {
+        diagnostic.help = Some(habit.to_string());
+    }
+    diagnostic
 }
 
 /// The modules a compilation has evaluated, as resolution looks them up. A set is
@@ -240,10 +279,12 @@ fn check_arguments(
         } else {
             format!("{what} can take {}", lang::diagnostic::quoted(allowed))
         });
-        if name == "lib" {
-            help.push_str(
-                "; nixpkgs' `lib` helpers are `mesh.lib` here: write `{ mesh, ... }:` and use `mesh.lib.optionals`, or `let inherit (mesh) lib; in ...`",
-            );
+        // the others' habits are the message's reason (`why_not`)
+        if name == "lib"
+            && let Some(habit) = nixos_habit(&name)
+        {
+            help.push_str("; ");
+            help.push_str(habit);
         }
         if allowed == ["mesh"] && matches!(name.as_str(), "node" | "settings") {
             help.push_str(&format!(
@@ -277,7 +318,7 @@ pub fn load(
     let value = match machine.eval_file(&location.path) {
         Ok(value) => value,
         Err(errors) => {
-            diagnostics.extend(errors);
+            diagnostics.extend(errors.into_iter().map(with_habit_help));
             return Ok(None);
         }
     };
