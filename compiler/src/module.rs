@@ -85,6 +85,21 @@ fn nixos_habit(name: &str) -> Option<&'static str> {
     })
 }
 
+/// What a NixOS module's top-level field is in a mesh module.
+fn nixos_field(field: &str) -> Option<&'static str> {
+    Some(match field {
+        "options" => {
+            "what can be set is declared in `settings`: `settings.port = mesh.option { type = mesh.types.port; default = 8080; description = \"...\"; };`"
+        }
+        "imports" => nixos_habit("imports")?,
+        "config" | "services" | "environment" | "systemd" | "networking" | "users" | "boot"
+        | "security" => {
+            "a mesh module sets no NixOS options: it declares what the node gets in `shapes` (`mesh.service`, `mesh.file`, `mesh.user`, ...), and what it gives other modules in `contributes`"
+        }
+        _ => return None,
+    })
+}
+
 /// An undefined `lib`, `pkgs`, `config` or `options` in a module file is a NixOS
 /// habit: its help says what mesh has instead, where the language's says to bind the
 /// name, which would be refused next (E109).
@@ -363,16 +378,19 @@ pub fn load(
         let field = String::from_utf8_lossy(&entry.name).into_owned();
         let entry_span = entry.span.unwrap_or(span);
         let Some((_, allowed)) = FIELDS.iter().find(|(known, _)| *known == field) else {
-            let help = did_you_mean(&field, FIELDS.iter().map(|(f, _)| *f)).unwrap_or_else(|| {
-                format!(
-                    "a module has {}",
-                    FIELDS
-                        .iter()
-                        .map(|(f, _)| format!("`{f}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            });
+            let nixos = nixos_field(&field).map(str::to_string);
+            let help = nixos
+                .or_else(|| did_you_mean(&field, FIELDS.iter().map(|(f, _)| *f)))
+                .unwrap_or_else(|| {
+                    format!(
+                        "a module has {}",
+                        FIELDS
+                            .iter()
+                            .map(|(f, _)| format!("`{f}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                });
             diagnostics.push(
                 Diagnostic::error(
                     codes::UNKNOWN_MODULE_FIELD,
