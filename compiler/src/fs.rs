@@ -181,11 +181,11 @@ impl Loader for RealFs {
         if !readable {
             let file_type = metadata.file_type();
             let what = if file_type.is_dir() {
-                "a directory (`builtins.readDir` lists one; `import` of a directory reads its `default.nix`)"
+                "a directory, not a regular file (`builtins.readDir` lists one; `import` of a directory reads its `default.nix`)"
             } else if file_type.is_socket() {
-                "a socket"
+                "a socket, not a regular file"
             } else if file_type.is_char_device() || file_type.is_block_device() {
-                "a device"
+                "a device, not a regular file"
             } else {
                 "not a regular file"
             };
