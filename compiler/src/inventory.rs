@@ -327,7 +327,7 @@ fn string_list(
     // each item is looked for after the previous one, so that the same name
     // written twice gets two spans
     let mut search_from = span;
-    for item in items.iter() {
+    for (index, item) in items.iter().enumerate() {
         match machine.force(item, span)? {
             Value::String(text) => {
                 let text = String::from_utf8_lossy(&text).into_owned();
@@ -340,14 +340,27 @@ fn string_list(
                 };
                 result.push((text, item_span));
             }
-            other => diagnostics.push(wrong(
-                codes::INVALID_INVENTORY_VALUE,
-                what,
-                "a list of strings",
-                &other,
-                span,
-                "write `[ \"a\" \"b\" ]`",
-            )),
+            other => {
+                let help = if what.ends_with("`modules`") {
+                    "a module is named by a string, the name of its directory under `modules/`: write `[ \"app\" ]`, not `[ ./modules/app ]`"
+                } else {
+                    "write `[ \"a\" \"b\" ]`"
+                };
+                diagnostics.push(
+                    Diagnostic::error(
+                        codes::INVALID_INVENTORY_VALUE,
+                        format!(
+                            "element {index} of {what} is {}, where a list of strings was meant",
+                            other.describe_type()
+                        ),
+                    )
+                    .with_primary(
+                        span,
+                        format!("element {index} of this list is {}", other.describe_type()),
+                    )
+                    .with_help(help),
+                );
+            }
         }
     }
     Ok(result)

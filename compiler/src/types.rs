@@ -375,7 +375,18 @@ fn check_at(
         }
         (Type::NullOr(_), Value::Null) => Ok(Ok(())),
         (Type::NullOr(inner), _) => {
-            check_at(machine, inner, &forced, span, context, path, value_span)
+            // said of this value itself, the mismatch says null would do as well
+            let here = path.clone();
+            Ok(
+                check_at(machine, inner, &forced, span, context, path, value_span)?.map_err(
+                    |mut mismatch| {
+                        if mismatch.path == here {
+                            mismatch.expected.push_str(" or null");
+                        }
+                        mismatch
+                    },
+                ),
+            )
         }
         (Type::ListOf(element), Value::List(items)) => {
             for (index, item) in items.iter().enumerate() {
