@@ -1000,9 +1000,9 @@ fn discard(
 mod tests {
     use super::*;
 
-    /// An archive of one directory `a` and one link `l` to `target` (long names and
-    /// targets as GNU tar writes them), or of one file at `path`.
-    fn archive_with(link: Option<&str>, path: Option<&str>) -> Vec<u8> {
+    /// An archive of the directory `a`, the symlinks `links` (path, target; long
+    /// names and targets as GNU tar writes them) and a file at `path`, if given.
+    fn archive_of(links: &[(&str, &str)], path: Option<&str>) -> Vec<u8> {
         let mut builder = tar::Builder::new(Vec::new());
         let mut header = tar::Header::new_gnu();
         header.set_entry_type(tar::EntryType::Directory);
@@ -1011,12 +1011,14 @@ mod tests {
         builder
             .append_data(&mut header, "a/", std::io::empty())
             .expect("directory");
-        if let Some(target) = link {
+        for (link, target) in links {
             let mut header = tar::Header::new_gnu();
             header.set_entry_type(tar::EntryType::Symlink);
             header.set_mode(0o777);
             header.set_size(0);
-            builder.append_link(&mut header, "l", target).expect("link");
+            builder
+                .append_link(&mut header, link, target)
+                .expect("link");
         }
         if let Some(path) = path {
             let mut header = tar::Header::new_gnu();
@@ -1028,6 +1030,13 @@ mod tests {
                 .expect("file");
         }
         builder.into_inner().expect("archive")
+    }
+
+    /// An archive of the directory `a` and one link `l` to `target`, or of one file
+    /// at `path`.
+    fn archive_with(link: Option<&str>, path: Option<&str>) -> Vec<u8> {
+        let links: Vec<(&str, &str)> = link.map(|target| ("l", target)).into_iter().collect();
+        archive_of(&links, path)
     }
 
     /// A link whose target, or an entry whose path, is longer than the kernel takes
@@ -1053,28 +1062,6 @@ mod tests {
         );
     }
 
-    /// An archive of the directory `a` and the given symlinks (path, target).
-    fn archive_of_links(links: &[(&str, &str)]) -> Vec<u8> {
-        let mut builder = tar::Builder::new(Vec::new());
-        let mut header = tar::Header::new_gnu();
-        header.set_entry_type(tar::EntryType::Directory);
-        header.set_mode(0o755);
-        header.set_size(0);
-        builder
-            .append_data(&mut header, "a/", std::io::empty())
-            .expect("directory");
-        for (path, target) in links {
-            let mut header = tar::Header::new_gnu();
-            header.set_entry_type(tar::EntryType::Symlink);
-            header.set_mode(0o777);
-            header.set_size(0);
-            builder
-                .append_link(&mut header, path, target)
-                .expect("link");
-        }
-        builder.into_inner().expect("archive")
-    }
-
     /// A link is followed through names the archive does not have and back out of
     /// them with `..`, as the kernel would: it stays inside or leaves by where it
     /// ends, not by the names on the way.
@@ -1087,7 +1074,7 @@ mod tests {
         ];
         for link in inside {
             assert!(
-                walk(&archive_of_links(&[link])[..], None).is_ok(),
+                walk(&archive_of(&[link], None)[..], None).is_ok(),
                 "{link:?} stays inside"
             );
         }
@@ -1100,7 +1087,7 @@ mod tests {
         ];
         for link in leaving {
             let links = [("a/up", "."), link];
-            let refused = walk(&archive_of_links(&links)[..], None).expect_err("leaves");
+            let refused = walk(&archive_of(&links, None)[..], None).expect_err("leaves");
             assert!(
                 refused.message.contains("leaves the archive"),
                 "{refused:?}"
