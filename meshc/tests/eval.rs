@@ -147,6 +147,35 @@ fn the_root_directory_is_imported_from_its_default_nix_as_nix_names_it() {
     );
 }
 
+/// `readFile` of a directory says it is one (a review found "a device or a socket is
+/// not read" said of a directory), and of a device that it is a device.
+#[test]
+fn reading_a_directory_or_a_device_says_which_it_is() {
+    let directory = tempfile::tempdir().expect("temporary directory");
+    std::fs::create_dir(directory.path().join("templates")).expect("mkdir");
+    for (expression, said) in [
+        (
+            "builtins.readFile ./templates",
+            "it is a directory, not a regular file",
+        ),
+        (
+            "builtins.readFile /dev/null",
+            "it is a device, not a regular file",
+        ),
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_meshc"))
+            .args(["eval", "--root", "/", "--expr", expression])
+            .current_dir(directory.path())
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("meshc runs");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{expression}: {stderr}");
+        assert!(stderr.contains("E035"), "{expression}: {stderr}");
+        assert!(stderr.contains(said), "{expression}: {stderr}");
+    }
+}
+
 /// A device where a file is read (`/dev/zero`, which never ends) is refused with
 /// E035 at once: `readFile`, `import`, `hashFile` and `meshc eval FILE` read it
 /// until memory ran out (2.8 GB after 4 s). A named pipe is read as Nix reads it.
