@@ -100,10 +100,47 @@ fn nixos_field(field: &str) -> Option<&'static str> {
     })
 }
 
+/// The help for a type `mesh.types` does not have: the ones it has, and the one a
+/// NixOS type name comes to here.
+fn types_help(name: &str) -> String {
+    let instead = match name {
+        "lines" | "string" | "nonEmptyStr" | "singleLineStr" | "commas" | "envVar" => Some("`str`"),
+        "integer" | "ints" | "positiveInt" | "unsignedInt" | "signedInt" => Some("`int`"),
+        "attrs" | "lazyAttrsOf" => Some("`attrsOf T`"),
+        "submodule" | "submoduleWith" => Some("`record { ... }`"),
+        "oneOf" | "either" => Some("`enum [ ... ]` for a choice of strings"),
+        "anything" | "unspecified" | "raw" | "uniq" => Some("`any`"),
+        "package" | "pathInStore" => Some("`path` (mesh has no package set)"),
+        "number" => Some("`int` or `float`"),
+        _ => None,
+    };
+    let names: Vec<String> = crate::prelude::TYPES
+        .iter()
+        .map(|name| format!("`{name}`"))
+        .collect();
+    let have = match names.split_last() {
+        Some((last, rest)) => format!("`mesh.types` has {} and {last}", rest.join(", ")),
+        None => String::new(),
+    };
+    match instead {
+        Some(instead) => format!("{have}; NixOS's `{name}` is {instead} here"),
+        None => have,
+    }
+}
+
 /// An undefined `lib`, `pkgs`, `config` or `options` in a module file is a NixOS
 /// habit: its help says what mesh has instead, where the language's says to bind the
 /// name, which would be refused next (E109).
 fn with_habit_help(mut diagnostic: Diagnostic) -> Diagnostic {
+    if diagnostic.code == codes::MISSING_ATTRIBUTE
+        && let Some(name) = diagnostic
+            .message
+            .strip_prefix("attribute `types.")
+            .and_then(|rest| rest.strip_suffix("` missing"))
+    {
+        diagnostic.help = Some(types_help(name));
+        return diagnostic;
+    }
     if diagnostic.code == codes::UNDEFINED_VARIABLE
         && let Some(name) = diagnostic
             .message
@@ -323,6 +360,18 @@ fn check_arguments(
 /// Evaluates a module file and reads its record. Returns None when the module has
 /// errors (they are in `diagnostics`).
 pub fn load(
+    machine: &mut Machine,
+    name: &str,
+    location: &ModuleLocation,
+    prelude: &Value,
+    context: &CheckContext<'_>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> EvalResult<Option<Module>> {
+    read_module(machine, name, location, prelude, context, diagnostics)
+        .map_err(|error| Box::new(with_habit_help(*error)))
+}
+
+fn read_module(
     machine: &mut Machine,
     name: &str,
     location: &ModuleLocation,

@@ -95,6 +95,24 @@ fn invalid_option(message: String, span: Span, help: String) -> Box<Diagnostic> 
     )
 }
 
+/// The names `mesh.types` has, in the order a help line lists them.
+pub const TYPES: &[&str] = &[
+    "any",
+    "bool",
+    "int",
+    "float",
+    "str",
+    "port",
+    "path",
+    "node",
+    "enum",
+    "strMatching",
+    "listOf",
+    "attrsOf",
+    "nullOr",
+    "record",
+];
+
 fn types_value() -> Value {
     let mut entries = Vec::new();
     for name in ["any", "bool", "int", "float", "str", "port", "path", "node"] {
@@ -321,4 +339,23 @@ pub fn prelude(repository_root: &Path, machine: &mut Machine) -> (Value, Rc<Made
         ));
     }
     (set(entries), made)
+}
+
+#[cfg(test)]
+mod tests {
+    /// The names a help line lists are the ones `mesh.types` has.
+    #[test]
+    fn the_listed_types_are_the_types() {
+        let lang::Value::Attrs(types) = super::types_value() else {
+            panic!("mesh.types is a set");
+        };
+        let mut have: Vec<String> = types
+            .iter()
+            .map(|attr| String::from_utf8_lossy(&attr.name).into_owned())
+            .collect();
+        let mut listed: Vec<String> = super::TYPES.iter().map(|name| name.to_string()).collect();
+        have.sort();
+        listed.sort();
+        assert_eq!(have, listed);
+    }
 }
