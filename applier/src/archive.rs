@@ -226,14 +226,19 @@ pub fn verify(
 /// when every ancestor of every entry was kept whole). Node [`ROOT`] is the
 /// archive's root.
 struct Names {
-    children: HashMap<(usize, OsString), usize>,
+    /// Each distinct name once, by number: looked up by the name borrowed, so a
+    /// step of link resolution makes nothing.
+    words: HashMap<OsString, usize>,
+    spelled: Vec<OsString>,
+    /// A node's children, by its number and the child's name's number.
+    children: HashMap<(usize, usize), usize>,
     /// Each node's parent (the root's is itself), name and depth, by number.
     nodes: Vec<Node>,
 }
 
 struct Node {
     parent: usize,
-    name: OsString,
+    word: usize,
     depth: usize,
 }
 
@@ -242,10 +247,12 @@ const ROOT: usize = 0;
 impl Default for Names {
     fn default() -> Names {
         Names {
+            words: HashMap::new(),
+            spelled: Vec::new(),
             children: HashMap::new(),
             nodes: vec![Node {
                 parent: ROOT,
-                name: OsString::new(),
+                word: 0,
                 depth: 0,
             }],
         }
@@ -257,17 +264,26 @@ impl Names {
     fn intern(&mut self, path: &Path) -> usize {
         let mut node = ROOT;
         for component in path.components() {
-            let key = (node, component.as_os_str().to_os_string());
-            node = match self.children.get(&key) {
+            let name = component.as_os_str();
+            let word = match self.words.get(name) {
+                Some(word) => *word,
+                None => {
+                    let word = self.spelled.len();
+                    self.spelled.push(name.to_os_string());
+                    self.words.insert(name.to_os_string(), word);
+                    word
+                }
+            };
+            node = match self.children.get(&(node, word)) {
                 Some(child) => *child,
                 None => {
                     let child = self.nodes.len();
                     self.nodes.push(Node {
                         parent: node,
-                        name: key.1.clone(),
+                        word,
                         depth: self.depth(node) + 1,
                     });
-                    self.children.insert(key, child);
+                    self.children.insert((node, word), child);
                     child
                 }
             };
@@ -278,15 +294,14 @@ impl Names {
     /// The node of a normalized relative path, if the archive has it.
     fn find(&self, path: &Path) -> Option<usize> {
         path.components().try_fold(ROOT, |node, component| {
-            self.children
-                .get(&(node, component.as_os_str().to_os_string()))
-                .copied()
+            self.child(node, component.as_os_str())
         })
     }
 
     /// The node `name` in `node`, if the archive has it.
     fn child(&self, node: usize, name: &OsStr) -> Option<usize> {
-        self.children.get(&(node, name.to_os_string())).copied()
+        let word = self.words.get(name)?;
+        self.children.get(&(node, *word)).copied()
     }
 
     /// A node's parent (the root for the root, or a node not made here).
@@ -310,7 +325,9 @@ impl Names {
         while at != ROOT
             && let Some(data) = self.nodes.get(at)
         {
-            names.push(&data.name);
+            if let Some(name) = self.spelled.get(data.word) {
+                names.push(name);
+            }
             at = data.parent;
         }
         names.into_iter().rev().collect()

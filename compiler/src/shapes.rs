@@ -182,7 +182,7 @@ pub fn node_shapes(
 ) -> EvalResult<Vec<ShapeDecl>> {
     let empty = Value::Attrs(Attrs::new());
     let mut by_identity = Declared::default();
-    let errors_before = error_count(diagnostics);
+    let errors_before = lang::error_count(diagnostics);
     for name in &resolved.modules {
         let Some(module) = modules.get(name) else {
             continue;
@@ -263,7 +263,7 @@ pub fn node_shapes(
     let shapes = by_identity.into_shapes();
     // a shape refused or in conflict is not among these: what needs it would be
     // told to declare what was declared, so needs wait until every shape is taken
-    if error_count(diagnostics) == errors_before {
+    if lang::error_count(diagnostics) == errors_before {
         check_needs(node, &shapes, diagnostics);
         crate::after::check(&node.name, &shapes, diagnostics);
     }
@@ -683,11 +683,4 @@ impl Needs<'_> {
                 .with_help(help),
         );
     }
-}
-
-fn error_count(diagnostics: &[Diagnostic]) -> usize {
-    diagnostics
-        .iter()
-        .filter(|diagnostic| diagnostic.severity == lang::Severity::Error)
-        .count()
 }

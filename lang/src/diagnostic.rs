@@ -50,6 +50,14 @@ pub struct Diagnostic {
     pub trace: Vec<Label>,
 }
 
+/// How many of `diagnostics` are errors (not warnings).
+pub fn error_count(diagnostics: &[Diagnostic]) -> usize {
+    diagnostics
+        .iter()
+        .filter(|diagnostic| diagnostic.severity == Severity::Error)
+        .count()
+}
+
 impl Diagnostic {
     pub fn error(code: Code, message: impl Into<String>) -> Diagnostic {
         Diagnostic {

@@ -26,7 +26,7 @@ mod test_files;
 pub mod value;
 
 pub use builtins::{TraceKind, Traced};
-pub use diagnostic::{Diagnostic, Label, Severity};
+pub use diagnostic::{Diagnostic, Label, Severity, error_count};
 pub use eval::{Limits, Machine};
 pub use loader::{Entries, FileKind, Loader, MemoryLoader, too_large, within};
 pub use name::Name;

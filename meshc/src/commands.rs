@@ -55,11 +55,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Failure> {
 
 /// Counts the errors among a compilation's diagnostics.
 fn error_count(compilation: &compiler::Compilation) -> usize {
-    compilation
-        .diagnostics
-        .iter()
-        .filter(|d| d.severity == lang::Severity::Error)
-        .count()
+    lang::error_count(&compilation.diagnostics)
 }
 
 /// The exit status for "failed or not".

@@ -13,7 +13,7 @@ use std::rc::Rc;
 use std::sync::{Arc, mpsc};
 
 use lang::value::EvalResult;
-use lang::{Diagnostic, Machine, Severity, Sources, Span};
+use lang::{Diagnostic, Machine, Sources, Span, error_count};
 use plan::Plan;
 
 use super::arguments::arguments;
@@ -1334,11 +1334,4 @@ fn recover<T>(result: EvalResult<T>, diagnostics: &mut Vec<Diagnostic>) -> Optio
             None
         }
     }
-}
-
-fn error_count(diagnostics: &[Diagnostic]) -> usize {
-    diagnostics
-        .iter()
-        .filter(|d| d.severity == Severity::Error)
-        .count()
 }
