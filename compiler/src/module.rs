@@ -128,6 +128,10 @@ fn types_help(name: &str) -> String {
     }
 }
 
+/// What E021 says of a set whose only attribute is `mesh` (the arguments a module
+/// is called with).
+const ARGUMENTS_HAVE_ONLY_MESH: &str = "the set has `mesh`; use `or` to give a default";
+
 /// An undefined `lib`, `pkgs`, `config` or `options` in a module file is a NixOS
 /// habit: its help says what mesh has instead, where the language's says to bind the
 /// name, which would be refused next (E109).
@@ -139,6 +143,19 @@ fn with_habit_help(mut diagnostic: Diagnostic) -> Diagnostic {
             .and_then(|rest| rest.strip_suffix("` missing"))
     {
         diagnostic.help = Some(types_help(name));
+        return diagnostic;
+    }
+    // `mesh: { ... mesh.option ... }`: `mesh` is the set of the module's arguments
+    if diagnostic.code == codes::MISSING_ATTRIBUTE
+        && diagnostic.help.as_deref() == Some(ARGUMENTS_HAVE_ONLY_MESH)
+        && let Some(name) = diagnostic
+            .message
+            .strip_prefix("attribute `")
+            .and_then(|rest| rest.strip_suffix("` missing"))
+    {
+        diagnostic.help = Some(format!(
+            "a module is called with the set `{{ mesh }}`, so a module written `mesh: ...` names that set `mesh`: write `{{ mesh, ... }}:` to take `mesh` out of it, and `mesh.{name}` is found"
+        ));
         return diagnostic;
     }
     if diagnostic.code == codes::UNDEFINED_VARIABLE

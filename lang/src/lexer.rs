@@ -503,7 +503,7 @@ pub fn lex(source: &[u8], file: FileId) -> (Vec<Token>, Vec<LexError>) {
 /// parser runs it a window of tokens at a time ([`Lexer::fill`]), taking the
 /// tokens it has read out of `tokens`, so a large file's tokens are never all held.
 pub(crate) struct Lexer<'a> {
-    source: &'a [u8],
+    pub(crate) source: &'a [u8],
     /// `source` as text, when it is UTF-8: identifiers are cut from it unchecked.
     text: Option<&'a str>,
     file: FileId,

@@ -437,6 +437,62 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// Reports the `;` missing after a binding's `value`, at the current token or,
+    /// when the binding's line ended without one, where the `;` belongs: after
+    /// the value, if what follows is on a later line (`c = 2` then `};`), or after
+    /// the part of the value before the line the `=` is on (`a = 1` then `b = 2;`,
+    /// which reads as `a = 1 b` until the `=`). Nix says both at the next line.
+    fn missing_semicolon(&mut self, value: &Expr) {
+        let found = self.current().clone();
+        let source = self.lexer.source;
+        let breaks = |from: u32, to: u32| {
+            source
+                .get(from as usize..to as usize)
+                .is_some_and(|between| between.contains(&b'\n'))
+        };
+        let mut end = value.span.end;
+        let mut label = "unexpected here";
+        if let (
+            TokenKind::Assign,
+            ExprKind::Apply {
+                function,
+                arguments,
+            },
+        ) = (&found.kind, &value.kind)
+        {
+            // the last argument that starts a line is the next binding's name
+            let mut before = function.span.end;
+            for argument in arguments {
+                if breaks(before, argument.span.start) {
+                    end = before;
+                    label = "this line was read as more of the value, up to this `=`";
+                }
+                before = argument.span.end;
+            }
+        }
+        if end == value.span.end && !breaks(end, found.span.start) {
+            self.expected("`;`", "end the binding with `;`");
+            return;
+        }
+        let place = Span {
+            file: self.file,
+            start: end,
+            end,
+        };
+        self.report(
+            Diagnostic::error(
+                codes::SYNTAX_ERROR,
+                format!(
+                    "expected `;` after the binding's value, found {}",
+                    describe(&found.kind)
+                ),
+            )
+            .with_primary(place, "add `;` here")
+            .with_secondary(found.span, label)
+            .with_help("end the binding with `;`"),
+        );
+    }
+
     /// Consumes `kind` or reports that it is missing (consuming nothing).
     fn expect(&mut self, kind: &TokenKind, help: &str) -> bool {
         if self.at(kind) {
@@ -1225,7 +1281,10 @@ impl<'a> Parser<'a> {
                     }
                     let value = self.expr();
                     let end = self.current().span;
-                    if !self.expect(&TokenKind::Semicolon, "end the binding with `;`") {
+                    if self.at(&TokenKind::Semicolon) {
+                        self.advance();
+                    } else {
+                        self.missing_semicolon(&value);
                         self.recover_binding();
                     }
                     self.bindings.push(Binding::Assign {
@@ -1554,6 +1613,31 @@ mod tests {
         let parsed = parse(source.as_bytes(), FileId(0));
         assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
         parsed.expr
+    }
+
+    /// A binding whose line ends without its `;` is told so at the end of its
+    /// value, not at the next line (where Nix says it): the next binding's name
+    /// reads as an argument of the value until its `=`. `|` marks where the `;`
+    /// belongs; on one line the error stays at the token found.
+    #[test]
+    fn a_missing_semicolon_is_said_where_it_belongs() {
+        for marked in [
+            "let\n  a = 1|\n  b = 2;\nin a",
+            "{\n  a = f x|\n  b.c = 2;\n}",
+            "{ a = \"x\"|\n  # a comment\n  \"b\" = 2; }",
+            "{ a = g\n    (h 1)|\n  b = 2; }",
+            "{\n  b = {\n    c = 2|\n  };\n}",
+            "{ a = [ 1 ]|\n  inherit b; }",
+            "{ a = 1 |}",
+        ] {
+            let at = marked.find('|').expect("a mark");
+            let source = marked.replace('|', "");
+            let parsed = parse(source.as_bytes(), FileId(0));
+            let first = parsed.errors.first().expect("a syntax error");
+            let span = first.primary.as_ref().expect("a place").span;
+            assert_eq!(span.start as usize, at, "{marked}: {first:?}");
+            assert_eq!(first.help.as_deref(), Some("end the binding with `;`"));
+        }
     }
 
     /// A plain string (one token) parses as the string rules parse it: a literal

@@ -95,6 +95,20 @@ pub fn remember(out: &Path, manifest: &str) -> bool {
     })
 }
 
+/// After `meshc build --no-cache` removed the cache of a build the record names:
+/// the record keeps the manifest and names no cache. Without this, a build that
+/// then failed (and so wrote no manifest) left a record naming a cache that is no
+/// longer there, and the next build took the user's own output for one that came
+/// with the repository.
+pub fn cache_removed(out: &Path) {
+    let Some(recorded) = record_of(out).and_then(|record| read_record(&record)) else {
+        return;
+    };
+    if let Some(manifest) = recorded.lines().next() {
+        remember(out, manifest);
+    }
+}
+
 /// The record at `path`: a regular file of a few lines, read without following a
 /// link or waiting on a FIFO (None for anything else, or when there is none).
 fn read_record(path: &Path) -> Option<String> {

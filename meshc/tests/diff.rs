@@ -1391,3 +1391,30 @@ fn a_cache_beside_the_users_manifest_is_the_users_only_if_it_is_the_one_recorded
         text(&again.stderr)
     );
 }
+
+/// A `--no-cache` build that fails leaves the user's last build (its plans and
+/// manifest) as it was, and it stays the user's: the next `diff` compares against
+/// it and the next `build` does not call it one that came with the repository.
+/// Before, the record still named the cache `--no-cache` had removed, so the next
+/// build said the output "was not made by your `meshc build`" and built from
+/// nothing.
+#[test]
+fn a_failed_build_without_the_cache_leaves_the_users_build_the_users() {
+    let (temporary, repository) = support::homelab_copy();
+    let state = temporary.path().join("state");
+    assert_built(&meshc_in(&repository, &state, &["build"]));
+    let inventory = repository.join("mesh.nix");
+    let sources = std::fs::read_to_string(&inventory).expect("mesh.nix");
+    let broken = sources.replacen("registry = ", "registry = throw \"broken\"; x = ", 1);
+    assert_ne!(broken, sources, "the inventory names a registry");
+    std::fs::write(&inventory, broken).expect("write");
+    let failed = meshc_in(&repository, &state, &["build", "--no-cache"]);
+    assert_eq!(failed.status.code(), Some(1), "{}", text(&failed.stderr));
+    std::fs::write(&inventory, sources).expect("write");
+    let diff = meshc_in(&repository, &state, &["diff"]);
+    assert_eq!(diff.status.code(), Some(0), "{}", text(&diff.stderr));
+    let built = meshc_in(&repository, &state, &["build"]);
+    assert_built(&built);
+    let said = text(&built.stderr);
+    assert!(!said.contains("not made by your"), "{said}");
+}

@@ -104,6 +104,9 @@ pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
             lock.give_up();
             return Err(terminal::fail(&diagnostic, &lang::Sources::new(), color));
         }
+        if default_output && !brought {
+            crate::made_here::cache_removed(&out);
+        }
         None
     } else {
         let accept = recorded.as_deref().unwrap_or(&|_: &compiler::Stamp| false);
