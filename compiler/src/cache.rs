@@ -1528,6 +1528,7 @@ fn digest_of_link(link: &NodeLink) -> String {
         images,
         artifacts,
         diagnostics,
+        provider_failed,
     } = link;
     let placed: Vec<_> = placed
         .iter()
@@ -1556,7 +1557,12 @@ fn digest_of_link(link: &NodeLink) -> String {
         })
         .collect();
     let text = format!(
-        "{placed:?} {secrets:?} {credentials:?} {logins:?} {grants:?} {images:?} {artifacts:?} {diagnostics:?}"
+        "{placed:?} {secrets:?} {credentials:?} {logins:?} {grants:?} {images:?} {artifacts:?} {diagnostics:?}{}",
+        if *provider_failed {
+            " provider failed"
+        } else {
+            ""
+        }
     );
     plan::sha256_digest(text.as_bytes())
 }

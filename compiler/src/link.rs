@@ -7,7 +7,7 @@
 //! grant and no credential file, whoever gathers grants. Its sealed material stays
 //! in the store, so a consumer that comes back gets what it had.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -250,6 +250,10 @@ pub struct NodeLink {
     /// (module, artifact name) -> (archive file name, digest).
     pub artifacts: BTreeMap<(String, String), (String, String)>,
     pub diagnostics: Vec<Diagnostic>,
+    /// A node it consumes from failed to compile (reported): its consumptions are
+    /// not all linked, so its shapes are not made (they would fail for want of a
+    /// login, an error that is not the node's).
+    pub provider_failed: bool,
 }
 
 impl NodeLink {
@@ -264,6 +268,7 @@ impl NodeLink {
             images,
             artifacts,
             diagnostics,
+            provider_failed,
         } = self;
         placed.is_empty()
             && secrets.is_empty()
@@ -273,6 +278,7 @@ impl NodeLink {
             && images.is_empty()
             && artifacts.is_empty()
             && diagnostics.is_empty()
+            && !provider_failed
     }
 }
 
@@ -323,6 +329,7 @@ pub fn login(consumer: &str, module: &str, name: &str) -> String {
 /// consumptions and grants, mirrors and artifacts.
 pub fn link(
     declarations: &[Arc<Declarations>],
+    failed: &BTreeSet<String>,
     store: &Store,
     mode: SecretMode,
     lock: &Lock,
@@ -336,7 +343,7 @@ pub fn link(
             links.insert(declaration.node.clone(), link);
         }
     }
-    grants::place(declarations, store, mode, &mut links);
+    grants::place(declarations, failed, store, mode, &mut links);
     let mut built = artifacts::Built::new();
     for declaration in declarations {
         let mut link = links.remove(&declaration.node).unwrap_or_default();

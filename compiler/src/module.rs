@@ -85,6 +85,32 @@ fn nixos_habit(name: &str) -> Option<&'static str> {
     })
 }
 
+/// What a function of nixpkgs' module system (which `mesh.lib` leaves out) comes
+/// to in a mesh module.
+fn module_system_habit(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "mkDefault" | "mkForce" | "mkOverride" | "mkOptionDefault" => {
+            "mesh has no priorities: a setting's `default` in `mesh.option` is what `mkDefault` gives, and a value the inventory sets for the node replaces it (what `mkForce` is for)"
+        }
+        "mkIf" => {
+            "a conditional value is a plain `if cond then { ... } else { }`, or `mesh.lib.optionalAttrs cond { ... }` and `mesh.lib.optionals cond [ ... ]`"
+        }
+        "mkMerge" => {
+            "values are merged by the language: sets with `//` (or `mesh.lib.recursiveUpdate`), lists with `++`; what several modules contribute is gathered for you"
+        }
+        "mkBefore" | "mkAfter" | "mkOrder" => {
+            "lists have no order priorities: write them in the order wanted, joined with `++`"
+        }
+        "mkOption" | "mkEnableOption" | "mkPackageOption" => {
+            "a setting is declared with `mesh.option`: `settings.enable = mesh.option { type = mesh.types.bool; default = false; description = \"...\"; };`"
+        }
+        "types" => {
+            "the types of settings are `mesh.types` (`mesh.types.port`, `mesh.types.str`, ...)"
+        }
+        _ => return None,
+    })
+}
+
 /// What a NixOS module's top-level field is in a mesh module.
 fn nixos_field(field: &str) -> Option<&'static str> {
     Some(match field {
@@ -135,7 +161,7 @@ const ARGUMENTS_HAVE_ONLY_MESH: &str = "the set has `mesh`; use `or` to give a d
 /// An undefined `lib`, `pkgs`, `config` or `options` in a module file is a NixOS
 /// habit: its help says what mesh has instead, where the language's says to bind the
 /// name, which would be refused next (E109).
-fn with_habit_help(mut diagnostic: Diagnostic) -> Diagnostic {
+pub(crate) fn with_habit_help(mut diagnostic: Diagnostic) -> Diagnostic {
     if diagnostic.code == codes::MISSING_ATTRIBUTE
         && let Some(name) = diagnostic
             .message
@@ -143,6 +169,21 @@ fn with_habit_help(mut diagnostic: Diagnostic) -> Diagnostic {
             .and_then(|rest| rest.strip_suffix("` missing"))
     {
         diagnostic.help = Some(types_help(name));
+        return diagnostic;
+    }
+    // `mesh.lib.mkIf`: nixpkgs' module-system functions, which `mesh.lib` leaves out
+    if diagnostic.code == codes::MISSING_ATTRIBUTE
+        && let Some(path) = diagnostic
+            .message
+            .strip_prefix("attribute `")
+            .and_then(|rest| rest.strip_suffix("` missing"))
+        && let Some(help) = module_system_habit(path.strip_prefix("lib.").unwrap_or(path))
+    {
+        diagnostic.help = Some(help.to_string());
+        // where `mesh.lib` is made (inside the standard library) says nothing useful
+        diagnostic
+            .secondary
+            .retain(|label| label.message != "the set is defined here");
         return diagnostic;
     }
     // `mesh: { ... mesh.option ... }`: `mesh` is the set of the module's arguments

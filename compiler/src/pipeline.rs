@@ -392,10 +392,12 @@ fn coordinate(
     // every worker's declarations moved into one list, each worker's a range
     // of it (a reused node's come from the cache: 10,000 of them are not copied)
     let mut registry = None;
+    let mut failed = BTreeSet::new();
     let mut declarations: Vec<Arc<link::Declarations>> = Vec::new();
     let mut ranges = Vec::with_capacity(workers);
     for phase in phases.into_iter().map(Option::unwrap_or_default) {
         registry = registry.or(phase.registry);
+        failed.extend(phase.failed);
         let start = declarations.len();
         declarations.extend(phase.declarations);
         ranges.push(start..declarations.len());
@@ -432,6 +434,7 @@ fn coordinate(
         let links = if complete {
             link::link(
                 &declarations,
+                &failed,
                 store,
                 options.secrets,
                 &lock,

@@ -36,6 +36,7 @@ type ByProvider = BTreeMap<(String, String), (Provide, Vec<Granted>)>;
 /// Links every consumption of the fleet and places its credentials and grants.
 pub(super) fn place(
     declarations: &[Arc<Declarations>],
+    failed: &BTreeSet<String>,
     store: &Store,
     mode: SecretMode,
     links: &mut BTreeMap<String, NodeLink>,
@@ -52,6 +53,12 @@ pub(super) fn place(
             let link = links.entry(declaration.node.clone()).or_default();
             let (provider, provide) = match providers.choose(&declaration.node, consume) {
                 Ok(chosen) => chosen,
+                // a provider that failed to compile (reported) is not refused again
+                // as no node or no provider
+                Err(_) if providers.may_be_failed(consume, failed) => {
+                    link.provider_failed = true;
+                    continue;
+                }
                 Err(diagnostic) => {
                     link.diagnostics.push(diagnostic);
                     continue;

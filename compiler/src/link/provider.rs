@@ -109,6 +109,23 @@ impl<'a> Providers<'a> {
         }
     }
 
+    /// Whether `consume` could have been met by a node in `failed` (nodes whose
+    /// compilation failed, and so declared nothing): it names one with `from`, or
+    /// it names none and no node that compiled provides the service (two that
+    /// did are ambiguous whatever the failed ones provide).
+    pub fn may_be_failed(&self, consume: &Consume, failed: &BTreeSet<String>) -> bool {
+        match &consume.from {
+            Some(from) => failed.contains(from),
+            None => {
+                !failed.is_empty()
+                    && self
+                        .by_service
+                        .get(consume.service.as_str())
+                        .is_none_or(Vec::is_empty)
+            }
+        }
+    }
+
     /// E302: `from` names a node that does not provide the service, or no node.
     fn not_a_provider(
         &self,

@@ -29,9 +29,11 @@ pub(super) fn merge(repository: &Repository, results: Vec<WorkerResult>) -> Comp
         handed_sealed.extend(result.handed);
         let mapping = merge_sources(&mut sources, &result.sources);
         traced.extend(result.traces.remapped(&mapping));
+        // a NixOS habit met while a node was compiled (`mesh.lib.mkIf` in its
+        // `contributes`) gets the help it gets where a module file is loaded
         let remap = |mut diagnostic: Diagnostic| {
             remap_diagnostic(&mut diagnostic, &mapping);
-            diagnostic
+            crate::module::with_habit_help(diagnostic)
         };
         global.extend(result.global.into_iter().map(remap));
         per_node.extend(

@@ -44,6 +44,9 @@ pub(super) struct PhaseA {
     /// The worker made its first halves to the end (false: it stopped early, and
     /// its nodes' declarations are missing).
     pub(super) complete: bool,
+    /// The nodes whose first halves failed (reported): they declare nothing, so
+    /// what others consume from them is not linked, and not refused either.
+    pub(super) failed: Vec<String>,
 }
 
 pub(super) struct WorkerResult {
@@ -469,13 +472,15 @@ fn declare_loading<'a>(
     let said_before = diagnostics.len();
     modules.set.take_met_failed();
     // a module it asked for failed: reported once for all, but this node's
-    // outcome depends on that file (a memory evaluates it again)
+    // outcome depends on that file (a memory evaluates it again), and the node
+    // counts as failed: without the module it would declare less than it does
+    // (a service it provides, refused to its consumers as no provider)
     let depends_on_a_failure = |set: &ModuleSet| {
-        if set.take_met_failed()
-            && let Some(cache) = &repo.session.cache
-        {
+        let met = set.take_met_failed();
+        if met && let Some(cache) = &repo.session.cache {
             cache.said_something(name);
         }
+        met
     };
     let mut node = Some(node);
     loop {
@@ -496,7 +501,9 @@ fn declare_loading<'a>(
         let wanted = modules.set.take_wanted();
         match declared {
             Ok(pending) => {
-                depends_on_a_failure(&modules.set);
+                if depends_on_a_failure(&modules.set) {
+                    return Some(None);
+                }
                 return Some(pending);
             }
             Err(again) if !wanted.is_empty() => {
@@ -604,11 +611,12 @@ fn run(
         made: &made,
         report,
     };
-    let (steps, declarations) = work.first_halves(share)?;
+    let (steps, declarations, failed) = work.first_halves(share)?;
     let Some(links) = barrier.meet(PhaseA {
         registry: inventory.registry.clone(),
         declarations,
         complete: true,
+        failed,
     }) else {
         return Ok(BTreeMap::new());
     };
@@ -659,11 +667,12 @@ impl<'w> Work<'w, '_> {
     fn first_halves(
         &mut self,
         share: &[&'w String],
-    ) -> EvalResult<(Vec<Step<'w>>, Vec<Arc<link::Declarations>>)> {
+    ) -> EvalResult<(Vec<Step<'w>>, Vec<Arc<link::Declarations>>, Vec<String>)> {
         let session = self.repo.session;
         // one step and one declaration a node, most of them handed on kept
         let mut steps: Vec<Step<'w>> = Vec::with_capacity(share.len());
         let mut declarations = Vec::with_capacity(share.len());
+        let mut failed = Vec::new();
         self.report.handed.sealed.reserve(share.len());
         self.report.handed.kept.reserve(share.len());
         for &name in share {
@@ -689,11 +698,11 @@ impl<'w> Work<'w, '_> {
                     declarations.push(pending.declared.clone());
                     steps.push(Step::Evaluated(pending));
                 }
-                FirstHalf::Failed => {}
+                FirstHalf::Failed => failed.push(name.clone()),
                 FirstHalf::Cancelled => break,
             }
         }
-        Ok((steps, declarations))
+        Ok((steps, declarations, failed))
     }
 
     /// A node's first half, evaluated: its entry read if the inventory left it
@@ -794,6 +803,9 @@ impl<'w> Work<'w, '_> {
             let unfinished = steps.as_slice().iter().chain(std::iter::once(&step));
             self.reclaim_if_due(kept_values(unfinished));
             let link = links.remove(&name).unwrap_or_default();
+            if link.provider_failed {
+                continue;
+            }
             if !self.second_half(step, &name, &link, &mut plans)? {
                 break;
             }
