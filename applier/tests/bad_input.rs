@@ -1262,6 +1262,40 @@ fn shapes_at_the_appliers_scratch_or_state_are_refused() {
     }
 }
 
+/// A shape at an account file (or at `/etc`, which holds them) is refused before
+/// anything changes (E503), and the host's accounts are as they were. The red team
+/// found that a plan writing `/etc/passwd` with root's line at uid 1000 had the
+/// state directory, owned by `root` by name, made uid 1000's: owners are looked up
+/// in the account files the plan had just replaced.
+#[test]
+fn shapes_at_the_account_files_are_refused() {
+    for shape in [
+        file(
+            "/etc/passwd",
+            "root:x:1000:1000:root:/root:/bin/sh\n",
+            "root",
+            "0644",
+        ),
+        file("/etc/shadow-", "root:!:1::::::\n", "root", "0600"),
+        file("/etc/.pwd.lock", "", "root", "0600"),
+        link("/etc/group", "/srv/group"),
+        directory("/etc/gshadow", "root", "0755"),
+        link("/etc", "/srv/etc"),
+    ] {
+        let root = TestRoot::new();
+        let passwd = root.directory.path().join("etc/passwd");
+        let before = std::fs::read(&passwd).ok();
+        let keys = Keys::new();
+        let report = refused_plan(&root, &keys, &Plan::new("db1", vec![shape]), "E503");
+        let message = report["errors"][0]["message"].as_str().expect("message");
+        assert!(
+            message.contains("account"),
+            "the reason names the accounts: {message}"
+        );
+        assert_eq!(std::fs::read(&passwd).ok(), before, "accounts unchanged");
+    }
+}
+
 /// A path shape at a file the applier writes for a unit (the service's unit, its
 /// enabling link, a container's Quadlet file) is refused before anything changes
 /// (E505, a conflict between two shapes).

@@ -323,6 +323,12 @@ fn follows_plan_rules(
         (_, "path") if plan::check::on_state_way(declaration.identity()) => {
             "mesh-apply keeps its state in `/var/lib/mesh` and takes artifacts from `/var/lib/mesh/artifacts`: only directories, root's, may be declared there and on the way to them (`/var/lib`, `/var`); give this shape a path of its own, such as one beneath `/var/lib/mesh` or `/srv`"
         }
+        (_, "path")
+            if plan::check::account_file(declaration.identity()).is_some()
+                || declaration.identity() == plan::check::ACCOUNT_DIRECTORY =>
+        {
+            "users and their groups are declared with `mesh.user`, which mesh-apply makes with `useradd` and `usermod`: the account files are theirs, and `/etc` may only be declared as a directory"
+        }
         (_, "owner" | "group") => {
             "owners and groups are names, not numeric ids: declare the user with `mesh.user` and name it"
         }

@@ -150,6 +150,37 @@ pub const APPLIER_STATE: &[&str] = &[
     "/var/lib/mesh/generations",
 ];
 
+/// The account files of the shadow suite, which `mesh-apply` changes only through
+/// `useradd` and `usermod` (for `user` shapes and their groups), and from
+/// which it learns the ids it gives owners: no shape may stand at one, nor at their
+/// backups (`-`), temp files (`+`) or locks (`.lock`). A file written there would
+/// replace every account of the host (and an owner named in the plan would get the
+/// uid the file gives that name, root's state directory a user's); a change the
+/// tools made would be undone at the next apply.
+pub const ACCOUNT_FILES: &[&str] = &[
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/shadow",
+    "/etc/gshadow",
+    "/etc/subuid",
+    "/etc/subgid",
+];
+
+/// The directory holding [`ACCOUNT_FILES`]: only a directory may be declared there.
+pub const ACCOUNT_DIRECTORY: &str = "/etc";
+
+/// The account file (one of [`ACCOUNT_FILES`]) that `path` is, or is the backup,
+/// temp file or lock of; `/etc/.pwd.lock` is the suite's lock.
+pub fn account_file(path: &str) -> Option<&'static str> {
+    if path == "/etc/.pwd.lock" {
+        return Some("/etc/passwd");
+    }
+    ACCOUNT_FILES.iter().copied().find(|file| {
+        path.strip_prefix(file)
+            .is_some_and(|rest| matches!(rest, "" | "-" | "+" | ".lock"))
+    })
+}
+
 /// The path of a shape `mesh-apply` writes that is not a directory (a file, secret,
 /// link or archive): a [`directory_path`] that is none of [`on_state_way`]'s. A file
 /// or link there would stand where the applier's state or artifacts are, an archive
@@ -160,6 +191,11 @@ pub fn shape_path(text: &str) -> Result<(), String> {
         return Err(format!(
             "{}: only a directory, root's, may stand there",
             what_stands_there(text)
+        ));
+    }
+    if text == ACCOUNT_DIRECTORY {
+        return Err(format!(
+            "`{ACCOUNT_DIRECTORY}` holds the host's accounts (`/etc/passwd`, `/etc/group`, `/etc/shadow`): only a directory may stand there"
         ));
     }
     Ok(())
@@ -202,6 +238,16 @@ pub fn directory_path(text: &str) -> Result<(), String> {
     if let Some(owned) = APPLIER_STATE.iter().find(|owned| within(owned)) {
         return Err(format!(
             "`{text}` is mesh-apply's own state (`{owned}`: its record, lock, identity, received plans and generations are its alone)"
+        ));
+    }
+    if let Some(file) = account_file(text) {
+        let what = if text == file {
+            format!("`{text}` is one of the host's account files")
+        } else {
+            format!("`{text}` is the backup, temp file or lock of the host's account file `{file}`")
+        };
+        return Err(format!(
+            "{what}, which mesh-apply changes only through `useradd` and `usermod`"
         ));
     }
     if let Some(component) = text.split('/').find(|component| is_scratch_name(component)) {
@@ -372,6 +418,32 @@ mod tests {
             "/srv/app",
         ] {
             assert!(super::shape_path(allowed).is_ok(), "{allowed}");
+        }
+        // the account files are changed by the shadow suite's tools, for user and
+        // group shapes; `/etc` holding them may be a directory only
+        for account in [
+            "/etc/passwd",
+            "/etc/passwd-",
+            "/etc/shadow",
+            "/etc/shadow.lock",
+            "/etc/group",
+            "/etc/gshadow+",
+            "/etc/subuid",
+            "/etc/subgid",
+            "/etc/.pwd.lock",
+        ] {
+            assert!(super::shape_path(account).is_err(), "{account}");
+            assert!(super::directory_path(account).is_err(), "{account}");
+        }
+        assert!(super::shape_path("/etc").is_err());
+        assert!(super::directory_path("/etc").is_ok());
+        for beside in [
+            "/etc/passwd.d",
+            "/etc/groups",
+            "/etc/shadow-utils",
+            "/etc/app",
+        ] {
+            assert!(super::shape_path(beside).is_ok(), "{beside}");
         }
         assert!(super::state_directory("/var/lib/mesh", "root", "root", 0o755).is_ok());
         assert!(super::state_directory("/var/lib/mesh", "alice", "root", 0o755).is_err());
