@@ -130,8 +130,10 @@ fn list_on_this_thread(repository: &repository::Repository) -> ModuleListing {
         Limits::default(),
     );
     let node_names: Vec<String> = Vec::new();
+    let failed_nodes = std::collections::BTreeSet::new();
     let context = CheckContext {
         node_names: &node_names,
+        failed_nodes: &failed_nodes,
     };
     let (prelude, _) = prelude::prelude(&repository.root, &mut machine);
     let mut diagnostics = Vec::new();

@@ -142,6 +142,7 @@ fn node_names(
     };
     let context = CheckContext {
         node_names: &node_names,
+        failed_nodes: &inventory.failed,
     };
     let known: Vec<String> = repository.modules.keys().cloned().collect();
     let mut modules = ModuleSet::complete();

@@ -106,6 +106,9 @@ pub struct Inventory {
     /// The validly named nodes [`read_some`] was told not to read yet: each entry
     /// with where it is named, read by [`Inventory::read_later`].
     pub unread: BTreeMap<String, (Value, Span)>,
+    /// The nodes whose entries were read with errors (reported): other nodes may
+    /// name them, and are not told there is no such node.
+    pub failed: BTreeSet<String>,
     /// The fleet-wide base (the default one extended by `base`).
     base: Base,
     #[allow(dead_code)]
@@ -281,6 +284,7 @@ pub fn read_some(
                     .with_primary(span, "node named here")
                     .with_help("node names start with a lowercase letter and use lowercase letters, digits and `-`"),
             );
+            inventory.failed.insert(name);
             continue;
         }
         if !read_now(&name) {
@@ -296,6 +300,8 @@ pub fn read_some(
             diagnostics,
         )? {
             read.push((name, node));
+        } else {
+            inventory.failed.insert(name);
         }
     }
     inventory.unread = unread.into_iter().collect();

@@ -56,6 +56,10 @@ pub struct Compilation {
     /// What `builtins.trace` and `builtins.warn` said, in the order and with the
     /// repeats removed as `traces` describes: the same for any number of workers.
     pub traces: Vec<lang::Traced>,
+    /// The nodes an error was said for.
+    pub nodes_with_errors: BTreeSet<String>,
+    /// The nodes not compiled because a node they consume from has errors.
+    pub not_compiled: BTreeSet<String>,
 }
 
 impl Compilation {
@@ -250,6 +254,8 @@ impl Compilation {
             keys: BTreeMap::new(),
             secrets: BTreeMap::new(),
             traces: Vec::new(),
+            nodes_with_errors: BTreeSet::new(),
+            not_compiled: BTreeSet::new(),
         }
     }
 }

@@ -2,7 +2,7 @@
 //! how they are read back into Rust, and how a value is checked against one. A
 //! check names the exact value path that is wrong and what was expected.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use lang::Machine;
 use lang::Span;
@@ -263,6 +263,9 @@ pub struct Mismatch {
 /// checks 10,000 names).
 pub struct CheckContext<'a> {
     pub node_names: &'a [String],
+    /// Nodes written in the inventory whose entries have errors (reported): a
+    /// setting that names one is not also wrong.
+    pub failed_nodes: &'a BTreeSet<String>,
 }
 
 /// Whether the whole of `text` matches `pattern`, exactly as `builtins.match` decides
@@ -339,7 +342,7 @@ fn check_at(
                 .binary_search_by(|node| node.as_str().cmp(&name))
                 .is_ok();
             debug_assert!(context.node_names.is_sorted());
-            if known {
+            if known || context.failed_nodes.contains(name.as_ref()) {
                 Ok(Ok(()))
             } else {
                 let hint = did_you_mean(&name, context.node_names.iter().map(String::as_str))

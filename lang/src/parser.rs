@@ -441,8 +441,10 @@ impl<'a> Parser<'a> {
     /// when the binding's line ended without one, where the `;` belongs: after
     /// the value, if what follows is on a later line (`c = 2` then `};`), or after
     /// the part of the value before the line the `=` is on (`a = 1` then `b = 2;`,
-    /// which reads as `a = 1 b` until the `=`). Nix says both at the next line.
-    fn missing_semicolon(&mut self, value: &Expr) {
+    /// which reads as `a = 1 b` until the `=`; the application may end the value,
+    /// as in `f = x: { ... }` then `g = 2;`). Nix says both at the next line. True
+    /// when the parser stands at the next binding's `=`.
+    fn missing_semicolon(&mut self, value: &Expr) -> bool {
         let found = self.current().clone();
         let source = self.lexer.source;
         let breaks = |from: u32, to: u32| {
@@ -452,13 +454,9 @@ impl<'a> Parser<'a> {
         };
         let mut end = value.span.end;
         let mut label = "unexpected here";
-        if let (
-            TokenKind::Assign,
-            ExprKind::Apply {
-                function,
-                arguments,
-            },
-        ) = (&found.kind, &value.kind)
+        let mut at_next_binding = false;
+        if let (TokenKind::Assign, Some((function, arguments))) =
+            (&found.kind, rightmost_application(value))
         {
             // the last argument that starts a line is the next binding's name
             let mut before = function.span.end;
@@ -466,13 +464,14 @@ impl<'a> Parser<'a> {
                 if breaks(before, argument.span.start) {
                     end = before;
                     label = "this line was read as more of the value, up to this `=`";
+                    at_next_binding = true;
                 }
                 before = argument.span.end;
             }
         }
         if end == value.span.end && !breaks(end, found.span.start) {
             self.expected("`;`", "end the binding with `;`");
-            return;
+            return false;
         }
         let place = Span {
             file: self.file,
@@ -491,6 +490,7 @@ impl<'a> Parser<'a> {
             .with_secondary(found.span, label)
             .with_help("end the binding with `;`"),
         );
+        at_next_binding
     }
 
     /// Consumes `kind` or reports that it is missing (consuming nothing).
@@ -1281,11 +1281,22 @@ impl<'a> Parser<'a> {
                     }
                     let value = self.expr();
                     let end = self.current().span;
-                    if self.at(&TokenKind::Semicolon) {
-                        self.advance();
-                    } else {
-                        self.missing_semicolon(&value);
+                    let mut last = None;
+                    loop {
+                        if self.at(&TokenKind::Semicolon) {
+                            self.advance();
+                            break;
+                        }
+                        // the next binding was read into this one's value, up to its
+                        // `=`: its value is read on, and its `;` looked for in turn
+                        // (skipping to the next `;` would land inside it)
+                        if self.missing_semicolon(last.as_ref().unwrap_or(&value)) {
+                            self.advance();
+                            last = Some(self.expr());
+                            continue;
+                        }
                         self.recover_binding();
+                        break;
                     }
                     self.bindings.push(Binding::Assign {
                         span: start.to(end),
@@ -1475,6 +1486,29 @@ impl<'a> Parser<'a> {
     }
 }
 
+/// The application at the end of `expr` (its function and arguments), if it ends
+/// in one: where a binding missing its `;` takes the next binding's name as an
+/// argument. The end of a function is its body, of `if` its `else` branch, of an
+/// operation its right operand.
+fn rightmost_application(mut expr: &Expr) -> Option<(&Expr, &[Expr])> {
+    loop {
+        expr = match &expr.kind {
+            ExprKind::Apply {
+                function,
+                arguments,
+            } => return Some((function, arguments)),
+            ExprKind::Lambda { body, .. }
+            | ExprKind::Let { body, .. }
+            | ExprKind::With { body, .. }
+            | ExprKind::Assert { body, .. } => body,
+            ExprKind::If { otherwise, .. } => otherwise,
+            ExprKind::Binary { right, .. } => right,
+            ExprKind::Unary { expr, .. } => expr,
+            _ => return None,
+        };
+    }
+}
+
 fn push_literal(parts: &mut StringParts, bytes: Vec<u8>) {
     if let Some(StringPart::Literal(previous)) = parts.last_mut() {
         previous.extend_from_slice(&bytes);
@@ -1629,6 +1663,11 @@ mod tests {
             "{\n  b = {\n    c = 2|\n  };\n}",
             "{ a = [ 1 ]|\n  inherit b; }",
             "{ a = 1 |}",
+            "{\n  f = { x, ... }: {\n    y = x;\n  }|\n\n  g = { x, ... }: [ x ];\n}",
+            "{ a = 1 + 2|\n  g = 2; }",
+            "{ a = if c then 1 else 2|\n  g = 2; }",
+            "{ f = x: x|\n  g = 2; }",
+            "{ f = x: x|\n  g = let y = 1; in y;\n  h = 3; }",
         ] {
             let at = marked.find('|').expect("a mark");
             let source = marked.replace('|', "");
@@ -1637,6 +1676,8 @@ mod tests {
             let span = first.primary.as_ref().expect("a place").span;
             assert_eq!(span.start as usize, at, "{marked}: {first:?}");
             assert_eq!(first.help.as_deref(), Some("end the binding with `;`"));
+            // the binding read on is not also an error (its `let ... in` once was)
+            assert_eq!(parsed.errors.len(), 1, "{marked}: {:?}", parsed.errors);
         }
     }
 

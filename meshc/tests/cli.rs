@@ -674,3 +674,34 @@ fn a_rewritten_lock_keeps_its_mode_and_a_new_one_is_0644_while_secrets_stay_0600
         assert_eq!(permissions(&path), "600", "secrets/{name}");
     }
 }
+
+/// `meshc check`'s last line counts a node an error was said for as not compiled
+/// without errors (it said 5 of 5 while reporting errors for two), names the nodes
+/// with errors, and the nodes left uncompiled because they consume from one (a
+/// node missing from the count was not explained).
+#[test]
+fn check_says_which_nodes_have_errors_and_which_were_not_compiled() {
+    let (_temporary, repository) = homelab_copy();
+    let inventory = repository.join("mesh.nix");
+    let sources = std::fs::read_to_string(&inventory).expect("mesh.nix");
+    let broken = sources.replacen(
+        "settings.web.title = \"app1\";",
+        "settings.web.titel = \"app1\";",
+        1,
+    );
+    assert_ne!(broken, sources, "app1 sets its title");
+    std::fs::write(&inventory, broken).expect("write");
+    let output = Command::new(MESHC)
+        .args(["check", "--color", "never"])
+        .current_dir(&repository)
+        .output()
+        .expect("meshc runs");
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    let said = text(&output.stderr);
+    let last = said.lines().last().unwrap_or_default();
+    assert_eq!(
+        last,
+        "3 node(s) compiled without errors, 1 error(s); errors in `app1`; not compiled, as they consume from a node with errors: `gateway`",
+        "{said}"
+    );
+}

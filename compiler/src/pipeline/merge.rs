@@ -24,9 +24,11 @@ pub(super) fn merge(repository: &Repository, results: Vec<WorkerResult>) -> Comp
     let mut handed_sealed = Vec::new();
     let mut global = Vec::new();
     let mut per_node: Vec<(String, Vec<Diagnostic>)> = Vec::new();
+    let mut not_compiled = BTreeSet::new();
     let mut traced = Vec::new();
     for result in results {
         handed_sealed.extend(result.handed);
+        not_compiled.extend(result.skipped);
         let mapping = merge_sources(&mut sources, &result.sources);
         traced.extend(result.traces.remapped(&mapping));
         // a NixOS habit met while a node was compiled (`mesh.lib.mkIf` in its
@@ -50,6 +52,11 @@ pub(super) fn merge(repository: &Repository, results: Vec<WorkerResult>) -> Comp
     // a node is one worker's: its diagnostics are in one entry (a stable sort keeps
     // them in the order they were said)
     per_node.sort_by(|(a, _), (b, _)| a.cmp(b));
+    let nodes_with_errors: BTreeSet<String> = per_node
+        .iter()
+        .filter(|(_, diagnostics)| lang::error_count(diagnostics) > 0)
+        .map(|(node, _)| node.clone())
+        .collect();
     sources.rename(|file| match &file.path {
         Some(path) => prelude::display_path(&path.display().to_string(), &repository.root),
         None => file.name.clone(),
@@ -83,6 +90,8 @@ pub(super) fn merge(repository: &Repository, results: Vec<WorkerResult>) -> Comp
         keys: BTreeMap::new(),
         secrets: BTreeMap::new(),
         traces: traces::merge(traced),
+        nodes_with_errors,
+        not_compiled,
     }
 }
 

@@ -57,6 +57,8 @@ pub(super) struct WorkerResult {
     pub(super) global: Vec<Diagnostic>,
     /// Diagnostics per node.
     pub(super) per_node: BTreeMap<String, Vec<Diagnostic>>,
+    /// Nodes not compiled because a node they consume from failed.
+    pub(super) skipped: Vec<String>,
     pub(super) sources: Sources,
     /// What `builtins.trace` and `builtins.warn` said in this worker.
     pub(super) traces: Gathered,
@@ -73,6 +75,7 @@ impl WorkerResult {
                 "cannot start an evaluation worker: {error}"
             ))],
             per_node: BTreeMap::new(),
+            skipped: Vec::new(),
             sources: Sources::new(),
             traces: Gathered::default(),
             view: None,
@@ -129,6 +132,7 @@ pub(super) fn work(
     let mut report = Report {
         global: Vec::new(),
         per_node: BTreeMap::new(),
+        skipped: Vec::new(),
         traced: Gathered::default(),
         handed: Handed::default(),
         inspected: Inspected {
@@ -155,6 +159,7 @@ pub(super) fn work(
     let Report {
         mut global,
         mut per_node,
+        skipped,
         traced: mut gathered,
         mut handed,
         inspected: view,
@@ -192,6 +197,7 @@ pub(super) fn work(
         handed: handed.sealed,
         global,
         per_node,
+        skipped,
         sources,
         traces: gathered,
         view: view.view,
@@ -577,6 +583,7 @@ fn run(
         prelude,
         context: CheckContext {
             node_names: &node_names,
+            failed_nodes: &inventory.failed,
         },
         charge,
         reclaims: report.inspected.node.is_none(),
@@ -611,7 +618,9 @@ fn run(
         made: &made,
         report,
     };
-    let (steps, declarations, failed) = work.first_halves(share)?;
+    let (steps, declarations, mut failed) = work.first_halves(share)?;
+    // an entry read with errors is a node that failed, for its consumers too
+    failed.extend(inventory.failed.iter().cloned());
     let Some(links) = barrier.meet(PhaseA {
         registry: inventory.registry.clone(),
         declarations,
@@ -629,6 +638,8 @@ struct Report<'i> {
     /// Diagnostics about the whole repository.
     global: Vec<Diagnostic>,
     per_node: BTreeMap<String, Vec<Diagnostic>>,
+    /// Nodes not compiled because a node they consume from failed.
+    skipped: Vec<String>,
     traced: Gathered,
     handed: Handed,
     inspected: Inspected<'i>,
@@ -804,6 +815,7 @@ impl<'w> Work<'w, '_> {
             self.reclaim_if_due(kept_values(unfinished));
             let link = links.remove(&name).unwrap_or_default();
             if link.provider_failed {
+                self.report.skipped.push(name);
                 continue;
             }
             if !self.second_half(step, &name, &link, &mut plans)? {

@@ -54,14 +54,38 @@ pub fn run(arguments: CheckArgs, color: ColorWhen) -> Result<ExitCode, Failure> 
         terminal::print(text)?;
     } else {
         terminal::report(&compilation.diagnostics, &compilation.sources, false, color);
-        say!(
-            "{} node(s) compiled without errors, {} error(s)",
-            compilation.plans.len() + compilation.handed.len(),
-            super::error_count(&compilation)
-        );
+        say!("{}", summary(&compilation));
     }
     let failed = compilation.has_errors();
     // as in `build`: the exit frees the plans faster than dropping them one by one
     std::mem::forget(compilation);
     Ok(super::status(failed))
+}
+
+/// The last line of `meshc check`: how many nodes compiled without errors (a node
+/// an error was said for is not one of them, though it got a plan), how many
+/// errors, which nodes they were said for, and which nodes were not compiled for
+/// another's errors.
+fn summary(compilation: &compiler::Compilation) -> String {
+    let compiled = compilation.plans.keys().chain(&compilation.handed);
+    let clean = compiled
+        .filter(|node| !compilation.nodes_with_errors.contains(*node))
+        .count();
+    let mut line = format!(
+        "{clean} node(s) compiled without errors, {} error(s)",
+        super::error_count(compilation)
+    );
+    if !compilation.nodes_with_errors.is_empty() {
+        line.push_str(&format!(
+            "; errors in {}",
+            lang::diagnostic::quoted_few(compilation.nodes_with_errors.iter().map(String::as_str))
+        ));
+    }
+    if !compilation.not_compiled.is_empty() {
+        line.push_str(&format!(
+            "; not compiled, as they consume from a node with errors: {}",
+            lang::diagnostic::quoted_few(compilation.not_compiled.iter().map(String::as_str))
+        ));
+    }
+    line
 }

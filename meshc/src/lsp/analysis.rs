@@ -566,7 +566,11 @@ fn read_module(
         machine = machine.with_parse_cache(parses.clone());
     }
     let (prelude, _) = prelude(root, &mut machine);
-    let context = CheckContext { node_names: &[] };
+    let no_nodes = std::collections::BTreeSet::new();
+    let context = CheckContext {
+        node_names: &[],
+        failed_nodes: &no_nodes,
+    };
     let mut diagnostics = Vec::new();
     let module = load_module(
         &mut machine,
