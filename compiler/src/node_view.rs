@@ -295,7 +295,7 @@ pub fn links(view: &mut NodeView, declarations: &[Arc<Declarations>]) {
         .consumes
         .iter()
         .map(|consume| {
-            let chosen = providers.choose(&own.node, consume).ok();
+            let chosen = providers.choose(consume).ok();
             let provider =
                 chosen.and_then(|(node, _)| declarations.iter().find(|d| d.node == node));
             ConsumeView {
@@ -321,9 +321,8 @@ pub fn links(view: &mut NodeView, declarations: &[Arc<Declarations>]) {
                 .iter()
                 .flat_map(|d| d.consumes.iter().map(move |c| (d, c)))
                 .filter(|(_, c)| c.service == provide.service)
-                .filter(|(d, c)| {
-                    providers.choose(&d.node, c).ok().map(|(node, _)| node)
-                        == Some(view.node.as_str())
+                .filter(|(_, c)| {
+                    providers.choose(c).ok().map(|(node, _)| node) == Some(view.node.as_str())
                 })
                 .map(|(d, c)| format!("{}/{}", d.node, c.module))
                 .collect();

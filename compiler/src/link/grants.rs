@@ -51,7 +51,7 @@ pub(super) fn place(
         for consume in &declaration.consumes {
             // the declaration's own node: its link is made if it has none yet
             let link = links.entry(declaration.node.clone()).or_default();
-            let (provider, provide) = match providers.choose(&declaration.node, consume) {
+            let (provider, provide) = match providers.choose(consume) {
                 Ok(chosen) => chosen,
                 // a provider that failed to compile (reported) is not refused again
                 // as no node or no provider

@@ -41,12 +41,8 @@ impl<'a> Providers<'a> {
         }
     }
 
-    /// The provider node and its entry for `consume`, declared on `node`.
-    pub fn choose(
-        &self,
-        node: &str,
-        consume: &Consume,
-    ) -> Result<(&'a str, &'a Provide), Diagnostic> {
+    /// The provider node and its entry for `consume`.
+    pub fn choose(&self, consume: &Consume) -> Result<(&'a str, &'a Provide), Diagnostic> {
         let candidates: &[(&str, &Provide)] = self
             .by_service
             .get(consume.service.as_str())
@@ -64,7 +60,7 @@ impl<'a> Providers<'a> {
                 let first = candidates.partition_point(|(node, _)| *node < from.as_str());
                 match candidates.get(first) {
                     Some(found) if found.0 == from => Ok(*found),
-                    _ => Err(self.not_a_provider(node, consume, from, &names())),
+                    _ => Err(self.not_a_provider(consume, from, &names())),
                 }
             }
             None => match candidates {
@@ -72,21 +68,18 @@ impl<'a> Providers<'a> {
                 [] => Err(Diagnostic::error(
                     codes::NO_PROVIDER,
                     format!(
-                        "`{}` of module `{}` on node `{node}` consumes `{}`, which no node provides",
+                        "`{}` of module `{}` consumes `{}`, which no node provides",
                         consume.name, consume.module, consume.service
                     ),
                 )
                 .with_primary(consume.span, "consumed here")
-                .with_help(format!(
-                    "assign a module that `provides.{}` to a node",
-                    consume.service
-                ))),
+                .with_help(self.no_provider_help(&consume.service, "a node"))),
                 several => Err(Diagnostic::error(
                     codes::AMBIGUOUS_PROVIDER,
                     match names().as_slice() {
                         // one node, from two of its modules
                         [one] => format!(
-                            "`{}` of module `{}` on node `{node}` consumes `{}`, which node `{one}` provides from {} modules: {}",
+                            "`{}` of module `{}` consumes `{}`, which node `{one}` provides from {} modules: {}",
                             consume.name,
                             consume.module,
                             consume.service,
@@ -94,7 +87,7 @@ impl<'a> Providers<'a> {
                             lang::diagnostic::quoted_few(several.iter().map(|(_, provide)| provide.module.as_str()))
                         ),
                         names => format!(
-                            "`{}` of module `{}` on node `{node}` consumes `{}`, which {} nodes provide: {}",
+                            "`{}` of module `{}` consumes `{}`, which {} nodes provide: {}",
                             consume.name,
                             consume.module,
                             consume.service,
@@ -126,24 +119,39 @@ impl<'a> Providers<'a> {
         }
     }
 
+    /// What to do about `service`, which no node provides: the service meant, if
+    /// one provided is named like it (`postgresql` for `postgres`), else give
+    /// `whom` a module that provides it.
+    fn no_provider_help(&self, service: &str, whom: &str) -> String {
+        match did_you_mean(service, self.by_service.keys().copied()) {
+            Some(similar) => format!(
+                "{similar} (no node provides `{service}`; the services provided are {})",
+                lang::diagnostic::quoted_few(self.by_service.keys())
+            ),
+            None => format!(
+                "no node provides `{service}`: assign a module that `provides.{service}` to {whom}"
+            ),
+        }
+    }
+
     /// E302: `from` names a node that does not provide the service, or no node.
-    fn not_a_provider(
-        &self,
-        node: &str,
-        consume: &Consume,
-        from: &str,
-        names: &[&str],
-    ) -> Diagnostic {
-        if self.nodes.contains(from) || names.is_empty() {
-            let listed = if names.is_empty() {
-                format!("no node provides `{}`", consume.service)
-            } else {
-                provided_by(&consume.service, names)
-            };
+    fn not_a_provider(&self, consume: &Consume, from: &str, names: &[&str]) -> Diagnostic {
+        if names.is_empty() {
             Diagnostic::error(
                 codes::NOT_A_PROVIDER,
                 format!(
-                    "`{}` of module `{}` on node `{node}` asks `{from}` for `{}`, which `{from}` does not provide",
+                    "`{}` of module `{}` asks `{from}` for `{}`, which no node provides",
+                    consume.name, consume.module, consume.service
+                ),
+            )
+            .with_primary(consume.span, "consumed here")
+            .with_help(self.no_provider_help(&consume.service, &format!("`{from}`")))
+        } else if self.nodes.contains(from) {
+            let listed = provided_by(&consume.service, names);
+            Diagnostic::error(
+                codes::NOT_A_PROVIDER,
+                format!(
+                    "`{}` of module `{}` asks `{from}` for `{}`, which `{from}` does not provide",
                     consume.name, consume.module, consume.service
                 ),
             )
@@ -157,7 +165,7 @@ impl<'a> Providers<'a> {
             Diagnostic::error(
                 codes::NOT_A_PROVIDER,
                 format!(
-                    "`{}` of module `{}` on node `{node}` asks node `{from}` for `{}`, but there is no node `{from}`",
+                    "`{}` of module `{}` asks node `{from}` for `{}`, but there is no node `{from}`",
                     consume.name, consume.module, consume.service
                 ),
             )
@@ -237,27 +245,25 @@ mod tests {
         let providers = Providers::of(&declarations);
         for wanted in ["db00", "db25", "db49"] {
             let (node, _) = providers
-                .choose("app1", &consume(Some(wanted)))
+                .choose(&consume(Some(wanted)))
                 .expect("a provider");
             assert_eq!(node, wanted);
         }
         let (node, provide) = providers
-            .choose("app1", &consume(Some("db25x")))
+            .choose(&consume(Some("db25x")))
             .expect("a provider");
         assert_eq!((node, provide.module.as_str()), ("db25x", "first"));
         let refused = providers
-            .choose("app1", &consume(Some("db2")))
+            .choose(&consume(Some("db2")))
             .expect_err("db2 provides nothing");
         assert_eq!(refused.code, codes::NOT_A_PROVIDER);
-        let refused = providers
-            .choose("app1", &consume(None))
-            .expect_err("51 providers");
+        let refused = providers.choose(&consume(None)).expect_err("51 providers");
         assert_eq!(refused.code, codes::AMBIGUOUS_PROVIDER);
         assert!(refused.message.contains("51 nodes"), "{}", refused.message);
         // one node from two of its modules is not "1 nodes"
         let one = [provider("kv1", &["first", "second"])];
         let refused = Providers::of(&one)
-            .choose("app1", &consume(None))
+            .choose(&consume(None))
             .expect_err("two entries");
         assert!(
             refused

@@ -1,0 +1,4 @@
+{
+  description = "a key-value store";
+  provides.kv-store = { manifest = "/etc/kv-grants.json"; credentials = "/etc"; form = "plain"; };
+}
