@@ -497,6 +497,40 @@ mod tests {
     /// A set of more than a few attributes finds its names by an index: a name
     /// given again is still a duplicate, and paths still merge into one set.
     #[test]
+    /// Two set literals given to one name merge; the names both define are said
+    /// once for the pair, with the outer name: one as its path (`app1.address`),
+    /// several as one error at the two sets, not one error each (an entry copied
+    /// under the same name repeated every field, and never said whose).
+    fn names_repeated_by_two_merged_sets_are_said_once_with_the_outer_name() {
+        let mut machine = Machine::new(Rc::new(MemoryLoader::new()), Vec::new(), Limits::default());
+        let mut errors_of = |source: &str| {
+            machine
+                .compile_source("dup.nix", None, source.as_bytes().into(), Path::new("/"))
+                .expect_err("a duplicate attribute")
+        };
+        let one = errors_of("{ app1 = { key = 1; a = 2; }; app1 = { key = 3; b = 4; }; }");
+        assert_eq!(one.len(), 1, "{one:?}");
+        assert_eq!(one[0].code, crate::codes::DUPLICATE_ATTRIBUTE);
+        assert!(one[0].message.contains("`app1.key`"), "{}", one[0].message);
+        let source = "{ app1 = { key = 1; address = 2; modules = 3; }; app1 = { key = 4; address = 5; modules = 6; }; }";
+        let several = errors_of(source);
+        assert_eq!(several.len(), 1, "{several:?}");
+        assert!(
+            several[0].message.contains("`app1`")
+                && several[0].message.contains("`address`, `key`, `modules`"),
+            "{}",
+            several[0].message
+        );
+        // at the second `app1`, the first named beside it
+        let primary = several[0].primary.as_ref().expect("a place").span;
+        assert_eq!(primary.start as usize, source.rfind("app1").expect("two"));
+        assert_eq!(
+            several[0].secondary[0].span.start as usize,
+            source.find("app1").expect("one")
+        );
+    }
+
+    #[test]
     fn large_sets_find_duplicates_and_merge_paths() {
         let names: Vec<String> = (0..20).map(|index| format!("a{index}")).collect();
         let mut machine = Machine::new(Rc::new(MemoryLoader::new()), Vec::new(), Limits::default());

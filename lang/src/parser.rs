@@ -118,6 +118,14 @@ struct Parser<'a> {
     /// of its parse's fresh memory).
     bindings: Vec<Binding>,
     items: Vec<Expr>,
+    /// Blocks closed by a closer indented less than the line they were opened on
+    /// (opener, closer): when a later block is found unclosed, the closer missing
+    /// is usually one of these blocks' own, and the closer that closed it was its
+    /// parent's.
+    closed_shallower: Vec<(Span, Span)>,
+    /// Where the parser stood when it said a block was not closed: what it says
+    /// next at the same place follows from that.
+    gave_up_at: Option<u32>,
 }
 
 /// Left and right binding power of a binary operator, or None.
@@ -228,6 +236,8 @@ impl<'a> Parser<'a> {
             abandoned: false,
             bindings: Vec::new(),
             items: Vec::new(),
+            closed_shallower: Vec::new(),
+            gave_up_at: None,
         }
     }
 
@@ -409,11 +419,14 @@ impl<'a> Parser<'a> {
             return;
         }
         // one error per position: recovery often trips over the same token again
+        // (and where a block was found unclosed, what else is missing there
+        // follows from it)
         if self
             .errors
             .last()
             .and_then(Diagnostic::span)
             .is_some_and(|last| last.start == span.start)
+            || self.gave_up_at == Some(span.start)
         {
             return;
         }
@@ -446,6 +459,11 @@ impl<'a> Parser<'a> {
     /// when the parser stands at the next binding's `=`.
     fn missing_semicolon(&mut self, value: &Expr) -> bool {
         let found = self.current().clone();
+        if found.kind == TokenKind::Eof || self.gave_up_at == Some(found.span.start) {
+            // the input ended inside the set or `let`: its `{` (or `let`) is what
+            // is not closed, said by its closer, not a `;` after the last value
+            return false;
+        }
         let source = self.lexer.source;
         let breaks = |from: u32, to: u32| {
             source
@@ -491,6 +509,185 @@ impl<'a> Parser<'a> {
             .with_help("end the binding with `;`"),
         );
         at_next_binding
+    }
+
+    /// Consumes the closer `kind` of what `opener` opened, or reports it missing
+    /// (consuming nothing). Where the parser stands at the end of the input or at
+    /// another closer, the closer is missing somewhere between, often far above:
+    /// the error is said at the opener, with where the parser gave up, and the
+    /// first line after the opener's that is indented no deeper than it (where the
+    /// closer usually belongs), as rustc says an unclosed delimiter. A wrong token
+    /// inside (a missing operator, a stray word) is said where it stands.
+    fn expect_closer(&mut self, kind: &TokenKind, opener: Span, help: &str) -> bool {
+        if self.at(kind) {
+            let closer = self.advance();
+            if self.shallower(opener, closer) {
+                self.closed_shallower.push((opener, closer));
+            }
+            return true;
+        }
+        let found = self.current().clone();
+        // a list ends before a binding's `=` or `;` (see the list's loop)
+        let elsewhere = matches!(
+            found.kind,
+            TokenKind::Eof
+                | TokenKind::RightBrace
+                | TokenKind::RightBracket
+                | TokenKind::RightParen
+                | TokenKind::In
+        ) || (*kind == TokenKind::RightBracket
+            && matches!(found.kind, TokenKind::Assign | TokenKind::Semicolon));
+        if !elsewhere || self.abandoned {
+            self.expected(&describe(kind), help);
+            return false;
+        }
+        let open = self
+            .lexer
+            .source
+            .get(opener.start as usize..opener.end as usize)
+            .map(|text| String::from_utf8_lossy(text).into_owned())
+            .unwrap_or_default();
+        self.gave_up_at = Some(found.span.start);
+        // a block inside this one closed by a closer indented as this one's line:
+        // that closer was this block's, and the inner block's is the one missing
+        let inner = self
+            .closed_shallower
+            .iter()
+            .rev()
+            .find(|(inner, _)| inner.start > opener.start)
+            .copied();
+        if let Some((inner, closer)) = inner {
+            let inner_text = self
+                .lexer
+                .source
+                .get(inner.start as usize..inner.end as usize)
+                .map(|text| String::from_utf8_lossy(text).into_owned())
+                .unwrap_or_default();
+            let closing = match inner_text.as_str() {
+                "[" => "`]`",
+                "(" => "`)`",
+                _ => "`}`",
+            };
+            let mut diagnostic = Diagnostic::error(
+                codes::SYNTAX_ERROR,
+                format!("`{inner_text}` is not closed: its {closing} is missing"),
+            )
+            .with_primary(inner, format!("this `{inner_text}` is probably not closed"));
+            if let Some(line) = self.dedent_after(inner, closer.start) {
+                diagnostic = diagnostic
+                    .with_secondary(line, format!("{closing} probably belongs before this line"));
+            }
+            self.report(
+                diagnostic
+                    .with_secondary(
+                        closer,
+                        format!(
+                            "so this closer, indented as the `{open}` around it, closed it instead"
+                        ),
+                    )
+                    .with_help(format!(
+                        "add {closing} where what `{inner_text}` opened ends"
+                    )),
+            );
+            return false;
+        }
+        let mut diagnostic = Diagnostic::error(
+            codes::SYNTAX_ERROR,
+            format!(
+                "`{open}` is not closed: expected {} before {}",
+                describe(kind),
+                describe(&found.kind)
+            ),
+        )
+        .with_primary(opener, format!("this `{open}` is never closed"));
+        if let Some(line) = self.dedent_after(opener, found.span.start) {
+            diagnostic = diagnostic.with_secondary(
+                line,
+                format!("{} probably belongs before this line", describe(kind)),
+            );
+        }
+        self.report(
+            diagnostic
+                .with_secondary(found.span, "reached here without it")
+                .with_help(format!("{help}, where what `{open}` opened ends")),
+        );
+        false
+    }
+
+    /// Whether a line break lies between `before` and `after`.
+    fn on_a_later_line(&self, before: Span, after: Span) -> bool {
+        self.lexer
+            .source
+            .get(before.end as usize..after.start as usize)
+            .is_some_and(|between| memchr::memchr(b'\n', between).is_some())
+    }
+
+    /// Whether `closer` starts its line and is indented less than the line `opener`
+    /// is on (lines read back at most a few kilobytes: a file of one long line is
+    /// not read again for every block).
+    fn shallower(&self, opener: Span, closer: Span) -> bool {
+        const REACH: usize = 4096;
+        let source = self.lexer.source;
+        // where the line holding `at` starts, and how many blanks it starts with
+        let line_of = |at: usize| -> Option<(usize, usize)> {
+            let from = at.saturating_sub(REACH);
+            let start = source[from..at]
+                .iter()
+                .rposition(|byte| *byte == b'\n')
+                .map(|newline| from + newline + 1)
+                .or((from == 0).then_some(0))?;
+            let indent = source[start..at]
+                .iter()
+                .take_while(|byte| **byte == b' ' || **byte == b'\t')
+                .count();
+            Some((start, indent))
+        };
+        let (opener, closer) = (opener.start as usize, closer.start as usize);
+        if closer > source.len() || opener >= closer {
+            return false;
+        }
+        let Some((closer_line, closer_indent)) = line_of(closer) else {
+            return false;
+        };
+        closer_line + closer_indent == closer
+            && line_of(opener).is_some_and(|(_, opener_indent)| closer_indent < opener_indent)
+    }
+
+    /// The first token of the first line after `opener`'s line (and before
+    /// `before`) that is indented no deeper than the opener's line: where a block
+    /// opened at the end of a line usually ends.
+    fn dedent_after(&self, opener: Span, before: u32) -> Option<Span> {
+        let source = self.lexer.source;
+        let line_start = |at: usize| {
+            source[..at]
+                .iter()
+                .rposition(|byte| *byte == b'\n')
+                .map_or(0, |newline| newline + 1)
+        };
+        let indent = |start: usize| {
+            source[start..]
+                .iter()
+                .take_while(|byte| **byte == b' ' || **byte == b'\t')
+                .count()
+        };
+        let opener_start = usize::try_from(opener.start).ok()?.min(source.len());
+        let depth = indent(line_start(opener_start));
+        let before = usize::try_from(before).ok()?.min(source.len());
+        let mut at = opener_start + source[opener_start..].iter().position(|b| *b == b'\n')? + 1;
+        while at < before {
+            let width = indent(at);
+            let first = at + width;
+            let rest = &source[first..];
+            let blank = rest
+                .first()
+                .is_none_or(|byte| *byte == b'\n' || *byte == b'#');
+            if !blank && width <= depth {
+                let end = first + rest.iter().take_while(|b| !b.is_ascii_whitespace()).count();
+                return (first < before).then(|| Span::new(self.file, first, end.max(first + 1)));
+            }
+            at = first + rest.iter().position(|b| *b == b'\n')? + 1;
+        }
+        None
     }
 
     /// Consumes `kind` or reports that it is missing (consuming nothing).
@@ -660,7 +857,7 @@ impl<'a> Parser<'a> {
     }
 
     fn formals_lambda(&mut self, start: Span, mut at: Option<(String, Span)>) -> Expr {
-        self.advance(); // {
+        let opener = self.advance(); // {
         let mut formals: Vec<Formal> = Vec::new();
         let mut ellipsis = false;
         loop {
@@ -700,7 +897,11 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        if !self.expect(&TokenKind::RightBrace, "close the argument list with `}`") {
+        if !self.expect_closer(
+            &TokenKind::RightBrace,
+            opener,
+            "close the argument list with `}`",
+        ) {
             self.skip_to(&[TokenKind::RightBrace, TokenKind::Colon]);
             if self.at(&TokenKind::RightBrace) {
                 self.advance();
@@ -984,7 +1185,11 @@ impl<'a> Parser<'a> {
                 let start = self.advance();
                 let expr = self.expr();
                 let end = self.current().span;
-                self.expect(&TokenKind::RightBrace, "close the interpolation with `}`");
+                self.expect_closer(
+                    &TokenKind::RightBrace,
+                    start,
+                    "close the interpolation with `}`",
+                );
                 let span = start.to(end);
                 // as in Nix, `${"name"}` with a plain string literal is a static name
                 match into_literal_bytes(expr.kind) {
@@ -1089,7 +1294,11 @@ impl<'a> Parser<'a> {
                 self.advance();
                 let inner = self.expr();
                 let end = self.current().span;
-                if !self.expect(&TokenKind::RightParen, "close the parenthesis with `)`") {
+                if !self.expect_closer(
+                    &TokenKind::RightParen,
+                    span,
+                    "close the parenthesis with `)`",
+                ) {
                     return self.error_node(span.to(inner.span));
                 }
                 Expr {
@@ -1130,7 +1339,14 @@ impl<'a> Parser<'a> {
                     } else if self.starts_select() {
                         let item = self.expr_select();
                         self.items.push(item);
-                    } else if self.at(&TokenKind::Eof) {
+                    } else if matches!(
+                        self.kind(),
+                        TokenKind::Eof | TokenKind::RightBrace | TokenKind::RightParen
+                    ) || (matches!(self.kind(), TokenKind::Assign | TokenKind::Semicolon)
+                        && self.on_a_later_line(span, self.current().span))
+                    {
+                        // the list's `]` is missing (the set around it ends, or
+                        // the next binding begins): said at its `[`
                         break;
                     } else {
                         let bad = self.current().clone();
@@ -1148,7 +1364,7 @@ impl<'a> Parser<'a> {
                     }
                 }
                 let end = self.current().span;
-                self.expect(&TokenKind::RightBracket, "close the list with `]`");
+                self.expect_closer(&TokenKind::RightBracket, span, "close the list with `]`");
                 let items = self.items.drain(base..).collect();
                 Expr {
                     kind: ExprKind::List(items),
@@ -1160,10 +1376,14 @@ impl<'a> Parser<'a> {
     }
 
     fn attrs(&mut self, start: Span, recursive: bool) -> Expr {
-        self.advance(); // {
+        let opener = self.advance(); // {
         let bindings = self.bindings(false);
         let end = self.current().span;
-        self.expect(&TokenKind::RightBrace, "close the attribute set with `}`");
+        self.expect_closer(
+            &TokenKind::RightBrace,
+            opener,
+            "close the attribute set with `}`",
+        );
         Expr {
             kind: ExprKind::Attrs {
                 recursive,
@@ -1209,7 +1429,12 @@ impl<'a> Parser<'a> {
                 break;
             }
             match self.kind() {
-                TokenKind::RightBrace | TokenKind::Eof => break,
+                // `)` or `]` here: the set's `}` (or the `let`'s `in`) is missing,
+                // which its closer says at its opener
+                TokenKind::RightBrace
+                | TokenKind::Eof
+                | TokenKind::RightParen
+                | TokenKind::RightBracket => break,
                 TokenKind::In if in_let => break,
                 TokenKind::Inherit => {
                     let start = self.advance();
@@ -1373,7 +1598,11 @@ impl<'a> Parser<'a> {
         let start = self.advance(); // ${
         let expr = self.expr();
         let end = self.current().span;
-        if !self.expect(&TokenKind::RightBrace, "close the interpolation with `}`") {
+        if !self.expect_closer(
+            &TokenKind::RightBrace,
+            start,
+            "close the interpolation with `}`",
+        ) {
             self.skip_to(&[TokenKind::RightBrace]);
             if self.at(&TokenKind::RightBrace) {
                 self.advance();
@@ -1678,6 +1907,47 @@ mod tests {
             assert_eq!(first.help.as_deref(), Some("end the binding with `;`"));
             // the binding read on is not also an error (its `let ... in` once was)
             assert_eq!(parsed.errors.len(), 1, "{marked}: {:?}", parsed.errors);
+        }
+    }
+
+    /// A block whose closer is missing is said at its opener (`^` marks it), once,
+    /// wherever the parser noticed (the end of the input, another block's closer);
+    /// when a closer indented less than the block's line closed it, the block is
+    /// the one said, with the first line back at its indentation (`~` marks it).
+    #[test]
+    fn an_unclosed_block_is_said_at_its_opener() {
+        for marked in [
+            "{\n  a = ^{\n    b = 1;\n\n  ~c = 2;\n}\n",
+            "{ a = ^[ 1 2 }",
+            "{ a = ^[ 1\n  b = 2; }",
+            "{ a = (f ^{ b = 1; ); }",
+            "let a = 1; in ^(a",
+            "^{\n  a = 1;\n",
+            "{\n  shapes = ^[\n    (x)\n  ~b = 1;\n}\n",
+        ] {
+            let at = marked.find('^').expect("a mark");
+            let source = marked.replace('^', "");
+            let line = source.find('~');
+            let source = source.replace('~', "");
+            let parsed = parse(source.as_bytes(), FileId(0));
+            assert_eq!(parsed.errors.len(), 1, "{marked}: {:?}", parsed.errors);
+            let error = &parsed.errors[0];
+            assert!(
+                error.message.contains("is not closed"),
+                "{marked}: {error:?}"
+            );
+            let span = error.primary.as_ref().expect("a place").span;
+            assert_eq!(span.start as usize, at, "{marked}: {error:?}");
+            if let Some(line) = line {
+                assert!(
+                    error
+                        .secondary
+                        .iter()
+                        .any(|label| label.span.start as usize == line
+                            && label.message.contains("probably belongs before")),
+                    "{marked}: {error:?}"
+                );
+            }
         }
     }
 

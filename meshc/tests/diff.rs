@@ -1418,3 +1418,27 @@ fn a_failed_build_without_the_cache_leaves_the_users_build_the_users() {
     let said = text(&built.stderr);
     assert!(!said.contains("not made by your"), "{said}");
 }
+
+/// `meshc diff --against DIR` of a directory that is not there is E408, as `meshc
+/// diff OLD NEW` of one is: it was taken for a fleet with every node new, which
+/// `--detailed-exitcode` reported as changes (exit 2) where a path was mistyped.
+#[test]
+fn diff_against_a_directory_that_is_not_there_is_e408() {
+    let (temporary, repository) = support::homelab_copy();
+    let missing = temporary.path().join("deplyed");
+    let diff = Command::new(MESHC)
+        .args(["diff", "--detailed-exitcode", "--repo"])
+        .arg(&repository)
+        .arg("--against")
+        .arg(&missing)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("meshc runs");
+    let said = text(&diff.stderr);
+    assert_eq!(diff.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("E408") && said.contains("there is no such directory"),
+        "{said}"
+    );
+    assert!(diff.stdout.is_empty(), "no diff is printed");
+}

@@ -350,6 +350,7 @@ impl Compiler<'_> {
                             existing,
                             Entry::Nested { .. } | Entry::Deferred { .. }
                         ) || matches!(existing, Entry::Value { expr, .. } if matches!(expr.kind, ExprKind::Attrs { .. }));
+                        let existing_span = existing.span();
                         match (&value.kind, mergeable) {
                             (ExprKind::Attrs { bindings, .. }, true) => {
                                 self.nest_literal(existing);
@@ -364,7 +365,12 @@ impl Compiler<'_> {
                                     } else {
                                         self.add_bindings(&mut incoming, bindings, false);
                                     }
-                                    self.merge_sets(nested, incoming);
+                                    let repeated = self.merge_sets(nested, incoming);
+                                    self.repeated_in_merge(
+                                        name,
+                                        (existing_span, *name_span),
+                                        &repeated,
+                                    );
                                 }
                             }
                             _ => {
@@ -421,16 +427,66 @@ impl Compiler<'_> {
         }
     }
 
-    pub(super) fn merge_sets<'e>(&mut self, into: &mut SetBuilder<'e>, from: SetBuilder<'e>) {
+    /// Merges `from` into `into`; the names both have are left as `into` has them,
+    /// and returned with where each was first and again defined.
+    pub(super) fn merge_sets<'e>(
+        &mut self,
+        into: &mut SetBuilder<'e>,
+        from: SetBuilder<'e>,
+    ) -> Vec<(Name, Span, Span)> {
+        let mut repeated = Vec::new();
         for (name, entry) in from.statics.into_sorted() {
             if let Some(existing) = into.statics.get(&name) {
-                let first = existing.span();
-                self.duplicate(&name, first, entry.span());
+                repeated.push((name, existing.span(), entry.span()));
                 continue;
             }
             into.statics.insert(name, entry);
         }
         into.dynamics.extend(from.dynamics);
+        repeated
+    }
+
+    /// The names two sets given to `outer` both define (`sets`: where each was
+    /// given): one is said with its path (`app1.address`, as Nix says it); several
+    /// are one error at the two sets, not one each (a node's entry copied under the
+    /// same name repeats every field).
+    fn repeated_in_merge(
+        &mut self,
+        outer: &[u8],
+        sets: (Span, Span),
+        repeated: &[(Name, Span, Span)],
+    ) {
+        let outer = name_text(outer);
+        match repeated {
+            [] => {}
+            [(name, first, again)] => self.error(
+                Diagnostic::error(
+                    codes::DUPLICATE_ATTRIBUTE,
+                    format!("attribute `{outer}.{}` is defined twice", name_text(name)),
+                )
+                .with_primary(*again, "defined again here")
+                .with_secondary(*first, "first defined here")
+                .with_help(format!("the two sets given to `{outer}` are merged, and a name may be in only one of them: remove one of the definitions")),
+            ),
+            several => {
+                let names: Vec<String> = several
+                    .iter()
+                    .map(|(name, _, _)| name_text(name).to_string())
+                    .collect();
+                self.error(
+                    Diagnostic::error(
+                        codes::DUPLICATE_ATTRIBUTE,
+                        format!(
+                            "`{outer}` is given two sets that both define {}",
+                            crate::diagnostic::quoted_few(&names)
+                        ),
+                    )
+                    .with_primary(sets.1, "given again here")
+                    .with_secondary(sets.0, "first given here")
+                    .with_help(format!("the two sets given to `{outer}` are merged, and a name may be in only one of them: rename one (an entry copied from another keeps its name), or merge them into one")),
+                );
+            }
+        }
     }
 
     pub(super) fn dynamic_in_let(&mut self, span: Span) {

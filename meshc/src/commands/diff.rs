@@ -56,6 +56,17 @@ fn repository_and_build(
     let root = arguments.repository.root(color)?;
     // the default output is judged by its manifest, and read as it was judged
     let (against, judged) = match arguments.against.clone() {
+        // a build named that is not there is a mistake (a path mistyped, a build
+        // not copied yet), not a fleet with every node new: only the default
+        // output may not have been built yet
+        Some(against) if std::fs::symlink_metadata(&against).is_err() => {
+            let diagnostic = compiler::build_unreadable(
+                &against,
+                "there is no such directory",
+                "name the directory a `meshc build` wrote (`--against DIR`), or leave `--against` out to compare with the repository's own last build",
+            );
+            return Err(terminal::fail_alone(&diagnostic, color));
+        }
         Some(against) => (against, None),
         None => {
             let out = crate::cli::default_output(&root, color)?;
