@@ -204,9 +204,15 @@ pub(crate) fn with_habit_help(mut diagnostic: Diagnostic) -> Diagnostic {
             .message
             .strip_prefix("undefined variable `")
             .and_then(|rest| rest.strip_suffix('`'))
-        && let Some(habit) = nixos_habit(name)
     {
-        diagnostic.help = Some(habit.to_string());
+        if let Some(habit) = nixos_habit(name) {
+            diagnostic.help = Some(habit.to_string());
+        } else if crate::prelude::TYPES.contains(&name) {
+            // `listOf str`, the habit of `with lib.types;`
+            diagnostic.help = Some(format!(
+                "did you mean `mesh.types.{name}`? The types of settings are in `mesh.types` (or write `with mesh.types; ...` around them)"
+            ));
+        }
     }
     diagnostic
 }

@@ -203,6 +203,42 @@ pub fn field_names(kind: Kind) -> Vec<&'static str> {
     names
 }
 
+/// What a field NixOS gives the same thing (`environment.etc.<name>.text`,
+/// `systemd.services.<name>.script`, `users.users.<name>.extraGroups`) is called
+/// in a shape, where the names differ.
+fn nixos_field(kind: Kind, field: &str) -> Option<&'static str> {
+    Some(match (kind, field) {
+        (Kind::File, "text") => {
+            "a file's text is its `content` (NixOS's `environment.etc.<name>.text`), or `source` for a file of the repository"
+        }
+        (Kind::File | Kind::Secret | Kind::Directory, "user") => "the owner is `owner`",
+        (Kind::Link, "source") => {
+            "a link is `mesh.link { path = \"/where/it/is\"; target = \"/what/it/points/to\"; }`"
+        }
+        (Kind::Service, "script" | "ExecStart" | "serviceConfig" | "command") => {
+            "a service runs `exec`, a list of the program's absolute path and its arguments: `exec = [ \"/usr/bin/app\" \"--port\" \"8080\" ];`"
+        }
+        (Kind::Service, "wantedBy" | "enable") => {
+            "a declared service is enabled and started: there is nothing to turn on"
+        }
+        (Kind::Service, "requires" | "wants" | "bindsTo") => {
+            "a service waits for others with `after` (mesh services or systemd units)"
+        }
+        (Kind::User, "extraGroups") => "a user's supplementary groups are `groups`",
+        (Kind::User, "isNormalUser" | "isSystemUser") => {
+            "a user is a system account with `system = true;`, a normal one without it"
+        }
+        (Kind::User, "uid" | "gid") => {
+            "ids are given by `useradd` on the node: a user is named, never numbered"
+        }
+        (Kind::Container, "cmd" | "entrypoint") => {
+            "a container's command is `command`, a list of words"
+        }
+        (Kind::Container, "volumes") => "a container's volumes are `mounts`",
+        _ => return None,
+    })
+}
+
 fn name_attr(name: &'static str, value: Value, span: Span) -> Attr {
     Attr {
         name: lang::Name::of(name),
@@ -236,6 +272,19 @@ fn is_valid_name(text: &[u8]) -> bool {
 }
 
 /// Is `path` absolute and canonical (no `.`, `..`, `//` or trailing slash)?
+/// The help for a path that is not canonical: the path written canonically when
+/// it only has a trailing `/` or doubled ones (`"/srv/web/"` is `"/srv/web"`), else
+/// what a path on the node looks like.
+fn canonical_path_help(path: &[u8]) -> String {
+    let text = String::from_utf8_lossy(path);
+    let joined: Vec<&str> = text.split('/').filter(|part| !part.is_empty()).collect();
+    let tidy = format!("/{}", joined.join("/"));
+    if text.starts_with('/') && tidy.len() > 1 && is_canonical_absolute(tidy.as_bytes()) {
+        return format!("write `\"{tidy}\"`: a path on the node has no trailing or doubled `/`");
+    }
+    "write the path on the node, e.g. \"/etc/nginx/nginx.conf\"".to_string()
+}
+
 pub fn is_canonical_absolute(path: &[u8]) -> bool {
     if path.first() != Some(&b'/') || path == b"/" {
         return path == b"/";
@@ -417,8 +466,10 @@ pub fn construct(
         if !interned && field_name(kind, &entry.name).is_none() {
             let known = field_names(kind);
             let name = String::from_utf8_lossy(&entry.name);
-            let help =
-                lang::diagnostic::did_you_mean(&name, known.iter().copied()).unwrap_or_else(|| {
+            let help = nixos_field(kind, &name)
+                .map(str::to_string)
+                .or_else(|| lang::diagnostic::did_you_mean(&name, known.iter().copied()))
+                .unwrap_or_else(|| {
                     format!(
                         "`mesh.{}` takes {}",
                         kind.name(),
@@ -681,7 +732,7 @@ fn check_field(
                 kind,
                 format!("`{}` must be an absolute path without `.`, `..` or a trailing `/`: {:?}", spec.name, String::from_utf8_lossy(text)),
                 span,
-                "write the path on the node, e.g. \"/etc/nginx/nginx.conf\"".into(),
+                canonical_path_help(text),
             )),
             Value::Path(_) => Err(invalid(
                 kind,

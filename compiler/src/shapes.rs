@@ -297,48 +297,9 @@ fn follows_plan_rules(
         plan::PlanError::InvalidField { field, .. } => field.as_str(),
         _ => "",
     };
-    let help = match (declaration.kind(), field) {
-        (Kind::Service, "exec") => {
-            "the program is an absolute path on the node, e.g. `exec = [ \"/usr/sbin/nginx\" \"-g\" \"daemon off;\" ];` (`command -v nginx` on the node finds it); its arguments hold no control characters"
-        }
-        (Kind::Service, "after") => {
-            "name a mesh service or container (`postgres`) or a systemd unit (`network-online.target`)"
-        }
-        (Kind::Service, "restart") => "write `always`, `on-failure` or `no`",
-        (Kind::User, "name" | "groups") => {
-            "user and group names are what `useradd` accepts: lowercase letters, digits, `_` and `-`, starting with a letter or `_`, at most 32 bytes, not all digits"
-        }
-        (Kind::User, "home" | "shell") => {
-            "a home or shell is an absolute path without `:` (the field separator of `/etc/passwd`) or control characters"
-        }
-        (Kind::Secret, "mode") => {
-            "a secret's mode is at most \"0640\": readable by its owner, at most by its group, never by others, never executable"
-        }
-        (Kind::Directory, "owner") if declaration.identity() == plan::check::STATE_DIRECTORY => {
-            "mesh-apply keeps its state there: declare it as root's and writable by root only (the defaults: owner and group `root`, mode \"0755\"), and give the module's data a directory beneath it"
-        }
-        (Kind::Directory, "owner") if plan::check::on_state_way(declaration.identity()) => {
-            "mesh-apply keeps its state in `/var/lib/mesh` and takes artifacts from `/var/lib/mesh/artifacts`, and reaches them only through root's directories: declare this one as root's and writable by root only (the defaults: owner and group `root`, mode \"0755\"), and give the module's data a directory beneath it"
-        }
-        (_, "path") if plan::check::on_state_way(declaration.identity()) => {
-            "mesh-apply keeps its state in `/var/lib/mesh` and takes artifacts from `/var/lib/mesh/artifacts`: only directories, root's, may be declared there and on the way to them (`/var/lib`, `/var`); give this shape a path of its own, such as one beneath `/var/lib/mesh` or `/srv`"
-        }
-        (_, "path")
-            if plan::check::account_file(declaration.identity()).is_some()
-                || declaration.identity() == plan::check::ACCOUNT_DIRECTORY =>
-        {
-            "users and their groups are declared with `mesh.user`, which mesh-apply makes with `useradd` and `usermod`: the account files are theirs, and `/etc` may only be declared as a directory"
-        }
-        (_, "owner" | "group") => {
-            "owners and groups are names, not numeric ids: declare the user with `mesh.user` and name it"
-        }
-        (_, "source") => {
-            "rename the file: its name holds a character that cannot be shown faithfully"
-        }
-        (_, "path" | "target") => {
-            "a path on the node is absolute and canonical (no `.`, `..`, `//` or trailing `/`) without control or bidirectional control characters, and leaves mesh-apply its own files (`/var/lib/mesh/applied.json`, `lock`, `identity`, `received.json`, `generations`), the directories that hold them (only a directory may be declared at `/var/lib/mesh/artifacts`, `/var/lib/mesh`, `/var/lib` or `/var`) and the names it gives its scratch (`.NAME.mesh-new`, `.NAME.mesh-unpack`, `.NAME.mesh-old`)"
-        }
-        _ => "fix the field the message names (the rules are in the book's chapter on shapes)",
+    let help = match specific_help(&declaration.resource, field) {
+        Some(help) => help,
+        None => general_help(&declaration, field).to_string(),
     };
     let mut diagnostic = Diagnostic::error(
         codes::INVALID_SHAPE,
@@ -688,5 +649,72 @@ impl Needs<'_> {
                 )
                 .with_help(help),
         );
+    }
+}
+
+/// The help for a shape whose `field` breaks a rule, from what was written there
+/// (the program's name in `command -v`).
+fn specific_help(resource: &plan::Resource, field: &str) -> Option<String> {
+    match (resource, field) {
+        (plan::Resource::Service(service), "exec") => {
+            let program = service.exec.first()?;
+            if program.starts_with('/')
+                || program.is_empty()
+                || program.contains(char::is_whitespace)
+            {
+                return None;
+            }
+            Some(format!(
+                "a program is named by its absolute path on the node: `command -v {program}` there prints it (such as `/usr/bin/{program}`); write that as the first word of `exec`"
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// The help for a shape whose `field` breaks a rule, by its kind and field.
+fn general_help(declaration: &ShapeDecl, field: &str) -> &'static str {
+    match (declaration.kind(), field) {
+        (Kind::Service, "exec") => {
+            "the program is an absolute path on the node, e.g. `exec = [ \"/usr/sbin/nginx\" \"-g\" \"daemon off;\" ];` (`command -v nginx` on the node finds it); its arguments hold no control characters"
+        }
+        (Kind::Service, "after") => {
+            "name a mesh service or container (`postgres`) or a systemd unit (`network-online.target`)"
+        }
+        (Kind::Service, "restart") => "write `always`, `on-failure` or `no`",
+        (Kind::User, "name" | "groups") => {
+            "user and group names are what `useradd` accepts: lowercase letters, digits, `_` and `-`, starting with a letter or `_`, at most 32 bytes, not all digits"
+        }
+        (Kind::User, "home" | "shell") => {
+            "a home or shell is an absolute path without `:` (the field separator of `/etc/passwd`) or control characters"
+        }
+        (Kind::Secret, "mode") => {
+            "a secret's mode is at most \"0640\": readable by its owner, at most by its group, never by others, never executable"
+        }
+        (Kind::Directory, "owner") if declaration.identity() == plan::check::STATE_DIRECTORY => {
+            "mesh-apply keeps its state there: declare it as root's and writable by root only (the defaults: owner and group `root`, mode \"0755\"), and give the module's data a directory beneath it"
+        }
+        (Kind::Directory, "owner") if plan::check::on_state_way(declaration.identity()) => {
+            "mesh-apply keeps its state in `/var/lib/mesh` and takes artifacts from `/var/lib/mesh/artifacts`, and reaches them only through root's directories: declare this one as root's and writable by root only (the defaults: owner and group `root`, mode \"0755\"), and give the module's data a directory beneath it"
+        }
+        (_, "path") if plan::check::on_state_way(declaration.identity()) => {
+            "mesh-apply keeps its state in `/var/lib/mesh` and takes artifacts from `/var/lib/mesh/artifacts`: only directories, root's, may be declared there and on the way to them (`/var/lib`, `/var`); give this shape a path of its own, such as one beneath `/var/lib/mesh` or `/srv`"
+        }
+        (_, "path")
+            if plan::check::account_file(declaration.identity()).is_some()
+                || declaration.identity() == plan::check::ACCOUNT_DIRECTORY =>
+        {
+            "users and their groups are declared with `mesh.user`, which mesh-apply makes with `useradd` and `usermod`: the account files are theirs, and `/etc` may only be declared as a directory"
+        }
+        (_, "owner" | "group") => {
+            "owners and groups are names, not numeric ids: declare the user with `mesh.user` and name it"
+        }
+        (_, "source") => {
+            "rename the file: its name holds a character that cannot be shown faithfully"
+        }
+        (_, "path" | "target") => {
+            "a path on the node is absolute and canonical (no `.`, `..`, `//` or trailing `/`) without control or bidirectional control characters, and leaves mesh-apply its own files (`/var/lib/mesh/applied.json`, `lock`, `identity`, `received.json`, `generations`), the directories that hold them (only a directory may be declared at `/var/lib/mesh/artifacts`, `/var/lib/mesh`, `/var/lib` or `/var`) and the names it gives its scratch (`.NAME.mesh-new`, `.NAME.mesh-unpack`, `.NAME.mesh-old`)"
+        }
+        _ => "fix the field the message names (the rules are in the book's chapter on shapes)",
     }
 }

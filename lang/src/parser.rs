@@ -1328,6 +1328,7 @@ impl<'a> Parser<'a> {
             TokenKind::LeftBracket => {
                 self.advance();
                 let base = self.items.len();
+                let mut comma_said = false;
                 loop {
                     if self.at(&TokenKind::RightBracket) || self.abandoned {
                         break;
@@ -1348,6 +1349,17 @@ impl<'a> Parser<'a> {
                         // the list's `]` is missing (the set around it ends, or
                         // the next binding begins): said at its `[`
                         break;
+                    } else if self.at(&TokenKind::Comma) {
+                        // `[ "a", "b" ]`: said once for the list, not once a comma
+                        let comma = self.advance();
+                        if !comma_said {
+                            comma_said = true;
+                            self.error_at(
+                                comma,
+                                "list elements are separated by spaces, not commas".to_string(),
+                                "remove the commas: `[ \"a\" \"b\" ]`",
+                            );
+                        }
                     } else {
                         let bad = self.current().clone();
                         let help = if bad.kind == TokenKind::Minus {
@@ -1908,6 +1920,18 @@ mod tests {
             // the binding read on is not also an error (its `let ... in` once was)
             assert_eq!(parsed.errors.len(), 1, "{marked}: {:?}", parsed.errors);
         }
+    }
+
+    /// Commas between list elements (the JSON habit) are said once for the list,
+    /// at the first, not once a comma.
+    #[test]
+    fn commas_in_a_list_are_said_once() {
+        let source = "[ \"web\", \"node-exporter\", \"users\", \"shop\" ]";
+        let parsed = parse(source.as_bytes(), FileId(0));
+        assert_eq!(parsed.errors.len(), 1, "{:?}", parsed.errors);
+        assert!(parsed.errors[0].message.contains("not commas"));
+        let span = parsed.errors[0].primary.as_ref().expect("a place").span;
+        assert_eq!(span.start as usize, source.find(',').expect("a comma"));
     }
 
     /// A block whose closer is missing is said at its opener (`^` marks it), once,

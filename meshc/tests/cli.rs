@@ -705,3 +705,23 @@ fn check_says_which_nodes_have_errors_and_which_were_not_compiled() {
         "{said}"
     );
 }
+
+/// Nodes named as colmena, deploy-rs and nixos-rebuild name them (`deploy app1`,
+/// `--node app1`, `--target app1`) are a usage error (exit 2) that says to write
+/// `--on`; they were "unexpected argument" with no way forward.
+#[test]
+fn deploy_of_a_node_named_without_on_says_to_write_on() {
+    for arguments in [
+        &["deploy", "app1"][..],
+        &["deploy", "--node", "app1"],
+        &["deploy", "--target", "app1"],
+    ] {
+        let output = meshc(arguments);
+        let said = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{arguments:?}: {said}");
+        assert!(
+            said.contains("write `meshc deploy --on app1`"),
+            "{arguments:?}: {said}"
+        );
+    }
+}

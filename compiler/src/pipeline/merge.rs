@@ -78,6 +78,18 @@ pub(super) fn merge(repository: &Repository, results: Vec<WorkerResult>) -> Comp
         .collect();
     by_node.sort_by_key(|(_, diagnostic)| diagnostic.code.as_str().as_bytes().get(1).copied());
     diagnostics.extend(by_node);
+    // `mesh.lib` is made of the standard library's files joined with `//`: where
+    // one of them defines "the set" (`<stdlib>/lib/lists.nix` for any name missing
+    // from `mesh.lib`) says nothing the user can act on
+    let lib_files = format!("{}/lib/", crate::stdlib::DISPLAY_PREFIX);
+    for (_, diagnostic) in &mut diagnostics {
+        diagnostic.secondary.retain(|label| {
+            label.message != "the set is defined here"
+                || !sources
+                    .get(label.span.file)
+                    .is_some_and(|file| file.name.starts_with(&lib_files))
+        });
+    }
     Compilation {
         root: repository.root.clone(),
         plans,

@@ -333,6 +333,10 @@ struct Repo<'r> {
 /// others when a node asks for them.
 struct WorkerModules {
     set: ModuleSet,
+    /// Nodes declared without a module they asked for, which failed (reported):
+    /// they count as failed for the link, so that what they would have provided
+    /// is not refused to their consumers as missing.
+    met_failed: Vec<String>,
     /// None: all of them.
     first: Option<BTreeSet<String>>,
     started: bool,
@@ -347,6 +351,7 @@ impl WorkerModules {
         match to_load {
             ModulesToLoad::All => WorkerModules {
                 set: ModuleSet::complete(),
+                met_failed: Vec::new(),
                 first: None,
                 started: false,
             },
@@ -359,6 +364,7 @@ impl WorkerModules {
                 first.extend(repository.shadowed.iter().cloned());
                 WorkerModules {
                     set: ModuleSet::partial(),
+                    met_failed: Vec::new(),
                     first: Some(first),
                     started: false,
                 }
@@ -478,8 +484,8 @@ fn declare_loading<'a>(
     let said_before = diagnostics.len();
     modules.set.take_met_failed();
     // a module it asked for failed: reported once for all, but this node's
-    // outcome depends on that file (a memory evaluates it again), and the node
-    // counts as failed: without the module it would declare less than it does
+    // outcome depends on that file (a memory evaluates it again), and it counts
+    // as failed for the link: without the module it declares less than it would
     // (a service it provides, refused to its consumers as no provider)
     let depends_on_a_failure = |set: &ModuleSet| {
         let met = set.take_met_failed();
@@ -508,7 +514,7 @@ fn declare_loading<'a>(
         match declared {
             Ok(pending) => {
                 if depends_on_a_failure(&modules.set) {
-                    return Some(None);
+                    modules.met_failed.push(name.clone());
                 }
                 return Some(pending);
             }
@@ -527,7 +533,7 @@ fn declare_loading<'a>(
                 }
             }
             Err(_) => {
-                depends_on_a_failure(&modules.set);
+                let _ = depends_on_a_failure(&modules.set);
                 return Some(None);
             }
         }
@@ -618,7 +624,11 @@ fn run(
         made: &made,
         report,
     };
-    let (steps, declarations, mut failed) = work.first_halves(share)?;
+    let FirstHalves {
+        steps,
+        declarations,
+        mut failed,
+    } = work.first_halves(share)?;
     // an entry read with errors is a node that failed, for its consumers too
     failed.extend(inventory.failed.iter().cloned());
     let Some(links) = barrier.meet(PhaseA {
@@ -630,6 +640,14 @@ fn run(
         return Ok(BTreeMap::new());
     };
     work.second_halves(steps, links)
+}
+
+/// A worker's first halves: a step per node to finish, the declarations the link
+/// reads, and the nodes that failed (or met a module that did).
+struct FirstHalves<'w> {
+    steps: Vec<Step<'w>>,
+    declarations: Vec<Arc<link::Declarations>>,
+    failed: Vec<String>,
 }
 
 /// What a worker's diagnostics, traces and plans handed on are gathered in, and the
@@ -675,10 +693,7 @@ impl<'w> Work<'w, '_> {
     /// The first half of each node of `share`, in order: its declarations taken
     /// from the build cache when the inputs of its first half are unchanged, else
     /// evaluated. Ends early, with what it has, when the compilation is cancelled.
-    fn first_halves(
-        &mut self,
-        share: &[&'w String],
-    ) -> EvalResult<(Vec<Step<'w>>, Vec<Arc<link::Declarations>>, Vec<String>)> {
+    fn first_halves(&mut self, share: &[&'w String]) -> EvalResult<FirstHalves<'w>> {
         let session = self.repo.session;
         // one step and one declaration a node, most of them handed on kept
         let mut steps: Vec<Step<'w>> = Vec::with_capacity(share.len());
@@ -713,7 +728,12 @@ impl<'w> Work<'w, '_> {
                 FirstHalf::Cancelled => break,
             }
         }
-        Ok((steps, declarations, failed))
+        failed.append(&mut self.modules.met_failed);
+        Ok(FirstHalves {
+            steps,
+            declarations,
+            failed,
+        })
     }
 
     /// A node's first half, evaluated: its entry read if the inventory left it

@@ -60,6 +60,20 @@ pub struct DeployArgs {
     pub workers: WorkersArgs,
     #[command(flatten)]
     pub limits: LimitsArgs,
+    /// Nodes named the way colmena, deploy-rs and nixos-rebuild name them (`deploy
+    /// app1`, `--node app1`, `--target app1`): refused as a usage error that says
+    /// to write `--on` (never shown in the help)
+    #[arg(value_name = "NODE", hide = true, value_parser = on_instead)]
+    pub named: Vec<String>,
+    #[arg(long = "node", aliases = ["nodes", "target", "target-host", "host"], value_name = "NODE", hide = true, value_parser = on_instead)]
+    pub node_flag: Vec<String>,
+}
+
+/// A node named other than with `--on`: the usage error that says how.
+fn on_instead(node: &str) -> Result<String, String> {
+    Err(format!(
+        "`meshc deploy` selects nodes with `--on` (as colmena does): write `meshc deploy --on {node}`"
+    ))
 }
 
 pub fn run(arguments: DeployArgs, color: ColorWhen) -> Result<ExitCode, Failure> {

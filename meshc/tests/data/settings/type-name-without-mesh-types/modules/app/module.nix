@@ -1,0 +1,4 @@
+{ mesh, ... }: {
+  description = "an app with tags";
+  settings.tags = mesh.option { type = mesh.types.listOf str; default = [ ]; description = "tags"; };
+}

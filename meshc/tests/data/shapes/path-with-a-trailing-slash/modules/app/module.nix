@@ -1,0 +1,6 @@
+{ mesh, ... }: {
+  description = "an app with a directory";
+  shapes = [
+    (mesh.directory { path = "/srv/app/"; })
+  ];
+}
