@@ -1280,7 +1280,10 @@ fn shapes_at_the_account_files_are_refused() {
         file("/etc/.pwd.lock", "", "root", "0600"),
         link("/etc/group", "/srv/group"),
         directory("/etc/gshadow", "root", "0755"),
+        file("/etc/passwd/x", "x", "root", "0644"),
         link("/etc", "/srv/etc"),
+        directory("/etc", "nobody", "0755"),
+        directory("/etc", "root", "0777"),
     ] {
         let root = TestRoot::new();
         let passwd = root.directory.path().join("etc/passwd");

@@ -177,7 +177,12 @@ pub(crate) fn with_habit_help(mut diagnostic: Diagnostic) -> Diagnostic {
             .message
             .strip_prefix("attribute `")
             .and_then(|rest| rest.strip_suffix("` missing"))
-        && let Some(help) = module_system_habit(path.strip_prefix("lib.").unwrap_or(path))
+        // selected from `lib` (`mesh.lib.mkIf`, `lib.types`), or a `mk...` name of
+        // the module system anywhere; not `settings.types`, which may be a typo
+        && let Some(name) = path
+            .strip_prefix("lib.")
+            .or_else(|| path.starts_with("mk").then_some(path))
+        && let Some(help) = module_system_habit(name)
     {
         diagnostic.help = Some(help.to_string());
         // where `mesh.lib` is made (inside the standard library) says nothing useful
@@ -753,5 +758,43 @@ pub fn layout_diagnostics(
                 );
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn missing(path: &str, help: &str) -> Diagnostic {
+        Diagnostic::error(
+            codes::MISSING_ATTRIBUTE,
+            format!("attribute `{path}` missing"),
+        )
+        .with_help(help)
+    }
+
+    /// nixpkgs' module-system names get mesh's answer when selected from `lib`, or
+    /// when they are `mk...` names; a set of the user's own that lacks `types`
+    /// keeps the language's help (a did-you-mean), which was replaced.
+    #[test]
+    fn module_system_help_is_for_lib_and_mk_names_only() {
+        let helped = with_habit_help(missing("lib.mkIf", "use `or` to give a default"));
+        assert!(
+            helped
+                .help
+                .is_some_and(|help| help.contains("optionalAttrs"))
+        );
+        let helped = with_habit_help(missing("mkDefault", "use `or` to give a default"));
+        assert!(
+            helped
+                .help
+                .is_some_and(|help| help.contains("no priorities"))
+        );
+        let helped = with_habit_help(missing("lib.types", "use `or` to give a default"));
+        assert!(helped.help.is_some_and(|help| help.contains("mesh.types")));
+        let kept = with_habit_help(missing("types", "did you mean `type`?"));
+        assert_eq!(kept.help.as_deref(), Some("did you mean `type`?"));
+        let kept = with_habit_help(missing("settings.types", "did you mean `type`?"));
+        assert_eq!(kept.help.as_deref(), Some("did you mean `type`?"));
     }
 }

@@ -230,10 +230,32 @@ fn option_value() -> Value {
             }
         }
         let Some(type_entry) = given.get_attr(b"type") else {
+            // the type the default has, if it has one that can be told (a default
+            // that fails is said once it is checked)
+            let default = match given.get(b"default") {
+                Some(default) => machine.force(&default.clone(), span).ok(),
+                None => None,
+            };
+            let suggested = match default {
+                Some(Value::Int(_)) => "`type = mesh.types.int;` (or `mesh.types.port` for a port)",
+                Some(Value::Float(_)) => "`type = mesh.types.float;`",
+                Some(Value::Bool(_)) => "`type = mesh.types.bool;`",
+                Some(Value::String(_)) => "`type = mesh.types.str;`",
+                Some(Value::List(_)) => {
+                    "`type = mesh.types.listOf mesh.types.str;` (the type of its elements)"
+                }
+                Some(Value::Attrs(_)) => {
+                    "`type = mesh.types.attrsOf mesh.types.str;` (the type of its values)"
+                }
+                Some(Value::Null) => {
+                    "`type = mesh.types.nullOr mesh.types.str;` (what it is when not null)"
+                }
+                _ => "e.g. `type = mesh.types.str;`",
+            };
             return Err(invalid_option(
                 "a setting needs a `type`".into(),
                 span,
-                "add e.g. `type = mesh.types.str;`".into(),
+                format!("add {suggested}"),
             ));
         };
         if let Err(problem) =

@@ -271,7 +271,6 @@ fn is_valid_name(text: &[u8]) -> bool {
     }
 }
 
-/// Is `path` absolute and canonical (no `.`, `..`, `//` or trailing slash)?
 /// The help for a path that is not canonical: the path written canonically when
 /// it only has a trailing `/` or doubled ones (`"/srv/web/"` is `"/srv/web"`), else
 /// what a path on the node looks like.
@@ -285,6 +284,7 @@ fn canonical_path_help(path: &[u8]) -> String {
     "write the path on the node, e.g. \"/etc/nginx/nginx.conf\"".to_string()
 }
 
+/// Is `path` absolute and canonical (no `.`, `..`, `//` or trailing slash)?
 pub fn is_canonical_absolute(path: &[u8]) -> bool {
     if path.first() != Some(&b'/') || path == b"/" {
         return path == b"/";

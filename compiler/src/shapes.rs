@@ -706,6 +706,9 @@ fn general_help(declaration: &ShapeDecl, field: &str) -> &'static str {
         {
             "users and their groups are declared with `mesh.user`, which mesh-apply makes with `useradd` and `usermod`: the account files are theirs, and `/etc` may only be declared as a directory"
         }
+        (Kind::Directory, "owner") if declaration.identity() == plan::check::ACCOUNT_DIRECTORY => {
+            "`/etc` holds the account files every owner is looked up in: declare it as root's and writable by root only (the defaults: owner and group `root`, mode \"0755\")"
+        }
         (_, "owner" | "group") => {
             "owners and groups are names, not numeric ids: declare the user with `mesh.user` and name it"
         }

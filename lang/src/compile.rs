@@ -494,13 +494,11 @@ mod tests {
         ));
     }
 
-    /// A set of more than a few attributes finds its names by an index: a name
-    /// given again is still a duplicate, and paths still merge into one set.
-    #[test]
     /// Two set literals given to one name merge; the names both define are said
     /// once for the pair, with the outer name: one as its path (`app1.address`),
     /// several as one error at the two sets, not one error each (an entry copied
     /// under the same name repeated every field, and never said whose).
+    #[test]
     fn names_repeated_by_two_merged_sets_are_said_once_with_the_outer_name() {
         let mut machine = Machine::new(Rc::new(MemoryLoader::new()), Vec::new(), Limits::default());
         let mut errors_of = |source: &str| {
@@ -530,6 +528,8 @@ mod tests {
         );
     }
 
+    /// A set of more than a few attributes finds its names by an index: a name
+    /// given again is still a duplicate, and paths still merge into one set.
     #[test]
     fn large_sets_find_duplicates_and_merge_paths() {
         let names: Vec<String> = (0..20).map(|index| format!("a{index}")).collect();

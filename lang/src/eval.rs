@@ -33,7 +33,7 @@ mod reclaim;
 mod session;
 mod span_names;
 pub(crate) use coerce::push_decimal;
-pub use errors::{error, opaque_error, type_error};
+pub use errors::{error, opaque_error, opaque_interpolated, type_error};
 use errors::{lambda_name, overflow, unreachable_done, unreachable_logic};
 use force::fresh_slot;
 pub(crate) use force::holds_evaluated_secret;

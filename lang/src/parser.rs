@@ -541,6 +541,10 @@ impl<'a> Parser<'a> {
             self.expected(&describe(kind), help);
             return false;
         }
+        // a block around one found unclosed at the same place: that one is said
+        if self.gave_up_at == Some(found.span.start) {
+            return false;
+        }
         let open = self
             .lexer
             .source
@@ -628,29 +632,37 @@ impl<'a> Parser<'a> {
     fn shallower(&self, opener: Span, closer: Span) -> bool {
         const REACH: usize = 4096;
         let source = self.lexer.source;
-        // where the line holding `at` starts, and how many blanks it starts with
-        let line_of = |at: usize| -> Option<(usize, usize)> {
-            let from = at.saturating_sub(REACH);
-            let start = source[from..at]
-                .iter()
-                .rposition(|byte| *byte == b'\n')
-                .map(|newline| from + newline + 1)
-                .or((from == 0).then_some(0))?;
-            let indent = source[start..at]
-                .iter()
-                .take_while(|byte| **byte == b' ' || **byte == b'\t')
-                .count();
-            Some((start, indent))
-        };
+        let blank = |byte: &u8| *byte == b' ' || *byte == b'\t';
         let (opener, closer) = (opener.start as usize, closer.start as usize);
         if closer > source.len() || opener >= closer {
             return false;
         }
-        let Some((closer_line, closer_indent)) = line_of(closer) else {
+        // the closer starts its line: only blanks before it, read back over them
+        // alone (a closer in the middle of a long line costs a byte or so)
+        let closer_indent = source[..closer]
+            .iter()
+            .rev()
+            .take_while(|byte| blank(byte))
+            .count();
+        let line_start = closer - closer_indent;
+        if line_start > 0 && source[line_start - 1] != b'\n' {
+            return false;
+        }
+        // the opener's line, read back at most a few kilobytes
+        let from = opener.saturating_sub(REACH);
+        let Some(start) = source[from..opener]
+            .iter()
+            .rposition(|byte| *byte == b'\n')
+            .map(|newline| from + newline + 1)
+            .or((from == 0).then_some(0))
+        else {
             return false;
         };
-        closer_line + closer_indent == closer
-            && line_of(opener).is_some_and(|(_, opener_indent)| closer_indent < opener_indent)
+        let opener_indent = source[start..opener]
+            .iter()
+            .take_while(|byte| blank(byte))
+            .count();
+        closer_indent < opener_indent
     }
 
     /// The first token of the first line after `opener`'s line (and before
@@ -680,7 +692,7 @@ impl<'a> Parser<'a> {
             let rest = &source[first..];
             let blank = rest
                 .first()
-                .is_none_or(|byte| *byte == b'\n' || *byte == b'#');
+                .is_none_or(|byte| matches!(byte, b'\n' | b'\r' | b'#'));
             if !blank && width <= depth {
                 let end = first + rest.iter().take_while(|b| !b.is_ascii_whitespace()).count();
                 return (first < before).then(|| Span::new(self.file, first, end.max(first + 1)));
@@ -1948,6 +1960,11 @@ mod tests {
             "let a = 1; in ^(a",
             "^{\n  a = 1;\n",
             "{\n  shapes = ^[\n    (x)\n  ~b = 1;\n}\n",
+            // a stray closer, and the end of input inside two blocks: said once
+            "{ a = ^(1 + 2]); }",
+            "{ a = ^{ b = 1;",
+            // line breaks of Windows: the line back at the indentation is found
+            "{\r\n  a = ^{\r\n    b = 1;\r\n\r\n  ~c = 2;\r\n}\r\n",
         ] {
             let at = marked.find('^').expect("a mark");
             let source = marked.replace('^', "");

@@ -1441,4 +1441,22 @@ fn diff_against_a_directory_that_is_not_there_is_e408() {
         "{said}"
     );
     assert!(diff.stdout.is_empty(), "no diff is printed");
+    // a file, or a link to nothing, named as the build: the same
+    let file = temporary.path().join("a-file");
+    std::fs::write(&file, "x").expect("write");
+    let dangling = temporary.path().join("dangling");
+    std::os::unix::fs::symlink(&missing, &dangling).expect("link");
+    for against in [&file, &dangling] {
+        let diff = Command::new(MESHC)
+            .args(["diff", "--detailed-exitcode", "--repo"])
+            .arg(&repository)
+            .arg("--against")
+            .arg(against)
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("meshc runs");
+        let said = text(&diff.stderr);
+        assert_eq!(diff.status.code(), Some(1), "{said}");
+        assert!(said.contains("E408"), "{said}");
+    }
 }

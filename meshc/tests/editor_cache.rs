@@ -409,19 +409,19 @@ fn after_a_silent_compilation_an_edit_evaluates_only_what_it_reaches() {
             "edit {position} of the sequence"
         );
     }
-    // a misspelt module on the provider of `shop`'s database (E101, the
-    // provider's own): its consumers, and the node whose monitoring reads it, are
-    // not compiled while it stands (not told there is no provider), so once it is
-    // fixed they are evaluated with it; `mq1`, which said nothing, is taken back
+    // an error the link says (a misspelt module on the provider of `shop`'s
+    // database): placed in other nodes' declarations too, so while it stands
+    // every first half is evaluated
     buffer(&mut buffers, inventory, &inventory_texts[5]);
     let reuse = step(&buffers);
     buffer(&mut buffers, inventory, &inventory_texts[0]);
     let reuse_fixed = step(&buffers);
     assert_eq!(
-        reuse_fixed.evaluated,
-        again(&["app1", "app2", "db1", "gateway"]),
-        "after {:?}",
+        reuse_fixed.evaluated.len(),
+        5,
+        "after {:?}: {:?}",
         reuse.evaluated,
+        reuse_fixed.evaluated
     );
     // a trace (a shared value traces at the first node that forces it): made
     // again taking only plans from the record, so every node is evaluated

@@ -169,15 +169,19 @@ pub const ACCOUNT_FILES: &[&str] = &[
 /// The directory holding [`ACCOUNT_FILES`]: only a directory may be declared there.
 pub const ACCOUNT_DIRECTORY: &str = "/etc";
 
-/// The account file (one of [`ACCOUNT_FILES`]) that `path` is, or is the backup,
-/// temp file or lock of; `/etc/.pwd.lock` is the suite's lock.
+/// The account file (one of [`ACCOUNT_FILES`]) that `path` is, is the backup, temp
+/// file or lock of, or lies beneath; `/etc/.pwd.lock` is the suite's lock.
 pub fn account_file(path: &str) -> Option<&'static str> {
     if path == "/etc/.pwd.lock" {
         return Some("/etc/passwd");
     }
+    // the file, its backup, temp file or lock, or a path beneath one (which would
+    // make the file a directory)
     ACCOUNT_FILES.iter().copied().find(|file| {
-        path.strip_prefix(file)
-            .is_some_and(|rest| matches!(rest, "" | "-" | "+" | ".lock"))
+        path.strip_prefix(file).is_some_and(|rest| {
+            let (name, _) = rest.split_once('/').unwrap_or((rest, ""));
+            matches!(name, "" | "-" | "+" | ".lock")
+        })
     })
 }
 
@@ -243,6 +247,10 @@ pub fn directory_path(text: &str) -> Result<(), String> {
     if let Some(file) = account_file(text) {
         let what = if text == file {
             format!("`{text}` is one of the host's account files")
+        } else if text.contains(&format!("{file}/")) || text.contains(&format!("{file}-/")) {
+            format!(
+                "`{text}` would make the host's account file `{file}` (or its backup) a directory"
+            )
         } else {
             format!("`{text}` is the backup, temp file or lock of the host's account file `{file}`")
         };
@@ -266,7 +274,15 @@ pub fn directory_path(text: &str) -> Result<(), String> {
 /// record, so that every later apply, even one giving the directory back, would be
 /// refused.
 pub fn state_directory(path: &str, owner: &str, group: &str, mode: u32) -> Result<(), String> {
-    if !on_state_way(path) || (owner == "root" && group == "root" && mode & 0o022 == 0) {
+    let roots_only = owner == "root" && group == "root" && mode & 0o022 == 0;
+    // whoever else could write `/etc` could replace the account files the owners
+    // of every shape are looked up in
+    if path == ACCOUNT_DIRECTORY && !roots_only {
+        return Err(format!(
+            "`{ACCOUNT_DIRECTORY}` holds the host's accounts: it may only be root's (owner and group `root`) and writable by root only"
+        ));
+    }
+    if !on_state_way(path) || roots_only {
         return Ok(());
     }
     if path == STATE_DIRECTORY {
@@ -431,12 +447,18 @@ mod tests {
             "/etc/subuid",
             "/etc/subgid",
             "/etc/.pwd.lock",
+            "/etc/passwd/x",
+            "/etc/shadow-/k",
         ] {
             assert!(super::shape_path(account).is_err(), "{account}");
             assert!(super::directory_path(account).is_err(), "{account}");
         }
         assert!(super::shape_path("/etc").is_err());
         assert!(super::directory_path("/etc").is_ok());
+        assert!(super::state_directory("/etc", "root", "root", 0o755).is_ok());
+        assert!(super::state_directory("/etc", "alice", "root", 0o755).is_err());
+        assert!(super::state_directory("/etc", "root", "root", 0o777).is_err());
+        assert!(super::state_directory("/etc/app", "alice", "alice", 0o777).is_ok());
         for beside in [
             "/etc/passwd.d",
             "/etc/groups",

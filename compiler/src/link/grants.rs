@@ -53,9 +53,20 @@ pub(super) fn place(
             let link = links.entry(declaration.node.clone()).or_default();
             let (provider, provide) = match providers.choose(consume) {
                 Ok(chosen) => chosen,
-                // a provider that failed to compile (reported) is not refused again
-                // as no node or no provider
-                Err(_) if providers.may_be_failed(consume, failed) => {
+                // a provider named that failed to compile (reported) is not refused
+                // again as no node or no provider
+                Err(_) if Providers::from_failed(consume, failed) => {
+                    link.provider_failed = true;
+                    continue;
+                }
+                Err(mut diagnostic) if providers.unprovided_beside_failed(consume, failed) => {
+                    if let Some(help) = &mut diagnostic.help {
+                        help.push_str(&format!(
+                            "; if a node that failed to compile ({}) provides it, fix that first",
+                            lang::diagnostic::quoted_few(failed.iter().map(String::as_str))
+                        ));
+                    }
+                    link.diagnostics.push(diagnostic);
                     link.provider_failed = true;
                     continue;
                 }

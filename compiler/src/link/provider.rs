@@ -102,21 +102,28 @@ impl<'a> Providers<'a> {
         }
     }
 
-    /// Whether `consume` could have been met by a node in `failed` (nodes whose
-    /// compilation failed, and so declared nothing): it names one with `from`, or
-    /// it names none and no node that compiled provides the service (two that
-    /// did are ambiguous whatever the failed ones provide).
-    pub fn may_be_failed(&self, consume: &Consume, failed: &BTreeSet<String>) -> bool {
-        match &consume.from {
-            Some(from) => failed.contains(from),
-            None => {
-                !failed.is_empty()
-                    && self
-                        .by_service
-                        .get(consume.service.as_str())
-                        .is_none_or(Vec::is_empty)
-            }
-        }
+    /// Whether `consume` names with `from` a node in `failed` (nodes whose
+    /// compilation failed, reported, and which declared nothing or less than they
+    /// would): its refusal would follow from that node's error.
+    pub fn from_failed(consume: &Consume, failed: &BTreeSet<String>) -> bool {
+        consume
+            .from
+            .as_ref()
+            .is_some_and(|from| failed.contains(from))
+    }
+
+    /// Whether `consume` names no provider and no node that compiled provides
+    /// its service, while some nodes failed: one of them may be the provider, so
+    /// the error is said with that (and the consumer's shapes, which would fail
+    /// for want of the login, are not made), but it is said: a failed node
+    /// elsewhere must not hide a service that nobody provides.
+    pub fn unprovided_beside_failed(&self, consume: &Consume, failed: &BTreeSet<String>) -> bool {
+        consume.from.is_none()
+            && !failed.is_empty()
+            && self
+                .by_service
+                .get(consume.service.as_str())
+                .is_none_or(Vec::is_empty)
     }
 
     /// What to do about `service`, which no node provides: the service meant, if

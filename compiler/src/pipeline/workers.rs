@@ -834,7 +834,9 @@ impl<'w> Work<'w, '_> {
             let unfinished = steps.as_slice().iter().chain(std::iter::once(&step));
             self.reclaim_if_due(kept_values(unfinished));
             let link = links.remove(&name).unwrap_or_default();
-            if link.provider_failed {
+            // a consumer of a node that failed: not compiled (what the link said of
+            // it, if anything, is said by `second_half`, which then stops)
+            if link.provider_failed && link.diagnostics.is_empty() {
                 self.report.skipped.push(name);
                 continue;
             }

@@ -96,7 +96,7 @@ impl Machine {
                     "select the attribute you mean, or give the set a `__toString` function",
                 ))
             }
-            Value::Opaque(_) => Err(opaque_error(span)),
+            Value::Opaque(_) => Err(opaque_interpolated(span)),
             Value::Bool(true) if more => {
                 out.push(b'1');
                 Ok(())

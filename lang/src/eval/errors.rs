@@ -33,6 +33,10 @@ pub fn type_error(expected: &str, found: &Value, span: Span, context: &str) -> B
         )
     };
     if let Value::Opaque(_) = found {
+        // `secrets.token.path`: agenix's `age.secrets.token.path` habit
+        if expected == "a set" {
+            return opaque_selected(span);
+        }
         return opaque_error(span);
     }
     error(
@@ -51,6 +55,28 @@ pub fn opaque_error(span: Span) -> Box<Diagnostic> {
         span,
         "a secret is used here",
         "pass the secret to a shape constructor such as `mesh.secret`; it cannot be printed, compared, interpolated or converted",
+    )
+}
+
+/// E044 of a secret put into a string: mesh never has its plaintext to put there.
+pub fn opaque_interpolated(span: Span) -> Box<Diagnostic> {
+    error(
+        codes::OPAQUE_MISUSE,
+        "a secret cannot be put into a string",
+        span,
+        "a secret is used here",
+        "the secret is sealed: mesh never has its text to write into a file; the need places it on the node at the need's `path`: point the program at that file (a `password_file` or `..._FILE` option)",
+    )
+}
+
+/// E044 of an attribute selected from a secret (agenix's `.path`): a handle has none.
+pub fn opaque_selected(span: Span) -> Box<Diagnostic> {
+    error(
+        codes::OPAQUE_MISUSE,
+        "a secret has no attributes",
+        span,
+        "a secret, not a set",
+        "a secret is a handle for a sealed value, not agenix's `{ path; ... }`: the file it is placed in is the `path` written in its need (`needs.NAME.path`); write that path where the program needs it",
     )
 }
 

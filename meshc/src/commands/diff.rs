@@ -59,10 +59,15 @@ fn repository_and_build(
         // a build named that is not there is a mistake (a path mistyped, a build
         // not copied yet), not a fleet with every node new: only the default
         // output may not have been built yet
-        Some(against) if std::fs::symlink_metadata(&against).is_err() => {
+        Some(against) if !std::fs::metadata(&against).is_ok_and(|found| found.is_dir()) => {
+            let reason = if std::fs::symlink_metadata(&against).is_err() {
+                "there is no such directory"
+            } else {
+                "it is not a directory"
+            };
             let diagnostic = compiler::build_unreadable(
                 &against,
-                "there is no such directory",
+                reason,
                 "name the directory a `meshc build` wrote (`--against DIR`), or leave `--against` out to compare with the repository's own last build",
             );
             return Err(terminal::fail_alone(&diagnostic, color));
