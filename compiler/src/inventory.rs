@@ -162,6 +162,70 @@ pub(crate) fn unknown_key(name: &str, known: &[&str], span: Span, context: &str)
     .with_help(help)
 }
 
+/// What is wrong with a node's `address`, which modules write into configuration
+/// (`host=`, a scrape target) and `meshc deploy` gives `ssh`: a host name, an IPv4
+/// or an IPv6 address, nothing around it. A port, a scheme or a path would be
+/// written into every configuration that names the node and fail only there.
+fn address_problem(text: &str) -> Option<(String, String)> {
+    let host_help =
+        "write the host name or IP address alone, e.g. \"10.0.0.11\" or \"db1.example.org\"";
+    if text.parse::<std::net::IpAddr>().is_ok() {
+        return None;
+    }
+    if let Some((scheme, _)) = text.split_once("://") {
+        return Some((
+            format!("{text:?} is a URL (`{scheme}://...`), not a host"),
+            host_help.to_string(),
+        ));
+    }
+    if let Some((host, port)) = text.rsplit_once(':')
+        && !port.is_empty()
+        && port.bytes().all(|byte| byte.is_ascii_digit())
+        && (host.parse::<std::net::Ipv4Addr>().is_ok() || is_host_name(host))
+    {
+        return Some((
+            format!("{text:?} has a port"),
+            format!(
+                "write the host alone, \"{host}\": the SSH port is the node's `deploy.port`, and a service's port is a setting of its module"
+            ),
+        ));
+    }
+    let bracketed = text
+        .strip_prefix('[')
+        .and_then(|rest| rest.strip_suffix(']'))
+        .is_some_and(|inner| inner.parse::<std::net::Ipv6Addr>().is_ok());
+    if bracketed {
+        return Some((
+            format!("{text:?} is an IPv6 address in brackets"),
+            "write it without the brackets: modules add them where a port follows".to_string(),
+        ));
+    }
+    if !is_host_name(text) {
+        return Some((
+            format!("{text:?} is neither a host name nor an IP address"),
+            host_help.to_string(),
+        ));
+    }
+    None
+}
+
+/// A DNS host name: labels of letters, digits and `-` (not at either end) of at
+/// most 63 bytes, joined by dots, at most 253 bytes, a trailing dot allowed.
+fn is_host_name(text: &str) -> bool {
+    let name = text.strip_suffix('.').unwrap_or(text);
+    !name.is_empty()
+        && name.len() <= 253
+        && name.split('.').all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+                && label
+                    .bytes()
+                    .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-')
+        })
+}
+
 fn wrong(
     code: Code,
     what: &str,
@@ -551,7 +615,21 @@ fn read_node(
         Some(entry) => {
             let address_span = entry.span.unwrap_or(span);
             match machine.force(&entry.value.clone(), address_span)? {
-                Value::String(text) => Some(String::from_utf8_lossy(&text).into_owned()),
+                Value::String(text) => {
+                    let text = String::from_utf8_lossy(&text).into_owned();
+                    if let Some((problem, help)) = address_problem(&text) {
+                        diagnostics.push(
+                            Diagnostic::error(
+                                codes::INVALID_INVENTORY_VALUE,
+                                format!("node `{name}`'s `address` {problem}"),
+                            )
+                            .with_primary(address_span, "this address")
+                            .with_help(help),
+                        );
+                        return Ok(None);
+                    }
+                    Some(text)
+                }
                 Value::Null => None,
                 other => {
                     diagnostics.push(wrong(
@@ -743,6 +821,38 @@ fn bech32_checksum_matches(human_readable_part: &[u8], data: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A node's address is a host name or an IP address alone: a port, a scheme,
+    /// brackets or a space, written into every configuration naming the node,
+    /// failed only on the node (review: `"10.0.0.21:22"` became a Prometheus target
+    /// `[10.0.0.21:22]:9100` and `host=10.0.0.21:22`).
+    #[test]
+    fn an_address_is_a_host_or_an_ip_address_alone() {
+        for good in [
+            "10.0.0.11",
+            "db1",
+            "db1.example.org",
+            "db1.example.org.",
+            "fd00::11",
+            "::1",
+            "xn--bcher-kva.example",
+        ] {
+            assert!(address_problem(good).is_none(), "{good}");
+        }
+        for (bad, said) in [
+            ("10.0.0.21:22", "has a port"),
+            ("db1.lan:2222", "has a port"),
+            ("https://mq1.example.org/", "is a URL"),
+            ("[fd00::11]", "in brackets"),
+            ("db 1", "neither"),
+            ("db1.example.org/x", "neither"),
+            ("-db1", "neither"),
+            ("", "neither"),
+        ] {
+            let (problem, _) = address_problem(bad).expect(bad);
+            assert!(problem.contains(said), "{bad}: {problem}");
+        }
+    }
 
     #[test]
     fn age_keygen_recipients_are_accepted_and_a_changed_character_is_not() {

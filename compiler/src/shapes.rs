@@ -570,7 +570,7 @@ pub fn check_needs(node: &Node, shapes: &[ShapeDecl], diagnostics: &mut Vec<Diag
             {
                 needs.report(
                         codes::UNDECLARED_DIRECTORY,
-                        format!("the parent directory `{directory}` of {} is not declared on node `{}`", shape.describe(), node.name),
+                        format!("the parent directory `{directory}` of {} is not declared on the node", shape.describe()),
                         format!(
                             "declare it with `mesh.directory {{ path = \"{directory}\"; }}` in this module or one it requires, or add it to the inventory's `base.paths` if the node already has it"
                         ),
@@ -591,11 +591,15 @@ pub fn check_needs(node: &Node, shapes: &[ShapeDecl], diagnostics: &mut Vec<Diag
             } else {
                 "the owner"
             };
+            // a user renamed in one place: the name declared that is like it
+            let similar = lang::diagnostic::did_you_mean(user, users.iter().copied())
+                .map(|similar| format!("{similar} (declared on the node) Otherwise, "))
+                .unwrap_or_default();
             needs.report(
                 codes::UNDECLARED_USER,
-                format!("{role} of {} is `{user}`, which is not declared on node `{}`", shape.describe(), node.name),
+                format!("{role} of {} is `{user}`, which is not declared on the node", shape.describe()),
                 format!(
-                    "declare it with `mesh.user {{ name = \"{user}\"; }}`, or add it to the inventory's `base.users` if the node already has it"
+                    "{similar}declare it with `mesh.user {{ name = \"{user}\"; }}`, or add it to the inventory's `base.users` if the node already has it"
                 ),
             );
         }
@@ -607,11 +611,14 @@ pub fn check_needs(node: &Node, shapes: &[ShapeDecl], diagnostics: &mut Vec<Diag
             .into_iter()
             .filter(|group| !groups.contains(group))
         {
+            let similar = lang::diagnostic::did_you_mean(group, groups.iter().copied())
+                .map(|similar| format!("{similar} (declared on the node) Otherwise, "))
+                .unwrap_or_default();
             needs.report(
                 codes::UNDECLARED_GROUP,
-                format!("group `{group}` of {} is not declared on node `{}`", shape.describe(), node.name),
+                format!("group `{group}` of {} is not declared on the node", shape.describe()),
                 format!(
-                    "a `mesh.user` declares the group of its name; declare `mesh.user {{ name = \"{group}\"; }}` or add it to the inventory's `base.groups`"
+                    "{similar}a `mesh.user` declares the group of its name; declare `mesh.user {{ name = \"{group}\"; }}` or add it to the inventory's `base.groups`"
                 ),
             );
         }
@@ -623,7 +630,7 @@ pub fn check_needs(node: &Node, shapes: &[ShapeDecl], diagnostics: &mut Vec<Diag
             {
                 needs.report(
                     codes::UNDECLARED_MOUNT_SOURCE,
-                    format!("{} mounts `{}`, which is not declared on node `{}`", shape.describe(), mount.source, node.name),
+                    format!("{} mounts `{}`, which is not declared on the node", shape.describe(), mount.source),
                     format!(
                         "declare it with `mesh.directory {{ path = \"{}\"; }}` (or a file or secret), or add it to the inventory's `base.paths`",
                         mount.source
@@ -645,7 +652,7 @@ impl Needs<'_> {
             Diagnostic::error(code, message)
                 .with_primary(
                     self.shape.span,
-                    format!("declared by `{}` here", self.shape.module),
+                    format!("a shape of module `{}`", self.shape.module),
                 )
                 .with_help(help),
         );

@@ -1896,6 +1896,12 @@ fn into_literal_bytes(kind: ExprKind) -> Result<Vec<u8>, ExprKind> {
 mod tests {
     use super::*;
 
+    /// `marked` without its `mark`, and where the mark stood.
+    fn unmarked(marked: &str, mark: char) -> (usize, String) {
+        let at = marked.find(mark).expect("a mark");
+        (at, marked.replacen(mark, "", 1))
+    }
+
     fn parse_ok(source: &str) -> Expr {
         let parsed = parse(source.as_bytes(), FileId(0));
         assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
@@ -1922,8 +1928,7 @@ mod tests {
             "{ f = x: x|\n  g = 2; }",
             "{ f = x: x|\n  g = let y = 1; in y;\n  h = 3; }",
         ] {
-            let at = marked.find('|').expect("a mark");
-            let source = marked.replace('|', "");
+            let (at, source) = unmarked(marked, '|');
             let parsed = parse(source.as_bytes(), FileId(0));
             let first = parsed.errors.first().expect("a syntax error");
             let span = first.primary.as_ref().expect("a place").span;
@@ -1966,8 +1971,7 @@ mod tests {
             // line breaks of Windows: the line back at the indentation is found
             "{\r\n  a = ^{\r\n    b = 1;\r\n\r\n  ~c = 2;\r\n}\r\n",
         ] {
-            let at = marked.find('^').expect("a mark");
-            let source = marked.replace('^', "");
+            let (at, source) = unmarked(marked, '^');
             let line = source.find('~');
             let source = source.replace('~', "");
             let parsed = parse(source.as_bytes(), FileId(0));

@@ -1,0 +1,3 @@
+{ mesh, ... }: {
+  description = "an app";
+}
