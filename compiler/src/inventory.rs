@@ -209,8 +209,9 @@ fn address_problem(text: &str) -> Option<(String, String)> {
     None
 }
 
-/// A DNS host name: labels of letters, digits and `-` (not at either end) of at
-/// most 63 bytes, joined by dots, at most 253 bytes, a trailing dot allowed.
+/// A host name: labels of letters, digits, `-` (not at either end) and `_` (an
+/// `ssh` alias may have one) of at most 63 bytes, joined by dots, at most 253
+/// bytes, a trailing dot allowed.
 fn is_host_name(text: &str) -> bool {
     let name = text.strip_suffix('.').unwrap_or(text);
     !name.is_empty()
@@ -222,7 +223,7 @@ fn is_host_name(text: &str) -> bool {
                 && !label.ends_with('-')
                 && label
                     .bytes()
-                    .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-')
+                    .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_')
         })
 }
 
@@ -836,6 +837,7 @@ mod tests {
             "fd00::11",
             "::1",
             "xn--bcher-kva.example",
+            "db1_prod",
         ] {
             assert!(address_problem(good).is_none(), "{good}");
         }

@@ -545,12 +545,7 @@ impl<'a> Parser<'a> {
         if self.gave_up_at == Some(found.span.start) {
             return false;
         }
-        let open = self
-            .lexer
-            .source
-            .get(opener.start as usize..opener.end as usize)
-            .map(|text| String::from_utf8_lossy(text).into_owned())
-            .unwrap_or_default();
+        let open = self.text_of(opener);
         self.gave_up_at = Some(found.span.start);
         // a block inside this one closed by a closer indented as this one's line:
         // that closer was this block's, and the inner block's is the one missing
@@ -561,12 +556,7 @@ impl<'a> Parser<'a> {
             .find(|(inner, _)| inner.start > opener.start)
             .copied();
         if let Some((inner, closer)) = inner {
-            let inner_text = self
-                .lexer
-                .source
-                .get(inner.start as usize..inner.end as usize)
-                .map(|text| String::from_utf8_lossy(text).into_owned())
-                .unwrap_or_default();
+            let inner_text = self.text_of(inner);
             let closing = match inner_text.as_str() {
                 "[" => "`]`",
                 "(" => "`)`",
@@ -616,6 +606,15 @@ impl<'a> Parser<'a> {
                 .with_help(format!("{help}, where what `{open}` opened ends")),
         );
         false
+    }
+
+    /// The source text of `span` (a token: `{`, `[`, `(`).
+    fn text_of(&self, span: Span) -> String {
+        self.lexer
+            .source
+            .get(span.start as usize..span.end as usize)
+            .map(|text| String::from_utf8_lossy(text).into_owned())
+            .unwrap_or_default()
     }
 
     /// Whether a line break lies between `before` and `after`.
