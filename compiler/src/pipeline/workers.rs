@@ -44,8 +44,9 @@ pub(super) struct PhaseA {
     /// The worker made its first halves to the end (false: it stopped early, and
     /// its nodes' declarations are missing).
     pub(super) complete: bool,
-    /// The nodes whose first halves failed (reported): they declare nothing, so
-    /// what others consume from them is not linked, and not refused either.
+    /// The nodes whose first halves failed, or that were declared without a module
+    /// that failed (reported): what others consume from them by name is not
+    /// linked, and not refused either.
     pub(super) failed: Vec<String>,
 }
 
