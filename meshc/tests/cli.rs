@@ -725,3 +725,25 @@ fn deploy_of_a_node_named_without_on_says_to_write_on() {
         );
     }
 }
+
+/// One node named to `build` or `check` (`build app1`, `.#app1`, `--on`, `--node`,
+/// `--target`) is a usage error (exit 2) that says every node is compiled and
+/// names what shows or deploys one; clap's tip for `build --target` was `--trace`.
+#[test]
+fn build_or_check_of_one_node_says_every_node_is_compiled() {
+    for arguments in [
+        &["build", "app1"][..],
+        &["build", ".#app1"],
+        &["build", "--target", "app1"],
+        &["check", "--on", "app1"],
+        &["check", "--node", "app1"],
+    ] {
+        let output = meshc(arguments);
+        let said = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{arguments:?}: {said}");
+        assert!(
+            said.contains("compiles every node") && said.contains("`meshc show app1`"),
+            "{arguments:?}: {said}"
+        );
+    }
+}

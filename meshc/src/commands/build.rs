@@ -45,6 +45,28 @@ pub struct BuildArgs {
     pub workers: WorkersArgs,
     #[command(flatten)]
     pub limits: LimitsArgs,
+    #[command(flatten)]
+    pub one_node: OneNodeHabits,
+}
+
+/// A node named to `build` or `check` the way colmena, deploy-rs and flakes name
+/// one (`build app1`, `.#app1`, `--on app1`, `--node app1`, `--target app1`):
+/// refused as a usage error that says every node is compiled, and what shows or
+/// deploys one (never shown in the help).
+#[derive(Debug, Args)]
+pub struct OneNodeHabits {
+    #[arg(value_name = "NODE", hide = true, value_parser = every_node)]
+    pub named: Vec<String>,
+    #[arg(long = "on", aliases = ["node", "nodes", "target", "target-host", "host"], value_name = "NODE", hide = true, value_parser = every_node)]
+    pub flag: Vec<String>,
+}
+
+/// The usage error for one node named to `build` or `check`.
+fn every_node(node: &str) -> Result<String, String> {
+    let node = node.strip_prefix(".#").unwrap_or(node);
+    Err(format!(
+        "meshc compiles every node at once (their plans depend on each other through links): `meshc show {node}` shows one node's plan, `meshc deploy --on {node}` deploys it"
+    ))
 }
 
 pub fn run(arguments: BuildArgs, color: ColorWhen) -> Result<ExitCode, Failure> {

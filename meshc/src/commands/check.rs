@@ -29,6 +29,8 @@ pub struct CheckArgs {
     pub workers: WorkersArgs,
     #[command(flatten)]
     pub limits: LimitsArgs,
+    #[command(flatten)]
+    pub one_node: super::build::OneNodeHabits,
 }
 
 pub fn run(arguments: CheckArgs, color: ColorWhen) -> Result<ExitCode, Failure> {

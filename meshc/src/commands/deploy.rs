@@ -120,6 +120,10 @@ pub fn run(arguments: DeployArgs, color: ColorWhen) -> Result<ExitCode, Failure>
                     max_steps: arguments.limits.max_steps,
                     max_memory: arguments.limits.max_memory,
                 },
+                one_node: super::build::OneNodeHabits {
+                    named: Vec::new(),
+                    flag: Vec::new(),
+                },
             },
             color,
         )?;
