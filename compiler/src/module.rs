@@ -162,46 +162,37 @@ const ARGUMENTS_HAVE_ONLY_MESH: &str = "the set has `mesh`; use `or` to give a d
 /// habit: its help says what mesh has instead, where the language's says to bind the
 /// name, which would be refused next (E109).
 pub(crate) fn with_habit_help(mut diagnostic: Diagnostic) -> Diagnostic {
-    if diagnostic.code == codes::MISSING_ATTRIBUTE
-        && let Some(name) = diagnostic
-            .message
-            .strip_prefix("attribute `types.")
-            .and_then(|rest| rest.strip_suffix("` missing"))
-    {
-        diagnostic.help = Some(types_help(name));
-        return diagnostic;
-    }
-    // `mesh.lib.mkIf`: nixpkgs' module-system functions, which `mesh.lib` leaves out
-    if diagnostic.code == codes::MISSING_ATTRIBUTE
-        && let Some(path) = diagnostic
-            .message
-            .strip_prefix("attribute `")
-            .and_then(|rest| rest.strip_suffix("` missing"))
-        // selected from `lib` (`mesh.lib.mkIf`, `lib.types`), or a `mk...` name of
-        // the module system anywhere; not `settings.types`, which may be a typo
-        && let Some(name) = path
+    // the attribute path E021 names (`attribute `lib.mkIf` missing`), read once
+    let missing = (diagnostic.code == codes::MISSING_ATTRIBUTE)
+        .then(|| {
+            diagnostic
+                .message
+                .strip_prefix("attribute `")
+                .and_then(|rest| rest.strip_suffix("` missing"))
+        })
+        .flatten()
+        .map(str::to_string);
+    if let Some(path) = missing {
+        if let Some(name) = path.strip_prefix("types.") {
+            diagnostic.help = Some(types_help(name));
+        } else if let Some(help) = path
+            // selected from `lib` (`mesh.lib.mkIf`, `lib.types`), or a `mk...` name
+            // of the module system anywhere; not `settings.types`, maybe a typo
             .strip_prefix("lib.")
-            .or_else(|| path.starts_with("mk").then_some(path))
-        && let Some(help) = module_system_habit(name)
-    {
-        diagnostic.help = Some(help.to_string());
-        // where `mesh.lib` is made (inside the standard library) says nothing useful
-        diagnostic
-            .secondary
-            .retain(|label| label.message != "the set is defined here");
-        return diagnostic;
-    }
-    // `mesh: { ... mesh.option ... }`: `mesh` is the set of the module's arguments
-    if diagnostic.code == codes::MISSING_ATTRIBUTE
-        && diagnostic.help.as_deref() == Some(ARGUMENTS_HAVE_ONLY_MESH)
-        && let Some(name) = diagnostic
-            .message
-            .strip_prefix("attribute `")
-            .and_then(|rest| rest.strip_suffix("` missing"))
-    {
-        diagnostic.help = Some(format!(
-            "a module is called with the set `{{ mesh }}`, so a module written `mesh: ...` names that set `mesh`: write `{{ mesh, ... }}:` to take `mesh` out of it, and `mesh.{name}` is found"
-        ));
+            .or_else(|| path.starts_with("mk").then_some(path.as_str()))
+            .and_then(module_system_habit)
+        {
+            diagnostic.help = Some(help.to_string());
+            // where `mesh.lib` is made (inside the standard library) says nothing
+            diagnostic
+                .secondary
+                .retain(|label| label.message != "the set is defined here");
+        } else if diagnostic.help.as_deref() == Some(ARGUMENTS_HAVE_ONLY_MESH) {
+            // `mesh: { ... mesh.option ... }`: `mesh` is the set of the arguments
+            diagnostic.help = Some(format!(
+                "a module is called with the set `{{ mesh }}`, so a module written `mesh: ...` names that set `mesh`: write `{{ mesh, ... }}:` to take `mesh` out of it, and `mesh.{path}` is found"
+            ));
+        }
         return diagnostic;
     }
     if diagnostic.code == codes::UNDEFINED_VARIABLE
