@@ -64,6 +64,33 @@ pub fn parse_at(source: &[u8], file: FileId, start: usize, end: usize) -> Parsed
     parser.finish(expr, lexed_with_errors)
 }
 
+/// Whether the input ended inside `source`'s expression, so that more lines could
+/// finish it: it has syntax errors and the first is where the input ends (a block,
+/// string or comment not closed, an operator, `let` or `if` without what follows).
+/// A mistake before the end (a stray `)`, two `=`) is not unfinished: more input
+/// cannot mend it. Input of nothing but blanks and comments is not unfinished
+/// either. `meshc repl` reads another line while this holds, as `nix repl` does.
+pub fn ends_unfinished(source: &[u8]) -> bool {
+    let file = FileId::default();
+    let mut lexer = Lexer::whole(source, file);
+    let lex_errors = std::mem::take(&mut lexer.errors);
+    // a string or comment left open runs to the end of the input
+    let open_to_the_end = |error: &crate::lexer::LexError| {
+        error.code == codes::UNTERMINATED_STRING || error.code == codes::UNTERMINATED_COMMENT
+    };
+    if !lex_errors.iter().all(open_to_the_end) {
+        return false;
+    }
+    if lexer.tokens.first().is_none_or(|token| token.kind == TokenKind::Eof) {
+        return !lex_errors.is_empty();
+    }
+    let mut parser = Parser::new(lexer, WINDOW, file);
+    parser.file_expr();
+    parser
+        .first_error_at_end
+        .unwrap_or(!lex_errors.is_empty())
+}
+
 /// Parses `source` lexed whole first: the lexer's errors come first and count
 /// towards [`MAX_ERRORS`] from the start.
 pub(crate) fn parse_whole(source: &[u8], file: FileId) -> Parsed {
@@ -126,6 +153,9 @@ struct Parser<'a> {
     /// Where the parser stood when it said a block was not closed: what it says
     /// next at the same place follows from that.
     gave_up_at: Option<u32>,
+    /// Whether the first syntax error was said where the input ended (see
+    /// [`ends_unfinished`]); None before any.
+    first_error_at_end: Option<bool>,
 }
 
 /// Left and right binding power of a binary operator, or None.
@@ -238,6 +268,7 @@ impl<'a> Parser<'a> {
             items: Vec::new(),
             closed_shallower: Vec::new(),
             gave_up_at: None,
+            first_error_at_end: None,
         }
     }
 
@@ -406,6 +437,9 @@ impl<'a> Parser<'a> {
     fn report(&mut self, diagnostic: Diagnostic) {
         if self.abandoned {
             return;
+        }
+        if self.first_error_at_end.is_none() {
+            self.first_error_at_end = Some(self.at(&TokenKind::Eof));
         }
         self.errors.push(diagnostic);
         if self.errors.len() >= MAX_ERRORS {
@@ -717,6 +751,8 @@ impl<'a> Parser<'a> {
         self.depth += 1;
         if self.depth > MAX_NESTING && !self.abandoned {
             let span = self.current().span;
+            // more input cannot make it shallower
+            self.first_error_at_end.get_or_insert(false);
             self.errors.push(
                 Diagnostic::error(
                     codes::NESTED_TOO_DEEPLY,
@@ -1935,6 +1971,53 @@ mod tests {
             assert_eq!(first.help.as_deref(), Some("end the binding with `;`"));
             // the binding read on is not also an error (its `let ... in` once was)
             assert_eq!(parsed.errors.len(), 1, "{marked}: {:?}", parsed.errors);
+        }
+    }
+
+    /// Input the end came inside of is unfinished (more lines can finish it);
+    /// input with a mistake before its end, a whole expression, or nothing but
+    /// comments is not.
+    #[test]
+    fn input_is_unfinished_only_where_it_ends_inside_an_expression() {
+        for unfinished in [
+            "{",
+            "{ a = 1;",
+            "{ a = 1",
+            "let x = 1;",
+            "let x = 1; in",
+            "[ 1 2",
+            "(1 +",
+            "f (g",
+            "if x then 1",
+            "if x then 1 else",
+            "x: ",
+            "{ a, b ? 2",
+            "\"abc",
+            "\"a ${b",
+            "\"a ${ { x = 1;",
+            "\'\'\n  text\n",
+            "/* comment",
+            "{\n  a = {\n    b = 1;\n  };\n",
+        ] {
+            assert!(ends_unfinished(unfinished.as_bytes()), "{unfinished:?}");
+        }
+        for finished in [
+            "1 + 2",
+            "{ a = 1; }",
+            "{ a = 1; } }",
+            "{ a = = 1;",
+            ") + (",
+            "[ 1, 2",
+            "",
+            "   ",
+            "# only a comment",
+            "/* a */ # b",
+            "x: x",
+            "let x = 1; in x",
+            "\"abc\"",
+            "{ a = 1; ) ",
+        ] {
+            assert!(!ends_unfinished(finished.as_bytes()), "{finished:?}");
         }
     }
 

@@ -67,6 +67,28 @@ fn binding(line: &str) -> Option<(&str, &str)> {
     Some((name, rest.trim()))
 }
 
+/// Whether `text` (one line or more) is an expression or binding the input ended
+/// inside of, so the session reads another line before it evaluates anything, as
+/// `nix repl` does: a block, string or comment not closed, an operator, `let` or
+/// `if` without what follows, `x =` without its value. `:t EXPR` waits for its
+/// expression; the other commands never wait. A mistake before the end is not
+/// waited on: it is said at once.
+pub fn unfinished(text: &str) -> bool {
+    let text = text.trim();
+    let expression = match text.strip_prefix(':') {
+        Some(command) => match command.split_once(char::is_whitespace) {
+            Some(("t" | "type", argument)) => argument,
+            _ => return false,
+        },
+        None => match binding(text) {
+            Some((_, "")) => return true,
+            Some((_, expression)) => expression,
+            None => text,
+        },
+    };
+    lang::parser::ends_unfinished(expression.as_bytes())
+}
+
 /// Whether `name` may be written bare in the language.
 pub fn is_identifier(name: &str) -> bool {
     let mut characters = name.chars();

@@ -69,6 +69,29 @@ fn the_prelude_is_in_scope_with_mesh_lib() {
     );
 }
 
+/// An expression written over several lines (as NixOS users paste a set or a
+/// `let`) is read until it is finished, then evaluated once; a mistake is said
+/// at once and does not swallow the lines after it; an expression the input
+/// ended inside of is said as unclosed.
+#[test]
+fn an_expression_left_open_goes_on_over_the_next_lines() {
+    let directory = tempfile::tempdir().expect("a temporary directory");
+    let output = piped(
+        &[],
+        "x = {\n  a = 1;\n  b = [\n    2\n    3\n  ];\n}\nx.a + builtins.length x.b\n\
+         let\n  y = 40;\nin\n  y + 2\n\"two\n  lines\"\n:t {\n}\n{ a = = 1;\n5\n{ c = 1;\n",
+        directory.path(),
+    );
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert_eq!(stdout, "3\n42\n\"two\\n  lines\"\na set\n5\n", "{stderr}");
+    // the mistake is said at once (with its unclosed set), the `5` after it is
+    // read alone, and the set the input ended inside of is said unclosed
+    assert_eq!(stderr.matches("unexpected `=`").count(), 1, "{stderr}");
+    assert_eq!(stderr.matches("`{` is not closed").count(), 2, "{stderr}");
+    assert!(stderr.contains("{ c = 1;"), "{stderr}");
+    assert_eq!(output.status.code(), Some(1));
+}
+
 #[test]
 fn a_runaway_line_ends_in_a_diagnostic_and_the_session_goes_on() {
     let directory = tempfile::tempdir().expect("a temporary directory");
@@ -242,6 +265,30 @@ fn on_a_terminal_it_evaluates_loads_completes_keeps_history_and_quits() {
     assert!(
         history.contains("distinctive-name.deep-attribute"),
         "{history}"
+    );
+}
+
+/// On a terminal, Enter inside an open block starts a new line of the same input
+/// (rustyline's validator): the block is evaluated once it is closed, and kept in
+/// the history as one entry.
+#[test]
+fn on_a_terminal_a_block_goes_on_over_lines_until_it_is_closed() {
+    let directory = tempfile::tempdir().expect("a temporary directory");
+    let state = tempfile::tempdir().expect("a temporary directory");
+    let screen = on_a_terminal(
+        &["{\r", "  answer = 40 + 2;\r", "}.answer\r", ":q\r"],
+        directory.path(),
+        state.path(),
+    );
+    assert!(screen.contains("42"), "{screen}");
+    assert!(!screen.contains("E001"), "no line was evaluated alone: {screen}");
+    let history = std::fs::read_to_string(state.path().join("mesh/repl-history"))
+        .expect("the history is kept");
+    assert!(
+        history
+            .lines()
+            .any(|entry| entry.starts_with('{') && entry.ends_with("}.answer")),
+        "one entry: {history}"
     );
 }
 

@@ -1,7 +1,8 @@
 //! `meshc repl`: an interactive session on the mesh evaluator, as `nix repl` is on
 //! Nix's. On a terminal it edits lines with rustyline (completion, history under
 //! `$XDG_STATE_HOME/mesh/repl-history`); otherwise it reads one expression a line
-//! and prints each value, so it can be scripted. The evaluation is `crate::repl`'s;
+//! (or over several, while one is left open) and prints each value, so it can be
+//! scripted. The evaluation is `crate::repl`'s;
 //! this file only reads lines and prints.
 
 use std::cell::RefCell;
@@ -29,9 +30,11 @@ Examples:
 In scope: `mesh` (with `mesh.lib`) and the builtins; with `--node`, the node's
 `node` (its inventory entry) and `settings` (each of its modules' effective settings).
 `:l FILE` loads a set's attributes, `:t EXPR` gives a type, `:?` helps, `:q` quits.
-Each line has its own step budget and memory bound. When standard input is not a
-terminal, each line is evaluated and its value printed; the status is 1 if a line
-failed.")]
+An expression left open at the end of a line (a `{`, `[`, `(` or string not
+closed, `let` without `in`, `x =` without a value) goes on over the next lines.
+Each expression has its own step budget and memory bound. When standard input is
+not a terminal, each expression is evaluated and its value printed; the status is
+1 if one failed.")]
 pub struct ReplArgs {
     /// The repository; default: the nearest directory with `mesh.nix` at or above the
     /// current one, else the current directory
@@ -115,17 +118,32 @@ fn input_unreadable(message: String) -> lang::Diagnostic {
     )
 }
 
+/// One expression a line; an expression the line ended inside of
+/// ([`crate::repl::unfinished`]) goes on over the next lines, and one the input
+/// ended inside of is evaluated as it is, for its error.
 fn piped(mut session: Session, color: ColorWhen) -> Result<ExitCode, Failure> {
     let mut failed = false;
+    let mut pending = String::new();
     for line in std::io::stdin().lock().lines() {
         let line = line.map_err(|error| {
             let message = format!("cannot read standard input: {error}");
             terminal::fail_alone(&input_unreadable(message), color)
         })?;
-        let reply = session.line(&line);
-        if matches!(reply, Reply::Quit) {
-            break;
+        if !pending.is_empty() {
+            pending.push('\n');
         }
+        pending.push_str(&line);
+        if crate::repl::unfinished(&pending) {
+            continue;
+        }
+        let reply = session.line(&std::mem::take(&mut pending));
+        if matches!(reply, Reply::Quit) {
+            return Ok(super::status(failed));
+        }
+        failed |= !show(&mut session, &reply, color)?;
+    }
+    if !pending.trim().is_empty() {
+        let reply = session.line(&pending);
         failed |= !show(&mut session, &reply, color)?;
     }
     Ok(super::status(failed))

@@ -10,7 +10,7 @@ use lang::{Span, Value};
 use rustyline::completion::{Completer, Pair};
 use rustyline::highlight::Highlighter;
 use rustyline::hint::Hinter;
-use rustyline::validate::Validator;
+use rustyline::validate::{ValidationContext, ValidationResult, Validator};
 use rustyline::{Context, Helper};
 
 use super::{Session, is_identifier};
@@ -139,6 +139,16 @@ impl Hinter for ReplHelper {
 
 impl Highlighter for ReplHelper {}
 
-impl Validator for ReplHelper {}
+/// Enter inserts a line break while the input is [`super::unfinished`]: a block
+/// written over several lines is edited, evaluated and kept in the history as one.
+impl Validator for ReplHelper {
+    fn validate(&self, context: &mut ValidationContext<'_>) -> rustyline::Result<ValidationResult> {
+        Ok(if super::unfinished(context.input()) {
+            ValidationResult::Incomplete
+        } else {
+            ValidationResult::Valid(None)
+        })
+    }
+}
 
 impl Helper for ReplHelper {}
