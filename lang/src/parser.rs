@@ -81,14 +81,16 @@ pub fn ends_unfinished(source: &[u8]) -> bool {
     if !lex_errors.iter().all(open_to_the_end) {
         return false;
     }
-    if lexer.tokens.first().is_none_or(|token| token.kind == TokenKind::Eof) {
+    if lexer
+        .tokens
+        .first()
+        .is_none_or(|token| token.kind == TokenKind::Eof)
+    {
         return !lex_errors.is_empty();
     }
     let mut parser = Parser::new(lexer, WINDOW, file);
     parser.file_expr();
-    parser
-        .first_error_at_end
-        .unwrap_or(!lex_errors.is_empty())
+    parser.first_error_at_end.unwrap_or(!lex_errors.is_empty())
 }
 
 /// Parses `source` lexed whole first: the lexer's errors come first and count
@@ -153,6 +155,10 @@ struct Parser<'a> {
     /// Where the parser stood when it said a block was not closed: what it says
     /// next at the same place follows from that.
     gave_up_at: Option<u32>,
+    /// The `${` said not closed: a string the lexer found unterminated after one
+    /// is its echo (the quote that ended the string around it opened a new one
+    /// running to the end), not said as well.
+    unclosed_interpolations: Vec<Span>,
     /// Whether the first syntax error was said where the input ended (see
     /// [`ends_unfinished`]); None before any.
     first_error_at_end: Option<bool>,
@@ -269,6 +275,7 @@ impl<'a> Parser<'a> {
             closed_shallower: Vec::new(),
             gave_up_at: None,
             first_error_at_end: None,
+            unclosed_interpolations: Vec::new(),
         }
     }
 
@@ -291,6 +298,12 @@ impl<'a> Parser<'a> {
     /// usually causes one there, and the lexer's says more.
     fn finish(self, expr: Expr, lexed_with_errors: bool) -> Parsed {
         let mut errors = self.errors;
+        if let Some(first) = self.unclosed_interpolations.first() {
+            errors.retain(|error| {
+                error.code != codes::UNTERMINATED_STRING
+                    || error.span().is_none_or(|span| span.start < first.start)
+            });
+        }
         if lexed_with_errors {
             let mut seen_spans: Vec<Span> = Vec::new();
             errors.retain(|error| {
@@ -628,7 +641,16 @@ impl<'a> Parser<'a> {
             ),
         )
         .with_primary(opener, format!("this `{open}` is never closed"));
-        if let Some(line) = self.dedent_after(opener, found.span.start) {
+        // an interpolation's `}` belongs on its own line, not where the indentation
+        // comes back
+        let dedent = match open.as_str() {
+            "${" => {
+                self.unclosed_interpolations.push(opener);
+                None
+            }
+            _ => self.dedent_after(opener, found.span.start),
+        };
+        if let Some(line) = dedent {
             diagnostic = diagnostic.with_secondary(
                 line,
                 format!("{} probably belongs before this line", describe(kind)),
@@ -2052,6 +2074,11 @@ mod tests {
             "{ a = ^{ b = 1;",
             // line breaks of Windows: the line back at the indentation is found
             "{\r\n  a = ^{\r\n    b = 1;\r\n\r\n  ~c = 2;\r\n}\r\n",
+            // an interpolation left open: the quote after it opens a string that
+            // runs to the end, which is not said as well (it was, at a later quote)
+            "let\n  a = \"x ^${b\";\n  c = \"y\";\nin a\n",
+            "''\n  x ^${f ''abc\n",
+            "./a/^${b",
         ] {
             let (at, source) = unmarked(marked, '^');
             let line = source.find('~');
@@ -2065,6 +2092,16 @@ mod tests {
             );
             let span = error.primary.as_ref().expect("a place").span;
             assert_eq!(span.start as usize, at, "{marked}: {error:?}");
+            if source[at..].starts_with("${") {
+                // its `}` belongs on its own line, not where indentation comes back
+                assert!(
+                    !error
+                        .secondary
+                        .iter()
+                        .any(|label| label.message.contains("probably belongs before")),
+                    "{marked}: {error:?}"
+                );
+            }
             if let Some(line) = line {
                 assert!(
                     error

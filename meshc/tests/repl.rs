@@ -281,7 +281,10 @@ fn on_a_terminal_a_block_goes_on_over_lines_until_it_is_closed() {
         state.path(),
     );
     assert!(screen.contains("42"), "{screen}");
-    assert!(!screen.contains("E001"), "no line was evaluated alone: {screen}");
+    assert!(
+        !screen.contains("E001"),
+        "no line was evaluated alone: {screen}"
+    );
     let history = std::fs::read_to_string(state.path().join("mesh/repl-history"))
         .expect("the history is kept");
     assert!(
