@@ -18,6 +18,7 @@ use crate::span::{FileId, Span};
 use crate::symbols::SymbolOrder;
 use crate::value::{Bytes, EnvFrame, EvalResult, Value};
 
+mod attr_path;
 mod call;
 mod coerce;
 mod compare;
@@ -32,6 +33,7 @@ mod pure;
 mod reclaim;
 mod session;
 mod span_names;
+pub use attr_path::parse_attr_path;
 pub(crate) use coerce::push_decimal;
 pub use errors::{error, opaque_error, opaque_interpolated, type_error};
 use errors::{lambda_name, overflow, unreachable_done, unreachable_logic};

@@ -17,6 +17,9 @@ pub enum Input {
 
 pub struct EvalRequest {
     pub input: Input,
+    /// `-A` paths: each one's value is printed, on its own line; none prints the
+    /// whole value.
+    pub attr_paths: Vec<crate::commands::eval::AttrPath>,
     pub json: bool,
     /// Where `import` and `readFile` may reach; found from `mesh.nix` if not given.
     pub root: Option<PathBuf>,
@@ -91,6 +94,54 @@ fn evaluate_here(request: EvalRequest, mut output: impl Write) -> EvalOutcome {
             &request.working_directory,
         ),
     };
+    let printed = match value {
+        Ok(value) => {
+            let printed = print_each(&mut machine, &value, &request, &mut output);
+            // kept, as the printed values are (see `print_one`)
+            std::mem::forget(value);
+            printed
+        }
+        Err(diagnostics) => {
+            say_traces(&mut machine);
+            Err(EvalFailure::Diagnostics(diagnostics))
+        }
+    };
+    // what was printed before an error, too
+    let flushed = output.flush().map_err(EvalFailure::Write);
+    let output = printed.and(flushed);
+    let sources = std::mem::take(&mut machine.sources);
+    // as the value: the thunks the machine holds may hold it too
+    std::mem::forget(machine);
+    EvalOutcome { output, sources }
+}
+
+/// The value at each `-A` path of `request` (the whole value when there is none),
+/// forced deeply and printed, a line each; the first that fails ends it.
+fn print_each(
+    machine: &mut Machine,
+    value: &lang::Value,
+    request: &EvalRequest,
+    output: &mut impl Write,
+) -> Result<(), EvalFailure> {
+    if request.attr_paths.is_empty() {
+        return print_one(machine, Ok(value.clone()), request.json, output);
+    }
+    for path in &request.attr_paths {
+        let selected = machine
+            .select_attr_path(value.clone(), &path.names, &path.written)
+            .map_err(|error| vec![*error]);
+        print_one(machine, selected, request.json, output)?;
+    }
+    Ok(())
+}
+
+/// Forces `value` deeply, says the traces it made, and prints it.
+fn print_one(
+    machine: &mut Machine,
+    value: Result<lang::Value, Vec<Diagnostic>>,
+    json: bool,
+    output: &mut impl Write,
+) -> Result<(), EvalFailure> {
     let forced = value.and_then(|value| {
         let forced = machine
             .force_deep(&value, lang::Span::default())
@@ -99,19 +150,16 @@ fn evaluate_here(request: EvalRequest, mut output: impl Write) -> EvalOutcome {
         std::mem::forget(value);
         forced
     });
-    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    for traced in std::mem::take(&mut machine.traces) {
-        crate::say!("{}", crate::render::traced_bare(&traced, terminal));
-    }
-    let printed = forced.map_err(EvalFailure::Diagnostics).and_then(|value| {
-        let printed = if request.json {
+    say_traces(machine);
+    forced.map_err(EvalFailure::Diagnostics).and_then(|value| {
+        let printed = if json {
             // nix-instantiate writes JSON without a newline
             match machine.to_json(&value, lang::Span::default()) {
                 Ok(json) => output.write_all(&json).map_err(EvalFailure::Write),
                 Err(error) => Err(EvalFailure::Diagnostics(vec![*error])),
             }
         } else {
-            match machine.print_strict_to(&value, &mut output) {
+            match machine.print_strict_to(&value, output) {
                 Ok(()) => output.write_all(b"\n").map_err(EvalFailure::Write),
                 Err(PrintFailure::Eval(error)) => Err(EvalFailure::Diagnostics(vec![*error])),
                 Err(PrintFailure::Write(error)) => Err(EvalFailure::Write(error)),
@@ -122,12 +170,14 @@ fn evaluate_here(request: EvalRequest, mut output: impl Write) -> EvalOutcome {
         // nested 40 million deep is legal and would overflow any stack)
         std::mem::forget(value);
         printed
-    });
-    // what was printed before an error, too
-    let flushed = output.flush().map_err(EvalFailure::Write);
-    let output = printed.and(flushed);
-    let sources = std::mem::take(&mut machine.sources);
-    // as the value: the thunks the machine holds may hold it too
-    std::mem::forget(machine);
-    EvalOutcome { output, sources }
+    })
+}
+
+/// Writes the `builtins.trace` and `builtins.warn` messages made so far on
+/// standard error.
+fn say_traces(machine: &mut Machine) {
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    for traced in std::mem::take(&mut machine.traces) {
+        crate::say!("{}", crate::render::traced_bare(&traced, terminal));
+    }
 }

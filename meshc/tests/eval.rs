@@ -331,3 +331,102 @@ fn a_trace_is_escaped_on_a_terminal_only() {
         "{shown:?}"
     );
 }
+
+/// `-A PATH` selects as `nix-instantiate -A` does, byte for byte: names and list
+/// indices, a quoted name with a dot, a function met on the way called with its
+/// defaults, several paths printed a line each (JSON without newlines).
+#[test]
+fn attr_paths_select_as_nix_instantiate_does() {
+    let meshc = env!("CARGO_BIN_EXE_meshc");
+    let temporary = tempfile::tempdir().expect("temporary directory");
+    let file = temporary.path().join("default.nix");
+    std::fs::write(
+        &file,
+        "{ port ? 8080, ... }: { web = { inherit port; hosts = [ { name = \"a\"; } \"b\" ]; }; \
+         \"with.dot\" = { x = 1; }; mk = { y ? 2 }: { inherit y; }; }",
+    )
+    .expect("default.nix");
+    let file = file.to_str().expect("a UTF-8 path");
+    for paths in [
+        &["web.port"][..],
+        &["web.hosts.0.name"],
+        &["\"with.dot\".x"],
+        &["mk.y"],
+        &["web.port", "web.hosts.1"],
+        &["web"],
+    ] {
+        for json in [false, true] {
+            let mut mesh = vec!["eval", file];
+            let mut nix = vec!["--eval", "--strict", file];
+            if json {
+                mesh.push("--json");
+                nix.push("--json");
+            }
+            for path in paths {
+                mesh.extend(["-A", path]);
+                nix.extend(["-A", path]);
+            }
+            assert_eq!(
+                String::from_utf8_lossy(&run(meshc, &mesh)),
+                String::from_utf8_lossy(&run("nix-instantiate", &nix)),
+                "{paths:?} (json: {json})"
+            );
+        }
+    }
+}
+
+/// A path that goes wrong says where, with the code of the same mistake in an
+/// expression: a missing name (with the names there), an index past the end, a
+/// value that is not a set, a function whose argument has no default.
+#[test]
+fn attr_paths_that_go_wrong_say_where() {
+    let meshc = env!("CARGO_BIN_EXE_meshc");
+    let temporary = tempfile::tempdir().expect("temporary directory");
+    let file = temporary.path().join("default.nix");
+    std::fs::write(
+        &file,
+        "{ web = { port = 8080; hosts = [ 1 ]; }; module = { mesh, ... }: { }; }",
+    )
+    .expect("default.nix");
+    let file = file.to_str().expect("a UTF-8 path");
+    for (path, code, said) in [
+        ("web.prot", "E021", "did you mean `port`?"),
+        (
+            "web.hosts.3",
+            "E032",
+            "a list of 1 elements, without index 3",
+        ),
+        ("web.port.x", "E020", "`web.port` is an integer, not a set"),
+        ("module.x", "E023", "argument `mesh` has no default"),
+    ] {
+        let output = Command::new(meshc)
+            .args(["eval", file, "-A", path])
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("meshc runs");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{path}: {stderr}");
+        assert!(stderr.starts_with(code), "{path}: {stderr}");
+        assert!(stderr.contains(said), "{path}: {stderr}");
+        assert!(output.stdout.is_empty(), "{path}");
+    }
+    let output = Command::new(meshc)
+        .args(["eval", file, "-A", "web..port"])
+        .output()
+        .expect("meshc runs");
+    assert_eq!(output.status.code(), Some(2), "a usage error");
+}
+
+/// `mesh` is not in scope in `meshc eval` (plain Nix, as `nix-instantiate`): the
+/// help says where it is instead.
+#[test]
+fn mesh_in_eval_says_where_mesh_is_in_scope() {
+    let output = Command::new(env!("CARGO_BIN_EXE_meshc"))
+        .args(["eval", "--expr", "mesh.lib.optional true 1"])
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("meshc runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.starts_with("E010"), "{stderr}");
+    assert!(stderr.contains("meshc repl"), "{stderr}");
+}

@@ -19,6 +19,7 @@ use crate::terminal::{self, Failure};
 Examples:
   meshc eval examples/language/fibonacci.nix
   meshc eval --json --expr 'builtins.map (x: x * 2) [ 1 2 3 ]'
+  meshc eval -A services.web.port default.nix
 
 `import` and `readFile` reach only below the root: `--root`, else the nearest
 directory with `mesh.nix` above the file (or the working directory), else the
@@ -31,6 +32,10 @@ pub struct EvalArgs {
     /// Evaluate this expression instead of a file
     #[arg(long, short = 'E', value_name = "EXPR")]
     pub expr: Option<String>,
+    /// Print the value at this attribute path instead (`a.b."c.d".0`); given again,
+    /// each path's value on its own line, as `nix-instantiate -A`
+    #[arg(long = "attr", short = 'A', value_name = "PATH", value_parser = attr_path)]
+    pub attr: Vec<AttrPath>,
     /// Print the value as JSON (`nix-instantiate --json`)
     #[arg(long)]
     pub json: bool,
@@ -45,6 +50,20 @@ pub struct EvalArgs {
     /// Accepted and ignored, for `nix-instantiate` habits
     #[arg(long, hide = true)]
     pub eval: bool,
+}
+
+/// An `-A` path: as written, and its names.
+#[derive(Clone, Debug)]
+pub struct AttrPath {
+    pub written: String,
+    pub names: Vec<String>,
+}
+
+fn attr_path(written: &str) -> Result<AttrPath, String> {
+    Ok(AttrPath {
+        written: written.to_string(),
+        names: lang::eval::parse_attr_path(written)?,
+    })
 }
 
 pub fn run(arguments: EvalArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
@@ -63,6 +82,7 @@ pub fn run(arguments: EvalArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
     let outcome = evaluate(
         EvalRequest {
             input,
+            attr_paths: arguments.attr,
             json: arguments.json,
             root: arguments.root,
             working_directory,
@@ -73,9 +93,25 @@ pub fn run(arguments: EvalArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
     match outcome.output {
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(EvalFailure::Write(error)) => Err(terminal::output_failure(error)),
-        Err(EvalFailure::Diagnostics(diagnostics)) => {
+        Err(EvalFailure::Diagnostics(mut diagnostics)) => {
+            diagnostics.iter_mut().for_each(mesh_is_not_here);
             terminal::report(&diagnostics, &outcome.sources, false, color);
             Ok(ExitCode::from(1))
         }
+    }
+}
+
+/// `mesh` undefined: `meshc eval` evaluates plain Nix, as `nix-instantiate` does,
+/// with no `mesh` in scope (a global name would change what `with` finds); modules
+/// and `meshc repl` have it, so the help says where to go instead.
+fn mesh_is_not_here(diagnostic: &mut lang::Diagnostic) {
+    if diagnostic.code == lang::codes::UNDEFINED_VARIABLE
+        && diagnostic.message == "undefined variable `mesh`"
+    {
+        diagnostic.help = Some(
+            "`meshc eval` evaluates plain Nix, as `nix-instantiate` does; `mesh` is given to \
+             modules and to `meshc repl` (`echo 'EXPR' | meshc repl`)"
+                .to_string(),
+        );
     }
 }

@@ -1,0 +1,196 @@
+//! `-A PATH` of `meshc eval`, as `nix-instantiate -A` selects: the names of a
+//! path (`a.b."c.d".0`) taken one at a time, a number indexing a list, and a
+//! function met on the way called with its defaults (Nix's `autoCallFunction`
+//! without `--arg`). Nothing here has a source span: the path comes from the
+//! command line, so its errors name the path instead.
+
+use super::*;
+use crate::codes;
+use crate::compile::ParamIr;
+use crate::diagnostic::{Diagnostic, did_you_mean};
+use crate::value::{Attrs, EvalResult, Value};
+
+/// An attribute path's names, split at the dots outside `"` quotes (the quotes
+/// are dropped, as in Nix: `a."b.c"` is two names). An empty path is no names;
+/// an empty name (`a..b`, `a.`) is an error, said as the reason.
+pub fn parse_attr_path(path: &str) -> Result<Vec<String>, String> {
+    if path.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut names = Vec::new();
+    let mut current = String::new();
+    let mut quoted = false;
+    for character in path.chars() {
+        match character {
+            '"' => quoted = !quoted,
+            '.' if !quoted => names.push(std::mem::take(&mut current)),
+            other => current.push(other),
+        }
+    }
+    if quoted {
+        return Err(format!("the quote in `{path}` is not closed"));
+    }
+    names.push(current);
+    if names.iter().any(String::is_empty) {
+        return Err(format!(
+            "`{path}` has an empty name (two dots together, or a dot at an end)"
+        ));
+    }
+    Ok(names)
+}
+
+impl Machine {
+    /// The value at `names` below `value`, each step forced (see the module's
+    /// doc); `path` is the path as written, for the errors.
+    pub fn select_attr_path(
+        &mut self,
+        value: Value,
+        names: &[String],
+        path: &str,
+    ) -> EvalResult<Value> {
+        let span = Span::default();
+        let mut current = value;
+        for (index, name) in names.iter().enumerate() {
+            let called = self.call_with_defaults(current, &names[..index], path)?;
+            let forced = self.force(&called, span)?;
+            let here = || match index {
+                0 => "the value of the file".to_string(),
+                _ => format!("`{}`", names[..index].join(".")),
+            };
+            current = match (name.parse::<usize>(), &forced) {
+                (Ok(position), Value::List(items)) => match items.get(position) {
+                    Some(item) => item.clone(),
+                    None => {
+                        return Err(Box::new(
+                            Diagnostic::error(
+                                codes::INDEX_OUT_OF_BOUNDS,
+                                format!(
+                                    "`-A {path}`: {} is a list of {} elements, without index {position}",
+                                    here(),
+                                    items.len()
+                                ),
+                            )
+                            .with_help("list indices of a path start at 0"),
+                        ));
+                    }
+                },
+                (_, Value::Attrs(attrs)) => match attrs.get(name.as_bytes()) {
+                    Some(item) => item.clone(),
+                    None => return Err(missing(attrs, name, &here(), path)),
+                },
+                _ => {
+                    let wanted = match name.parse::<usize>() {
+                        Ok(_) => "a list or a set",
+                        Err(_) => "a set",
+                    };
+                    return Err(Box::new(
+                        Diagnostic::error(
+                            codes::TYPE_MISMATCH,
+                            format!(
+                                "`-A {path}`: {} is {}, not {wanted}",
+                                here(),
+                                forced.describe_type()
+                            ),
+                        )
+                        .with_help(format!(
+                            "select only as far as {}: `-A` goes into sets (and lists, by a number)",
+                            here()
+                        )),
+                    ));
+                }
+            };
+        }
+        Ok(current)
+    }
+
+    /// `value` called with an empty set when it is a function of formal arguments
+    /// that all have defaults (`{ pkgs ? ..., ... }:`, a file's usual head), as
+    /// Nix calls a function `-A` meets; any other value as it is. A formal without
+    /// a default is E023: there is no `--arg` to give it.
+    fn call_with_defaults(
+        &mut self,
+        value: Value,
+        before: &[String],
+        path: &str,
+    ) -> EvalResult<Value> {
+        let span = Span::default();
+        let forced = self.force(&value, span)?;
+        let Value::Lambda(closure) = &forced else {
+            return Ok(forced);
+        };
+        let ParamIr::Formals { formals, .. } = &closure.lambda.param else {
+            return Ok(forced);
+        };
+        if let Some(formal) = formals.iter().find(|formal| formal.default.is_none()) {
+            let at = match before {
+                [] => "the file's value".to_string(),
+                _ => format!("`{}`", before.join(".")),
+            };
+            return Err(Box::new(
+                Diagnostic::error(
+                    codes::MISSING_ARGUMENT,
+                    format!(
+                        "`-A {path}`: {at} is a function whose argument `{}` has no default",
+                        String::from_utf8_lossy(&formal.name)
+                    ),
+                )
+                .with_primary(formal.span, "this argument has no default")
+                .with_help(
+                    "`-A` calls a function it meets with its defaults, as `nix-instantiate` does; \
+                     call it yourself instead: `meshc eval --expr '(import ./FILE { ... }).PATH'`",
+                ),
+            ));
+        }
+        self.call(forced, Value::Attrs(Attrs::new()), span)
+    }
+}
+
+/// E021 for `name` missing from `attrs` (the value at `here`).
+fn missing(attrs: &Attrs, name: &str, here: &str, path: &str) -> Box<Diagnostic> {
+    let names: Vec<String> = attrs
+        .iter()
+        .map(|attr| String::from_utf8_lossy(&attr.name).into_owned())
+        .collect();
+    let help = match did_you_mean(name, names.iter().map(String::as_str)) {
+        Some(suggestion) => suggestion,
+        None if names.is_empty() => format!("{here} is an empty set"),
+        None => {
+            let shown: Vec<String> = names
+                .iter()
+                .take(8)
+                .map(|name| format!("`{name}`"))
+                .collect();
+            let more = match names.len().saturating_sub(8) {
+                0 => String::new(),
+                left => format!(" and {left} more"),
+            };
+            format!("{here} has {}{more}", shown.join(", "))
+        }
+    };
+    Box::new(
+        Diagnostic::error(
+            codes::MISSING_ATTRIBUTE,
+            format!("`-A {path}`: attribute `{name}` missing in {here}"),
+        )
+        .with_help(help),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_attr_path;
+
+    #[test]
+    fn a_path_splits_at_dots_outside_quotes() {
+        assert_eq!(parse_attr_path(""), Ok(Vec::new()));
+        assert_eq!(parse_attr_path("a"), Ok(vec!["a".to_string()]));
+        assert_eq!(
+            parse_attr_path("a.\"b.c\".0"),
+            Ok(vec!["a".to_string(), "b.c".to_string(), "0".to_string()])
+        );
+        assert!(parse_attr_path("a..b").is_err());
+        assert!(parse_attr_path("a.").is_err());
+        assert!(parse_attr_path(".a").is_err());
+        assert!(parse_attr_path("a.\"b").is_err());
+    }
+}
