@@ -238,6 +238,22 @@ fn walk<'a>(
     false
 }
 
+/// E201's help: the node's `modules` line with the module added (its modules as
+/// written, not replaced by the one), or the settings removed.
+fn assign_help(node: &Node, module_name: &str) -> String {
+    let words: Vec<String> = node
+        .modules
+        .iter()
+        .map(|(name, _)| name.as_str())
+        .chain([module_name])
+        .map(|name| format!("\"{name}\""))
+        .collect();
+    format!(
+        "to run it here, add it to the node's modules (`modules = [ {} ];`); otherwise remove these settings",
+        words.join(" ")
+    )
+}
+
 /// Settings a node gives to modules that do not run on it (E201), or to modules the
 /// repository does not have (E101).
 pub fn settings_for_absent_modules(
@@ -264,7 +280,7 @@ pub fn settings_for_absent_modules(
                 format!("node `{name}` sets settings of module `{module_name}`, which does not run on it"),
             )
             .with_primary(overrides.span, "settings given here")
-            .with_help(format!("assign the module with `modules = [ \"{module_name}\" ];` or remove these settings"))
+            .with_help(assign_help(node, module_name))
         } else {
             unknown_module(
                 module_name,
