@@ -44,24 +44,57 @@ impl ShapeDecl {
     }
 }
 
-/// A constructor and its set side by side in `shapes`, where one call was meant.
-fn unparenthesised_call(module: &str, span: Span) -> Diagnostic {
+/// Where a set written in the source stands: from its first attribute to its
+/// last (a set has no span of its own), when they are written in one file.
+fn set_span(attrs: &Attrs) -> Option<Span> {
+    let mut spans = attrs.iter().filter_map(|attr| attr.span);
+    let first = spans.next()?;
+    spans.try_fold(first, |whole, span| {
+        (span.file == whole.file).then(|| Span {
+            file: whole.file,
+            start: whole.start.min(span.start),
+            end: whole.end.max(span.end),
+        })
+    })
+}
+
+/// The element of `shapes` said: the set itself where it was written in the
+/// source, else the `shapes` field (`returned here`).
+fn element_place(element: &Value, field_span: Span, label: &str) -> (Span, String) {
+    match element {
+        Value::Attrs(attrs) => match set_span(attrs) {
+            Some(span) => (span, label.to_string()),
+            None => (field_span, "returned here".to_string()),
+        },
+        _ => (field_span, "returned here".to_string()),
+    }
+}
+
+/// A constructor and its set side by side in `shapes`, where one call was meant;
+/// `set` is the set, said where it is written.
+fn unparenthesised_call(module: &str, set: &Value, span: Span) -> Diagnostic {
+    let (place, label) = element_place(
+        set,
+        span,
+        "this set is an element of its own, not the call's argument",
+    );
     Diagnostic::error(
         codes::NOT_A_SHAPE_LIST,
         format!(
             "`shapes` of module `{module}` holds a function and then a set where a shape was meant: in a list, `mesh.user {{ ... }}` without parentheses is two elements"
         ),
     )
-    .with_primary(span, "returned here")
+    .with_primary(place, label)
     .with_help("list elements are separated by spaces, so a call in a list needs parentheses: write `[ (mesh.user { name = \"alice\"; }) (mesh.file { ... }) ]`")
 }
 
 fn not_a_shape(module: &str, found: &Value, span: Span) -> Diagnostic {
+    let (place, label) = element_place(found, span, "this set is not a shape");
     Diagnostic::error(
         codes::NOT_A_SHAPE_LIST,
         format!("`shapes` of module `{module}` must return a list of shapes; it contains {}", found.describe_type()),
     )
-    .with_primary(span, "returned here")
+    .with_primary(place, label)
     .with_help("build each element with a constructor such as `mesh.file { ... }` or `mesh.service { ... }`")
 }
 
@@ -237,9 +270,9 @@ pub fn node_shapes(
             // call without parentheses is the constructor and then its argument
             if item.is_function()
                 && let Some(next) = elements.as_slice().first()
-                && let Value::Attrs(_) = machine.force(next, field_span)?
+                && let set @ Value::Attrs(_) = machine.force(next, field_span)?
             {
-                diagnostics.push(unparenthesised_call(name, field_span));
+                diagnostics.push(unparenthesised_call(name, &set, field_span));
                 elements.next();
                 continue;
             }
