@@ -591,24 +591,28 @@ pub fn check_needs(node: &Node, shapes: &[ShapeDecl], diagnostics: &mut Vec<Diag
             Kind::Service | Kind::Container => {}
         }
     }
+    let mut missing = Missing::default();
     for shape in shapes {
-        let mut needs = Needs {
-            shape,
-            diagnostics: &mut *diagnostics,
-        };
         if shape.kind().is_path_kind()
             && let Some(directory) = parent(shape.identity())
             && !directories.contains(directory)
         {
-            {
-                needs.report(
-                        codes::UNDECLARED_DIRECTORY,
-                        format!("the parent directory `{directory}` of {} is not declared on the node", shape.describe()),
-                        format!(
-                            "declare it with `mesh.directory {{ path = \"{directory}\"; }}` in this module or one it requires, or add it to the inventory's `base.paths` if the node already has it"
-                        ),
-                    );
-            }
+            missing.add(
+                codes::UNDECLARED_DIRECTORY,
+                directory,
+                shape,
+                Use {
+                    alone: format!("the parent directory `{directory}` of {} is not declared on the node", shape.describe()),
+                    part: shape.describe(),
+                },
+                || Said {
+                    head: format!("the directory `{directory}` is not declared on the node, and"),
+                    need: "are in it",
+                    help: format!(
+                        "declare it with `mesh.directory {{ path = \"{directory}\"; }}` in this module or one it requires, or add it to the inventory's `base.paths` if the node already has it"
+                    ),
+                },
+            );
         }
         let (owner, group) = match &shape.resource {
             Resource::Directory(d) => (Some(d.owner.as_str()), Some(d.group.as_str())),
@@ -624,16 +628,27 @@ pub fn check_needs(node: &Node, shapes: &[ShapeDecl], diagnostics: &mut Vec<Diag
             } else {
                 "the owner"
             };
-            // a user renamed in one place: the name declared that is like it
-            let similar = lang::diagnostic::did_you_mean(user, users.iter().copied())
-                .map(|similar| format!("{similar} (declared on the node) Otherwise, "))
-                .unwrap_or_default();
-            needs.report(
+            missing.add(
                 codes::UNDECLARED_USER,
-                format!("{role} of {} is `{user}`, which is not declared on the node", shape.describe()),
-                format!(
-                    "{similar}declare it with `mesh.user {{ name = \"{user}\"; }}`, or add it to the inventory's `base.users` if the node already has it"
-                ),
+                user,
+                shape,
+                Use {
+                    alone: format!("{role} of {} is `{user}`, which is not declared on the node", shape.describe()),
+                    part: format!("{role} of {}", shape.describe()),
+                },
+                || {
+                    // a user renamed in one place: the name declared that is like it
+                    let similar = lang::diagnostic::did_you_mean(user, users.iter().copied())
+                        .map(|similar| format!("{similar} (declared on the node) Otherwise, "))
+                        .unwrap_or_default();
+                    Said {
+                        head: format!("user `{user}` is not declared on the node, and"),
+                        need: "need it",
+                        help: format!(
+                            "{similar}declare it with `mesh.user {{ name = \"{user}\"; }}`, or add it to the inventory's `base.users` if the node already has it"
+                        ),
+                    }
+                },
             );
         }
         let mut needed_groups: Vec<&str> = group.into_iter().collect();
@@ -644,15 +659,26 @@ pub fn check_needs(node: &Node, shapes: &[ShapeDecl], diagnostics: &mut Vec<Diag
             .into_iter()
             .filter(|group| !groups.contains(group))
         {
-            let similar = lang::diagnostic::did_you_mean(group, groups.iter().copied())
-                .map(|similar| format!("{similar} (declared on the node) Otherwise, "))
-                .unwrap_or_default();
-            needs.report(
+            missing.add(
                 codes::UNDECLARED_GROUP,
-                format!("group `{group}` of {} is not declared on the node", shape.describe()),
-                format!(
-                    "{similar}a `mesh.user` declares the group of its name; declare `mesh.user {{ name = \"{group}\"; }}` or add it to the inventory's `base.groups`"
-                ),
+                group,
+                shape,
+                Use {
+                    alone: format!("group `{group}` of {} is not declared on the node", shape.describe()),
+                    part: shape.describe(),
+                },
+                || {
+                    let similar = lang::diagnostic::did_you_mean(group, groups.iter().copied())
+                        .map(|similar| format!("{similar} (declared on the node) Otherwise, "))
+                        .unwrap_or_default();
+                    Said {
+                        head: format!("group `{group}` is not declared on the node, and"),
+                        need: "need it",
+                        help: format!(
+                            "{similar}a `mesh.user` declares the group of its name; declare `mesh.user {{ name = \"{group}\"; }}` or add it to the inventory's `base.groups`"
+                        ),
+                    }
+                },
             );
         }
         if let Resource::Container(container) = &shape.resource {
@@ -661,34 +687,117 @@ pub fn check_needs(node: &Node, shapes: &[ShapeDecl], diagnostics: &mut Vec<Diag
                 .iter()
                 .filter(|mount| !paths.contains(mount.source.as_str()))
             {
-                needs.report(
+                let source = mount.source.as_str();
+                missing.add(
                     codes::UNDECLARED_MOUNT_SOURCE,
-                    format!("{} mounts `{}`, which is not declared on the node", shape.describe(), mount.source),
-                    format!(
-                        "declare it with `mesh.directory {{ path = \"{}\"; }}` (or a file or secret), or add it to the inventory's `base.paths`",
-                        mount.source
-                    ),
+                    source,
+                    shape,
+                    Use {
+                        alone: format!("{} mounts `{source}`, which is not declared on the node", shape.describe()),
+                        part: shape.describe(),
+                    },
+                    || Said {
+                        head: format!("`{source}` is not declared on the node, and"),
+                        need: "mount it",
+                        help: format!(
+                            "declare it with `mesh.directory {{ path = \"{source}\"; }}` (or a file or secret), or add it to the inventory's `base.paths`"
+                        ),
+                    },
                 );
             }
         }
     }
+    missing.report(diagnostics);
 }
 
-struct Needs<'a> {
-    shape: &'a ShapeDecl,
-    diagnostics: &'a mut Vec<Diagnostic>,
+/// What the node lacks, each thing once with every shape that needs it: a user
+/// renamed in one place is one error, not one per file it owns.
+#[derive(Default)]
+struct Missing<'a> {
+    /// In the order first met: what is said, and the uses.
+    found: Vec<(lang::codes::Code, Said, Vec<(&'a ShapeDecl, Use)>)>,
+    /// Where each code and name is in `found`.
+    index: std::collections::HashMap<(lang::codes::Code, &'a str), usize>,
 }
 
-impl Needs<'_> {
-    fn report(&mut self, code: lang::codes::Code, message: String, help: String) {
-        self.diagnostics.push(
-            Diagnostic::error(code, message)
-                .with_primary(
-                    self.shape.span,
-                    format!("a shape of module `{}`", self.shape.module),
-                )
-                .with_help(help),
-        );
+/// How one missing thing is said when several shapes need it.
+struct Said {
+    /// `user `www` is not declared on the node, and`
+    head: String,
+    /// What the shapes do with it: `need it`, `are in it`, `mount it`.
+    need: &'static str,
+    help: String,
+}
+
+/// One shape's need: the message when it is the only one, and the part naming it
+/// in a list of several.
+struct Use {
+    alone: String,
+    part: String,
+}
+
+impl<'a> Missing<'a> {
+    fn add(
+        &mut self,
+        code: lang::codes::Code,
+        name: &'a str,
+        shape: &'a ShapeDecl,
+        need: Use,
+        said: impl FnOnce() -> Said,
+    ) {
+        match self.index.get(&(code, name)) {
+            Some(&at) => self.found[at].2.push((shape, need)),
+            None => {
+                self.index.insert((code, name), self.found.len());
+                self.found.push((code, said(), vec![(shape, need)]));
+            }
+        }
+    }
+
+    fn report(self, diagnostics: &mut Vec<Diagnostic>) {
+        for (code, said, uses) in self.found {
+            let Some(((first, _), rest)) = uses.split_first() else {
+                continue;
+            };
+            let label = |shape: &ShapeDecl| format!("a shape of module `{}`", shape.module);
+            let message = match uses.as_slice() {
+                [(_, alone)] => alone.alone.clone(),
+                _ => {
+                    const LISTED: usize = 3;
+                    let mut parts: Vec<&str> = uses
+                        .iter()
+                        .take(LISTED)
+                        .map(|(_, need)| need.part.as_str())
+                        .collect();
+                    let more = uses.len().saturating_sub(LISTED);
+                    let more = format!("{more} more");
+                    if uses.len() > LISTED {
+                        parts.push(&more);
+                    }
+                    format!(
+                        "{} {} shapes {}: {}",
+                        said.head,
+                        uses.len(),
+                        said.need,
+                        parts.join(", ")
+                    )
+                }
+            };
+            let mut diagnostic = Diagnostic::error(code, message)
+                .with_primary(first.span, label(first))
+                .with_help(said.help);
+            // shapes made by one call (a `map` over paths) stand at one place; a
+            // few places are shown, the message counts the rest
+            const SHOWN: usize = 8;
+            let mut places = vec![first.span];
+            for (shape, _) in rest {
+                if places.len() < SHOWN && !places.contains(&shape.span) {
+                    places.push(shape.span);
+                    diagnostic = diagnostic.with_secondary(shape.span, label(shape));
+                }
+            }
+            diagnostics.push(diagnostic);
+        }
     }
 }
 
