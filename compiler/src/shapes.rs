@@ -715,10 +715,13 @@ pub fn check_needs(node: &Node, shapes: &[ShapeDecl], diagnostics: &mut Vec<Diag
 #[derive(Default)]
 struct Missing<'a> {
     /// In the order first met: what is said, and the uses.
-    found: Vec<(lang::codes::Code, Said, Vec<(&'a ShapeDecl, Use)>)>,
+    found: Vec<(lang::codes::Code, Said, Uses<'a>)>,
     /// Where each code and name is in `found`.
     index: std::collections::HashMap<(lang::codes::Code, &'a str), usize>,
 }
+
+/// The shapes that need one missing thing, each with its need.
+type Uses<'a> = Vec<(&'a ShapeDecl, Use)>;
 
 /// How one missing thing is said when several shapes need it.
 struct Said {
