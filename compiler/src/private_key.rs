@@ -42,8 +42,14 @@ pub fn contains_private_key(text: &str) -> bool {
 /// not one: a key has 58 characters after it. Fast enough for every byte of every
 /// plan: two SIMD searches.
 pub fn holds_private_key(bytes: &[u8]) -> bool {
-    holds_age_private_key(bytes) || holds_pem_private_key(bytes)
+    // most texts of a plan (names, modes, owners, paths) are shorter than any key,
+    // and a search's setup costs more than such a text
+    bytes.len() >= SHORTEST_KEY && (holds_age_private_key(bytes) || holds_pem_private_key(bytes))
 }
+
+/// The fewest bytes a key takes: an age key's prefix and data (a PEM key's header
+/// and body are longer).
+const SHORTEST_KEY: usize = PREFIX.len() + KEY_DATA;
 
 /// [`holds_private_key`] for age keys.
 fn holds_age_private_key(bytes: &[u8]) -> bool {
@@ -188,6 +194,19 @@ pub fn redact_private_keys(text: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Texts shorter than [`SHORTEST_KEY`] are not searched: no key of either kind
+    /// is that short, and the shortest of each is still found.
+    #[test]
+    fn the_shortest_keys_are_found() {
+        let pem_shortest = format!("-----BEGIN PRIVATE KEY-----{}", "A".repeat(PEM_BODY));
+        assert!(SHORTEST_KEY <= pem_shortest.len());
+        assert!(holds_private_key(pem_shortest.as_bytes()));
+        let age_shortest = format!("AGE-SECRET-KEY-1{}", "Q".repeat(KEY_DATA));
+        assert_eq!(age_shortest.len(), SHORTEST_KEY);
+        assert!(holds_private_key(age_shortest.as_bytes()));
+        assert!(!holds_private_key(&age_shortest.as_bytes()[..SHORTEST_KEY - 1]));
+    }
 
     /// A PEM private key with its body is one, in a file's text or quoted; a header
     /// alone, a public key or a certificate is not.
