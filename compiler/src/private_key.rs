@@ -205,7 +205,9 @@ mod tests {
         let age_shortest = format!("AGE-SECRET-KEY-1{}", "Q".repeat(KEY_DATA));
         assert_eq!(age_shortest.len(), SHORTEST_KEY);
         assert!(holds_private_key(age_shortest.as_bytes()));
-        assert!(!holds_private_key(&age_shortest.as_bytes()[..SHORTEST_KEY - 1]));
+        assert!(!holds_private_key(
+            &age_shortest.as_bytes()[..SHORTEST_KEY - 1]
+        ));
     }
 
     /// A PEM private key with its body is one, in a file's text or quoted; a header

@@ -238,18 +238,22 @@ fn walk<'a>(
     false
 }
 
-/// E201's help: the node's `modules` line with the module added (its modules as
-/// written, not replaced by the one), or the settings removed.
-fn assign_help(node: &Node, module_name: &str) -> String {
+/// E201's help: the node's `modules` with every module it sets but does not run
+/// added (its modules kept, not replaced by the one), or the settings removed.
+fn assign_help(node: &Node, absent: &[&str]) -> String {
     let words: Vec<String> = node
         .modules
         .iter()
         .map(|(name, _)| name.as_str())
-        .chain([module_name])
+        .chain(absent.iter().copied())
         .map(|name| format!("\"{name}\""))
         .collect();
+    let them = match absent {
+        [_] => "it",
+        _ => "them",
+    };
     format!(
-        "to run it here, add it to the node's modules (`modules = [ {} ];`); otherwise remove these settings",
+        "to run it here, add {them} to the node's modules (`modules = [ {} ];`); otherwise remove these settings",
         words.join(" ")
     )
 }
@@ -264,14 +268,22 @@ pub fn settings_for_absent_modules(
     known: &[String],
     diagnostics: &mut Vec<Diagnostic>,
 ) {
-    for (module_name, overrides) in &node.settings {
-        // a module that failed to load is reported already; whether it runs
-        // here cannot be told (one not loaded yet does not run here: every module
-        // the node runs is)
-        if resolved.modules.contains(module_name)
+    // a module that failed to load is reported already; whether it runs here
+    // cannot be told (one not loaded yet does not run here: every module the node
+    // runs is)
+    let said = |module_name: &String| {
+        !(resolved.modules.contains(module_name)
             || (modules.get(module_name).is_none()
-                && modules.absent_without_noting(module_name, known) == Absent::Failed)
-        {
+                && modules.absent_without_noting(module_name, known) == Absent::Failed))
+    };
+    let absent: Vec<&str> = node
+        .settings
+        .keys()
+        .filter(|module_name| known.contains(*module_name) && said(module_name))
+        .map(String::as_str)
+        .collect();
+    for (module_name, overrides) in &node.settings {
+        if !said(module_name) {
             continue;
         }
         let diagnostic = if known.contains(module_name) {
@@ -280,7 +292,7 @@ pub fn settings_for_absent_modules(
                 format!("node `{name}` sets settings of module `{module_name}`, which does not run on it"),
             )
             .with_primary(overrides.span, "settings given here")
-            .with_help(assign_help(node, module_name))
+            .with_help(assign_help(node, &absent))
         } else {
             unknown_module(
                 module_name,

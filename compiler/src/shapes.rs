@@ -44,18 +44,14 @@ impl ShapeDecl {
     }
 }
 
-/// Where a set written in the source stands: from its first attribute to its
-/// last (a set has no span of its own), when they are written in one file.
+/// Where a set written in the source stands: its first attribute as written (a
+/// set has no span of its own, and one made by `//` has attributes from sets far
+/// apart, so no span from first to last).
 fn set_span(attrs: &Attrs) -> Option<Span> {
-    let mut spans = attrs.iter().filter_map(|attr| attr.span);
-    let first = spans.next()?;
-    spans.try_fold(first, |whole, span| {
-        (span.file == whole.file).then(|| Span {
-            file: whole.file,
-            start: whole.start.min(span.start),
-            end: whole.end.max(span.end),
-        })
-    })
+    attrs
+        .iter()
+        .filter_map(|attr| attr.span)
+        .min_by_key(|span| (span.file, span.start))
 }
 
 /// The element of `shapes` said: the set itself where it was written in the
@@ -749,6 +745,12 @@ impl<'a> Missing<'a> {
         said: impl FnOnce() -> Said,
     ) {
         match self.index.get(&(code, name)) {
+            // one shape needing it twice (two mounts of one source) is one use
+            Some(&at)
+                if self.found[at]
+                    .2
+                    .last()
+                    .is_some_and(|(last, _)| std::ptr::eq(*last, shape)) => {}
             Some(&at) => self.found[at].2.push((shape, need)),
             None => {
                 self.index.insert((code, name), self.found.len());

@@ -93,6 +93,16 @@ pub fn ends_unfinished(source: &[u8]) -> bool {
     parser.first_error_at_end.unwrap_or(!lex_errors.is_empty())
 }
 
+/// Whether `source` holds nothing but blanks and comments (closed ones).
+pub fn only_trivia(source: &[u8]) -> bool {
+    let lexer = Lexer::whole(source, FileId::default());
+    lexer.errors.is_empty()
+        && lexer
+            .tokens
+            .first()
+            .is_none_or(|token| token.kind == TokenKind::Eof)
+}
+
 /// Parses `source` lexed whole first: the lexer's errors come first and count
 /// towards [`MAX_ERRORS`] from the start.
 pub(crate) fn parse_whole(source: &[u8], file: FileId) -> Parsed {
@@ -452,7 +462,15 @@ impl<'a> Parser<'a> {
             return;
         }
         if self.first_error_at_end.is_none() {
-            self.first_error_at_end = Some(self.at(&TokenKind::Eof));
+            // said at the end itself (something expected where the input ended); an
+            // error of the last token (`<nixpkgs>`, an integer too large) is not,
+            // though the parser stands at the end when it says it
+            let end = self.lexer.source.len();
+            let at_end = self.at(&TokenKind::Eof)
+                && diagnostic
+                    .span()
+                    .is_some_and(|span| span.start as usize >= end);
+            self.first_error_at_end = Some(at_end);
         }
         self.errors.push(diagnostic);
         if self.errors.len() >= MAX_ERRORS {
@@ -583,7 +601,8 @@ impl<'a> Parser<'a> {
                 | TokenKind::RightParen
                 | TokenKind::In
         ) || (*kind == TokenKind::RightBracket
-            && matches!(found.kind, TokenKind::Assign | TokenKind::Semicolon));
+            && matches!(found.kind, TokenKind::Assign | TokenKind::Semicolon))
+            || self.interpolation_left_open(opener, found.span);
         if !elsewhere || self.abandoned {
             self.expected(&describe(kind), help);
             return false;
@@ -594,6 +613,8 @@ impl<'a> Parser<'a> {
         }
         let open = self.text_of(opener);
         self.gave_up_at = Some(found.span.start);
+        self.first_error_at_end
+            .get_or_insert(found.kind == TokenKind::Eof);
         // a block inside this one closed by a closer indented as this one's line:
         // that closer was this block's, and the inner block's is the one missing
         let inner = self
@@ -643,12 +664,13 @@ impl<'a> Parser<'a> {
         .with_primary(opener, format!("this `{open}` is never closed"));
         // an interpolation's `}` belongs on its own line, not where the indentation
         // comes back
-        let dedent = match open.as_str() {
-            "${" => {
+        let interpolation = open == "${";
+        let dedent = match interpolation {
+            true => {
                 self.unclosed_interpolations.push(opener);
                 None
             }
-            _ => self.dedent_after(opener, found.span.start),
+            false => self.dedent_after(opener, found.span.start),
         };
         if let Some(line) = dedent {
             diagnostic = diagnostic.with_secondary(
@@ -661,6 +683,12 @@ impl<'a> Parser<'a> {
                 .with_secondary(found.span, "reached here without it")
                 .with_help(format!("{help}, where what `{open}` opened ends")),
         );
+        if interpolation {
+            // every quote after it was read the other way round: what the parser
+            // would say of the rest follows from this one mistake
+            self.abandoned = true;
+            self.skip_to_end();
+        }
         false
     }
 
@@ -674,6 +702,23 @@ impl<'a> Parser<'a> {
     }
 
     /// Whether a line break lies between `before` and `after`.
+    /// Whether `opener` is a `${` whose string was ended on its own line before
+    /// its `}` (`a = "x ${b";`) and `found`, where the parser could go no further,
+    /// is on a later line: the quote meant to end the string began a new one, and
+    /// every line since was read inside the interpolation. A `${` that spans lines
+    /// on purpose has nothing after it on its line.
+    fn interpolation_left_open(&self, opener: Span, found: Span) -> bool {
+        let source = self.lexer.source;
+        if source.get(opener.start as usize..opener.end as usize) != Some(b"${")
+            || !self.on_a_later_line(opener, found)
+        {
+            return false;
+        }
+        let rest = source.get(opener.end as usize..).unwrap_or_default();
+        let line = &rest[..memchr::memchr(b'\n', rest).unwrap_or(rest.len())];
+        line.contains(&b'"') || line.windows(2).any(|pair| pair == b"''")
+    }
+
     fn on_a_later_line(&self, before: Span, after: Span) -> bool {
         self.lexer
             .source
@@ -2038,9 +2083,24 @@ mod tests {
             "let x = 1; in x",
             "\"abc\"",
             "{ a = 1; ) ",
+            // errors of the last token, said when the parser stands at the end
+            "<nixpkgs>",
+            "99999999999999999999",
+            "~/a",
+            "1.5e999",
         ] {
             assert!(!ends_unfinished(finished.as_bytes()), "{finished:?}");
         }
+    }
+
+    /// A `${` that spans lines on purpose, with a mistake inside, has the mistake
+    /// said where it stands, not the `${` as unclosed.
+    #[test]
+    fn a_mistake_inside_an_interpolation_over_lines_is_said_where_it_stands() {
+        let source = "\"${\n  foo bar = 1\n}\"";
+        let parsed = parse(source.as_bytes(), FileId(0));
+        let first = parsed.errors.first().expect("a syntax error");
+        assert!(first.message.contains("unexpected `=`"), "{first:?}");
     }
 
     /// Commas between list elements (the JSON habit) are said once for the list,
@@ -2079,6 +2139,8 @@ mod tests {
             "let\n  a = \"x ^${b\";\n  c = \"y\";\nin a\n",
             "''\n  x ^${f ''abc\n",
             "./a/^${b",
+            // and when another `${` follows on a later line, where the parser stops
+            "{\n  a = \"^${x\";\n  b = \"${y}\";\n}\n",
         ] {
             let (at, source) = unmarked(marked, '^');
             let line = source.find('~');

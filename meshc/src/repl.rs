@@ -81,7 +81,10 @@ pub fn unfinished(text: &str) -> bool {
             _ => return false,
         },
         None => match binding(text) {
-            Some((_, "")) => return true,
+            // `x =` (or `x = # a comment`): the value comes on the next line
+            Some((_, expression)) if lang::parser::only_trivia(expression.as_bytes()) => {
+                return true;
+            }
             Some((_, expression)) => expression,
             None => text,
         },
@@ -155,14 +158,15 @@ impl Session {
     /// Handles one line of input.
     pub fn line(&mut self, line: &str) -> Reply {
         let line = line.trim();
-        if line.is_empty() {
+        // a comment alone is nothing to evaluate, as an empty line
+        if lang::parser::only_trivia(line.as_bytes()) {
             return Reply::Nothing;
         }
         if let Some(command) = line.strip_prefix(':') {
             return self.command(command);
         }
         if let Some((name, expression)) = binding(line) {
-            return match self.evaluate(expression) {
+            return match self.evaluate_line(expression) {
                 Ok(value) => {
                     self.names
                         .insert(lang::value::Bytes::from(name.as_bytes()), value);
@@ -171,10 +175,29 @@ impl Session {
                 Err(diagnostics) => Reply::Failed(diagnostics),
             };
         }
-        match self.evaluate(line).and_then(|value| self.print(&value)) {
+        match self
+            .evaluate_line(line)
+            .and_then(|value| self.print(&value))
+        {
             Ok(text) => Reply::Print(text),
             Err(diagnostics) => Reply::Failed(diagnostics),
         }
+    }
+
+    /// Evaluates `text` (WHNF) as [`Session::evaluate`] does; a mistake said at
+    /// once, before the input was finished, is said without the blocks the input
+    /// ended inside of (the person had not typed their closers yet).
+    fn evaluate_line(&mut self, text: &str) -> Result<Value, Vec<Diagnostic>> {
+        self.evaluate(text).map_err(|mut diagnostics| {
+            let unfinished = |diagnostic: &Diagnostic| {
+                diagnostic.code == codes::SYNTAX_ERROR
+                    && diagnostic.message.ends_with("before end of input")
+            };
+            if diagnostics.iter().any(|diagnostic| !unfinished(diagnostic)) {
+                diagnostics.retain(|diagnostic| !unfinished(diagnostic));
+            }
+            diagnostics
+        })
     }
 
     fn print(&mut self, value: &Value) -> Result<String, Vec<Diagnostic>> {

@@ -343,7 +343,8 @@ fn attr_paths_select_as_nix_instantiate_does() {
     std::fs::write(
         &file,
         "{ port ? 8080, ... }: { web = { inherit port; hosts = [ { name = \"a\"; } \"b\" ]; }; \
-         \"with.dot\" = { x = 1; }; mk = { y ? 2 }: { inherit y; }; }",
+         \"with.dot\" = { x = 1; }; mk = { y ? 2 }: { inherit y; }; \
+         called = { __functor = self: { p ? 3 }: { r = p; }; }; }",
     )
     .expect("default.nix");
     let file = file.to_str().expect("a UTF-8 path");
@@ -352,6 +353,7 @@ fn attr_paths_select_as_nix_instantiate_does() {
         &["web.hosts.0.name"],
         &["\"with.dot\".x"],
         &["mk.y"],
+        &["called.r"],
         &["web.port", "web.hosts.1"],
         &["web"],
     ] {
@@ -385,7 +387,7 @@ fn attr_paths_that_go_wrong_say_where() {
     let file = temporary.path().join("default.nix");
     std::fs::write(
         &file,
-        "{ web = { port = 8080; hosts = [ 1 ]; }; module = { mesh, ... }: { }; }",
+        "{ web = { port = 8080; hosts = [ 1 ]; }; module = { mesh, ... }: { }; numbered = { \"0\" = 1; }; }",
     )
     .expect("default.nix");
     let file = file.to_str().expect("a UTF-8 path");
@@ -398,6 +400,8 @@ fn attr_paths_that_go_wrong_say_where() {
         ),
         ("web.port.x", "E020", "`web.port` is an integer, not a set"),
         ("module.x", "E023", "argument `mesh` has no default"),
+        // a number indexes a list, as in Nix, even where a set has it as a name
+        ("numbered.0", "E020", "a number in a path indexes a list"),
     ] {
         let output = Command::new(meshc)
             .args(["eval", file, "-A", path])

@@ -78,16 +78,19 @@ fn an_expression_left_open_goes_on_over_the_next_lines() {
     let directory = tempfile::tempdir().expect("a temporary directory");
     let output = piped(
         &[],
-        "x = {\n  a = 1;\n  b = [\n    2\n    3\n  ];\n}\nx.a + builtins.length x.b\n\
+        "# a comment alone is nothing\nx = # the value is on the next lines\n  {\n  a = 1;\n  b = [\n    2\n    3\n  ];\n}\nx.a + builtins.length x.b\n<nixpkgs>\n\
          let\n  y = 40;\nin\n  y + 2\n\"two\n  lines\"\n:t {\n}\n{ a = = 1;\n5\n{ c = 1;\n",
         directory.path(),
     );
     let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
     assert_eq!(stdout, "3\n42\n\"two\\n  lines\"\na set\n5\n", "{stderr}");
-    // the mistake is said at once (with its unclosed set), the `5` after it is
-    // read alone, and the set the input ended inside of is said unclosed
+    // a line whose last token is wrong (`<nixpkgs>`) is said at once, not waited on
+    assert!(stderr.contains("E007"), "{stderr}");
+    // the mistake is said at once (not its set, whose `}` was still to come), the
+    // `5` after it is read alone, and the set the input ended inside of is said
+    // unclosed
     assert_eq!(stderr.matches("unexpected `=`").count(), 1, "{stderr}");
-    assert_eq!(stderr.matches("`{` is not closed").count(), 2, "{stderr}");
+    assert_eq!(stderr.matches("`{` is not closed").count(), 1, "{stderr}");
     assert!(stderr.contains("{ c = 1;"), "{stderr}");
     assert_eq!(output.status.code(), Some(1));
 }

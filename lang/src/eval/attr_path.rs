@@ -54,9 +54,10 @@ impl Machine {
             let called = self.call_with_defaults(current, &names[..index], path)?;
             let forced = self.force(&called, span)?;
             let here = || match index {
-                0 => "the value of the file".to_string(),
+                0 => "the whole value".to_string(),
                 _ => format!("`{}`", names[..index].join(".")),
             };
+            // a number is a list index, never a name (as in Nix, quoted or not)
             current = match (name.parse::<usize>(), &forced) {
                 (Ok(position), Value::List(items)) => match items.get(position) {
                     Some(item) => item.clone(),
@@ -74,13 +75,13 @@ impl Machine {
                         ));
                     }
                 },
-                (_, Value::Attrs(attrs)) => match attrs.get(name.as_bytes()) {
+                (Err(_), Value::Attrs(attrs)) => match attrs.get(name.as_bytes()) {
                     Some(item) => item.clone(),
                     None => return Err(missing(attrs, name, &here(), path)),
                 },
                 _ => {
                     let wanted = match name.parse::<usize>() {
-                        Ok(_) => "a list or a set",
+                        Ok(_) => "a list (a number in a path indexes a list)",
                         Err(_) => "a set",
                     };
                     return Err(Box::new(
@@ -93,7 +94,7 @@ impl Machine {
                             ),
                         )
                         .with_help(format!(
-                            "select only as far as {}: `-A` goes into sets (and lists, by a number)",
+                            "select only as far as {}: `-A` goes into sets by name and lists by number",
                             here()
                         )),
                     ));
@@ -114,7 +115,16 @@ impl Machine {
         path: &str,
     ) -> EvalResult<Value> {
         let span = Span::default();
-        let forced = self.force(&value, span)?;
+        let mut forced = self.force(&value, span)?;
+        // a set with `__functor` is called as Nix's `autoCallFunction` calls it: the
+        // functor given the set, and what that gives called in turn
+        while let Value::Attrs(attrs) = &forced
+            && let Some(functor) = attrs.get(b"__functor")
+        {
+            let functor = functor.clone();
+            let called = self.call(functor, forced.clone(), span)?;
+            forced = self.force(&called, span)?;
+        }
         let Value::Lambda(closure) = &forced else {
             return Ok(forced);
         };
@@ -123,7 +133,7 @@ impl Machine {
         };
         if let Some(formal) = formals.iter().find(|formal| formal.default.is_none()) {
             let at = match before {
-                [] => "the file's value".to_string(),
+                [] => "the whole value".to_string(),
                 _ => format!("`{}`", before.join(".")),
             };
             return Err(Box::new(
@@ -147,9 +157,15 @@ impl Machine {
 
 /// E021 for `name` missing from `attrs` (the value at `here`).
 fn missing(attrs: &Attrs, name: &str, here: &str, path: &str) -> Box<Diagnostic> {
+    // as a path writes them: quoted where a bare name cannot say them
     let names: Vec<String> = attrs
         .iter()
-        .map(|attr| String::from_utf8_lossy(&attr.name).into_owned())
+        .map(|attr| {
+            let name = String::from_utf8_lossy(&attr.name).into_owned();
+            let bare =
+                !name.is_empty() && name.parse::<usize>().is_err() && !name.contains(['.', '"']);
+            if bare { name } else { format!("\"{name}\"") }
+        })
         .collect();
     let help = match did_you_mean(name, names.iter().map(String::as_str)) {
         Some(suggestion) => suggestion,

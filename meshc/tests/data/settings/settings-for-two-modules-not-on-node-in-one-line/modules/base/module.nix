@@ -1,0 +1,3 @@
+{ mesh, ... }: {
+  description = "the base every node runs";
+}

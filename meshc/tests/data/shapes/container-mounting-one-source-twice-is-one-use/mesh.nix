@@ -1,0 +1,6 @@
+{
+  nodes.app1 = {
+    key = "age17nkegg8q77unmvtxew9kpydfjgkq87lnenhucmkty0fwj2d4qfdq3p59xc";
+    modules = [ "web" ];
+  };
+}
