@@ -20,6 +20,9 @@ pub struct EvalRequest {
     /// `-A` paths: each one's value is printed, on its own line; none prints the
     /// whole value.
     pub attr_paths: Vec<crate::commands::eval::AttrPath>,
+    /// `--arg` and `--argstr`: the arguments a function met is called with (a name
+    /// given twice: the last `--argstr`, else the last `--arg`).
+    pub arguments: Vec<(String, Argument)>,
     pub json: bool,
     /// Where `import` and `readFile` may reach; found from `mesh.nix` if not given.
     pub root: Option<PathBuf>,
@@ -27,6 +30,14 @@ pub struct EvalRequest {
     pub working_directory: PathBuf,
     /// The step budget and memory bound (`--max-steps`, `--max-memory`).
     pub limits: Limits,
+}
+
+/// The value of an `--arg` or `--argstr`.
+pub enum Argument {
+    /// An expression, evaluated when a function uses it.
+    Expression(String),
+    /// A string, as it is.
+    Text(String),
 }
 
 pub struct EvalOutcome {
@@ -85,18 +96,23 @@ fn evaluate_here(request: EvalRequest, mut output: impl Write) -> EvalOutcome {
         .unwrap_or_else(|| base.clone());
     let loader = Rc::new(RealFs::new(vec![root.clone()]));
     let mut machine = Machine::new(loader, vec![root], request.limits).with_prefetch();
-    let value = match &request.input {
-        Input::File(path) => machine.eval_file(&absolute(path, &request.working_directory)),
-        Input::Expression(text) => machine.eval_source(
-            "«expression»",
-            None,
-            std::sync::Arc::from(text.as_bytes()),
-            &request.working_directory,
-        ),
-    };
+    // the arguments are compiled first (as Nix reads them before it evaluates):
+    // one that does not compile leaves the file unevaluated
+    let value = arguments(&mut machine, &request).and_then(|arguments| {
+        let value = match &request.input {
+            Input::File(path) => machine.eval_file(&absolute(path, &request.working_directory)),
+            Input::Expression(text) => machine.eval_source(
+                "«expression»",
+                None,
+                std::sync::Arc::from(text.as_bytes()),
+                &request.working_directory,
+            ),
+        };
+        value.map(|value| (value, arguments))
+    });
     let printed = match value {
-        Ok(value) => {
-            let printed = print_each(&mut machine, &value, &request, &mut output);
+        Ok((value, arguments)) => {
+            let printed = print_each(&mut machine, &value, &arguments, &request, &mut output);
             // kept, as the printed values are (see `print_one`)
             std::mem::forget(value);
             printed
@@ -115,20 +131,55 @@ fn evaluate_here(request: EvalRequest, mut output: impl Write) -> EvalOutcome {
     EvalOutcome { output, sources }
 }
 
+/// The `--arg` and `--argstr` of `request` as one set (the expressions compiled,
+/// not evaluated); a name given twice keeps the last given of its kind, an
+/// `--argstr` over an `--arg`.
+fn arguments(
+    machine: &mut Machine,
+    request: &EvalRequest,
+) -> Result<lang::value::Attrs, Vec<Diagnostic>> {
+    let mut given = Vec::with_capacity(request.arguments.len());
+    // the last given first: of equal names, the first is kept
+    for (name, argument) in request.arguments.iter().rev() {
+        let value = match argument {
+            Argument::Expression(text) => machine.delay_source(
+                &format!("«--arg {name}»"),
+                std::sync::Arc::from(text.as_bytes()),
+                &request.working_directory,
+            )?,
+            Argument::Text(text) => lang::Value::string_from(text),
+        };
+        given.push(lang::value::Attr {
+            name: lang::Name::new(name.as_bytes()),
+            value,
+            span: None,
+        });
+    }
+    Ok(lang::value::Attrs::from_unsorted(given))
+}
+
 /// The value at each `-A` path of `request` (the whole value when there is none),
-/// forced deeply and printed, a line each; the first that fails ends it.
+/// forced deeply and printed, a line each; the first that fails ends it. With
+/// `arguments`, a function met is called with them (see
+/// [`Machine::select_attr_path`]).
 fn print_each(
     machine: &mut Machine,
     value: &lang::Value,
+    arguments: &lang::value::Attrs,
     request: &EvalRequest,
     output: &mut impl Write,
 ) -> Result<(), EvalFailure> {
-    if request.attr_paths.is_empty() {
-        return print_one(machine, Ok(value.clone()), request.json, output);
-    }
-    for path in &request.attr_paths {
+    let whole = crate::commands::eval::AttrPath {
+        written: String::new(),
+        names: Vec::new(),
+    };
+    let paths = match request.attr_paths.as_slice() {
+        [] => std::slice::from_ref(&whole),
+        paths => paths,
+    };
+    for path in paths {
         let selected = machine
-            .select_attr_path(value.clone(), &path.names, &path.written)
+            .select_attr_path(value.clone(), &path.names, &path.written, arguments)
             .map_err(|error| vec![*error]);
         print_one(machine, selected, request.json, output)?;
     }

@@ -434,3 +434,85 @@ fn mesh_in_eval_says_where_mesh_is_in_scope() {
     assert!(stderr.starts_with("E010"), "{stderr}");
     assert!(stderr.contains("meshc repl"), "{stderr}");
 }
+
+/// `--arg` and `--argstr` call the file's function (and those `-A` meets) as
+/// `nix-instantiate` does, byte for byte: a function with `...` gets every
+/// argument, one without only those it names; an argument nobody takes is never
+/// evaluated; a function of one plain argument is not called.
+#[test]
+fn arguments_call_functions_as_nix_instantiate_does() {
+    let meshc = env!("CARGO_BIN_EXE_meshc");
+    let temporary = tempfile::tempdir().expect("temporary directory");
+    let write = |name: &str, text: &str| {
+        let path = temporary.path().join(name);
+        std::fs::write(&path, text).expect("a file");
+        path.to_str().expect("a UTF-8 path").to_string()
+    };
+    let open = write(
+        "open.nix",
+        "{ port ? 80, ... }@args: { inherit port; names = builtins.attrNames args; }",
+    );
+    let closed = write("closed.nix", "{ port ? 80, host }: { inherit port host; }");
+    let plain = write("plain.nix", "x: x");
+    let nested = write(
+        "nested.nix",
+        "{ site = { domain }: { url = \"https://${domain}\"; }; }",
+    );
+    for arguments in [
+        vec![
+            open.as_str(),
+            "--arg",
+            "port",
+            "8080",
+            "--argstr",
+            "extra",
+            "x",
+        ],
+        vec![
+            closed.as_str(),
+            "--argstr",
+            "host",
+            "db1",
+            "--arg",
+            "unused",
+            "throw \"never\"",
+        ],
+        vec![
+            closed.as_str(),
+            "--arg",
+            "host",
+            "[ 1 (2 + 3) ]",
+            "--arg",
+            "port",
+            "1",
+        ],
+        vec![plain.as_str(), "--arg", "x", "1"],
+        vec![
+            nested.as_str(),
+            "--argstr",
+            "domain",
+            "example.org",
+            "-A",
+            "site.url",
+        ],
+    ] {
+        let mut mesh = vec!["eval"];
+        mesh.extend(&arguments);
+        let mut nix = vec!["--eval", "--strict"];
+        nix.extend(&arguments);
+        assert_eq!(
+            String::from_utf8_lossy(&run(meshc, &mesh)),
+            String::from_utf8_lossy(&run("nix-instantiate", &nix)),
+            "{arguments:?}"
+        );
+    }
+    // an argument a function needs and nobody gives: E023, naming `--arg`
+    let output = Command::new(meshc)
+        .args(["eval", &closed, "--arg", "port", "1"])
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("meshc runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.starts_with("E023"), "{stderr}");
+    assert!(stderr.contains("--argstr host"), "{stderr}");
+}

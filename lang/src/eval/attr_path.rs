@@ -41,17 +41,20 @@ pub fn parse_attr_path(path: &str) -> Result<Vec<String>, String> {
 
 impl Machine {
     /// The value at `names` below `value`, each step forced (see the module's
-    /// doc); `path` is the path as written, for the errors.
+    /// doc), a function met on the way called with `arguments` (`--arg`,
+    /// `--argstr`) and its defaults; `path` is the path as written, for the errors.
+    /// With arguments, the value found is called too, as `nix-instantiate` does.
     pub fn select_attr_path(
         &mut self,
         value: Value,
         names: &[String],
         path: &str,
+        arguments: &Attrs,
     ) -> EvalResult<Value> {
         let span = Span::default();
         let mut current = value;
         for (index, name) in names.iter().enumerate() {
-            let called = self.call_with_defaults(current, &names[..index], path)?;
+            let called = self.call_with_defaults(current, &names[..index], path, arguments)?;
             let forced = self.force(&called, span)?;
             let here = || match index {
                 0 => "the whole value".to_string(),
@@ -101,18 +104,23 @@ impl Machine {
                 }
             };
         }
-        Ok(current)
+        if arguments.is_empty() {
+            return Ok(current);
+        }
+        self.call_with_defaults(current, names, path, arguments)
     }
 
-    /// `value` called with an empty set when it is a function of formal arguments
-    /// that all have defaults (`{ pkgs ? ..., ... }:`, a file's usual head), as
-    /// Nix calls a function `-A` meets; any other value as it is. A formal without
-    /// a default is E023: there is no `--arg` to give it.
+    /// `value` called when it is a function of formal arguments (`{ pkgs ? ...,
+    /// ... }:`, a file's usual head), as Nix's `autoCallFunction` calls it: with
+    /// the `arguments` it names (all of them when it has `...`), its defaults
+    /// giving the rest; any other value as it is. A formal without a default that
+    /// no argument gives is E023.
     fn call_with_defaults(
         &mut self,
         value: Value,
         before: &[String],
         path: &str,
+        arguments: &Attrs,
     ) -> EvalResult<Value> {
         let span = Span::default();
         let mut forced = self.force(&value, span)?;
@@ -128,10 +136,16 @@ impl Machine {
         let Value::Lambda(closure) = &forced else {
             return Ok(forced);
         };
-        let ParamIr::Formals { formals, .. } = &closure.lambda.param else {
+        let ParamIr::Formals {
+            formals, ellipsis, ..
+        } = &closure.lambda.param
+        else {
             return Ok(forced);
         };
-        if let Some(formal) = formals.iter().find(|formal| formal.default.is_none()) {
+        if let Some(formal) = formals
+            .iter()
+            .find(|formal| formal.default.is_none() && !arguments.contains(formal.name))
+        {
             let at = match before {
                 [] => "the whole value".to_string(),
                 _ => format!("`{}`", before.join(".")),
@@ -140,18 +154,38 @@ impl Machine {
                 Diagnostic::error(
                     codes::MISSING_ARGUMENT,
                     format!(
-                        "`-A {path}`: {at} is a function whose argument `{}` has no default",
+                        "{}{at} is a function whose argument `{}` has no default and is not given",
+                        lead(path),
                         String::from_utf8_lossy(&formal.name)
                     ),
                 )
                 .with_primary(formal.span, "this argument has no default")
-                .with_help(
-                    "`-A` calls a function it meets with its defaults, as `nix-instantiate` does; \
-                     call it yourself instead: `meshc eval --expr '(import ./FILE { ... }).PATH'`",
-                ),
+                .with_help(format!(
+                    "give it with `--arg {name} EXPR` (or `--argstr {name} TEXT`): a function met \
+                     on the way is called with those and its defaults, as `nix-instantiate` calls it",
+                    name = String::from_utf8_lossy(&formal.name)
+                )),
             ));
         }
-        self.call(forced, Value::Attrs(Attrs::new()), span)
+        let given = match ellipsis {
+            true => arguments.clone(),
+            false => Attrs::from_sorted(
+                arguments
+                    .iter()
+                    .filter(|argument| formals.iter().any(|formal| formal.name == argument.name))
+                    .cloned()
+                    .collect(),
+            ),
+        };
+        self.call(forced, Value::Attrs(given), span)
+    }
+}
+
+/// What an error of the path starts with: the path, when there is one.
+fn lead(path: &str) -> String {
+    match path {
+        "" => String::new(),
+        _ => format!("`-A {path}`: "),
     }
 }
 

@@ -69,6 +69,34 @@ impl Machine {
             .map_err(|error| vec![*error])
     }
 
+    /// `text` compiled now and evaluated only when its value is needed (`meshc eval
+    /// --arg NAME EXPR`, as Nix's `--arg`: an argument no function takes is never
+    /// evaluated); its syntax and scope errors are said now.
+    pub fn delay_source(
+        &mut self,
+        name: &str,
+        text: std::sync::Arc<[u8]>,
+        base_directory: &Path,
+    ) -> Result<Value, Vec<Diagnostic>> {
+        let file = self.sources.add(name.to_string(), None, text.clone());
+        let parsed = parser::parse(&text, file);
+        if !parsed.errors.is_empty() {
+            return Err(parsed.errors);
+        }
+        self.symbols.intern_file(&parsed.expr);
+        let globals = self.globals.clone();
+        let compiled = compile::compile(&parsed.expr, base_directory, &*globals, &self.symbols);
+        if !compiled.errors.is_empty() {
+            return Err(compiled.errors);
+        }
+        self.binding_names.extend(compiled.binding_names);
+        self.reference_names.extend(compiled.reference_names);
+        Ok(crate::value::Thunk::suspended(
+            compiled.ir,
+            crate::value::EnvFrame::empty(None, 0),
+        ))
+    }
+
     /// Starts the next evaluation of a session: the step budget and the memory bound
     /// count from zero again, and whatever an earlier evaluation that ended in an
     /// error left half done (nesting, forces, imports under way) is forgotten.

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use clap::{ArgGroup, Args};
 
 use crate::cli::{ColorWhen, LimitsArgs};
-use crate::evaluate::{EvalFailure, EvalRequest, Input, evaluate};
+use crate::evaluate::{Argument, EvalFailure, EvalRequest, Input, evaluate};
 use crate::terminal::{self, Failure};
 
 /// Evaluate a file or an expression as `nix-instantiate --eval --strict` would
@@ -36,6 +36,13 @@ pub struct EvalArgs {
     /// each path's value on its own line, as `nix-instantiate -A`
     #[arg(long = "attr", short = 'A', value_name = "PATH", value_parser = attr_path)]
     pub attr: Vec<AttrPath>,
+    /// Give a function's argument NAME the value of EXPR (evaluated when used), as
+    /// `nix-instantiate --arg`: the file's function and those `-A` meets
+    #[arg(long = "arg", num_args = 2, value_names = ["NAME", "EXPR"], action = clap::ArgAction::Append)]
+    pub arg: Vec<String>,
+    /// Give a function's argument NAME the string TEXT, as `nix-instantiate --argstr`
+    #[arg(long = "argstr", num_args = 2, value_names = ["NAME", "TEXT"], action = clap::ArgAction::Append)]
+    pub argstr: Vec<String>,
     /// Print the value as JSON (`nix-instantiate --json`)
     #[arg(long)]
     pub json: bool,
@@ -66,6 +73,16 @@ fn attr_path(written: &str) -> Result<AttrPath, String> {
     })
 }
 
+/// `--arg` or `--argstr` given as NAME VALUE, NAME VALUE, ... (clap gives them
+/// flat), each made an argument by `kind`.
+fn pairs<'a>(
+    flat: &'a [String],
+    kind: fn(String) -> Argument,
+) -> impl Iterator<Item = (String, Argument)> + 'a {
+    flat.chunks_exact(2)
+        .map(move |pair| (pair[0].clone(), kind(pair[1].clone())))
+}
+
 pub fn run(arguments: EvalArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
     let input = match (arguments.file, arguments.expr) {
         (Some(path), None) => Input::File(path),
@@ -83,6 +100,9 @@ pub fn run(arguments: EvalArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
         EvalRequest {
             input,
             attr_paths: arguments.attr,
+            arguments: pairs(&arguments.arg, Argument::Expression)
+                .chain(pairs(&arguments.argstr, Argument::Text))
+                .collect(),
             json: arguments.json,
             root: arguments.root,
             working_directory,
