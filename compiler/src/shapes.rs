@@ -634,9 +634,7 @@ pub fn check_needs(node: &Node, shapes: &[ShapeDecl], diagnostics: &mut Vec<Diag
                 },
                 || {
                     // a user renamed in one place: the name declared that is like it
-                    let similar = lang::diagnostic::did_you_mean(user, users.iter().copied())
-                        .map(|similar| format!("{similar} (declared on the node) Otherwise, "))
-                        .unwrap_or_default();
+                    let similar = declared_like(user, &users);
                     Said {
                         head: format!("user `{user}` is not declared on the node, and"),
                         need: "need it",
@@ -664,9 +662,7 @@ pub fn check_needs(node: &Node, shapes: &[ShapeDecl], diagnostics: &mut Vec<Diag
                     part: shape.describe(),
                 },
                 || {
-                    let similar = lang::diagnostic::did_you_mean(group, groups.iter().copied())
-                        .map(|similar| format!("{similar} (declared on the node) Otherwise, "))
-                        .unwrap_or_default();
+                    let similar = declared_like(group, &groups);
                     Said {
                         head: format!("group `{group}` is not declared on the node, and"),
                         need: "need it",
@@ -704,6 +700,14 @@ pub fn check_needs(node: &Node, shapes: &[ShapeDecl], diagnostics: &mut Vec<Diag
         }
     }
     missing.report(diagnostics);
+}
+
+/// The start of a help for `name`, which the node lacks: the name `declared` on
+/// it that is like it (a name changed in one place), or nothing.
+fn declared_like(name: &str, declared: &BTreeSet<&str>) -> String {
+    lang::diagnostic::did_you_mean(name, declared.iter().copied())
+        .map(|similar| format!("{similar} (declared on the node) Otherwise, "))
+        .unwrap_or_default()
 }
 
 /// What the node lacks, each thing once with every shape that needs it: a user

@@ -78,21 +78,9 @@ impl Machine {
         text: std::sync::Arc<[u8]>,
         base_directory: &Path,
     ) -> Result<Value, Vec<Diagnostic>> {
-        let file = self.sources.add(name.to_string(), None, text.clone());
-        let parsed = parser::parse(&text, file);
-        if !parsed.errors.is_empty() {
-            return Err(parsed.errors);
-        }
-        self.symbols.intern_file(&parsed.expr);
-        let globals = self.globals.clone();
-        let compiled = compile::compile(&parsed.expr, base_directory, &*globals, &self.symbols);
-        if !compiled.errors.is_empty() {
-            return Err(compiled.errors);
-        }
-        self.binding_names.extend(compiled.binding_names);
-        self.reference_names.extend(compiled.reference_names);
+        let (_, ir) = self.compile_source(name, None, text, base_directory)?;
         Ok(crate::value::Thunk::suspended(
-            compiled.ir,
+            ir,
             crate::value::EnvFrame::empty(None, 0),
         ))
     }
