@@ -253,7 +253,7 @@ fn assign_help(node: &Node, absent: &[&str]) -> String {
         _ => "them",
     };
     format!(
-        "to run it here, add {them} to the node's modules (`modules = [ {} ];`); otherwise remove these settings",
+        "to run {them} here, add {them} to the node's modules (`modules = [ {} ];`); otherwise remove these settings",
         words.join(" ")
     )
 }

@@ -716,7 +716,24 @@ impl<'a> Parser<'a> {
         }
         let rest = source.get(opener.end as usize..).unwrap_or_default();
         let line = &rest[..memchr::memchr(b'\n', rest).unwrap_or(rest.len())];
-        line.contains(&b'"') || line.windows(2).any(|pair| pair == b"''")
+        // an odd count of quotes: the last opened a string that runs past the line
+        // (strings inside the interpolation, `${f "a"}`, come in pairs)
+        let mut quotes = 0;
+        let mut bytes = line.iter().enumerate();
+        while let Some((at, byte)) = bytes.next() {
+            match byte {
+                b'\\' => {
+                    bytes.next();
+                }
+                b'"' => quotes += 1,
+                b'\'' if line.get(at + 1) == Some(&b'\'') => {
+                    bytes.next();
+                    quotes += 1;
+                }
+                _ => {}
+            }
+        }
+        quotes % 2 == 1
     }
 
     fn on_a_later_line(&self, before: Span, after: Span) -> bool {
@@ -2094,13 +2111,21 @@ mod tests {
     }
 
     /// A `${` that spans lines on purpose, with a mistake inside, has the mistake
-    /// said where it stands, not the `${` as unclosed.
+    /// said where it stands, not the `${` as unclosed (also with a string of its
+    /// own on the `${` line).
     #[test]
     fn a_mistake_inside_an_interpolation_over_lines_is_said_where_it_stands() {
-        let source = "\"${\n  foo bar = 1\n}\"";
-        let parsed = parse(source.as_bytes(), FileId(0));
-        let first = parsed.errors.first().expect("a syntax error");
-        assert!(first.message.contains("unexpected `=`"), "{first:?}");
+        for (source, said) in [
+            ("\"${\n  foo bar = 1\n}\"", "unexpected `=`"),
+            (
+                "\"Hello ${if name == \"root\"\n  then \"admin\";\n  else name}\"",
+                "unexpected `;`",
+            ),
+        ] {
+            let parsed = parse(source.as_bytes(), FileId(0));
+            let first = parsed.errors.first().expect("a syntax error");
+            assert!(first.message.contains(said), "{source}: {first:?}");
+        }
     }
 
     /// Commas between list elements (the JSON habit) are said once for the list,

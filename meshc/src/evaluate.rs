@@ -96,19 +96,24 @@ fn evaluate_here(request: EvalRequest, mut output: impl Write) -> EvalOutcome {
         .unwrap_or_else(|| base.clone());
     let loader = Rc::new(RealFs::new(vec![root.clone()]));
     let mut machine = Machine::new(loader, vec![root], request.limits).with_prefetch();
-    // the arguments are compiled first (as Nix reads them before it evaluates):
-    // one that does not compile leaves the file unevaluated
-    let value = arguments(&mut machine, &request).and_then(|arguments| {
-        let value = match &request.input {
-            Input::File(path) => machine.eval_file(&absolute(path, &request.working_directory)),
-            Input::Expression(text) => machine.eval_source(
-                "«expression»",
-                None,
-                std::sync::Arc::from(text.as_bytes()),
-                &request.working_directory,
-            ),
-        };
-        value.map(|value| (value, arguments))
+    let value = match &request.input {
+        Input::File(path) => machine.eval_file(&absolute(path, &request.working_directory)),
+        Input::Expression(text) => machine.eval_source(
+            "«expression»",
+            None,
+            std::sync::Arc::from(text.as_bytes()),
+            &request.working_directory,
+        ),
+    };
+    // the arguments' sources come after the file's, which is the first source: what
+    // is said without a place of its own is said at the file, not in an argument
+    let value = value.and_then(|value| match arguments(&mut machine, &request) {
+        Ok(arguments) => Ok((value, arguments)),
+        Err(diagnostics) => {
+            // kept, as a printed value is (see `print_one`)
+            std::mem::forget(value);
+            Err(diagnostics)
+        }
     });
     let printed = match value {
         Ok((value, arguments)) => {

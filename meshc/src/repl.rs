@@ -77,6 +77,10 @@ pub fn unfinished(text: &str) -> bool {
     let text = text.trim();
     let expression = match text.strip_prefix(':') {
         Some(command) => match command.split_once(char::is_whitespace) {
+            // `:t # a comment`: the expression comes on the next line
+            Some(("t" | "type", argument)) if lang::parser::only_trivia(argument.as_bytes()) => {
+                return true;
+            }
             Some(("t" | "type", argument)) => argument,
             _ => return false,
         },

@@ -516,3 +516,32 @@ fn arguments_call_functions_as_nix_instantiate_does() {
     assert!(stderr.starts_with("E023"), "{stderr}");
     assert!(stderr.contains("--argstr host"), "{stderr}");
 }
+
+/// A `__functor` that gives its own set back, met by `-A` or `--arg`, ends in E028
+/// (nested too deeply; Nix: a stack overflow) at once: it ran the whole step budget
+/// (E043, over a minute). And what the call says has no place of the argument's:
+/// an error of the file's value is not drawn on an `--arg`'s text.
+#[test]
+fn calls_made_for_a_path_are_bounded_and_said_at_the_file() {
+    let meshc = env!("CARGO_BIN_EXE_meshc");
+    let output = Command::new(meshc)
+        .args([
+            "eval",
+            "--expr",
+            "let s = { __functor = self: self; }; in { x = s; }",
+        ])
+        .args(["-A", "x.y", "--max-steps", "100000000"])
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("meshc runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.starts_with("E028"), "{stderr}");
+    let output = Command::new(meshc)
+        .args(["eval", "--expr", "{ __functor = 1; }", "--arg", "q", "1"])
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("meshc runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.starts_with("E024"), "{stderr}");
+    assert!(!stderr.contains("«--arg q»"), "{stderr}");
+}

@@ -176,7 +176,11 @@ fn without_repeats(diagnostics: Vec<(Option<String>, Diagnostic)>) -> Vec<Diagno
             kept.push((Vec::new(), d));
             kept.len() - 1
         });
-        if let (Some(node), Some((nodes, _))) = (node, kept.get_mut(at)) {
+        // one node saying it twice (a `map` making two sets that are not shapes)
+        // is one node: a node's diagnostics come together
+        if let (Some(node), Some((nodes, _))) = (node, kept.get_mut(at))
+            && nodes.last() != Some(&node)
+        {
             nodes.push(node);
         }
     }
@@ -218,7 +222,24 @@ fn for_nodes(nodes: &[String]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{for_nodes, names_word};
+    use super::{for_nodes, names_word, without_repeats};
+
+    /// A diagnostic one node says twice and another once names the two nodes, each
+    /// once (it said "for nodes `app1` and `app1`").
+    #[test]
+    fn a_node_saying_one_thing_twice_is_named_once() {
+        let said = || lang::Diagnostic::error(lang::codes::NOT_A_SHAPE_LIST, "not a shape");
+        let merged = without_repeats(vec![
+            (Some("app1".to_string()), said()),
+            (Some("app1".to_string()), said()),
+            (Some("app2".to_string()), said()),
+        ]);
+        assert_eq!(merged.len(), 1);
+        assert_eq!(
+            merged[0].message,
+            "not a shape (for nodes `app1` and `app2`)"
+        );
+    }
 
     #[test]
     fn a_node_is_named_once_and_only_where_the_message_does_not_name_it() {

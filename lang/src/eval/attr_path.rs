@@ -122,20 +122,41 @@ impl Machine {
         path: &str,
         arguments: &Attrs,
     ) -> EvalResult<Value> {
-        let span = Span::default();
-        let mut forced = self.force(&value, span)?;
+        let mut forced = self.force(&value, Span::default())?;
         // a set with `__functor` is called as Nix's `autoCallFunction` calls it: the
-        // functor given the set, and what that gives called in turn
-        while let Value::Attrs(attrs) = &forced
-            && let Some(functor) = attrs.get(b"__functor")
-        {
-            let functor = functor.clone();
-            let called = self.call(functor, forced.clone(), span)?;
-            forced = self.force(&called, span)?;
+        // functor given the set, and what that gives called in turn; each call is a
+        // level of nesting, so a functor giving its own set ends in E028 (Nix: a
+        // stack overflow), not in the step budget
+        let mut levels = 0;
+        let called = loop {
+            let Value::Attrs(attrs) = &forced else {
+                break Ok(());
+            };
+            let Some(functor) = attrs.get_attr(b"__functor") else {
+                break Ok(());
+            };
+            let (functor, span) = (functor.value.clone(), functor.span.unwrap_or_default());
+            if let Err(error) = self.enter(span) {
+                break Err(error);
+            }
+            levels += 1;
+            match self
+                .call(functor, forced.clone(), span)
+                .and_then(|called| self.force(&called, span))
+            {
+                Ok(called) => forced = called,
+                Err(error) => break Err(error),
+            }
+        };
+        for _ in 0..levels {
+            self.leave();
         }
+        called?;
         let Value::Lambda(closure) = &forced else {
             return Ok(forced);
         };
+        // the call is said at the function (the path has no place in a file)
+        let span = closure.lambda.span;
         let ParamIr::Formals {
             formals, ellipsis, ..
         } = &closure.lambda.param
