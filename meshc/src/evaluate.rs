@@ -20,8 +20,8 @@ pub struct EvalRequest {
     /// `-A` paths: each one's value is printed, on its own line; none prints the
     /// whole value.
     pub attr_paths: Vec<crate::commands::eval::AttrPath>,
-    /// `--arg` and `--argstr`: the arguments a function met is called with (a name
-    /// given twice: the last `--argstr`, else the last `--arg`).
+    /// `--arg` and `--argstr` in their order on the command line: the arguments a
+    /// function met is called with (a name given twice: the last given).
     pub arguments: Vec<(String, Argument)>,
     pub json: bool,
     /// Where `import` and `readFile` may reach; found from `mesh.nix` if not given.
@@ -137,8 +137,7 @@ fn evaluate_here(request: EvalRequest, mut output: impl Write) -> EvalOutcome {
 }
 
 /// The `--arg` and `--argstr` of `request` as one set (the expressions compiled,
-/// not evaluated); a name given twice keeps the last given of its kind, an
-/// `--argstr` over an `--arg`.
+/// not evaluated); a name given twice keeps the last given, as in Nix.
 fn arguments(
     machine: &mut Machine,
     request: &EvalRequest,

@@ -487,6 +487,25 @@ fn arguments_call_functions_as_nix_instantiate_does() {
             "1",
         ],
         vec![plain.as_str(), "--arg", "x", "1"],
+        // a name given twice: the last given, of either flag
+        vec![
+            closed.as_str(),
+            "--argstr",
+            "host",
+            "a",
+            "--arg",
+            "host",
+            "2",
+        ],
+        vec![
+            closed.as_str(),
+            "--arg",
+            "host",
+            "2",
+            "--argstr",
+            "host",
+            "a",
+        ],
         vec![
             nested.as_str(),
             "--argstr",

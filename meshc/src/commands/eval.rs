@@ -38,11 +38,11 @@ pub struct EvalArgs {
     pub attr: Vec<AttrPath>,
     /// Give a function's argument NAME the value of EXPR (evaluated when used), as
     /// `nix-instantiate --arg`: the file's function and those `-A` meets
-    #[arg(long = "arg", num_args = 2, value_names = ["NAME", "EXPR"], action = clap::ArgAction::Append)]
-    pub arg: Vec<String>,
+    #[arg(long = "arg", num_args = 2, value_names = ["NAME", "EXPR"], action = clap::ArgAction::Append, value_parser = placed)]
+    pub arg: Vec<Placed>,
     /// Give a function's argument NAME the string TEXT, as `nix-instantiate --argstr`
-    #[arg(long = "argstr", num_args = 2, value_names = ["NAME", "TEXT"], action = clap::ArgAction::Append)]
-    pub argstr: Vec<String>,
+    #[arg(long = "argstr", num_args = 2, value_names = ["NAME", "TEXT"], action = clap::ArgAction::Append, value_parser = placed)]
+    pub argstr: Vec<Placed>,
     /// Print the value as JSON (`nix-instantiate --json`)
     #[arg(long)]
     pub json: bool,
@@ -73,14 +73,39 @@ fn attr_path(written: &str) -> Result<AttrPath, String> {
     })
 }
 
+/// A value of `--arg` or `--argstr` and its place among all of their values on the
+/// command line: the two flags are two lists, and a name given by both keeps the
+/// value given last, as in Nix.
+#[derive(Clone, Debug)]
+pub struct Placed {
+    place: usize,
+    text: String,
+}
+
+/// Counts the values of `--arg` and `--argstr` as clap reads them, which is in
+/// their order on the command line (one command line a process).
+static PLACES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn placed(text: &str) -> Result<Placed, std::convert::Infallible> {
+    Ok(Placed {
+        place: PLACES.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        text: text.to_string(),
+    })
+}
+
 /// `--arg` or `--argstr` given as NAME VALUE, NAME VALUE, ... (clap gives them
-/// flat), each made an argument by `kind`.
-fn pairs<'a>(
-    flat: &'a [String],
+/// flat), each made an argument by `kind`, with the place of its name.
+fn pairs(
+    flat: &[Placed],
     kind: fn(String) -> Argument,
-) -> impl Iterator<Item = (String, Argument)> + 'a {
-    flat.chunks_exact(2)
-        .map(move |pair| (pair[0].clone(), kind(pair[1].clone())))
+) -> impl Iterator<Item = (usize, String, Argument)> + '_ {
+    flat.chunks_exact(2).map(move |pair| {
+        (
+            pair[0].place,
+            pair[0].text.clone(),
+            kind(pair[1].text.clone()),
+        )
+    })
 }
 
 pub fn run(arguments: EvalArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
@@ -100,9 +125,16 @@ pub fn run(arguments: EvalArgs, color: ColorWhen) -> Result<ExitCode, Failure> {
         EvalRequest {
             input,
             attr_paths: arguments.attr,
-            arguments: pairs(&arguments.arg, Argument::Expression)
-                .chain(pairs(&arguments.argstr, Argument::Text))
-                .collect(),
+            arguments: {
+                let mut given: Vec<_> = pairs(&arguments.arg, Argument::Expression)
+                    .chain(pairs(&arguments.argstr, Argument::Text))
+                    .collect();
+                given.sort_by_key(|(place, _, _)| *place);
+                given
+                    .into_iter()
+                    .map(|(_, name, argument)| (name, argument))
+                    .collect()
+            },
             json: arguments.json,
             root: arguments.root,
             working_directory,
