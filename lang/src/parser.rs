@@ -602,7 +602,7 @@ impl<'a> Parser<'a> {
                 | TokenKind::In
         ) || (*kind == TokenKind::RightBracket
             && matches!(found.kind, TokenKind::Assign | TokenKind::Semicolon))
-            || self.interpolation_left_open(opener, found.span);
+            || self.interpolation_left_open(opener, &found);
         if !elsewhere || self.abandoned {
             self.expected(&describe(kind), help);
             return false;
@@ -701,18 +701,20 @@ impl<'a> Parser<'a> {
             .unwrap_or_default()
     }
 
-    /// Whether a line break lies between `before` and `after`.
-    /// Whether `opener` is a `${` whose string was ended on its own line before
-    /// its `}` (`a = "x ${b";`) and `found`, where the parser could go no further,
-    /// is on a later line: the quote meant to end the string began a new one, and
-    /// every line since was read inside the interpolation. A `${` that spans lines
-    /// on purpose has nothing after it on its line.
-    fn interpolation_left_open(&self, opener: Span, found: Span) -> bool {
+    /// Whether `opener` is a `${` left open where the parser met `found` instead of
+    /// its `}`: the quote meant to end its string began a new one, and what follows
+    /// was read inside the interpolation. Either another `${` stands on its line
+    /// (`"${x" + "${y}"`: no expression goes on with one), or `found` is on a later
+    /// line and the `${` line has an odd count of quotes after it (`a = "x ${b";`:
+    /// the last quote opened a string running past the line; the strings of an
+    /// interpolation spanning lines on purpose come in pairs).
+    fn interpolation_left_open(&self, opener: Span, found: &Token) -> bool {
         let source = self.lexer.source;
-        if source.get(opener.start as usize..opener.end as usize) != Some(b"${")
-            || !self.on_a_later_line(opener, found)
-        {
+        if source.get(opener.start as usize..opener.end as usize) != Some(b"${") {
             return false;
+        }
+        if !self.on_a_later_line(opener, found.span) {
+            return found.kind == TokenKind::DollarCurly;
         }
         let rest = source.get(opener.end as usize..).unwrap_or_default();
         let line = &rest[..memchr::memchr(b'\n', rest).unwrap_or(rest.len())];
@@ -736,6 +738,7 @@ impl<'a> Parser<'a> {
         quotes % 2 == 1
     }
 
+    /// Whether a line break lies between `before` and `after`.
     fn on_a_later_line(&self, before: Span, after: Span) -> bool {
         self.lexer
             .source
@@ -2166,6 +2169,8 @@ mod tests {
             "./a/^${b",
             // and when another `${` follows on a later line, where the parser stops
             "{\n  a = \"^${x\";\n  b = \"${y}\";\n}\n",
+            // and on one line, where the next `${` stands in its `}`'s place
+            "x: \"^${x\" + \"${x}\"",
         ] {
             let (at, source) = unmarked(marked, '^');
             let line = source.find('~');
