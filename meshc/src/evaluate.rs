@@ -19,7 +19,7 @@ pub struct EvalRequest {
     pub input: Input,
     /// `-A` paths: each one's value is printed, on its own line; none prints the
     /// whole value.
-    pub attr_paths: Vec<crate::commands::eval::AttrPath>,
+    pub attr_paths: Vec<AttrPath>,
     /// `--arg` and `--argstr` in their order on the command line: the arguments a
     /// function met is called with (a name given twice: the last given).
     pub arguments: Vec<(String, Argument)>,
@@ -30,6 +30,13 @@ pub struct EvalRequest {
     pub working_directory: PathBuf,
     /// The step budget and memory bound (`--max-steps`, `--max-memory`).
     pub limits: Limits,
+}
+
+/// An `-A` path: as written (for its errors), and its names.
+#[derive(Clone, Debug)]
+pub struct AttrPath {
+    pub written: String,
+    pub names: Vec<String>,
 }
 
 /// The value of an `--arg` or `--argstr`.
@@ -173,7 +180,7 @@ fn print_each(
     request: &EvalRequest,
     output: &mut impl Write,
 ) -> Result<(), EvalFailure> {
-    let whole = crate::commands::eval::AttrPath {
+    let whole = AttrPath {
         written: String::new(),
         names: Vec::new(),
     };

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use clap::{ArgGroup, Args};
 
 use crate::cli::{ColorWhen, LimitsArgs};
-use crate::evaluate::{Argument, EvalFailure, EvalRequest, Input, evaluate};
+use crate::evaluate::{Argument, AttrPath, EvalFailure, EvalRequest, Input, evaluate};
 use crate::terminal::{self, Failure};
 
 /// Evaluate a file or an expression as `nix-instantiate --eval --strict` would
@@ -57,13 +57,6 @@ pub struct EvalArgs {
     /// Accepted and ignored, for `nix-instantiate` habits
     #[arg(long, hide = true)]
     pub eval: bool,
-}
-
-/// An `-A` path: as written, and its names.
-#[derive(Clone, Debug)]
-pub struct AttrPath {
-    pub written: String,
-    pub names: Vec<String>,
 }
 
 fn attr_path(written: &str) -> Result<AttrPath, String> {
