@@ -564,3 +564,30 @@ fn calls_made_for_a_path_are_bounded_and_said_at_the_file() {
     assert!(stderr.starts_with("E024"), "{stderr}");
     assert!(!stderr.contains("«--arg q»"), "{stderr}");
 }
+
+/// The programs `scripts/release` trains the optimized build on evaluate, and to
+/// what `nix-instantiate` gives: a training run that failed early would train the
+/// error path instead of the loops it was written for.
+#[test]
+fn the_release_training_programs_evaluate_as_nix_does() {
+    let directory = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/pgo-training");
+    let mut programs: Vec<_> = std::fs::read_dir(directory)
+        .expect("scripts/pgo-training")
+        .map(|entry| entry.expect("an entry").path())
+        .filter(|path| path.extension().is_some_and(|extension| extension == "nix"))
+        .collect();
+    programs.sort();
+    assert!(programs.len() >= 3, "{programs:?}");
+    for program in &programs {
+        let program = program.to_str().expect("a UTF-8 path");
+        let mesh = run(
+            env!("CARGO_BIN_EXE_meshc"),
+            &["eval", "--root", directory, program],
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&mesh),
+            String::from_utf8_lossy(&run("nix-instantiate", &["--eval", "--strict", program])),
+            "{program}"
+        );
+    }
+}

@@ -21,7 +21,7 @@ let
 in
 {
   ports = builtins.foldl' (acc: name: acc + mapped.${name}.port) 0 (builtins.attrNames mapped);
-  values = builtins.length (builtins.attrValues mapped);
+  values = builtins.foldl' (acc: value: acc + value.port) 0 (builtins.attrValues mapped);
   zipped = zipped.x + zipped.y;
   merged = builtins.length (builtins.attrNames merged.services);
   readAll = readAll;

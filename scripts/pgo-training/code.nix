@@ -1,7 +1,8 @@
 # Training for scripts/release (not a benchmark): recursion, `let`, `with`, `rec`,
 # functions with formals and defaults, strings built and taken apart.
 let
-  fib = n: if n < 2 then n else fib (n - 1) + fib (n - 2);
+  # the leaves of a binary split, counted by recursion
+  leaves = low: high: if high - low < 2 then 1 else let middle = (low + high) / 2; in leaves low middle + leaves middle high;
   service = { name, port ? 8000, user ? name, after ? [ ], ... }@args:
     let
       unit = ''
@@ -23,7 +24,7 @@ let
   json = builtins.toJSON (map (s: { inherit (s) name port; }) services);
 in
 {
-  fib = fib 22;
+  leaves = leaves 0 30000;
   deep = builtins.foldl' (acc: i: acc + deep i) 0 (builtins.genList (i: i) 20000);
   length = builtins.stringLength text;
   lines = builtins.length (builtins.filter builtins.isString (builtins.split "\n" text));
