@@ -1,7 +1,7 @@
 //! `scripts/release`, the profile-guided build of meshc: its training set is the
 //! language corpus, the examples, scripts/pgo-training and a light generated fleet;
-//! every input it names exists, and no program of bench/lang and not the heavy fleet
-//! is among them (those are what the build is measured on). That the training
+//! every input it names exists, no file under bench/ is among them and the generated
+//! fleet is not the heavy one (those are what the build is measured on). That the training
 //! programs evaluate as Nix does is meshc/tests/eval.rs'.
 //! The build itself takes two release builds and is run by hand (bench/*/RESULTS.md).
 

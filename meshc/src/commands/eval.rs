@@ -17,7 +17,7 @@ use crate::terminal::{self, Failure};
     group(ArgGroup::new("input").required(true).args(["file", "expr"])),
     after_help = "\
 Examples:
-  meshc eval examples/language/fibonacci.nix
+  meshc eval examples/language/hello.nix
   meshc eval --json --expr 'builtins.map (x: x * 2) [ 1 2 3 ]'
   meshc eval -A services.web.port default.nix
 
