@@ -380,3 +380,46 @@ fn to_xml_of_a_deep_value_stops_at_the_memory_bound_in_its_memory() {
         "toXML stopped at the bound with {peak_kib} KiB at its peak"
     );
 }
+
+/// A string doubled in a loop stops at the memory bound in about the bound's
+/// memory. Every string was built in a buffer and then copied into a second
+/// allocation, so a bound of 512 MiB let `s + s` take 1.0 GB and `"${s}${s}"`
+/// 1.5 GB before E046 (the bound counts each string once; the allocator keeps
+/// what was freed). A large buffer now becomes the string, and a string's bytes
+/// are counted before they are copied. Peak memory is the child's maximum resident
+/// set, read by `python3`.
+#[test]
+fn a_string_doubled_in_a_loop_stops_at_the_memory_bound_in_its_memory() {
+    let measure = "import resource, subprocess, sys\n\
+        child = subprocess.run(sys.argv[1:], capture_output=True)\n\
+        print(child.returncode)\n\
+        print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n\
+        print(child.stderr.decode())\n";
+    // the joined string, and how many times the bound its making may take: a
+    // string built piece by piece still grows its buffer by copying it once
+    for (joined, at_most) in [
+        ("s + s", 1.25),
+        ("\"${s}${s}\"", 2.0),
+        ("builtins.concatStringsSep \"\" [ s s ]", 2.0),
+    ] {
+        let expression = format!(
+            "let d = s: n: if n == 0 then s else d ({joined}) (n - 1); \
+             in builtins.stringLength (d \"x\" 40)"
+        );
+        let output = Command::new("python3")
+            .args(["-c", measure, MESHC])
+            .args(["eval", "--max-memory", "512M", "--expr", &expression])
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("python3 runs (scripts/test installs it)");
+        let text = String::from_utf8_lossy(&output.stdout);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.first(), Some(&"1"), "{joined}: {text}");
+        assert!(text.contains("E046"), "{joined}: {text}");
+        let peak_kib: u64 = lines[1].parse().expect("a peak");
+        assert!(
+            (peak_kib as f64) < 512.0 * 1024.0 * at_most,
+            "{joined} doubled stopped at a bound of 512 MiB with {peak_kib} KiB at its peak"
+        );
+    }
+}

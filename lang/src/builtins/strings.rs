@@ -63,9 +63,7 @@ fn concat_strings_sep(machine: &mut Machine, arguments: &[Value], span: Span) ->
         if index > 0 {
             result.extend_from_slice(&separator);
         }
-        let before = result.len();
-        machine.coerce_to_string_into(item, span, false, true, &mut result)?;
-        machine.make_string(result.len() - before, span)?;
+        machine.append_counted(item, span, (false, true), &mut result)?;
     }
     Ok(machine.finish_string(result))
 }

@@ -161,8 +161,15 @@ impl Machine {
 
     /// The string built in `buffer`, copied once into its own allocation; the
     /// buffer is kept for the next string unless it grew past [`KEPT_BUFFER`].
+    /// A buffer past it becomes the string itself: a large string is never held
+    /// twice, so what it takes is what the memory bound counted for it.
     #[inline]
     pub(crate) fn finish_string(&mut self, buffer: Vec<u8>) -> Value {
+        if buffer.capacity() > KEPT_BUFFER {
+            // shrunk to its length, in place: it grew by doubling, so at least
+            // half of it is the string
+            return Value::String(Bytes::from(buffer));
+        }
         let string = Value::String(Bytes::from(&buffer[..]));
         if buffer.capacity() <= KEPT_BUFFER && buffer.capacity() > self.string_buffer.capacity() {
             self.string_buffer = buffer;

@@ -346,15 +346,26 @@ impl Machine {
         // room for the usual line of text: most interpolations never grow the buffer
         let mut result = self.string_buffer();
         result.reserve(64);
+        // a string part's bytes are counted against the memory bound before they
+        // are written (`"${s}${s}"` doubled in a loop); the rest, and the steps of
+        // the whole, when the string is made
+        let mut counted = 0;
         for part in parts.iter() {
             if let Some(argument) = to_string_argument(part) {
                 self.interpolate_to_string(argument, env, part.span, &mut result)?;
                 continue;
             }
             let value = self.eval(part, env)?;
+            if let Value::String(text) = &value {
+                self.allocate(text.len(), span)?;
+                counted += text.len();
+                result.extend_from_slice(text);
+                continue;
+            }
             self.coerce_to_string_into(&value, part.span, false, true, &mut result)?;
         }
-        self.make_string(result.len(), span)?;
+        self.allocate(result.len() - counted, span)?;
+        self.write_string(result.len(), span)?;
         Ok(self.finish_string(result))
     }
 

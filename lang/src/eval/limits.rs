@@ -181,8 +181,31 @@ impl Machine {
         self.charge(bytes / BYTES_PER_STEP, span)
     }
 
-    /// [`Machine::charge`] for a string of `bytes` written out and not kept (the
-    /// value `meshc eval` prints as it goes): steps only, no memory.
+    /// [`Machine::make_string`] for the bytes of `value`, coerced and appended to
+    /// `out` (`more` and `to_store` as [`Machine::coerce_to_string_into`] takes
+    /// them). A string's bytes are counted before they are written: a string
+    /// doubled in a loop is refused before its copy is made, not after.
+    pub(crate) fn append_counted(
+        &mut self,
+        value: &Value,
+        span: Span,
+        (more, to_store): (bool, bool),
+        out: &mut Vec<u8>,
+    ) -> EvalResult<()> {
+        let value = self.force(value, span)?;
+        if let Value::String(text) = &value {
+            self.allocate(text.len(), span)?;
+            out.extend_from_slice(text);
+            return self.charge(text.len() / BYTES_PER_STEP, span);
+        }
+        let before = out.len();
+        self.coerce_to_string_into(&value, span, more, to_store, out)?;
+        self.make_string(out.len() - before, span)
+    }
+
+    /// [`Machine::charge`] for a string of `bytes`, steps only: one written out and
+    /// not kept (the value `meshc eval` prints as it goes), or one whose bytes were
+    /// counted against the memory bound as they were written.
     pub(crate) fn write_string(&mut self, bytes: usize, span: Span) -> EvalResult<()> {
         self.charge(bytes / BYTES_PER_STEP, span)
     }
