@@ -361,7 +361,9 @@ impl Beneath {
         }
         judge(&stamp)?;
         let file = std::fs::File::from(opened);
-        let mut bytes = Vec::new();
+        // room for the judged size and the one byte that says the file grew, so
+        // that the read does not grow the buffer by doubling (below READ_LIMIT)
+        let mut bytes = Vec::with_capacity(usize::try_from(stamp.2).unwrap_or(0).saturating_add(1));
         // no more than the judged size: a file that grew since is not read past it
         file.take(stamp.2.saturating_add(1))
             .read_to_end(&mut bytes)?;

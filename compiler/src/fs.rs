@@ -287,7 +287,12 @@ fn read_regular_file(path: &Path, limit: u64, follow: bool) -> io::Result<Option
     if !metadata.is_file() || metadata.len() > limit {
         return Ok(None);
     }
-    let mut bytes = Vec::new();
+    // room for its size and the byte that says it grew: read without regrowing
+    let mut bytes = Vec::with_capacity(
+        usize::try_from(metadata.len())
+            .unwrap_or(0)
+            .saturating_add(1),
+    );
     // a file that grew since is not read past the bound
     file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
     Ok((bytes.len() as u64 <= limit).then_some(bytes))

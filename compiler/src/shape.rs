@@ -608,11 +608,16 @@ pub(crate) fn field_spans(kind: Kind, record: &Attrs) -> Vec<(&'static str, Span
     if let Some(layout) = names.kinds.get(kind as usize)
         && layout.made(record)
     {
-        return record
-            .iter()
-            .zip(&layout.sorted_fields)
-            .filter_map(|(entry, field)| Some(((*field)?, entry.span?)))
-            .collect();
+        // made at the record's size: collected from a `filter_map`, it grew by
+        // doubling for every shape
+        let mut spans = Vec::with_capacity(record.len());
+        spans.extend(
+            record
+                .iter()
+                .zip(&layout.sorted_fields)
+                .filter_map(|(entry, field)| Some(((*field)?, entry.span?))),
+        );
+        return spans;
     }
     record
         .iter()

@@ -626,14 +626,14 @@ pub fn check_needs(node: &Node, shapes: &[ShapeDecl], diagnostics: &mut Vec<Diag
                 },
             );
         }
-        let mut needed_groups: Vec<&str> = group.into_iter().collect();
-        if let Resource::User(user) = &shape.resource {
-            needed_groups.extend(user.groups.iter().map(String::as_str));
-        }
-        for group in needed_groups
+        let supplementary: &[String] = match &shape.resource {
+            Resource::User(user) => &user.groups,
+            _ => &[],
+        };
+        let needed_groups = group
             .into_iter()
-            .filter(|group| !declared.group(group))
-        {
+            .chain(supplementary.iter().map(String::as_str));
+        for group in needed_groups.filter(|group| !declared.group(group)) {
             missing.add(
                 codes::UNDECLARED_GROUP,
                 group,

@@ -393,12 +393,26 @@ impl Plan {
             })
             .collect();
         if !unit_files.is_empty() {
+            // a path that is a unit file or lies beneath one lies in the directory
+            // of one: the few such directories sort out every other path at once
+            let mut directories: Vec<&str> = unit_files
+                .iter()
+                .filter_map(|(file, _)| file.rsplit_once('/').map(|(directory, _)| directory))
+                .collect();
+            directories.sort_unstable();
+            directories.dedup();
             for shape in self
                 .shapes
                 .iter()
                 .filter(|shape| shape.kind().is_path_kind())
             {
                 let path = shape.identity().as_bytes();
+                if !directories
+                    .iter()
+                    .any(|directory| is_ancestor(directory.as_bytes(), path))
+                {
+                    continue;
+                }
                 let owner = unit_files.iter().find(|(file, _)| {
                     path == file.as_bytes() || is_ancestor(file.as_bytes(), path)
                 });
@@ -449,7 +463,19 @@ fn path_order(left: &[u8], right: &[u8]) -> std::cmp::Ordering {
         below if below < b'/' => u16::from(below) + 1,
         other => u16::from(other),
     };
-    match left.iter().zip(right).find(|(l, r)| l != r) {
+    // paths share long prefixes (`/var/lib/NAME/...`): equal words are skipped
+    // eight bytes at a time, then the first differing byte is found
+    let mut at = 0;
+    while let (Some(l), Some(r)) = (left.get(at..at + 8), right.get(at..at + 8))
+        && l == r
+    {
+        at += 8;
+    }
+    let (left_rest, right_rest) = (
+        left.get(at..).unwrap_or_default(),
+        right.get(at..).unwrap_or_default(),
+    );
+    match left_rest.iter().zip(right_rest).find(|(l, r)| l != r) {
         Some((l, r)) => rank(*l).cmp(&rank(*r)),
         None => left.len().cmp(&right.len()),
     }

@@ -68,6 +68,24 @@ fn reference(shapes: &[Shape]) -> Result<(), PlanError> {
             }
         }
     }
+    // no path is a file mesh-apply writes for a unit, or lies beneath one
+    for shape in shapes.iter().filter(|shape| shape.kind().is_path_kind()) {
+        for unit in shapes {
+            for file in plan::unit_files(unit.kind(), unit.identity()) {
+                let path = shape.identity();
+                if path == file || plan::ancestors(path).any(|ancestor| ancestor == file) {
+                    return Err(PlanError::Conflict {
+                        first: unit.shape_name(),
+                        second: shape.shape_name(),
+                        reason: format!(
+                            "mesh-apply writes `{file}` for the {}",
+                            unit.kind().name()
+                        ),
+                    });
+                }
+            }
+        }
+    }
     Ok(())
 }
 
@@ -120,10 +138,25 @@ fn resource(kind: u8, identity: String, valid: bool) -> Resource {
 }
 
 /// Paths over a small alphabet, so that they nest (`/a`, `/a/b`), sort between
-/// one another (`/a-b` between `/a` and `/a/b`) and repeat.
+/// one another (`/a-b` between `/a` and `/a/b`) and repeat; and paths at or
+/// beneath the files mesh-apply writes for the units of those names (a service
+/// or container at `/a.b` is named `a.b`).
 fn path() -> impl Strategy<Value = String> {
-    proptest::collection::vec(prop_oneof!["a", "b", "a-b", "a.b", "c"], 1..4)
-        .prop_map(|components| format!("/{}", components.join("/")))
+    let name = || prop_oneof![Just("a"), Just("b"), Just("a.b"), Just("c")];
+    let plain = proptest::collection::vec(prop_oneof!["a", "b", "a-b", "a.b", "c"], 1..4)
+        .prop_map(|components| format!("/{}", components.join("/")));
+    let unit = (
+        prop_oneof![
+            Just("/etc/systemd/system/{}.service"),
+            Just("/etc/systemd/system/multi-user.target.wants/{}.service"),
+            Just("/etc/containers/systemd/{}.container"),
+            Just("/etc/systemd/system/{}.service.d"),
+        ],
+        name(),
+        prop_oneof![Just(""), Just("/x")],
+    )
+        .prop_map(|(pattern, name, below)| pattern.replace("{}", name) + below);
+    prop_oneof![3 => plain, 1 => unit]
 }
 
 proptest! {
