@@ -427,26 +427,71 @@ impl ShapeDecl {
 /// ([`namespace_rank`]) and identity.
 #[derive(Default)]
 pub struct Declared {
-    positions: BTreeMap<(u8, String), usize>,
-    /// Kept where they were added (a position is never reused): only positions
-    /// move in the map.
-    declarations: Vec<Option<ShapeDecl>>,
+    /// The position in `declarations` of each, hashed by namespace and identity:
+    /// no key of its own is made for a declaration (a `String` and a tree insert
+    /// per shape cost more than a fleet's checks of them).
+    positions: hashbrown::HashTable<usize>,
+    /// In the order they were added.
+    declarations: Vec<ShapeDecl>,
 }
 
 impl Declared {
+    /// The declaration with `declaration`'s namespace and identity, if there is one.
+    fn find(&self, hash: u64, declaration: &ShapeDecl) -> Option<&ShapeDecl> {
+        let key = declaration_key(declaration);
+        let position = self.positions.find(hash, |&position| {
+            self.declarations
+                .get(position)
+                .is_some_and(|other| declaration_key(other) == key)
+        })?;
+        self.declarations.get(*position)
+    }
+
+    fn insert(&mut self, hash: u64, declaration: ShapeDecl) {
+        self.declarations.push(declaration);
+        let declarations = &self.declarations;
+        // growing the table hashes the declarations already in it again
+        self.positions
+            .insert_unique(hash, declarations.len() - 1, |&position| {
+                declarations
+                    .get(position)
+                    .map_or(0, |other| key_hash(declaration_key(other)))
+            });
+    }
+
     /// The declarations sorted by namespace and identity.
     pub fn into_shapes(self) -> Vec<ShapeDecl> {
         let mut declarations = self.declarations;
-        // made at its size: collected from a `filter_map`, the vector grew by
-        // doubling, each time moving every declaration made so far
-        let mut shapes = Vec::with_capacity(self.positions.len());
+        // the keys are distinct, so the order is total; the keys are sorted with
+        // their positions, then each declaration (which is large) is moved once
+        let mut keys: Vec<((u8, &str), usize)> = declarations
+            .iter()
+            .enumerate()
+            .map(|(position, declaration)| (declaration_key(declaration), position))
+            .collect();
+        keys.sort_unstable();
+        let order: Vec<usize> = keys.into_iter().map(|(_, position)| position).collect();
+        let mut slots: Vec<Option<ShapeDecl>> = declarations.drain(..).map(Some).collect();
+        let mut shapes = Vec::with_capacity(slots.len());
         shapes.extend(
-            self.positions
-                .into_values()
-                .filter_map(|position| declarations.get_mut(position).and_then(Option::take)),
+            order
+                .into_iter()
+                .filter_map(|position| slots.get_mut(position).and_then(Option::take)),
         );
         shapes
     }
+}
+
+/// What makes two declarations one resource: its namespace and identity.
+fn declaration_key(declaration: &ShapeDecl) -> (u8, &str) {
+    (namespace_rank(declaration), declaration.identity())
+}
+
+fn key_hash(key: (u8, &str)) -> u64 {
+    use std::hash::{BuildHasher, Hash, Hasher};
+    let mut hasher = rustc_hash::FxBuildHasher.build_hasher();
+    key.hash(&mut hasher);
+    hasher.finish()
 }
 
 /// Resources share a namespace by path (0); units, services and containers, by
@@ -461,24 +506,10 @@ fn namespace_rank(declaration: &ShapeDecl) -> u8 {
 
 /// Adds a declaration; the same resource declared twice must be declared the same.
 pub fn add(by_identity: &mut Declared, declaration: ShapeDecl, diagnostics: &mut Vec<Diagnostic>) {
-    use std::collections::btree_map::Entry;
-    let key = (
-        namespace_rank(&declaration),
-        declaration.identity().to_string(),
-    );
-    match by_identity.positions.entry(key) {
-        Entry::Vacant(entry) => {
-            entry.insert(by_identity.declarations.len());
-            by_identity.declarations.push(Some(declaration));
-        }
-        Entry::Occupied(entry) => {
-            let Some(existing) = by_identity
-                .declarations
-                .get(*entry.get())
-                .and_then(Option::as_ref)
-            else {
-                return;
-            };
+    let hash = key_hash(declaration_key(&declaration));
+    match by_identity.find(hash, &declaration) {
+        None => by_identity.insert(hash, declaration),
+        Some(existing) => {
             if existing.resource != declaration.resource {
                 diagnostics.push(conflict(existing, &declaration));
             }
