@@ -488,10 +488,8 @@ fn declaration_key(declaration: &ShapeDecl) -> (u8, &str) {
 }
 
 fn key_hash(key: (u8, &str)) -> u64 {
-    use std::hash::{BuildHasher, Hash, Hasher};
-    let mut hasher = rustc_hash::FxBuildHasher.build_hasher();
-    key.hash(&mut hasher);
-    hasher.finish()
+    use std::hash::BuildHasher;
+    rustc_hash::FxBuildHasher.hash_one(key)
 }
 
 /// Resources share a namespace by path (0); units, services and containers, by
