@@ -942,7 +942,7 @@ impl Reader<'_> {
             None => self.attrs.get(name.as_bytes()),
         };
         match entry {
-            Some(value) => machine.force(&value.clone(), self.span),
+            Some(value) => machine.force(value, self.span),
             None => Ok(Value::Null),
         }
     }

@@ -267,8 +267,14 @@ pub(crate) struct Members<'k> {
 impl<'k> Members<'k> {
     pub(crate) fn new(entries: &mut [(&'k str, Field<'_>)]) -> Members<'k> {
         sort_entries(entries);
+        // room for the fields' text (escapes aside) and for the members inserted
+        // after them, so that a file's content is not copied as the buffer grows
+        let text: usize = entries
+            .iter()
+            .map(|(key, field)| key.len() + 8 + field_size(field))
+            .sum();
         let mut members = Members {
-            bytes: Vec::with_capacity(512),
+            bytes: Vec::with_capacity(text + 256),
             first_object: 0,
             members: Vec::with_capacity(entries.len() + 3),
         };
@@ -327,6 +333,29 @@ impl<'k> Members<'k> {
     /// [`Members::new`] (none inserted since).
     pub(crate) fn digest(&self) -> String {
         sha256_digest(self.bytes.get(..self.first_object).unwrap_or_default())
+    }
+}
+
+/// About the bytes [`write_field`] writes for `field` when nothing needs an escape.
+fn field_size(field: &Field<'_>) -> usize {
+    match field {
+        Field::Text(text) | Field::OptionalText(Some(text)) => text.len() + 2,
+        Field::OptionalText(None) | Field::Bool(_) => 5,
+        Field::Texts(items) => items.iter().map(|item| item.len() + 3).sum::<usize>() + 2,
+        Field::Map(map) => {
+            map.iter()
+                .map(|(key, value)| key.len() + value.len() + 6)
+                .sum::<usize>()
+                + 2
+        }
+        Field::Mounts(mounts) => {
+            mounts
+                .iter()
+                .map(|mount| mount.source.len() + mount.target.len() + 48)
+                .sum::<usize>()
+                + 2
+        }
+        Field::Source(source) => source.file.len() + 48,
     }
 }
 

@@ -343,7 +343,8 @@ pub struct Shape {
     module: String,
     source: Source,
     digest: String,
-    canonical: std::sync::Arc<[u8]>,
+    /// Held as the vector it was written in (an `Arc<[u8]>` copied it once more).
+    canonical: std::sync::Arc<Vec<u8>>,
 }
 
 impl Shape {
@@ -356,7 +357,7 @@ impl Shape {
         members.insert("digest", Field::Text(&digest));
         members.insert("module", Field::Text(&module));
         members.insert("source", Field::Source(&source));
-        let canonical = std::sync::Arc::from(members.object());
+        let canonical = std::sync::Arc::new(members.object());
         drop(members);
         Shape {
             resource,
