@@ -387,16 +387,23 @@ impl Machine {
         }
         // a variable or constant is forced where the builtin forces it (at the
         // call); anything else would be a thunk of its own, evaluated here instead
-        let result = match &argument.kind {
-            IrKind::Const(_) | IrKind::Var { .. } => {
-                let value = self.delay(argument, env);
-                self.coerce_to_string_into(&value, span, true, false, out)
-            }
-            _ => match self.eval(argument, env) {
-                Ok(value) => self.coerce_to_string_into(&value, span, true, false, out),
-                Err(error) => Err(error),
-            },
+        let value = match &argument.kind {
+            IrKind::Const(_) | IrKind::Var { .. } => Ok(self.delay(argument, env)),
+            _ => self.eval(argument, env),
         };
+        // a string or an integer (most of what is interpolated) is written in
+        // place; anything else, and a thunk, as `toString` coerces it
+        let result = value.and_then(|value| match &value {
+            Value::String(text) => {
+                out.extend_from_slice(text);
+                Ok(())
+            }
+            Value::Int(number) => {
+                super::coerce::push_decimal(out, *number);
+                Ok(())
+            }
+            _ => self.coerce_to_string_into(&value, span, true, false, out),
+        });
         self.leave();
         self.leave();
         result
