@@ -182,23 +182,10 @@ impl Machine {
 const KEPT_BUFFER: usize = 1 << 16;
 
 /// Writes `number` in decimal, as `i64`'s `Display` does, without making a `String`
-/// first (`toString` of an integer in a loop is the common case).
+/// first (`toString` of an integer in a loop is the common case): two digits at a
+/// time (`itoa`), a tenth of the instructions of one division per digit.
 pub(crate) fn push_decimal(out: &mut Vec<u8>, number: i64) {
-    let mut digits = [0u8; 20];
-    let mut start = digits.len();
-    let mut rest = number.unsigned_abs();
-    loop {
-        start -= 1;
-        digits[start] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
-    if number < 0 {
-        out.push(b'-');
-    }
-    out.extend_from_slice(&digits[start..]);
+    out.extend_from_slice(itoa::Buffer::new().format(number).as_bytes());
 }
 
 #[cfg(test)]
