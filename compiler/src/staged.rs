@@ -414,16 +414,18 @@ impl PlanSink for StagedBuild {
     }
 
     fn accept(&self, node: &str, plan: Plan, last: Option<&str>) -> Result<(), Diagnostic> {
-        let bytes = plan.to_json_bytes();
         let name = format!("{node}.json");
         let temporary = match &self.place {
             Place::Fresh(staging) => {
+                // the file's parts, written one after the other: the plan is not
+                // copied into one buffer first
                 staging
-                    .write(&name, &bytes, false, Readers::Owner)
+                    .write_parts(&name, &plan.file_parts(), false, Readers::Owner)
                     .map_err(|e| output_error(&staging.path().join(&name), e))?;
                 None
             }
             Place::Existing(nodes) => {
+                let bytes = plan.to_json_bytes();
                 // a plan the last build wrote with another digest is not read back
                 // to be compared: the file holds other bytes (or, if someone wrote
                 // these very bytes since, writing them again changes nothing but

@@ -136,6 +136,19 @@ impl Plan {
         bytes
     }
 
+    /// [`Plan::to_json_bytes`] in parts, to be written one after the other: the
+    /// plan's body is not copied for its file (the digest is `sha256:` and hex
+    /// digits, which need no escape).
+    pub fn file_parts(&self) -> [&[u8]; 5] {
+        [
+            b"{\"digest\":\"",
+            self.digest.as_bytes(),
+            b"\",",
+            self.body.get(1..).unwrap_or_default(),
+            b"\n",
+        ]
+    }
+
     /// `D` when `bytes` have the form of a plan's file ([`Plan::to_json_bytes`]):
     /// `{"digest":"D",`, then JSON fields, then one newline, where `D` is the
     /// sha256 of `{` and those fields (the file without its `digest` member and
@@ -573,6 +586,7 @@ mod assembled_bytes {
         let mut expected = canonical_json(&plan.to_json());
         expected.push(b'\n');
         assert_eq!(plan.to_json_bytes(), expected);
+        assert_eq!(plan.file_parts().concat(), expected);
         assert_eq!(
             plan.digest(),
             sha256_digest(&canonical_json(&Plan::json_without_digest(
