@@ -251,15 +251,13 @@ fn sort_entries(entries: &mut [(&str, Field<'_>)]) {
     }
 }
 
-/// An object's members (`"key":value`) written once each, so that objects of some
-/// of them and of more can be joined without escaping anything twice. The members
-/// given to [`Members::new`] are written as one canonical object, so that its
-/// digest is taken in one pass.
+/// An object's members (`"key":value`) written once each, so that objects of them
+/// and of more can be joined without escaping anything twice. The members given to
+/// [`Members::new`] are written as one canonical object, so that its digest is
+/// taken in one pass.
 pub(crate) struct Members<'k> {
-    /// The object of the first members, then each inserted member.
+    /// The canonical object of the members.
     bytes: Vec<u8>,
-    /// Where the object of the first members ends in `bytes`.
-    first_object: usize,
     /// Each member's key and its bytes in `bytes`, sorted by key.
     members: Vec<(&'k str, std::ops::Range<usize>)>,
 }
@@ -267,16 +265,15 @@ pub(crate) struct Members<'k> {
 impl<'k> Members<'k> {
     pub(crate) fn new(entries: &mut [(&'k str, Field<'_>)]) -> Members<'k> {
         sort_entries(entries);
-        // room for the fields' text (escapes aside) and for the members inserted
-        // after them, so that a file's content is not copied as the buffer grows
+        // room for the fields' text (escapes aside), so that a file's content is
+        // not copied as the buffer grows
         let text: usize = entries
             .iter()
             .map(|(key, field)| key.len() + 8 + field_size(field))
             .sum();
         let mut members = Members {
-            bytes: Vec::with_capacity(text + 256),
-            first_object: 0,
-            members: Vec::with_capacity(entries.len() + 3),
+            bytes: Vec::with_capacity(text + 2),
+            members: Vec::with_capacity(entries.len()),
         };
         members.bytes.push(b'{');
         for (position, (key, field)) in entries.iter().enumerate() {
@@ -287,7 +284,6 @@ impl<'k> Members<'k> {
             members.members.push((key, range));
         }
         members.bytes.push(b'}');
-        members.first_object = members.bytes.len();
         members
     }
 
@@ -298,41 +294,48 @@ impl<'k> Members<'k> {
         start..self.bytes.len()
     }
 
-    /// Adds a member in its place among the others; `key` must be new.
-    pub(crate) fn insert(&mut self, key: &'k str, field: Field<'_>) {
-        let range = self.write(key, &field);
-        // a handful of short keys: a scan that compares first bytes beats a binary
-        // search calling memcmp per probe
-        let position = self
-            .members
-            .iter()
-            .position(|(other, _)| {
-                let (other, key) = (other.as_bytes(), key.as_bytes());
-                other.first() > key.first() || (other.first() == key.first() && other > key)
-            })
-            .unwrap_or(self.members.len());
-        self.members.insert(position, (key, range));
-    }
-
-    /// The canonical JSON object of all members.
-    pub(crate) fn object(&self) -> Vec<u8> {
+    /// The canonical JSON object of the members and of `more` (keys none of the
+    /// members has, in byte order): each member's bytes copied once, each of `more`
+    /// written in its place among them.
+    pub(crate) fn object_with(&self, more: &[(&str, Field<'_>)]) -> Vec<u8> {
+        debug_assert!(more.is_sorted_by(|left, right| left.0 < right.0));
         let length: usize = self.members.iter().map(|(_, range)| range.len() + 1).sum();
-        let mut out = Vec::with_capacity(length + 2);
+        let added: usize = more
+            .iter()
+            .map(|(key, field)| key.len() + 4 + field_size(field))
+            .sum();
+        let mut out = Vec::with_capacity(length + added + 2);
         out.push(b'{');
-        for (position, (_, range)) in self.members.iter().enumerate() {
-            if position > 0 {
+        let mut more = more.iter().peekable();
+        let write_more = |out: &mut Vec<u8>, key: &str, field: &Field<'_>| {
+            if out.len() > 1 {
+                out.push(b',');
+            }
+            write_key(key, out);
+            write_field(field, out);
+        };
+        for (key, range) in &self.members {
+            while let Some((more_key, field)) =
+                more.next_if(|(more_key, _)| more_key.as_bytes() < key.as_bytes())
+            {
+                write_more(&mut out, more_key, field);
+            }
+            if out.len() > 1 {
                 out.push(b',');
             }
             out.extend_from_slice(self.bytes.get(range.clone()).unwrap_or_default());
+        }
+        for (more_key, field) in more {
+            write_more(&mut out, more_key, field);
         }
         out.push(b'}');
         out
     }
 
     /// [`sha256_digest`] of the canonical JSON object of the members given to
-    /// [`Members::new`] (none inserted since).
+    /// [`Members::new`].
     pub(crate) fn digest(&self) -> String {
-        sha256_digest(self.bytes.get(..self.first_object).unwrap_or_default())
+        sha256_digest(&self.bytes)
     }
 }
 

@@ -352,12 +352,14 @@ impl Shape {
     pub fn new(resource: Resource, module: impl Into<String>, source: Source) -> Shape {
         let module = module.into();
         // each field is escaped once: the digest's object and the plan's share them
-        let mut members = Members::new(&mut resource.fields());
+        let members = Members::new(&mut resource.fields());
         let digest = members.digest();
-        members.insert("digest", Field::Text(&digest));
-        members.insert("module", Field::Text(&module));
-        members.insert("source", Field::Source(&source));
-        let canonical = std::sync::Arc::new(members.object());
+        // in byte order, and no field of a kind is named so
+        let canonical = std::sync::Arc::new(members.object_with(&[
+            ("digest", Field::Text(&digest)),
+            ("module", Field::Text(&module)),
+            ("source", Field::Source(&source)),
+        ]));
         drop(members);
         Shape {
             resource,
