@@ -362,8 +362,20 @@ impl Beneath {
         judge(&stamp)?;
         let file = std::fs::File::from(opened);
         // room for the judged size and the one byte that says the file grew, so
-        // that the read does not grow the buffer by doubling (below READ_LIMIT)
-        let mut bytes = Vec::with_capacity(usize::try_from(stamp.2).unwrap_or(0).saturating_add(1));
+        // that the read does not grow the buffer by doubling (below READ_LIMIT; a
+        // reservation that cannot be made is an error, not an abort)
+        let mut bytes = Vec::new();
+        bytes
+            .try_reserve_exact(usize::try_from(stamp.2).unwrap_or(0).saturating_add(1))
+            .map_err(|_| {
+                io::Error::new(
+                    io::ErrorKind::OutOfMemory,
+                    format!(
+                        "`{}` is larger than the memory this process can have",
+                        path.display()
+                    ),
+                )
+            })?;
         // no more than the judged size: a file that grew since is not read past it
         file.take(stamp.2.saturating_add(1))
             .read_to_end(&mut bytes)?;

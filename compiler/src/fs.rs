@@ -288,11 +288,20 @@ fn read_regular_file(path: &Path, limit: u64, follow: bool) -> io::Result<Option
         return Ok(None);
     }
     // room for its size and the byte that says it grew: read without regrowing
-    let mut bytes = Vec::with_capacity(
-        usize::try_from(metadata.len())
-            .unwrap_or(0)
-            .saturating_add(1),
-    );
+    // (a reservation that cannot be made is an error, not an abort)
+    let mut bytes = Vec::new();
+    bytes
+        .try_reserve_exact(
+            usize::try_from(metadata.len())
+                .unwrap_or(0)
+                .saturating_add(1),
+        )
+        .map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::OutOfMemory,
+                "the file is larger than the memory this process can have",
+            )
+        })?;
     // a file that grew since is not read past the bound
     file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
     Ok((bytes.len() as u64 <= limit).then_some(bytes))

@@ -161,13 +161,14 @@ impl Machine {
 
     /// The string built in `buffer`, copied once into its own allocation; the
     /// buffer is kept for the next string unless it grew past [`KEPT_BUFFER`].
-    /// A buffer past it becomes the string itself: a large string is never held
-    /// twice, so what it takes is what the memory bound counted for it.
+    /// A buffer past it that the string nearly fills becomes the string itself
+    /// (shrunk in place): a large string is not held twice while it is copied.
+    /// One with more room than an eighth is copied, so that no string keeps a block
+    /// much larger than it (a buffer grown by doubling may be half empty).
     #[inline]
     pub(crate) fn finish_string(&mut self, buffer: Vec<u8>) -> Value {
-        if buffer.capacity() > KEPT_BUFFER {
-            // shrunk to its length, in place: it grew by doubling, so at least
-            // half of it is the string
+        let room = buffer.capacity() - buffer.len();
+        if buffer.capacity() > KEPT_BUFFER && room <= buffer.capacity() / 8 {
             return Value::String(Bytes::from(buffer));
         }
         let string = Value::String(Bytes::from(&buffer[..]));

@@ -351,22 +351,39 @@ impl Machine {
         // the whole, when the string is made
         let mut counted = 0;
         for part in parts.iter() {
-            if let Some(argument) = to_string_argument(part) {
-                self.interpolate_to_string(argument, env, part.span, &mut result)?;
-                continue;
+            if let Err(error) = self.interpolate_part(part, env, span, &mut result, &mut counted) {
+                // the string is not made: what its parts counted is given back
+                self.give_back(counted);
+                return Err(error);
             }
-            let value = self.eval(part, env)?;
-            if let Value::String(text) = &value {
-                self.allocate(text.len(), span)?;
-                counted += text.len();
-                result.extend_from_slice(text);
-                continue;
-            }
-            self.coerce_to_string_into(&value, part.span, false, true, &mut result)?;
         }
         self.allocate(result.len() - counted, span)?;
         self.write_string(result.len(), span)?;
         Ok(self.finish_string(result))
+    }
+
+    /// One part of an interpolation written into `out`; a string's bytes counted
+    /// (into `counted`) before they are copied.
+    #[inline]
+    fn interpolate_part(
+        &mut self,
+        part: &Rc<Ir>,
+        env: &Env,
+        span: Span,
+        out: &mut Vec<u8>,
+        counted: &mut usize,
+    ) -> EvalResult<()> {
+        if let Some(argument) = to_string_argument(part) {
+            return self.interpolate_to_string(argument, env, part.span, out);
+        }
+        let value = self.eval(part, env)?;
+        if let Value::String(text) = &value {
+            self.allocate(text.len(), span)?;
+            *counted += text.len();
+            out.extend_from_slice(text);
+            return Ok(());
+        }
+        self.coerce_to_string_into(&value, part.span, false, true, out)
     }
 
     /// `${toString x}`: x's text written into the string being built, as the call

@@ -121,6 +121,12 @@ impl Machine {
         Ok(())
     }
 
+    /// Takes back `bytes` counted by [`Machine::allocate`] for what was not made
+    /// after all (a string one of whose later parts failed).
+    pub(crate) fn give_back(&mut self, bytes: usize) {
+        self.memory = self.memory.saturating_sub(bytes as u64);
+    }
+
     /// [`Machine::allocate`] and [`Machine::charge`] for a list of `elements` made at
     /// once.
     pub(crate) fn make_list(&mut self, elements: usize, span: Span) -> EvalResult<()> {
