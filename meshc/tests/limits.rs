@@ -43,6 +43,30 @@ fn assert_failed_with(output: &Output, code: &str, text: &str) {
     assert!(stderr.contains(text), "no `{text}` in: {stderr}");
 }
 
+/// `meshc eval --max-memory BOUND --expr EXPRESSION` run by `python3`, which prints
+/// its exit status, then its stderr; and the child's peak resident memory in KiB
+/// (its maximum resident set).
+fn eval_measured(bound: &str, expression: &str) -> (String, u64) {
+    let measure = "import resource, subprocess, sys\n\
+        child = subprocess.run(sys.argv[1:], capture_output=True)\n\
+        print(child.returncode)\n\
+        print(child.stderr.decode())\n\
+        print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n";
+    let output = Command::new("python3")
+        .args(["-c", measure, MESHC])
+        .args(["eval", "--max-memory", bound, "--expr", expression])
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("python3 runs (scripts/test installs it)");
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    let peak_kib = text
+        .lines()
+        .last()
+        .and_then(|line| line.parse().ok())
+        .expect("a peak");
+    (text, peak_kib)
+}
+
 /// This aborted the process (SIGABRT: the allocator could not make 16 GB).
 #[test]
 fn eval_refuses_a_billion_element_list_before_making_it() {
@@ -359,22 +383,10 @@ fn to_json_counts_the_text_of_a_set_with_to_string() {
 fn to_xml_of_a_deep_value_stops_at_the_memory_bound_in_its_memory() {
     let expression = "let f = n: if n == 0 then 1 else [ (f (n - 1)) ]; \
                       in builtins.stringLength (builtins.toXML (f 15000))";
-    let measure = "import resource, subprocess, sys\n\
-        child = subprocess.run(sys.argv[1:], capture_output=True)\n\
-        print(child.returncode)\n\
-        print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n\
-        print(child.stderr.decode())\n";
-    let output = Command::new("python3")
-        .args(["-c", measure, MESHC])
-        .args(["eval", "--max-memory", "200M", "--expr", expression])
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("python3 runs (scripts/test installs it)");
-    let text = String::from_utf8_lossy(&output.stdout);
+    let (text, peak_kib) = eval_measured("200M", expression);
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.first(), Some(&"1"), "{text}");
     assert!(text.contains("E046"), "{text}");
-    let peak_kib: u64 = lines[1].parse().expect("a peak");
     assert!(
         peak_kib < 200 * 1024,
         "toXML stopped at the bound with {peak_kib} KiB at its peak"
@@ -390,11 +402,6 @@ fn to_xml_of_a_deep_value_stops_at_the_memory_bound_in_its_memory() {
 /// memory is the child's maximum resident set, read by `python3`.
 #[test]
 fn a_string_doubled_in_a_loop_stops_at_the_memory_bound_in_its_memory() {
-    let measure = "import resource, subprocess, sys\n\
-        child = subprocess.run(sys.argv[1:], capture_output=True)\n\
-        print(child.returncode)\n\
-        print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n\
-        print(child.stderr.decode())\n";
     // the joined string, and how many times the bound its making may take: a
     // string built piece by piece still grows its buffer by copying it once (the
     // old code took 2.0 and 2.9 times the bound)
@@ -407,17 +414,10 @@ fn a_string_doubled_in_a_loop_stops_at_the_memory_bound_in_its_memory() {
             "let d = s: n: if n == 0 then s else d ({joined}) (n - 1); \
              in builtins.stringLength (d \"x\" 40)"
         );
-        let output = Command::new("python3")
-            .args(["-c", measure, MESHC])
-            .args(["eval", "--max-memory", "512M", "--expr", &expression])
-            .env("NO_COLOR", "1")
-            .output()
-            .expect("python3 runs (scripts/test installs it)");
-        let text = String::from_utf8_lossy(&output.stdout);
+        let (text, peak_kib) = eval_measured("512M", &expression);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.first(), Some(&"1"), "{joined}: {text}");
         assert!(text.contains("E046"), "{joined}: {text}");
-        let peak_kib: u64 = lines[1].parse().expect("a peak");
         assert!(
             (peak_kib as f64) < 512.0 * 1024.0 * at_most,
             "{joined} doubled stopped at a bound of 512 MiB with {peak_kib} KiB at its peak"
