@@ -444,8 +444,17 @@ impl Beneath {
         let (temporary, file) = self.new_file(name, new_mode)?;
         let written = (|| {
             let mut file = std::fs::File::from(file);
-            for part in parts {
-                file.write_all(part)?;
+            // one vectored write for all the parts, as long as the kernel takes them
+            let mut slices: Vec<io::IoSlice<'_>> =
+                parts.iter().map(|part| io::IoSlice::new(part)).collect();
+            let mut rest = &mut slices[..];
+            while !rest.is_empty() {
+                match file.write_vectored(rest) {
+                    Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                    Ok(written) => io::IoSlice::advance_slices(&mut rest, written),
+                    Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                    Err(error) => return Err(error),
+                }
             }
             if let Some(mode) = kept_mode {
                 // exactly the old bits, as the umask did not make them

@@ -430,11 +430,23 @@ fn a_string_doubled_in_a_loop_stops_at_the_memory_bound_in_its_memory() {
 /// string of a 1 MiB part under `tryEval` counted 200 MiB (E046 under a 64 MiB
 /// bound) once string parts were counted before they were copied.
 #[test]
-fn an_interpolation_that_fails_counts_nothing_against_the_memory_bound() {
+fn an_interpolation_that_fails_gives_back_what_it_counted_against_the_memory_bound() {
     let expression = "let s = builtins.concatStringsSep \"\" (builtins.genList (x: \"aaaaaaaaaaaaaaaa\") 65536); \
         attempts = builtins.genList (i: builtins.tryEval \"${s}${throw \"no\"}\") 200; \
         in builtins.length (builtins.filter (attempt: !attempt.success) attempts)";
     let output = meshc(&["eval", "--max-memory", "64M", "--expr", expression]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "200");
+}
+
+/// What a failing interpolation copied counts as steps: 10,000 attempts at a string
+/// of a 1 MiB part under `tryEval` copied 10 GB for a few steps each; they end at the
+/// step budget.
+#[test]
+fn an_interpolation_that_fails_counts_the_steps_of_what_it_copied() {
+    let expression = "let s = builtins.concatStringsSep \"\" (builtins.genList (x: \"aaaaaaaaaaaaaaaa\") 65536); \
+        attempt = i: (builtins.tryEval \"${s}${throw \"no\"}\").success; \
+        in builtins.foldl' (failed: i: if attempt i then failed else failed + 1) 0 (builtins.genList (i: i) 10000)";
+    let output = meshc(&["eval", "--max-steps", "2000000", "--expr", expression]);
+    assert_failed_with(&output, "E043", "steps");
 }

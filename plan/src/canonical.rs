@@ -299,6 +299,10 @@ impl<'k> Members<'k> {
     /// written in its place among them.
     pub(crate) fn object_with(&self, more: &[(&str, Field<'_>)]) -> Vec<u8> {
         debug_assert!(more.is_sorted_by(|left, right| left.0 < right.0));
+        debug_assert!(
+            more.iter()
+                .all(|(key, _)| self.members.iter().all(|(member, _)| member != key))
+        );
         let length: usize = self.members.iter().map(|(_, range)| range.len() + 1).sum();
         let added: usize = more
             .iter()

@@ -126,20 +126,14 @@ impl Plan {
     /// The canonical bytes of the plan followed by one newline: what `meshc build`
     /// writes to `nodes/NODE.json`.
     pub fn to_json_bytes(&self) -> Vec<u8> {
-        // `digest` sorts before the body's keys: insert it first
-        let mut bytes = Vec::with_capacity(self.body.len() + 96);
-        bytes.extend_from_slice(b"{\"digest\":");
-        bytes.extend_from_slice(&canonical_json(&Value::String(self.digest.clone())));
-        bytes.push(b',');
-        bytes.extend_from_slice(self.body.get(1..).unwrap_or_default());
-        bytes.push(b'\n');
-        bytes
+        self.file_parts().concat()
     }
 
     /// [`Plan::to_json_bytes`] in parts, to be written one after the other: the
-    /// plan's body is not copied for its file (the digest is `sha256:` and hex
-    /// digits, which need no escape).
+    /// plan's body is not copied for its file. `digest` sorts before the body's
+    /// keys, so it comes first; it is `sha256:` and hex digits, which need no escape.
     pub fn file_parts(&self) -> [&[u8]; 5] {
+        debug_assert!(is_sha256_digest(&self.digest) && self.body.first() == Some(&b'{'));
         [
             b"{\"digest\":\"",
             self.digest.as_bytes(),

@@ -352,8 +352,11 @@ impl Machine {
         let mut counted = 0;
         for part in parts.iter() {
             if let Err(error) = self.interpolate_part(part, env, span, &mut result, &mut counted) {
-                // the string is not made: what its parts counted is given back
+                // the string is not made: what its parts counted is given back,
+                // but the bytes copied were work done, and their steps count (a
+                // failing interpolation retried under `tryEval` ends at the budget)
                 self.give_back(counted);
+                self.write_string(result.len(), span)?;
                 return Err(error);
             }
         }
@@ -374,7 +377,7 @@ impl Machine {
         counted: &mut usize,
     ) -> EvalResult<()> {
         if let Some(argument) = to_string_argument(part) {
-            return self.interpolate_to_string(argument, env, part.span, out);
+            return self.interpolate_to_string(argument, env, (part.span, span), out, counted);
         }
         let value = self.eval(part, env)?;
         if let Value::String(text) = &value {
@@ -393,8 +396,9 @@ impl Machine {
         &mut self,
         argument: &Rc<Ir>,
         env: &Env,
-        span: Span,
+        (span, whole): (Span, Span),
         out: &mut Vec<u8>,
+        counted: &mut usize,
     ) -> EvalResult<()> {
         // the steps of the call's evaluation and of the builtin's
         self.enter(span)?;
@@ -409,9 +413,12 @@ impl Machine {
             _ => self.eval(argument, env),
         };
         // a string or an integer (most of what is interpolated) is written in
-        // place; anything else, and a thunk, as `toString` coerces it
+        // place, a string counted first as the interpolation's string parts are;
+        // anything else, and a thunk, as `toString` coerces it
         let result = value.and_then(|value| match &value {
             Value::String(text) => {
+                self.allocate(text.len(), whole)?;
+                *counted += text.len();
                 out.extend_from_slice(text);
                 Ok(())
             }

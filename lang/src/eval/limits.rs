@@ -18,8 +18,9 @@ pub struct Limits {
     /// Total evaluation steps before giving up; None is unlimited.
     pub max_steps: Option<u64>,
     /// Bytes of lists, sets and strings one evaluation may make in all (each counted
-    /// when made, never given back), so that no request can make the allocator fail;
-    /// None is unlimited.
+    /// when made and never given back; only an interpolation that fails gives back
+    /// its string parts, since it makes no string), so that no request can make the
+    /// allocator fail; None is unlimited.
     pub max_memory: Option<u64>,
 }
 
