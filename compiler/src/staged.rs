@@ -417,8 +417,8 @@ impl PlanSink for StagedBuild {
         let name = format!("{node}.json");
         let temporary = match &self.place {
             Place::Fresh(staging) => {
-                // the file's parts, written one after the other: the plan is not
-                // copied into one buffer first
+                // the file's parts in one vectored write: the plan is not copied
+                // into one buffer first
                 staging
                     .write_parts(&name, &plan.file_parts(), false, Readers::Owner)
                     .map_err(|e| output_error(&staging.path().join(&name), e))?;
