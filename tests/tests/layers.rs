@@ -9,22 +9,16 @@
 //! --format json` carries every field of a diagnostic. Nothing here builds plans.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use serde_json::Value;
+use tests::workspace_root;
 
 fn cargo() -> Command {
     let mut command = Command::new(env!("CARGO"));
     command.current_dir(workspace_root());
     command
-}
-
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the tests crate is inside the workspace")
-        .to_path_buf()
 }
 
 /// The dependency graph: package name -> names of its dependencies of the

@@ -5,14 +5,9 @@
 //! programs evaluate as Nix does is meshc/tests/eval.rs'.
 //! The build itself takes two release builds and is run by hand (bench/*/RESULTS.md).
 
-use std::path::Path;
 use std::process::Command;
 
-fn workspace() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the tests crate sits in the workspace")
-}
+use tests::workspace_root as workspace;
 
 #[test]
 fn the_training_set_is_the_corpus_the_examples_and_a_light_fleet() {
